@@ -1,0 +1,1 @@
+"""Marketplace catalog: built-in and remote sources, search and install."""

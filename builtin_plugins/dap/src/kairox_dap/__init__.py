@@ -1,0 +1,1 @@
+"""DAP client whose operations become Kairox tools while a debug adapter runs."""

@@ -1,0 +1,1 @@
+"""LSP client whose operations become Kairox tools while a server runs."""

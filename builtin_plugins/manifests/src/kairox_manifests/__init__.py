@@ -1,0 +1,1 @@
+"""Plugin manifest formats: .kairox-plugin, .codex-plugin, .claude-plugin."""

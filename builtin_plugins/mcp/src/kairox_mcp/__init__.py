@@ -1,0 +1,1 @@
+"""MCP client, server lifecycle, manager and tool adapter for Kairox."""

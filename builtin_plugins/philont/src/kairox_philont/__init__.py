@@ -1,0 +1,1 @@
+"""Philont compatibility: mcp.json servers and plugin.json code plugins."""

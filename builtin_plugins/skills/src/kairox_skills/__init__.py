@@ -1,0 +1,1 @@
+"""Filesystem skill sources: kairox skill files and Agent Skills folders."""

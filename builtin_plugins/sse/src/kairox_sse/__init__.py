@@ -1,0 +1,1 @@
+"""The MCP legacy HTTP+SSE transport for Kairox."""

@@ -1,0 +1,1 @@
+"""The MCP stdio transport for Kairox (own process group, bounded stderr)."""

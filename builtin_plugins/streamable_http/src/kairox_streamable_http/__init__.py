@@ -1,0 +1,1 @@
+"""The MCP streamable HTTP transport for Kairox."""

@@ -1,0 +1,1 @@
+"""Built-in tools: fs.read, fs.write, fs.list, shell.exec, search.grep."""

@@ -1,0 +1,145 @@
+"""Kairox: the extensibility runtime an LLM agent stands on.
+
+The public API is re-exported here and loaded lazily, so ``import kairox``
+stays cheap (it never imports ``mcp`` or an HTTP client).
+
+    async with kairox.Runtime.open(workspace=".") as rt:
+        result = await rt.call_tool("fs.read", {"path": "README.md"})
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .hookspecs import hookimpl, hookspec
+
+if TYPE_CHECKING:
+    from ._config import Config, ConfigSection, expand_env, load_config, redact
+    from ._events import (
+        Event,
+        EventBus,
+        HookFailed,
+        PluginLoadFailed,
+        ProviderFailed,
+        ProviderReady,
+        ProviderStarting,
+        ProviderStopped,
+        SessionEnded,
+        SessionStarted,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolNameCollision,
+        ToolsChanged,
+    )
+    from ._hooks import Block, ContextPiece, HookRegistry, ToolCall
+    from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
+    from ._names import assign_exported_names, sanitize_name
+    from ._policy import Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
+    from ._registrar import Registrar
+    from ._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime, RuntimeStatus, Session
+    from ._skills import SkillRegistry
+    from ._tools import (
+        AudioContent,
+        Content,
+        FunctionTool,
+        ImageContent,
+        ResourceContent,
+        ResourceLink,
+        TextContent,
+        Tool,
+        ToolContext,
+        ToolRegistry,
+        ToolResult,
+        ToolSpec,
+    )
+    from ._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy, ServerState, ServerStatus
+    from .errors import (
+        ConfigError,
+        KairoxError,
+        MissingFeatureError,
+        PolicyDenied,
+        RegistrationError,
+        ToolError,
+        ToolNotFound,
+    )
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["Config", "ConfigSection", "expand_env", "load_config", "redact"], "_config"),
+    **dict.fromkeys(
+        [
+            "Event",
+            "EventBus",
+            "HookFailed",
+            "PluginLoadFailed",
+            "ProviderFailed",
+            "ProviderReady",
+            "ProviderStarting",
+            "ProviderStopped",
+            "SessionEnded",
+            "SessionStarted",
+            "ToolCallFinished",
+            "ToolCallStarted",
+            "ToolNameCollision",
+            "ToolsChanged",
+        ],
+        "_events",
+    ),
+    **dict.fromkeys(["Block", "ContextPiece", "HookRegistry", "ToolCall"], "_hooks"),
+    **dict.fromkeys(["LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"], "_host"),
+    **dict.fromkeys(["assign_exported_names", "sanitize_name"], "_names"),
+    **dict.fromkeys(["Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"),
+    "Registrar": "_registrar",
+    **dict.fromkeys(
+        ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeStatus", "Session"], "_runtime"
+    ),
+    "SkillRegistry": "_skills",
+    **dict.fromkeys(
+        [
+            "AudioContent",
+            "Content",
+            "FunctionTool",
+            "ImageContent",
+            "ResourceContent",
+            "ResourceLink",
+            "TextContent",
+            "Tool",
+            "ToolContext",
+            "ToolRegistry",
+            "ToolResult",
+            "ToolSpec",
+        ],
+        "_tools",
+    ),
+    **dict.fromkeys(
+        ["ApprovalPolicy", "Capability", "Domain", "Permissions", "SandboxPolicy", "ServerState", "ServerStatus"],
+        "_types",
+    ),
+    **dict.fromkeys(
+        [
+            "ConfigError",
+            "KairoxError",
+            "MissingFeatureError",
+            "PolicyDenied",
+            "RegistrationError",
+            "ToolError",
+            "ToolNotFound",
+        ],
+        "errors",
+    ),
+}
+
+__all__ = sorted([*_EXPORTS, "hookimpl", "hookspec"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kairox' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,218 @@
+"""Typed events and the event bus."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Union
+
+import anyio
+import attrs
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+__all__ = [
+    "Event",
+    "EventBus",
+    "HookFailed",
+    "PluginLoadFailed",
+    "ProviderFailed",
+    "ProviderReady",
+    "ProviderStarting",
+    "ProviderStopped",
+    "SessionEnded",
+    "SessionStarted",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolNameCollision",
+    "ToolsChanged",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Event:
+    """Base class of every event. Subclasses are frozen attrs classes."""
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+    def to_dict(self) -> dict[str, Any]:
+        data = attrs.asdict(self, recurse=True, value_serializer=_serialize)
+        data["kind"] = self.kind
+        return data
+
+
+def _serialize(_inst: object, _field: object, value: Any) -> Any:
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    if hasattr(value, "value") and type(value).__module__ != "builtins" and hasattr(type(value), "__members__"):
+        return value.value
+    return value
+
+
+@attrs.frozen
+class ToolsChanged(Event):
+    provider: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class ToolNameCollision(Event):
+    exported_name: str
+    canonical_ids: tuple[str, ...]
+
+
+@attrs.frozen
+class ToolCallStarted(Event):
+    tool: str
+    call_id: str
+    session_id: str | None = None
+
+
+@attrs.frozen
+class ToolCallFinished(Event):
+    tool: str
+    call_id: str
+    duration_s: float
+    outcome: str  # "ok" | "error" | "denied" | "failed"
+    detail: str = ""
+    session_id: str | None = None
+
+
+@attrs.frozen
+class ProviderStarting(Event):
+    provider: str
+
+
+@attrs.frozen
+class ProviderReady(Event):
+    provider: str
+
+
+@attrs.frozen
+class ProviderFailed(Event):
+    provider: str
+    error: str
+
+
+@attrs.frozen
+class ProviderStopped(Event):
+    provider: str
+
+
+@attrs.frozen
+class PluginLoadFailed(Event):
+    plugin: str
+    stage: str
+    error: str
+
+
+@attrs.frozen
+class HookFailed(Event):
+    hook: str
+    plugin: str
+    error: str
+
+
+@attrs.frozen
+class SessionStarted(Event):
+    session_id: str
+
+
+@attrs.frozen
+class SessionEnded(Event):
+    session_id: str
+    reason: str = "closed"  # "closed" | "error" | "cancelled"
+
+
+Subscriber = Callable[[Event], Union[None, Awaitable[None]]]
+
+
+class EventBus:
+    """Publishes events to subscribers.
+
+    Sync subscribers run inline, in subscription order; a subscriber that
+    raises is logged and skipped. Async subscribers are started as tasks on the
+    runtime's task group (set through :meth:`bind`). :meth:`stream` gives an
+    async iterator over events with a bounded buffer (overflow drops the event
+    for that stream and logs once).
+    """
+
+    def __init__(self) -> None:
+        self._subs: list[tuple[Subscriber, tuple[type[Event], ...]]] = []
+        self._streams: list[tuple[MemoryObjectSendStream[Event], tuple[type[Event], ...]]] = []
+        self._spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+        self.dropped = 0
+
+    def bind(self, spawn: Callable[[Callable[[], Awaitable[None]]], None] | None) -> None:
+        self._spawn = spawn
+
+    def subscribe(self, fn: Subscriber, *types: type[Event]) -> Callable[[], None]:
+        """Call ``fn`` for each event (of ``types``, if given). Returns an unsubscribe function."""
+        entry = (fn, types)
+        self._subs.append(entry)
+
+        def unsubscribe() -> None:
+            if entry in self._subs:
+                self._subs.remove(entry)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        for fn, types in list(self._subs):
+            if types and not isinstance(event, types):
+                continue
+            try:
+                result = fn(event)
+            except Exception:
+                logger.exception("event subscriber %r failed on %s", fn, event.kind)
+                continue
+            if inspect.isawaitable(result):
+                self._run_async(result)
+        for send, types in list(self._streams):
+            if types and not isinstance(event, types):
+                continue
+            try:
+                send.send_nowait(event)
+            except anyio.WouldBlock:
+                self.dropped += 1
+                if self.dropped == 1:
+                    logger.warning("event stream full: dropping events")
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    def _run_async(self, awaitable: Awaitable[None]) -> None:
+        if self._spawn is None:
+            logger.warning("async event subscriber with no running runtime; event dropped")
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            return
+
+        async def runner() -> None:
+            try:
+                await awaitable
+            except Exception:
+                logger.exception("async event subscriber failed")
+
+        self._spawn(runner)
+
+    @asynccontextmanager
+    async def stream(
+        self, *types: type[Event], buffer: float = 10_000
+    ) -> AsyncIterator[MemoryObjectReceiveStream[Event]]:
+        """``async with bus.stream() as events: async for ev in events: ...``"""
+        send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=buffer if buffer else math.inf)
+        entry = (send, types)
+        self._streams.append(entry)
+        try:
+            async with receive:
+                yield receive
+        finally:
+            self._streams.remove(entry)
+            send.close()

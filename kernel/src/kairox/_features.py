@@ -1,0 +1,31 @@
+"""Which distribution provides which feature, for helpful "not installed" errors."""
+
+from __future__ import annotations
+
+__all__ = ["missing_feature_message", "provider_of"]
+
+#: (kind, name) -> distribution that provides it
+KNOWN_FEATURES: dict[tuple[str, str], str] = {
+    ("transport", "stdio"): "kairox-stdio",
+    ("transport", "sse"): "kairox-sse",
+    ("transport", "streamable_http"): "kairox-streamable-http",
+    ("config section", "mcp_servers"): "kairox-mcp",
+    ("config section", "lsp_servers"): "kairox-lsp",
+    ("config section", "dap_servers"): "kairox-dap",
+    ("config section", "skills"): "kairox-skills",
+    ("config section", "plugins"): "kairox-manifests",
+    ("config section", "philont"): "kairox-philont",
+    ("config section", "catalog"): "kairox-catalog",
+    ("config section", "tools"): "kairox-tools",
+}
+
+
+def provider_of(kind: str, name: str) -> str | None:
+    return KNOWN_FEATURES.get((kind, name))
+
+
+def missing_feature_message(kind: str, name: str) -> str | None:
+    dist = provider_of(kind, name)
+    if dist is None:
+        return None
+    return f'{kind} "{name}" is provided by {dist}, which is not installed (pip install {dist})'

@@ -1,0 +1,218 @@
+"""The plugin host: a fresh pluggy manager, built-ins and entry points loaded in isolation."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from ._compat import importlib_metadata
+from ._registrar import Registrar
+
+__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "kairox"
+#: the kernel's own hookimpls, registered like any other plugin
+DEFAULT_PLUGINS: tuple[str, ...] = ("kairox._builtin",)
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class LoadFailure:
+    """A plugin that could not be imported, registered or could not register its extensions."""
+
+    plugin: str
+    distribution: str | None
+    version: str | None
+    stage: str  # "load", "register", "validate" or the hook name
+    error: str
+    traceback: str = ""
+
+
+@attrs.frozen
+class PluginInfo:
+    name: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...]
+    builtin: bool
+
+
+def _env_list(env: Mapping[str, str], name: str) -> list[str] | None:
+    value = env.get(name)
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _format_error(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class PluginHost:
+    """Owns one :class:`pluggy.PluginManager` and what happened while loading it."""
+
+    def __init__(self, pm: pluggy.PluginManager, *, strict: bool = False) -> None:
+        self.pm = pm
+        self.strict = strict
+        self.failures: list[LoadFailure] = []
+        self._dists: dict[str, tuple[str | None, str | None]] = {}
+        self._builtin: set[str] = set()
+
+    @property
+    def hook(self) -> Any:
+        return self.pm.hook
+
+    def record(self, failure: LoadFailure, exc: BaseException | None = None) -> None:
+        self.failures.append(failure)
+        logger.warning("plugin %s failed at %s: %s", failure.plugin, failure.stage, failure.error)
+        if self.strict and exc is not None:
+            raise exc
+
+    def label(self, plugin_name: str) -> str:
+        """The distribution name of a plugin when it came from one, else its plugin name."""
+        dist = self._dists.get(plugin_name, (None, None))[0]
+        return dist or plugin_name
+
+    def distribution_of(self, plugin_name: str) -> tuple[str | None, str | None]:
+        return self._dists.get(plugin_name, (None, None))
+
+    def register(self, plugin: object, name: str | None = None, *, builtin: bool = False) -> str | None:
+        """Register a plugin object (module or instance); failures are recorded, not raised."""
+        try:
+            registered = self.pm.register(plugin, name=name)
+        except Exception as exc:
+            label = name or getattr(plugin, "__name__", repr(plugin))
+            self.record(LoadFailure(label, None, None, "register", _format_error(exc), traceback.format_exc()), exc)
+            return None
+        if registered and builtin:
+            self._builtin.add(registered)
+        return registered
+
+    def collect(self, hook_name: str, registrar: Registrar[T], **kwargs: Any) -> Registrar[T]:
+        """Call a ``kairox_register_*`` hook one plugin at a time, isolating failures."""
+        caller = getattr(self.pm.hook, hook_name)
+        for impl in reversed(caller.get_hookimpls()):
+            plugin_name = self.pm.get_name(impl.plugin) or impl.plugin_name
+            registrar.owner = self.label(plugin_name)
+            try:
+                impl.function(registrar, **{k: v for k, v in kwargs.items() if k in impl.argnames})
+            except Exception as exc:
+                dist, version = self._dists.get(plugin_name, (None, None))
+                self.record(
+                    LoadFailure(plugin_name, dist, version, hook_name, _format_error(exc), traceback.format_exc()), exc
+                )
+        registrar.owner = "<code>"
+        return registrar
+
+    def plugins(self, *, include_builtin: bool = False) -> list[PluginInfo]:
+        infos = []
+        for name, plugin in self.pm.list_name_plugin():
+            if plugin is None:
+                continue
+            builtin = name in self._builtin
+            if builtin and not include_builtin:
+                continue
+            hooks = tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ()))
+            dist, version = self._dists.get(name, (None, None))
+            infos.append(PluginInfo(name, dist, version, hooks, builtin))
+        return sorted(infos, key=lambda i: (not i.builtin, i.name))
+
+
+def _trace_writer(*args: Any) -> None:
+    sys.stderr.write("kairox-trace: " + " ".join(str(a) for a in args).rstrip("\n") + "\n")
+
+
+def build_plugin_host(
+    *,
+    plugins: Iterable[object] = (),
+    load_entrypoints: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> PluginHost:
+    """Build a fresh plugin host.
+
+    Registers :data:`DEFAULT_PLUGINS`, then each entry point of the ``kairox``
+    group on its own (a failure is recorded with distribution, version and
+    error, and the rest load), then ``plugins`` (inline plugin objects, e.g.
+    in tests). Environment controls are read now, not at import:
+
+    - ``KAIROX_LOAD_PLUGINS``: comma list of entry-point or distribution names
+      to load (``""`` loads none);
+    - ``KAIROX_DISABLE_PLUGINS``: comma list not to load;
+    - ``KAIROX_STRICT_PLUGINS=1``: re-raise the first failure;
+    - ``KAIROX_TRACE_PLUGINS=1``: trace every hook call to stderr.
+    """
+    env = os.environ if env is None else env
+    pm = pluggy.PluginManager("kairox")
+    pm.add_hookspecs(hookspecs)
+    host = PluginHost(pm, strict=env.get("KAIROX_STRICT_PLUGINS", "") not in ("", "0", "false"))
+    for modname in DEFAULT_PLUGINS:
+        host._dists[modname] = ("kairox", _kernel_version())
+        host.register(importlib.import_module(modname), name=modname, builtin=True)
+    if load_entrypoints:
+        _load_entry_points(host, env)
+    for plugin in plugins:
+        host.register(plugin)
+    _check_pending(host)
+    if env.get("KAIROX_TRACE_PLUGINS", "") not in ("", "0", "false"):
+        pm.trace.root.setwriter(_trace_writer)
+        pm.enable_tracing()
+    return host
+
+
+def _kernel_version() -> str | None:
+    try:
+        return importlib_metadata.version("kairox")
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return None
+
+
+def _load_entry_points(host: PluginHost, env: Mapping[str, str]) -> None:
+    only = _env_list(env, "KAIROX_LOAD_PLUGINS")
+    disabled = set(_env_list(env, "KAIROX_DISABLE_PLUGINS") or [])
+    seen: set[str] = set()
+    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(ep, "dist", None)
+        dist_name = dist.metadata["Name"] if dist is not None else None
+        version = dist.version if dist is not None else None
+        names = {ep.name} | ({dist_name} if dist_name else set())
+        if only is not None and not names & set(only):
+            continue
+        if names & disabled or ep.name in seen:
+            continue
+        seen.add(ep.name)
+        if host.pm.get_plugin(ep.name) is not None or host.pm.is_blocked(ep.name):
+            continue
+        host._dists[ep.name] = (dist_name, version)
+        try:
+            plugin = ep.load()
+        except Exception as exc:
+            host.record(
+                LoadFailure(ep.name, dist_name, version, "load", _format_error(exc), traceback.format_exc()), exc
+            )
+            continue
+        host.register(plugin, name=ep.name)
+
+
+def _check_pending(host: PluginHost) -> None:
+    """``check_pending()``, but a plugin with an unknown hook is unregistered and recorded."""
+    for _ in range(100):
+        try:
+            host.pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            name = host.pm.get_name(exc.plugin) or repr(exc.plugin)
+            dist, version = host._dists.get(name, (None, None))
+            host.pm.unregister(exc.plugin)
+            host.record(LoadFailure(name, dist, version, "validate", _format_error(exc)), exc)

@@ -1,0 +1,73 @@
+"""Exported tool names: what a model API accepts (``[A-Za-z0-9_-]{1,64}``)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+__all__ = ["EXPORTED_NAME_RE", "MAX_EXPORTED_LEN", "assign_exported_names", "sanitize_name"]
+
+MAX_EXPORTED_LEN = 64
+EXPORTED_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_INVALID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _hash(canonical_id: str, length: int = 8) -> str:
+    return hashlib.sha256(canonical_id.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def _with_suffix(base: str, suffix: str) -> str:
+    return f"{base[: MAX_EXPORTED_LEN - len(suffix) - 1]}_{suffix}"
+
+
+def sanitize_name(canonical_id: str) -> str:
+    """The exported name a canonical id gets when nothing collides with it.
+
+    Every character outside ``[A-Za-z0-9_-]`` (dots first of all) becomes ``_``;
+    a name longer than 64 characters is cut and ends with ``_`` plus 8 hex
+    digits of a SHA-256 of the canonical id, so it stays stable across runs.
+    """
+    base = _INVALID.sub("_", canonical_id) or "tool"
+    if len(base) > MAX_EXPORTED_LEN:
+        return _with_suffix(base, _hash(canonical_id))
+    return base
+
+
+def assign_exported_names(canonical_ids: Iterable[str]) -> tuple[dict[str, str], list[tuple[str, ...]]]:
+    """Give every canonical id a unique exported name, deterministically.
+
+    Returns ``(names, collisions)``. The result depends only on the *set* of
+    ids, never on the order they were registered in. When several ids sanitise
+    to the same name, the id that equals the name keeps it (else the smallest
+    id does); the others get a hash suffix of their own id. ``collisions`` lists
+    each group of ids that competed for one name.
+    """
+    ids = sorted(set(canonical_ids))
+    wanted: dict[str, list[str]] = {}
+    for cid in ids:
+        wanted.setdefault(sanitize_name(cid), []).append(cid)
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    collisions: list[tuple[str, ...]] = []
+    losers: list[str] = []
+    for name, claimants in wanted.items():
+        winner = name if name in claimants else claimants[0]
+        names[winner] = name
+        taken.add(name)
+        if len(claimants) > 1:
+            collisions.append(tuple(claimants))
+            losers.extend(c for c in claimants if c != winner)
+    for cid in sorted(losers):
+        base = sanitize_name(cid)
+        for length in (8, 16, 64):
+            candidate = _with_suffix(base, _hash(cid, length))
+            if candidate not in taken:
+                break
+        counter = 2
+        while candidate in taken:  # pathological: someone registered our hashed name
+            candidate = _with_suffix(base, f"{_hash(cid, 6)}{counter}")
+            counter += 1
+        names[cid] = candidate
+        taken.add(candidate)
+    return names, collisions

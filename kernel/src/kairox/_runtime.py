@@ -1,0 +1,457 @@
+"""The runtime: plugins + config + registries + policy, and the one way to call a tool."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import itertools
+import logging
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+import anyio
+import anyio.abc
+import attrs
+
+from ._config import Config, ConfigSection, load_config
+from ._events import (
+    Event,
+    EventBus,
+    HookFailed,
+    PluginLoadFailed,
+    ProviderFailed,
+    ProviderReady,
+    ProviderStarting,
+    ProviderStopped,
+    SessionEnded,
+    SessionStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from ._hooks import Block, HookOutcome, HookRegistry, ToolCall, call_each
+from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
+from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
+from ._registrar import Registrar
+from ._skills import SkillRegistry
+from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec
+from ._types import ServerState, ServerStatus
+from .errors import ConfigError, PolicyDenied, ToolError
+
+if TYPE_CHECKING:
+    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
+
+__all__ = ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeStatus", "Session"]
+
+logger = logging.getLogger(__name__)
+
+STOP_TIMEOUT = 15.0
+
+
+class ApprovalAnswer(str, enum.Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@attrs.frozen
+class ApprovalRequest:
+    """What an approver is asked: this tool, these arguments, for this reason."""
+
+    tool: ToolSpec
+    arguments: dict[str, Any]
+    reason: str
+    session_id: str | None = None
+
+
+Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Union[ApprovalAnswer, bool]]]]
+
+
+@attrs.frozen
+class ProviderState:
+    name: str
+    owner: str
+    state: str  # "starting" | "ready" | "failed" | "stopped"
+    error: str = ""
+
+
+@attrs.frozen
+class RuntimeStatus:
+    plugins: list[PluginInfo]
+    failures: list[LoadFailure]
+    config_errors: list[ConfigError]
+    providers: list[ProviderState]
+    servers: list[ServerStatus]
+    tools: int
+    skills: int
+
+    @property
+    def ok(self) -> bool:
+        return not (
+            self.failures
+            or self.config_errors
+            or any(p.state == "failed" for p in self.providers)
+            or any(s.state is ServerState.FAILED for s in self.servers)
+        )
+
+
+class Runtime:
+    """Everything one agent process needs: open it with :meth:`open`.
+
+    ``async with Runtime.open(workspace=".") as rt:`` loads plugins and config,
+    starts every tool provider in parallel and closes them all on exit.
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] = ".",
+        *,
+        home: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        approver: Approver | None = None,
+        plugins: Iterable[object] = (),
+        load_entrypoints: bool = True,
+        host: PluginHost | None = None,
+        config_documents: list[tuple[str, dict[str, Any]]] | None = None,
+        config_files: list[Path] | None = None,
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.env: Mapping[str, str] = dict(os.environ if env is None else env)
+        self.home = Path(home).resolve() if home is not None else None
+        self.approver = approver
+        self.events = EventBus()
+        self.tools = ToolRegistry(self.events)
+        self.hooks = HookRegistry()
+        self.skills = SkillRegistry(self.events)
+        self.host = host or build_plugin_host(plugins=plugins, load_entrypoints=load_entrypoints, env=self.env)
+        if host is not None:
+            for plugin in plugins:
+                self.host.register(plugin)
+        self._config_documents = config_documents
+        self._config_files = config_files
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._provider_states: dict[str, ProviderState] = {}
+        self._approved: set[str] = set()
+        self._call_ids = itertools.count(1)
+        self._failures_seen = 0
+        self._catalog_sources: Registrar[CatalogSource] | None = None
+        self.events.subscribe(self._forward_event)
+        self._setup()
+
+    # -- construction ------------------------------------------------------
+    def _setup(self) -> None:
+        host = self.host
+        self.config_sections: Registrar[ConfigSection] = host.collect(
+            "kairox_register_config_sections", Registrar("config section")
+        )
+        self.transports: Registrar[Transport] = host.collect("kairox_register_transports", Registrar("transport"))
+        self.manifest_formats: Registrar[ManifestFormat] = host.collect(
+            "kairox_register_manifest_formats", Registrar("manifest format")
+        )
+        self.config: Config = load_config(
+            workspace=self.workspace,
+            sections=self.config_sections,
+            env=self.env,
+            home=self.home,
+            files=self._config_files,
+            documents=self._config_documents,
+        )
+        policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
+        self.policy = PolicyEngine.build(policy_config, self.workspace)
+        self.providers: Registrar[ToolProvider] = host.collect(
+            "kairox_register_tool_providers", Registrar("tool provider"), runtime=self
+        )
+        self.skill_sources: Registrar[SkillSource] = host.collect(
+            "kairox_register_skill_sources", Registrar("skill source"), runtime=self
+        )
+        self._publish_failures()
+
+    def _publish_failures(self) -> None:
+        for failure in self.host.failures[self._failures_seen :]:
+            self.events.publish(PluginLoadFailed(plugin=failure.plugin, stage=failure.stage, error=failure.error))
+        self._failures_seen = len(self.host.failures)
+
+    def catalog_sources(self) -> Registrar[CatalogSource]:
+        """Catalog sources, collected on first use."""
+        if self._catalog_sources is None:
+            self._catalog_sources = self.host.collect(
+                "kairox_register_catalog_sources", Registrar("catalog source"), runtime=self
+            )
+            self._publish_failures()
+        return self._catalog_sources
+
+    def _forward_event(self, event: Event) -> None:
+        caller = self.host.pm.hook.kairox_event
+        for impl in caller.get_hookimpls():
+            try:
+                impl.function(**{k: v for k, v in {"event": event, "runtime": self}.items() if k in impl.argnames})
+            except Exception:
+                logger.exception("kairox_event hook of %s failed", impl.plugin_name)
+
+    # -- lifetime ----------------------------------------------------------
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, workspace: str | os.PathLike[str] = ".", *, start: bool = True, **kwargs: Any
+    ) -> AsyncIterator[Runtime]:
+        """Open a runtime; with ``start=False`` providers are not started (config/plugins only)."""
+        rt = cls(workspace, **kwargs)
+        async with anyio.create_task_group() as tg:
+            rt._tg = tg
+            rt.events.bind(lambda fn: tg.start_soon(fn))
+            try:
+                await rt.skills.scan(rt.skill_sources, rt)
+                if start:
+                    await rt.start_providers()
+                yield rt
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await rt.aclose()
+                tg.cancel_scope.cancel()
+                rt.events.bind(None)
+                rt._tg = None
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
+        """Run ``fn(*args)`` as a task that lives as long as the runtime."""
+        if self._tg is None:
+            raise RuntimeError("the runtime is not open (use `async with Runtime.open(...)`)")
+        self._tg.start_soon(fn, *args, name=name)
+
+    async def start_providers(self, names: Iterable[str] | None = None) -> None:
+        """Start providers in parallel; a failing one is recorded and the others go on."""
+        wanted = set(names) if names is not None else None
+        async with anyio.create_task_group() as tg:
+            for provider in self.providers:
+                if wanted is None or provider.name in wanted:
+                    tg.start_soon(self._start_provider, provider)
+
+    async def _start_provider(self, provider: ToolProvider) -> None:
+        owner = self.providers.owner_of(provider.name) or ""
+        self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
+        self.events.publish(ProviderStarting(provider=provider.name))
+        try:
+            await provider.start(self)
+        except Exception as exc:
+            logger.debug("provider %s failed to start", provider.name, exc_info=True)
+            error = f"{type(exc).__name__}: {exc}"
+            self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
+            self.events.publish(ProviderFailed(provider=provider.name, error=error))
+            return
+        self._provider_states[provider.name] = ProviderState(provider.name, owner, "ready")
+        self.events.publish(ProviderReady(provider=provider.name))
+
+    async def aclose(self) -> None:
+        """Stop every started provider (in parallel, each bounded in time)."""
+        started = [p for p in self.providers if p.name in self._provider_states]
+
+        async def stop(provider: ToolProvider) -> None:
+            try:
+                with anyio.fail_after(STOP_TIMEOUT):
+                    await provider.stop()
+            except Exception:
+                logger.exception("provider %s failed to stop", provider.name)
+            self._provider_states.pop(provider.name, None)
+            self.tools.remove_provider(provider.name)
+            self.events.publish(ProviderStopped(provider=provider.name))
+
+        async with anyio.create_task_group() as tg:
+            for provider in started:
+                tg.start_soon(stop, provider)
+
+    # -- tool calls -----------------------------------------------------------
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        session: Session | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        approver: Approver | None = None,
+    ) -> ToolResult:
+        """Call a tool by canonical id or exported name, through policy and hooks.
+
+        Raises :class:`~kairox.ToolNotFound`, :class:`~kairox.PolicyDenied` (the
+        policy, a hook or the user refused) or :class:`~kairox.ToolError` (the
+        tool failed or timed out). A tool that ran and reported an error returns
+        a result with ``is_error=True``.
+        """
+        tool = self.tools.resolve(name)
+        spec = tool.spec
+        args: dict[str, Any] = dict(arguments) if arguments else {}
+        call_id = f"c{next(self._call_ids)}"
+        session_id = session.id if session else None
+        call = ToolCall(spec, args, self, session, call_id)
+        started = time.perf_counter()
+        self.events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
+        outcome, detail = "failed", ""
+        try:
+            await self._authorize(spec, args, session, approver)
+            if self.host.pm.hook.kairox_pre_tool_call.get_hookimpls() or self.hooks.for_event("pre_tool_call"):
+                await self._pre_tool_call(call, approver)
+            context = ToolContext(self, session, call_id, progress, timeout)
+            try:
+                if timeout is not None:
+                    with anyio.fail_after(timeout):
+                        result = await tool.call(call.arguments, context)
+                else:
+                    result = await tool.call(call.arguments, context)
+            except TimeoutError:
+                raise ToolError(f"{spec.id}: timed out after {timeout:g} s") from None
+            except ToolError:
+                raise
+            except Exception as exc:
+                raise ToolError(f"{spec.id} failed: {type(exc).__name__}: {exc}") from exc
+            outcome = "error" if result.is_error else "ok"
+            if self.host.pm.hook.kairox_post_tool_call.get_hookimpls() or self.hooks.for_event("post_tool_call"):
+                self._report(
+                    "post_tool_call",
+                    await call_each(self.host.pm, self.hooks, "post_tool_call", {"call": call, "result": result}),
+                )
+            return result
+        except PolicyDenied as exc:
+            outcome, detail = "denied", exc.reason
+            raise
+        except ToolError as exc:
+            detail = str(exc)
+            raise
+        finally:
+            self.events.publish(
+                ToolCallFinished(
+                    tool=spec.id,
+                    call_id=call_id,
+                    duration_s=time.perf_counter() - started,
+                    outcome=outcome,
+                    detail=detail,
+                    session_id=session_id,
+                )
+            )
+
+    async def _authorize(
+        self, spec: ToolSpec, args: Mapping[str, Any], session: Session | None, approver: Approver | None
+    ) -> None:
+        decision = self.policy.decide(spec, args)
+        if isinstance(decision, Allow):
+            return
+        if isinstance(decision, Deny):
+            raise PolicyDenied(decision.reason, tool=spec.id)
+        approved = session.approved if session is not None else self._approved
+        if spec.id in approved:
+            return
+        approver = approver or self.approver
+        if approver is None:
+            raise PolicyDenied(
+                f"needs approval ({decision.reason}), and no approver is available (non-interactive)", tool=spec.id
+            )
+        answer = approver(ApprovalRequest(spec, dict(args), decision.reason, session.id if session else None))
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer is True:
+            answer = ApprovalAnswer.ALLOW_ONCE
+        if answer in (False, None, ApprovalAnswer.DENY):
+            raise PolicyDenied(f"the user declined ({decision.reason})", tool=spec.id)
+        if answer == ApprovalAnswer.ALLOW_SESSION:
+            approved.add(spec.id)
+
+    async def _pre_tool_call(self, call: ToolCall, approver: Approver | None) -> None:
+        original = dict(call.arguments)
+        blocked: list[str] = []
+
+        def thread(kwargs: dict[str, Any]) -> dict[str, Any]:
+            return {"call": call}
+
+        def apply(value: Any) -> None:
+            if isinstance(value, Block):
+                blocked.append(value.reason)
+            elif isinstance(value, dict):
+                call.arguments = dict(value)
+
+        outcomes = await call_each(
+            self.host.pm, self.hooks, "pre_tool_call", {"call": call}, before_each=thread, after_each=apply
+        )
+        self._report("pre_tool_call", outcomes)
+        if blocked:
+            raise PolicyDenied(f"blocked by a hook: {blocked[0]}", tool=call.tool.id)
+        if call.arguments != original:
+            await self._authorize(call.tool, call.arguments, call.session, approver)
+
+    def _report(self, hook: str, outcomes: list[HookOutcome]) -> None:
+        for o in outcomes:
+            if o.error is not None:
+                self.events.publish(
+                    HookFailed(hook=f"kairox_{hook}", plugin=o.source, error=f"{type(o.error).__name__}: {o.error}")
+                )
+
+    async def call_hooks(self, event: str, **kwargs: Any) -> list[HookOutcome]:
+        """Call a lifecycle hook (``session_start``, ``pre_turn``, ...) on every implementation."""
+        outcomes = await call_each(self.host.pm, self.hooks, event, kwargs)
+        self._report(event, outcomes)
+        return outcomes
+
+    # -- sessions ---------------------------------------------------------------
+    @asynccontextmanager
+    async def session(self, *, approver: Approver | None = None) -> AsyncIterator[Session]:
+        """``async with rt.session() as s``: start/end hooks fire exactly once each."""
+        session = Session(self, approver=approver)
+        await self.call_hooks("session_start", session=session)
+        self.events.publish(SessionStarted(session_id=session.id))
+        reason = "closed"
+        try:
+            yield session
+        except anyio.get_cancelled_exc_class():
+            reason = "cancelled"
+            raise
+        except BaseException:
+            reason = "error"
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                session.closed = True
+                await self.call_hooks("session_end", session=session, reason=reason)
+                self.skills.end_session(session.id)
+                self.events.publish(SessionEnded(session_id=session.id, reason=reason))
+
+    # -- status ------------------------------------------------------------------
+    def status(self) -> RuntimeStatus:
+        servers: list[ServerStatus] = []
+        for provider in self.providers:
+            status = getattr(provider, "status", None)
+            if status is None:
+                continue
+            try:
+                servers.extend(status())
+            except Exception:
+                logger.exception("status() of provider %s failed", provider.name)
+        return RuntimeStatus(
+            plugins=self.host.plugins(),
+            failures=list(self.host.failures),
+            config_errors=list(self.config.errors),
+            providers=[
+                self._provider_states.get(p.name)
+                or ProviderState(p.name, self.providers.owner_of(p.name) or "", "stopped")
+                for p in self.providers
+            ],
+            servers=servers,
+            tools=len(self.tools),
+            skills=len(self.skills),
+        )
+
+
+class Session:
+    """One conversation: its approvals, state and session-scoped skills end with it."""
+
+    def __init__(self, runtime: Runtime, *, approver: Approver | None = None) -> None:
+        self.id = uuid.uuid4().hex[:12]
+        self.runtime = runtime
+        self.approver = approver
+        self.approved: set[str] = set()
+        self.state: dict[str, Any] = {}
+        self.closed = False
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> ToolResult:
+        kwargs.setdefault("approver", self.approver)
+        return await self.runtime.call_tool(name, arguments, session=self, **kwargs)

@@ -1,0 +1,374 @@
+"""Tools: specs, results, the ``Tool`` protocol and the dynamic registry."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, runtime_checkable
+
+import attrs
+
+from ._events import EventBus, ToolNameCollision, ToolsChanged
+from ._names import assign_exported_names, sanitize_name
+from ._types import Capability, Domain, Permissions
+from .errors import RegistrationError, ToolNotFound
+
+if TYPE_CHECKING:
+    from ._runtime import Runtime, Session
+
+__all__ = [
+    "AudioContent",
+    "Content",
+    "FunctionTool",
+    "ImageContent",
+    "ResourceContent",
+    "ResourceLink",
+    "TextContent",
+    "Tool",
+    "ToolContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolSpec",
+]
+
+EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+def _freeze_schema(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    return dict(value) if value else dict(EMPTY_SCHEMA)
+
+
+@attrs.frozen
+class ToolSpec:
+    """What a tool is: identity, schema and the facts the policy engine needs.
+
+    ``id`` is the canonical id (``fs.read``, ``git.git_status``);
+    ``exported_name`` is filled in by the registry. A tool that declares no
+    domain/capability is treated as ``system``/``execute``.
+    """
+
+    id: str
+    description: str = ""
+    input_schema: dict[str, Any] = attrs.field(factory=lambda: dict(EMPTY_SCHEMA), converter=_freeze_schema)
+    domain: Domain = attrs.field(default=Domain.SYSTEM, converter=Domain)
+    capability: Capability = attrs.field(default=Capability.EXECUTE, converter=Capability)
+    provider: str = ""
+    title: str | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] = attrs.field(factory=dict)
+    #: argument names that hold a filesystem path the tool writes to (policy checks them)
+    path_arguments: tuple[str, ...] | None = None
+    #: argument name of the working directory for execute tools
+    permissions: Permissions | None = None
+    exported_name: str = ""
+
+    def to_model_tool(self) -> dict[str, Any]:
+        """The shape model APIs take: exported name, description, JSON schema."""
+        return {
+            "name": self.exported_name or self.id,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+@attrs.frozen
+class TextContent:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@attrs.frozen
+class ImageContent:
+    data: str  # base64
+    mime_type: str
+    type: Literal["image"] = "image"
+
+    def raw(self) -> bytes:
+        return base64.b64decode(self.data)
+
+
+@attrs.frozen
+class AudioContent:
+    data: str  # base64
+    mime_type: str
+    type: Literal["audio"] = "audio"
+
+
+@attrs.frozen
+class ResourceContent:
+    """An embedded resource: text or base64 blob."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    type: Literal["resource"] = "resource"
+
+
+@attrs.frozen
+class ResourceLink:
+    uri: str
+    name: str = ""
+    mime_type: str | None = None
+    description: str | None = None
+    type: Literal["resource_link"] = "resource_link"
+
+
+Content = Union[TextContent, ImageContent, AudioContent, ResourceContent, ResourceLink]
+
+
+def _b64_size(data: str) -> int:
+    return len(data) * 3 // 4
+
+
+@attrs.frozen
+class ToolResult:
+    """What a tool returns. Content blocks are kept as they came (images stay images)."""
+
+    content: tuple[Content, ...] = attrs.field(default=(), converter=tuple)
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+    meta: dict[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_text(cls, text: str, *, is_error: bool = False, structured: dict[str, Any] | None = None) -> ToolResult:
+        return cls(content=(TextContent(text),), is_error=is_error, structured=structured)
+
+    @property
+    def text(self) -> str:
+        """A text rendering of every block (the fallback for text-only callers)."""
+        parts: list[str] = []
+        for block in self.content:
+            if isinstance(block, TextContent):
+                parts.append(block.text)
+            elif isinstance(block, ImageContent):
+                parts.append(f"[image {block.mime_type}, {_b64_size(block.data)} bytes]")
+            elif isinstance(block, AudioContent):
+                parts.append(f"[audio {block.mime_type}, {_b64_size(block.data)} bytes]")
+            elif isinstance(block, ResourceContent):
+                if block.text is not None:
+                    parts.append(block.text)
+                else:
+                    parts.append(f"[resource {block.uri} {block.mime_type or ''}]".replace(" ]", "]"))
+            else:
+                parts.append(f"[resource link {block.uri}]")
+        if not parts and self.structured is not None:
+            import json
+
+            parts.append(json.dumps(self.structured, ensure_ascii=False))
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "content": [attrs.asdict(c) for c in self.content],
+            "structured": self.structured,
+            "is_error": self.is_error,
+        }
+
+
+ProgressCallback = Callable[[float, Union[float, None], Union[str, None]], Union[None, Awaitable[None]]]
+
+
+@attrs.define
+class ToolContext:
+    """Handed to :meth:`Tool.call`: who is calling and how to report progress."""
+
+    runtime: Runtime | None = None
+    session: Session | None = None
+    call_id: str = ""
+    progress: ProgressCallback | None = None
+    timeout: float | None = None
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self.progress is None:
+            return
+        result = self.progress(progress, total, message)
+        if inspect.isawaitable(result):
+            await result
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything the agent can call."""
+
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult: ...
+
+
+ToolFunction = Callable[..., Any]
+
+
+class FunctionTool:
+    """A tool backed by a plain (sync or async) function.
+
+    The function receives the arguments as keyword arguments, plus ``context``
+    when it declares that parameter. It may return a :class:`ToolResult`, a
+    string, or any JSON-serialisable value (returned as structured content).
+    """
+
+    def __init__(self, spec: ToolSpec, fn: ToolFunction) -> None:
+        self._spec = spec
+        self._fn = fn
+        self._wants_context = "context" in inspect.signature(fn).parameters
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    def with_spec(self, spec: ToolSpec) -> FunctionTool:
+        return FunctionTool(spec, self._fn)
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        kwargs = dict(arguments)
+        if self._wants_context:
+            kwargs["context"] = context
+        value = self._fn(**kwargs)
+        if inspect.isawaitable(value):
+            value = await value
+        return as_result(value)
+
+
+def as_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult.from_text(value)
+    if value is None:
+        return ToolResult()
+    import json
+
+    structured = value if isinstance(value, dict) else {"result": value}
+    return ToolResult(content=(TextContent(json.dumps(value, ensure_ascii=False, default=str)),), structured=structured)
+
+
+@attrs.frozen
+class _Entry:
+    tool: Tool
+    spec: ToolSpec
+    provider: str
+
+
+class ToolRegistry:
+    """Every tool the agent may call, keyed by canonical id.
+
+    Providers add and remove tools while the runtime runs; each change is one
+    :class:`ToolsChanged` event. Exported names are recomputed from the whole
+    set on every change, so they are unique and depend only on which tools are
+    registered (:func:`kairox.assign_exported_names`).
+    """
+
+    def __init__(self, events: EventBus | None = None) -> None:
+        self._events = events or EventBus()
+        self._entries: dict[str, _Entry] = {}
+        self._by_exported: dict[str, str] = {}
+        self._collisions: list[tuple[str, ...]] = []
+
+    # -- changes ---------------------------------------------------------
+    def add(self, tool: Tool, *, provider: str | None = None) -> ToolSpec:
+        """Register one tool; a second tool with the same canonical id is refused."""
+        self.replace(provider or tool.spec.provider or "<code>", add=[tool], remove=())
+        return self._entries[tool.spec.id].spec
+
+    def remove(self, tool_id: str) -> None:
+        entry = self._entries.get(tool_id)
+        if entry is None:
+            raise ToolNotFound(f"no tool {tool_id!r}")
+        self.replace(entry.provider, add=(), remove=[tool_id])
+
+    def replace_provider(self, provider: str, tools: Iterable[Tool]) -> None:
+        """Atomically swap every tool of ``provider`` for ``tools`` (one event)."""
+        current = [tid for tid, e in self._entries.items() if e.provider == provider]
+        self.replace(provider, add=list(tools), remove=current)
+
+    def remove_provider(self, provider: str) -> None:
+        self.replace_provider(provider, ())
+
+    def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str]) -> None:
+        removed = [tid for tid in remove if tid in self._entries]
+        new_entries = dict(self._entries)
+        for tid in removed:
+            del new_entries[tid]
+        added: list[str] = []
+        for tool in add:
+            spec = tool.spec
+            if spec.id in new_entries:
+                owner = new_entries[spec.id].provider
+                raise RegistrationError(f'tool "{spec.id}" is registered twice: by {owner} and by {provider}')
+            new_entries[spec.id] = _Entry(tool, attrs.evolve(spec, provider=spec.provider or provider), provider)
+            added.append(spec.id)
+        names, collisions = assign_exported_names(new_entries)
+        for tid, entry in new_entries.items():
+            if entry.spec.exported_name != names[tid]:
+                new_entries[tid] = attrs.evolve(entry, spec=attrs.evolve(entry.spec, exported_name=names[tid]))
+        self._entries = new_entries
+        self._by_exported = {names[tid]: tid for tid in new_entries}
+        new_collisions = [c for c in collisions if c not in self._collisions]
+        self._collisions = collisions
+        # a replaced tool that kept its id is both removed and added
+        really_removed = tuple(t for t in removed if t not in added)
+        really_added = tuple(t for t in added if t not in removed)
+        changed = tuple(t for t in added if t in removed)
+        if really_added or really_removed or changed:
+            self._events.publish(ToolsChanged(provider=provider, added=really_added + changed, removed=really_removed))
+        for group in new_collisions:
+            self._events.publish(ToolNameCollision(exported_name=sanitize_name(group[0]), canonical_ids=group))
+
+    # -- lookups ---------------------------------------------------------
+    def resolve(self, name: str) -> Tool:
+        """The tool with this canonical id or exported name."""
+        entry = self._entries.get(name)
+        if entry is None:
+            tid = self._by_exported.get(name)
+            entry = self._entries.get(tid) if tid else None
+        if entry is None:
+            close = difflib.get_close_matches(name, [*self._entries, *self._by_exported], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ToolNotFound(f"no tool named {name!r}{hint}")
+        if entry.spec is entry.tool.spec:
+            return entry.tool
+        return _SpecView(entry.tool, entry.spec)
+
+    def get_spec(self, name: str) -> ToolSpec:
+        return self.resolve(name).spec
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries or name in self._by_exported
+
+    def specs(self) -> list[ToolSpec]:
+        return [self._entries[t].spec for t in sorted(self._entries)]
+
+    def by_provider(self, provider: str) -> list[ToolSpec]:
+        return [e.spec for t, e in sorted(self._entries.items()) if e.provider == provider]
+
+    @property
+    def collisions(self) -> list[tuple[str, ...]]:
+        return list(self._collisions)
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self.specs())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class _SpecView:
+    """A registered tool seen with the registry's spec (exported name filled in)."""
+
+    def __init__(self, tool: Tool, spec: ToolSpec) -> None:
+        self._tool = tool
+        self._spec = spec
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def inner(self) -> Tool:
+        return self._tool
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        return await self._tool.call(arguments, context)

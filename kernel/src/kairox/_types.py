@@ -1,0 +1,86 @@
+"""Small enums shared by the tools, the policy engine and the config."""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+__all__ = ["ApprovalPolicy", "Capability", "Domain", "Permissions", "SandboxPolicy", "ServerState", "ServerStatus"]
+
+
+class _StrEnum(str, enum.Enum):
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Domain(_StrEnum):
+    """Where a tool's effects land."""
+
+    LOCAL = "local"
+    NETWORK = "network"
+    SYSTEM = "system"
+
+
+class Capability(_StrEnum):
+    """What a tool does there."""
+
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+
+
+class ApprovalPolicy(_StrEnum):
+    """When the user is asked (strictest first)."""
+
+    UNTRUSTED = "untrusted"
+    ON_REQUEST = "on_request"
+    ON_FAILURE = "on_failure"
+    NEVER = "never"
+
+
+class SandboxPolicy(_StrEnum):
+    """What tools may change (strictest first)."""
+
+    READ_ONLY = "read_only"
+    WORKSPACE_WRITE = "workspace_write"
+    DANGER_FULL_ACCESS = "danger_full_access"
+
+
+APPROVAL_STRICTNESS = list(ApprovalPolicy)
+SANDBOX_STRICTNESS = list(SandboxPolicy)
+
+
+@attrs.frozen
+class Permissions:
+    """Permissions a plugin or server declares for its tools.
+
+    They can only *narrow* the user's policy: the effective approval and
+    sandbox policies are the stricter of the user's and these; ``tools``, when
+    set, is an allow-list of canonical-id globs (anything else is denied).
+    """
+
+    approval: ApprovalPolicy | None = None
+    sandbox: SandboxPolicy | None = None
+    tools: tuple[str, ...] | None = None
+
+
+class ServerState(_StrEnum):
+    """Lifecycle of a managed server (MCP, LSP, DAP)."""
+
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@attrs.frozen
+class ServerStatus:
+    """One managed server as ``kairox status`` shows it."""
+
+    name: str
+    kind: str  # "mcp", "lsp", "dap", ...
+    state: ServerState
+    detail: str = ""
+    tools: int = 0
+    source: str = ""

@@ -1,0 +1,259 @@
+"""Core commands: status, plugins, config show, tools list/call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import click
+
+from .._runtime import Runtime, RuntimeStatus
+from ..errors import KairoxError, PolicyDenied, ToolError
+from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
+
+__all__ = ["register_core_commands"]
+
+JSON_FLAG = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+
+
+def _failure_dict(f: Any) -> dict[str, Any]:
+    return {
+        "plugin": f.plugin,
+        "distribution": f.distribution,
+        "version": f.version,
+        "stage": f.stage,
+        "error": f.error,
+    }
+
+
+def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
+    return {
+        "ok": status.ok,
+        "workspace": str(rt.workspace),
+        "config_files": [str(p) for p in rt.config.files],
+        "plugins": [
+            {"name": p.name, "distribution": p.distribution, "version": p.version, "hooks": list(p.hooks)}
+            for p in status.plugins
+        ],
+        "failures": [_failure_dict(f) for f in status.failures],
+        "config_errors": [str(e) for e in status.config_errors],
+        "providers": [attrs.asdict(p) for p in status.providers],
+        "servers": [
+            {
+                "name": s.name,
+                "kind": s.kind,
+                "state": s.state.value,
+                "detail": s.detail,
+                "tools": s.tools,
+                "source": s.source,
+            }
+            for s in status.servers
+        ],
+        "tools": status.tools,
+        "skills": status.skills,
+    }
+
+
+def _print_status(data: dict[str, Any]) -> None:
+    click.echo(f"workspace: {data['workspace']}")
+    click.echo(f"config:    {', '.join(data['config_files']) or '(no kairox.toml found)'}")
+    click.echo(f"plugins:   {len(data['plugins'])} loaded, {len(data['failures'])} failed")
+    for f in data["failures"]:
+        who = f["distribution"] or f["plugin"]
+        click.echo(f"  ! {who} {f['version'] or ''} ({f['stage']}): {f['error']}")
+    failed = [p for p in data["providers"] if p["state"] == "failed"]
+    for p in failed:
+        click.echo(f"  ! provider {p['name']} ({p['owner']}) failed: {p['error']}")
+    if data["servers"]:
+        click.echo("servers:")
+        width = max(len(s["name"]) for s in data["servers"])
+        for s in data["servers"]:
+            mark = "!" if s["state"] == "failed" else " "
+            tools = f"{s['tools']} tools" if s["state"] == "ready" else ""
+            detail = f"  {s['detail']}" if s["detail"] else ""
+            click.echo(f" {mark} {s['name']:<{width}}  {s['kind']:<4} {s['state']:<8} {tools}{detail}")
+    click.echo(f"tools:     {data['tools']}")
+    click.echo(f"skills:    {data['skills']}")
+    if data["config_errors"]:
+        click.echo("config problems:")
+        for e in data["config_errors"]:
+            click.echo(f"  ! {e}")
+
+
+@click.command()
+@JSON_FLAG
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Start what the workspace declares and show plugins, servers, tools and skills.
+
+    Exits 1 when something declared failed (a plugin, a server, the config).
+    """
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        return status_dict(rt, rt.status())
+
+    data = run_with_runtime(ctx, go)
+    if want_json(ctx, as_json):
+        echo_json(data)
+    else:
+        _print_status(data)
+    ctx.exit(0 if data["ok"] else 1)
+
+
+@click.command()
+@click.option("--all", "show_all", is_flag=True, help="Include the kernel's own built-in plugins.")
+@JSON_FLAG
+@click.pass_context
+def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
+    """List installed plugins (distribution, version, hooks) and load errors."""
+    host = state_of(ctx).get_host()
+    infos = host.plugins(include_builtin=show_all)
+    data = {
+        "plugins": [
+            {
+                "name": p.name,
+                "distribution": p.distribution,
+                "version": p.version,
+                "hooks": list(p.hooks),
+                "builtin": p.builtin,
+            }
+            for p in infos
+        ],
+        "failures": [_failure_dict(f) for f in host.failures],
+    }
+    if want_json(ctx, as_json):
+        echo_json(data)
+        return
+    for p in data["plugins"]:
+        dist = f"{p['distribution']} {p['version'] or ''}".strip() if p["distribution"] else "(inline)"
+        click.echo(f"{p['name']:<18} {dist:<32} {', '.join(h.removeprefix('kairox_') for h in p['hooks'])}")
+    for f in data["failures"]:
+        dist = f"{f['distribution'] or ''} {f['version'] or ''}".strip()
+        click.echo(f"! {f['plugin']:<16} {dist:<32} failed ({f['stage']}): {f['error']}")
+
+
+@click.group()
+def config() -> None:
+    """Inspect the merged configuration."""
+
+
+@config.command("show")
+@JSON_FLAG
+@click.pass_context
+def config_show(ctx: click.Context, as_json: bool) -> None:
+    """Show the merged config with the file each entry came from (secrets redacted)."""
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        return {
+            "files": [str(p) for p in rt.config.files],
+            "sections": rt.config.show(redacted=True),
+            "errors": [str(e) for e in rt.config.errors],
+        }
+
+    data = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json(data)
+        return
+    if not data["sections"]:
+        click.echo("(empty configuration)")
+    for section, entries in data["sections"].items():
+        click.echo(f"[{section}]")
+        for key, entry in entries.items():
+            click.echo(f"  {key} = {json.dumps(entry['value'], ensure_ascii=False)}    # {entry['source']}")
+    for err in data["errors"]:
+        click.echo(f"! {err}", err=True)
+
+
+@click.group()
+def tools() -> None:
+    """List and call tools."""
+
+
+@tools.command("list")
+@JSON_FLAG
+@click.pass_context
+def tools_list(ctx: click.Context, as_json: bool) -> None:
+    """Every tool with its provider, domain, capability and policy decision."""
+
+    async def go(rt: Runtime) -> list[dict[str, Any]]:
+        rows = []
+        for spec in rt.tools.specs():
+            decision = rt.policy.decide(spec, {})
+            rows.append(
+                {
+                    "id": spec.id,
+                    "exported_name": spec.exported_name,
+                    "provider": spec.provider,
+                    "domain": spec.domain.value,
+                    "capability": spec.capability.value,
+                    "decision": decision.kind,
+                    "reason": decision.reason,
+                    "description": spec.description,
+                }
+            )
+        return rows
+
+    rows = run_with_runtime(ctx, go)
+    if want_json(ctx, as_json):
+        echo_json({"tools": rows})
+        return
+    if not rows:
+        click.echo("(no tools)")
+        return
+    w_id = max(len(r["id"]) for r in rows)
+    w_prov = max(len(r["provider"]) for r in rows)
+    for r in rows:
+        click.echo(
+            f"{r['id']:<{w_id}}  {r['provider']:<{w_prov}}  {r['domain']:<7} {r['capability']:<7} {r['decision']}"
+        )
+
+
+@tools.command("call")
+@click.argument("name")
+@click.option("--args", "args_json", default="{}", help="Arguments as a JSON object.")
+@click.option("--yes", "-y", is_flag=True, help="Approve calls the policy would ask about (never overrides a deny).")
+@click.option("--timeout", type=float, default=None, help="Give up after this many seconds.")
+@JSON_FLAG
+@click.pass_context
+def tools_call(ctx: click.Context, name: str, args_json: str, yes: bool, timeout: float | None, as_json: bool) -> None:
+    """Call a tool through the runtime (policy, hooks) and print its result.
+
+    Exits 1 when the tool reports an error, fails, or the call is denied.
+    """
+    try:
+        arguments = json.loads(args_json)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--args") from None
+    if not isinstance(arguments, dict):
+        raise click.BadParameter("must be a JSON object", param_hint="--args")
+    json_out = want_json(ctx, as_json)
+
+    async def go(rt: Runtime) -> tuple[int, Any]:
+        try:
+            result = await rt.call_tool(name, arguments, timeout=timeout)
+        except PolicyDenied as exc:
+            return 1, {"error": "denied", "message": str(exc)}
+        except ToolError as exc:
+            return 1, {"error": "failed", "message": str(exc)}
+        return (1 if result.is_error else 0), result
+
+    code, outcome = run_with_runtime(ctx, go, approver=tty_approver(yes))
+    if isinstance(outcome, dict):
+        if json_out:
+            echo_json(outcome)
+        else:
+            click.echo(f"kairox: {outcome['error']}: {outcome['message']}", err=True)
+    elif json_out:
+        echo_json(outcome.to_dict())
+    else:
+        click.echo(outcome.text)
+    ctx.exit(code)
+
+
+def register_core_commands(group: click.Group) -> None:
+    for command in (status, plugins, config, tools):
+        group.add_command(command)
+
+
+_ = KairoxError

@@ -1,0 +1,65 @@
+"""The top-level group, global options and plugin-contributed commands."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .._host import PluginHost, build_plugin_host
+from ._core import register_core_commands
+from ._util import CliState
+
+__all__ = ["build_cli", "cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--workspace",
+    "-w",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    envvar="KAIROX_WORKSPACE",
+    help="Workspace directory (default: the current directory).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+@click.option("--verbose", "-v", count=True, help="Log more (-v info, -vv debug) to stderr.")
+@click.pass_context
+def cli(ctx: click.Context, workspace: Path | None, as_json: bool, verbose: int) -> None:
+    """Kairox: MCP servers, skills, plugins, LSP/DAP as tools, under one policy."""
+    if verbose:
+        logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO, stream=sys.stderr)
+    state: CliState = ctx.ensure_object(CliState)
+    state.workspace = (workspace or Path.cwd()).resolve()
+    state.json = as_json
+
+
+def build_cli(host: PluginHost | None = None) -> click.Group:
+    """The CLI with core and plugin commands. Each call builds a fresh group."""
+    group = click.Group(
+        name="kairox",
+        callback=cli.callback,
+        params=list(cli.params),
+        help=cli.help,
+        context_settings=cli.context_settings,
+    )
+    register_core_commands(group)
+    host = host or build_plugin_host()
+    for impl in reversed(host.pm.hook.kairox_register_commands.get_hookimpls()):
+        try:
+            impl.function(cli=group)
+        except Exception as exc:  # one plugin's broken command never breaks the CLI
+            name = host.pm.get_name(impl.plugin) or impl.plugin_name
+            click.echo(f"kairox: plugin {name} failed to add its commands: {type(exc).__name__}: {exc}", err=True)
+    group.context_settings = {**(group.context_settings or {}), "obj": CliState(host=host)}
+    return group
+
+
+def main(argv: list[str] | None = None) -> Any:
+    logging.basicConfig(level=logging.ERROR, stream=sys.stderr, format="kairox: %(levelname)s: %(message)s")
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    return build_cli().main(args=argv, prog_name="kairox")

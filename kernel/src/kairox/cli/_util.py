@@ -1,0 +1,88 @@
+"""Shared helpers for CLI commands: state, runtime opening, output, approval prompt."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import attrs
+import click
+
+from .._host import PluginHost, build_plugin_host
+from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime
+
+__all__ = ["CliState", "echo_json", "run_with_runtime", "tty_approver"]
+
+T = TypeVar("T")
+
+
+@attrs.define
+class CliState:
+    host: PluginHost | None = None
+    workspace: Path = attrs.field(factory=Path.cwd)
+    json: bool = False
+
+    def get_host(self) -> PluginHost:
+        if self.host is None:
+            self.host = build_plugin_host()
+        return self.host
+
+
+def state_of(ctx: click.Context) -> CliState:
+    return ctx.ensure_object(CliState)
+
+
+def want_json(ctx: click.Context, local: bool) -> bool:
+    return local or state_of(ctx).json
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def run_with_runtime(
+    ctx: click.Context,
+    fn: Callable[[Runtime], Awaitable[T]],
+    *,
+    start: bool = True,
+    approver: Approver | None = None,
+) -> T:
+    """Open a runtime over the CLI's workspace, run ``fn`` in it, close it."""
+    state = state_of(ctx)
+
+    async def go() -> T:
+        async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
+            return await fn(rt)
+
+    return anyio.run(go)
+
+
+def tty_approver(assume_yes: bool) -> Approver | None:
+    """``--yes`` approves every Ask; on a TTY the user is asked; otherwise no approver (Ask = Deny)."""
+    if assume_yes:
+        return lambda request: ApprovalAnswer.ALLOW_ONCE
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        def prompt() -> ApprovalAnswer:
+            args = json.dumps(request.arguments, ensure_ascii=False)
+            if len(args) > 400:
+                args = args[:400] + "..."
+            click.echo(f"\nkairox: {request.tool.id} asks for approval: {request.reason}", err=True)
+            click.echo(f"  arguments: {args}", err=True)
+            choice = click.prompt(
+                "  allow [o]nce, allow for this [s]ession, or [d]eny?",
+                type=click.Choice(["o", "s", "d"]),
+                default="d",
+                err=True,
+            )
+            return {"o": ApprovalAnswer.ALLOW_ONCE, "s": ApprovalAnswer.ALLOW_SESSION}.get(choice, ApprovalAnswer.DENY)
+
+        return await anyio.to_thread.run_sync(prompt)
+
+    return ask
