@@ -1,0 +1,114 @@
+"""The contract between kairox-mcp and its transport plugins.
+
+A transport plugin (``kairox-stdio``, ``kairox-sse``, ``kairox-streamable-http``
+or a third party's) registers an object implementing :class:`McpTransport`
+through ``kairox_register_transports``. The MCP client opens one connection per
+server with ``transport.connect(server, context)`` and runs the SDK's
+``ClientSession`` over the streams it yields.
+
+This module must stay cheap to import: it never imports ``mcp`` at module
+level (the stream item types are named in strings only).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import attrs
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared.message import SessionMessage
+
+    #: what ``connect`` yields: (read stream of SessionMessage | Exception, write stream of SessionMessage)
+    Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+
+__all__ = ["ConnectContext", "Diagnostics", "McpTransport", "StderrBuffer"]
+
+
+class StderrBuffer:
+    """A bounded record of a server's stderr: the first ``head`` and last ``tail``
+    lines are kept, everything between is counted and dropped. Never unbounded,
+    whatever the server writes (50 MB of stderr costs a few KB here)."""
+
+    def __init__(self, head: int = 50, tail: int = 200, max_line: int = 2000) -> None:
+        self._head_max = head
+        self._head: list[str] = []
+        self._tail: deque[str] = deque(maxlen=tail)
+        self._max_line = max_line
+        self.dropped = 0
+        self.total_lines = 0
+
+    def append(self, line: str) -> None:
+        line = line.rstrip("\r\n")
+        if len(line) > self._max_line:
+            line = line[: self._max_line] + " [...]"
+        self.total_lines += 1
+        if len(self._head) < self._head_max:
+            self._head.append(line)
+            return
+        if len(self._tail) == self._tail.maxlen:
+            self.dropped += 1
+        self._tail.append(line)
+
+    def lines(self) -> list[str]:
+        marker = [f"[... {self.dropped} lines dropped ...]"] if self.dropped else []
+        return [*self._head, *marker, *self._tail]
+
+    def tail(self, n: int = 20) -> list[str]:
+        return self.lines()[-n:]
+
+
+@attrs.define
+class Diagnostics:
+    """What a transport knows about its server's health; the client reads it
+    to explain a failure (``McpServerFailed`` carries it)."""
+
+    stderr: StderrBuffer = attrs.field(factory=StderrBuffer)
+    exit_code: int | None = None
+    pid: int | None = None
+    error: str | None = None
+
+    def summary(self, tail: int = 20) -> str:
+        parts = []
+        if self.error:
+            parts.append(self.error)
+        if self.exit_code is not None:
+            parts.append(f"exit code {self.exit_code}")
+        lines = self.stderr.tail(tail)
+        if lines:
+            parts.append("stderr (last lines):\n  " + "\n  ".join(lines))
+        return "; ".join(parts[:2]) + ("\n" + parts[2] if len(parts) > 2 else "")
+
+
+@attrs.define
+class ConnectContext:
+    """Given to ``connect``: where the server runs and where to report."""
+
+    server_name: str
+    workspace: Path
+    env: Mapping[str, str]  # the runtime's environment (for `""` = inherit, ${VAR} already expanded)
+    diagnostics: Diagnostics = attrs.field(factory=Diagnostics)
+    log_file: Path | None = None  # optional: also append stderr here
+    startup_timeout: float = 30.0
+
+
+@runtime_checkable
+class McpTransport(Protocol):
+    """One transport kind. ``name`` is the ``type`` value in a server entry."""
+
+    name: str
+
+    def connect(self, server: Any, context: ConnectContext) -> AbstractAsyncContextManager[Streams]:
+        """Open the connection; yield ``(read_stream, write_stream)`` for ``ClientSession``.
+
+        ``server`` is the server's config entry (``kairox_mcp.config.McpServerConfig``).
+        On exit, close everything; for processes: no child (or grandchild) may survive.
+        A dead peer must end the read stream promptly (so pending requests fail),
+        after filling ``context.diagnostics``.
+        """
+        ...
