@@ -136,6 +136,9 @@ class Config:
     values: dict[str, Any] = attrs.field(factory=dict)
     sections: dict[str, ConfigSection] = attrs.field(factory=dict)
     owners: dict[str, str] = attrs.field(factory=dict)
+    #: every parsed document, lowest precedence first: (file, data) — for sections
+    #: that accumulate across files instead of replacing (e.g. [instructions])
+    documents: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
 
     def section(self, name: str) -> Any:
         """The structured value of a section (its default when absent or broken)."""
@@ -206,6 +209,7 @@ def load_config(
             config.files.append(path)
             docs.append((str(path), data))
     docs.extend(documents or [])
+    config.documents = docs
     for file, data in docs:
         _merge(config, file, data)
     _structure_sections(config, env)
