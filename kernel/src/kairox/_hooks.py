@@ -99,7 +99,11 @@ class HookOutcome:
 
 
 def _plugin_label(pm: pluggy.PluginManager, impl: pluggy.HookImpl) -> str:
-    return pm.get_name(impl.plugin) or impl.plugin_name
+    name = pm.get_name(impl.plugin) or impl.plugin_name
+    if name.isdigit():  # pluggy names unnamed instances by id(); say what they are instead
+        plugin = impl.plugin
+        name = getattr(plugin, "__name__", None) or type(plugin).__name__
+    return name
 
 
 async def call_each(

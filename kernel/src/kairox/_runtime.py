@@ -43,6 +43,7 @@ from ._types import ServerState, ServerStatus
 from .errors import ConfigError, PolicyDenied, ToolError
 
 if TYPE_CHECKING:
+    from ._context import TurnContext
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
 __all__ = ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeStatus", "Session"]
@@ -455,3 +456,12 @@ class Session:
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> ToolResult:
         kwargs.setdefault("approver", self.approver)
         return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
+
+    async def turn_context(
+        self, prompt: str, *, tool_budget: int | None = None, max_skills: int = 5, cwd: Path | None = None
+    ) -> TurnContext:
+        """What the model should see this turn: instructions, skills index and matches,
+        injected context (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens)."""
+        from ._context import build_turn_context
+
+        return await build_turn_context(self, prompt, tool_budget=tool_budget, max_skills=max_skills, cwd=cwd)

@@ -252,7 +252,9 @@ def tools_call(ctx: click.Context, name: str, args_json: str, yes: bool, timeout
 
 
 def register_core_commands(group: click.Group) -> None:
-    for command in (status, plugins, config, tools):
+    from ._context import context
+
+    for command in (status, plugins, config, tools, context):
         group.add_command(command)
 
 

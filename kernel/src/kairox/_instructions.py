@@ -1,0 +1,132 @@
+"""Instructions: behaviour that applies to every session in a workspace.
+
+Sources, in the order they are given to the model (later ones are more
+specific and win where they disagree):
+
+1. the user's instruction files: ``$KAIROX_HOME/AGENTS.md`` then ``$KAIROX_HOME/CLAUDE.md``;
+2. ``[instructions]`` in the user ``kairox.toml`` (``text``, then each of ``files``);
+3. ``[instructions]`` in the workspace config files (same order);
+4. the instruction files users already keep in the repository: for every
+   directory from the workspace root down to the current directory (nearest
+   last), its ``AGENTS.md`` then its ``CLAUDE.md`` (names configurable through
+   ``[instructions].agents_files``; ``[]`` turns discovery off).
+
+Every piece carries its provenance. A file larger than ``max_bytes`` is cut
+with a marker; an unreadable one is skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ._config import user_home
+from ._convert import structure
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from ._runtime import Runtime
+
+__all__ = ["Instruction", "InstructionsConfig", "load_instructions"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_AGENTS_FILES = ("AGENTS.md", "CLAUDE.md")
+
+
+@attrs.frozen
+class InstructionsConfig:
+    """The ``[instructions]`` section."""
+
+    text: str = ""
+    files: list[str] = attrs.field(factory=list)
+    agents_files: list[str] = attrs.field(factory=lambda: list(DEFAULT_AGENTS_FILES))
+    max_bytes: int = 32_768
+
+
+@attrs.frozen
+class Instruction:
+    """One piece of instructions and where it came from."""
+
+    text: str
+    source: str  # a file path, or "<file> [instructions].text"
+    scope: str  # "user" | "workspace" | "directory"
+
+
+def _read(path: Path, max_bytes: int, problems: list[str]) -> str | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        problems.append(f"{path}: cannot read: {exc}")
+        return None
+    text = data[:max_bytes].decode("utf-8", errors="replace")
+    if len(data) > max_bytes:
+        text += f"\n[... truncated: {len(data) - max_bytes} more bytes in {path} ...]"
+    return text.strip() or None
+
+
+def _section_of(file: str, data: dict[str, Any], problems: list[str]) -> InstructionsConfig | None:
+    raw = data.get("instructions")
+    if raw is None:
+        return None
+    try:
+        return structure(raw, InstructionsConfig, path="instructions", file=file)
+    except ConfigError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[list[Instruction], list[str]]:
+    """Every instruction for a session in ``runtime``'s workspace, with the problems met."""
+    problems: list[str] = []
+    pieces: list[Instruction] = []
+    merged = runtime.config.section("instructions")
+    max_bytes = merged.max_bytes
+    names = merged.agents_files
+    home = runtime.home or user_home(runtime.env)
+    for name in names:
+        path = home / name
+        text = _read(path, max_bytes, problems)
+        if text:
+            pieces.append(Instruction(text, str(path), "user"))
+    user_files = {str(home / "kairox.toml")}
+    for file, data in runtime.config.documents:
+        sec = _section_of(file, data, problems)
+        if sec is None:
+            continue
+        scope = "user" if file in user_files else "workspace"
+        base = Path(file).parent if Path(file).is_absolute() else runtime.workspace
+        if scope == "workspace" and base.name == ".kairox":
+            base = base.parent
+        if sec.text.strip():
+            pieces.append(Instruction(sec.text.strip(), f"{file} [instructions].text", scope))
+        for rel in sec.files:
+            path = (base / Path(rel).expanduser()).resolve()
+            text = _read(path, max_bytes, problems)
+            if text is None and not path.exists():
+                problems.append(f"{file}: instructions.files: {rel}: no such file")
+            elif text:
+                pieces.append(Instruction(text, str(path), scope))
+    workspace = runtime.workspace
+    here = (cwd or workspace).resolve()
+    try:
+        rel_parts = here.relative_to(workspace).parts
+    except ValueError:
+        rel_parts = ()
+    directory = workspace
+    for part in (None, *rel_parts):
+        if part is not None:
+            directory = directory / part
+        for name in names:
+            path = directory / name
+            text = _read(path, max_bytes, problems)
+            if text:
+                pieces.append(Instruction(text, str(path), "workspace" if directory == workspace else "directory"))
+    for problem in problems:
+        logger.warning("instructions: %s", problem)
+    return pieces, problems
