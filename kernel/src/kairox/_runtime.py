@@ -140,6 +140,9 @@ class Runtime:
         self._call_ids = itertools.count(1)
         self._failures_seen = 0
         self._catalog_sources: Registrar[CatalogSource] | None = None
+        #: size limits applied to every tool result (see ToolResult.limited)
+        self.max_result_text = 200_000
+        self.max_result_binary = 20_000_000
         self.events.subscribe(self._forward_event)
         self._setup()
 
@@ -307,6 +310,7 @@ class Runtime:
                 raise
             except Exception as exc:
                 raise ToolError(f"{spec.id} failed: {type(exc).__name__}: {exc}") from exc
+            result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
             outcome = "error" if result.is_error else "ok"
             if self.host.pm.hook.kairox_post_tool_call.get_hookimpls() or self.hooks.for_event("post_tool_call"):
                 self._report(

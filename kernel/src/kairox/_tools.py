@@ -160,6 +160,39 @@ class ToolResult:
             parts.append(json.dumps(self.structured, ensure_ascii=False))
         return "\n".join(parts)
 
+    def limited(self, *, max_text: int = 200_000, max_binary: int = 20_000_000) -> ToolResult:
+        """A copy within size limits: long text blocks are cut with a marker, binary
+        blocks (images, audio, blobs) over ``max_binary`` bytes become a text note.
+        Returns ``self`` when nothing is over."""
+        blocks: list[Content] = []
+        changed = False
+        for block in self.content:
+            if isinstance(block, TextContent) and len(block.text) > max_text:
+                cut = len(block.text) - max_text
+                blocks.append(TextContent(block.text[:max_text] + f"\n[... truncated: {cut} more characters ...]"))
+                changed = True
+            elif isinstance(block, (ImageContent, AudioContent)) and _b64_size(block.data) > max_binary:
+                blocks.append(
+                    TextContent(
+                        f"[{block.type} {block.mime_type} of {_b64_size(block.data)} bytes omitted: over the size limit]"
+                    )
+                )
+                changed = True
+            elif isinstance(block, ResourceContent) and block.blob is not None and _b64_size(block.blob) > max_binary:
+                blocks.append(
+                    TextContent(f"[resource {block.uri} of {_b64_size(block.blob)} bytes omitted: over the size limit]")
+                )
+                changed = True
+            elif isinstance(block, ResourceContent) and block.text is not None and len(block.text) > max_text:
+                cut = len(block.text) - max_text
+                blocks.append(
+                    attrs.evolve(block, text=block.text[:max_text] + f"\n[... truncated: {cut} more characters ...]")
+                )
+                changed = True
+            else:
+                blocks.append(block)
+        return attrs.evolve(self, content=tuple(blocks)) if changed else self
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "content": [attrs.asdict(c) for c in self.content],
