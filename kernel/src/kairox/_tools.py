@@ -120,7 +120,9 @@ Content = Union[TextContent, ImageContent, AudioContent, ResourceContent, Resour
 
 
 def _b64_size(data: str) -> int:
-    return len(data) * 3 // 4
+    """Decoded size of base64 text, without decoding it."""
+    data = data.rstrip()
+    return len(data) * 3 // 4 - data[-2:].count("=")
 
 
 @attrs.frozen

@@ -1,0 +1,215 @@
+"""Turn context: instructions precedence/provenance, pre_turn context, tool budget, session scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import kairox
+from kairox import ContextPiece, FunctionTool, ImageContent, TextContent, ToolResult, ToolSpec, hookimpl
+
+
+def _open(ws: Path, home: Path, *plugins: object) -> Any:
+    return kairox.Runtime.open(ws, home=home, plugins=list(plugins), load_entrypoints=False, env={})
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    w = tmp_path / "ws"
+    w.mkdir()
+    return w
+
+
+@pytest.mark.anyio
+async def test_instructions_order_and_provenance(ws: Path, home: Path) -> None:
+    (home / "AGENTS.md").write_text("user agents")
+    (home / "kairox.toml").write_text('[instructions]\ntext = "user inline"\n')
+    (ws / "kairox.toml").write_text('[instructions]\ntext = "workspace inline"\nfiles = ["docs/rules.md"]\n')
+    (ws / "docs").mkdir()
+    (ws / "docs" / "rules.md").write_text("rules file")
+    (ws / "AGENTS.md").write_text("root agents")
+    (ws / "CLAUDE.md").write_text("root claude")
+    (ws / "pkg" / "sub").mkdir(parents=True)
+    (ws / "pkg" / "AGENTS.md").write_text("pkg agents")
+    (ws / "pkg" / "sub" / "CLAUDE.md").write_text("sub claude")
+    async with _open(ws, home) as rt, rt.session() as s:
+        tc = await s.turn_context("hi", cwd=ws / "pkg" / "sub")
+    texts = [i.text for i in tc.instructions]
+    assert texts == [
+        "user agents",
+        "user inline",
+        "workspace inline",
+        "rules file",
+        "root agents",
+        "root claude",
+        "pkg agents",
+        "sub claude",
+    ]
+    scopes = [i.scope for i in tc.instructions]
+    assert scopes == ["user", "user", "workspace", "workspace", "workspace", "workspace", "directory", "directory"]
+    assert tc.instructions[1].source == f"{home / 'kairox.toml'} [instructions].text"
+    assert tc.instructions[3].source == str((ws / "docs" / "rules.md").resolve())
+    # the rendering says where each piece came from, in the same order
+    rendered = tc.render()
+    assert rendered.index("user agents") < rendered.index("sub claude")
+    assert f"instructions from {ws / 'pkg' / 'sub' / 'CLAUDE.md'}" in rendered
+
+
+@pytest.mark.anyio
+async def test_instructions_discovery_can_be_turned_off_and_missing_file_reported(ws: Path, home: Path) -> None:
+    (ws / "AGENTS.md").write_text("root agents")
+    (ws / "kairox.toml").write_text('[instructions]\nagents_files = []\nfiles = ["nope.md"]\n')
+    async with _open(ws, home) as rt, rt.session() as s:
+        tc = await s.turn_context("hi")
+    assert tc.instructions == []
+    assert any("nope.md" in p and "no such file" in p for p in tc.problems)
+
+
+@pytest.mark.anyio
+async def test_large_instruction_file_is_truncated(ws: Path, home: Path) -> None:
+    (ws / "kairox.toml").write_text("[instructions]\nmax_bytes = 100\n")
+    (ws / "AGENTS.md").write_text("x" * 1000)
+    async with _open(ws, home) as rt, rt.session() as s:
+        tc = await s.turn_context("hi")
+    (only,) = tc.instructions
+    assert only.text.startswith("x" * 100)
+    assert "truncated: 900 more bytes" in only.text
+
+
+class ContextPlugin:
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    @hookimpl
+    def kairox_pre_turn(self, session: kairox.Session, prompt: str) -> list[object]:
+        self.prompts.append(prompt)
+        return ["plain text", ContextPiece("titled", title="status")]
+
+
+class AsyncContextPlugin:
+    @hookimpl
+    async def kairox_pre_turn(self, session: kairox.Session, prompt: str) -> ContextPiece:
+        await anyio.sleep(0)
+        return ContextPiece(f"async for {prompt}", source="custom-source")
+
+
+class BrokenContextPlugin:
+    @hookimpl
+    def kairox_pre_turn(self, session: kairox.Session, prompt: str) -> str:
+        raise RuntimeError("boom")
+
+
+@pytest.mark.anyio
+async def test_pre_turn_context_is_labelled_and_a_failing_hook_is_reported(ws: Path, home: Path) -> None:
+    plugin = ContextPlugin()
+    events: list[kairox.Event] = []
+    async with _open(ws, home, plugin, AsyncContextPlugin(), BrokenContextPlugin()) as rt:
+        rt.events.subscribe(events.append, kairox.HookFailed)
+        async with rt.session() as s:
+            tc = await s.turn_context("fix the bug")
+    assert plugin.prompts == ["fix the bug"]
+    by_text = {p.text: p for p in tc.injected}
+    assert by_text["plain text"].source == "ContextPlugin"
+    assert by_text["titled"].source == "ContextPlugin" and by_text["titled"].title == "status"
+    assert by_text["async for fix the bug"].source == "custom-source"
+    assert len(tc.injected) == 3
+    assert any("BrokenContextPlugin" in p and "boom" in p for p in tc.problems)
+    assert [e.plugin for e in events if isinstance(e, kairox.HookFailed)] == ["BrokenContextPlugin"]
+    assert "<!-- context from ContextPlugin status -->\ntitled" in tc.render()
+
+
+class ManyTools:
+    name = "many"
+
+    async def start(self, runtime: kairox.Runtime) -> None:
+        for i in range(30):
+            spec = ToolSpec(
+                id=f"many.tool{i:02d}",
+                description=f"tool number {i} " + "padding " * 20 + ("weather" if i == 17 else ""),
+                domain="local",
+                capability="read",
+            )
+            runtime.tools.add(FunctionTool(spec, lambda: "ok"), provider=self.name)
+
+    async def stop(self) -> None:
+        return None
+
+    def status(self) -> list[kairox.ServerStatus]:
+        return []
+
+
+class ManyToolsPlugin:
+    @hookimpl
+    def kairox_register_tool_providers(self, registrar: kairox.Registrar[Any], runtime: kairox.Runtime) -> None:
+        registrar.add(ManyTools())
+
+
+@pytest.mark.anyio
+async def test_tool_budget_keeps_tools_search_and_the_rest_are_findable(ws: Path, home: Path) -> None:
+    async with _open(ws, home, ManyToolsPlugin()) as rt, rt.session() as s:
+        full = await s.turn_context("x")
+        assert len(full.tools) == 31 and full.omitted_tools == 0
+        small = await s.turn_context("x", tool_budget=400)
+        names = [t["name"] for t in small.tools]
+        assert names[0] == "tools_search"
+        assert 1 < len(names) < 31
+        assert small.omitted_tools == 31 - len(names)
+        budget_used = sum(len(json.dumps(t)) // 4 for t in small.tools)
+        assert budget_used <= 400
+        found = await s.call_tool("tools.search", {"query": "weather"})
+        assert found.structured is not None
+        assert [t["id"] for t in found.structured["tools"]] == ["many.tool17"]
+        assert found.structured["tools"][0]["input_schema"]["type"] == "object"
+
+
+class SessionHooks:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    @hookimpl
+    def kairox_session_start(self, session: kairox.Session) -> None:
+        self.calls.append(("start", session.id))
+
+    @hookimpl
+    def kairox_session_end(self, session: kairox.Session, reason: str) -> None:
+        self.calls.append(("end", reason))
+
+
+@pytest.mark.anyio
+async def test_session_hooks_fire_once_on_cancel_and_error(ws: Path, home: Path) -> None:
+    hooks = SessionHooks()
+    async with _open(ws, home, hooks) as rt:
+        with anyio.move_on_after(0.05):
+            async with rt.session():
+                await anyio.sleep(10)
+        with pytest.raises(ValueError):
+            async with rt.session():
+                raise ValueError("x")
+        async with rt.session() as s:
+            s.approved.add("x")
+            s.state["k"] = 1
+        assert s.closed
+    assert [c[0] for c in hooks.calls] == ["start", "end", "start", "end", "start", "end"]
+    assert [c[1] for c in hooks.calls if c[0] == "end"] == ["cancelled", "error", "closed"]
+
+
+def test_tool_result_limits_keep_small_results_and_cut_big_ones() -> None:
+    small = ToolResult(content=(TextContent("hi"), ImageContent("aGk=", "image/png")))
+    assert small.limited() is small
+    big = ToolResult(content=(TextContent("y" * 50), ImageContent("A" * 400, "image/png")))
+    cut = big.limited(max_text=10, max_binary=100)
+    first, second = cut.content
+    assert isinstance(first, TextContent) and first.text.startswith("y" * 10) and "40 more characters" in first.text
+    assert isinstance(second, TextContent) and "image image/png of 300 bytes omitted" in second.text
+    assert "[image image/png, 2 bytes]" in small.text
