@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 import kairox
@@ -100,7 +101,7 @@ class ContextPlugin:
 class AsyncContextPlugin:
     @hookimpl
     async def kairox_pre_turn(self, session: kairox.Session, prompt: str) -> ContextPiece:
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         return ContextPiece(f"async for {prompt}", source="custom-source")
 
 
