@@ -175,7 +175,8 @@ def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, Any] | None:
         errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
         return None
     try:
-        return tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
+        return data
     except tomllib.TOMLDecodeError as exc:
         errors.append(ConfigError(f"invalid TOML: {exc}", file=str(path)))
         return None

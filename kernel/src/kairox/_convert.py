@@ -108,6 +108,11 @@ def _structure_any(value: Any, _t: Any) -> Any:
     return value
 
 
+def _is_literal(t: Any) -> bool:
+    origin: Any = typing.get_origin(t)
+    return origin is Literal
+
+
 def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     for prim, hook in (
@@ -131,7 +136,7 @@ def make_converter() -> cattrs.Converter:
 
         return hook
 
-    conv.register_structure_hook_factory(lambda t: typing.get_origin(t) is Literal, literal_factory)
+    conv.register_structure_hook_factory(_is_literal, literal_factory)
 
     def attrs_factory(cl: type[Any]) -> Callable[[Any, Any], Any]:
         base = make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, _cattrs_detailed_validation=True)

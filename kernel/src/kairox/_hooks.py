@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Union
 import attrs
 import pluggy
 
+from ._host import trace_hook_call
+
 if TYPE_CHECKING:
     from ._runtime import Runtime, Session
     from ._tools import ToolSpec
@@ -132,6 +134,7 @@ async def call_each(
     for source, fn, argnames in targets:
         args = before_each(kwargs) if before_each else kwargs
         call_args = {k: v for k, v in args.items() if argnames is None or k in argnames}
+        trace_hook_call(pm, f"kairox_{event}", source, call_args)
         try:
             value = fn(**call_args)
             if inspect.isawaitable(value):

@@ -16,6 +16,7 @@ import pluggy
 from . import hookspecs
 from ._compat import importlib_metadata
 from ._registrar import Registrar
+from .errors import RegistrationError
 
 __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"]
 
@@ -93,8 +94,9 @@ class PluginHost:
         try:
             registered = self.pm.register(plugin, name=name)
         except Exception as exc:
-            label = name or getattr(plugin, "__name__", repr(plugin))
-            self.record(LoadFailure(label, None, None, "register", _format_error(exc), traceback.format_exc()), exc)
+            label = name or str(getattr(plugin, "__name__", None) or repr(plugin))
+            dist, version = self._dists.get(label, (None, None))
+            self.record(LoadFailure(label, dist, version, "register", _format_error(exc), traceback.format_exc()), exc)
             return None
         if registered and builtin:
             self._builtin.add(registered)
@@ -103,11 +105,14 @@ class PluginHost:
     def collect(self, hook_name: str, registrar: Registrar[T], **kwargs: Any) -> Registrar[T]:
         """Call a ``kairox_register_*`` hook one plugin at a time, isolating failures."""
         caller = getattr(self.pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):
+        arguments = {"registrar": registrar, **kwargs}
+        for impl in registration_order(caller.get_hookimpls()):
             plugin_name = self.pm.get_name(impl.plugin) or impl.plugin_name
             registrar.owner = self.label(plugin_name)
+            call_args = {k: v for k, v in arguments.items() if k in impl.argnames}
+            trace_hook_call(self.pm, hook_name, plugin_name, call_args)
             try:
-                impl.function(registrar, **{k: v for k, v in kwargs.items() if k in impl.argnames})
+                impl.function(**call_args)
             except Exception as exc:
                 dist, version = self._dists.get(plugin_name, (None, None))
                 self.record(
@@ -128,6 +133,24 @@ class PluginHost:
             dist, version = self._dists.get(name, (None, None))
             infos.append(PluginInfo(name, dist, version, hooks, builtin))
         return sorted(infos, key=lambda i: (not i.builtin, i.name))
+
+
+def registration_order(impls: Iterable[pluggy.HookImpl]) -> list[pluggy.HookImpl]:
+    """Implementations in the order they were registered (``tryfirst`` ones first,
+    ``trylast`` ones last; wrappers left out): the kernel's built-ins come before
+    entry points, which come before inline plugins, so the first claimant of a
+    name keeps it and the latecomer is the one reported."""
+    plain = [i for i in impls if not (i.hookwrapper or i.wrapper)]
+    return sorted(plain, key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)
+
+
+def trace_hook_call(pm: pluggy.PluginManager, hook_name: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
+    """Write one line per hook call when ``KAIROX_TRACE_PLUGINS`` turned tracing on.
+
+    The kernel calls implementations one at a time (to isolate failures), which
+    bypasses pluggy's own hook-call tracing; this keeps the trace complete.
+    """
+    pm.trace.root.get("hook")(f"{hook_name} -> {plugin}({', '.join(kwargs)})")
 
 
 def _trace_writer(*args: Any) -> None:
@@ -181,7 +204,7 @@ def _kernel_version() -> str | None:
 def _load_entry_points(host: PluginHost, env: Mapping[str, str]) -> None:
     only = _env_list(env, "KAIROX_LOAD_PLUGINS")
     disabled = set(_env_list(env, "KAIROX_DISABLE_PLUGINS") or [])
-    seen: set[str] = set()
+    seen: dict[str, str | None] = {}
     for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = getattr(ep, "dist", None)
         dist_name = dist.metadata["Name"] if dist is not None else None
@@ -189,9 +212,23 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str]) -> None:
         names = {ep.name} | ({dist_name} if dist_name else set())
         if only is not None and not names & set(only):
             continue
-        if names & disabled or ep.name in seen:
+        if names & disabled:
             continue
-        seen.add(ep.name)
+        if ep.name in seen:
+            other = seen[ep.name]
+            if other != dist_name:  # the same distribution found twice on sys.path is not a clash
+                host.record(
+                    LoadFailure(
+                        ep.name,
+                        dist_name,
+                        version,
+                        "load",
+                        f"entry point name {ep.name!r} is used by both {other} and {dist_name}; {other} keeps it",
+                    ),
+                    RegistrationError(f"entry point name {ep.name!r} is used by both {other} and {dist_name}"),
+                )
+            continue
+        seen[ep.name] = dist_name
         if host.pm.get_plugin(ep.name) is not None or host.pm.is_blocked(ep.name):
             continue
         host._dists[ep.name] = (dist_name, version)

@@ -100,6 +100,16 @@ class RuntimeStatus:
         )
 
 
+def _spawner(tg: anyio.abc.TaskGroup) -> Callable[[Callable[[], Awaitable[None]]], None]:
+    def spawn(fn: Callable[[], Awaitable[None]]) -> None:
+        async def run() -> None:
+            await fn()
+
+        tg.start_soon(run)
+
+    return spawn
+
+
 class Runtime:
     """Everything one agent process needs: open it with :meth:`open`.
 
@@ -191,10 +201,17 @@ class Runtime:
     def _forward_event(self, event: Event) -> None:
         caller = self.host.pm.hook.kairox_event
         for impl in caller.get_hookimpls():
+            if impl.hookwrapper or impl.wrapper:
+                continue
             try:
-                impl.function(**{k: v for k, v in {"event": event, "runtime": self}.items() if k in impl.argnames})
+                result = impl.function(
+                    **{k: v for k, v in {"event": event, "runtime": self}.items() if k in impl.argnames}
+                )
             except Exception:
                 logger.exception("kairox_event hook of %s failed", impl.plugin_name)
+                continue
+            if inspect.isawaitable(result):  # an async implementation runs as a task, like async subscribers
+                self.events._run_async(result)
 
     # -- lifetime ----------------------------------------------------------
     @classmethod
@@ -204,26 +221,43 @@ class Runtime:
     ) -> AsyncIterator[Runtime]:
         """Open a runtime; with ``start=False`` providers are not started (config/plugins only)."""
         rt = cls(workspace, **kwargs)
+        body_error: Exception | None = None
         async with anyio.create_task_group() as tg:
             rt._tg = tg
-            rt.events.bind(lambda fn: tg.start_soon(fn))
+            rt.events.bind(_spawner(tg))
             try:
                 await rt.skills.scan(rt.skill_sources, rt)
                 if start:
                     await rt.start_providers()
-                yield rt
+                try:
+                    yield rt
+                except Exception as exc:  # re-raised below, outside the task group,
+                    body_error = exc  # so the caller sees it as is, not in an ExceptionGroup
             finally:
                 with anyio.CancelScope(shield=True):
                     await rt.aclose()
                 tg.cancel_scope.cancel()
                 rt.events.bind(None)
                 rt._tg = None
+        if body_error is not None:
+            raise body_error
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
-        """Run ``fn(*args)`` as a task that lives as long as the runtime."""
+        """Run ``fn(*args)`` as a task that lives as long as the runtime.
+
+        The task is cancelled when the runtime closes. If it raises, the error is
+        logged and the runtime goes on (one plugin's task never takes it down).
+        """
         if self._tg is None:
             raise RuntimeError("the runtime is not open (use `async with Runtime.open(...)`)")
-        self._tg.start_soon(fn, *args, name=name)
+
+        async def guarded() -> None:
+            try:
+                await fn(*args)
+            except Exception:
+                logger.exception("background task %s failed", name or getattr(fn, "__qualname__", fn))
+
+        self._tg.start_soon(guarded, name=name or getattr(fn, "__qualname__", None))
 
     async def start_providers(self, names: Iterable[str] | None = None) -> None:
         """Start providers in parallel; a failing one is recorded and the others go on."""
@@ -300,12 +334,14 @@ class Runtime:
             context = ToolContext(self, session, call_id, progress, timeout)
             try:
                 if timeout is not None:
-                    with anyio.fail_after(timeout):
+                    # move_on_after, not fail_after: a TimeoutError the tool raises itself
+                    # (a socket, a peer) is a failure of the tool, not our deadline
+                    with anyio.move_on_after(timeout) as deadline:
                         result = await tool.call(call.arguments, context)
+                    if deadline.cancelled_caught:
+                        raise ToolError(f"{spec.id}: timed out after {timeout:g} s")
                 else:
                     result = await tool.call(call.arguments, context)
-            except TimeoutError:
-                raise ToolError(f"{spec.id}: timed out after {timeout:g} s") from None
             except ToolError:
                 raise
             except Exception as exc:
@@ -357,7 +393,8 @@ class Runtime:
             answer = await answer
         if answer is True:
             answer = ApprovalAnswer.ALLOW_ONCE
-        if answer in (False, None, ApprovalAnswer.DENY):
+        # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
+        if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
             raise PolicyDenied(f"the user declined ({decision.reason})", tool=spec.id)
         if answer == ApprovalAnswer.ALLOW_SESSION:
             approved.add(spec.id)

@@ -119,6 +119,10 @@ class ResourceLink:
 Content = Union[TextContent, ImageContent, AudioContent, ResourceContent, ResourceLink]
 
 
+def _content_tuple(blocks: Iterable[Content]) -> tuple[Content, ...]:
+    return tuple(blocks)
+
+
 def _b64_size(data: str) -> int:
     """Decoded size of base64 text, without decoding it."""
     data = data.rstrip()
@@ -129,7 +133,7 @@ def _b64_size(data: str) -> int:
 class ToolResult:
     """What a tool returns. Content blocks are kept as they came (images stay images)."""
 
-    content: tuple[Content, ...] = attrs.field(default=(), converter=tuple)
+    content: tuple[Content, ...] = attrs.field(default=(), converter=_content_tuple)
     structured: dict[str, Any] | None = None
     is_error: bool = False
     meta: dict[str, Any] = attrs.field(factory=dict)
