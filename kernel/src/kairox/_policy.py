@@ -1,62 +1,73 @@
 """The policy engine: one permission model for every tool call.
 
 ``decide(tool, arguments)`` combines the approval policy, the sandbox policy,
-the tool's domain and capability, the write target (for writes) and the user's
-per-tool rules into ``Allow``, ``Ask(reason)`` or ``Deny(reason)``. The full
-table is generated into ``docs/policy.md`` by :func:`decision_table` and tested
-cell by cell.
+the tool's domain and capability, where a write lands and the user's per-tool
+rules into ``Allow``, ``Ask(reason)`` or ``Deny(reason)``.
+
+:func:`decide_cell` is the whole table as pure logic (no paths, no globs);
+:class:`PolicyEngine` works out the inputs of one call (the effective policies,
+the matching rule, where the write targets resolve to) and asks it.
+:func:`render_decision_table_markdown` writes the table that ``docs/policy.md``
+holds; a test fails when the two differ in any cell.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
+from urllib.parse import unquote, urlsplit
 
 import attrs
 
 from ._tools import ToolSpec
-from ._types import (
-    APPROVAL_STRICTNESS,
-    SANDBOX_STRICTNESS,
-    ApprovalPolicy,
-    Capability,
-    Domain,
-    Permissions,
-    SandboxPolicy,
-)
+from ._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
 
 __all__ = [
+    "DEFAULT_PATH_ARGUMENTS",
     "Allow",
     "Ask",
     "Decision",
     "Deny",
+    "Location",
     "PolicyConfig",
     "PolicyEngine",
     "RuleAction",
     "decide_cell",
+    "decision_table",
+    "render_decision_table_markdown",
     "resolve_path",
+    "stricter",
 ]
 
 RuleAction = Literal["allow", "ask", "deny"]
 
 #: argument names taken as write targets when a tool does not declare its own
+#: ``path_arguments``; they are looked for at any depth of the arguments
 DEFAULT_PATH_ARGUMENTS = (
     "path",
+    "paths",
     "file",
+    "files",
     "file_path",
     "filepath",
     "filename",
     "target",
+    "target_path",
     "destination",
     "dest",
+    "source",
+    "src",
     "output",
     "output_path",
+    "output_file",
     "directory",
     "dir",
+    "uri",
 )
 
 
@@ -80,7 +91,17 @@ class Deny:
 
 Decision = Union[Allow, Ask, Deny]
 
+#: where a write lands: ``inside`` the writable roots, ``outside`` them (or
+#: somewhere the engine cannot check), ``none`` when the call names no path
 Location = Literal["inside", "outside", "none"]
+LOCATIONS: tuple[Location, ...] = ("inside", "outside", "none")
+
+_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def stricter(a: Decision, b: Decision) -> Decision:
+    """The stricter of two decisions (``Deny`` > ``Ask`` > ``Allow``); ``a`` on a tie."""
+    return b if _STRICTNESS[b.kind] > _STRICTNESS[a.kind] else a
 
 
 @attrs.frozen
@@ -89,21 +110,12 @@ class PolicyConfig:
 
     approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
     sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    #: extra writable roots besides the workspace (``~`` and relative paths allowed)
     writable_roots: list[str] = attrs.field(factory=list)
+    #: per-tool rules: canonical-id glob -> ``allow`` | ``ask`` | ``deny``
     rules: dict[str, RuleAction] = attrs.field(factory=dict)
+    #: whether the system temporary directory is a writable root
     include_temp_dir: bool = True
-
-
-def _stricter_approval(a: ApprovalPolicy, b: ApprovalPolicy | None) -> ApprovalPolicy:
-    if b is None:
-        return a
-    return min(a, b, key=APPROVAL_STRICTNESS.index)
-
-
-def _stricter_sandbox(a: SandboxPolicy, b: SandboxPolicy | None) -> SandboxPolicy:
-    if b is None:
-        return a
-    return min(a, b, key=SANDBOX_STRICTNESS.index)
 
 
 def decide_cell(
@@ -116,43 +128,59 @@ def decide_cell(
 ) -> Decision:
     """The decision for one cell of the table (no paths, no globs: pure logic).
 
-    ``location`` is where a write lands: ``inside`` the writable roots,
-    ``outside`` them, or ``none`` when the tool names no target path.
+    ``location`` is where a write lands (see :data:`Location`); it only matters
+    for writes. ``rule`` is the action of the user's rule for the tool, if any.
     """
     if rule == "deny":
         return Deny("denied by a rule in [policy.rules]")
 
     def ask(reason: str) -> Decision:
         if approval is ApprovalPolicy.NEVER:
-            return Deny(f"{reason} (approval policy is never, so nobody is asked)")
+            return Deny(f"{reason}; the approval policy is never, so nobody is asked")
         return Ask(reason)
 
     if rule == "ask":
-        return ask("a rule in [policy.rules] asks for this tool")
+        return ask("a rule in [policy.rules] asks before this tool runs")
     if capability is Capability.READ:
-        return Allow("read-only tool")
+        return Allow("reads only")
     if approval is ApprovalPolicy.NEVER and sandbox is SandboxPolicy.DANGER_FULL_ACCESS:
-        return Allow("approval never + danger_full_access")
+        return Allow("approval never with sandbox danger_full_access: everything runs")
     if capability is Capability.EXECUTE:
+        if sandbox is SandboxPolicy.READ_ONLY:
+            return ask(f"runs commands ({domain.value}/execute), which the read_only sandbox cannot confine")
         if rule == "allow":
             return Allow("allowed by a rule in [policy.rules]")
-        return ask(f"runs commands ({domain.value}/execute) and needs approval")
-    # writes
+        return ask(f"runs commands ({domain.value}/execute), which always needs approval")
+    # writes: the sandbox first (a rule never lifts it), then the approval policy
     if sandbox is SandboxPolicy.READ_ONLY:
-        return ask("the sandbox is read_only and this tool writes")
-    if sandbox is SandboxPolicy.WORKSPACE_WRITE and location == "outside":
-        return ask("writes outside the writable roots")
+        return ask("writes, and the sandbox is read_only")
+    if sandbox is SandboxPolicy.WORKSPACE_WRITE:
+        if location == "outside":
+            return ask("writes outside the writable roots")
+        if location == "none" and domain is not Domain.LOCAL:
+            return ask(f"writes to the {domain.value} domain, outside the sandbox's writable roots")
     if rule == "allow":
         return Allow("allowed by a rule in [policy.rules]")
     if approval is ApprovalPolicy.UNTRUSTED:
-        return ask("approval policy untrusted asks before every write")
-    if location == "none" and domain is not Domain.LOCAL and approval is ApprovalPolicy.ON_REQUEST:
+        return ask("the approval policy untrusted asks before every write")
+    if approval is ApprovalPolicy.ON_REQUEST and location == "none" and domain is not Domain.LOCAL:
         return ask(f"writes to the {domain.value} domain")
-    return Allow("write allowed by the sandbox")
+    if sandbox is SandboxPolicy.DANGER_FULL_ACCESS:
+        return Allow("write allowed: the sandbox is danger_full_access")
+    if location == "none":
+        return Allow("local write naming no path")
+    return Allow("write inside the writable roots")
+
+
+# -- paths ------------------------------------------------------------------------
 
 
 def resolve_path(value: str, base: Path) -> Path:
-    """Resolve a path argument the way the OS would: ``~``, relative to ``base``, ``..`` and symlinks."""
+    """Resolve a path argument the way the OS would: ``~``, relative to ``base``, ``..`` and symlinks.
+
+    Tools that write must resolve their path arguments with this same function,
+    so that the engine checks exactly the file the tool writes.
+    """
     expanded = os.path.expanduser(value)
     path = Path(expanded)
     if not path.is_absolute():
@@ -160,11 +188,39 @@ def resolve_path(value: str, base: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _resolve_target(value: str, base: Path) -> Path | None:
+    """A path argument (or ``file:`` URI) resolved; ``None`` when it cannot be (checked as outside)."""
+    if value.startswith(("file:", "FILE:")):
+        parts = urlsplit(value)
+        if parts.netloc not in ("", "localhost"):
+            return None
+        value = unquote(parts.path)
+        if not value:
+            return None
+    try:
+        return resolve_path(value, base)
+    except (ValueError, OSError, RuntimeError):
+        return None  # a NUL byte, an unknown ~user, a name the OS refuses
+
+
 def _is_inside(path: Path, root: Path) -> bool:
     try:
         return os.path.commonpath([str(path), str(root)]) == str(root)
     except ValueError:
         return False
+
+
+_GLOB_PART = re.compile(r"\*|\?|\[[^\]]*\]")
+
+
+def _specificity(pattern: str) -> tuple[bool, int]:
+    """An exact id beats any glob; among globs, more literal characters win."""
+    return (_GLOB_PART.search(pattern) is None, len(_GLOB_PART.sub("", pattern)))
+
+
+@attrs.frozen
+class _Unverifiable:
+    """A path argument holding something other than a string (cannot be checked)."""
 
 
 @attrs.define
@@ -180,72 +236,161 @@ class PolicyEngine:
         ws = Path(os.path.realpath(workspace))
         roots: list[Path] = [ws]
         for extra in config.writable_roots:
-            roots.append(resolve_path(extra, ws))
+            root = _resolve_target(extra, ws)
+            if root is not None:
+                roots.append(root)
         if config.include_temp_dir:
             roots.append(Path(os.path.realpath(tempfile.gettempdir())))
         return cls(config=config, workspace=ws, roots=tuple(dict.fromkeys(roots)))
 
     @property
     def writable_roots(self) -> tuple[Path, ...]:
+        """The roots writes may land in without asking (none under ``read_only``)."""
         if self.config.sandbox is SandboxPolicy.READ_ONLY:
             return ()
         return self.roots
 
     def rule_for(self, tool_id: str) -> RuleAction | None:
-        """The strongest matching rule: deny beats ask beats allow."""
-        matched = {action for pattern, action in self.config.rules.items() if fnmatch.fnmatchcase(tool_id, pattern)}
-        for action in ("deny", "ask", "allow"):
-            if action in matched:
-                return action  # type: ignore[return-value]
-        return None
+        """The rule for a canonical id: a matching ``deny`` always wins; otherwise
+        the most specific matching pattern (ties: the stricter action)."""
+        matched = [
+            (pattern, action) for pattern, action in self.config.rules.items() if fnmatch.fnmatchcase(tool_id, pattern)
+        ]
+        if not matched:
+            return None
+        if any(action == "deny" for _, action in matched):
+            return "deny"
+        best = max(_specificity(p) for p, _ in matched)
+        actions = {a for p, a in matched if _specificity(p) == best}
+        return "ask" if "ask" in actions else "allow"
 
-    def targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> list[Path]:
-        names: Iterable[str] = spec.path_arguments if spec.path_arguments is not None else DEFAULT_PATH_ARGUMENTS
-        found: list[Path] = []
-        for name in names:
-            value = arguments.get(name)
-            values = value if isinstance(value, list) else [value]
-            for v in values:
-                if isinstance(v, str) and v:
-                    found.append(resolve_path(v, self.workspace))
+    def _raw_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | _Unverifiable]:
+        if spec.path_arguments is not None:
+            for name in spec.path_arguments:
+                value = arguments.get(name)
+                if value is None:
+                    continue
+                values = value if isinstance(value, list) else [value]
+                for v in values:
+                    yield v if isinstance(v, str) else _Unverifiable()
+            return
+        yield from _scan(arguments, depth=0)
+
+    def targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> list[Path | None]:
+        """The write targets of a call, resolved; ``None`` for one that cannot be checked."""
+        found: list[Path | None] = []
+        for raw in self._raw_targets(spec, arguments):
+            found.append(None if isinstance(raw, _Unverifiable) else _resolve_target(raw, self.workspace))
         return found
 
     def location(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Location:
+        """``inside`` when every target resolves inside a writable root, ``none`` when there is none."""
         targets = self.targets(spec, arguments)
         if not targets:
             return "none"
-        roots = self.roots
-        if all(any(_is_inside(t, r) for r in roots) for t in targets):
+        if all(t is not None and any(_is_inside(t, r) for r in self.roots) for t in targets):
             return "inside"
         return "outside"
 
     def decide(self, spec: ToolSpec, arguments: Mapping[str, Any] | None = None) -> Decision:
+        """Allow, Ask or Deny this call of ``spec`` with ``arguments``.
+
+        Permissions the tool's plugin or server declares can only narrow the
+        user's policy: the decision is the stricter of the one under the user's
+        policy and the one under the declared policies.
+        """
         arguments = arguments or {}
         perms: Permissions = spec.permissions or Permissions()
-        rule = self.rule_for(spec.id)
         if perms.tools is not None and not any(fnmatch.fnmatchcase(spec.id, p) for p in perms.tools):
             return Deny("not among the tools its plugin's permissions allow")
-        approval = _stricter_approval(self.config.approval, perms.approval)
-        sandbox = _stricter_sandbox(self.config.sandbox, perms.sandbox)
+        rule = self.rule_for(spec.id)
         location: Location = "none"
         if spec.capability is Capability.WRITE:
             location = self.location(spec, arguments)
-        return decide_cell(approval, sandbox, spec.domain, spec.capability, location, rule)
+        approval, sandbox = self.config.approval, self.config.sandbox
+        decision = decide_cell(approval, sandbox, spec.domain, spec.capability, location, rule)
+        if perms.approval is not None or perms.sandbox is not None:
+            narrow_approval = perms.approval or approval
+            narrow_sandbox = perms.sandbox or sandbox
+            narrowed = decide_cell(narrow_approval, narrow_sandbox, spec.domain, spec.capability, location, rule)
+            if _STRICTNESS[narrowed.kind] > _STRICTNESS[decision.kind]:
+                declared = f"approval {narrow_approval.value}, sandbox {narrow_sandbox.value}"
+                reason = f"{narrowed.reason} (under the permissions its plugin declares: {declared})"
+                return Ask(reason) if narrowed.kind == "ask" else Deny(reason)
+        return decision
 
 
-def decision_table() -> list[tuple[str, str, str, str, str, str, str]]:
-    """Every cell of the table (no rules): approval, sandbox, domain, capability, location, decision, reason."""
-    rows = []
+_MAX_SCAN_DEPTH = 8
+
+
+def _scan(value: Any, depth: int) -> Iterator[str | _Unverifiable]:
+    """Default path arguments found anywhere in nested arguments."""
+    if depth > _MAX_SCAN_DEPTH:
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and key.lower() in DEFAULT_PATH_ARGUMENTS:
+                if isinstance(item, str):
+                    yield item
+                    continue
+                if isinstance(item, list) and all(isinstance(v, str) for v in item):
+                    yield from item
+                    continue
+            yield from _scan(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _scan(item, depth + 1)
+
+
+# -- the table ---------------------------------------------------------------------
+
+TableRow = tuple[str, str, str, str, str, str, str]
+
+
+def decision_table() -> list[TableRow]:
+    """Every cell of the table (no rules):
+    approval, sandbox, domain, capability, location, decision, reason."""
+    rows: list[TableRow] = []
     for approval in ApprovalPolicy:
         for sandbox in SandboxPolicy:
             for domain in Domain:
                 for capability in Capability:
-                    locations: tuple[Location, ...] = (
-                        ("inside", "outside", "none") if capability is Capability.WRITE else ("none",)
-                    )
-                    for location in locations:
+                    for location in LOCATIONS:
                         d = decide_cell(approval, sandbox, domain, capability, location)
                         rows.append(
                             (approval.value, sandbox.value, domain.value, capability.value, location, d.kind, d.reason)
                         )
     return rows
+
+
+#: column headers of the rendered table, by location
+LOCATION_HEADERS: dict[Location, str] = {
+    "inside": "inside roots",
+    "outside": "outside roots",
+    "none": "no path",
+}
+
+
+def render_decision_table_markdown() -> str:
+    """The decision table as Markdown: one table per sandbox policy, one row per
+    approval x capability x domain, one column per write location."""
+    cells = {row[:5]: row[5] for row in decision_table()}
+    out: list[str] = []
+    for sandbox in SandboxPolicy:
+        out.append(f"### sandbox = {sandbox.value}")
+        out.append("")
+        out.append(
+            "| approval | capability | domain | " + " | ".join(LOCATION_HEADERS[loc] for loc in LOCATIONS) + " |"
+        )
+        out.append("|---|---|---|" + "---|" * len(LOCATIONS))
+        for approval in ApprovalPolicy:
+            for capability in Capability:
+                for domain in Domain:
+                    kinds = [
+                        cells[(approval.value, sandbox.value, domain.value, capability.value, loc)] for loc in LOCATIONS
+                    ]
+                    out.append(
+                        f"| {approval.value} | {capability.value} | {domain.value} | " + " | ".join(kinds) + " |"
+                    )
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"

@@ -1,0 +1,352 @@
+"""PolicyEngine on real directories: roots, write targets, rules, declared permissions, config."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kairox._policy import (
+    LOCATIONS,
+    Allow,
+    Ask,
+    Deny,
+    Location,
+    PolicyConfig,
+    PolicyEngine,
+    RuleAction,
+    resolve_path,
+)
+from kairox._runtime import Runtime
+from kairox._tools import ToolSpec
+from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
+
+RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    ws = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    home = tmp_path / "home"
+    for d in (ws / "sub", outside, home):
+        d.mkdir(parents=True)
+    (ws / "to_outside").symlink_to(outside)
+    (ws / "dangling").symlink_to(outside / "not-yet")
+    (ws / "to_sub").symlink_to(ws / "sub")
+    (outside / "to_ws").symlink_to(ws)
+    return {"ws": ws, "outside": outside, "home": home, "base": tmp_path}
+
+
+def engine(
+    ws: Path,
+    *,
+    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST,
+    sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE,
+    rules: dict[str, RuleAction] | None = None,
+) -> PolicyEngine:
+    config = PolicyConfig(approval=approval, sandbox=sandbox, rules=rules or {}, include_temp_dir=False)
+    return PolicyEngine.build(config, ws)
+
+
+WRITE = ToolSpec(id="x.write", domain="local", capability="write", path_arguments=("path",))
+UNDECLARED_WRITE = ToolSpec(id="mcp.edit", domain="local", capability="write")
+
+
+# -- roots -------------------------------------------------------------------------
+
+
+def test_roots_are_the_workspace_extra_roots_and_the_temp_dir(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tree["home"]))
+    e = PolicyEngine.build(
+        PolicyConfig(writable_roots=["~/notes", "../outside", str(tree["base"] / "abs")]), tree["ws"]
+    )
+    assert e.roots == (
+        tree["ws"].resolve(),
+        tree["home"].resolve() / "notes",
+        tree["outside"].resolve(),
+        tree["base"].resolve() / "abs",
+        Path(os.path.realpath(tempfile.gettempdir())),
+    )
+    assert e.writable_roots == e.roots
+    no_temp = engine(tree["ws"])
+    assert no_temp.roots == (tree["ws"].resolve(),)
+    assert engine(tree["ws"], sandbox=SandboxPolicy.READ_ONLY).writable_roots == ()
+
+
+def test_the_temp_dir_is_writable_only_when_included(tree: dict[str, Path]) -> None:
+    target = str(Path(tempfile.gettempdir()) / "kairox-policy-probe.txt")
+    with_temp = PolicyEngine.build(PolicyConfig(), tree["ws"])
+    assert with_temp.location(WRITE, {"path": target}) == "inside"
+    assert engine(tree["ws"]).location(WRITE, {"path": target}) == "outside"
+
+
+# -- where a write lands ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("a.txt", "inside"),
+        ("sub/new/deeper.txt", "inside"),
+        ("./sub/../a.txt", "inside"),
+        ("to_sub/x", "inside"),
+        ("", "inside"),
+        ("../outside/x", "outside"),
+        ("sub/../../outside/x", "outside"),
+        ("to_outside/x", "outside"),
+        ("dangling", "outside"),
+        ("to_outside/to_ws/x", "inside"),
+        ("missing/../../outside/x", "outside"),
+        ("/etc/passwd", "outside"),
+        ("/", "outside"),
+        ("~/x", "outside"),
+        ("nul\x00byte", "outside"),
+    ],
+)
+def test_write_targets_resolve_like_the_os(
+    tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch, path: str, expected: Location
+) -> None:
+    monkeypatch.setenv("HOME", str(tree["home"]))
+    assert engine(tree["ws"]).location(WRITE, {"path": path}) == expected
+
+
+def test_absolute_paths_into_the_workspace_are_inside(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])
+    assert e.location(WRITE, {"path": str(tree["ws"] / "sub" / "f")}) == "inside"
+    assert e.location(WRITE, {"path": str(tree["outside"] / "to_ws" / "f")}) == "inside"
+    assert e.location(WRITE, {"path": str(tree["ws"]) + "-sibling/f"}) == "outside"
+
+
+def test_home_inside_the_workspace_makes_tilde_inside(tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tree["ws"] / "sub"))
+    assert engine(tree["ws"]).location(WRITE, {"path": "~/notes.txt"}) == "inside"
+
+
+def test_file_uris_are_paths(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])
+    inside = (tree["ws"] / "sub" / "a b.txt").as_uri()
+    assert e.location(WRITE, {"path": inside}) == "inside"
+    assert e.location(WRITE, {"path": "file:///etc/x"}) == "outside"
+    assert e.location(WRITE, {"path": "file://localhost" + str(tree["ws"] / "x")}) == "inside"
+    assert e.location(WRITE, {"path": "file://evil.example" + str(tree["ws"] / "x")}) == "outside"
+    assert e.location(WRITE, {"path": "file:" + str(tree["ws"] / "%2E%2E" / "outside" / "x")}) == "outside"
+
+
+def test_every_target_must_be_inside(tree: dict[str, Path]) -> None:
+    spec = ToolSpec(id="x.move", domain="local", capability="write", path_arguments=("source", "destination"))
+    e = engine(tree["ws"])
+    assert e.location(spec, {"source": "a", "destination": "sub/b"}) == "inside"
+    assert e.location(spec, {"source": "a", "destination": "../outside/b"}) == "outside"
+    assert e.location(spec, {"source": ["a", "b"], "destination": "c"}) == "inside"
+    assert e.location(spec, {"source": ["a", "/etc/b"], "destination": "c"}) == "outside"
+    assert e.location(spec, {}) == "none"
+
+
+def test_declared_path_arguments_that_are_not_strings_cannot_be_checked(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])
+    assert e.location(WRITE, {"path": {"nested": "a"}}) == "outside"
+    assert e.location(WRITE, {"path": 3}) == "outside"
+    assert e.location(WRITE, {"path": ["a", 3]}) == "outside"
+    assert e.location(WRITE, {"path": None}) == "none"
+    assert e.location(WRITE, {"other": "/etc/x"}) == "none"  # only the declared names count
+
+
+def test_undeclared_tools_are_searched_at_any_depth(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])
+    assert e.location(UNDECLARED_WRITE, {"edits": [{"file_path": "a"}, {"FILE": "sub/b"}]}) == "inside"
+    assert e.location(UNDECLARED_WRITE, {"edits": [{"file_path": "a"}, {"path": "/etc/b"}]}) == "outside"
+    assert e.location(UNDECLARED_WRITE, {"options": {"output": {"dir": "../outside"}}}) == "outside"
+    assert e.location(UNDECLARED_WRITE, {"uri": "file:///etc/hosts"}) == "outside"
+    assert e.location(UNDECLARED_WRITE, {"paths": ["a", "../outside/b"]}) == "outside"
+    assert e.location(UNDECLARED_WRITE, {"text": "/etc/passwd", "count": 3}) == "none"
+
+
+def test_decide_uses_the_resolved_location(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])
+    assert isinstance(e.decide(WRITE, {"path": "sub/ok.txt"}), Allow)
+    d = e.decide(WRITE, {"path": "to_outside/x"})
+    assert isinstance(d, Ask) and "outside the writable roots" in d.reason
+    assert isinstance(engine(tree["ws"], approval=ApprovalPolicy.NEVER).decide(WRITE, {"path": "/etc/x"}), Deny)
+    # reads never look at paths
+    read = ToolSpec(id="x.read", domain="local", capability="read", path_arguments=("path",))
+    assert isinstance(e.decide(read, {"path": "/etc/shadow"}), Allow)
+
+
+def test_undeclared_domain_and_capability_mean_system_execute(tree: dict[str, Path]) -> None:
+    spec = ToolSpec(id="mystery.tool")
+    assert (spec.domain, spec.capability) == (Domain.SYSTEM, Capability.EXECUTE)
+    d = engine(tree["ws"]).decide(spec, {})
+    assert isinstance(d, Ask) and "system/execute" in d.reason
+
+
+def test_resolve_path_is_what_tools_must_use(tree: dict[str, Path]) -> None:
+    assert resolve_path("to_sub/../x", tree["ws"]) == tree["ws"].resolve() / "x"
+    assert resolve_path("to_outside/x", tree["ws"]) == tree["outside"].resolve() / "x"
+
+
+# -- rules -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rules", "tool", "expected"),
+    [
+        ({}, "git.status", None),
+        ({"git.*": "allow"}, "git.status", "allow"),
+        ({"git.*": "allow"}, "gitx.status", None),
+        ({"git.*": "allow", "git.push": "ask"}, "git.push", "ask"),
+        ({"git.*": "allow", "git.push": "ask"}, "git.status", "allow"),
+        ({"git.*": "ask", "git.status": "allow"}, "git.status", "allow"),
+        ({"*": "allow", "git.*": "deny"}, "git.status", "deny"),
+        ({"git.status": "allow", "*": "deny"}, "git.status", "deny"),
+        ({"git.st*": "allow", "git.*": "ask"}, "git.status", "allow"),
+        ({"git.?tatus": "allow", "git.s*": "ask"}, "git.status", "allow"),
+        ({"git.s*": "allow", "git.*s": "ask"}, "git.status", "ask"),
+        ({"shell.exec": "deny"}, "shell.exec", "deny"),
+        ({"Shell.exec": "deny"}, "shell.exec", None),
+    ],
+)
+def test_rule_precedence(tree: dict[str, Path], rules: dict[str, RuleAction], tool: str, expected: str | None) -> None:
+    assert engine(tree["ws"], rules=rules).rule_for(tool) == expected
+
+
+def test_rules_apply_through_decide(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"], rules={"shell.exec": "deny", "git.*": "allow", "fs.read": "ask"})
+    shell = ToolSpec(id="shell.exec", domain="system", capability="execute")
+    git = ToolSpec(id="git.commit", domain="local", capability="execute")
+    read = ToolSpec(id="fs.read", domain="local", capability="read")
+    assert isinstance(e.decide(shell), Deny)
+    assert isinstance(e.decide(git), Allow)
+    assert isinstance(e.decide(read), Ask)
+
+
+# -- declared permissions only narrow ------------------------------------------------------
+
+
+def test_a_tools_allow_list_denies_the_rest(tree: dict[str, Path]) -> None:
+    perms = Permissions(tools=("srv.read_*",))
+    e = engine(tree["ws"], approval=ApprovalPolicy.NEVER, sandbox=SandboxPolicy.DANGER_FULL_ACCESS)
+    ok = ToolSpec(id="srv.read_file", domain="local", capability="read", permissions=perms)
+    other = ToolSpec(id="srv.delete", domain="local", capability="write", permissions=perms)
+    assert isinstance(e.decide(ok), Allow)
+    d = e.decide(other)
+    assert isinstance(d, Deny) and "permissions" in d.reason
+
+
+APPROVALS_OR_NONE: list[ApprovalPolicy | None] = [None, *ApprovalPolicy]
+SANDBOXES_OR_NONE: list[SandboxPolicy | None] = [None, *SandboxPolicy]
+
+
+def _args_for(location: Location, tree: dict[str, Path]) -> dict[str, str]:
+    return {
+        "inside": {"path": str(tree["ws"] / "f")},
+        "outside": {"path": str(tree["outside"] / "f")},
+        "none": {},
+    }[location]
+
+
+def test_declared_permissions_never_widen_the_users_decision(tree: dict[str, Path]) -> None:
+    checked = 0
+    actions: tuple[RuleAction | None, ...] = (None, "allow", "ask", "deny")
+    for approval, sandbox, rule in itertools.product(ApprovalPolicy, SandboxPolicy, actions):
+        rules: dict[str, RuleAction] = {"p.*": rule} if rule else {}
+        e = engine(tree["ws"], approval=approval, sandbox=sandbox, rules=rules)
+        for domain, capability, location in itertools.product(Domain, Capability, LOCATIONS):
+            args = _args_for(location, tree)
+            base = ToolSpec(id="p.t", domain=domain, capability=capability, path_arguments=("path",))
+            assert e.location(base, args) == location
+            user = e.decide(base, args)
+            for p_approval, p_sandbox in itertools.product(APPROVALS_OR_NONE, SANDBOXES_OR_NONE):
+                spec = ToolSpec(
+                    id="p.t",
+                    domain=domain,
+                    capability=capability,
+                    path_arguments=("path",),
+                    permissions=Permissions(approval=p_approval, sandbox=p_sandbox),
+                )
+                narrowed = e.decide(spec, args)
+                assert RANK[narrowed.kind] >= RANK[user.kind], (
+                    approval,
+                    sandbox,
+                    rule,
+                    domain,
+                    capability,
+                    location,
+                    p_approval,
+                    p_sandbox,
+                    user,
+                    narrowed,
+                )
+                checked += 1
+    assert checked == 4 * 3 * 4 * 27 * 20
+
+
+def test_declared_permissions_do_narrow(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])  # on_request + workspace_write
+    write = ToolSpec(
+        id="p.w",
+        domain="local",
+        capability="write",
+        path_arguments=("path",),
+        permissions=Permissions(sandbox=SandboxPolicy.READ_ONLY),
+    )
+    d = e.decide(write, {"path": "inside.txt"})
+    assert isinstance(d, Ask) and "read_only" in d.reason and "permissions its plugin declares" in d.reason
+    never = attrs_evolve(write, Permissions(approval=ApprovalPolicy.NEVER))
+    assert isinstance(e.decide(never, {"path": "/etc/x"}), Deny)
+    # a plugin declaring on_request under the user's never cannot turn a deny into a prompt
+    user_never = engine(tree["ws"], approval=ApprovalPolicy.NEVER)
+    lenient = attrs_evolve(write, Permissions(approval=ApprovalPolicy.ON_REQUEST))
+    assert isinstance(user_never.decide(lenient, {"path": "/etc/x"}), Deny)
+
+
+def attrs_evolve(spec: ToolSpec, perms: Permissions) -> ToolSpec:
+    import attrs
+
+    return attrs.evolve(spec, permissions=perms)
+
+
+# -- the [policy] config section -------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_policy_section_is_read_from_kairox_toml(tree: dict[str, Path]) -> None:
+    (tree["ws"] / "kairox.toml").write_text(
+        """
+[policy]
+approval = "untrusted"
+sandbox = "read_only"
+writable_roots = ["../outside"]
+include_temp_dir = false
+
+[policy.rules]
+"git.*" = "allow"
+"shell.exec" = "deny"
+""",
+        encoding="utf-8",
+    )
+    async with Runtime.open(tree["ws"], home=tree["home"], env={}, load_entrypoints=False) as rt:
+        assert not rt.config.errors
+        cfg = rt.policy.config
+        assert (cfg.approval, cfg.sandbox) == (ApprovalPolicy.UNTRUSTED, SandboxPolicy.READ_ONLY)
+        assert rt.policy.roots == (tree["ws"].resolve(), tree["outside"].resolve())
+        assert rt.policy.rule_for("shell.exec") == "deny"
+        assert rt.policy.rule_for("git.log") == "allow"
+
+
+@pytest.mark.anyio
+async def test_bad_policy_values_are_config_errors_naming_the_field(tree: dict[str, Path]) -> None:
+    (tree["ws"] / "kairox.toml").write_text(
+        '[policy]\napproval = "sometimes"\n\n[policy.rules]\n"git.*" = "yes"\n', encoding="utf-8"
+    )
+    async with Runtime.open(tree["ws"], home=tree["home"], env={}, load_entrypoints=False) as rt:
+        messages = {e.path: e.message for e in rt.config.errors}
+        assert "policy.approval" in messages and "'on_request'" in messages["policy.approval"]
+        assert any(p.startswith("policy.rules") for p in messages), messages
+        # a broken section falls back to the defaults, never to something more permissive
+        assert rt.policy.config == PolicyConfig()
