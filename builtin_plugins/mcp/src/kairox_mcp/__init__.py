@@ -1,1 +1,70 @@
-"""MCP client, server lifecycle, manager and tool adapter for Kairox."""
+"""MCP client, server lifecycle, manager and tool adapter for Kairox.
+
+``import kairox_mcp`` stays cheap: the SDK (``mcp``) is imported the first
+time a server connects. The names below load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .adapter import McpToolAdapter, build_spec, convert_result, normalize_schema
+    from .config import McpServerConfig, ServerDefinition
+    from .events import McpServerFailed, McpServerReady, McpServerStarting, McpServerStopped, McpToolsRefreshed
+    from .lifecycle import ServerLifecycle
+    from .manager import McpServerManager, McpStartupError, manager_of
+    from .resources import McpPrompt, McpPromptResult, McpResource, McpResourceTemplate
+    from .transport import ConnectContext, Diagnostics, McpTransport, StderrBuffer
+
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["McpToolAdapter", "build_spec", "convert_result", "normalize_schema"], "adapter"),
+    **dict.fromkeys(["McpServerConfig", "ServerDefinition"], "config"),
+    **dict.fromkeys(
+        ["McpServerFailed", "McpServerReady", "McpServerStarting", "McpServerStopped", "McpToolsRefreshed"], "events"
+    ),
+    "ServerLifecycle": "lifecycle",
+    **dict.fromkeys(["McpServerManager", "McpStartupError", "manager_of"], "manager"),
+    **dict.fromkeys(["McpPrompt", "McpPromptResult", "McpResource", "McpResourceTemplate"], "resources"),
+    **dict.fromkeys(["ConnectContext", "Diagnostics", "McpTransport", "StderrBuffer"], "transport"),
+}
+
+__all__ = [
+    "ConnectContext",
+    "Diagnostics",
+    "McpPrompt",
+    "McpPromptResult",
+    "McpResource",
+    "McpResourceTemplate",
+    "McpServerConfig",
+    "McpServerFailed",
+    "McpServerManager",
+    "McpServerReady",
+    "McpServerStarting",
+    "McpServerStopped",
+    "McpStartupError",
+    "McpToolAdapter",
+    "McpToolsRefreshed",
+    "McpTransport",
+    "ServerDefinition",
+    "ServerLifecycle",
+    "StderrBuffer",
+    "build_spec",
+    "convert_result",
+    "manager_of",
+    "normalize_schema",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kairox_mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

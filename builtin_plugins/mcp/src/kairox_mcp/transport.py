@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 if TYPE_CHECKING:
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
     from mcp.shared.message import SessionMessage
 
-    #: what ``connect`` yields: (read stream of SessionMessage | Exception, write stream of SessionMessage)
-    Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+    #: what ``connect`` yields: (read stream of SessionMessage | Exception, write stream of SessionMessage);
+    #: anyio memory object streams satisfy both protocols
+    Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 
 __all__ = ["ConnectContext", "Diagnostics", "McpTransport", "StderrBuffer"]
 

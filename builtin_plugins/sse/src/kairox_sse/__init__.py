@@ -1,1 +1,13 @@
-"""The MCP legacy HTTP+SSE transport for Kairox."""
+"""The MCP legacy HTTP+SSE transport for Kairox (``type = "sse"``)."""
+
+from __future__ import annotations
+
+__all__ = ["SseTransport"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "SseTransport":
+        from .sse import SseTransport
+
+        return SseTransport
+    raise AttributeError(f"module 'kairox_sse' has no attribute {name!r}")

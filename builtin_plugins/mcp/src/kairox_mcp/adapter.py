@@ -1,0 +1,214 @@
+"""MCP tools as kairox tools: specs, schemas, results.
+
+The pure functions here (:func:`normalize_schema`, :func:`classify`,
+:func:`build_spec`, :func:`convert_content`, :func:`convert_result`) read the
+SDK's pydantic objects by attribute only, so this module never imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from kairox._tools import (
+    AudioContent,
+    Content,
+    ImageContent,
+    ResourceContent,
+    ResourceLink,
+    TextContent,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+from kairox._types import Capability, Domain
+
+from .config import McpServerConfig
+
+if TYPE_CHECKING:
+    from .lifecycle import ServerLifecycle
+
+__all__ = [
+    "McpToolAdapter",
+    "build_spec",
+    "canonical_id",
+    "classify",
+    "convert_content",
+    "convert_result",
+    "normalize_schema",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def canonical_id(server: str, config: McpServerConfig, tool: str) -> str:
+    """``<tool_prefix or server>.<tool>``."""
+    return f"{config.tool_prefix or server}.{tool}"
+
+
+def normalize_schema(schema: Any) -> dict[str, Any]:
+    """An input schema model APIs accept: a top-level ``object`` with ``properties``.
+
+    Keeps every other keyword; a missing or non-object schema becomes an empty
+    object schema; ``required`` keeps only string names. Idempotent.
+    """
+    if not isinstance(schema, Mapping):
+        return {"type": "object", "properties": {}}
+    out = dict(schema)
+    kind = out.get("type")
+    if kind != "object":
+        if kind is None or (isinstance(kind, list) and "object" in kind):
+            out["type"] = "object"
+        else:  # a scalar schema cannot describe named arguments
+            return {"type": "object", "properties": {}}
+    if not isinstance(out.get("properties"), Mapping):
+        out["properties"] = {}
+    else:
+        out["properties"] = dict(out["properties"])
+    if "required" in out:
+        required = out["required"]
+        if isinstance(required, list):
+            out["required"] = [r for r in required if isinstance(r, str)]
+        else:
+            del out["required"]
+    return out
+
+
+def _hint(annotations: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = annotations.get(camel, annotations.get(snake))
+    return value if isinstance(value, bool) else None
+
+
+def classify(config: McpServerConfig, annotations: Mapping[str, Any] | None) -> tuple[Domain, Capability]:
+    """Domain and capability: the server's config, else the tool's MCP annotations
+    (``readOnlyHint`` -> read, ``destructiveHint`` -> write, ``openWorldHint`` ->
+    network), else the strict default ``system``/``execute``."""
+    ann = annotations or {}
+    domain = config.domain
+    if domain is None:
+        domain = Domain.NETWORK if _hint(ann, "openWorldHint", "open_world_hint") is True else Domain.SYSTEM
+    capability = config.capability
+    if capability is None:
+        if _hint(ann, "readOnlyHint", "read_only_hint") is True:
+            capability = Capability.READ
+        elif _hint(ann, "destructiveHint", "destructive_hint") is True:
+            capability = Capability.WRITE
+        else:
+            capability = Capability.EXECUTE
+    return domain, capability
+
+
+def _annotations_of(tool: Any) -> dict[str, Any]:
+    ann = getattr(tool, "annotations", None)
+    if ann is None:
+        return {}
+    if isinstance(ann, Mapping):
+        return dict(ann)
+    dump = getattr(ann, "model_dump", None)
+    if dump is None:
+        return {}
+    data: dict[str, Any] = dump(by_alias=True, exclude_none=True, mode="json")
+    return data
+
+
+def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
+    """The :class:`~kairox.ToolSpec` of an MCP ``Tool`` (an SDK object or anything with
+    ``name``, ``description``, ``input_schema``, ``output_schema``, ``annotations``, ``title``)."""
+    annotations = _annotations_of(tool)
+    domain, capability = classify(config, annotations)
+    output_schema = getattr(tool, "output_schema", None)
+    return ToolSpec(
+        id=canonical_id(server, config, tool.name),
+        description=getattr(tool, "description", None) or "",
+        input_schema=normalize_schema(getattr(tool, "input_schema", None)),
+        domain=domain,
+        capability=capability,
+        provider=f"mcp:{server}",
+        title=getattr(tool, "title", None) or annotations.get("title"),
+        output_schema=dict(output_schema) if isinstance(output_schema, Mapping) else None,
+        annotations=annotations,
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def convert_content(block: Any) -> Content:
+    """One MCP content block as a kairox content block, unchanged in kind."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return TextContent(block.text)
+    if kind == "image":
+        return ImageContent(data=block.data, mime_type=block.mime_type)
+    if kind == "audio":
+        return AudioContent(data=block.data, mime_type=block.mime_type)
+    if kind == "resource_link":
+        return ResourceLink(
+            uri=str(block.uri),
+            name=getattr(block, "name", "") or "",
+            mime_type=getattr(block, "mime_type", None),
+            description=getattr(block, "description", None),
+        )
+    if kind == "resource":
+        return convert_resource_contents(block.resource)
+    dump = getattr(block, "model_dump", None)
+    rendered = json.dumps(dump(mode="json", by_alias=True), ensure_ascii=False) if dump else repr(block)
+    return TextContent(f"[unsupported MCP content {kind!r}] {rendered}")
+
+
+def convert_resource_contents(contents: Any) -> ResourceContent:
+    """``TextResourceContents`` / ``BlobResourceContents`` as a kairox :class:`~kairox.ResourceContent`."""
+    return ResourceContent(
+        uri=str(contents.uri),
+        mime_type=getattr(contents, "mime_type", None),
+        text=getattr(contents, "text", None),
+        blob=getattr(contents, "blob", None),
+    )
+
+
+def convert_result(result: Any) -> ToolResult:
+    """An MCP ``CallToolResult`` as a :class:`~kairox.ToolResult` (content, structured, is_error)."""
+    structured = getattr(result, "structured_content", None)
+    if structured is not None and not isinstance(structured, dict):
+        structured = {"result": structured}
+    meta = getattr(result, "meta", None)
+    return ToolResult(
+        content=tuple(convert_content(b) for b in (getattr(result, "content", None) or ())),
+        structured=structured,
+        is_error=bool(getattr(result, "is_error", False)),
+        meta=dict(meta) if isinstance(meta, Mapping) else {},
+    )
+
+
+class McpToolAdapter:
+    """One tool of one MCP server, callable through the runtime.
+
+    Calls go to the server's current session; when the server is not ready
+    (starting, restarting, failed) the call fails with a :class:`~kairox.ToolError`
+    that says so.
+    """
+
+    def __init__(self, spec: ToolSpec, server: ServerLifecycle, tool_name: str) -> None:
+        self._spec = spec
+        self._server = server
+        self.tool_name = tool_name
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def server(self) -> str:
+        return self._server.name
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        progress = context.report_progress if context.progress is not None else None
+        timeout = self._server.config.tool_timeout_s
+        result = await self._server.call_tool(self.tool_name, arguments, timeout=timeout, progress=progress)
+        return convert_result(result)
+
+    def __repr__(self) -> str:
+        return f"<McpToolAdapter {self._spec.id} of {self._server.name}>"

@@ -1,0 +1,220 @@
+"""``kairox mcp list | status | tools SERVER | logs SERVER``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kairox._config import known_errors_for
+from kairox.cli._util import echo_json, run_with_runtime, want_json
+
+from .config import redact_config, redact_url
+from .manager import SECTION, McpServerManager, McpStartupError, manager_of
+
+if TYPE_CHECKING:
+    from kairox._runtime import Runtime
+
+__all__ = ["mcp"]
+
+JSON_FLAG = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+
+
+def _target(config: Any) -> str:
+    if config.url:
+        return redact_url(config.url)
+    redacted = redact_config(config)
+    return " ".join([str(config.command or ""), *[str(a) for a in redacted.get("args", [])]]).strip()
+
+
+def _errors(rt: Runtime) -> list[str]:
+    return [str(e) for e in known_errors_for(rt.config, SECTION)] + [str(e) for e in manager_of(rt).errors]
+
+
+async def _start(manager: McpServerManager, names: list[str] | None) -> None:
+    try:
+        await manager.start_servers(names)
+    except McpStartupError:
+        pass  # the server rows say which failed
+
+
+@click.group()
+def mcp() -> None:
+    """MCP servers: what is configured, their state, tools and logs."""
+
+
+@mcp.command("list")
+@JSON_FLAG
+@click.pass_context
+def mcp_list(ctx: click.Context, as_json: bool) -> None:
+    """Configured servers with their transport and the file that declared them (secrets redacted).
+
+    Does not start anything.
+    """
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        manager = manager_of(rt)
+        rows = [
+            {
+                "name": name,
+                "transport": d.config.type,
+                "enabled": d.config.enabled,
+                "target": _target(d.config),
+                "source": d.source,
+                "origin": d.origin,
+                "config": redact_config(d.config),
+            }
+            for name, d in sorted(manager.definitions.items())
+        ]
+        return {"servers": rows, "errors": _errors(rt)}
+
+    data = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json(data)
+        return
+    if not data["servers"]:
+        click.echo("(no MCP servers configured)")
+    else:
+        wn = max(len(r["name"]) for r in data["servers"])
+        wt = max(len(r["transport"]) for r in data["servers"])
+        for r in data["servers"]:
+            off = "" if r["enabled"] else "  (disabled)"
+            click.echo(f"{r['name']:<{wn}}  {r['transport']:<{wt}}  {r['target']}{off}")
+            click.echo(f"{'':<{wn}}  {'':<{wt}}  from {r['source'] or r['origin']}")
+    for err in data["errors"]:
+        click.echo(f"! {err}", err=True)
+
+
+@mcp.command("status")
+@JSON_FLAG
+@click.pass_context
+def mcp_status(ctx: click.Context, as_json: bool) -> None:
+    """Start every enabled server and show its state. Exits 1 when one failed."""
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        manager = manager_of(rt)
+        try:
+            await _start(manager, None)
+            rows = []
+            for s in manager.status():
+                server = manager.servers.get(s.name)
+                rows.append(
+                    {
+                        "name": s.name,
+                        "state": s.state.value,
+                        "tools": s.tools,
+                        "detail": s.detail,
+                        "source": s.source,
+                        "startup_s": round(server.startup_s, 3) if server and server.startup_s else None,
+                        "stderr_tail": server.diagnostics.stderr.tail(10)
+                        if server and s.state.value == "failed"
+                        else [],
+                    }
+                )
+            return {"servers": rows, "errors": _errors(rt)}
+        finally:
+            await manager.stop()
+
+    data = run_with_runtime(ctx, go, start=False)
+    failed = any(r["state"] == "failed" for r in data["servers"])
+    if want_json(ctx, as_json):
+        echo_json(data)
+    else:
+        if not data["servers"]:
+            click.echo("(no MCP servers configured)")
+        width = max((len(r["name"]) for r in data["servers"]), default=0)
+        for r in data["servers"]:
+            mark = "!" if r["state"] == "failed" else " "
+            tools = f"{r['tools']} tools" if r["state"] == "ready" else ""
+            took = f" in {r['startup_s']:g} s" if r["startup_s"] else ""
+            click.echo(f"{mark} {r['name']:<{width}}  {r['state']:<8} {tools:<9} {r['detail']}{took}")
+            for line in r["stderr_tail"]:
+                click.echo(f"    | {line}")
+        for err in data["errors"]:
+            click.echo(f"! {err}", err=True)
+    ctx.exit(1 if failed else 0)
+
+
+@mcp.command("tools")
+@click.argument("server")
+@JSON_FLAG
+@click.pass_context
+def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
+    """Start SERVER and list its tools (canonical id, exported name, domain/capability)."""
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        manager = manager_of(rt)
+        if server not in manager.definitions:
+            raise click.ClickException(
+                f"no MCP server named {server!r} (configured: {', '.join(sorted(manager.definitions)) or 'none'})"
+            )
+        try:
+            await _start(manager, [server])
+            s = manager.server(server)
+            tools = [
+                {
+                    "id": spec.id,
+                    "exported_name": spec.exported_name,
+                    "domain": spec.domain.value,
+                    "capability": spec.capability.value,
+                    "description": spec.description,
+                }
+                for spec in rt.tools.by_provider(s.provider_key)
+            ]
+            return {"server": server, "state": s.state.value, "detail": s.detail, "tools": tools}
+        finally:
+            await manager.stop()
+
+    data = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json(data)
+    elif data["state"] != "ready":
+        click.echo(f"kairox: MCP server {server} is {data['state']}: {data['detail']}", err=True)
+    else:
+        rows = data["tools"]
+        if not rows:
+            click.echo("(no tools)")
+        wid = max((len(r["id"]) for r in rows), default=0)
+        for r in rows:
+            first = (r["description"] or "").strip().splitlines()
+            click.echo(f"{r['id']:<{wid}}  {r['domain']:<7} {r['capability']:<7} {first[0] if first else ''}")
+    ctx.exit(0 if data["state"] == "ready" else 1)
+
+
+@mcp.command("logs")
+@click.argument("server")
+@click.option("--lines", "-n", default=50, show_default=True, help="How many lines to show.")
+@JSON_FLAG
+@click.pass_context
+def mcp_logs(ctx: click.Context, server: str, lines: int, as_json: bool) -> None:
+    """Start SERVER and show the tail of its stderr (and MCP log messages)."""
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        manager = manager_of(rt)
+        if server not in manager.definitions:
+            raise click.ClickException(
+                f"no MCP server named {server!r} (configured: {', '.join(sorted(manager.definitions)) or 'none'})"
+            )
+        try:
+            await _start(manager, [server])
+            s = manager.server(server)
+            diag = s.diagnostics
+            return {
+                "server": server,
+                "state": s.state.value,
+                "detail": s.detail,
+                "exit_code": diag.exit_code,
+                "lines": s.stderr_tail(lines),
+            }
+        finally:
+            await manager.stop()
+
+    data = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json(data)
+        return
+    click.echo(f"# {server}: {data['state']}" + (f" ({data['detail']})" if data["detail"] else ""))
+    for line in data["lines"]:
+        click.echo(line)
+    if not data["lines"]:
+        click.echo("(nothing on stderr)")

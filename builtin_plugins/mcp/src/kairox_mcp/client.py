@@ -1,0 +1,284 @@
+"""McpClient: one SDK ``ClientSession`` to one server, over a kairox transport.
+
+This module imports ``mcp`` (about 2.8 s on a small machine): it is imported
+lazily, the first time a server connects (see ``lifecycle.import_client``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, nullcontext
+from importlib.metadata import PackageNotFoundError, version
+from types import TracebackType
+from typing import Any, cast
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from kairox.errors import ToolError
+
+from ._sdklog import capture_sdk_logs
+from .config import McpServerConfig
+from .transport import ConnectContext, Diagnostics, McpTransport
+
+__all__ = ["McpCallTimeout", "McpClient", "McpConnectionClosed", "McpRequestError"]
+
+logger = logging.getLogger(__name__)
+
+#: pagination guard: a server that never stops handing out cursors
+MAX_PAGES = 1000
+
+ListChanged = Callable[[str], Awaitable[None]]
+
+
+class McpConnectionClosed(ToolError):
+    """The server went away (crashed, exited, closed the connection)."""
+
+
+class McpCallTimeout(ToolError):
+    """A request took longer than its timeout; the server was told to cancel it."""
+
+
+class McpRequestError(ToolError):
+    """The server answered a request with a JSON-RPC error."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _client_info() -> types.Implementation:
+    try:
+        v = version("kairox-mcp")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        v = "0"
+    return types.Implementation(name="kairox", version=v)
+
+
+class _WatchedReadStream:
+    """The transport's read stream, noticing EOF (the server went away) as it happens."""
+
+    def __init__(self, inner: Any, closed: anyio.Event) -> None:
+        self._inner = inner
+        self._closed = closed
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._closed.set()
+            raise
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class McpClient:
+    """A connected, initialised MCP session with one server.
+
+    Open it with :meth:`open` (an async context manager that connects the
+    transport and enters the session in the calling task). Requests map SDK
+    errors to kairox errors: :class:`McpConnectionClosed`,
+    :class:`McpCallTimeout`, :class:`McpRequestError`.
+    """
+
+    def __init__(self, server: str, session: ClientSession, diagnostics: Diagnostics, closed: anyio.Event) -> None:
+        self.server = server
+        self.session = session
+        self.diagnostics = diagnostics
+        #: set when the server closed the connection (EOF on the read stream)
+        self.closed = closed
+        self.initialize_result: types.InitializeResult | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        server: str,
+        transport: McpTransport,
+        config: McpServerConfig,
+        context: ConnectContext,
+        *,
+        on_list_changed: ListChanged | None = None,
+    ) -> AsyncIterator[McpClient]:
+        """Connect and enter the session (not yet initialised: call :meth:`initialize`)."""
+        closed = anyio.Event()
+        diagnostics = context.diagnostics
+
+        async def message_handler(message: Any) -> None:
+            if isinstance(message, Exception):
+                diagnostics.stderr.append(f"[kairox] unreadable message from the server: {message}")
+                return
+            method = getattr(message, "method", None)
+            if on_list_changed is None or not isinstance(method, str):
+                return
+            if method.startswith("notifications/") and method.endswith("/list_changed"):
+                kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+                await on_list_changed(kind)
+
+        async def logging_callback(params: types.LoggingMessageNotificationParams) -> None:
+            source = f" {params.logger}" if params.logger else ""
+            data = params.data if isinstance(params.data, str) else repr(params.data)
+            diagnostics.stderr.append(f"[log {params.level}{source}] {data}")
+
+        with capture_sdk_logs(diagnostics):
+            async with transport.connect(config, context) as (read, write):
+                watched = _WatchedReadStream(read, closed)
+                async with ClientSession(
+                    watched,
+                    write,
+                    message_handler=message_handler,
+                    logging_callback=logging_callback,
+                    client_info=_client_info(),
+                ) as session:
+                    yield cls(server, session, diagnostics, closed)
+
+    # -- errors ---------------------------------------------------------------
+    def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
+        if exc.code == types.CONNECTION_CLOSED:
+            return McpConnectionClosed(f"MCP server {self.server} closed the connection during {what}")
+        if exc.code == types.REQUEST_TIMEOUT:
+            after = f" after {timeout:g} s" if timeout is not None else ""
+            return McpCallTimeout(f"{what} timed out{after} (MCP server {self.server}; the request was cancelled)")
+        return McpRequestError(f"{what} failed: MCP error {exc.code}: {exc.message}", exc.code)
+
+    # -- lifecycle ------------------------------------------------------------
+    async def initialize(self) -> types.InitializeResult:
+        try:
+            result = await self.session.initialize()
+        except MCPError as exc:
+            raise self._map(exc, "initialize") from exc
+        self.initialize_result = result
+        return result
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities | None:
+        return self.initialize_result.capabilities if self.initialize_result else None
+
+    @property
+    def protocol_version(self) -> str:
+        return str(self.initialize_result.protocol_version) if self.initialize_result else ""
+
+    @property
+    def server_info(self) -> str:
+        if self.initialize_result is None:
+            return ""
+        info = self.initialize_result.server_info
+        return f"{info.name} {info.version}".strip()
+
+    @property
+    def instructions(self) -> str | None:
+        return self.initialize_result.instructions if self.initialize_result else None
+
+    def supports(self, feature: str) -> bool:
+        """Whether the server declared ``tools`` / ``resources`` / ``prompts``."""
+        caps = self.capabilities
+        return caps is not None and getattr(caps, feature, None) is not None
+
+    async def ping(self) -> None:
+        try:
+            await self.session.send_ping()
+        except MCPError as exc:
+            raise self._map(exc, "ping") from exc
+
+    # -- listings ---------------------------------------------------------------
+    async def _paginate(self, what: str, fetch: Callable[[Any], Awaitable[Any]], field: str) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+            try:
+                page = await fetch(params)
+            except MCPError as exc:
+                raise self._map(exc, what) from exc
+            items.extend(getattr(page, field))
+            cursor = page.next_cursor
+            if cursor is None:
+                return items
+            if cursor in seen:
+                logger.warning("MCP server %s repeated the cursor %r in %s; stopping", self.server, cursor, what)
+                return items
+            seen.add(cursor)
+        logger.warning("MCP server %s: %s has more than %d pages; stopping", self.server, what, MAX_PAGES)
+        return items
+
+    async def list_tools(self) -> list[types.Tool]:
+        """Every tool, following ``nextCursor``."""
+        return await self._paginate("tools/list", lambda p: self.session.list_tools(params=p), "tools")
+
+    async def list_resources(self) -> list[types.Resource]:
+        return await self._paginate("resources/list", lambda p: self.session.list_resources(params=p), "resources")
+
+    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
+        return await self._paginate(
+            "resources/templates/list",
+            lambda p: self.session.list_resource_templates(params=p),
+            "resource_templates",
+        )
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        return await self._paginate("prompts/list", lambda p: self.session.list_prompts(params=p), "prompts")
+
+    # -- requests -----------------------------------------------------------------
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+    ) -> types.CallToolResult:
+        """``tools/call``; on timeout the SDK sends ``notifications/cancelled`` to the server."""
+        try:
+            result = await self.session.call_tool(
+                name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)
+            )
+        except MCPError as exc:
+            raise self._map(exc, f"tools/call {name}", timeout) from exc
+        if not isinstance(result, types.CallToolResult):  # pragma: no cover - extension results
+            raise McpRequestError(f"tools/call {name}: unexpected result {type(result).__name__}", 0)
+        return result
+
+    async def read_resource(self, uri: str, *, timeout: float | None = None) -> types.ReadResourceResult:
+        try:
+            with anyio.fail_after(timeout) if timeout else nullcontext():
+                return await self.session.read_resource(uri)
+        except MCPError as exc:
+            raise self._map(exc, f"resources/read {uri}", timeout) from exc
+        except TimeoutError:
+            raise McpCallTimeout(f"resources/read {uri} timed out after {timeout:g} s") from None
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = None
+    ) -> types.GetPromptResult:
+        try:
+            with anyio.fail_after(timeout) if timeout else nullcontext():
+                return await self.session.get_prompt(name, arguments)
+        except MCPError as exc:
+            raise self._map(exc, f"prompts/get {name}", timeout) from exc
+        except TimeoutError:
+            raise McpCallTimeout(f"prompts/get {name} timed out after {timeout:g} s") from None

@@ -1,0 +1,238 @@
+"""The ``[mcp_servers.NAME]`` entry: every field kairox reads, with Kairox and Codex names.
+
+One server entry is a :class:`McpServerConfig`. Both spellings of a field are
+accepted (``headers`` / ``http_headers``, ``startup_timeout`` /
+``startup_timeout_sec``, ...); the ``*_s`` properties and :meth:`McpServerConfig.resolve_headers`
+give the effective value. Transport plugins read the fields they need from here.
+
+This module never imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from kairox._config import redact
+from kairox._types import Capability, Domain
+from kairox.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_STARTUP_TIMEOUT",
+    "DEFAULT_TOOL_TIMEOUT",
+    "TRANSPORT_ALIASES",
+    "McpServerConfig",
+    "ServerDefinition",
+    "normalize_transport",
+    "redact_config",
+    "redact_url",
+]
+
+#: seconds a server may take to answer ``initialize`` (npx cold starts are slow)
+DEFAULT_STARTUP_TIMEOUT = 30.0
+#: seconds one ``tools/call`` may take
+DEFAULT_TOOL_TIMEOUT = 60.0
+
+#: names other tools use for our transports
+TRANSPORT_ALIASES: dict[str, str] = {
+    "http": "streamable_http",
+    "streamable-http": "streamable_http",
+    "streamablehttp": "streamable_http",
+    "streamableHttp": "streamable_http",
+    "shttp": "streamable_http",
+}
+
+REMOTE_TRANSPORTS = frozenset({"sse", "streamable_http"})
+
+
+def normalize_transport(name: str) -> str:
+    """``http`` / ``streamable-http`` -> ``streamable_http``; other names unchanged."""
+    return TRANSPORT_ALIASES.get(name, TRANSPORT_ALIASES.get(name.lower(), name))
+
+
+def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise ConfigError(f"expected a number > 0, got {value!r}", path=attribute.name)
+
+
+def _not_negative(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value < 0:
+        raise ConfigError(f"expected a number >= 0, got {value!r}", path=attribute.name)
+
+
+@attrs.frozen
+class McpServerConfig:
+    """One MCP server (``[mcp_servers.NAME]`` in ``kairox.toml``).
+
+    ``type`` names the transport: ``stdio`` (default), ``sse``,
+    ``streamable_http`` (aliases ``http``, ``streamable-http``) or any transport
+    a plugin registers.
+    """
+
+    type: str = attrs.field(default="stdio", converter=normalize_transport)
+    # -- stdio ---------------------------------------------------------------
+    command: str | None = None
+    args: list[str] = attrs.field(factory=list)
+    #: extra environment; a value of "" means "the same-named variable of the runtime's environment"
+    env: dict[str, str] = attrs.field(factory=dict)
+    #: names of variables passed through from the runtime's environment (Codex)
+    env_vars: list[str] = attrs.field(factory=list)
+    cwd: str | None = None
+    #: pass the whole environment instead of the small base set
+    inherit_env: bool = False
+    # -- remote ----------------------------------------------------------------
+    url: str | None = None
+    headers: dict[str, str] = attrs.field(factory=dict)
+    http_headers: dict[str, str] = attrs.field(factory=dict)  # Codex name
+    #: header name -> environment variable holding its value (Codex)
+    env_http_headers: dict[str, str] = attrs.field(factory=dict)
+    #: environment variable holding a bearer token (Codex name)
+    bearer_token_env_var: str | None = None
+    #: environment variable holding a bearer token (Kairox name)
+    api_key_env: str | None = None
+    #: connect / request timeout of the HTTP client, seconds
+    http_timeout: float = attrs.field(default=30.0, validator=_positive)
+    #: how long an SSE stream may stay silent, seconds
+    sse_read_timeout: float = attrs.field(default=300.0, validator=_positive)
+    # -- lifecycle -----------------------------------------------------------------
+    startup_timeout: float | None = attrs.field(default=None, validator=_positive)
+    startup_timeout_sec: float | None = attrs.field(default=None, validator=_positive)  # Codex name
+    tool_timeout: float | None = attrs.field(default=None, validator=_positive)
+    tool_timeout_sec: float | None = attrs.field(default=None, validator=_positive)  # Codex name
+    enabled: bool = True
+    #: a required server that fails to start makes the MCP provider fail (``kairox status`` exits 1)
+    required: bool = False
+    #: restarts after a crash before the server stays failed (0: never restart)
+    max_restarts: int = attrs.field(default=3, validator=_not_negative)
+    #: first restart delay, seconds; doubles on each consecutive crash (capped at 30 s)
+    restart_backoff: float = attrs.field(default=1.0, validator=_not_negative)
+    # -- tools ---------------------------------------------------------------------
+    enabled_tools: list[str] | None = None
+    disabled_tools: list[str] = attrs.field(factory=list)
+    #: canonical ids become ``<tool_prefix>.<tool>`` (default: the server's name)
+    tool_prefix: str | None = None
+    #: override what the server's tool annotations say (else annotations, else system/execute)
+    domain: Domain | None = None
+    capability: Capability | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.type == "stdio":
+            if not self.command:
+                raise ConfigError('a stdio server needs `command` (or set `type = "sse"` / `"streamable_http"`)')
+            if self.url:
+                raise ConfigError("`url` is for sse/streamable_http servers; a stdio server runs `command`")
+        elif self.type in REMOTE_TRANSPORTS:
+            if not self.url:
+                raise ConfigError(f"a {self.type} server needs `url`")
+            if self.command:
+                raise ConfigError(f"`command` is for stdio servers; a {self.type} server connects to `url`")
+            scheme = urllib.parse.urlsplit(self.url).scheme
+            if scheme not in ("http", "https"):
+                raise ConfigError(f"expected an http:// or https:// URL, got scheme {scheme!r}", path="url")
+        if self.tool_prefix is not None and not self.tool_prefix.strip():
+            raise ConfigError("expected a non-empty prefix", path="tool_prefix")
+
+    # -- effective values ------------------------------------------------------------
+    @property
+    def transport(self) -> str:
+        return self.type
+
+    @property
+    def startup_timeout_s(self) -> float:
+        return self.startup_timeout or self.startup_timeout_sec or DEFAULT_STARTUP_TIMEOUT
+
+    @property
+    def tool_timeout_s(self) -> float:
+        return self.tool_timeout or self.tool_timeout_sec or DEFAULT_TOOL_TIMEOUT
+
+    def resolve_headers(self, env: Mapping[str, str]) -> dict[str, str]:
+        """Every HTTP header to send: ``headers``, ``http_headers``, ``env_http_headers``
+        (looked up in ``env``) and ``Authorization: Bearer`` from ``api_key_env`` /
+        ``bearer_token_env_var``.
+
+        Raises :class:`ConfigError` naming the variable (never its value) when a
+        variable is unset.
+        """
+        out: dict[str, str] = {**self.headers, **self.http_headers}
+        for header, var in self.env_http_headers.items():
+            value = env.get(var)
+            if value is None:
+                raise ConfigError(
+                    f"environment variable {var} (for header {header}) is not set", path="env_http_headers"
+                )
+            out[header] = value
+        for field in ("api_key_env", "bearer_token_env_var"):
+            var = getattr(self, field)
+            if not var:
+                continue
+            token = env.get(var)
+            if not token:
+                raise ConfigError(f"environment variable {var} (the bearer token) is not set", path=field)
+            out = {k: v for k, v in out.items() if k.lower() != "authorization"}
+            out["Authorization"] = f"Bearer {token}"
+        return out
+
+    def tool_enabled(self, name: str) -> bool:
+        """``enabled_tools`` (when set) is an allow-list; ``disabled_tools`` always wins."""
+        if name in self.disabled_tools:
+            return False
+        return self.enabled_tools is None or name in self.enabled_tools
+
+
+@attrs.frozen
+class ServerDefinition:
+    """A configured server and where it came from."""
+
+    name: str
+    config: McpServerConfig
+    #: the file that declared it ("" when added in code)
+    source: str = ""
+    #: "kairox.toml", ".mcp.json", "philont", "plugin:<name>" or "code"
+    origin: str = "kairox.toml"
+
+
+_SECRET_PARAM = re.compile(r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential)", re.I)
+
+
+def redact_url(url: str) -> str:
+    """A URL safe to print: the password and secret-looking query values hidden."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<invalid url>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:<redacted>@{host}" if ":" in userinfo else f"<redacted>@{host}"
+    query = parts.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        query = urllib.parse.urlencode(
+            [(k, "<redacted>" if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="<>"
+        )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redact_config(config: McpServerConfig) -> dict[str, Any]:
+    """The entry as a dict safe to print (``kairox mcp list``): env and header values,
+    secret-looking keys and URL secrets are hidden; defaults are left out."""
+    data: dict[str, Any] = {}
+    for a in attrs.fields(McpServerConfig):
+        value = getattr(config, a.name)
+        factory = getattr(a.default, "factory", None)
+        default = factory() if callable(factory) else a.default
+        if value != default:
+            data[a.name] = value
+    data["type"] = config.type
+    if config.url:
+        data["url"] = redact_url(config.url)
+    for key in ("domain", "capability"):
+        if data.get(key) is not None:
+            data[key] = str(data[key])
+    out: dict[str, Any] = redact(data)
+    return out

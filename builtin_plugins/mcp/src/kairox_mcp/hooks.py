@@ -1,0 +1,48 @@
+"""kairox-mcp's hook implementations (only these; the work lives in sibling modules).
+
+Cheap to import: nothing here (or in what it imports at load) imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kairox.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+    from kairox._config import ConfigSection
+    from kairox._registrar import Registrar
+    from kairox._runtime import Runtime
+    from kairox.protocols import ToolProvider
+
+
+@hookimpl
+def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
+    from kairox._config import ConfigSection
+
+    from .config import McpServerConfig
+
+    registrar.add(
+        ConfigSection(
+            name="mcp_servers",
+            schema=McpServerConfig,
+            entries=True,
+            description="MCP servers (stdio, sse, streamable_http), one [mcp_servers.NAME] table each",
+        )
+    )
+
+
+@hookimpl
+def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: Runtime) -> None:
+    from .manager import McpServerManager
+
+    registrar.add(McpServerManager(runtime))
+
+
+@hookimpl
+def kairox_register_commands(cli: click.Group) -> None:
+    from .cli import mcp
+
+    cli.add_command(mcp)

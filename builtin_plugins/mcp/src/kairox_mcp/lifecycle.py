@@ -1,0 +1,430 @@
+"""ServerLifecycle: one MCP server's state machine, connection task and restarts.
+
+``Starting -> Ready -> Stopped | Failed``. One long-lived task per server (started
+with ``runtime.spawn``) connects the transport, enters the SDK session,
+initialises, registers the tools, serves until asked to stop or until the server
+goes away, and closes everything in that same task. After a crash the server is
+restarted with exponential backoff, at most ``max_restarts`` times in a row; a
+server that fails its *first* start is not retried (fix the config and restart it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
+
+from kairox._tools import ToolSpec
+from kairox._types import ServerState, ServerStatus
+from kairox.errors import ConfigError, ToolError
+
+from .adapter import McpToolAdapter, build_spec
+from .config import ServerDefinition
+from .events import McpServerFailed, McpServerReady, McpServerStarting, McpServerStopped, McpToolsRefreshed
+from .transport import ConnectContext, Diagnostics, McpTransport
+
+if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
+    from exceptiongroup import BaseExceptionGroup
+
+if TYPE_CHECKING:
+    from kairox._runtime import Runtime
+
+    from .client import McpClient
+
+__all__ = ["MAX_BACKOFF", "RESET_AFTER", "ServerLifecycle", "describe_error", "import_client"]
+
+logger = logging.getLogger(__name__)
+
+#: longest wait between two restarts, seconds
+MAX_BACKOFF = 30.0
+#: a server that stayed ready this long has its crash count reset
+RESET_AFTER = 60.0
+#: how long a failed call waits for the transport to report the exit code
+DIAGNOSTICS_GRACE = 0.5
+#: how long a graceful stop may take before the connection is cut
+STOP_GRACE = 10.0
+
+ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+
+
+async def import_client() -> ModuleType:
+    """``kairox_mcp.client`` (and with it ``mcp``), imported off the event loop the first time."""
+    name = f"{__package__}.client"
+    module = sys.modules.get(name)
+    if module is None:
+        module = await anyio.to_thread.run_sync(importlib.import_module, name)
+    return module
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out: list[BaseException] = []
+        for sub in exc.exceptions:
+            out.extend(_leaves(sub))
+        return out
+    return [exc]
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line per distinct cause, exception groups flattened, no traceback."""
+    parts: list[str] = []
+    for leaf in _leaves(exc):
+        if isinstance(leaf, (ToolError, ConfigError)):
+            text = str(leaf)
+        elif isinstance(leaf, FileNotFoundError) and leaf.filename:
+            text = f"command not found: {leaf.filename}"
+        else:
+            text = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
+        if text not in parts:
+            parts.append(text)
+    return "; ".join(parts) or type(exc).__name__
+
+
+@attrs.define
+class _Attempt:
+    """One connection attempt: its diagnostics and when its transport was closed."""
+
+    number: int
+    diagnostics: Diagnostics = attrs.field(factory=Diagnostics)
+    transport_closed: anyio.Event = attrs.field(factory=anyio.Event)
+    ready_at: float | None = None
+
+
+async def _wait_any(*events: anyio.Event) -> None:
+    async with anyio.create_task_group() as tg:
+
+        async def waiter(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        for event in events:
+            tg.start_soon(waiter, event)
+
+
+class ServerLifecycle:
+    """One configured server: state, current client, tools, diagnostics."""
+
+    def __init__(
+        self,
+        definition: ServerDefinition,
+        runtime: Runtime,
+        transport: McpTransport | None,
+        *,
+        transport_error: str = "",
+    ) -> None:
+        self.definition = definition
+        self.name = definition.name
+        self.config = definition.config
+        self.runtime = runtime
+        self.transport = transport
+        self.transport_error = transport_error
+        self.state = ServerState.STOPPED
+        self.detail = ""
+        self.client: McpClient | None = None
+        self.tool_specs: list[ToolSpec] = []
+        self.skipped_tools: list[str] = []
+        self.restarts = 0
+        self.last_failure: Diagnostics | None = None
+        self.startup_s: float | None = None
+        self._attempt = _Attempt(0)
+        self._settled = anyio.Event()
+        self._stop = anyio.Event()
+        self._done = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
+        self._tools_dirty = False
+        self._relisting = False
+        self._relist_again = False
+
+    # -- identity ---------------------------------------------------------------
+    @property
+    def provider_key(self) -> str:
+        """The registry's provider name for this server's tools."""
+        return f"mcp:{self.name}"
+
+    @property
+    def diagnostics(self) -> Diagnostics:
+        """The current (or last) attempt's diagnostics."""
+        return self._attempt.diagnostics
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(
+            name=self.name,
+            kind="mcp",
+            state=self.state,
+            detail=self.detail,
+            tools=len(self.tool_specs) if self.state is ServerState.READY else 0,
+            source=self.definition.source,
+        )
+
+    def stderr_tail(self, n: int = 50) -> list[str]:
+        """The server's stderr (and MCP log messages), last ``n`` lines; after a crash
+        and restart, the crashed attempt's lines come first."""
+        lines = self.diagnostics.stderr.lines()
+        if self.last_failure is not None and self.last_failure is not self.diagnostics:
+            lines = [*self.last_failure.stderr.lines(), "[kairox] --- restarted ---", *lines]
+        return lines[-n:]
+
+    # -- waiting --------------------------------------------------------------------
+    async def wait_settled(self) -> None:
+        """Until the first start ended (ready or failed) or the server stopped."""
+        await self._settled.wait()
+
+    async def wait_done(self) -> None:
+        await self._done.wait()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    # -- the task -----------------------------------------------------------------------
+    async def run(self) -> None:
+        """The server's long-lived task: start, serve, restart; returns when stopped or given up."""
+        try:
+            if self.transport is None:
+                self._fail(self.transport_error, will_restart=False, delay=0.0)
+                return
+            number = 0
+            consecutive = 0
+            while not self._stop.is_set():
+                error = await self._run_attempt(number)
+                if self._stop.is_set():
+                    break
+                attempt = self._attempt
+                if attempt.ready_at is not None and time.monotonic() - attempt.ready_at >= RESET_AFTER:
+                    consecutive = 0
+                first_start_failed = attempt.ready_at is None and self.restarts == 0
+                can_restart = not first_start_failed and consecutive < self.config.max_restarts
+                delay = min(self.config.restart_backoff * (2**consecutive), MAX_BACKOFF)
+                self.last_failure = attempt.diagnostics
+                self._fail(error, will_restart=can_restart, delay=delay)
+                if not can_restart:
+                    return
+                consecutive += 1
+                self.restarts += 1
+                with anyio.move_on_after(delay):
+                    await self._stop.wait()
+                number += 1
+        finally:
+            self._unregister()
+            self.client = None
+            if self.state is not ServerState.FAILED or self._stop.is_set():
+                if self.state is not ServerState.STOPPED:
+                    self.state = ServerState.STOPPED
+                    self.runtime.events.publish(McpServerStopped(server=self.name))
+            self._settled.set()
+            self._done.set()
+
+    def _fail(self, error: str, *, will_restart: bool, delay: float) -> None:
+        diag = self.diagnostics
+        diag.error = diag.error or error
+        self.state = ServerState.FAILED
+        self.detail = error + (f" (restarting in {delay:g} s)" if will_restart else "")
+        self._unregister()
+        self.runtime.events.publish(
+            McpServerFailed(
+                server=self.name,
+                error=error,
+                exit_code=diag.exit_code,
+                stderr_tail=tuple(diag.stderr.tail(20)),
+                will_restart=will_restart,
+                retry_in_s=delay if will_restart else 0.0,
+                restarts=self.restarts,
+            )
+        )
+        logger.info("MCP server %s failed: %s", self.name, error)
+        self._settled.set()
+
+    async def _run_attempt(self, number: int) -> str:
+        """Connect, initialise, serve. Returns why it ended (when not stopped)."""
+        assert self.transport is not None
+        attempt = self._attempt = _Attempt(number)
+        config = self.config
+        timeout = config.startup_timeout_s
+        context = ConnectContext(
+            server_name=self.name,
+            workspace=self.runtime.workspace,
+            env=self.runtime.env,
+            diagnostics=attempt.diagnostics,
+            startup_timeout=timeout,
+        )
+        self.state = ServerState.STARTING
+        self.detail = "starting" if number == 0 else f"restarting (restart {self.restarts})"
+        self.runtime.events.publish(McpServerStarting(server=self.name, transport=config.type, attempt=number))
+        started = time.perf_counter()
+        error = ""
+        try:
+            client_module = await import_client()
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                self._scope = scope
+                async with client_module.McpClient.open(
+                    self.name, self.transport, config, context, on_list_changed=self._on_list_changed
+                ) as client:
+                    await client.initialize()
+                    tools = await client.list_tools() if client.supports("tools") else []
+                    scope.deadline = math.inf
+                    self._become_ready(client, tools, time.perf_counter() - started)
+                    if self._tools_dirty:
+                        await self._relist(client)
+                    await _wait_any(self._stop, client.closed)
+                    self.client = None
+                    if client.closed.is_set() and not self._stop.is_set():
+                        error = "the server closed the connection"
+                        # calls fail from now on; the event follows once the transport has the exit code
+                        self.state = ServerState.FAILED
+                        self.detail = error
+                        self._unregister()
+            if scope.cancelled_caught and not self._stop.is_set() and not error:
+                error = f"no answer to initialize within {timeout:g} s (startup_timeout)"
+        except Exception as exc:  # includes ExceptionGroup from the HTTP clients' task groups
+            error = describe_error(exc)
+            logger.debug("MCP server %s: attempt %d failed", self.name, number, exc_info=True)
+        finally:
+            self.client = None
+            self._scope = None
+            attempt.transport_closed.set()
+        diag = attempt.diagnostics
+        if error and diag.exit_code is not None and "exit code" not in error:
+            error = f"{error} (exit code {diag.exit_code})"
+        return error
+
+    def _become_ready(self, client: McpClient, tools: Sequence[Any], startup_s: float) -> None:
+        self.client = client
+        self._attempt.ready_at = time.monotonic()
+        self.startup_s = startup_s
+        self._register(tools)
+        self.state = ServerState.READY
+        proto = client.protocol_version
+        self.detail = f"{client.server_info}, protocol {proto}".strip(", ")
+        if self.skipped_tools:
+            self.detail += f"; {len(self.skipped_tools)} tools skipped (id taken)"
+        self.runtime.events.publish(
+            McpServerReady(
+                server=self.name,
+                tools=len(self.tool_specs),
+                protocol_version=proto,
+                server_info=client.server_info,
+                startup_s=startup_s,
+            )
+        )
+        self._settled.set()
+
+    # -- tools ------------------------------------------------------------------------
+    def _register(self, tools: Sequence[Any]) -> None:
+        registry = self.runtime.tools
+        adapters: list[McpToolAdapter] = []
+        seen: set[str] = set()
+        skipped: list[str] = []
+        for tool in tools:
+            if not self.config.tool_enabled(tool.name) or tool.name in seen:
+                continue
+            seen.add(tool.name)
+            spec = build_spec(self.name, self.config, tool)
+            if spec.id in registry and registry.get_spec(spec.id).provider != self.provider_key:
+                skipped.append(spec.id)
+                continue
+            adapters.append(McpToolAdapter(spec, self, tool.name))
+        if skipped:
+            logger.warning("MCP server %s: tool ids already registered elsewhere: %s", self.name, ", ".join(skipped))
+        self.skipped_tools = skipped
+        registry.replace_provider(self.provider_key, adapters)
+        self.tool_specs = [a.spec for a in adapters]
+
+    def _unregister(self) -> None:
+        if self.tool_specs or self.runtime.tools.by_provider(self.provider_key):
+            self.runtime.tools.remove_provider(self.provider_key)
+        self.tool_specs = []
+
+    async def _on_list_changed(self, kind: str) -> None:
+        if kind != "tools":
+            return
+        client = self.client
+        if client is None:  # not ready yet: re-list right after the initial listing
+            self._tools_dirty = True
+            return
+        await self._relist(client)
+
+    async def _relist(self, client: McpClient) -> None:
+        self._tools_dirty = False
+        if self._relisting:  # coalesce: one more listing after the running one
+            self._relist_again = True
+            return
+        self._relisting = True
+        try:
+            while True:
+                self._relist_again = False
+                try:
+                    tools = await client.list_tools()
+                except ToolError as exc:
+                    logger.warning("MCP server %s: re-listing tools failed: %s", self.name, exc)
+                    return
+                if client is not self.client or self.state is not ServerState.READY:
+                    return
+                self._register(tools)
+                self.runtime.events.publish(McpToolsRefreshed(server=self.name, tools=len(self.tool_specs)))
+                if not self._relist_again:
+                    return
+        finally:
+            self._relisting = False
+
+    # -- calls -------------------------------------------------------------------------
+    def _not_ready(self) -> ToolError:
+        why = f": {self.detail}" if self.detail else ""
+        return ToolError(f"MCP server {self.name} is not ready ({self.state.value}{why})")
+
+    async def _closed_error(self, exc: ToolError, attempt: _Attempt) -> ToolError:
+        with anyio.move_on_after(DIAGNOSTICS_GRACE):
+            await attempt.transport_closed.wait()
+        summary = attempt.diagnostics.summary()
+        return type(exc)(f"{exc}: {summary}" if summary else str(exc))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Any:
+        """``tools/call`` on the current session; a dead server fails with its diagnostic."""
+        client, attempt = self.client, self._attempt
+        if client is None or self.state is not ServerState.READY:
+            raise self._not_ready()
+        module = sys.modules[f"{__package__}.client"]
+        try:
+            return await client.call_tool(name, arguments, timeout=timeout, progress=progress)
+        except module.McpConnectionClosed as exc:
+            raise await self._closed_error(exc, attempt) from exc
+
+    async def request(self, fn: Callable[[McpClient], Awaitable[Any]]) -> Any:
+        """Run ``fn(client)`` on the current session (resources, prompts, ping)."""
+        client, attempt = self.client, self._attempt
+        if client is None or self.state is not ServerState.READY:
+            raise self._not_ready()
+        module = sys.modules[f"{__package__}.client"]
+        try:
+            return await fn(client)
+        except module.McpConnectionClosed as exc:
+            raise await self._closed_error(exc, attempt) from exc
+
+    # -- stopping ----------------------------------------------------------------------
+    async def stop(self, grace: float = STOP_GRACE) -> None:
+        """Stop gracefully (close the session and the transport); cut it after ``grace`` s."""
+        self._stop.set()
+        if self.state is not ServerState.READY and self._scope is not None:
+            self._scope.cancel()  # still starting: nothing to be graceful about
+        with anyio.move_on_after(grace):
+            await self._done.wait()
+        if not self._done.is_set():
+            logger.warning("MCP server %s did not stop within %g s; cutting the connection", self.name, grace)
+            if self._scope is not None:
+                self._scope.cancel()
+            with anyio.move_on_after(5):
+                await self._done.wait()

@@ -1,0 +1,279 @@
+"""McpServerManager: the tool provider that runs every configured MCP server.
+
+Reachable from a runtime as ``kairox_mcp.manager_of(runtime)`` (or
+``runtime.providers.get("mcp")``). Besides tools it exposes each server's
+resources and prompts::
+
+    mcp = kairox_mcp.manager_of(rt)
+    for r in await mcp.list_resources():           # every ready server
+        print(r.server, r.uri)
+    contents = await mcp.read_resource("everything", "demo://resource/static/document/architecture.md")
+    prompt = await mcp.get_prompt("everything", "args-prompt", {"city": "Paris"})
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+
+from kairox._features import missing_feature_message
+from kairox._tools import ResourceContent
+from kairox._types import ServerState, ServerStatus
+from kairox.errors import ConfigError, KairoxError, ToolError
+
+from .config import McpServerConfig, ServerDefinition
+from .lifecycle import ServerLifecycle
+from .resources import (
+    McpPrompt,
+    McpPromptResult,
+    McpResource,
+    McpResourceTemplate,
+    prompt_from_sdk,
+    prompt_result_from_sdk,
+    resource_contents_from_sdk,
+    resource_from_sdk,
+    template_from_sdk,
+)
+from .sources import load_definitions
+
+if TYPE_CHECKING:
+    from kairox._runtime import Runtime
+
+    from .client import McpClient
+    from .transport import McpTransport
+
+__all__ = ["SECTION", "McpServerManager", "McpStartupError", "manager_of"]
+
+logger = logging.getLogger(__name__)
+
+SECTION = "mcp_servers"
+#: how long a resource/prompt request may take, seconds
+REQUEST_TIMEOUT = 60.0
+
+T = TypeVar("T")
+
+
+class McpStartupError(KairoxError):
+    """A server marked ``required = true`` failed to start."""
+
+
+def manager_of(runtime: Runtime) -> McpServerManager:
+    """The runtime's MCP manager (raises when kairox-mcp is not loaded)."""
+    provider = runtime.providers.get("mcp")
+    if not isinstance(provider, McpServerManager):
+        raise KairoxError("kairox-mcp is not loaded in this runtime (pip install kairox-mcp)")
+    return provider
+
+
+class McpServerManager:
+    """Starts every enabled server in parallel, one failing never affecting the others,
+    and registers each server's tools as it becomes ready (provider ``mcp:<server>``)."""
+
+    name = "mcp"
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.definitions: dict[str, ServerDefinition] = {}
+        #: problems found reading .mcp.json / Philont mcp.json (also in runtime.config.errors)
+        self.errors: list[ConfigError] = []
+        self._servers: dict[str, ServerLifecycle] = {}
+        self._load()
+
+    # -- configuration --------------------------------------------------------------
+    def _load(self) -> None:
+        config = self.runtime.config
+        toml: Mapping[str, McpServerConfig] = config.section(SECTION) if SECTION in config.sections else {}
+        sources = {name: config.source_of(SECTION, name) or "" for name in toml}
+        self.definitions, self.errors = load_definitions(
+            workspace=self.runtime.workspace,
+            env=self.runtime.env,
+            toml_servers=toml,
+            toml_source=sources,
+            home=_home_of(self.runtime.env),
+        )
+        config.errors.extend(self.errors)
+
+    def add_server(self, definition: ServerDefinition) -> None:
+        """Declare a server from code or another plugin (manifests). It replaces a
+        same-named definition that is not running; start it with :meth:`start_servers`."""
+        running = self._servers.get(definition.name)
+        if running is not None and not running.done:
+            raise KairoxError(f"MCP server {definition.name} is running; stop it first")
+        self.definitions[definition.name] = definition
+
+    def transport_for(self, config: McpServerConfig) -> tuple[McpTransport | None, str]:
+        """The registered transport for ``config.type``, or why there is none."""
+        transport = self.runtime.transports.get(config.type)
+        if transport is not None:
+            return transport, ""
+        missing = missing_feature_message("transport", config.type)
+        if missing:
+            return None, missing
+        installed = ", ".join(self.runtime.transports.names()) or "none"
+        return None, f'unknown transport "{config.type}" (installed transports: {installed})'
+
+    # -- ToolProvider ------------------------------------------------------------------------
+    async def start(self, runtime: Runtime) -> None:
+        """Start every enabled server; return when each is ready or failed."""
+        await self.start_servers()
+
+    async def start_servers(self, names: Iterable[str] | None = None) -> None:
+        """Start the named (default: all enabled) servers in parallel and wait until each
+        is ready or has failed. Raises :class:`McpStartupError` if a required one failed."""
+        wanted = list(names) if names is not None else [n for n, d in self.definitions.items() if d.config.enabled]
+        unknown = [n for n in wanted if n not in self.definitions]
+        if unknown:
+            raise KairoxError(f"no MCP server named {', '.join(unknown)} (configured: {', '.join(self.definitions)})")
+        started: list[ServerLifecycle] = []
+        for name in wanted:
+            current = self._servers.get(name)
+            if current is not None and not current.done:
+                started.append(current)
+                continue
+            definition = self.definitions[name]
+            transport, why = self.transport_for(definition.config)
+            server = ServerLifecycle(definition, self.runtime, transport, transport_error=why)
+            self._servers[name] = server
+            self.runtime.spawn(server.run, name=f"mcp:{name}")
+            started.append(server)
+        async with anyio.create_task_group() as tg:
+            for server in started:
+                tg.start_soon(server.wait_settled)
+        failed = [s for s in started if s.definition.config.required and s.state is ServerState.FAILED]
+        if failed:
+            raise McpStartupError(
+                "; ".join(f"required MCP server {s.name} failed to start: {s.detail}" for s in failed)
+            )
+
+    async def stop(self) -> None:
+        """Stop every server in parallel (graceful, then cut); never raises."""
+        servers = list(self._servers.values())
+        async with anyio.create_task_group() as tg:
+            for server in servers:
+                tg.start_soon(self._stop_one, server)
+
+    async def _stop_one(self, server: ServerLifecycle) -> None:
+        try:
+            await server.stop()
+        except Exception:
+            logger.exception("stopping MCP server %s failed", server.name)
+
+    async def stop_server(self, name: str) -> None:
+        await self._stop_one(self.server(name))
+
+    async def restart(self, name: str) -> ServerLifecycle:
+        """Stop the server (if running) and start it again; returns once ready or failed."""
+        current = self._servers.get(name)
+        if current is not None:
+            await self._stop_one(current)
+            del self._servers[name]
+        await self.start_servers([name])
+        return self._servers[name]
+
+    def status(self) -> Sequence[ServerStatus]:
+        out: list[ServerStatus] = []
+        for name, definition in self.definitions.items():
+            server = self._servers.get(name)
+            if server is not None:
+                out.append(server.status())
+                continue
+            detail = "disabled" if not definition.config.enabled else "not started"
+            out.append(ServerStatus(name, "mcp", ServerState.STOPPED, detail, 0, definition.source))
+        return out
+
+    # -- servers -------------------------------------------------------------------------------
+    def server(self, name: str) -> ServerLifecycle:
+        """The started server ``name`` (raises :class:`KairoxError` when unknown or not started)."""
+        server = self._servers.get(name)
+        if server is None:
+            if name in self.definitions:
+                raise KairoxError(f"MCP server {name} is not started")
+            raise KairoxError(f"no MCP server named {name!r} (configured: {', '.join(self.definitions) or 'none'})")
+        return server
+
+    @property
+    def servers(self) -> dict[str, ServerLifecycle]:
+        """Started servers by name."""
+        return dict(self._servers)
+
+    def ready_servers(self) -> list[ServerLifecycle]:
+        return [s for s in self._servers.values() if s.state is ServerState.READY]
+
+    def logs(self, name: str, lines: int = 50) -> list[str]:
+        """The server's stderr tail (and MCP log messages)."""
+        return self.server(name).stderr_tail(lines)
+
+    # -- resources and prompts ---------------------------------------------------------------
+    async def _each(self, server: str | None, feature: str, fn: Callable[[McpClient], Awaitable[list[T]]]) -> list[T]:
+        if server is not None:
+            return list(await self.server(server).request(lambda c: _with_timeout(fn(c))))
+        results: dict[str, list[T]] = {}
+
+        async def one(s: ServerLifecycle) -> None:
+            try:
+                results[s.name] = await s.request(lambda c: _with_timeout(fn(c)))
+            except ToolError as exc:
+                logger.warning("MCP server %s: listing %s failed: %s", s.name, feature, exc)
+
+        async with anyio.create_task_group() as tg:
+            for s in self.ready_servers():
+                if s.client is not None and s.client.supports(feature):
+                    tg.start_soon(one, s)
+        return [item for name in sorted(results) for item in results[name]]
+
+    async def list_resources(self, server: str | None = None) -> list[McpResource]:
+        """Resources of one server, or of every ready server that has resources."""
+
+        async def fn(c: McpClient) -> list[McpResource]:
+            return [resource_from_sdk(c.server, r) for r in await c.list_resources()]
+
+        return await self._each(server, "resources", fn)
+
+    async def list_resource_templates(self, server: str | None = None) -> list[McpResourceTemplate]:
+        async def fn(c: McpClient) -> list[McpResourceTemplate]:
+            return [template_from_sdk(c.server, t) for t in await c.list_resource_templates()]
+
+        return await self._each(server, "resources", fn)
+
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
+        """``resources/read``: the contents (text or base64 blob) of one resource."""
+
+        async def fn(c: McpClient) -> list[ResourceContent]:
+            return resource_contents_from_sdk(await c.read_resource(uri, timeout=REQUEST_TIMEOUT))
+
+        result: list[ResourceContent] = await self.server(server).request(fn)
+        return result
+
+    async def list_prompts(self, server: str | None = None) -> list[McpPrompt]:
+        async def fn(c: McpClient) -> list[McpPrompt]:
+            return [prompt_from_sdk(c.server, p) for p in await c.list_prompts()]
+
+        return await self._each(server, "prompts", fn)
+
+    async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> McpPromptResult:
+        """``prompts/get``: the prompt's messages with ``arguments`` filled in."""
+
+        async def fn(c: McpClient) -> McpPromptResult:
+            result = await c.get_prompt(name, dict(arguments or {}), timeout=REQUEST_TIMEOUT)
+            return prompt_result_from_sdk(c.server, name, result)
+
+        result: McpPromptResult = await self.server(server).request(fn)
+        return result
+
+
+async def _with_timeout(awaitable: Awaitable[T]) -> T:
+    try:
+        with anyio.fail_after(REQUEST_TIMEOUT):
+            return await awaitable
+    except TimeoutError:
+        raise ToolError(f"the request timed out after {REQUEST_TIMEOUT:g} s") from None
+
+
+def _home_of(env: Mapping[str, str]) -> Any:
+    from pathlib import Path
+
+    home = env.get("HOME")
+    return Path(home) if home else None

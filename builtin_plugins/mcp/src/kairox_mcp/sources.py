@@ -1,0 +1,246 @@
+"""Where servers are declared, lowest precedence first.
+
+1. Philont's ``mcp.json`` (``$PHILONT_MCP_CONFIG``, else ``~/.philont/mcp.json``;
+   ``PHILONT_MCP_BROWSER=1`` appends the Playwright server).
+2. The workspace ``.mcp.json`` (Claude Code / Cursor format).
+3. ``kairox.toml`` ``[mcp_servers.NAME]`` (user, then workspace files).
+
+A later source replaces a whole entry of the same name. Reading never raises:
+each problem becomes a :class:`~kairox.ConfigError` (file + field path) and
+drops only the entry it concerns.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kairox._config import expand_env
+from kairox._convert import structure
+from kairox._types import Capability, Domain
+from kairox.errors import ConfigError
+
+from .config import McpServerConfig, ServerDefinition, normalize_transport
+
+__all__ = [
+    "PLAYWRIGHT_SERVER",
+    "load_definitions",
+    "parse_mcp_json",
+    "parse_philont_mcp_json",
+    "philont_config_path",
+]
+
+logger = logging.getLogger(__name__)
+
+#: what ``PHILONT_MCP_BROWSER=1`` appends (unless a server named "browser" exists)
+PLAYWRIGHT_SERVER = McpServerConfig(
+    command="npx",
+    args=["-y", "@playwright/mcp@latest", "--headless", "--isolated"],
+    domain=Domain.NETWORK,
+    capability=Capability.EXECUTE,
+    tool_timeout=60.0,
+)
+
+_MCP_JSON_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "disabled", "enabled"}
+
+
+@attrs.frozen
+class _McpJsonServer:
+    """One ``mcpServers`` entry of a ``.mcp.json`` (the fields kairox understands)."""
+
+    type: str | None = None
+    command: str | None = None
+    args: list[str] = attrs.field(factory=list)
+    env: dict[str, str] = attrs.field(factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = attrs.field(factory=dict)
+    disabled: bool = False
+    enabled: bool = True
+
+
+def _expand(value: Any, env: Mapping[str, str], path: str, file: str) -> Any:
+    if isinstance(value, str):
+        return expand_env(value, env, path=path, file=file)
+    if isinstance(value, list):
+        return [_expand(v, env, f"{path}[{i}]", file) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _expand(v, env, f"{path}.{k}", file) for k, v in value.items()}
+    return value
+
+
+def _read_json(path: Path, errors: list[ConfigError]) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        errors.append(ConfigError(f"invalid JSON: {exc}", file=str(path)))
+        return None
+
+
+def _to_config(fields: dict[str, Any], *, path: str, file: str) -> McpServerConfig:
+    try:
+        return structure(fields, McpServerConfig, path=path, file=file)
+    except ConfigError:
+        raise
+    except Exception as exc:  # pragma: no cover - structure() wraps everything
+        raise ConfigError(str(exc), file=file, path=path) from exc
+
+
+def parse_mcp_json(
+    data: Any, *, file: str, env: Mapping[str, str], origin: str = ".mcp.json"
+) -> tuple[list[ServerDefinition], list[ConfigError]]:
+    """Servers of a ``.mcp.json`` document (``{"mcpServers": {NAME: {...}}}``).
+
+    ``type`` is stdio (default), ``http`` / ``streamable-http`` or ``sse``; an entry
+    with a ``url`` and no ``type`` or ``command`` is streamable HTTP. ``${VAR}`` and
+    ``${VAR:-default}`` expand in every string. Unknown keys are ignored (other
+    tools add their own); a known key of the wrong type drops the entry.
+    """
+    errors: list[ConfigError] = []
+    out: list[ServerDefinition] = []
+    if not isinstance(data, dict):
+        return [], [ConfigError("expected a JSON object with an `mcpServers` object", file=file)]
+    servers = data.get("mcpServers", data.get("servers"))
+    if servers is None:
+        return [], []
+    if not isinstance(servers, dict):
+        return [], [ConfigError("expected an object of servers by name", file=file, path="mcpServers")]
+    for name, raw in servers.items():
+        path = f"mcpServers.{name}"
+        if not isinstance(raw, dict):
+            errors.append(ConfigError("expected an object", file=file, path=path))
+            continue
+        unknown = sorted(set(raw) - _MCP_JSON_KEYS)
+        if unknown:
+            logger.debug("%s: %s: ignoring keys %s", file, path, ", ".join(unknown))
+        known = {k: v for k, v in raw.items() if k in _MCP_JSON_KEYS}
+        try:
+            entry: _McpJsonServer = structure(_expand(known, env, path, file), _McpJsonServer, path=path, file=file)
+            kind = entry.type
+            if kind is None:
+                kind = "streamable_http" if entry.url and not entry.command else "stdio"
+            fields: dict[str, Any] = {"type": normalize_transport(kind)}
+            for key in ("command", "cwd", "url"):
+                if getattr(entry, key) is not None:
+                    fields[key] = getattr(entry, key)
+            for key in ("args", "env", "headers"):
+                if getattr(entry, key):
+                    fields[key] = getattr(entry, key)
+            fields["enabled"] = entry.enabled and not entry.disabled
+            config = _to_config(fields, path=path, file=file)
+        except ConfigError as exc:
+            errors.extend(getattr(exc, "errors", [exc]))
+            continue
+        out.append(ServerDefinition(name=str(name), config=config, source=file, origin=origin))
+    return out, errors
+
+
+def philont_config_path(env: Mapping[str, str], home: Path | None = None) -> Path:
+    explicit = (env.get("PHILONT_MCP_CONFIG") or "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    base = home if home is not None else Path(env.get("HOME") or Path.home())
+    return base / ".philont" / "mcp.json"
+
+
+def parse_philont_mcp_json(
+    data: Any, *, file: str, env: Mapping[str, str]
+) -> tuple[list[ServerDefinition], list[ConfigError]]:
+    """Servers of a Philont ``mcp.json``: ``{"servers": [entry, ...]}`` or a bare list.
+
+    Entry: ``{name, transport: {transport: stdio|sse|http, command, args, env, cwd | url,
+    headers}, timeout (ms), toolPrefix, domain, capability, enabled}``.
+    """
+    errors: list[ConfigError] = []
+    out: list[ServerDefinition] = []
+    items = data if isinstance(data, list) else data.get("servers") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return [], [ConfigError('expected {"servers": [...]} or a list of servers', file=file)]
+    for index, item in enumerate(items):
+        path = f"servers[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            errors.append(ConfigError("expected an object with a `name`", file=file, path=path))
+            continue
+        name = item["name"]
+        transport = item.get("transport")
+        if not isinstance(transport, dict):
+            errors.append(ConfigError("expected an object", file=file, path=f"{path}.transport"))
+            continue
+        try:
+            t = _expand(transport, env, f"{path}.transport", file)
+            kind = t.get("transport", t.get("type", "stdio"))
+            if not isinstance(kind, str):
+                raise ConfigError("expected a string", file=file, path=f"{path}.transport.transport")
+            fields: dict[str, Any] = {"type": normalize_transport(kind)}
+            for key in ("command", "args", "env", "cwd", "url", "headers"):
+                if key in t:
+                    fields[key] = t[key]
+            timeout = item.get("timeout")
+            if timeout is not None:
+                if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+                    raise ConfigError("expected a number of milliseconds > 0", file=file, path=f"{path}.timeout")
+                fields["tool_timeout"] = timeout / 1000.0
+            for src, dst in (("toolPrefix", "tool_prefix"), ("domain", "domain"), ("capability", "capability")):
+                if item.get(src) is not None:
+                    fields[dst] = item[src]
+            if item.get("enabled") is False or item.get("disabled") is True:
+                fields["enabled"] = False
+            config = _to_config(fields, path=path, file=file)
+        except ConfigError as exc:
+            for err in getattr(exc, "errors", [exc]):
+                # field paths of the flattened entry point into `transport` for transport keys
+                errors.append(err)
+            continue
+        out.append(ServerDefinition(name=name, config=config, source=file, origin="philont"))
+    return out, errors
+
+
+def _browser_wanted(env: Mapping[str, str]) -> bool:
+    return (env.get("PHILONT_MCP_BROWSER") or "").strip().lower() in ("1", "true", "yes")
+
+
+def load_definitions(
+    *,
+    workspace: Path,
+    env: Mapping[str, str],
+    toml_servers: Mapping[str, McpServerConfig],
+    toml_source: Mapping[str, str],
+    home: Path | None = None,
+) -> tuple[dict[str, ServerDefinition], list[ConfigError]]:
+    """Every configured server by name (later sources replace earlier ones) and the problems found."""
+    errors: list[ConfigError] = []
+    merged: dict[str, ServerDefinition] = {}
+
+    philont_path = philont_config_path(env, home)
+    data = _read_json(philont_path, errors)
+    if data is not None:
+        defs, errs = parse_philont_mcp_json(data, file=str(philont_path), env=env)
+        errors.extend(errs)
+        merged.update((d.name, d) for d in defs)
+    if _browser_wanted(env) and "browser" not in merged:
+        merged["browser"] = ServerDefinition(
+            "browser", PLAYWRIGHT_SERVER, source="PHILONT_MCP_BROWSER", origin="philont"
+        )
+
+    mcp_json = workspace / ".mcp.json"
+    data = _read_json(mcp_json, errors)
+    if data is not None:
+        defs, errs = parse_mcp_json(data, file=str(mcp_json), env=env)
+        errors.extend(errs)
+        merged.update((d.name, d) for d in defs)
+
+    for name, config in toml_servers.items():
+        merged[name] = ServerDefinition(name, config, source=toml_source.get(name, ""), origin="kairox.toml")
+    return merged, errors

@@ -1,0 +1,65 @@
+"""The legacy HTTP+SSE transport: GET ``url`` opens the event stream, the server's
+``endpoint`` event names where to POST messages.
+
+Server entry fields: ``url``, ``headers`` / ``http_headers`` (``${VAR}`` expanded),
+``env_http_headers``, ``api_key_env`` / ``bearer_token_env_var`` (sent as
+``Authorization: Bearer``), ``http_timeout`` (connect and POST, default 30 s),
+``sse_read_timeout`` (silence allowed on the stream, default 300 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from kairox_mcp.config import McpServerConfig, redact_url
+from kairox_mcp.transport import ConnectContext
+
+if TYPE_CHECKING:
+    from kairox_mcp.transport import Streams
+
+__all__ = ["SseTransport"]
+
+
+class SseTransport:
+    """``type = "sse"``."""
+
+    name = "sse"
+
+    def connect(self, server: McpServerConfig, context: ConnectContext) -> Any:
+        return _connect(server, context)
+
+    def __repr__(self) -> str:
+        return "<SseTransport>"
+
+
+@asynccontextmanager
+async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+    import httpx2
+    from mcp.client.sse import sse_client
+
+    from kairox_mcp.http import make_http_client
+
+    if not server.url:
+        raise ValueError("an sse server needs `url`")
+    headers = server.resolve_headers(context.env)
+    diag = context.diagnostics
+
+    def factory(
+        headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
+    ) -> httpx2.AsyncClient:
+        return make_http_client(server, context, headers=headers or {}, timeout=timeout, auth=auth)
+
+    def on_session(session_id: str) -> None:
+        diag.stderr.append(f"[sse] connected to {redact_url(server.url or '')}")
+
+    async with sse_client(
+        server.url,
+        headers=headers,
+        timeout=server.http_timeout,
+        sse_read_timeout=server.sse_read_timeout,
+        httpx_client_factory=factory,
+        on_session_created=on_session,
+    ) as (read, write):
+        yield read, write

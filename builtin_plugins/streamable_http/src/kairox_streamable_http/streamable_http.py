@@ -1,0 +1,49 @@
+"""The streamable HTTP transport: one endpoint, POST per message, optional SSE streams,
+``Mcp-Session-Id`` session, ``DELETE`` on close.
+
+Server entry fields: ``url``, ``headers`` / ``http_headers`` (``${VAR}`` expanded),
+``env_http_headers``, ``api_key_env`` / ``bearer_token_env_var`` (sent as
+``Authorization: Bearer``), ``http_timeout`` (default 30 s), ``sse_read_timeout``
+(default 300 s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from kairox_mcp.config import McpServerConfig
+from kairox_mcp.transport import ConnectContext
+
+if TYPE_CHECKING:
+    from kairox_mcp.transport import Streams
+
+__all__ = ["StreamableHttpTransport"]
+
+
+class StreamableHttpTransport:
+    """``type = "streamable_http"`` (``http`` and ``streamable-http`` are aliases)."""
+
+    name = "streamable_http"
+
+    def connect(self, server: McpServerConfig, context: ConnectContext) -> Any:
+        return _connect(server, context)
+
+    def __repr__(self) -> str:
+        return "<StreamableHttpTransport>"
+
+
+@asynccontextmanager
+async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+    from mcp.client.streamable_http import streamable_http_client
+
+    from kairox_mcp.http import make_http_client
+
+    if not server.url:
+        raise ValueError("a streamable_http server needs `url`")
+    # We own the client (headers, timeouts, error notes); the SDK sends the session's
+    # DELETE through it when the connection closes normally.
+    async with make_http_client(server, context) as client:
+        async with streamable_http_client(server.url, http_client=client, terminate_on_close=True) as (read, write):
+            yield read, write
