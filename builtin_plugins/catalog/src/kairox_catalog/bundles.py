@@ -1,0 +1,193 @@
+"""Installing plugins and skills into their user or workspace directories.
+
+Plugins go to ``$KAIROX_HOME/plugins/NAME`` or ``<workspace>/.kairox/plugins/NAME``,
+skills to ``.../skills/NAME``. The files are fetched into a temporary directory
+next to the target (a local copy, ``git clone``, ``npm pack``, or one
+downloaded file such as a ``SKILL.md``), checked, marked with
+``.kairox-catalog.json`` and moved into place with ``os.replace``. Uninstall
+removes only directories that carry the marker.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from .fetch import USER_AGENT, is_remote, local_path
+from .model import CatalogEntry, InstallSource
+from .prepare import CommandFailed, run_command
+
+if TYPE_CHECKING:
+    from .install import Installer, InstallOptions, InstallReport, Scope
+
+__all__ = ["MARKER", "bundle_dir", "install_bundle", "uninstall_bundles"]
+
+MARKER = ".kairox-catalog.json"
+_DIRS = {"plugin": "plugins", "skill": "skills"}
+_MANIFESTS = (".kairox-plugin/plugin.json", ".codex-plugin/plugin.json", ".claude-plugin/plugin.json", "plugin.json")
+_MAX_DOWNLOAD = 8 * 1024 * 1024
+
+
+def bundle_dir(installer: Installer, kind: str, scope: Scope) -> Path:
+    from .sources import kairox_home
+
+    base = kairox_home(installer.runtime) if scope == "user" else installer.runtime.workspace / ".kairox"
+    return base / _DIRS[kind]
+
+
+def _download(url: str, dest: Path, timeout: float) -> None:
+    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        data = response.read(_MAX_DOWNLOAD + 1)
+    if len(data) > _MAX_DOWNLOAD:
+        raise OSError(f"{url} is larger than {_MAX_DOWNLOAD} bytes")
+    dest.write_bytes(data)
+
+
+def _safe_extract(archive: Path, dest: Path) -> None:
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            target = (dest / member.name).resolve()
+            if not target.is_relative_to(dest.resolve()) or member.issym() or member.islnk():
+                raise OSError(f"refusing archive member {member.name!r}")
+        tar.extractall(dest)
+
+
+async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str, name: str) -> Path:
+    """Put the bundle's files in a directory under ``work``; return it."""
+    env = installer.runtime.env
+    out = work / "bundle"
+    if src.type == "path":
+        if is_remote(src.path):
+            raise OSError(
+                f"{src.path} is a path inside a remote marketplace; clone the marketplace and add it as a local source"
+            )
+        path = local_path(src.path)
+        if not path.is_absolute():
+            path = installer.runtime.workspace / path
+        if path.is_dir():
+            await anyio.to_thread.run_sync(
+                lambda: shutil.copytree(path, out, ignore=shutil.ignore_patterns(".git", "node_modules"))
+            )
+        elif path.is_file():
+            out.mkdir()
+            shutil.copy2(path, out / ("SKILL.md" if kind == "skill" and path.suffix == ".md" else path.name))
+        else:
+            raise OSError(f"{path} does not exist")
+        return out
+    if src.type == "url":
+        out.mkdir()
+        filename = "SKILL.md" if kind == "skill" else (src.url.rstrip("/").rsplit("/", 1)[-1] or "download")
+        await anyio.to_thread.run_sync(_download, src.url, out / filename, 60.0, abandon_on_cancel=True)
+        return out
+    if src.type in ("git", "github"):
+        url = src.url or f"https://github.com/{src.repo}.git"
+        repo = work / "repo"
+        argv = ["git", "clone", "--quiet", *([] if _is_sha(src.ref) else ["--depth", "1"])]
+        argv += [*(["--branch", src.ref] if src.ref and not _is_sha(src.ref) else []), url, str(repo)]
+        await run_command(argv, env={**env, "GIT_TERMINAL_PROMPT": "0"}, timeout=600)
+        if _is_sha(src.ref):
+            await run_command(["git", "-C", str(repo), "checkout", "--quiet", src.ref], env=env, timeout=120)
+        root = (repo / src.path).resolve() if src.path else repo
+        if not root.is_relative_to(repo.resolve()) or not root.is_dir():
+            raise OSError(f"{src.path!r} is not a directory in {url}")
+        shutil.copytree(root, out, ignore=shutil.ignore_patterns(".git"))
+        return out
+    if src.type == "npm":
+        spec = f"{src.package}@{src.version}" if src.version else src.package
+        packed = work / "pack"
+        packed.mkdir()
+        await run_command(["npm", "pack", spec, "--pack-destination", str(packed), "--silent"], env=env, timeout=600)
+        archives = list(packed.glob("*.tgz"))
+        if not archives:
+            raise OSError(f"npm pack {spec} produced no archive")
+        extracted = work / "extracted"
+        extracted.mkdir()
+        _safe_extract(archives[0], extracted)
+        (extracted / "package").rename(out)
+        return out
+    raise OSError(f"unsupported source type {src.type!r}")
+
+
+def _is_sha(ref: str) -> bool:
+    return len(ref) == 40 and all(c in "0123456789abcdef" for c in ref.lower())
+
+
+def _check_bundle(root: Path, kind: str, name: str) -> str:
+    if kind == "skill":
+        if (root / "SKILL.md").is_file() or any(root.glob("*.md")):
+            return "skill file found"
+        raise OSError(f"no SKILL.md (or other .md skill file) in what {name} installs")
+    for manifest in _MANIFESTS:
+        if (root / manifest).is_file():
+            return f"manifest {manifest}"
+    if (root / ".mcp.json").is_file() or (root / "skills").is_dir():
+        return "plugin components found (no manifest)"
+    raise OSError(f"{name} has no plugin manifest ({', '.join(_MANIFESTS[:3])}) nor components")
+
+
+async def install_bundle(installer: Installer, entry: CatalogEntry, options: InstallOptions) -> InstallReport:
+    from .install import InstallError, InstallReport, authorize_write
+
+    src = entry.install
+    if src is None:
+        raise InstallError(f"{entry.name} has no install source")
+    parent = bundle_dir(installer, entry.kind, options.scope)
+    target = parent / entry.name
+    report = InstallReport(entry=entry, scope=options.scope, target=target)
+    report.checks = await installer.check(entry)
+    installer._require(entry, report.checks, options)
+    if target.exists() and not options.force:
+        raise InstallError(f"{target} already exists; pass --force to replace it")
+    await authorize_write(installer.runtime, target, installer.approver, f"install {entry.kind} {entry.name}")
+    parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=parent))
+    try:
+        async with installer.progress.step(f"Fetching {entry.kind} {entry.name} from {src.describe()}") as step:
+            try:
+                root = await _fetch(installer, src, work, entry.kind, entry.name)
+                step.detail = _check_bundle(root, entry.kind, entry.name)
+            except (OSError, CommandFailed, tarfile.TarError) as exc:
+                raise InstallError(f"cannot install {entry.name}: {exc}") from None
+        marker: dict[str, Any] = {
+            "name": entry.name,
+            "kind": entry.kind,
+            "source": entry.source,
+            "from": src.describe(),
+            "version": entry.version,
+            "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        if target.exists():
+            old = work / "old"
+            target.rename(old)
+        root.rename(target)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report.written = {"directory": str(target)}
+    installer.progress.info(f"installed {entry.kind} {entry.name} into {target}")
+    return report
+
+
+async def uninstall_bundles(installer: Installer, name: str, scopes: list[Scope]) -> list[str]:
+    from .install import authorize_write
+
+    removed: list[str] = []
+    for scope in scopes:
+        for kind in _DIRS:
+            target = bundle_dir(installer, kind, scope) / name
+            if not (target / MARKER).is_file():
+                continue
+            await authorize_write(installer.runtime, target, installer.approver, f"uninstall {kind} {name}")
+            await anyio.to_thread.run_sync(shutil.rmtree, target)
+            removed.append(f"{kind} {target}")
+    return removed

@@ -1,0 +1,176 @@
+"""Catalog documents -> entries, with one error per bad entry and never another exception.
+
+Three formats:
+
+- ``kairox``: ``{"entries": [CatalogEntry, ...]}`` (or a bare list), structured
+  with the kernel's converter so errors carry the field path
+  (``entries[2].launch.command``);
+- ``mcp-registry``: ``server.json`` documents and registry API responses
+  (see :mod:`kairox_catalog.registry`);
+- ``claude-marketplace``: ``marketplace.json`` (plugins; see
+  :mod:`kairox_catalog.marketplace`).
+
+``auto`` picks the format from the document's shape.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+import attrs
+
+from kairox._convert import structure
+from kairox.errors import ConfigError
+
+from ._reader import EntryProblem, Obj
+from .marketplace import marketplace_base, plugin_to_entry
+from .model import CatalogEntry, EntryError, SourceResult
+from .registry import registry_items, server_to_entry, skip_reason
+
+__all__ = ["DOCUMENT_KINDS", "DocumentKind", "detect_kind", "parse_document", "parse_text"]
+
+DocumentKind = Literal["auto", "kairox", "mcp-registry", "claude-marketplace"]
+DOCUMENT_KINDS: tuple[str, ...] = ("auto", "kairox", "mcp-registry", "claude-marketplace")
+
+
+def detect_kind(data: Any) -> str | None:
+    """The format of a parsed document, or ``None`` when it is none of them."""
+    if isinstance(data, list):
+        looks_registry = any(
+            isinstance(i, dict) and ("packages" in i or "remotes" in i or "server" in i) for i in data[:20]
+        )
+        return "mcp-registry" if looks_registry else "kairox"
+    if not isinstance(data, dict):
+        return None
+    if "plugins" in data:
+        return "claude-marketplace"
+    if "entries" in data:
+        return "kairox"
+    schema = data.get("$schema")
+    if "servers" in data or "packages" in data or "remotes" in data or (isinstance(schema, str) and "server" in schema):
+        return "mcp-registry"
+    return None
+
+
+def parse_text(text: str | bytes, *, source: str, kind: str = "auto", location: str = "") -> SourceResult:
+    """Parse a document's bytes; bad JSON is one document-level error."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return SourceResult(errors=(EntryError(source, "document", f"not valid JSON: {exc}"),))
+    return parse_document(data, source=source, kind=kind, location=location)
+
+
+def parse_document(data: Any, *, source: str, kind: str = "auto", location: str = "") -> SourceResult:
+    """Entries of a parsed JSON document; every bad entry becomes an :class:`EntryError`."""
+    actual = detect_kind(data) if kind == "auto" else kind
+    if actual is None:
+        return SourceResult(
+            errors=(
+                EntryError(
+                    source,
+                    "document",
+                    "not a catalog document (expected a kairox manifest with entries[], "
+                    "an MCP registry server.json / servers[] or a marketplace.json with plugins[])",
+                ),
+            )
+        )
+    try:
+        if actual == "kairox":
+            return _kairox(data, source)
+        if actual == "mcp-registry":
+            return _registry(data, source)
+        if actual == "claude-marketplace":
+            return _marketplace(data, source, location)
+    except RecursionError:
+        return SourceResult(errors=(EntryError(source, "document", "nested too deeply"),))
+    return SourceResult(errors=(EntryError(source, "document", f"unknown document kind {actual!r}"),))
+
+
+def _name_of(item: Any) -> str:
+    if isinstance(item, dict):
+        name = item.get("name")
+        if isinstance(name, str):
+            return name[:80]
+    return ""
+
+
+def _collect(
+    source: str, items: list[tuple[str, Any]], convert: Callable[[Any, str], CatalogEntry | None]
+) -> SourceResult:
+    entries: list[CatalogEntry] = []
+    errors: list[EntryError] = []
+    for where, item in items:
+        try:
+            entry = convert(item, where)
+        except EntryProblem as exc:
+            errors.append(EntryError(source, exc.where, exc.reason, _name_of(item)))
+            continue
+        except ConfigError as exc:
+            for err in getattr(exc, "errors", [exc]):
+                errors.append(EntryError(source, err.path or where, err.message, _name_of(item)))
+            continue
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            errors.append(EntryError(source, where, str(exc) or type(exc).__name__, _name_of(item)))
+            continue
+        if entry is not None:
+            entries.append(attrs.evolve(entry, source=source))
+    return SourceResult(entries=tuple(entries), errors=tuple(errors))
+
+
+def _kairox(data: Any, source: str) -> SourceResult:
+    if isinstance(data, dict):
+        items = data.get("entries")
+        if not isinstance(items, list):
+            return SourceResult(errors=(EntryError(source, "entries", "expected a list of entries"),))
+        prefix = "entries"
+    elif isinstance(data, list):
+        items, prefix = data, ""
+    else:
+        return SourceResult(errors=(EntryError(source, "document", "expected an object with entries[]"),))
+
+    def convert(item: Any, where: str) -> CatalogEntry:
+        if isinstance(item, dict) and "source" in item:
+            item = {k: v for k, v in item.items() if k != "source"}
+        entry: CatalogEntry = structure(item, CatalogEntry, path=where)
+        return entry
+
+    return _collect(source, [(f"{prefix}[{i}]", item) for i, item in enumerate(items)], convert)
+
+
+def _registry(data: Any, source: str) -> SourceResult:
+    skipped: list[EntryError] = []
+    items: list[tuple[str, Any]] = []
+    for where, server, meta in registry_items(data):
+        reason = skip_reason(meta)
+        if reason is not None:
+            skipped.append(EntryError(source, where, reason, _name_of(server)))
+        else:
+            items.append((where, server))
+    result = _collect(source, items, server_to_entry)
+    # several versions of one server may be listed: keep the first of each name
+    seen: set[str] = set()
+    unique = []
+    for entry in result.entries:
+        if entry.name not in seen:
+            seen.add(entry.name)
+            unique.append(entry)
+    return SourceResult(entries=tuple(unique), errors=(*result.errors, *skipped))
+
+
+def _marketplace(data: Any, source: str, location: str) -> SourceResult:
+    try:
+        doc = Obj(data, "")
+        metadata = doc.obj("metadata")
+        plugin_root = metadata.text("pluginRoot") if metadata else ""
+        plugins = doc.items("plugins")
+    except EntryProblem as exc:
+        return SourceResult(errors=(EntryError(source, exc.where, exc.reason),))
+    base = marketplace_base(location) if location else ""
+    return _collect(
+        source,
+        [(f"plugins[{i}]", item) for i, item in enumerate(plugins)],
+        lambda item, where: plugin_to_entry(item, where, base=base, plugin_root=plugin_root),
+    )

@@ -1,0 +1,343 @@
+"""Installing and uninstalling catalog entries.
+
+An MCP server install: check the requirements, collect the inputs (a secret
+becomes an environment reference ``${VAR}`` and never reaches the file), ask
+the policy engine about writing the target ``kairox.toml`` (``fs.write``: a
+user-scope install under ``$KAIROX_HOME`` outside the workspace asks), pre-install
+the packages, write ``[mcp_servers.NAME]`` keeping the rest of the file and its
+comments (tomlkit, temp file + ``os.replace``), then start the server once to
+see it reach Ready. Plugins and skills go to their directories the same way
+(:mod:`kairox_catalog.bundles`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from kairox._config import workspace_config_files
+from kairox._runtime import ApprovalAnswer, ApprovalRequest
+from kairox._tools import ToolSpec
+from kairox._types import Capability, Domain
+from kairox.errors import PolicyDenied
+
+from .model import CatalogEntry, Input
+from .prepare import CommandFailed, prepare_command, run_command
+from .progress import NullProgress, Progress
+from .requirements import RequirementCheck, check_entry, resolve_command
+from .sources import kairox_home
+from .tomledit import TomlEditError, read_document, remove_server, server_names, set_server, write_document
+from .verify import Verification, verify_server
+
+if TYPE_CHECKING:
+    from kairox import Approver, Runtime
+
+__all__ = [
+    "WRITE_SPEC",
+    "InstallError",
+    "InstallOptions",
+    "InstallReport",
+    "Installer",
+    "Prompter",
+    "Scope",
+    "authorize_write",
+    "config_target",
+    "server_values",
+]
+
+logger = logging.getLogger(__name__)
+
+Scope = Literal["user", "workspace"]
+
+#: the write the policy engine is asked about (same id as the built-in file-write tool)
+WRITE_SPEC = ToolSpec(
+    id="fs.write",
+    description="write a file (kairox catalog install/uninstall)",
+    domain=Domain.LOCAL,
+    capability=Capability.WRITE,
+    provider="catalog",
+    path_arguments=("path",),
+)
+
+
+class InstallError(Exception):
+    """The install could not be done; the message says why and what to do."""
+
+
+#: ``prompter(input, secret)`` returns the user's value, or ``None`` when nobody can be asked
+Prompter = Callable[[Input, bool], "str | None"]
+
+
+@attrs.frozen
+class InstallOptions:
+    scope: Scope = "workspace"
+    values: Mapping[str, str] = attrs.field(factory=dict)
+    prepare: bool = True
+    verify: bool = True
+    force: bool = False
+    ignore_requirements: bool = False
+    prepare_timeout: float = 900.0
+    verify_timeout: float = 180.0
+
+
+@attrs.define
+class InstallReport:
+    entry: CatalogEntry
+    scope: Scope
+    target: Path
+    checks: list[RequirementCheck] = attrs.field(factory=list)
+    written: dict[str, Any] = attrs.field(factory=dict)
+    prepared: list[str] = attrs.field(factory=list)
+    env_needed: list[str] = attrs.field(factory=list)
+    verification: Verification | None = None
+    warnings: list[str] = attrs.field(factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.verification is None or self.verification.outcome == "ready"
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.verification
+        return {
+            "name": self.entry.name,
+            "source": self.entry.source,
+            "kind": self.entry.kind,
+            "scope": self.scope,
+            "target": str(self.target),
+            "requirements": [
+                {"requirement": str(c.requirement), "ok": c.ok, "detail": c.describe()} for c in self.checks
+            ],
+            "written": self.written,
+            "prepared": self.prepared,
+            "env_needed": self.env_needed,
+            "verification": attrs.asdict(v) if v is not None else None,
+            "warnings": self.warnings,
+            "ok": self.ok,
+        }
+
+
+def config_target(runtime: Runtime, scope: Scope) -> Path:
+    """The ``kairox.toml`` an install of this scope edits."""
+    if scope == "user":
+        return kairox_home(runtime) / "kairox.toml"
+    workspace: Path = runtime.workspace
+    files: list[Path] = workspace_config_files(workspace)
+    hidden, plain = files
+    return hidden if hidden.exists() and not plain.exists() else plain
+
+
+async def authorize_write(runtime: Runtime, path: Path, approver: Approver | None, purpose: str) -> None:
+    """Ask the policy engine about writing ``path``; on Ask, the approver. Raises :class:`PolicyDenied`."""
+    arguments = {"path": str(path), "purpose": purpose}
+    decision = runtime.policy.decide(WRITE_SPEC, arguments)
+    if decision.kind == "allow":
+        return
+    if decision.kind == "deny":
+        raise PolicyDenied(decision.reason, tool=WRITE_SPEC.id)
+    approver = approver or runtime.approver
+    if approver is None:
+        raise PolicyDenied(
+            f"writing {path} needs approval ({decision.reason}) and nobody can be asked here; pass --yes to approve",
+            tool=WRITE_SPEC.id,
+        )
+    answer = approver(ApprovalRequest(WRITE_SPEC, arguments, decision.reason))
+    if inspect.isawaitable(answer):
+        answer = await answer
+    if answer is True or answer in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
+        return
+    raise PolicyDenied(f"the user declined writing {path} ({decision.reason})", tool=WRITE_SPEC.id)
+
+
+def _escape(value: str) -> str:
+    return value.replace("${", "$${")
+
+
+def _no_prompt(_input: Input, _secret: bool) -> str | None:
+    return None
+
+
+@attrs.define
+class _Inputs:
+    env: dict[str, str] = attrs.field(factory=dict)
+    headers: dict[str, str] = attrs.field(factory=dict)
+    secrets: dict[str, str] = attrs.field(factory=dict)  # for the verification run only
+    env_needed: list[str] = attrs.field(factory=list)
+
+
+def _collect_inputs(
+    entry: CatalogEntry, values: Mapping[str, str], environ: Mapping[str, str], prompter: Prompter
+) -> _Inputs:
+    out = _Inputs()
+    missing: list[str] = []
+    for item in entry.inputs:
+        if item.secret:
+            var = item.variable
+            reference = "${" + var + "}"
+            given = values.get(item.name) or values.get(var)
+            if given is None and not environ.get(var) and item.required:
+                given = prompter(item, True)
+            if given:
+                out.secrets[var] = given
+            if not environ.get(var):
+                out.env_needed.append(var)
+            if item.kind == "env":
+                out.env[item.name] = reference
+            else:
+                out.headers[item.name] = item.template.replace("{value}", reference) if item.template else reference
+            continue
+        value = values.get(item.name)
+        if value is None and item.required:
+            value = prompter(item, False)
+            if value is None:
+                value = item.default
+        if value is None:
+            if item.required:
+                missing.append(item.name)
+            continue
+        text = _escape(value)
+        if item.kind == "env":
+            out.env[item.name] = text
+        else:
+            out.headers[item.name] = item.template.replace("{value}", text) if item.template else text
+    if missing:
+        flags = " ".join(f"--input {m}=VALUE" for m in missing)
+        raise InstallError(f"{entry.name} needs {', '.join(missing)}; pass {flags}")
+    return out
+
+
+def server_values(entry: CatalogEntry, inputs: _Inputs, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The ``[mcp_servers.NAME]`` table for ``entry`` as it will run on this machine."""
+    launch = entry.launch
+    if launch is None:
+        raise InstallError(f"{entry.name} is a {entry.kind}, not an MCP server")
+    values: dict[str, Any] = {"type": launch.transport}
+    if launch.transport == "stdio":
+        command, args = resolve_command(launch.command, launch.args, environ)
+        values["command"] = command
+        values["args"] = list(args)
+        env = {**{k: _escape(v) for k, v in launch.env.items()}, **inputs.env}
+        if env:
+            values["env"] = env
+    else:
+        values["url"] = launch.url
+        headers = {**{k: _escape(v) for k, v in launch.headers.items()}, **inputs.headers}
+        if headers:
+            values["headers"] = headers
+    return values
+
+
+class Installer:
+    """Installs entries for one runtime (its workspace, home, policy and approver)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        progress: Progress | None = None,
+        prompter: Prompter | None = None,
+        approver: Approver | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.progress = progress or NullProgress()
+        self.prompter = prompter or _no_prompt
+        self.approver = approver
+
+    async def check(self, entry: CatalogEntry) -> list[RequirementCheck]:
+        return await check_entry(entry, self.runtime.env)
+
+    async def install(self, entry: CatalogEntry, options: InstallOptions | None = None) -> InstallReport:
+        options = options or InstallOptions()
+        if entry.kind != "mcp-server":
+            from .bundles import install_bundle
+
+            return await install_bundle(self, entry, options)
+        env = self.runtime.env
+        target = config_target(self.runtime, options.scope)
+        report = InstallReport(entry=entry, scope=options.scope, target=target)
+        report.checks = await self.check(entry)
+        self._require(entry, report.checks, options)
+        try:
+            doc = read_document(target)
+            if entry.name in server_names(doc) and not options.force:
+                raise InstallError(f"[mcp_servers.{entry.name}] already exists in {target}; pass --force to replace it")
+        except TomlEditError as exc:
+            raise InstallError(str(exc)) from None
+        inputs = _collect_inputs(entry, options.values, env, self.prompter)
+        values = server_values(entry, inputs, env)
+        report.env_needed = inputs.env_needed
+        await authorize_write(self.runtime, target, self.approver, f"install MCP server {entry.name}")
+        if options.prepare:
+            await self._prepare(entry, values, report, options)
+        doc = read_document(target)  # re-read: the file may have changed during the slow steps
+        set_server(doc, entry.name, values, comment=f"installed by kairox catalog from {entry.source or 'code'}")
+        write_document(target, doc)
+        report.written = values
+        self.progress.info(f"wrote [mcp_servers.{entry.name}] to {target}")
+        for var in inputs.env_needed:
+            if var not in inputs.secrets:
+                report.warnings.append(
+                    f"set {var} in the environment before starting kairox (it is read as ${{{var}}})"
+                )
+        if options.verify:
+            verify_env = {**env, **inputs.secrets}
+            async with self.progress.step(f"Starting {entry.name} once to verify it reaches Ready") as step:
+                report.verification = await verify_server(
+                    self.runtime, entry.name, target, env=verify_env, timeout=options.verify_timeout
+                )
+                v = report.verification
+                step.ok = v.outcome == "ready"
+                step.detail = f"ready, {v.tools} tools" if step.ok else f"{v.outcome}: {v.detail}"
+        return report
+
+    def _require(self, entry: CatalogEntry, checks: list[RequirementCheck], options: InstallOptions) -> None:
+        unmet = [c for c in checks if not c.ok]
+        if not unmet or options.ignore_requirements:
+            return
+        lines = "\n".join(f"  - {c.describe()}" for c in unmet)
+        raise InstallError(
+            f"{entry.name} needs what this machine does not have:\n{lines}\n"
+            "install it and run the command again (or pass --ignore-requirements)"
+        )
+
+    async def _prepare(
+        self, entry: CatalogEntry, values: Mapping[str, Any], report: InstallReport, options: InstallOptions
+    ) -> None:
+        argv = prepare_command(entry, values.get("command", ""), values.get("args", ()))
+        if argv is None:
+            return
+        async with self.progress.step(f"Pre-installing {entry.name} ({' '.join(argv)})"):
+            try:
+                await run_command(
+                    argv, env=self.runtime.env, cwd=self.runtime.workspace, timeout=options.prepare_timeout
+                )
+            except CommandFailed as exc:
+                raise InstallError(f"pre-installing {entry.name} failed: {exc}") from None
+        report.prepared = argv
+
+    async def uninstall(self, name: str, *, scope: Scope | None = None) -> list[str]:
+        """Remove ``name`` (an MCP server entry, an installed plugin or skill); what was removed."""
+        removed: list[str] = []
+        scopes: list[Scope] = [scope] if scope else ["workspace", "user"]
+        for sc in scopes:
+            target = config_target(self.runtime, sc)
+            try:
+                doc = read_document(target)
+            except TomlEditError as exc:
+                raise InstallError(str(exc)) from None
+            if name in server_names(doc):
+                await authorize_write(self.runtime, target, self.approver, f"uninstall MCP server {name}")
+                remove_server(doc, name)
+                write_document(target, doc)
+                removed.append(f"[mcp_servers.{name}] from {target}")
+        from .bundles import uninstall_bundles
+
+        removed.extend(await uninstall_bundles(self, name, scopes))
+        if not removed:
+            where = " or ".join(str(config_target(self.runtime, s)) for s in scopes)
+            raise InstallError(f"{name} is not installed (looked in {where} and the plugin and skill directories)")
+        return removed

@@ -1,0 +1,106 @@
+"""Claude Code ``marketplace.json`` -> plugin entries.
+
+``{"name", "owner": {"name"}, "metadata": {"pluginRoot"}, "plugins": [{"name",
+"source", ...}]}``; ``source`` is a relative path (``"./plugins/x"``, relative
+to the marketplace root, the directory holding ``.claude-plugin/``) or an
+object ``{"source": "github" | "url" | "git-subdir" | "npm", ...}``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from ._reader import EntryProblem, Obj, safe_name
+from .model import CatalogEntry, InstallSource, Requirement
+
+__all__ = ["marketplace_base", "plugin_to_entry"]
+
+
+def marketplace_base(location: str) -> str:
+    """The marketplace root for a document at ``location`` (path or URL)."""
+    if urlsplit(location).scheme in ("http", "https"):
+        parent = location.rsplit("/", 1)[0]
+        if parent.endswith("/.claude-plugin"):
+            parent = parent[: -len("/.claude-plugin")]
+        return parent + "/"
+    path = location.removeprefix("file://")
+    parent = posixpath.dirname(path)
+    if posixpath.basename(parent) == ".claude-plugin":
+        parent = posixpath.dirname(parent)
+    return parent
+
+
+def _relative(path: str, base: str, plugin_root: str, where: str) -> InstallSource:
+    if not path.startswith("./") and plugin_root:
+        path = posixpath.join(plugin_root, path)
+    parts = posixpath.normpath(path).split("/")
+    if ".." in parts or path.startswith("/"):
+        raise EntryProblem(where, f"source path {path!r} escapes the marketplace root")
+    if urlsplit(base).scheme in ("http", "https"):
+        return InstallSource(type="path", path=urljoin(base, path))
+    return InstallSource(type="path", path=posixpath.normpath(posixpath.join(base, path)) if base else path)
+
+
+def _source(plugin: Obj, base: str, plugin_root: str) -> tuple[InstallSource, tuple[Requirement, ...]]:
+    raw = plugin.data.get("source")
+    where = plugin.path("source")
+    if isinstance(raw, str):
+        if not raw.strip():
+            raise EntryProblem(where, "must not be empty")
+        return _relative(raw, base, plugin_root, where), ()
+    src = plugin.obj("source")
+    if src is None:
+        raise EntryProblem(where, "required field is missing")
+    kind = src.text("source", "type", required=True)
+    git = (Requirement("git"),)
+    if kind == "github":
+        repo = src.text("repo", required=True)
+        if repo.count("/") != 1:
+            raise EntryProblem(src.path("repo"), f"expected owner/name, got {repo!r}")
+        return InstallSource(type="github", repo=repo, ref=src.text("sha", "ref")), git
+    if kind == "url":
+        return InstallSource(type="git", url=src.text("url", required=True), ref=src.text("sha", "ref")), git
+    if kind == "git-subdir":
+        return (
+            InstallSource(
+                type="git",
+                url=src.text("url", "repo", required=True),
+                path=src.text("path", required=True),
+                ref=src.text("sha", "ref"),
+            ),
+            git,
+        )
+    if kind == "npm":
+        return (
+            InstallSource(type="npm", package=src.text("package", required=True), version=src.text("version")),
+            (Requirement("npm"),),
+        )
+    raise EntryProblem(src.path("source"), f"unknown source type {kind!r} (github, url, git-subdir, npm)")
+
+
+def plugin_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") -> CatalogEntry:
+    plugin = Obj(data, where)
+    raw_name = plugin.text("name", required=True)
+    name = safe_name(raw_name)
+    if not name:
+        raise EntryProblem(plugin.path("name"), f"no usable name in {raw_name!r}")
+    install, requirements = _source(plugin, base, plugin_root)
+    tags = [*plugin.strings("keywords"), *plugin.strings("tags")]
+    category = plugin.text("category")
+    if category:
+        tags.append(category)
+    return CatalogEntry(
+        name=name,
+        kind="plugin",
+        title=plugin.text("displayName") or raw_name,
+        description=plugin.text("description"),
+        version=plugin.opt_text("version") or "",
+        requirements=requirements,
+        install_hint=f"installs into the plugins directory from {install.describe()}",
+        install=install,
+        homepage=plugin.link("homepage"),
+        repository=plugin.link("repository"),
+        tags=tuple(tags),
+    )

@@ -1,0 +1,204 @@
+"""The catalog's data model: entries, their requirements, launch recipes and inputs.
+
+Every source (built-in list, kairox JSON manifest, MCP registry ``server.json``,
+Claude ``marketplace.json``) produces :class:`CatalogEntry` objects. A source
+document is outside input: one bad entry becomes an :class:`EntryError` and the
+others still load.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+__all__ = [
+    "KINDS",
+    "CatalogEntry",
+    "EntryError",
+    "Input",
+    "InstallSource",
+    "Kind",
+    "LaunchRecipe",
+    "Requirement",
+    "SourceResult",
+    "Transport",
+    "entry_to_dict",
+]
+
+Kind = Literal["mcp-server", "plugin", "skill"]
+KINDS: tuple[str, ...] = ("mcp-server", "plugin", "skill")
+Transport = Literal["stdio", "sse", "streamable_http"]
+
+
+@attrs.frozen
+class Requirement:
+    """A runtime the entry needs on this machine.
+
+    ``runtime`` is ``node``, ``uv``, ``python``, ``docker``, ``git``, ``npm`` or
+    any binary name; ``version`` a comma-separated spec (``">=18"``,
+    ``">=3.10,<4"``), empty for any version.
+    """
+
+    runtime: str
+    version: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.runtime} {self.version}".strip()
+
+
+@attrs.frozen
+class Input:
+    """A value the user supplies at install time.
+
+    ``kind="env"``: an environment variable of the server (``name`` is the
+    variable). ``kind="header"``: an HTTP header of a remote server (``name``
+    is the header); its value is ``template`` with ``{value}`` replaced (e.g.
+    ``"Bearer {value}"``), and when secret it is read from ``env_var`` at start.
+    A secret is never written to a file: the config gets ``${VAR}`` instead.
+    """
+
+    name: str
+    kind: Literal["env", "header"] = "env"
+    description: str = ""
+    required: bool = False
+    secret: bool = False
+    default: str | None = None
+    template: str = ""
+    env_var: str = ""
+
+    @property
+    def variable(self) -> str:
+        """The environment variable a secret is read from."""
+        if self.env_var:
+            return self.env_var
+        if self.kind == "env":
+            return self.name
+        return "".join(c if c.isalnum() else "_" for c in self.name).upper()
+
+
+@attrs.frozen
+class LaunchRecipe:
+    """How to start an MCP server: a command (stdio) or a URL (sse, streamable_http)."""
+
+    transport: Transport = "stdio"
+    command: str = ""
+    args: tuple[str, ...] = ()
+    url: str = ""
+    env: dict[str, str] = attrs.field(factory=dict)
+    headers: dict[str, str] = attrs.field(factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("a stdio launch recipe needs a command")
+        if self.transport != "stdio" and not self.url:
+            raise ValueError(f"a {self.transport} launch recipe needs a url")
+
+    def command_line(self) -> str:
+        if self.transport != "stdio":
+            return f"{self.transport} {self.url}"
+        return " ".join([self.command, *self.args])
+
+
+@attrs.frozen
+class InstallSource:
+    """Where a plugin or skill is fetched from.
+
+    ``type``: ``path`` (a local directory or file; relative to the catalog
+    document), ``git`` (``url``, optional ``ref`` and ``path`` inside the
+    repository), ``github`` (``repo`` = ``owner/name``), ``url`` (a single file,
+    e.g. a ``SKILL.md``), ``npm`` (``package``, ``version``).
+    """
+
+    type: Literal["path", "git", "github", "url", "npm"]
+    path: str = ""
+    url: str = ""
+    repo: str = ""
+    ref: str = ""
+    package: str = ""
+    version: str = ""
+
+    def describe(self) -> str:
+        if self.type == "path":
+            return self.path
+        if self.type == "github":
+            return f"github:{self.repo}" + (f"@{self.ref}" if self.ref else "")
+        if self.type == "npm":
+            return f"npm:{self.package}" + (f"@{self.version}" if self.version else "")
+        where = self.url + (f"#{self.ref}" if self.ref else "")
+        return where + (f" ({self.path})" if self.path else "")
+
+
+@attrs.frozen
+class CatalogEntry:
+    """One installable thing.
+
+    ``name`` is the key it installs under (``[mcp_servers.NAME]``, the plugin or
+    skill directory); ``source`` names the catalog source it came from (filled
+    in by the catalog). ``launch`` is set for MCP servers, ``install`` for
+    plugins and skills. ``prepare`` is an optional command that pre-installs
+    the packages (derived from the recipe when empty).
+    """
+
+    name: str
+    kind: Kind = "mcp-server"
+    title: str = ""
+    description: str = ""
+    version: str = ""
+    requirements: tuple[Requirement, ...] = ()
+    install_hint: str = ""
+    launch: LaunchRecipe | None = None
+    install: InstallSource | None = None
+    inputs: tuple[Input, ...] = ()
+    prepare: tuple[str, ...] = ()
+    homepage: str = ""
+    repository: str = ""
+    tags: tuple[str, ...] = ()
+    source: str = ""
+    notes: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        if not self.name or not self.name.strip():
+            raise ValueError("an entry needs a non-empty name")
+        if self.kind == "mcp-server" and self.launch is None:
+            raise ValueError("an mcp-server entry needs a launch recipe")
+        if self.kind != "mcp-server" and self.install is None:
+            raise ValueError(f"a {self.kind} entry needs an install source")
+
+    @property
+    def key(self) -> str:
+        """``source:name``, unique across sources."""
+        return f"{self.source}:{self.name}" if self.source else self.name
+
+
+@attrs.frozen
+class EntryError:
+    """A malformed entry that was skipped: where it was and why."""
+
+    source: str
+    where: str  # e.g. "servers[3]" or "plugins[0].source"
+    reason: str
+    name: str = ""
+
+    def __str__(self) -> str:
+        label = f"{self.where} ({self.name})" if self.name else self.where
+        return f"{self.source}: {label}: {self.reason}"
+
+
+@attrs.frozen
+class SourceResult:
+    """What loading one source gave: entries, skipped entries, and warnings (stale cache, ...)."""
+
+    entries: tuple[CatalogEntry, ...] = ()
+    errors: tuple[EntryError, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def _drop_empty(_attr: attrs.Attribute[Any], value: Any) -> bool:
+    return value not in (None, "", (), [], {})
+
+
+def entry_to_dict(entry: CatalogEntry) -> dict[str, Any]:
+    """A JSON-ready dict (empty fields left out); round-trips through the kairox manifest format."""
+    data: dict[str, Any] = attrs.asdict(entry, filter=_drop_empty)
+    return data
