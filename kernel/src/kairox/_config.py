@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from ._compat import tomllib
-from ._convert import errors_from, structure
+from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
 from ._registrar import Registrar
 from .errors import ConfigError
@@ -33,6 +33,7 @@ __all__ = [
     "Config",
     "ConfigSection",
     "expand_env",
+    "inherit_env",
     "load_config",
     "redact",
     "user_home",
@@ -100,6 +101,24 @@ def expand_env(value: str, env: Mapping[str, str], *, path: str = "", file: str 
     if "${" not in value:
         return value
     return _VAR.sub(repl, value)
+
+
+def inherit_env(table: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """Resolve an ``env`` table of a server entry for starting it.
+
+    A value ``""`` means "take the variable of the same name from ``env``"
+    (``env = { GITHUB_TOKEN = "" }``); it is left out when that variable is not
+    set. Other values are kept as they are (``${VAR}`` was expanded at load).
+    Call it when the process starts, so the value is read then.
+    """
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        if value == "":
+            if key in env:
+                out[key] = env[key]
+        else:
+            out[key] = value
+    return out
 
 
 def _expand_tree(value: Any, env: Mapping[str, str], path: str, file: str | None) -> Any:
@@ -232,6 +251,7 @@ def _merge(config: Config, file: str, data: dict[str, Any]) -> None:
             config.errors.append(_unknown_section(config, section, file))
             continue
         merged = config.raw.setdefault(section, {})
+        config.provenance[(section, "")] = file  # the last file that mentions the section
         for key, value in table.items():
             merged[key] = value
             config.provenance[(section, key)] = file
@@ -276,10 +296,19 @@ def _structure_sections(config: Config, env: Mapping[str, str]) -> None:
                 errs = getattr(exc, "errors", [exc])
                 for err in errs:
                     if err.file is None:
-                        key = err.path.split(".")[1].split("[")[0] if "." in err.path else ""
-                        err.file = config.provenance.get((name, key))
+                        err.file = _file_of_error(config, name, table, err.path)
                         err.args = (err.render(),)
                 config.errors.extend(errs)
+
+
+def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path: str) -> str | None:
+    """The file that set the key an error's path points into (``ui.width``, ``ui['a b']``);
+    for a key no file set (a missing required key), the last file that set any key of the section."""
+    for key in table:
+        prefix = _join(section, _key_part(key))
+        if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+            return config.provenance.get((section, key))
+    return config.provenance.get((section, ""))
 
 
 def known_errors_for(config: Config, section: str, key: str | None = None) -> list[ConfigError]:

@@ -1,0 +1,440 @@
+"""kairox.toml: discovery, merge with provenance, plugin-owned sections, errors with paths."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import json
+import string
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kairox import ConfigError, ConfigSection, Registrar, expand_env, load_config, redact
+from kairox._config import REDACTED, inherit_env, known_errors_for, user_home
+from kairox._policy import PolicyConfig
+from kairox.testing import KairoxHarness, make_plugin
+
+
+class Mode(enum.Enum):
+    FAST = "fast"
+    SAFE = "safe"
+
+
+@attrs.frozen
+class Limits:
+    retries: int = 3
+    ratio: float = 0.5
+
+
+@attrs.frozen
+class Server:
+    command: str
+    args: list[str] = attrs.field(factory=list)
+    env: dict[str, str] = attrs.field(factory=dict)
+    enabled: bool = True
+    mode: Mode = Mode.SAFE
+    kind: Literal["stdio", "sse"] = "stdio"
+    limits: Limits = attrs.field(factory=Limits)
+    cwd: str | None = None
+    tags: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Ui:
+    theme: str = "dark"
+    width: int = 80
+
+
+def sections(*extra: ConfigSection) -> Registrar[ConfigSection]:
+    reg: Registrar[ConfigSection] = Registrar("config section")
+    reg.owner = "kairox"
+    reg.add(ConfigSection("policy", PolicyConfig))
+    reg.owner = "kairox-demo"
+    reg.add(ConfigSection("mcp_servers", Server, entries=True))
+    reg.add(ConfigSection("ui", Ui))
+    for sec in extra:
+        reg.add(sec)
+    return reg
+
+
+def load(tmp_path: Path, *texts: str, env: dict[str, str] | None = None, **kw: Any):
+    files = []
+    for i, text in enumerate(texts):
+        path = tmp_path / f"f{i}" / "kairox.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        files.append(path)
+    return load_config(workspace=tmp_path, sections=sections(), env=env or {}, files=files, **kw), files
+
+
+# -- discovery and precedence ---------------------------------------------------------
+
+
+def test_user_home_honours_kairox_home(tmp_path: Path) -> None:
+    assert user_home({"KAIROX_HOME": str(tmp_path)}) == tmp_path
+    assert user_home({}) == Path.home() / ".kairox"
+    assert user_home({"KAIROX_HOME": "~/elsewhere"}) == Path.home() / "elsewhere"
+
+
+def test_discovery_order_and_provenance(kairox_harness: KairoxHarness, kairox_home: Path) -> None:
+    user = kairox_harness.write_config('[ui]\ntheme = "user"\nwidth = 100\n', where="user")
+    inner = kairox_harness.write_config('[ui]\ntheme = "inner"\n', where="workspace-dir")
+    outer = kairox_harness.write_config('[ui]\ntheme = "outer"\n', where="workspace")
+    config = load_config(workspace=kairox_harness.workspace, sections=sections(), env=kairox_harness.env)
+    assert config.files == [user, inner, outer]
+    assert config.section("ui") == Ui(theme="outer", width=100)
+    assert config.source_of("ui", "theme") == str(outer)
+    assert config.source_of("ui", "width") == str(user)
+    assert config.errors == []
+
+
+def test_home_argument_overrides_env(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "kairox.toml").write_text('[ui]\ntheme = "h"\n')
+    config = load_config(workspace=None, sections=sections(), env={"KAIROX_HOME": "/nonexistent"}, home=home)
+    assert config.section("ui").theme == "h"
+
+
+def test_whole_entries_replace(tmp_path: Path) -> None:
+    config, (user, ws) = load(
+        tmp_path,
+        '[mcp_servers.git]\ncommand = "git-user"\nargs = ["--user"]\n[mcp_servers.time]\ncommand = "time"\n',
+        '[mcp_servers.git]\ncommand = "git-ws"\n',
+    )
+    servers = config.section("mcp_servers")
+    assert servers["git"] == Server(command="git-ws")  # no args from the user file: the entry replaced whole
+    assert servers["time"].command == "time"
+    assert config.source_of("mcp_servers", "git") == str(ws)
+    assert config.source_of("mcp_servers", "time") == str(user)
+
+
+def test_absent_sections_give_defaults(tmp_path: Path) -> None:
+    config, _ = load(tmp_path)
+    assert config.section("ui") == Ui()
+    assert config.section("mcp_servers") == {}
+    assert config.section("policy") == PolicyConfig()
+    with pytest.raises(KeyError):
+        config.section("nope")
+
+
+def test_section_default_factory(tmp_path: Path) -> None:
+    reg = sections(ConfigSection("custom", Ui, default=lambda: Ui(theme="light")))
+    config = load_config(workspace=tmp_path, sections=reg, env={}, files=[])
+    assert config.section("custom") == Ui(theme="light")
+
+
+# -- errors ---------------------------------------------------------------------
+
+
+def test_error_names_file_path_and_expectation(tmp_path: Path) -> None:
+    config, (file,) = load(tmp_path, '[mcp_servers.git]\ncommand = "git"\nargs = ["a", 3]\n')
+    [error] = config.errors
+    assert (error.file, error.path) == (str(file), "mcp_servers.git.args[1]")
+    assert error.message == "expected a string, got 3"
+    assert str(error) == f"{file}: mcp_servers.git.args[1]: expected a string, got 3"
+
+
+def test_one_bad_entry_drops_only_itself(tmp_path: Path) -> None:
+    config, _ = load(
+        tmp_path,
+        '[mcp_servers.good]\ncommand = "ok"\n[mcp_servers.bad]\ncommand = 1\nenabled = "yes"\n',
+    )
+    assert set(config.section("mcp_servers")) == {"good"}
+    assert {(e.path, e.message) for e in config.errors} == {
+        ("mcp_servers.bad.command", "expected a string, got 1"),
+        ("mcp_servers.bad.enabled", "expected a boolean (true or false), got 'yes'"),
+    }
+    assert known_errors_for(config, "mcp_servers", "bad") == config.errors
+    assert known_errors_for(config, "mcp_servers", "good") == []
+
+
+@pytest.mark.parametrize(
+    ("toml", "path", "message"),
+    [
+        ("[mcp_servers.x]\nargs = []\n", "mcp_servers.x.command", "required key is missing"),
+        ('[mcp_servers.x]\ncommand = "c"\nmode = "slow"\n', "mcp_servers.x.mode", "expected one of 'fast', 'safe'"),
+        ('[mcp_servers.x]\ncommand = "c"\nkind = "ws"\n', "mcp_servers.x.kind", "expected one of 'stdio', 'sse'"),
+        (
+            '[mcp_servers.x]\ncommand = "c"\nlimits = { retries = 1.5 }\n',
+            "mcp_servers.x.limits.retries",
+            "expected an integer",
+        ),
+        (
+            '[mcp_servers.x]\ncommand = "c"\nlimits = { ratio = true }\n',
+            "mcp_servers.x.limits.ratio",
+            "expected a number",
+        ),
+        ('[mcp_servers.x]\ncommand = "c"\nlimits = 3\n', "mcp_servers.x.limits", "expected a table, got 3"),
+        ('[mcp_servers.x]\ncommand = "c"\nargs = "a b"\n', "mcp_servers.x.args", "expected a list, got 'a b'"),
+        ('[mcp_servers.x]\ncommand = "c"\nenv = { A = 1 }\n', "mcp_servers.x.env.A", "expected a string"),
+        ('[mcp_servers.x]\ncommand = "c"\ntags = ["a", false]\n', "mcp_servers.x.tags[1]", "expected a string"),
+        ("[mcp_servers]\nx = 3\n", "mcp_servers.x", "expected a table, got 3"),
+        ('[ui]\nwidth = "wide"\n', "ui.width", "expected an integer, got 'wide'"),
+        ('[policy]\napproval = "sometimes"\n', "policy.approval", "expected one of 'untrusted'"),
+        ('[policy.rules]\n"fs.*" = "maybe"\n', "policy.rules['fs.*']", "expected one of 'allow', 'ask', 'deny'"),
+    ],
+)
+def test_type_errors(tmp_path: Path, toml: str, path: str, message: str) -> None:
+    config, (file,) = load(tmp_path, toml)
+    assert [e.path for e in config.errors] == [path]
+    assert config.errors[0].message.startswith(message)
+    assert config.errors[0].file == str(file)
+
+
+def test_unknown_key_suggests_the_closest(tmp_path: Path) -> None:
+    config, _ = load(tmp_path, '[mcp_servers.x]\ncommand = "c"\nargz = []\n[ui]\nthme = "x"\nzzzzzz = 1\n')
+    messages = {e.path: e.message for e in config.errors}
+    assert messages["mcp_servers.x.argz"] == "unknown key; did you mean 'args'?"
+    assert messages["ui.thme"] == "unknown key; did you mean 'theme'?"
+    assert messages["ui.zzzzzz"] == "unknown key; valid keys: theme, width"
+
+
+def test_non_entries_section_errors_name_the_file_of_the_bad_key(tmp_path: Path) -> None:
+    config, (user, _ws) = load(tmp_path, '[ui]\nwidth = "w"\n', '[ui]\ntheme = "t"\n')
+    [error] = config.errors
+    assert (error.file, error.path) == (str(user), "ui.width")
+    assert str(user) in str(error)
+
+
+def test_unknown_section_names_the_owners(tmp_path: Path) -> None:
+    config, (file,) = load(tmp_path, "[uii]\ntheme = 1\n[frobnicate]\nx = 1\n")
+    first, second = config.errors
+    assert first.path == "uii" and first.file == str(file)
+    assert "unknown section [uii]; did you mean [ui]?" in first.message
+    assert "mcp_servers (kairox-demo)" in first.message and "policy (kairox)" in first.message
+    assert "did you mean" not in second.message
+
+
+@pytest.mark.parametrize(
+    ("section", "dist"),
+    [("lsp_servers", "kairox-lsp"), ("dap_servers", "kairox-dap"), ("skills", "kairox-skills")],
+)
+def test_section_of_a_missing_plugin_names_the_distribution(tmp_path: Path, section: str, dist: str) -> None:
+    config, _ = load(tmp_path, f'[{section}.x]\ncommand = "c"\n')
+    [error] = config.errors
+    assert error.path == section
+    assert f"is provided by {dist}, which is not installed (pip install {dist})" in error.message
+
+
+def test_top_level_value_is_not_a_section(tmp_path: Path) -> None:
+    config, _ = load(tmp_path, 'name = "x"\n')
+    [error] = config.errors
+    assert error.path == "name" and "every top-level key is a section" in error.message
+
+
+def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
+    config, (bad, good) = load(tmp_path, "[ui\ntheme = ", '[ui]\ntheme = "fine"\n')
+    [error] = config.errors
+    assert error.file == str(bad) and error.message.startswith("invalid TOML:")
+    assert config.section("ui").theme == "fine"  # the other files still count
+    assert config.files == [good]
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "kairox.toml"
+    path.write_bytes(b"\xff\xfe[ui]\n")
+    config = load_config(workspace=tmp_path, sections=sections(), env={}, files=[path])
+    [error] = config.errors
+    assert error.file == str(path) and error.message.startswith("cannot read:")
+
+
+def test_config_errors_in_a_runtime(kairox_harness: KairoxHarness) -> None:
+    """A section an inline plugin owns is checked in a real runtime, and the error reaches status()."""
+    plugin = make_plugin(
+        "demo", kairox_register_config_sections=lambda registrar: registrar.add(ConfigSection("ui", Ui))
+    )
+    kairox_harness.register(plugin)
+    file = kairox_harness.write_config("[ui]\nwidth = -\n")
+    result = kairox_harness.cli("config", "show", "--json")
+    data = json.loads(result.stdout)
+    assert data["errors"] and data["errors"][0].startswith(f"{file}: invalid TOML")
+
+
+# -- environment expansion --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("${A}", "a"),
+        ("x-${A}-${B}", "x-a-b"),
+        ("${UNSET:-dflt}", "dflt"),
+        ("${EMPTY:-dflt}", "dflt"),
+        ("${EMPTY}", ""),
+        ("${A:-dflt}", "a"),
+        ("${UNSET:-}", ""),
+        ("$${A}", "${A}"),
+        ("$A {A} ${ A}", "$A {A} ${ A}"),
+        ("no vars", "no vars"),
+    ],
+)
+def test_expand_env(value: str, expected: str) -> None:
+    assert expand_env(value, {"A": "a", "B": "b", "EMPTY": ""}) == expected
+
+
+def test_unset_variable_is_an_error_with_path(tmp_path: Path) -> None:
+    config, (file,) = load(
+        tmp_path,
+        '[mcp_servers.s]\ncommand = "${CMD}"\nargs = ["${MISSING}"]\n[ui]\ntheme = "${THEME:-light}"\n',
+        env={"CMD": "run"},
+    )
+    [error] = config.errors
+    assert (error.file, error.path) == (str(file), "mcp_servers.s.args[0]")
+    assert "environment variable MISSING is not set" in error.message
+    assert config.section("ui").theme == "light"
+    assert config.show()["mcp_servers"]["s"]["value"]["command"] == "${CMD}"  # shown unexpanded
+
+
+def test_inherit_env_takes_same_named_variables() -> None:
+    table = {"TOKEN": "", "MODE": "fixed", "ABSENT": ""}
+    assert inherit_env(table, {"TOKEN": "secret", "MODE": "other"}) == {"TOKEN": "secret", "MODE": "fixed"}
+
+
+# -- redaction ------------------------------------------------------------------------
+
+
+def test_show_redacts_secrets(tmp_path: Path) -> None:
+    reg = sections(ConfigSection("remote", dict[str, Any], entries=True))
+    path = tmp_path / "kairox.toml"
+    path.write_text(
+        "[remote.search]\n"
+        'url = "https://example.com"\n'
+        'headers = { Authorization = "Bearer sk-123" }\n'
+        'env = { TOKEN = "abc" }\n'
+        'api_key = "k-999"\n'
+        'api_key_env = "MY_KEY"\n'
+        'args = ["--verbose"]\n'
+    )
+    config = load_config(workspace=tmp_path, sections=reg, env={}, files=[path])
+    shown = config.show()["remote"]["search"]
+    assert shown["source"] == str(path)
+    value = shown["value"]
+    assert value["headers"] == {"Authorization": REDACTED}
+    assert value["env"] == {"TOKEN": REDACTED}
+    assert value["api_key"] == REDACTED
+    assert value["api_key_env"] == "MY_KEY"  # the name of a variable is no secret
+    assert value["url"] == "https://example.com" and value["args"] == ["--verbose"]
+    assert "sk-123" not in json.dumps(config.show()) and "k-999" not in json.dumps(config.show())
+    assert config.show(redacted=False)["remote"]["search"]["value"]["api_key"] == "k-999"
+
+
+def test_redact_top_level_secret_table() -> None:
+    assert redact({"env": {"A": "1"}, "password": "p", "name": "n"}) == {
+        "env": {"A": REDACTED},
+        "password": REDACTED,
+        "name": "n",
+    }
+
+
+# -- properties: arbitrary documents never crash the loader ------------------------------
+
+FIELD_NAMES = ["command", "args", "env", "enabled", "mode", "kind", "limits", "cwd", "tags", "retries", "ratio"]
+KEYS = st.sampled_from(
+    [*FIELD_NAMES, "theme", "width", "approval", "sandbox", "rules", "writable_roots", "include_temp_dir", "x", "A"]
+) | st.text(min_size=1, max_size=8)
+SECTIONS = st.sampled_from(["mcp_servers", "ui", "policy", "lsp_servers", "uii", "instructions"]) | st.text(
+    min_size=1, max_size=6
+)
+SCALARS = (
+    st.text(max_size=12)
+    | st.sampled_from(["${A}", "${UNSET}", "${UNSET:-d}", "$${A}", "fast", "safe", "stdio", "never", "allow", "${"])
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=True)
+    | st.booleans()
+    | st.datetimes()
+    | st.dates()
+    | st.times()
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+DOCUMENTS = st.dictionaries(SECTIONS, st.dictionaries(KEYS, VALUES, max_size=4) | SCALARS, max_size=4)
+
+
+def check(config: Any) -> None:
+    for error in config.errors:
+        assert isinstance(error, ConfigError)
+        assert error.file, error
+        assert error.message, error
+        assert isinstance(str(error), str)
+    for name in config.sections:
+        config.section(name)  # structured values or defaults, never an exception
+    json.dumps(config.show(), default=str)
+
+
+@given(docs=st.lists(DOCUMENTS, max_size=3))
+def test_arbitrary_documents_give_a_config_or_errors_with_paths(docs: list[dict[str, Any]]) -> None:
+    config = load_config(
+        workspace=None,
+        sections=sections(),
+        env={"A": "a"},
+        files=[],
+        documents=[(f"doc{i}.toml", d) for i, d in enumerate(docs)],
+    )
+    check(config)
+    for error in config.errors:
+        assert error.path, error  # a document that parsed always gets a field path
+
+
+TOML_LINES = st.one_of(
+    st.sampled_from(["[mcp_servers.git]", "[ui]", "[policy]", "[policy.rules]", "[lsp_servers.x]", "[[ui]]"]),
+    st.builds(
+        lambda k, v: f"{k} = {v}",
+        st.sampled_from(["command", "args", "theme", "width", "approval", '"fs.*"', "env", "mode", "x.y"]),
+        st.sampled_from(
+            ['"git"', "3", "-1.5", "true", '["a", 3]', "[]", '{ A = "${A}" }', '"${UNSET}"', "1979-05-27", '"never"']
+        ),
+    ),
+    st.text(alphabet=string.printable, max_size=20),
+)
+
+
+@given(lines=st.lists(TOML_LINES, max_size=12), raw=st.text(max_size=40))
+def test_arbitrary_text_gives_a_config_or_errors(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], raw: str
+) -> None:
+    path = tmp_path_factory.mktemp("cfg") / "kairox.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    other = path.parent / "raw.toml"
+    other.write_text(raw, encoding="utf-8")
+    check(load_config(workspace=None, sections=sections(), env={"A": "a"}, files=[path, other]))
+
+
+@given(value=st.text(max_size=30), env=st.dictionaries(st.sampled_from(["A", "B", "C"]), st.text(max_size=5)))
+def test_expand_env_returns_a_string_or_a_config_error(value: str, env: dict[str, str]) -> None:
+    try:
+        out = expand_env(value, env, path="p", file="f")
+    except ConfigError as exc:
+        assert exc.path == "p" and exc.file == "f"
+    else:
+        assert isinstance(out, str)
+        if "${" not in value:
+            assert out == value
+
+
+def test_dates_are_not_strings(tmp_path: Path) -> None:
+    config, _ = load(tmp_path, "[ui]\ntheme = 1979-05-27\n")
+    [error] = config.errors
+    assert error.message == f"expected a string, got {dt.date(1979, 5, 27)!r}"
+
+
+def test_missing_required_key_of_an_empty_section_names_the_file(tmp_path: Path) -> None:
+    @attrs.frozen
+    class Needs:
+        token_file: str
+
+    reg = sections(ConfigSection("needs", Needs, default=lambda: None))
+    path = tmp_path / "kairox.toml"
+    path.write_text("[needs]\n")
+    config = load_config(workspace=tmp_path, sections=reg, env={}, files=[path])
+    [error] = config.errors
+    assert (error.file, error.path, error.message) == (str(path), "needs.token_file", "required key is missing")
+    assert config.section("needs") is None
