@@ -1,0 +1,504 @@
+"""The stdio transport: an MCP server as a child process speaking JSON lines.
+
+We do our own process handling under the SDK's ``ClientSession`` (instead of
+``mcp.client.stdio.stdio_client``) because the SDK's version sends the
+server's stderr to ours, passes a fixed environment and cannot tell why a
+server died. Here:
+
+- the server runs in its own session and process group (``start_new_session``);
+- its environment is :func:`kairox_stdio._env.build_env` (a documented base set
+  plus what the entry declares), its working directory the entry's ``cwd``
+  relative to the workspace;
+- stderr is drained all the time into the bounded :class:`StderrBuffer` of
+  ``context.diagnostics`` (and appended to ``context.log_file`` if set), never
+  to the terminal;
+- stdout is split into lines (bounded, linear for long lines) and each line
+  parsed as one JSON-RPC message; a bad line is put into the read stream as an
+  :class:`InvalidServerMessage` (the SDK's convention: the session hands it to
+  ``message_handler`` and carries on);
+- when the server dies, ``context.diagnostics`` gets the exit code and a reason
+  and the read stream ends at once, so pending requests fail with
+  ``CONNECTION_CLOSED`` instead of waiting for their timeout;
+- on exit (normal, error, cancellation, Ctrl-C) stdin is closed, then after a
+  grace period the whole group gets SIGTERM, then SIGKILL: no child or
+  grandchild survives.
+
+Nothing here imports ``mcp`` at module level; the message types are imported
+when the first connection opens.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import anyio
+
+from kairox.errors import KairoxError
+from kairox_mcp.transport import ConnectContext, Diagnostics
+
+from ._env import build_env
+from ._lines import Line, LineSplitter
+from ._procgroup import describe_exit, group_alive, signal_group
+
+if TYPE_CHECKING:
+    from anyio.abc import Process
+    from mcp.shared.message import SessionMessage
+
+    from kairox_mcp.transport import Streams
+
+__all__ = ["InvalidServerMessage", "StdioServerError", "StdioTransport"]
+
+logger = logging.getLogger(__name__)
+
+MiB = 1024 * 1024
+
+
+class StdioServerError(KairoxError):
+    """A stdio server cannot be started (no command, command not found, bad cwd)."""
+
+
+class InvalidServerMessage(ValueError):
+    """A line on the server's stdout that is not one JSON-RPC message.
+
+    Put into the read stream; ``ClientSession`` passes it to ``message_handler``
+    and the session continues. ``line`` holds the first bytes of the line.
+    """
+
+    def __init__(self, message: str, *, line: bytes = b"", size: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+        self.size = size
+
+
+class StdioTransport:
+    """The ``stdio`` transport kind. One instance serves any number of connections.
+
+    :param shutdown_grace: seconds to wait for the server to exit after its stdin is closed.
+    :param term_grace: seconds to wait after SIGTERM to the group before SIGKILL.
+    :param kill_wait: seconds to wait for the leader after SIGKILL (then give up, logged).
+    :param write_stall_timeout: a write to the server's stdin that blocks this long
+        (the server stopped reading) ends the connection.
+    :param max_message_bytes: longer stdout lines are dropped and reported.
+    :param max_stderr_line: longer stderr lines are cut (the rest is skipped).
+    :param exit_drain: after the server died, how long to wait for the output it
+        wrote before dying (its children may keep the pipes open).
+    """
+
+    name = "stdio"
+
+    def __init__(
+        self,
+        *,
+        shutdown_grace: float = 2.0,
+        term_grace: float = 2.0,
+        kill_wait: float = 2.0,
+        write_stall_timeout: float = 60.0,
+        max_message_bytes: int = 64 * MiB,
+        max_stderr_line: int = 8192,
+        exit_drain: float = 0.25,
+    ) -> None:
+        self.shutdown_grace = shutdown_grace
+        self.term_grace = term_grace
+        self.kill_wait = kill_wait
+        self.write_stall_timeout = write_stall_timeout
+        self.max_message_bytes = max_message_bytes
+        self.max_stderr_line = max_stderr_line
+        self.exit_drain = exit_drain
+
+    def connect(self, server: Any, context: ConnectContext) -> AbstractAsyncContextManager[Streams]:
+        return _Connection(self, server, context).open()
+
+    def __repr__(self) -> str:
+        return "StdioTransport()"
+
+
+def resolve_command(server: Any, context: ConnectContext) -> tuple[list[str], dict[str, str], Path]:
+    """``(argv, env, cwd)`` for a server entry, or :class:`StdioServerError`.
+
+    The entry is read defensively (any object with ``command``, ``args``,
+    ``env``, ``env_vars``, ``inherit_env``, ``cwd`` attributes).
+    """
+    command = getattr(server, "command", None)
+    if not command or not isinstance(command, str):
+        raise StdioServerError(f"MCP server {context.server_name!r}: no command configured")
+    args = [str(a) for a in (getattr(server, "args", None) or ())]
+    env = build_env(
+        context.env,
+        env=getattr(server, "env", None),
+        env_vars=getattr(server, "env_vars", None),
+        inherit_env=bool(getattr(server, "inherit_env", False)),
+        server_name=context.server_name,
+    )
+    raw_cwd = getattr(server, "cwd", None)
+    cwd = Path(context.workspace)
+    if raw_cwd:
+        given = Path(os.path.expanduser(str(raw_cwd)))
+        cwd = given if given.is_absolute() else cwd / given
+    if not cwd.is_dir():
+        raise StdioServerError(f"MCP server {context.server_name!r}: working directory does not exist: {cwd}")
+    if os.sep not in command and shutil.which(command, path=env.get("PATH", os.defpath)) is None:
+        raise StdioServerError(
+            f"MCP server {context.server_name!r}: command not found: {command!r} (not on the server's PATH)"
+        )
+    return [command, *args], env, cwd
+
+
+class _Connection:
+    """The state of one running server; ``open()`` is the transport's context manager."""
+
+    def __init__(self, transport: StdioTransport, server: Any, context: ConnectContext) -> None:
+        self.t = transport
+        self.server = server
+        self.ctx = context
+        self.name = context.server_name
+        self.diag: Diagnostics = context.diagnostics
+        self.proc: Process | None = None
+        self.closing = False
+        self.exited = anyio.Event()
+        self.stdout_eof = anyio.Event()
+        self.stderr_eof = anyio.Event()
+        self.reading_ended = False
+        self.deliver_scope = anyio.CancelScope()
+        self.stdin_scope = anyio.CancelScope()
+        self.log_fh: IO[bytes] | None = None
+        self.stderr_bytes = 0
+        self.invalid_lines = 0
+
+    # -- the context manager ---------------------------------------------------
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Streams]:
+        from mcp.shared.message import SessionMessage
+        from mcp.types import jsonrpc_message_adapter
+
+        self._message_cls = SessionMessage
+        self._adapter = jsonrpc_message_adapter
+        argv, env, cwd = self._prepare()
+        self.read_w, self.read_r = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        self.write_w, self.write_r = anyio.create_memory_object_stream[SessionMessage](0)
+        self._open_log()
+        # The caller's exception is re-raised as is after our task group is gone
+        # (anyio would wrap it in an ExceptionGroup).
+        body_error: BaseException | None = None
+        try:
+            # Shielded: a cancellation mid-spawn must not leave an unowned child behind.
+            with anyio.CancelScope(shield=True):
+                self.proc = await self._spawn(argv, env, cwd)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_exit)
+                tg.start_soon(self._stderr_pump)
+                tg.start_soon(self._stdout_pump)
+                tg.start_soon(self._stdin_pump)
+                try:
+                    yield self.read_r, self.write_w
+                except BaseException as exc:
+                    body_error = exc
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._shutdown()
+                    tg.cancel_scope.cancel()
+        finally:
+            for stream in (self.read_w, self.read_r, self.write_w, self.write_r):
+                stream.close()
+            self._close_log()
+        if body_error is not None:
+            raise body_error
+
+    def _prepare(self) -> tuple[list[str], dict[str, str], Path]:
+        try:
+            return resolve_command(self.server, self.ctx)
+        except StdioServerError as exc:
+            self.diag.error = str(exc)
+            raise
+
+    async def _spawn(self, argv: list[str], env: dict[str, str], cwd: Path) -> Process:
+        logger.debug("starting MCP server %r: %s (%d args) in %s", self.name, argv[0], len(argv) - 1, cwd)
+        try:
+            proc = await anyio.open_process(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            msg = f"MCP server {self.name!r}: command not found: {argv[0]!r}"
+            self.diag.error = msg
+            raise StdioServerError(msg) from exc
+        except PermissionError as exc:
+            msg = f"MCP server {self.name!r}: command is not executable: {argv[0]!r}"
+            self.diag.error = msg
+            raise StdioServerError(msg) from exc
+        except OSError as exc:
+            msg = f"MCP server {self.name!r}: cannot start {argv[0]!r}: {exc.strerror or exc}"
+            self.diag.error = msg
+            raise StdioServerError(msg) from exc
+        self.diag.pid = proc.pid
+        self._log_note(f"started {argv[0]} (pid {proc.pid})")
+        return proc
+
+    # -- pumps -------------------------------------------------------------------
+
+    async def _stdout_pump(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        stdout = self.proc.stdout
+        splitter = LineSplitter(self.t.max_message_bytes)
+        try:
+            with self.deliver_scope:
+                async for chunk in stdout:
+                    for line in splitter.feed(chunk):
+                        await self._deliver(line)
+                rest = splitter.flush()
+                if rest is not None:
+                    await self._deliver(rest)
+                self.stdout_eof.set()
+            if self.stdout_eof.is_set():
+                # EOF: let the exit watcher fill the diagnostics before the session sees the end.
+                with anyio.move_on_after(1.0):
+                    await self.exited.wait()
+                if not self.exited.is_set():
+                    self._fail("the server closed its stdout")
+                self._end_reading()
+                return
+            # Delivery stopped (session gone or connection failed): keep draining so the
+            # server never blocks on a full pipe before we stop it.
+            async for _chunk in stdout:
+                pass
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        except Exception:  # never let a pump take the caller's task group down
+            logger.exception("MCP server %r: stdout reader failed", self.name)
+            self._fail("reading the server's stdout failed")
+        finally:
+            self.stdout_eof.set()
+
+    async def _deliver(self, line: Line) -> None:
+        item: SessionMessage | Exception
+        if line.truncated:
+            item = InvalidServerMessage(
+                f"MCP server {self.name!r}: dropped a stdout line of {line.size} bytes "
+                f"(limit {self.t.max_message_bytes})",
+                line=line.data[:200],
+                size=line.size,
+            )
+        elif not line.data.strip():
+            return
+        else:
+            try:
+                item = self._message_cls(self._adapter.validate_json(line.data, by_name=False))
+            except ValueError as exc:
+                item = self._invalid(line, exc)
+        if isinstance(item, Exception):
+            self.invalid_lines += 1
+            log = logger.warning if self.invalid_lines <= 3 else logger.debug
+            log("%s", item)
+        try:
+            await self.read_w.send(item)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self.deliver_scope.cancel()  # nobody reads any more: drain and discard
+
+    def _invalid(self, line: Line, exc: ValueError) -> InvalidServerMessage:
+        errors = getattr(exc, "errors", None)
+        detail = "not a JSON-RPC message"
+        if callable(errors):
+            first = errors()[0] if errors() else {}
+            if first.get("type") == "json_invalid":
+                detail = f"not JSON ({first.get('msg', '')})"
+        msg = f"MCP server {self.name!r}: invalid line on stdout ({line.size} bytes): {detail}"
+        err = InvalidServerMessage(msg, line=line.data[:200], size=line.size)
+        err.__cause__ = exc
+        return err
+
+    async def _stdin_pump(self) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        stdin = self.proc.stdin
+        with self.stdin_scope:
+            try:
+                async for message in self.write_r:
+                    data = (message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
+                    with anyio.move_on_after(self.t.write_stall_timeout) as stall:
+                        await stdin.send(data)
+                    if stall.cancelled_caught:
+                        self._fail(
+                            f"the server stopped reading its stdin (a {len(data)}-byte write "
+                            f"blocked for {self.t.write_stall_timeout:g} s)"
+                        )
+                        return
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                # The server closed its stdin or died; prefer the exit watcher's account.
+                with anyio.move_on_after(1.0):
+                    await self.exited.wait()
+                if not self.exited.is_set():
+                    self._fail(f"cannot write to the server's stdin ({type(exc).__name__})")
+            except Exception:
+                logger.exception("MCP server %r: stdin writer failed", self.name)
+                self._fail("writing to the server's stdin failed")
+
+    async def _stderr_pump(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        splitter = LineSplitter(self.t.max_stderr_line)
+        buffer = self.diag.stderr
+        try:
+            async for chunk in self.proc.stderr:
+                self.stderr_bytes += len(chunk)
+                if self.log_fh is not None:
+                    self._log_write(chunk)
+                for line in splitter.feed(chunk):
+                    buffer.append(_text(line))
+            rest = splitter.flush()
+            if rest is not None:
+                buffer.append(_text(rest))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        except Exception:
+            logger.exception("MCP server %r: stderr reader failed", self.name)
+        finally:
+            self.stderr_eof.set()
+
+    async def _watch_exit(self) -> None:
+        assert self.proc is not None
+        returncode = await self.proc.wait()
+        if self.closing:
+            self.exited.set()
+            return
+        self.diag.exit_code = returncode
+        # Let the pipes deliver what the server wrote before dying (its stderr explains why).
+        with anyio.move_on_after(self.t.exit_drain):
+            await self.stderr_eof.wait()
+            await self.stdout_eof.wait()
+        if self.diag.error is None:
+            how = "exited unexpectedly" if returncode >= 0 else describe_exit(returncode)
+            self.diag.error = f"the server process {how}"
+        logger.warning("MCP server %r %s", self.name, describe_exit(returncode))
+        self._log_note(f"server {describe_exit(returncode)}")
+        self.exited.set()
+        self._end_reading()
+        # Its children (same group) are of no use now and may hold the pipes open.
+        await self._stop_group(self.proc.pid)
+
+    # -- ending ------------------------------------------------------------------
+
+    def _fail(self, reason: str) -> None:
+        """The connection is broken while the server may still run: say why, end the streams."""
+        if self.closing or self.reading_ended:
+            return
+        if self.diag.error is None:
+            self.diag.error = reason
+        logger.warning("MCP server %r: %s", self.name, reason)
+        self._end_reading()
+
+    def _end_reading(self) -> None:
+        """End the read stream (pending requests fail) and refuse further writes."""
+        if self.reading_ended:
+            return
+        self.reading_ended = True
+        self.deliver_scope.cancel()
+        self.read_w.close()
+        self.write_r.close()
+
+    async def _shutdown(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        self.closing = True
+        started = time.monotonic()
+        self.stdin_scope.cancel()
+        stdin_closed = False
+        if proc.returncode is None and proc.stdin is not None:
+            with anyio.move_on_after(0.5):
+                try:
+                    await proc.stdin.aclose()
+                except Exception:
+                    pass
+                else:
+                    stdin_closed = True
+        if stdin_closed and proc.returncode is None:
+            with anyio.move_on_after(self.t.shutdown_grace):
+                await proc.wait()
+        await self._stop_group(proc.pid)
+        if self.diag.exit_code is None:
+            self.diag.exit_code = proc.returncode
+        # The group is gone: the pipes reach EOF now (bounded in case someone escaped the group).
+        with anyio.move_on_after(0.5):
+            await self.stdout_eof.wait()
+            await self.stderr_eof.wait()
+        self._end_reading()
+        with anyio.move_on_after(1.0):
+            try:
+                await proc.aclose()
+            except Exception:
+                pass
+        self._log_note(f"stopped (exit code {proc.returncode})")
+        logger.debug("MCP server %r stopped in %.2f s", self.name, time.monotonic() - started)
+
+    async def _stop_group(self, pgid: int) -> None:
+        """SIGTERM the group, wait ``term_grace``, SIGKILL what is left."""
+        proc = self.proc
+        assert proc is not None
+
+        def done() -> bool:
+            return proc.returncode is not None and not group_alive(pgid)
+
+        if done():
+            return
+        for sig, wait in ((signal.SIGTERM, self.t.term_grace), (signal.SIGKILL, self.t.kill_wait)):
+            # The leader is a session leader: it cannot leave its group, so killpg reaches it.
+            # (Not proc.send_signal: subprocess polls first and may reap the child under
+            # asyncio's child watcher, which then reports exit code 255.)
+            signal_group(pgid, sig)
+            deadline = anyio.current_time() + wait
+            while anyio.current_time() < deadline:
+                with anyio.move_on_after(0.05):
+                    await proc.wait()
+                if done():
+                    return
+        logger.warning("MCP server %r: process group %d did not go away after SIGKILL", self.name, pgid)
+
+    # -- log file ----------------------------------------------------------------
+
+    def _open_log(self) -> None:
+        path = self.ctx.log_file
+        if path is None:
+            return
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self.log_fh = open(path, "ab")
+        except OSError as exc:
+            logger.warning("MCP server %r: cannot open log file %s: %s", self.name, path, exc)
+
+    def _log_note(self, text: str) -> None:
+        if self.log_fh is not None:
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+            self._log_write(f"--- kairox {stamp}: {self.name}: {text} ---\n".encode())
+
+    def _log_write(self, data: bytes) -> None:
+        assert self.log_fh is not None
+        try:
+            self.log_fh.write(data)
+        except OSError as exc:
+            logger.warning("MCP server %r: writing the log file failed (%s); logging stops", self.name, exc)
+            self._close_log()
+
+    def _close_log(self) -> None:
+        if self.log_fh is not None:
+            try:
+                self.log_fh.close()
+            except OSError:
+                pass
+            self.log_fh = None
+
+
+def _text(line: Line) -> str:
+    text = line.data.decode("utf-8", "replace")
+    return text + " [...]" if line.truncated else text

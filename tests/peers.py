@@ -1,0 +1,271 @@
+"""Real peers and process hygiene for every test suite.
+
+Import as ``import peers`` (pytest puts ``tests/`` on ``sys.path`` because of
+``tests/conftest.py``).
+
+- :func:`everything_server_js` installs ``@modelcontextprotocol/server-everything``
+  with npm once into a cache directory (``$KAIROX_TEST_CACHE`` or ``<repo>/.cache``),
+  under a file lock so parallel test processes do not race, and returns its
+  ``dist/index.js``. Tests are skipped when node/npm are not installed.
+- :func:`everything_http` starts it in ``sse`` or ``streamableHttp`` mode on a
+  free 127.0.0.1 port and yields the endpoint URL once it accepts connections.
+- :func:`no_leftover_processes` (and the pytest fixture ``no_leftovers`` in the
+  suites' conftest) asserts that a block leaves no process behind: the test
+  process becomes a *child subreaper* (Linux), so orphaned grandchildren are
+  re-parented to it and seen, instead of vanishing under init.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import psutil
+import pytest
+
+__all__ = [
+    "EVERYTHING_PACKAGE",
+    "EVERYTHING_VERSION",
+    "FIXTURE_SERVERS",
+    "REPO",
+    "cache_dir",
+    "everything_http",
+    "everything_server_js",
+    "fixture_server",
+    "free_port",
+    "live_descendants",
+    "no_leftover_processes",
+    "wait_for_port",
+]
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE_SERVERS = REPO / "tests" / "fixtures" / "mcp_servers"
+EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
+EVERYTHING_VERSION = "2026.8.31"
+
+
+def cache_dir() -> Path:
+    """``$KAIROX_TEST_CACHE`` or ``<repo>/.cache`` (gitignored), created."""
+    path = Path(os.environ.get("KAIROX_TEST_CACHE") or REPO / ".cache")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def fixture_server(name: str) -> list[str]:
+    """argv running ``tests/fixtures/mcp_servers/<name>.py`` with this interpreter."""
+    path = FIXTURE_SERVERS / f"{name}.py"
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    return [sys.executable, str(path)]
+
+
+# -- server-everything -------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def everything_server_js() -> Path:
+    """``dist/index.js`` of server-everything, installed once per cache directory.
+
+    Skips the calling test when node or npm is missing; fails it (with npm's
+    output) when the install itself fails.
+    """
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for server-everything")
+    prefix = cache_dir() / "npm" / f"server-everything-{EVERYTHING_VERSION}"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    if entry.is_file():
+        return entry
+    prefix.mkdir(parents=True, exist_ok=True)
+    with _file_lock(prefix.parent / f"server-everything-{EVERYTHING_VERSION}.lock"):
+        if entry.is_file():  # another process installed it while we waited
+            return entry
+        proc = subprocess.run(
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(prefix),
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            start_new_session=True,
+        )
+        if proc.returncode != 0 or not entry.is_file():
+            pytest.fail(f"npm install {EVERYTHING_PACKAGE} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return entry
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, *, timeout: float = 20.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Return once ``127.0.0.1:port`` accepts a TCP connection; raise if ``proc`` dies or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"server exited with code {proc.returncode} before listening on {port}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout} s")
+        time.sleep(0.05)
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextlib.contextmanager
+def everything_http(mode: Literal["sse", "streamableHttp"]) -> Iterator[str]:
+    """Run server-everything over HTTP; yield its endpoint URL (``/sse`` or ``/mcp``).
+
+    The server runs in its own process group with its output in a temporary
+    log (shown in the error when it fails to start); the group is stopped on exit.
+    """
+    js = everything_server_js()
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    log_path = cache_dir() / f"everything-{mode}-{port}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            ["node", str(js), mode],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    try:
+        try:
+            wait_for_port(port, proc=proc)
+        except (RuntimeError, TimeoutError) as exc:
+            output = log_path.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"server-everything {mode}: {exc}\n{output}") from exc
+        path = "/sse" if mode == "sse" else "/mcp"
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        _stop_group(proc)
+        with contextlib.suppress(OSError):
+            log_path.unlink()
+
+
+# -- leftover processes ------------------------------------------------------------
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _set_subreaper(on: bool) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_zombies(exclude: set[int]) -> None:
+    """Collect zombie children re-parented to us (we are their subreaper)."""
+    for child in psutil.Process().children():
+        if child.pid in exclude:
+            continue
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError):
+            pass
+
+
+def live_descendants(exclude: set[int] | frozenset[int] = frozenset()) -> list[psutil.Process]:
+    """Non-zombie descendants of this process (minus ``exclude``)."""
+    out = []
+    for p in psutil.Process().children(recursive=True):
+        if p.pid in exclude:
+            continue
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def _describe(procs: list[psutil.Process]) -> str:
+    lines = []
+    for p in procs:
+        try:
+            lines.append(f"  pid {p.pid} ppid {p.ppid()} {' '.join(p.cmdline())[:200]}")
+        except psutil.Error:
+            lines.append(f"  pid {p.pid} (gone)")
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def no_leftover_processes(settle: float = 3.0) -> Iterator[None]:
+    """Fail if the block leaves a process behind (children, grandchildren, orphans).
+
+    Processes alive before the block are ignored. After it, survivors get
+    ``settle`` seconds to go (a SIGKILLed process needs a moment); whatever is
+    still there is reported by pid and command line, then killed so one failing
+    test does not poison the next.
+    """
+    before = {p.pid for p in live_descendants()}
+    subreaper = _set_subreaper(True)
+    try:
+        yield
+        deadline = time.monotonic() + settle
+        while True:
+            if subreaper:
+                _reap_zombies(before)
+            left = live_descendants(before)
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if left:
+            report = _describe(left)
+            for p in left:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+            raise AssertionError(f"{len(left)} process(es) left behind:\n{report}")
+    finally:
+        if subreaper:
+            _reap_zombies(before)
+            _set_subreaper(False)
