@@ -350,3 +350,24 @@ async def test_bad_policy_values_are_config_errors_naming_the_field(tree: dict[s
         assert any(p.startswith("policy.rules") for p in messages), messages
         # a broken section falls back to the defaults, never to something more permissive
         assert rt.policy.config == PolicyConfig()
+
+
+def test_a_path_argument_left_out_is_checked_at_its_schema_default(tree: dict[str, Path]) -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string", "default": "/etc/kairox-default"}}}
+    declared = ToolSpec(id="x.w", domain="local", capability="write", input_schema=schema, path_arguments=("path",))
+    undeclared = ToolSpec(id="x.u", domain="local", capability="write", input_schema=schema)
+    e = engine(tree["ws"])
+    for spec in (declared, undeclared):
+        assert e.location(spec, {}) == "outside"
+        assert e.location(spec, {"path": "inside.txt"}) == "inside"
+    inside_default = {"type": "object", "properties": {"output": {"type": "string", "default": "out/report.txt"}}}
+    assert e.location(ToolSpec(id="x.r", capability="write", input_schema=inside_default), {}) == "inside"
+
+
+def test_decide_at_gives_each_location_of_a_write_tool(tree: dict[str, Path]) -> None:
+    e = engine(tree["ws"])
+    assert [e.decide_at(WRITE, loc).kind for loc in LOCATIONS] == ["allow", "ask", "allow"]
+    shell = ToolSpec(id="shell.exec", domain="system", capability="execute")
+    assert {e.decide_at(shell, loc).kind for loc in LOCATIONS} == {"ask"}
+    denied = engine(tree["ws"], rules={"x.*": "deny"})
+    assert {denied.decide_at(WRITE, loc).kind for loc in LOCATIONS} == {"deny"}

@@ -265,16 +265,26 @@ class PolicyEngine:
         return "ask" if "ask" in actions else "allow"
 
     def _raw_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | _Unverifiable]:
+        properties = spec.input_schema.get("properties")
+        defaults = properties if isinstance(properties, Mapping) else {}
         if spec.path_arguments is not None:
             for name in spec.path_arguments:
                 value = arguments.get(name)
+                if value is None:  # the tool's own default is where it writes
+                    prop = defaults.get(name)
+                    value = prop.get("default") if isinstance(prop, Mapping) else None
                 if value is None:
                     continue
                 values = value if isinstance(value, list) else [value]
                 for v in values:
                     yield v if isinstance(v, str) else _Unverifiable()
             return
-        yield from _scan(arguments, depth=0)
+        with_defaults = dict(arguments)
+        for name, prop in defaults.items():
+            if name not in arguments and name.lower() in DEFAULT_PATH_ARGUMENTS and isinstance(prop, Mapping):
+                if prop.get("default") is not None:
+                    with_defaults[name] = prop["default"]
+        yield from _scan(with_defaults, depth=0)
 
     def targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> list[Path | None]:
         """The write targets of a call, resolved; ``None`` for one that cannot be checked."""
@@ -300,13 +310,20 @@ class PolicyEngine:
         policy and the one under the declared policies.
         """
         arguments = arguments or {}
+        location: Location = "none"
+        if spec.capability is Capability.WRITE:
+            location = self.location(spec, arguments)
+        return self.decide_at(spec, location)
+
+    def decide_at(self, spec: ToolSpec, location: Location) -> Decision:
+        """The decision for a call of ``spec`` whose writes land at ``location``
+        (what ``kairox tools list`` can show for each location of a write tool)."""
         perms: Permissions = spec.permissions or Permissions()
         if perms.tools is not None and not any(fnmatch.fnmatchcase(spec.id, p) for p in perms.tools):
             return Deny("not among the tools its plugin's permissions allow")
         rule = self.rule_for(spec.id)
-        location: Location = "none"
-        if spec.capability is Capability.WRITE:
-            location = self.location(spec, arguments)
+        if spec.capability is not Capability.WRITE:
+            location = "none"
         approval, sandbox = self.config.approval, self.config.sandbox
         decision = decide_cell(approval, sandbox, spec.domain, spec.capability, location, rule)
         if perms.approval is not None or perms.sandbox is not None:
