@@ -1,0 +1,310 @@
+"""``kairox plugin ...``: list, inspect, install, uninstall, enable, disable, trust."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kairox.cli._util import echo_json, run_with_runtime, tty_approver, want_json
+from kairox.errors import KairoxError
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+    from .inventory import PluginRecord
+    from .model import PluginManifestView
+
+__all__ = ["plugin_group"]
+
+JSON_FLAG = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+SCOPE = click.option(
+    "--scope",
+    type=click.Choice(["user", "workspace"]),
+    default="user",
+    show_default=True,
+    help="user: $KAIROX_HOME; workspace: <workspace>/.kairox.",
+)
+STATE_WORDS = {"available": "enabled"}
+
+
+@click.group("plugin")
+def plugin_group() -> None:
+    """Manifest plugins (.kairox-plugin, .codex-plugin, .claude-plugin, Philont plugin.json)."""
+
+
+def _summary(view: PluginManifestView) -> str:
+    counts = Counter(i.kind for i in view.inventory if i.enabled)
+    return ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items())) or "-"
+
+
+@plugin_group.command("list")
+@JSON_FLAG
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every plugin found, its format, scope and whether it loads (and why not)."""
+    from .loader import survey
+
+    async def go(rt: Runtime) -> list[dict[str, Any]]:
+        return [r.view().to_dict() for r in survey(rt)]
+
+    views = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json({"plugins": views})
+        return
+    if not views:
+        click.echo("(no plugins found)")
+        return
+    from .model import PluginManifestView
+
+    rows = [PluginManifestView(**{k: v for k, v in _view_kwargs(d).items()}) for d in views]
+    w = max(len(v.name) for v in rows)
+    for v in rows:
+        state = STATE_WORDS.get(v.state, v.state)
+        click.echo(f"{v.name:<{w}}  {v.format:<13} {v.scope:<9} {state:<12} {_summary(v)}")
+        if v.reason:
+            click.echo(f"{'':<{w}}  ! {v.reason}")
+
+
+def _view_kwargs(d: dict[str, Any]) -> dict[str, Any]:
+    from .errors import Problem
+    from .model import InventoryItem
+
+    return {
+        "name": d["name"],
+        "format": d["format"],
+        "root": d["root"],
+        "scope": d["scope"],
+        "state": d["state"],
+        "reason": d["reason"],
+        "version": d["version"],
+        "description": d["description"],
+        "enabled": d["enabled"],
+        "inventory": tuple(InventoryItem(**i) for i in d["inventory"]),
+        "permissions": d["permissions"],
+        "trust": d["trust"],
+        "trusted": d["trusted"],
+        "publisher": d["publisher"],
+        "problems": tuple(Problem(**p) for p in d["problems"]),
+    }
+
+
+def _inspect_record(rt: Runtime, target: str) -> PluginRecord:
+    from .discovery import Candidate, DiscoveryContext, Location, probe
+    from .errors import ManifestError
+    from .inventory import evaluate
+    from .loader import survey
+
+    path = Path(target).expanduser()
+    if os.sep in target or target.startswith(".") or path.is_dir():
+        if not path.is_dir():
+            raise click.BadParameter(f"{target} is not a directory", param_hint="PATH")
+        ctx = DiscoveryContext.from_runtime(rt)
+        root = Path(os.path.realpath(path))
+        manifest, error = probe(root, ctx.formats)
+        if manifest is None and error is None:
+            error = ManifestError("not a plugin (no manifest format recognises it)", file=str(root))
+        inside_ws = str(root).startswith(str(rt.workspace) + os.sep)
+        location = Location(root, "workspace" if inside_ws else "user", 0, "command line", "plugin")
+        return evaluate(Candidate(root, location, manifest, error), ctx)
+    records = [r for r in survey(rt) if r.name == target]
+    if not records:
+        raise click.BadParameter(f"no plugin named {target!r} was found", param_hint="NAME")
+    return next((r for r in records if r.state != "shadowed"), records[0])
+
+
+@plugin_group.command("inspect")
+@click.argument("target", metavar="PATH|NAME")
+@JSON_FLAG
+@click.pass_context
+def inspect_cmd(ctx: click.Context, target: str, as_json: bool) -> None:
+    """Inventory, permissions, compatibility, trust and problems of one plugin."""
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        return _inspect_record(rt, target).view().to_dict()
+
+    data = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json(data)
+    else:
+        _print_view(data)
+    ctx.exit(1 if data["state"] == "failed" else 0)
+
+
+def _print_view(d: dict[str, Any]) -> None:
+    click.echo(f"{d['name']} {d['version'] or ''}".rstrip() + f"  ({d['format']}, {d['scope']})")
+    if d["description"]:
+        click.echo(f"  {d['description']}")
+    click.echo(f"root:          {d['root']}")
+    state = STATE_WORDS.get(d["state"], d["state"])
+    click.echo(f"state:         {state}" + (f" ({d['reason']})" if d["reason"] else ""))
+    pub = d["publisher"] or {}
+    click.echo(f"trust:         {d['trust']} (declared){', trusted here' if d['trusted'] else ', not trusted here'}")
+    if pub:
+        click.echo(
+            f"publisher:     {' '.join(str(v) for v in (pub.get('name'), pub.get('email'), pub.get('url')) if v)}"
+        )
+    perms = d["permissions"]
+    if perms:
+        parts = [f"{k}={v}" for k, v in perms.items() if v is not None]
+        click.echo(f"permissions:   {', '.join(parts) or '(none)'}")
+    compat = d["compatibility"]
+    declared = [f"kairox {compat['kairoxVersion']}"] if compat.get("kairoxVersion") else []
+    declared += [f"platforms {', '.join(compat['platforms'])}"] if compat.get("platforms") else []
+    declared += [f"requires {r}" for r in compat.get("requires", [])]
+    ok = "compatible" if compat.get("compatible", True) else "INCOMPATIBLE: " + "; ".join(compat.get("problems", []))
+    click.echo(f"compatibility: {ok}" + (f" ({'; '.join(declared)})" if declared else ""))
+    click.echo("inventory:")
+    if not d["inventory"]:
+        click.echo("  (nothing)")
+    for item in d["inventory"]:
+        flag = "on " if item["enabled"] else "off"
+        loaded = " loaded" if item["loaded"] else ""
+        detail = f"  ({item['detail']})" if item["detail"] else ""
+        click.echo(f"  [{flag}] {item['kind']}/{item['name']}{loaded}  {item['source']}{detail}")
+    if d["problems"]:
+        click.echo("problems:")
+        for p in d["problems"]:
+            where = ": ".join(x for x in (p["file"], p["path"]) if x)
+            click.echo(f"  {p['severity']}: {where}: {p['message']}" if where else f"  {p['severity']}: {p['message']}")
+
+
+@plugin_group.command("install")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@SCOPE
+@click.option("--force", is_flag=True, help="Replace an installed plugin of the same name.")
+@click.option("--yes", "-y", is_flag=True, help="Approve what the policy would ask about (never overrides a deny).")
+@JSON_FLAG
+@click.pass_context
+def install_cmd(ctx: click.Context, path: Path, scope: str, force: bool, yes: bool, as_json: bool) -> None:
+    """Copy the plugin at PATH into the user or workspace plugin directory."""
+    from .install import install_plugin
+
+    approver = tty_approver(yes)
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        result = await install_plugin(rt, path, scope=scope, approver=approver, force=force)
+        return {"name": result.name, "path": str(result.path), "scope": scope, "replaced": result.replaced}
+
+    data = _run(ctx, go, approver)
+    if want_json(ctx, as_json):
+        echo_json(data)
+    else:
+        verb = "replaced" if data["replaced"] else "installed"
+        click.echo(f"{verb} {data['name']} in {data['path']} ({scope})")
+
+
+@plugin_group.command("uninstall")
+@click.argument("name")
+@SCOPE
+@click.option("--yes", "-y", is_flag=True, help="Approve what the policy would ask about.")
+@click.pass_context
+def uninstall_cmd(ctx: click.Context, name: str, scope: str, yes: bool) -> None:
+    """Remove an installed plugin from the user or workspace plugin directory."""
+    from .install import uninstall_plugin
+
+    approver = tty_approver(yes)
+
+    async def go(rt: Runtime) -> str:
+        return str(await uninstall_plugin(rt, name, scope=scope, approver=approver))
+
+    removed = _run(ctx, go, approver)
+    click.echo(f"removed {removed}")
+
+
+def _run(ctx: click.Context, fn: Any, approver: Any = None) -> Any:
+    try:
+        return run_with_runtime(ctx, fn, start=False, approver=approver)
+    except (KairoxError, OSError) as exc:
+        click.echo(f"kairox: {exc}", err=True)
+        ctx.exit(1)
+
+
+def _toggle(ctx: click.Context, target: str, scope: str, enabled: bool) -> None:
+    from .settings import SettingsStore
+
+    plugin, _, contribution = target.partition(":")
+
+    async def go(rt: Runtime) -> str | None:
+        key: str | None = None
+        if contribution:
+            key = _resolve_contribution(rt, plugin, contribution)
+        env = dict(rt.env)
+        if rt.home is not None:
+            env["KAIROX_HOME"] = str(rt.home)
+        SettingsStore(rt.workspace, env).set_enabled(scope, plugin, enabled, key)
+        return key
+
+    key = _run(ctx, go)
+    what = f"{plugin}:{key}" if key else plugin
+    click.echo(f"{'enabled' if enabled else 'disabled'} {what} ({scope} settings)")
+
+
+def _resolve_contribution(rt: Runtime, plugin: str, contribution: str) -> str:
+    from .loader import survey
+
+    records = [r for r in survey(rt, check=False) if r.name == plugin and r.manifest is not None]
+    if not records:
+        if "/" in contribution:
+            return contribution
+        raise click.BadParameter(f"no plugin named {plugin!r}; write the contribution as KIND/NAME", param_hint="NAME")
+    manifest = records[0].manifest
+    assert manifest is not None
+    keys = [c.key for c in manifest.contributions]
+    if contribution in keys:
+        return contribution
+    matches = [c.key for c in manifest.contributions if c.name == contribution]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise click.BadParameter(f"{contribution!r} is ambiguous: {', '.join(matches)}", param_hint="NAME")
+    if "/" in contribution:  # e.g. a tool a code plugin registers when it runs
+        return contribution
+    raise click.BadParameter(
+        f"plugin {plugin} has no contribution {contribution!r} (it has: {', '.join(keys) or 'none'})", param_hint="NAME"
+    )
+
+
+@plugin_group.command("enable")
+@click.argument("target", metavar="NAME[:CONTRIBUTION]")
+@SCOPE
+@click.pass_context
+def enable_cmd(ctx: click.Context, target: str, scope: str) -> None:
+    """Enable a plugin, or one contribution of it (NAME:KIND/NAME or NAME:NAME)."""
+    _toggle(ctx, target, scope, True)
+
+
+@plugin_group.command("disable")
+@click.argument("target", metavar="NAME[:CONTRIBUTION]")
+@SCOPE
+@click.pass_context
+def disable_cmd(ctx: click.Context, target: str, scope: str) -> None:
+    """Disable a plugin, or one contribution of it; its files stay where they are."""
+    _toggle(ctx, target, scope, False)
+
+
+@plugin_group.command("trust")
+@click.argument("name")
+@click.option("--revoke", is_flag=True, help="Stop trusting it.")
+@click.pass_context
+def trust_cmd(ctx: click.Context, name: str, revoke: bool) -> None:
+    """Trust a workspace plugin (by its directory): it then loads without asking."""
+    from .loader import survey
+    from .settings import SettingsStore
+
+    async def go(rt: Runtime) -> str:
+        records = [r for r in survey(rt, check=False) if r.name == name and r.state != "shadowed"]
+        if not records:
+            raise click.BadParameter(f"no plugin named {name!r} was found", param_hint="NAME")
+        root = records[0].candidate.root
+        env = dict(rt.env)
+        if rt.home is not None:
+            env["KAIROX_HOME"] = str(rt.home)
+        SettingsStore(rt.workspace, env).set_trusted(root, not revoke)
+        return str(root)
+
+    root = _run(ctx, go)
+    click.echo(f"{'no longer trusting' if revoke else 'trusting'} {name} ({root})")

@@ -1,0 +1,232 @@
+"""Finding plugins: where to look, probing each directory, one winner per name.
+
+Locations, highest priority first (a plugin name found twice loads from the
+higher one; the other is reported as shadowed):
+
+- 200: a per-plugin ``path`` override in the settings;
+- 150: ``[plugins] paths`` and the settings' ``paths`` (each a plugin, or a directory of plugins);
+- 100: ``<workspace>/.kairox/plugins/`` (and format-specific workspace locations, e.g. Philont's);
+- 50: ``$KAIROX_HOME/plugins/`` (and format-specific user locations).
+
+Probing asks each registered manifest format in ascending ``priority``; the
+first that recognises the directory wins. A broken manifest never stops
+discovery: the candidate carries its :class:`ManifestError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from kairox._config import user_home
+
+from .config import SECTION, PluginsConfig
+from .errors import ManifestError
+from .model import PluginManifest
+from .paths import is_inside
+from .settings import PluginSettings, SettingsStore
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = ["Candidate", "DiscoveryContext", "Location", "discover", "probe", "sorted_formats"]
+
+logger = logging.getLogger(__name__)
+
+PRIORITY_OVERRIDE = 200
+PRIORITY_CONFIGURED = 150
+PRIORITY_WORKSPACE = 100
+PRIORITY_USER = 50
+
+
+@attrs.frozen
+class Location:
+    """Somewhere plugins live. ``mode``: ``children`` (each subdirectory is a plugin),
+    ``plugin`` (the directory is one), ``auto`` (a plugin if a format recognises it, else children)."""
+
+    path: Path
+    scope: str  # "user" | "workspace"
+    priority: int
+    origin: str
+    mode: str = "children"
+
+
+@attrs.define
+class Candidate:
+    """A directory a format recognised (or tried to)."""
+
+    root: Path
+    location: Location
+    manifest: PluginManifest | None = None
+    error: ManifestError | None = None
+    shadowed_by: Candidate | None = None
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name if self.manifest is not None else self.root.name
+
+    @property
+    def scope(self) -> str:
+        return self.location.scope
+
+
+@attrs.define
+class DiscoveryContext:
+    workspace: Path
+    env: Mapping[str, str]
+    home: Path
+    config: PluginsConfig
+    settings: PluginSettings
+    formats: list[Any]
+    #: the file that set each [plugins] key (to tell user from workspace config)
+    config_sources: dict[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_runtime(cls, runtime: Runtime, *, settings: PluginSettings | None = None) -> DiscoveryContext:
+        config = runtime.config.section(SECTION) if SECTION in runtime.config.sections else PluginsConfig()
+        sources = {
+            key: runtime.config.source_of(SECTION, key) or ""
+            for key in ("paths", "workspace_trust", "disabled", "enabled")
+        }
+        return cls(
+            workspace=runtime.workspace,
+            env=runtime.env,
+            home=runtime.home or user_home(runtime.env),
+            config=config,
+            settings=settings or SettingsStore(runtime.workspace, _settings_env(runtime)).load(),
+            formats=sorted_formats(runtime.manifest_formats),
+            config_sources=sources,
+        )
+
+    def source_scope(self, key: str) -> str:
+        """``workspace`` when ``[plugins] key`` was set by a file inside the workspace, else ``user``."""
+        source = self.config_sources.get(key) or ""
+        if not source:
+            return "user"
+        real = Path(os.path.realpath(source))
+        return "workspace" if is_inside(real, Path(os.path.realpath(self.workspace))) else "user"
+
+
+def _settings_env(runtime: Runtime) -> dict[str, str]:
+    env = dict(runtime.env)
+    if runtime.home is not None:
+        env["KAIROX_HOME"] = str(runtime.home)
+    return env
+
+
+def sorted_formats(formats: Iterable[Any]) -> list[Any]:
+    return sorted(formats, key=lambda f: (getattr(f, "priority", 0), getattr(f, "name", "")))
+
+
+def probe(root: Path, formats: Iterable[Any]) -> tuple[PluginManifest | None, ManifestError | None]:
+    """Ask each format in turn; the first that recognises ``root`` decides."""
+    for fmt in formats:
+        try:
+            manifest = fmt.probe(root)
+        except ManifestError as exc:
+            return None, exc
+        except Exception as exc:  # a format's own bug costs this plugin only
+            logger.debug("format %s failed on %s", getattr(fmt, "name", fmt), root, exc_info=True)
+            return None, ManifestError(
+                f"manifest format {getattr(fmt, 'name', '?')} failed: {type(exc).__name__}: {exc}", file=str(root)
+            )
+        if manifest is not None:
+            return manifest, None
+    return None, None
+
+
+def _expand_path(value: str, base: Path, env: Mapping[str, str]) -> Path:
+    text = os.path.expandvars(value) if "$" in value else value
+    if text.startswith("~"):
+        home = env.get("HOME")
+        text = (home + text[1:]) if home and text[:2] in ("~", "~/") else os.path.expanduser(text)
+    path = Path(text)
+    return path if path.is_absolute() else base / path
+
+
+def locations(ctx: DiscoveryContext) -> list[Location]:
+    out = [
+        Location(ctx.home / "plugins", "user", PRIORITY_USER, "user plugins"),
+        Location(ctx.workspace / ".kairox" / "plugins", "workspace", PRIORITY_WORKSPACE, "workspace plugins"),
+    ]
+    paths_scope = ctx.source_scope("paths")
+    for value in ctx.config.paths:
+        base = ctx.workspace if paths_scope == "workspace" else ctx.home
+        out.append(
+            Location(_expand_path(value, base, ctx.env), paths_scope, PRIORITY_CONFIGURED, "[plugins] paths", "auto")
+        )
+    for value, scope in ctx.settings.paths:
+        base = ctx.workspace if scope == "workspace" else ctx.home
+        out.append(
+            Location(_expand_path(value, base, ctx.env), scope, PRIORITY_CONFIGURED, f"{scope} settings", "auto")
+        )
+    for name, entry in ctx.settings.plugins.items():
+        override = entry.get("path")
+        if isinstance(override, str) and override:
+            scope = ctx.settings.override_scopes.get(name, "user")
+            base = ctx.workspace if scope == "workspace" else ctx.home
+            path = _expand_path(override, base, ctx.env)
+            out.append(Location(path, scope, PRIORITY_OVERRIDE, f"settings path of {name}", "plugin"))
+    for fmt in ctx.formats:
+        extra = getattr(fmt, "locations", None)
+        if extra is None:
+            continue
+        try:
+            out.extend(extra(ctx.workspace, ctx.env))
+        except Exception:
+            logger.exception("manifest format %s could not list its locations", getattr(fmt, "name", fmt))
+    return out
+
+
+def _scan(location: Location, formats: list[Any]) -> list[Candidate]:
+    path = location.path
+    if not path.is_dir():
+        return []
+    if location.mode in ("plugin", "auto"):
+        manifest, error = probe(path, formats)
+        if manifest is not None or error is not None or location.mode == "plugin":
+            if manifest is None and error is None:
+                error = ManifestError("no manifest format recognises this directory", file=str(path))
+            return [Candidate(Path(os.path.realpath(path)), location, manifest, error)]
+    out: list[Candidate] = []
+    try:
+        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError as exc:
+        logger.warning("cannot list %s: %s", path, exc)
+        return []
+    for child in children:
+        manifest, error = probe(child, formats)
+        if manifest is None and error is None:
+            logger.debug("%s: not a plugin (no format recognises it)", child)
+            continue
+        out.append(Candidate(Path(os.path.realpath(child)), location, manifest, error))
+    return out
+
+
+def discover(ctx: DiscoveryContext) -> list[Candidate]:
+    """Every candidate, winners first in priority order; losers have ``shadowed_by`` set."""
+    seen: dict[Path, Candidate] = {}
+    for location in sorted(locations(ctx), key=lambda loc: -loc.priority):
+        for cand in _scan(location, ctx.formats):
+            previous = seen.get(cand.root)
+            if previous is None:
+                seen[cand.root] = cand
+            elif previous.scope == "workspace" and cand.scope == "user":
+                # the same directory reached as a user plugin (workspace == home): trust the user's view
+                seen[cand.root] = attrs.evolve(previous, location=cand.location)
+    candidates = sorted(seen.values(), key=lambda c: -c.location.priority)
+    winners: dict[str, Candidate] = {}
+    for cand in candidates:
+        if cand.manifest is None:
+            continue
+        winner = winners.get(cand.name)
+        if winner is None:
+            winners[cand.name] = cand
+        else:
+            cand.shadowed_by = winner
+    return candidates

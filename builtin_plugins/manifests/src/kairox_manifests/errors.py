@@ -1,0 +1,64 @@
+"""Errors and problems of plugin manifests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from kairox.errors import ConfigError
+
+__all__ = ["ManifestError", "Problem"]
+
+
+class ManifestError(ConfigError):
+    """A plugin's manifest (or a file it names) is wrong; the plugin is not loaded.
+
+    ``file`` is the file the bad value is in, ``path`` the field path inside it
+    (``hooks[0].script``, ``mcpServers.git.args[1]``) and ``message`` what was
+    expected. ``errors`` lists every problem found (the first is ``self``).
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, path: str = "") -> None:
+        super().__init__(message, file=file, path=path)
+        self.errors: list[ConfigError] = [self]
+
+    @classmethod
+    def from_config_error(cls, exc: ConfigError) -> ManifestError:
+        errors = list(getattr(exc, "errors", None) or [exc])
+        first = errors[0]
+        err = cls(first.message, file=first.file, path=first.path)
+        err.errors = [err, *(cls(e.message, file=e.file, path=e.path) for e in errors[1:])]
+        return err
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"file": self.file, "path": self.path, "message": self.message}
+
+
+@attrs.frozen
+class Problem:
+    """Something wrong that did not stop the plugin (or did, when ``fatal``).
+
+    ``severity`` is ``"warning"`` (unknown field, missing optional directory),
+    ``"error"`` (the plugin or one contribution is not loaded).
+    """
+
+    message: str
+    file: str | None = None
+    path: str = ""
+    severity: str = "warning"
+
+    def render(self) -> str:
+        where = ": ".join(p for p in (self.file, self.path) if p)
+        return f"{where}: {self.message}" if where else self.message
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"severity": self.severity, "file": self.file, "path": self.path, "message": self.message}
+
+    @classmethod
+    def from_error(cls, exc: ConfigError) -> Problem:
+        return cls(exc.message, file=exc.file, path=exc.path, severity="error")
+
+
+def problems_from(errors: Iterable[ConfigError]) -> list[Problem]:
+    return [Problem.from_error(e) for e in errors]

@@ -1,0 +1,68 @@
+"""Events kairox-manifests publishes on the runtime's event bus."""
+
+from __future__ import annotations
+
+import attrs
+
+from kairox import Event
+
+__all__ = [
+    "PluginContributionFailed",
+    "PluginHookFailed",
+    "PluginHookRan",
+    "PluginLoaded",
+    "PluginNotLoaded",
+]
+
+
+@attrs.frozen
+class PluginLoaded(Event):
+    plugin: str
+    format: str
+    root: str
+    scope: str
+    contributions: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class PluginNotLoaded(Event):
+    """A discovered plugin that is not loaded: ``state`` is ``disabled``, ``incompatible``,
+    ``untrusted``, ``shadowed`` or ``failed``; ``reason`` says why."""
+
+    plugin: str
+    root: str
+    state: str
+    reason: str
+
+
+@attrs.frozen
+class PluginContributionFailed(Event):
+    """One contribution (``kind/name``) of a loaded plugin could not be routed."""
+
+    plugin: str
+    contribution: str
+    error: str
+
+
+@attrs.frozen
+class PluginHookRan(Event):
+    """A manifest hook script ran; ``outcome`` is ``ok``, ``context``, ``blocked``, ``rewrote`` or ``skipped``."""
+
+    plugin: str
+    hook: str
+    event: str
+    outcome: str
+    duration_s: float = 0.0
+    detail: str = ""
+
+
+@attrs.frozen
+class PluginHookFailed(Event):
+    """A manifest hook script failed (did not start, timed out, exited non-zero, answered
+    nonsense). The call or turn it observed goes on as if the hook were absent."""
+
+    plugin: str
+    hook: str
+    event: str
+    error: str
+    stderr: str = ""

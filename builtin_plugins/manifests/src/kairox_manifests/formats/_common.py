@@ -1,0 +1,413 @@
+"""Pieces every manifest format shares: component files, servers, hooks, names."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+from kairox._convert import describe_value
+
+from .._schema import join, read_json
+from ..errors import ManifestError, Problem
+from ..model import Contribution, HookDecl
+from ..paths import expand_root, resolve_inside
+
+__all__ = [
+    "CLAUDE_EVENTS",
+    "KAIROX_EVENTS",
+    "NAME_RE",
+    "Collector",
+    "check_name",
+    "claude_hooks",
+    "lsp_servers",
+    "mcp_servers",
+    "path_list",
+]
+
+#: what a plugin name may look like (it becomes a tool prefix and a skill namespace)
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+KAIROX_EVENTS = ("session_start", "session_end", "pre_turn", "pre_tool_call", "post_tool_call")
+#: Claude Code hook events and the kairox event each maps onto
+CLAUDE_EVENTS = {
+    "SessionStart": "session_start",
+    "SessionEnd": "session_end",
+    "UserPromptSubmit": "pre_turn",
+    "PreToolUse": "pre_tool_call",
+    "PostToolUse": "post_tool_call",
+}
+MCP_TYPES = ("stdio", "http", "sse", "streamable-http", "streamable_http")
+DEFAULT_HOOK_TIMEOUT = None  # the loader's [plugins] hook_timeout applies
+
+
+def check_name(name: Any, *, file: str | None, path: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ManifestError(
+            f"{describe_value(name)} is not a plugin name (letters, digits, '.', '_', '-'; at most 128)",
+            file=file,
+            path=path,
+        )
+    return name
+
+
+class Collector:
+    """Collects contributions, dropping (with a warning) a second one of the same kind and name."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.items: list[Contribution] = []
+        self._keys: set[str] = set()
+        self._sources: set[tuple[str, Path]] = set()
+        self.problems = problems
+
+    def add(self, item: Contribution, *, file: str | None = None, path: str = "") -> None:
+        if item.config is None and (item.kind, item.source) in self._sources:
+            return  # the same file reached twice (a default location also declared)
+        if item.key in self._keys:
+            self.problems.append(
+                Problem(f"a second {item.kind} named {item.name!r} is ignored ({item.source})", file=file, path=path)
+            )
+            return
+        self._keys.add(item.key)
+        self._sources.add((item.kind, item.source))
+        self.items.append(item)
+
+    def unique_name(self, kind: str, base: str) -> str:
+        name, n = base, 2
+        while f"{kind}/{name}" in self._keys:
+            name = f"{base}-{n}"
+            n += 1
+        return name
+
+
+def path_list(value: Any, *, file: str | None, path: str) -> list[tuple[str, str]]:
+    """A ``string | string[]`` field as ``[(value, field path)]``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [(value, path)]
+    if isinstance(value, list):
+        out = []
+        for i, v in enumerate(value):
+            if not isinstance(v, str):
+                raise ManifestError(
+                    f"expected a path (a string), got {describe_value(v)}", file=file, path=join(path, i)
+                )
+            out.append((v, join(path, i)))
+        return out
+    raise ManifestError(f"expected a path or a list of paths, got {describe_value(value)}", file=file, path=path)
+
+
+# -- file components ------------------------------------------------------------
+
+
+def skills_in(directory: Path, out: Collector, *, file: str | None, path: str) -> None:
+    """Skills in a directory: ``<name>/SKILL.md`` folders and kairox skill files (``*.md``).
+
+    A directory that itself holds ``SKILL.md`` is one skill.
+    """
+    if (directory / "SKILL.md").is_file():
+        out.add(Contribution("skill", directory.name, directory), file=file, path=path)
+        return
+    for child in sorted(directory.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_dir() and (child / "SKILL.md").is_file():
+            out.add(Contribution("skill", child.name, child), file=file, path=path)
+        elif child.is_file() and child.suffix == ".md" and child.name.upper() != "README.MD":
+            out.add(Contribution("skill", child.stem, child), file=file, path=path)
+
+
+def markdown_in(target: Path, kind: str, out: Collector, *, file: str | None, path: str) -> None:
+    """Markdown components (commands, agents, output styles): a file, or the ``*.md`` files of a directory."""
+    if target.is_file():
+        out.add(Contribution(kind, target.stem, target), file=file, path=path)
+        return
+    for child in sorted(target.rglob("*.md")):
+        if any(part.startswith(".") for part in child.relative_to(target).parts):
+            continue
+        rel = child.relative_to(target).with_suffix("")
+        out.add(Contribution(kind, ":".join(rel.parts), child), file=file, path=path)
+
+
+def add_components(
+    root: Path,
+    kind: str,
+    declared: list[tuple[str, str]],
+    defaults: tuple[str, ...],
+    out: Collector,
+    problems: list[Problem],
+    *,
+    file: str | None,
+    require_dot_slash: bool = False,
+) -> None:
+    """Resolve declared paths (errors when they escape) plus default locations that exist."""
+    targets: list[tuple[Path, str, bool]] = []
+    for value, fpath in declared:
+        targets.append(
+            (resolve_inside(root, value, file=file, path=fpath, require_dot_slash=require_dot_slash), fpath, True)
+        )
+    for default in defaults:
+        try:
+            targets.append((resolve_inside(root, default, file=None, path=""), "", False))
+        except ManifestError:  # a default location that is a symlink out of the plugin
+            problems.append(Problem(f"{default} points outside the plugin root; ignored", file=str(root / default)))
+    for target, fpath, was_declared in targets:
+        if not target.exists():
+            if was_declared:
+                problems.append(Problem(f"{target} does not exist", file=file, path=fpath))
+            continue
+        if kind == "skill":
+            if target.is_dir():
+                skills_in(target, out, file=file, path=fpath)
+            elif target.name == "SKILL.md":
+                out.add(Contribution("skill", target.parent.name, target.parent), file=file, path=fpath)
+            else:
+                out.add(Contribution("skill", target.stem, target), file=file, path=fpath)
+        else:
+            markdown_in(target, kind, out, file=file, path=fpath)
+
+
+# -- servers --------------------------------------------------------------------
+
+
+def _string_map(value: Any, *, file: str | None, path: str) -> None:
+    if not isinstance(value, dict):
+        raise ManifestError(f"expected a table of strings, got {describe_value(value)}", file=file, path=path)
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise ManifestError(f"expected a string, got {describe_value(v)}", file=file, path=join(path, str(k)))
+
+
+def _string_list(value: Any, *, file: str | None, path: str) -> None:
+    if not isinstance(value, list):
+        raise ManifestError(f"expected a list of strings, got {describe_value(value)}", file=file, path=path)
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            raise ManifestError(f"expected a string, got {describe_value(v)}", file=file, path=join(path, i))
+
+
+def _check_mcp_entry(entry: Any, *, file: str | None, path: str) -> None:
+    if not isinstance(entry, dict):
+        raise ManifestError(f"expected a server table, got {describe_value(entry)}", file=file, path=path)
+    for key in ("command", "url", "cwd", "type"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ManifestError(f"expected a string, got {describe_value(entry[key])}", file=file, path=join(path, key))
+    if "type" in entry and entry["type"] not in MCP_TYPES:
+        raise ManifestError(
+            f"expected one of {', '.join(MCP_TYPES)}, got {entry['type']!r}", file=file, path=join(path, "type")
+        )
+    if "args" in entry:
+        _string_list(entry["args"], file=file, path=join(path, "args"))
+    for key in ("env", "headers"):
+        if key in entry:
+            _string_map(entry[key], file=file, path=join(path, key))
+    if "command" not in entry and "url" not in entry:
+        raise ManifestError("a server needs a command (stdio) or a url (http, sse)", file=file, path=path)
+
+
+def _server_table(data: Any, wrapper: str | None, *, file: str | None, path: str) -> tuple[dict[str, Any], str]:
+    if not isinstance(data, dict):
+        raise ManifestError(f"expected a JSON object, got {describe_value(data)}", file=file, path=path)
+    if wrapper and wrapper in data:
+        inner = data[wrapper]
+        if not isinstance(inner, dict):
+            raise ManifestError(
+                f"expected a table of servers, got {describe_value(inner)}", file=file, path=join(path, wrapper)
+            )
+        return inner, join(path, wrapper)
+    return data, path
+
+
+def _servers(
+    root: Path,
+    value: Any,
+    kind: str,
+    wrapper: str | None,
+    check: Any,
+    out: Collector,
+    *,
+    file: str | None,
+    path: str,
+) -> None:
+    """Servers from an inline table, a path to a JSON file, or a list of either."""
+    items = value if isinstance(value, list) else [value]
+    for i, item in enumerate(items):
+        ipath = join(path, i) if isinstance(value, list) else path
+        if isinstance(item, str):
+            src = resolve_inside(root, item, file=file, path=ipath)
+            if not src.is_file():
+                out.problems.append(Problem(f"{item!r} does not exist; no servers from it", file=file, path=ipath))
+                continue
+            table, tpath = _server_table(read_json(src), wrapper, file=str(src), path="")
+            sfile: str | None = str(src)
+        elif isinstance(item, dict):
+            table, tpath = _server_table(item, wrapper, file=file, path=ipath)
+            src, sfile = Path(file) if file else root, file
+        else:
+            raise ManifestError(
+                f"expected a table of servers or a path to a JSON file, got {describe_value(item)}",
+                file=file,
+                path=ipath,
+            )
+        for name, entry in table.items():
+            epath = join(tpath, str(name))
+            check(entry, file=sfile, path=epath)
+            out.add(Contribution(kind, str(name), src, expand_root(entry, root)), file=sfile, path=epath)
+
+
+def mcp_servers(root: Path, value: Any, out: Collector, *, file: str | None, path: str) -> None:
+    _servers(root, value, "mcp_server", "mcpServers", _check_mcp_entry, out, file=file, path=path)
+
+
+def _check_lsp_entry(entry: Any, *, file: str | None, path: str) -> None:
+    if not isinstance(entry, dict):
+        raise ManifestError(f"expected a server table, got {describe_value(entry)}", file=file, path=path)
+    if not isinstance(entry.get("command"), str):
+        got = describe_value(entry["command"]) if "command" in entry else "nothing"
+        raise ManifestError(f"expected a command (a string), got {got}", file=file, path=join(path, "command"))
+    if "extensionToLanguage" not in entry:
+        raise ManifestError("required key is missing", file=file, path=join(path, "extensionToLanguage"))
+    _string_map(entry["extensionToLanguage"], file=file, path=join(path, "extensionToLanguage"))
+    if "args" in entry:
+        _string_list(entry["args"], file=file, path=join(path, "args"))
+    if "env" in entry:
+        _string_map(entry["env"], file=file, path=join(path, "env"))
+    for key in ("startupTimeout", "shutdownTimeout", "maxRestarts"):
+        if key in entry and (isinstance(entry[key], bool) or not isinstance(entry[key], (int, float))):
+            raise ManifestError(f"expected a number, got {describe_value(entry[key])}", file=file, path=join(path, key))
+    if "restartOnCrash" in entry and not isinstance(entry["restartOnCrash"], bool):
+        raise ManifestError(
+            f"expected true or false, got {describe_value(entry['restartOnCrash'])}",
+            file=file,
+            path=join(path, "restartOnCrash"),
+        )
+
+
+def lsp_servers(root: Path, value: Any, out: Collector, *, file: str | None, path: str) -> None:
+    _servers(root, value, "lsp_server", "lspServers", _check_lsp_entry, out, file=file, path=path)
+
+
+# -- hooks ------------------------------------------------------------------------
+
+
+def hook_name(out: Collector, event: str, script: Path | None, command: str | None) -> str:
+    if script is not None:
+        stem = script.stem
+    else:
+        try:
+            tokens = shlex.split(command or "")
+        except ValueError:
+            tokens = (command or "").split()
+        scripts = [t for t in tokens if "/" in t or "\\" in t]
+        stem = Path((scripts or tokens or ["hook"])[0]).stem or "hook"
+    return out.unique_name("hook", f"{event}.{stem}")
+
+
+def _timeout(value: Any, *, file: str | None, path: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ManifestError(f"expected a positive number of seconds, got {describe_value(value)}", file=file, path=path)
+    return float(value)
+
+
+def claude_hooks(
+    root: Path, data: Any, out: Collector, problems: list[Problem], *, file: str | None, path: str
+) -> None:
+    """Claude hooks: ``{hooks: {Event: [{matcher?, hooks: [{type, command, timeout}]}]}}``
+    (the outer ``hooks`` is optional inline in ``plugin.json``)."""
+    if not isinstance(data, dict):
+        raise ManifestError(f"expected a JSON object, got {describe_value(data)}", file=file, path=path)
+    events, epath = data, path
+    if "hooks" in data:
+        events, epath = data["hooks"], join(path, "hooks")
+        for key in data:
+            if key not in ("hooks", "description", "$schema"):
+                problems.append(Problem("unknown field (ignored)", file=file, path=join(path, key)))
+    if not isinstance(events, dict):
+        raise ManifestError(f"expected a table of events, got {describe_value(events)}", file=file, path=epath)
+    for event, groups in events.items():
+        gpath = join(epath, str(event))
+        if not isinstance(groups, list):
+            raise ManifestError(
+                f"expected a list of matcher groups, got {describe_value(groups)}", file=file, path=gpath
+            )
+        ours = CLAUDE_EVENTS.get(str(event))
+        if ours is None:
+            problems.append(Problem(f"hook event {event!r} has no kairox equivalent; ignored", file=file, path=gpath))
+            continue
+        for i, group in enumerate(groups):
+            ipath = join(gpath, i)
+            if not isinstance(group, dict):
+                raise ManifestError(f"expected a matcher group, got {describe_value(group)}", file=file, path=ipath)
+            matcher = group.get("matcher")
+            if matcher is not None and not isinstance(matcher, str):
+                raise ManifestError(
+                    f"expected a string, got {describe_value(matcher)}", file=file, path=join(ipath, "matcher")
+                )
+            if matcher is not None:
+                try:
+                    re.compile(matcher)
+                except re.error as exc:
+                    raise ManifestError(
+                        f"not a regular expression: {exc}", file=file, path=join(ipath, "matcher")
+                    ) from None
+            handlers = group.get("hooks")
+            if not isinstance(handlers, list):
+                raise ManifestError(
+                    f"expected a list of hooks, got {describe_value(handlers) if 'hooks' in group else 'nothing'}",
+                    file=file,
+                    path=join(ipath, "hooks"),
+                )
+            for j, handler in enumerate(handlers):
+                hpath = join(join(ipath, "hooks"), j)
+                if not isinstance(handler, dict):
+                    raise ManifestError(f"expected a hook table, got {describe_value(handler)}", file=file, path=hpath)
+                kind = handler.get("type", "command")
+                if kind != "command":
+                    problems.append(
+                        Problem(f"hook type {kind!r} is not supported (only command); ignored", file=file, path=hpath)
+                    )
+                    continue
+                command = handler.get("command")
+                if not isinstance(command, str) or not command.strip():
+                    got = describe_value(command) if "command" in handler else "nothing"
+                    raise ManifestError(
+                        f"expected a command (a string), got {got}", file=file, path=join(hpath, "command")
+                    )
+                timeout = _timeout(handler.get("timeout"), file=file, path=join(hpath, "timeout"))
+                expanded = expand_root(command, root)
+                decl = HookDecl(
+                    event=ours,
+                    command=expanded,
+                    matcher=matcher if matcher not in (None, "", "*") else None,
+                    timeout=timeout,
+                    source_event=str(event),
+                )
+                src = Path(file) if file else root
+                out.add(Contribution("hook", hook_name(out, ours, None, expanded), src, decl), file=file, path=hpath)
+
+
+def kairox_hooks(root: Path, hooks: list[Any], out: Collector, *, file: str | None, path: str) -> None:
+    """Kairox hooks: ``[{event, script, timeout?, matcher?}]`` with ``event`` a kairox lifecycle event."""
+    for i, hook in enumerate(hooks):
+        hpath = join(path, i)
+        if hook.event not in KAIROX_EVENTS:
+            raise ManifestError(
+                f"expected one of {', '.join(KAIROX_EVENTS)}, got {hook.event!r}", file=file, path=join(hpath, "event")
+            )
+        if hook.matcher is not None:
+            try:
+                re.compile(hook.matcher)
+            except re.error as exc:
+                raise ManifestError(
+                    f"not a regular expression: {exc}", file=file, path=join(hpath, "matcher")
+                ) from None
+        timeout = _timeout(hook.timeout, file=file, path=join(hpath, "timeout"))
+        script = resolve_inside(root, hook.script, file=file, path=join(hpath, "script"), allow_root=False)
+        if not script.is_file():
+            out.problems.append(Problem(f"{hook.script!r} does not exist; hook ignored", file=file, path=hpath))
+            continue
+        decl = HookDecl(event=hook.event, script=script, matcher=hook.matcher, timeout=timeout, source_event=hook.event)
+        out.add(Contribution("hook", hook_name(out, hook.event, script, None), script, decl), file=file, path=hpath)

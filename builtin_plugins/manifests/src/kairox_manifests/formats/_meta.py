@@ -1,0 +1,130 @@
+"""Shared metadata schemas: publisher/author, permissions, compatibility."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import attrs
+
+from kairox import ApprovalPolicy, Permissions, SandboxPolicy
+from kairox._convert import describe_value
+
+from .._schema import join, parse_document, read_json
+from ..compat import KNOWN_PLATFORMS, parse_range, parse_requirement
+from ..errors import ManifestError, Problem
+from ..model import Compatibility, PluginManifest, Publisher
+
+__all__ = [
+    "BaseFormat",
+    "RawCompatibility",
+    "RawPermissions",
+    "RawPerson",
+    "compatibility_from",
+    "permissions_from",
+    "person_from",
+]
+
+_PERSON = re.compile(r"^\s*([^<(]*?)\s*(?:<([^>]*)>)?\s*(?:\(([^)]*)\))?\s*$")
+
+
+@attrs.frozen
+class RawPerson:
+    name: str = ""
+    email: Optional[str] = None
+    url: Optional[str] = None
+
+
+@attrs.frozen
+class RawPermissions:
+    approvalPolicy: Optional[ApprovalPolicy] = None
+    sandboxPolicy: Optional[SandboxPolicy] = None
+    tools: Optional[list[str]] = None
+
+
+@attrs.frozen
+class RawCompatibility:
+    kairoxVersion: Optional[str] = None
+    platforms: list[str] = attrs.field(factory=list)
+    requires: list[str] = attrs.field(factory=list)
+
+
+def person_from(value: Any, *, file: str | None, path: str, problems: list[Problem]) -> Publisher | None:
+    """A publisher/author: ``"Name <email> (url)"`` or ``{name, email, url}``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        m = _PERSON.match(value)
+        if m is None or not m.group(1):
+            return Publisher(name=value.strip())
+        return Publisher(name=m.group(1), email=m.group(2) or None, url=m.group(3) or None)
+    if isinstance(value, dict):
+        raw = parse_document(value, RawPerson, file=file, path=path, problems=problems)
+        return Publisher(name=raw.name, email=raw.email, url=raw.url)
+    raise ManifestError(
+        f"expected a name or a table {{name, email, url}}, got {describe_value(value)}", file=file, path=path
+    )
+
+
+def permissions_from(raw: RawPermissions | None) -> Permissions | None:
+    if raw is None:
+        return None
+    return Permissions(
+        approval=raw.approvalPolicy,
+        sandbox=raw.sandboxPolicy,
+        tools=tuple(raw.tools) if raw.tools is not None else None,
+    )
+
+
+def compatibility_from(
+    raw: RawCompatibility | None, *, file: str | None, path: str, problems: list[Problem]
+) -> Compatibility:
+    if raw is None:
+        return Compatibility()
+    if raw.kairoxVersion is not None:
+        try:
+            parse_range(raw.kairoxVersion)
+        except ValueError as exc:
+            raise ManifestError(str(exc), file=file, path=join(path, "kairoxVersion")) from None
+    for i, platform in enumerate(raw.platforms):
+        if platform.lower() not in KNOWN_PLATFORMS:
+            problems.append(
+                Problem(
+                    f"unknown platform {platform!r} (known: {', '.join(sorted(KNOWN_PLATFORMS))})",
+                    file=file,
+                    path=join(join(path, "platforms"), i),
+                )
+            )
+    requires = []
+    for i, text in enumerate(raw.requires):
+        try:
+            requires.append(parse_requirement(text))
+        except ValueError as exc:
+            raise ManifestError(str(exc), file=file, path=join(join(path, "requires"), i)) from None
+    return Compatibility(kairox_version=raw.kairoxVersion, platforms=tuple(raw.platforms), requires=tuple(requires))
+
+
+class BaseFormat:
+    """A manifest format that reads ``<root>/<manifest>``.
+
+    ``probe(root)`` returns ``None`` when the file is absent, a
+    :class:`PluginManifest` when it parses, and raises
+    :class:`~kairox_manifests.ManifestError` when it is there but wrong.
+    """
+
+    name = ""
+    priority = 0
+    manifest = ""
+
+    def manifest_file(self, root: Path) -> Path:
+        return root / self.manifest
+
+    def probe(self, root: Path) -> PluginManifest | None:
+        file = self.manifest_file(root)
+        if not file.is_file():
+            return None
+        return self.parse(Path(root).resolve(), read_json(file), file)
+
+    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+        raise NotImplementedError

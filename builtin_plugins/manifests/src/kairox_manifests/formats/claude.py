@@ -1,0 +1,180 @@
+"""Claude Code plugins: ``.claude-plugin/plugin.json``, and the manifest-less default layout.
+
+Only ``name`` is required. Components sit in default locations (``skills/``,
+``commands/``, ``agents/``, ``hooks/hooks.json``, ``.mcp.json``, ``.lsp.json``,
+``output-styles/``); paths declared in the manifest add to them. Hook events
+map onto kairox's (``PreToolUse`` -> ``pre_tool_call``...); the others are
+reported and skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import attrs
+
+from .._schema import join, parse_document, read_json
+from ..errors import ManifestError, Problem
+from ..model import PluginManifest
+from ..paths import resolve_inside
+from ._common import (
+    Collector,
+    add_components,
+    check_name,
+    claude_hooks,
+    lsp_servers,
+    mcp_servers,
+    path_list,
+)
+from ._meta import BaseFormat, person_from
+
+__all__ = ["ClaudeDefaultLayout", "ClaudeFormat", "ClaudeManifestDoc"]
+
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+DEFAULT_DIRS = {"skill": "skills", "command": "commands", "agent": "agents", "output_style": "output-styles"}
+DEFAULT_HOOKS = "hooks/hooks.json"
+
+
+@attrs.frozen
+class ClaudeManifestDoc:
+    """The fields of ``.claude-plugin/plugin.json``."""
+
+    name: str
+    version: Optional[str] = None
+    description: Optional[str] = None
+    displayName: Optional[str] = None
+    author: Any = None
+    homepage: Optional[str] = None
+    repository: Any = None
+    license: Optional[str] = None
+    keywords: list[str] = attrs.field(factory=list)
+    metadata: Optional[dict[str, Any]] = None
+    defaultEnabled: bool = True
+    commands: Any = None
+    agents: Any = None
+    skills: Any = None
+    hooks: Any = None
+    mcpServers: Any = None
+    lspServers: Any = None
+    outputStyles: Any = None
+
+
+def _declared_hooks(root: Path, value: Any, out: Collector, problems: list[Problem], *, file: str) -> set[Path]:
+    """Hooks from ``plugin.json``: a path, an inline table, or a list of either. Returns the files read."""
+    seen: set[Path] = set()
+    items = value if isinstance(value, list) else [value]
+    for i, item in enumerate(items):
+        ipath = join("hooks", i) if isinstance(value, list) else "hooks"
+        if isinstance(item, str):
+            src = resolve_inside(root, item, file=file, path=ipath)
+            if not src.is_file():
+                problems.append(Problem(f"{item!r} does not exist; no hooks from it", file=file, path=ipath))
+                continue
+            seen.add(src)
+            claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+        elif isinstance(item, dict):
+            claude_hooks(root, item, out, problems, file=file, path=ipath)
+        else:
+            from kairox._convert import describe_value
+
+            raise ManifestError(
+                f"expected a path to a hooks file or a hooks table, got {describe_value(item)}", file=file, path=ipath
+            )
+    return seen
+
+
+def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, problems: list[Problem]) -> Collector:
+    out = Collector(problems)
+    for kind, default in DEFAULT_DIRS.items():
+        field = {"skill": "skills", "command": "commands", "agent": "agents", "output_style": "outputStyles"}[kind]
+        declared = path_list(getattr(doc, field), file=file, path=field) if doc else []
+        add_components(root, kind, declared, (default,), out, problems, file=file)
+    read: set[Path] = set()
+    if doc is not None and doc.hooks is not None:
+        read = _declared_hooks(root, doc.hooks, out, problems, file=file or "")
+    default_hooks = root / DEFAULT_HOOKS
+    if default_hooks.is_file():
+        src = resolve_inside(root, DEFAULT_HOOKS, file=None, path="")
+        if src not in read:
+            claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+    for field, default, load in (("mcpServers", ".mcp.json", mcp_servers), ("lspServers", ".lsp.json", lsp_servers)):
+        value = getattr(doc, field) if doc else None
+        declared_files: set[Path] = set()
+        if value is not None:
+            load(root, value, out, file=file, path=field)
+            for v, p in _string_items(value, field):
+                declared_files.add(resolve_inside(root, v, file=file, path=p))
+        default_file = root / default
+        if default_file.is_file() and resolve_inside(root, default, file=None, path="") not in declared_files:
+            load(root, f"./{default}", out, file=file, path=f"({default})")
+    return out
+
+
+def _string_items(value: Any, field: str) -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(value, field)]
+    if isinstance(value, list):
+        return [(v, join(field, i)) for i, v in enumerate(value) if isinstance(v, str)]
+    return []
+
+
+class ClaudeFormat(BaseFormat):
+    name = "claude"
+    priority = 30
+    manifest = ".claude-plugin/plugin.json"
+
+    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+        f = str(file)
+        problems: list[Problem] = []
+        doc = parse_document(data, ClaudeManifestDoc, file=f, problems=problems)
+        name = check_name(doc.name, file=f, path="name")
+        if not KEBAB.match(name):
+            problems.append(Problem(f"{name!r} is not kebab-case (lowercase words joined by -)", file=f, path="name"))
+        out = _components(root, doc, f, problems)
+        metadata: dict[str, Any] = {}
+        for key in ("displayName", "repository", "license", "metadata"):
+            if getattr(doc, key) is not None:
+                metadata[key] = getattr(doc, key)
+        if doc.keywords:
+            metadata["keywords"] = list(doc.keywords)
+        return PluginManifest(
+            name=name,
+            format=self.name,
+            root=root,
+            manifest_file=file,
+            version=doc.version,
+            description=doc.description or "",
+            homepage=doc.homepage,
+            publisher=person_from(doc.author, file=f, path="author", problems=problems),
+            contributions=tuple(out.items),
+            problems=tuple(problems),
+            default_enabled=doc.defaultEnabled,
+            metadata=metadata,
+        )
+
+
+class ClaudeDefaultLayout(BaseFormat):
+    """A Claude plugin without a manifest: recognised by its default component
+    locations; its name is the directory's. Probed last."""
+
+    name = "claude-layout"
+    priority = 100
+
+    MARKERS = ("skills", "commands", "agents", DEFAULT_HOOKS, ".mcp.json", ".lsp.json", "output-styles")
+
+    def probe(self, root: Path) -> PluginManifest | None:
+        root = Path(root).resolve()
+        if not root.is_dir() or not any((root / m).exists() for m in self.MARKERS):
+            return None
+        name = check_name(root.name, file=str(root), path="(directory name)")
+        problems: list[Problem] = []
+        out = _components(root, None, None, problems)
+        return PluginManifest(
+            name=name,
+            format=self.name,
+            root=root,
+            contributions=tuple(out.items),
+            problems=tuple(problems),
+        )

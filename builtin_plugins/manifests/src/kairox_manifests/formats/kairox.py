@@ -1,0 +1,111 @@
+"""The native format: ``.kairox-plugin/plugin.json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import attrs
+
+from .._schema import parse_document
+from ..errors import Problem
+from ..model import PluginManifest, Trust
+from ._common import Collector, add_components, check_name, kairox_hooks, lsp_servers, mcp_servers, path_list
+from ._meta import (
+    BaseFormat,
+    RawCompatibility,
+    RawPermissions,
+    compatibility_from,
+    permissions_from,
+    person_from,
+)
+
+__all__ = ["KairoxFormat", "KairoxHook", "KairoxManifestDoc"]
+
+
+@attrs.frozen
+class KairoxHook:
+    event: str
+    script: str
+    timeout: Optional[float] = None
+    matcher: Optional[str] = None
+
+
+@attrs.frozen
+class KairoxManifestDoc:
+    """The fields of ``.kairox-plugin/plugin.json``."""
+
+    name: str
+    version: Optional[str] = None
+    description: str = ""
+    homepage: Optional[str] = None
+    license: Optional[str] = None
+    keywords: list[str] = attrs.field(factory=list)
+    skills: Any = None
+    commands: Any = None
+    agents: Any = None
+    mcpServers: Any = None
+    lspServers: Any = None
+    hooks: list[KairoxHook] = attrs.field(factory=list)
+    permissions: Optional[RawPermissions] = None
+    compatibility: Optional[RawCompatibility] = None
+    publisher: Any = None
+    trust: Trust = Trust.UNKNOWN
+    defaultEnabled: bool = True
+
+
+class KairoxFormat(BaseFormat):
+    """Declared component paths replace the defaults (``skills/``, ``commands/``,
+    ``agents/``); MCP servers come from ``mcpServers`` or a sibling ``.mcp.json``,
+    LSP servers from ``lspServers`` or ``.lsp.json``."""
+
+    name = "kairox"
+    priority = 10
+    manifest = ".kairox-plugin/plugin.json"
+
+    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+        f = str(file)
+        problems: list[Problem] = []
+        doc = parse_document(data, KairoxManifestDoc, file=f, problems=problems)
+        name = check_name(doc.name, file=f, path="name")
+        out = Collector(problems)
+        for kind, field, default in (
+            ("skill", "skills", "skills"),
+            ("command", "commands", "commands"),
+            ("agent", "agents", "agents"),
+        ):
+            declared = path_list(getattr(doc, field), file=f, path=field)
+            add_components(root, kind, declared, () if declared else (default,), out, problems, file=f)
+        kairox_hooks(root, doc.hooks, out, file=f, path="hooks")
+        if doc.mcpServers is not None:
+            mcp_servers(root, doc.mcpServers, out, file=f, path="mcpServers")
+        elif (root / ".mcp.json").is_file():
+            mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)")
+        if doc.lspServers is not None:
+            lsp_servers(root, doc.lspServers, out, file=f, path="lspServers")
+        elif (root / ".lsp.json").is_file():
+            lsp_servers(root, "./.lsp.json", out, file=f, path="(.lsp.json)")
+        publisher = person_from(doc.publisher, file=f, path="publisher", problems=problems)
+        compat = compatibility_from(doc.compatibility, file=f, path="compatibility", problems=problems)
+        metadata: dict[str, Any] = {}
+        if doc.license:
+            metadata["license"] = doc.license
+        if doc.keywords:
+            metadata["keywords"] = list(doc.keywords)
+        return PluginManifest(
+            name=name,
+            format=self.name,
+            root=root,
+            manifest_file=file,
+            version=doc.version,
+            description=doc.description,
+            homepage=doc.homepage,
+            publisher=publisher,
+            trust=doc.trust,
+            permissions=permissions_from(doc.permissions),
+            compatibility=compat,
+            contributions=tuple(out.items),
+            problems=tuple(problems),
+            default_enabled=doc.defaultEnabled,
+            metadata=metadata,
+        )

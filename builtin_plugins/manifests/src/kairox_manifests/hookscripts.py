@@ -1,0 +1,301 @@
+"""Manifest hooks: scripts run as subprocesses on lifecycle events.
+
+The hook gets one JSON object on stdin and may answer one on stdout:
+
+- stdin: ``event`` (kairox name), ``hook_event_name`` (the manifest's name,
+  e.g. ``PreToolUse``), ``session_id``, ``cwd``, ``plugin``, ``plugin_root`` and
+  per event ``prompt``; ``tool``/``tool_name``/``tool_input``; ``tool_response``;
+  ``reason``.
+- stdout: ``{"context": "..."}`` (also Claude's ``additionalContext`` /
+  ``hookSpecificOutput.additionalContext``) adds context to the turn;
+  ``{"decision": "block", "reason": "..."}`` (also
+  ``hookSpecificOutput.permissionDecision = "deny"`` or ``"continue": false``)
+  refuses a tool call; ``{"arguments": {...}}`` (``hookSpecificOutput.updatedInput``)
+  rewrites its arguments. For ``pre_turn``/``session_start`` plain text on stdout
+  is context. Exit code 2 blocks a tool call with stderr as the reason (Claude's rule).
+
+The interpreter follows the file type (``.py`` -> this Python, ``.js``/``.mjs``
+-> node, ``.sh`` -> sh, else the file itself); a Claude ``command`` that is not a
+single script path runs through ``sh -c``. Each run has a timeout, runs in its
+own process group and is killed with its children when it overruns. Failures
+are :class:`~kairox_manifests.events.PluginHookFailed` events, never errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from subprocess import PIPE
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
+
+from kairox import Block, ContextPiece
+
+from ._proc import TailBuffer, describe_exit, drain_into, interpreter_for, read_bounded, reap
+from .events import PluginHookFailed, PluginHookRan
+from .model import HookDecl
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = ["DEFAULT_TIMEOUT", "HookAnswer", "ScriptHook", "claude_aliases", "parse_answer"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 30.0
+MAX_STDOUT = 1024 * 1024
+#: Claude Code tool names for kairox's built-in tools, so Claude matchers ("Write|Edit") still match
+_CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
+    "fs.read": ("Read",),
+    "fs.write": ("Write", "Edit", "MultiEdit"),
+    "fs.list": ("LS", "Glob"),
+    "shell.exec": ("Bash",),
+    "search.grep": ("Grep",),
+}
+
+
+def claude_aliases(tool_id: str) -> tuple[str, ...]:
+    """Names a Claude hook matcher may use for a kairox tool (``mcp__server__tool`` for MCP tools)."""
+    names = _CLAUDE_NAMES.get(tool_id, ())
+    if "." in tool_id and tool_id not in _CLAUDE_NAMES:
+        server, _, tool = tool_id.rpartition(".")
+        names = (*names, f"mcp__{server.replace('.', '_')}__{tool}")
+    return names
+
+
+@attrs.frozen
+class HookAnswer:
+    context: str | None = None
+    block: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
+def _first_str(*values: Any) -> str | None:
+    for v in values:
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def parse_answer(stdout: str, *, text_is_context: bool) -> HookAnswer:
+    """Read a hook's stdout. Raises ``ValueError`` when it is neither empty, JSON, nor allowed text."""
+    text = stdout.strip()
+    if not text:
+        return HookAnswer()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        if text_is_context:
+            return HookAnswer(context=text)
+        raise ValueError(f"expected a JSON object on stdout, got {text[:80]!r}") from None
+    if not isinstance(data, dict):
+        if text_is_context and isinstance(data, str):
+            return HookAnswer(context=data)
+        raise ValueError(f"expected a JSON object on stdout, got {type(data).__name__}")
+    specific = data.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    context = _first_str(data.get("context"), data.get("additionalContext"), specific.get("additionalContext"))
+    block: str | None = None
+    decision = data.get("decision")
+    if decision in ("block", "deny") or data.get("block") is True:
+        block = _first_str(data.get("reason"), data.get("stopReason")) or "blocked by a plugin hook"
+    elif specific.get("permissionDecision") == "deny":
+        block = _first_str(specific.get("permissionDecisionReason"), data.get("reason")) or "denied by a plugin hook"
+    elif data.get("continue") is False:
+        block = _first_str(data.get("stopReason"), data.get("reason")) or "stopped by a plugin hook"
+    arguments = data.get("arguments", specific.get("updatedInput"))
+    if arguments is not None and not isinstance(arguments, dict):
+        raise ValueError("`arguments` must be a JSON object")
+    return HookAnswer(context=context, block=block, arguments=arguments)
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+class ScriptHook:
+    """One manifest hook bound to a runtime; register it with ``runtime.hooks.add(decl.event, hook, ...)``."""
+
+    def __init__(
+        self,
+        plugin: str,
+        name: str,
+        decl: HookDecl,
+        *,
+        root: Path,
+        runtime: Runtime,
+        default_timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.plugin = plugin
+        self.name = name
+        self.decl = decl
+        self.root = root
+        self.runtime = runtime
+        self.timeout = decl.timeout or default_timeout
+        self._matcher = re.compile(decl.matcher) if decl.matcher else None
+
+    # -- what to run ---------------------------------------------------------------
+    def argv(self, env: Mapping[str, str]) -> list[str]:
+        if self.decl.script is not None:
+            return interpreter_for(self.decl.script, env)
+        command = self.decl.command or ""
+        try:
+            parts = shlex.split(command)
+        except ValueError:
+            parts = []
+        if len(parts) == 1 and Path(parts[0]).is_file():
+            return interpreter_for(Path(parts[0]), env)
+        sh = shutil.which("sh", path=env.get("PATH", os.defpath)) or "/bin/sh"
+        return [sh, "-c", command]
+
+    def environment(self) -> dict[str, str]:
+        env = dict(self.runtime.env)
+        env.update(
+            KAIROX_PLUGIN_ROOT=str(self.root),
+            CLAUDE_PLUGIN_ROOT=str(self.root),
+            KAIROX_WORKSPACE=str(self.runtime.workspace),
+            CLAUDE_PROJECT_DIR=str(self.runtime.workspace),
+            KAIROX_HOOK_EVENT=self.decl.event,
+        )
+        return env
+
+    def matches(self, call: Any) -> bool:
+        if self._matcher is None:
+            return True
+        spec = call.tool
+        names = (spec.id, spec.exported_name, *claude_aliases(spec.id))
+        return any(n and self._matcher.fullmatch(n) for n in names)
+
+    def payload(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        session = kwargs.get("session")
+        call = kwargs.get("call")
+        if session is None and call is not None:
+            session = call.session
+        data: dict[str, Any] = {
+            "event": self.decl.event,
+            "hook_event_name": self.decl.source_event or self.decl.event,
+            "session_id": session.id if session is not None else None,
+            "cwd": str(self.runtime.workspace),
+            "plugin": self.plugin,
+            "plugin_root": str(self.root),
+        }
+        if "prompt" in kwargs:
+            data["prompt"] = kwargs["prompt"]
+        if "reason" in kwargs:
+            data["reason"] = kwargs["reason"]
+        if call is not None:
+            aliases = claude_aliases(call.tool.id)
+            data["tool"] = call.tool.id
+            data["tool_name"] = aliases[0] if aliases else call.tool.id
+            data["tool_input"] = data["arguments"] = _jsonable(call.arguments)
+        result = kwargs.get("result")
+        if result is not None:
+            data["tool_response"] = {"text": result.text, "is_error": result.is_error, "structured": result.structured}
+        return data
+
+    # -- running ---------------------------------------------------------------------
+    async def __call__(self, **kwargs: Any) -> Any:
+        """Called by the runtime with the hookspec's keyword arguments; never raises."""
+        event = self.decl.event
+        call = kwargs.get("call")
+        if call is not None and not self.matches(call):
+            return None
+        started = time.perf_counter()
+        try:
+            answer = await self._run(self.payload(kwargs))
+        except _HookError as exc:
+            self.runtime.events.publish(
+                PluginHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
+            )
+            return None
+        except Exception as exc:  # never let a hook break the call it observes
+            logger.debug("hook %s of %s failed", self.name, self.plugin, exc_info=True)
+            self.runtime.events.publish(
+                PluginHookFailed(plugin=self.plugin, hook=self.name, event=event, error=f"{type(exc).__name__}: {exc}")
+            )
+            return None
+        value: Any = None
+        outcome = "ok"
+        if event == "pre_tool_call":
+            if answer.block is not None:
+                value, outcome = Block(answer.block), "blocked"
+            elif answer.arguments is not None:
+                value, outcome = answer.arguments, "rewrote"
+        elif event == "pre_turn" and answer.context:
+            value, outcome = ContextPiece(answer.context, source=f"plugin:{self.plugin}", title=self.name), "context"
+        self.runtime.events.publish(
+            PluginHookRan(
+                plugin=self.plugin,
+                hook=self.name,
+                event=event,
+                outcome=outcome,
+                duration_s=time.perf_counter() - started,
+                detail=answer.block or "",
+            )
+        )
+        return value
+
+    async def _run(self, payload: dict[str, Any]) -> HookAnswer:
+        env = self.environment()
+        try:
+            argv = self.argv(env)
+        except FileNotFoundError as exc:
+            raise _HookError(str(exc)) from None
+        try:
+            process = await anyio.open_process(
+                argv,
+                stdin=PIPE,
+                stdout=PIPE,
+                stderr=PIPE,
+                cwd=str(self.runtime.workspace),
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise _HookError(f"cannot start {argv[0]}: {exc}") from None
+        stderr = TailBuffer(max_lines=50)
+        stdout = b""
+        timed_out = False
+        try:
+            with anyio.move_on_after(self.timeout) as scope:
+                async with anyio.create_task_group() as tg:
+                    assert process.stderr is not None and process.stdout is not None and process.stdin is not None
+                    tg.start_soon(drain_into, process.stderr, stderr)
+                    try:
+                        await process.stdin.send(json.dumps(payload).encode() + b"\n")
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        pass  # the script does not read stdin
+                    finally:
+                        await process.stdin.aclose()
+                    stdout, _ = await read_bounded(process.stdout, MAX_STDOUT)
+                    await process.wait()
+            timed_out = scope.cancelled_caught
+        finally:
+            code = await reap(process)
+        if timed_out:
+            raise _HookError(f"timed out after {self.timeout:g} s (killed)", stderr.tail())
+        text = stdout.decode("utf-8", "replace")
+        if code == 2 and self.decl.event == "pre_tool_call":
+            return HookAnswer(block=stderr.tail(5).strip() or "blocked by a plugin hook (exit code 2)")
+        if code != 0:
+            raise _HookError(f"the hook {describe_exit(code)}", stderr.tail())
+        try:
+            return parse_answer(text, text_is_context=self.decl.event in ("pre_turn", "session_start"))
+        except ValueError as exc:
+            raise _HookError(str(exc), stderr.tail()) from None
+
+
+class _HookError(Exception):
+    def __init__(self, message: str, stderr: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.stderr = stderr

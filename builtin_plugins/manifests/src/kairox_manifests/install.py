@@ -1,0 +1,197 @@
+"""Installing and uninstalling plugin directories, through the policy engine.
+
+``install`` copies a plugin directory into the user (``$KAIROX_HOME/plugins``)
+or workspace (``.kairox/plugins``) plugin directory. The copy is a write the
+policy engine decides like any tool's (a synthetic ``plugins.install`` write
+tool whose target is the destination): a destination outside the writable
+roots asks the approver, a denial stops it. The copy goes to a temporary
+sibling first and is renamed into place, so a half-copied plugin is never
+loaded. Installing into the workspace records the user's trust in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+import attrs
+
+from kairox import Allow, ApprovalAnswer, ApprovalRequest, Capability, Deny, Domain, PolicyDenied, ToolSpec
+from kairox._config import user_home
+
+from .discovery import probe, sorted_formats
+from .errors import ManifestError
+from .model import PluginManifest
+from .settings import SettingsStore
+
+if TYPE_CHECKING:
+    from kairox import Approver, Runtime
+
+__all__ = ["INSTALL_SPEC", "UNINSTALL_SPEC", "InstallResult", "install_plugin", "plugin_dir", "uninstall_plugin"]
+
+logger = logging.getLogger(__name__)
+
+INSTALL_SPEC = ToolSpec(
+    id="plugins.install",
+    description="Copy a plugin into a plugin directory",
+    domain=Domain.LOCAL,
+    capability=Capability.WRITE,
+    path_arguments=("destination",),
+    provider="plugins",
+)
+UNINSTALL_SPEC = attrs.evolve(INSTALL_SPEC, id="plugins.uninstall", description="Remove an installed plugin")
+IGNORED = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".DS_Store")
+
+
+@attrs.frozen
+class InstallResult:
+    name: str
+    path: Path
+    scope: str
+    replaced: bool = False
+    format: str = ""
+
+
+def plugin_dir(runtime: Runtime, scope: str) -> Path:
+    if scope == "user":
+        return (runtime.home or user_home(runtime.env)) / "plugins"
+    if scope == "workspace":
+        return runtime.workspace / ".kairox" / "plugins"
+    raise ValueError(f"unknown scope {scope!r}; expected user or workspace")
+
+
+async def _authorize(runtime: Runtime, spec: ToolSpec, destination: Path, approver: Approver | None) -> None:
+    args = {"destination": str(destination)}
+    decision = runtime.policy.decide(spec, args)
+    if isinstance(decision, Allow):
+        return
+    if isinstance(decision, Deny):
+        raise PolicyDenied(decision.reason, tool=spec.id)
+    approver = approver or runtime.approver
+    if approver is None:
+        raise PolicyDenied(
+            f"needs approval ({decision.reason}), and no approver is available (non-interactive)", tool=spec.id
+        )
+    answer = approver(ApprovalRequest(spec, args, decision.reason))
+    if inspect.isawaitable(answer):
+        answer = await answer
+    if answer is not True and answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
+        raise PolicyDenied(f"the user declined ({decision.reason})", tool=spec.id)
+
+
+def read_plugin(runtime: Runtime, source: Path) -> PluginManifest:
+    """The manifest of the plugin at ``source``; :class:`ManifestError` when it is not a (valid) plugin."""
+    if not source.is_dir():
+        raise ManifestError("not a directory", file=str(source))
+    manifest, error = probe(source, sorted_formats(runtime.manifest_formats))
+    if error is not None:
+        raise error
+    if manifest is None:
+        raise ManifestError(
+            "not a plugin: no .kairox-plugin/, .codex-plugin/ or .claude-plugin/ manifest, "
+            "no Philont plugin.json and no Claude default layout",
+            file=str(source),
+        )
+    return manifest
+
+
+def _copy_into_place(runtime: Runtime, source: Path, dest: Path, exists: bool) -> None:
+    """Copy to a hidden staging directory next to ``dest``, check it, rename it into place."""
+    parent = dest.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".install-{dest.name}-", dir=str(parent)))
+    try:
+        shutil.copytree(source, staging / "plugin", symlinks=True, ignore=IGNORED)
+        read_plugin(runtime, staging / "plugin")  # the copy must still be a valid plugin
+        old: Path | None = None
+        if exists:
+            old = staging / "previous"
+            os.replace(dest, old)
+        try:
+            os.replace(staging / "plugin", dest)
+        except OSError:
+            if old is not None:
+                os.replace(old, dest)
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+async def install_plugin(
+    runtime: Runtime, source: Path, *, scope: str = "user", approver: Approver | None = None, force: bool = False
+) -> InstallResult:
+    """Copy the plugin at ``source`` into the scope's plugin directory (``<dir>/<plugin name>``).
+
+    Raises :class:`ManifestError` (not a valid plugin), :class:`~kairox.PolicyDenied`
+    (the policy or the user refused) or ``FileExistsError`` (installed already, no ``force``).
+    """
+
+    def prepare() -> tuple[PluginManifest, Path, Path, bool]:
+        real = Path(os.path.realpath(source))
+        manifest = read_plugin(runtime, real)
+        dest = plugin_dir(runtime, scope) / manifest.name
+        if Path(os.path.realpath(dest)) == real:
+            raise ManifestError("the plugin is already in place", file=str(real))
+        return manifest, real, dest, dest.exists() or dest.is_symlink()
+
+    manifest, real_source, dest, exists = await anyio.to_thread.run_sync(prepare)
+    await _authorize(runtime, INSTALL_SPEC, dest, approver)
+    if exists and not force:
+        raise FileExistsError(f"{dest} exists (plugin {manifest.name} is installed); use --force to replace it")
+    await anyio.to_thread.run_sync(_copy_into_place, runtime, real_source, dest, exists)
+    if scope == "workspace":
+        store = SettingsStore(runtime.workspace, _env(runtime))
+        await anyio.to_thread.run_sync(store.set_trusted, dest)
+    return InstallResult(manifest.name, dest, scope, replaced=exists, format=manifest.format)
+
+
+def find_installed(runtime: Runtime, name: str, scope: str) -> Path | None:
+    """The directory of the plugin ``name`` in the scope's plugin directory."""
+    parent = plugin_dir(runtime, scope)
+    direct = parent / name
+    if direct.is_dir():
+        return direct
+    if not parent.is_dir():
+        return None
+    formats = sorted_formats(runtime.manifest_formats)
+    for child in sorted(parent.iterdir()):
+        if child.is_dir() and not child.name.startswith("."):
+            manifest, _ = probe(child, formats)
+            if manifest is not None and manifest.name == name:
+                return child
+    return None
+
+
+async def uninstall_plugin(
+    runtime: Runtime, name: str, *, scope: str = "user", approver: Approver | None = None
+) -> Path:
+    target = await anyio.to_thread.run_sync(find_installed, runtime, name, scope)
+    if target is None:
+        raise FileNotFoundError(f"no plugin {name!r} is installed in {plugin_dir(runtime, scope)}")
+    await _authorize(runtime, UNINSTALL_SPEC, target, approver)
+    store = SettingsStore(runtime.workspace, _env(runtime))
+
+    def remove() -> None:
+        with contextlib.suppress(OSError):
+            store.set_trusted(target, False)
+        if target.is_symlink():
+            target.unlink()
+        else:
+            shutil.rmtree(target)
+
+    await anyio.to_thread.run_sync(remove)
+    return target
+
+
+def _env(runtime: Runtime) -> dict[str, str]:
+    env = dict(runtime.env)
+    if runtime.home is not None:
+        env["KAIROX_HOME"] = str(runtime.home)
+    return env

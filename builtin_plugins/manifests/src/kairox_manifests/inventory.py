@@ -1,0 +1,158 @@
+"""Deciding what loads: settings, compatibility and trust for each discovered plugin.
+
+Pure decisions (no activation): used by the loader before it activates a
+plugin, and by ``kairox plugin list/inspect`` to show why something would or
+would not load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from .compat import check_compatibility
+from .discovery import Candidate, DiscoveryContext
+from .errors import Problem
+from .model import Contribution, InventoryItem, PluginManifest, PluginManifestView, permissions_to_dict
+
+__all__ = [
+    "ItemState",
+    "PluginRecord",
+    "contribution_enabled",
+    "evaluate",
+    "plugin_enabled",
+    "trust_of",
+]
+
+
+@attrs.define
+class ItemState:
+    enabled: bool = True
+    loaded: bool = False
+    detail: str = ""
+
+
+@attrs.define
+class PluginRecord:
+    """One discovered plugin and what became of it."""
+
+    candidate: Candidate
+    state: str = "available"
+    reason: str = ""
+    trusted: bool = False
+    incompatible: list[str] = attrs.field(factory=list)
+    items: dict[str, ItemState] = attrs.field(factory=dict)
+    #: contributions that exist only once the code ran (tools a code plugin registered)
+    extra: list[Contribution] = attrs.field(factory=list)
+    undo: list[Callable[[], Any]] = attrs.field(factory=list)
+    activation: Any = None
+
+    @property
+    def name(self) -> str:
+        return self.candidate.name
+
+    @property
+    def manifest(self) -> PluginManifest | None:
+        return self.candidate.manifest
+
+    def view(self) -> PluginManifestView:
+        cand = self.candidate
+        m = cand.manifest
+        problems: list[Problem] = list(m.problems) if m else []
+        if cand.error is not None:
+            problems = [Problem.from_error(e) for e in cand.error.errors] + problems
+        inventory: list[InventoryItem] = []
+        for c in [*(m.contributions if m else ()), *self.extra]:
+            st = self.items.get(c.key, ItemState())
+            inventory.append(InventoryItem(c.kind, c.name, str(c.source), st.enabled, st.loaded, st.detail))
+        compat = m.compatibility.to_dict() if m else {}
+        return PluginManifestView(
+            name=self.name,
+            format=m.format if m else "?",
+            root=str(cand.root),
+            scope=cand.scope,
+            state=self.state,
+            reason=self.reason,
+            version=m.version if m else None,
+            description=m.description if m else "",
+            enabled=self.state not in ("disabled",),
+            inventory=tuple(inventory),
+            permissions=permissions_to_dict(m.permissions) if m else None,
+            compatibility=compat,
+            compatible=not self.incompatible,
+            incompatibilities=tuple(self.incompatible),
+            trust=m.trust.value if m else "unknown",
+            trusted=self.trusted,
+            publisher=m.publisher.to_dict() if m and m.publisher else None,
+            problems=tuple(problems),
+        )
+
+
+def plugin_enabled(ctx: DiscoveryContext, manifest: PluginManifest) -> tuple[bool, str]:
+    name = manifest.name
+    if name in ctx.config.disabled:
+        return False, "disabled in [plugins] disabled"
+    entry = ctx.settings.plugins.get(name, {})
+    explicit = entry.get("enabled")
+    if explicit is False:
+        return False, "disabled in the plugin settings (kairox plugin enable to turn it on)"
+    if explicit is None and not manifest.default_enabled:
+        return False, "off by default (defaultEnabled is false; kairox plugin enable to turn it on)"
+    return True, ""
+
+
+def contribution_enabled(ctx: DiscoveryContext, plugin: str, contribution: Contribution) -> bool:
+    disabled = ctx.config.disabled
+    if f"{plugin}:{contribution.key}" in disabled or f"{plugin}:{contribution.name}" in disabled:
+        return False
+    return ctx.settings.contribution_enabled(plugin, contribution.key)
+
+
+def trust_of(ctx: DiscoveryContext, candidate: Candidate) -> tuple[bool, str]:
+    """Whether the plugin may load without asking, and if not, why."""
+    if candidate.scope == "user":
+        return True, ""
+    if ctx.settings.trusted(candidate.root):
+        return True, ""
+    policy = ctx.config.workspace_trust
+    if policy == "trust" and ctx.source_scope("workspace_trust") == "user":
+        return True, ""
+    if policy == "deny":
+        return False, 'workspace plugins are not loaded ([plugins] workspace_trust = "deny")'
+    return False, f"workspace plugin {candidate.name} is not trusted"
+
+
+def evaluate(
+    candidate: Candidate, ctx: DiscoveryContext, *, env: Mapping[str, str] | None = None, check: bool = True
+) -> PluginRecord:
+    """Everything but trust prompting and activation: failed / shadowed / disabled /
+    incompatible / untrusted / available, with the per-contribution enabled flags."""
+    rec = PluginRecord(candidate)
+    if candidate.error is not None:
+        rec.state, rec.reason = "failed", str(candidate.error)
+        return rec
+    manifest = candidate.manifest
+    assert manifest is not None
+    for c in manifest.contributions:
+        on = contribution_enabled(ctx, manifest.name, c)
+        rec.items[c.key] = ItemState(enabled=on, detail="" if on else "disabled in the settings")
+    rec.trusted, why_not = trust_of(ctx, candidate)
+    if candidate.shadowed_by is not None:
+        winner = candidate.shadowed_by
+        rec.state = "shadowed"
+        rec.reason = f"shadowed by {winner.root} ({winner.location.origin}, priority {winner.location.priority})"
+        return rec
+    enabled, why = plugin_enabled(ctx, manifest)
+    if not enabled:
+        rec.state, rec.reason = "disabled", why
+        return rec
+    if check:
+        rec.incompatible = check_compatibility(manifest.compatibility, env=env if env is not None else ctx.env)
+        if rec.incompatible:
+            rec.state, rec.reason = "incompatible", "; ".join(rec.incompatible)
+            return rec
+    if not rec.trusted:
+        rec.state, rec.reason = "untrusted", why_not
+    return rec

@@ -1,0 +1,287 @@
+"""The ``plugins`` tool provider: discovers plugin directories and loads each in isolation.
+
+On ``start`` it finds every plugin (see :mod:`.discovery`), decides what may
+load (:mod:`.inventory`), asks before loading an untrusted workspace plugin
+(through the runtime's approver; without one the plugin is not loaded and says
+why), then activates each plugin on its own: code (``activate`` of its format),
+tools, hooks, skills, MCP and LSP servers (:mod:`.routing`). A plugin that fails
+is rolled back and reported; the others are not affected.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ServerState, ServerStatus, ToolSpec
+
+from .activation import Activation, ActivationContext
+from .discovery import DiscoveryContext, discover
+from .events import PluginContributionFailed, PluginLoaded, PluginNotLoaded
+from .hookscripts import ScriptHook
+from .inventory import ItemState, PluginRecord, evaluate
+from .model import Contribution, PluginManifestView
+from .routing import Routed, route_hooks, route_lsp_servers, route_mcp_servers, route_skills, route_tools
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = ["PluginLoader", "loader_of", "survey"]
+
+logger = logging.getLogger(__name__)
+
+PROVIDER_NAME = "plugins"
+#: what the approver is shown when an untrusted workspace plugin wants to load
+LOAD_SPEC = ToolSpec(
+    id="plugins.load",
+    description="Load a plugin from the workspace (it may run hooks and code)",
+    domain=Domain.LOCAL,
+    capability=Capability.EXECUTE,
+    provider=PROVIDER_NAME,
+)
+#: contribution kinds that have no registry in kairox (listed, never loaded)
+UNROUTED = {"agent": "kairox has no agent registry", "output_style": "kairox has no output styles"}
+
+
+def survey(runtime: Runtime, *, check: bool = True) -> list[PluginRecord]:
+    """Discover and evaluate every plugin without loading anything (for ``kairox plugin list``)."""
+    ctx = DiscoveryContext.from_runtime(runtime)
+    return [evaluate(c, ctx, check=check) for c in discover(ctx)]
+
+
+def loader_of(runtime: Runtime) -> PluginLoader | None:
+    provider = runtime.providers.get(PROVIDER_NAME)
+    return provider if isinstance(provider, PluginLoader) else None
+
+
+class PluginLoader:
+    """The ``plugins`` provider."""
+
+    name = PROVIDER_NAME
+
+    def __init__(self, runtime: Runtime | None = None) -> None:
+        self.runtime = runtime
+        self.records: list[PluginRecord] = []
+        self.ctx: DiscoveryContext | None = None
+        self._ask_lock = anyio.Lock()
+
+    # -- ToolProvider ------------------------------------------------------------------
+    async def start(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        ctx = DiscoveryContext.from_runtime(runtime)
+        self.ctx = ctx
+        if not ctx.config.enabled:
+            return
+        candidates = await anyio.to_thread.run_sync(discover, ctx)
+        self.records = [PluginRecord(c) for c in candidates]
+        async with anyio.create_task_group() as tg:
+            for i in range(len(self.records)):
+                tg.start_soon(self._load, i)
+
+    async def stop(self) -> None:
+        async with anyio.create_task_group() as tg:
+            for rec in self.records:
+                if rec.undo:
+                    tg.start_soon(self._unload, rec)
+
+    def status(self) -> Sequence[ServerStatus]:
+        out: list[ServerStatus] = []
+        for rec in self.records:
+            state = {"loaded": ServerState.READY, "failed": ServerState.FAILED}.get(rec.state, ServerState.STOPPED)
+            if rec.state == "loaded":
+                n = sum(1 for st in rec.items.values() if st.loaded)
+                detail = f"{rec.candidate.manifest.format if rec.candidate.manifest else '?'}, {n} contributions"
+            else:
+                detail = f"{rec.state}: {rec.reason}" if rec.reason else rec.state
+            tools = len(self.runtime.tools.by_provider(f"plugin:{rec.name}")) if self.runtime else 0
+            out.append(ServerStatus(rec.name, "plugin", state, detail, tools, str(rec.candidate.root)))
+            activation = rec.activation
+            if isinstance(activation, Activation) and activation.status is not None:
+                try:
+                    out.extend(activation.status())
+                except Exception:
+                    logger.exception("status of plugin %s failed", rec.name)
+        return out
+
+    # -- queries --------------------------------------------------------------------------
+    def views(self) -> list[PluginManifestView]:
+        return [r.view() for r in self.records]
+
+    def record(self, name: str) -> PluginRecord | None:
+        for rec in self.records:
+            if rec.name == name and rec.state != "shadowed":
+                return rec
+        return None
+
+    async def unload(self, name: str) -> bool:
+        """Take a loaded plugin out of the runtime (tools, hooks, servers, skills)."""
+        rec = self.record(name)
+        if rec is None or rec.state != "loaded":
+            return False
+        await self._unload(rec)
+        rec.state, rec.reason = "disabled", "unloaded"
+        return True
+
+    # -- loading -----------------------------------------------------------------------------
+    async def _load(self, index: int) -> None:
+        assert self.runtime is not None and self.ctx is not None
+        runtime, ctx = self.runtime, self.ctx
+        rec = self.records[index]
+        try:
+            rec = await anyio.to_thread.run_sync(lambda: evaluate(rec.candidate, ctx))
+            self.records[index] = rec
+            if rec.state == "untrusted" and ctx.config.workspace_trust == "ask":
+                await self._ask_trust(rec)
+            if rec.state != "available":
+                runtime.events.publish(
+                    PluginNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state=rec.state, reason=rec.reason)
+                )
+                return
+            await self._activate(rec)
+        except Exception as exc:
+            logger.debug("plugin %s failed to load", rec.name, exc_info=True)
+            await self._unload(rec)
+            rec.state, rec.reason = "failed", f"{type(exc).__name__}: {exc}"
+            for st in rec.items.values():
+                st.loaded = False
+            runtime.events.publish(
+                PluginNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state="failed", reason=rec.reason)
+            )
+            return
+        rec.state = "loaded"
+        m = rec.manifest
+        runtime.events.publish(
+            PluginLoaded(
+                plugin=rec.name,
+                format=m.format if m else "?",
+                root=str(rec.candidate.root),
+                scope=rec.candidate.scope,
+                contributions=tuple(k for k, st in rec.items.items() if st.loaded),
+            )
+        )
+
+    async def _ask_trust(self, rec: PluginRecord) -> None:
+        runtime = self.runtime
+        assert runtime is not None
+        approver = runtime.approver
+        if approver is None:
+            rec.reason += (
+                " and nobody can be asked (non-interactive); trust it with "
+                f'`kairox plugin trust {rec.name}` or set [plugins] workspace_trust = "trust" in the user config'
+            )
+            return
+        m = rec.manifest
+        request = ApprovalRequest(
+            LOAD_SPEC,
+            {
+                "plugin": rec.name,
+                "root": str(rec.candidate.root),
+                "format": m.format if m else "?",
+                "contributions": [k for k, st in rec.items.items() if st.enabled],
+            },
+            f"{rec.reason}; load it? (it may run hooks and code)",
+        )
+        async with self._ask_lock:
+            try:
+                answer = approver(request)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+            except Exception as exc:
+                rec.reason += f"; asking failed: {type(exc).__name__}: {exc}"
+                return
+        if answer is True or answer in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
+            rec.state, rec.reason, rec.trusted = "available", "", True
+        else:
+            rec.reason += "; the user declined to load it"
+
+    def _enabled(self, rec: PluginRecord, key: str) -> bool:
+        st = rec.items.get(key)
+        if st is not None:
+            return st.enabled
+        from .inventory import contribution_enabled
+
+        assert self.ctx is not None
+        kind, _, name = key.partition("/")
+        return contribution_enabled(self.ctx, rec.name, Contribution(kind, name, Path()))
+
+    def _apply(self, rec: PluginRecord, routed: Routed) -> None:
+        assert self.runtime is not None
+        rec.undo.extend(routed.undo)
+        for key in routed.loaded:
+            rec.items.setdefault(key, ItemState()).loaded = True
+        for key, reason in routed.failed.items():
+            st = rec.items.setdefault(key, ItemState())
+            st.loaded, st.detail = False, reason
+            self.runtime.events.publish(PluginContributionFailed(plugin=rec.name, contribution=key, error=reason))
+
+    async def _activate(self, rec: PluginRecord) -> None:
+        runtime, ctx, m = self.runtime, self.ctx, rec.manifest
+        assert runtime is not None and ctx is not None and m is not None
+        enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
+        hooks: list[tuple[str, Any, str]] = []
+        for c in enabled:
+            if c.kind == "hook":
+                hook = ScriptHook(
+                    m.name, c.name, c.config, root=m.root, runtime=runtime, default_timeout=ctx.config.hook_timeout
+                )
+                hooks.append((c.config.event, hook, c.key))
+        if m.code is not None:
+            activation = await self._run_code(rec)
+            rec.activation = activation
+            if activation.close is not None:
+                rec.undo.append(activation.close)
+            for key in activation.skipped:
+                rec.items.setdefault(key, ItemState(enabled=False, detail="disabled in the settings"))
+            keys = {t.spec.id: activation.tool_keys.get(t.spec.id, f"tool/{t.spec.id}") for t in activation.tools}
+            for tool in activation.tools:
+                key = keys[tool.spec.id]
+                if key not in rec.items:
+                    name = key.partition("/")[2]
+                    rec.extra.append(Contribution("tool", name, m.code.main, {"description": tool.spec.description}))
+                    rec.items[key] = ItemState()
+            routed = route_tools(runtime, m.name, activation.tools, m.permissions)
+            routed.loaded = [keys[t.spec.id] for t in activation.tools]
+            self._apply(rec, routed)
+            for _event, _fn, key in activation.hooks:
+                if key not in rec.items:
+                    rec.extra.append(Contribution("hook", key.partition("/")[2], m.code.main, None))
+                    rec.items[key] = ItemState()
+            hooks.extend(activation.hooks)
+        self._apply(rec, route_hooks(runtime, m.name, hooks))
+        for kind, reason in UNROUTED.items():
+            for c in enabled:
+                if c.kind == kind:
+                    rec.items[c.key].detail = reason
+        self._apply(rec, await route_skills(runtime, m.name, [c for c in enabled if c.kind in ("skill", "command")]))
+        self._apply(rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"]))
+        self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
+
+    async def _run_code(self, rec: PluginRecord) -> Activation:
+        runtime, m = self.runtime, rec.manifest
+        assert runtime is not None and m is not None and m.code is not None
+        fmt = runtime.manifest_formats.get(m.format)
+        activate = getattr(fmt, "activate", None)
+        if activate is None:
+            raise RuntimeError(f"manifest format {m.format} cannot run plugin code")
+        result = await activate(m, ActivationContext(runtime, m, lambda key: self._enabled(rec, key)))
+        if not isinstance(result, Activation):
+            raise TypeError(f"format {m.format}: activate() returned {type(result).__name__}, not an Activation")
+        return result
+
+    async def _unload(self, rec: PluginRecord) -> None:
+        undo, rec.undo = list(reversed(rec.undo)), []
+        for fn in undo:
+            try:
+                with anyio.CancelScope(shield=True):
+                    result = fn()
+                    if inspect.isawaitable(result):
+                        await result
+            except Exception:
+                logger.exception("unloading plugin %s: a clean-up step failed", rec.name)
+        for st in rec.items.values():
+            st.loaded = False

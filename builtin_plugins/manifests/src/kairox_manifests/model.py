@@ -1,0 +1,370 @@
+"""The normalised plugin manifest every format produces, and its flat view.
+
+A :class:`PluginManifest` is what a manifest format's ``probe(root)`` returns:
+identity, declared permissions, compatibility, trust, publisher, and one
+:class:`Contribution` per thing the plugin adds (a skill, a hook, an MCP
+server...). It never depends on the runtime; :class:`PluginManifestView` adds
+what the loader decided (enabled, trusted, compatible, loaded) for display.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kairox import ApprovalPolicy, Permissions, SandboxPolicy
+
+from .errors import Problem
+
+__all__ = [
+    "CONTRIBUTION_KINDS",
+    "CodeEntry",
+    "Compatibility",
+    "Contribution",
+    "HookDecl",
+    "InventoryItem",
+    "PluginManifest",
+    "PluginManifestView",
+    "Publisher",
+    "Requirement",
+    "Trust",
+    "permissions_from_dict",
+    "permissions_to_dict",
+]
+
+#: every kind of contribution, in the order inventories list them
+CONTRIBUTION_KINDS = ("skill", "command", "agent", "tool", "hook", "mcp_server", "lsp_server", "output_style")
+
+
+class Trust(str, enum.Enum):
+    """How much a plugin is trusted, most first. A declared level is information,
+    never permission: a workspace plugin still asks before it loads."""
+
+    OFFICIAL = "official"
+    VERIFIED = "verified"
+    COMMUNITY = "community"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class Publisher:
+    name: str = ""
+    email: str | None = None
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "email": self.email, "url": self.url}
+
+
+@attrs.frozen
+class Requirement:
+    """One ``requires`` entry: a binary on ``PATH``, optionally with a version specifier
+    (``"node >=20"`` is ``Requirement("node", ">=20")``)."""
+
+    binary: str
+    spec: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.binary} {self.spec}".strip()
+
+
+@attrs.frozen
+class Compatibility:
+    kairox_version: str | None = None
+    platforms: tuple[str, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kairoxVersion": self.kairox_version,
+            "platforms": list(self.platforms),
+            "requires": [str(r) for r in self.requires],
+        }
+
+
+@attrs.frozen
+class HookDecl:
+    """A hook a manifest declares: run ``script`` (or the shell ``command``) on ``event``.
+
+    ``event`` is one of kairox's lifecycle events (``pre_turn``...); ``source_event``
+    is the name the manifest used (``UserPromptSubmit`` for Claude). ``matcher``
+    (tool hooks only) is a regular expression over the tool's canonical id and
+    exported name.
+    """
+
+    event: str
+    script: Path | None = None
+    command: str | None = None
+    matcher: str | None = None
+    timeout: float | None = None
+    source_event: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "script": str(self.script) if self.script else None,
+            "command": self.command,
+            "matcher": self.matcher,
+            "timeout": self.timeout,
+            "source_event": self.source_event,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HookDecl:
+        return cls(
+            event=data["event"],
+            script=Path(data["script"]) if data.get("script") else None,
+            command=data.get("command"),
+            matcher=data.get("matcher"),
+            timeout=data.get("timeout"),
+            source_event=data.get("source_event", ""),
+        )
+
+
+@attrs.frozen
+class CodeEntry:
+    """Code a plugin runs (a Philont ``main``): which format activates it, and how."""
+
+    runtime: str
+    main: Path
+    sandbox: str = "direct"
+    requires_env: tuple[str, ...] = ()
+    tool_prefix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runtime": self.runtime,
+            "main": str(self.main),
+            "sandbox": self.sandbox,
+            "requires_env": list(self.requires_env),
+            "tool_prefix": self.tool_prefix,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CodeEntry:
+        return cls(
+            runtime=data["runtime"],
+            main=Path(data["main"]),
+            sandbox=data.get("sandbox", "direct"),
+            requires_env=tuple(data.get("requires_env", ())),
+            tool_prefix=data.get("tool_prefix", ""),
+        )
+
+
+@attrs.frozen
+class Contribution:
+    """One thing a plugin adds. ``key`` (``kind/name``) names it in settings.
+
+    ``config`` depends on the kind: the server table for ``mcp_server`` and
+    ``lsp_server`` (plugin-root variables already expanded), a :class:`HookDecl`
+    for ``hook``, a dict (``description``) for a declared ``tool``, ``None`` for
+    file contributions (skills, commands, agents, output styles), whose ``source``
+    is the file or directory.
+    """
+
+    kind: str
+    name: str
+    source: Path
+    config: Any = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+    def to_dict(self) -> dict[str, Any]:
+        config = self.config.to_dict() if isinstance(self.config, HookDecl) else self.config
+        return {"kind": self.kind, "name": self.name, "source": str(self.source), "config": config}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Contribution:
+        config = data.get("config")
+        if data["kind"] == "hook" and isinstance(config, dict):
+            config = HookDecl.from_dict(config)
+        return cls(kind=data["kind"], name=data["name"], source=Path(data["source"]), config=config)
+
+
+def permissions_to_dict(perms: Permissions | None) -> dict[str, Any] | None:
+    if perms is None:
+        return None
+    return {
+        "approvalPolicy": perms.approval.value if perms.approval else None,
+        "sandboxPolicy": perms.sandbox.value if perms.sandbox else None,
+        "tools": list(perms.tools) if perms.tools is not None else None,
+    }
+
+
+def permissions_from_dict(data: dict[str, Any] | None) -> Permissions | None:
+    if data is None:
+        return None
+    approval = data.get("approvalPolicy")
+    sandbox = data.get("sandboxPolicy")
+    tools = data.get("tools")
+    return Permissions(
+        approval=ApprovalPolicy(approval) if approval else None,
+        sandbox=SandboxPolicy(sandbox) if sandbox else None,
+        tools=tuple(tools) if tools is not None else None,
+    )
+
+
+@attrs.frozen
+class PluginManifest:
+    """A plugin as its manifest describes it, whatever the format.
+
+    ``problems`` holds the warnings found while reading it (unknown fields,
+    a declared directory that does not exist); errors raise
+    :class:`~kairox_manifests.ManifestError` instead.
+    """
+
+    name: str
+    format: str
+    root: Path
+    manifest_file: Path | None = None
+    version: str | None = None
+    description: str = ""
+    homepage: str | None = None
+    publisher: Publisher | None = None
+    trust: Trust = Trust.UNKNOWN
+    permissions: Permissions | None = None
+    compatibility: Compatibility = Compatibility()
+    contributions: tuple[Contribution, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    default_enabled: bool = True
+    metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
+    code: CodeEntry | None = None
+
+    def by_kind(self, kind: str) -> list[Contribution]:
+        return [c for c in self.contributions if c.kind == kind]
+
+    def contribution(self, key: str) -> Contribution | None:
+        for c in self.contributions:
+            if c.key == key:
+                return c
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form; :meth:`from_dict` reads it back to an equal manifest."""
+        return {
+            "name": self.name,
+            "format": self.format,
+            "root": str(self.root),
+            "manifest_file": str(self.manifest_file) if self.manifest_file else None,
+            "version": self.version,
+            "description": self.description,
+            "homepage": self.homepage,
+            "publisher": self.publisher.to_dict() if self.publisher else None,
+            "trust": self.trust.value,
+            "permissions": permissions_to_dict(self.permissions),
+            "compatibility": self.compatibility.to_dict(),
+            "contributions": [c.to_dict() for c in self.contributions],
+            "problems": [p.to_dict() for p in self.problems],
+            "default_enabled": self.default_enabled,
+            "metadata": self.metadata,
+            "code": self.code.to_dict() if self.code else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PluginManifest:
+        compat = data.get("compatibility") or {}
+        publisher = data.get("publisher")
+        return cls(
+            name=data["name"],
+            format=data["format"],
+            root=Path(data["root"]),
+            manifest_file=Path(data["manifest_file"]) if data.get("manifest_file") else None,
+            version=data.get("version"),
+            description=data.get("description", ""),
+            homepage=data.get("homepage"),
+            publisher=Publisher(**publisher) if publisher else None,
+            trust=Trust(data.get("trust", "unknown")),
+            permissions=permissions_from_dict(data.get("permissions")),
+            compatibility=Compatibility(
+                kairox_version=compat.get("kairoxVersion"),
+                platforms=tuple(compat.get("platforms", ())),
+                requires=tuple(_parse_requirement(r) for r in compat.get("requires", ())),
+            ),
+            contributions=tuple(Contribution.from_dict(c) for c in data.get("contributions", ())),
+            problems=tuple(Problem(**p) for p in data.get("problems", ())),
+            default_enabled=data.get("default_enabled", True),
+            metadata=dict(data.get("metadata") or {}),
+            code=CodeEntry.from_dict(data["code"]) if data.get("code") else None,
+        )
+
+
+def _parse_requirement(text: str) -> Requirement:
+    binary, _, spec = text.strip().partition(" ")
+    return Requirement(binary, spec.strip())
+
+
+@attrs.frozen
+class InventoryItem:
+    """One row of a plugin's flat inventory."""
+
+    kind: str
+    name: str
+    source: str
+    enabled: bool = True
+    loaded: bool = False
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class PluginManifestView:
+    """A plugin as ``kairox plugin list/inspect`` shows it: the manifest plus
+    what settings, trust and compatibility made of it.
+
+    ``state`` is ``loaded``, ``available`` (found, not started yet), ``disabled``,
+    ``incompatible``, ``untrusted``, ``shadowed`` (another plugin of the same name
+    wins) or ``failed``; ``reason`` says why when it is not loaded.
+    """
+
+    name: str
+    format: str
+    root: str
+    scope: str
+    state: str
+    reason: str = ""
+    version: str | None = None
+    description: str = ""
+    enabled: bool = True
+    inventory: tuple[InventoryItem, ...] = ()
+    permissions: dict[str, Any] | None = None
+    compatibility: dict[str, Any] = attrs.field(factory=dict)
+    compatible: bool = True
+    incompatibilities: tuple[str, ...] = ()
+    trust: str = Trust.UNKNOWN.value
+    trusted: bool = False
+    publisher: dict[str, Any] | None = None
+    problems: tuple[Problem, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "format": self.format,
+            "root": self.root,
+            "scope": self.scope,
+            "state": self.state,
+            "reason": self.reason,
+            "version": self.version,
+            "description": self.description,
+            "enabled": self.enabled,
+            "inventory": [i.to_dict() for i in self.inventory],
+            "permissions": self.permissions,
+            "compatibility": {
+                **self.compatibility,
+                "compatible": self.compatible,
+                "problems": list(self.incompatibilities),
+            },
+            "trust": self.trust,
+            "trusted": self.trusted,
+            "publisher": self.publisher,
+            "problems": [p.to_dict() for p in self.problems],
+        }

@@ -1,0 +1,281 @@
+"""Routing contributions to the registries and managers that own them.
+
+One function per kind; each returns a :class:`Routed` saying which
+contributions arrived (``loaded``), which did not and why (``failed``), and how
+to take them back (``undo``):
+
+- skill (and command) -> the runtime's skill registry, as ``<plugin>:<name>``;
+- tool -> ``runtime.tools`` (provider ``plugin:<name>``), with the plugin's permissions;
+- hook -> ``runtime.hooks`` (source ``plugin:<name>``);
+- mcp_server -> kairox-mcp's manager (server ``<plugin>:<server>``, tools ``<plugin>.<server>.<tool>``);
+- lsp_server -> kairox-lsp's provider (server ``<plugin>:<server>``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from kairox import Permissions, Tool, ToolContext, ToolResult, ToolSpec
+
+from .model import Contribution
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = [
+    "Routed",
+    "provider_name",
+    "route_hooks",
+    "route_lsp_servers",
+    "route_mcp_servers",
+    "route_skills",
+    "route_tools",
+    "with_permissions",
+]
+
+logger = logging.getLogger(__name__)
+
+Undo = Callable[[], Awaitable[None]]
+
+
+def provider_name(plugin: str) -> str:
+    return f"plugin:{plugin}"
+
+
+@attrs.define
+class Routed:
+    loaded: list[str] = attrs.field(factory=list)
+    failed: dict[str, str] = attrs.field(factory=dict)
+    undo: list[Undo] = attrs.field(factory=list)
+
+    def fail_all(self, items: Sequence[Contribution], reason: str) -> Routed:
+        for c in items:
+            self.failed[c.key] = reason
+        return self
+
+
+# -- tools ----------------------------------------------------------------------------
+
+
+def _narrow(declared: Permissions | None, plugin: Permissions | None) -> Permissions | None:
+    """Both apply: the stricter approval and sandbox; the plugin's tool list wins when set."""
+    if plugin is None:
+        return declared
+    if declared is None:
+        return plugin
+    from kairox._types import APPROVAL_STRICTNESS, SANDBOX_STRICTNESS
+
+    def stricter(a: Any, b: Any, order: list[Any]) -> Any:
+        if a is None or b is None:
+            return a if b is None else b
+        return min(a, b, key=order.index)
+
+    return Permissions(
+        approval=stricter(declared.approval, plugin.approval, APPROVAL_STRICTNESS),
+        sandbox=stricter(declared.sandbox, plugin.sandbox, SANDBOX_STRICTNESS),
+        tools=plugin.tools if plugin.tools is not None else declared.tools,
+    )
+
+
+class _PermissionedTool:
+    """A tool seen with its plugin's permissions on its spec."""
+
+    def __init__(self, tool: Tool, spec: ToolSpec) -> None:
+        self._tool = tool
+        self._spec = spec
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        return await self._tool.call(arguments, context)
+
+
+def with_permissions(tool: Tool, permissions: Permissions | None) -> Tool:
+    """``tool`` with ``ToolSpec.permissions`` narrowed by the plugin's declared permissions."""
+    if permissions is None:
+        return tool
+    spec = tool.spec
+    return _PermissionedTool(tool, attrs.evolve(spec, permissions=_narrow(spec.permissions, permissions)))
+
+
+def route_tools(runtime: Runtime, plugin: str, tools: Sequence[Tool], permissions: Permissions | None) -> Routed:
+    """Register the plugin's tools in one atomic change. Raises ``RegistrationError`` on a taken id."""
+    provider = provider_name(plugin)
+    wrapped = [with_permissions(t, permissions) for t in tools]
+    runtime.tools.replace_provider(provider, wrapped)
+
+    async def undo() -> None:
+        runtime.tools.remove_provider(provider)
+
+    return Routed(loaded=[f"tool/{t.spec.id}" for t in tools], undo=[undo])
+
+
+# -- hooks -----------------------------------------------------------------------------
+
+
+def route_hooks(runtime: Runtime, plugin: str, hooks: Sequence[tuple[str, Callable[..., Any], str]]) -> Routed:
+    """Add ``(event, fn, key)`` hooks to the runtime's hook registry."""
+    source = provider_name(plugin)
+    removers = []
+    out = Routed()
+    for event, fn, key in hooks:
+        try:
+            removers.append(runtime.hooks.add(event, fn, source=source))
+        except ValueError as exc:
+            out.failed[key] = str(exc)
+            continue
+        out.loaded.append(key)
+
+    async def undo() -> None:
+        for remove in removers:
+            remove()
+
+    out.undo.append(undo)
+    return out
+
+
+# -- MCP servers ---------------------------------------------------------------------------
+
+
+async def route_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
+    """Hand servers to kairox-mcp's manager and start them (returns when each is ready or failed)."""
+    out = Routed()
+    if not items:
+        return out
+    try:
+        from kairox_mcp.config import ServerDefinition
+        from kairox_mcp.manager import McpServerManager
+        from kairox_mcp.sources import parse_mcp_json
+    except ImportError:
+        return out.fail_all(items, "kairox-mcp is not installed (pip install kairox-mcp)")
+    manager = runtime.providers.get("mcp")
+    if not isinstance(manager, McpServerManager):
+        return out.fail_all(items, "kairox-mcp's manager is not loaded in this runtime")
+    names: list[str] = []
+    for item in items:
+        defs, errors = parse_mcp_json(
+            {"mcpServers": {item.name: item.config}},
+            file=str(item.source),
+            env=runtime.env,
+            origin=provider_name(plugin),
+        )
+        if errors or not defs:
+            out.failed[item.key] = "; ".join(str(e) for e in errors) or "not a server"
+            continue
+        definition = defs[0]
+        name = f"{plugin}:{item.name}"
+        config = definition.config
+        if config.tool_prefix is None:
+            config = attrs.evolve(config, tool_prefix=f"{plugin}.{item.name}")
+        try:
+            manager.add_server(ServerDefinition(name, config, source=str(item.source), origin=provider_name(plugin)))
+        except Exception as exc:
+            out.failed[item.key] = f"{type(exc).__name__}: {exc}"
+            continue
+        names.append(name)
+        out.loaded.append(item.key)
+
+    async def undo() -> None:
+        for name in names:
+            try:
+                if name in manager.servers:
+                    await manager.stop_server(name)
+            except Exception:
+                logger.exception("stopping MCP server %s failed", name)
+            manager.definitions.pop(name, None)
+
+    out.undo.append(undo)
+    if names:
+        try:
+            await manager.start_servers(names)
+        except Exception as exc:  # a required server failed: report, keep the plugin
+            logger.info("MCP servers of plugin %s: %s", plugin, exc)
+    return out
+
+
+# -- LSP servers ---------------------------------------------------------------------------
+
+
+async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
+    """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``)."""
+    out = Routed()
+    if not items:
+        return out
+    try:
+        from kairox_lsp._provider import PROVIDER_NAME, LspToolProvider, add_plugin_servers
+    except ImportError:
+        return out.fail_all(items, "kairox-lsp is not installed (pip install kairox-lsp)")
+    provider = runtime.providers.get(PROVIDER_NAME)
+    if not isinstance(provider, LspToolProvider):
+        return out.fail_all(items, "kairox-lsp's provider is not loaded in this runtime")
+    added: list[str] = []
+    for item in items:
+        errors = add_plugin_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
+        if errors:
+            out.failed[item.key] = "; ".join(str(e) for e in errors)
+            continue
+        added.append(f"{plugin}:{item.name}")
+        out.loaded.append(item.key)
+
+    async def undo() -> None:
+        for name in added:
+            try:
+                await provider.remove_server(name)
+            except Exception:
+                logger.exception("stopping LSP server %s failed", name)
+
+    out.undo.append(undo)
+    return out
+
+
+# -- skills ----------------------------------------------------------------------------------
+
+
+async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
+    """Add the plugin's skills (and commands) to the skill registry as ``<plugin>:<name>``."""
+    out = Routed()
+    if not items:
+        return out
+    factory = _skill_source_factory()
+    registry = runtime.skills
+    if factory is None or not hasattr(registry, "add_source"):
+        return out.fail_all(items, "kairox-skills has no plugin skill source (not installed or too old)")
+    source_name = provider_name(plugin)
+    try:
+        source = factory(source_name, plugin, [(c.kind, c.name, c.source) for c in items])
+        await registry.add_source(source, runtime)
+    except Exception as exc:
+        return out.fail_all(items, f"{type(exc).__name__}: {exc}")
+    present = {getattr(s, "name", "") for s in _skills_of(registry, source_name)}
+    for c in items:
+        if present and f"{plugin}:{c.name}" not in present:
+            out.failed[c.key] = "the skill registry did not accept it (see kairox skills problems)"
+        else:
+            out.loaded.append(c.key)
+
+    async def undo() -> None:
+        registry.remove_source(source_name)
+
+    out.undo.append(undo)
+    return out
+
+
+def _skill_source_factory() -> Callable[[str, str, list[Any]], Any] | None:
+    try:
+        import kairox_skills
+    except ImportError:
+        return None
+    return getattr(kairox_skills, "plugin_skill_source", None)
+
+
+def _skills_of(registry: Any, source: str) -> list[Any]:
+    all_found = getattr(registry, "all_found", None)
+    if all_found is None:
+        return []
+    return [s for s in all_found() if getattr(s, "source", None) == source]

@@ -1,0 +1,223 @@
+"""Plugin settings: enable/disable plugins and single contributions, trust, override paths.
+
+Two files, merged (the workspace file wins key by key):
+``$KAIROX_HOME/plugin-settings.json`` (user) and
+``<workspace>/.kairox/plugin-settings.json`` (workspace)::
+
+    {
+      "version": 1,
+      "plugins": {
+        "code-review": {"enabled": false},
+        "docs-helper": {"contributions": {"hook/pre_turn.inject-context": false}},
+        "dev-plugin": {"path": "/home/me/src/dev-plugin"}
+      },
+      "paths": ["/home/me/more-plugins"],
+      "trusted_roots": ["/home/me/src/project/.kairox/plugins/docs-helper"]
+    }
+
+``trusted_roots`` (workspace plugins the user agreed to load, by resolved
+directory) is read from the user file only: a workspace cannot vouch for itself,
+and trust follows the directory, not a name another plugin could take.
+
+Every change is a read-modify-write under an exclusive lock on a sibling
+``.lock`` file, written to a temporary file and moved into place with
+``os.replace`` so readers never see half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kairox._config import user_home
+
+__all__ = ["PluginSettings", "SettingsStore", "settings_file"]
+
+logger = logging.getLogger(__name__)
+
+SETTINGS_NAME = "plugin-settings.json"
+VERSION = 1
+
+
+def settings_file(scope: str, *, workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    if scope == "user":
+        return user_home(env) / SETTINGS_NAME
+    if scope == "workspace":
+        return workspace / ".kairox" / SETTINGS_NAME
+    raise ValueError(f"unknown scope {scope!r}; expected user or workspace")
+
+
+@attrs.define
+class PluginSettings:
+    """The merged settings of one runtime."""
+
+    plugins: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    paths: list[tuple[str, str]] = attrs.field(factory=list)  # (path, scope it came from)
+    trusted_roots: set[str] = attrs.field(factory=set)
+    override_scopes: dict[str, str] = attrs.field(factory=dict)
+    problems: list[str] = attrs.field(factory=list)
+
+    def _entry(self, plugin: str) -> dict[str, Any]:
+        return self.plugins.get(plugin, {})
+
+    def plugin_enabled(self, plugin: str, default: bool = True) -> bool:
+        value = self._entry(plugin).get("enabled")
+        return value if isinstance(value, bool) else default
+
+    def contribution_enabled(self, plugin: str, key: str) -> bool:
+        contributions = self._entry(plugin).get("contributions")
+        if isinstance(contributions, dict):
+            value = contributions.get(key)
+            if isinstance(value, bool):
+                return value
+        return True
+
+    def trusted(self, root: Path) -> bool:
+        return str(Path(os.path.realpath(root))) in self.trusted_roots
+
+    def override_path(self, plugin: str) -> str | None:
+        value = self._entry(plugin).get("path")
+        return value if isinstance(value, str) and value else None
+
+    @classmethod
+    def merged(cls, documents: list[tuple[str, dict[str, Any]]]) -> PluginSettings:
+        """Merge ``(scope, document)`` pairs, lowest precedence first."""
+        out = cls()
+        for scope, doc in documents:
+            plugins = doc.get("plugins", {})
+            if isinstance(plugins, dict):
+                for name, entry in plugins.items():
+                    if not isinstance(entry, dict):
+                        out.problems.append(f"{scope} settings: plugins.{name} is not a table; ignored")
+                        continue
+                    merged = dict(out.plugins.get(name, {}))
+                    for key, value in entry.items():
+                        if key == "contributions" and isinstance(value, dict):
+                            merged["contributions"] = {**merged.get("contributions", {}), **value}
+                        else:
+                            merged[key] = value
+                            if key == "path":
+                                out.override_scopes[name] = scope
+                    out.plugins[name] = merged
+            paths = doc.get("paths", [])
+            if isinstance(paths, list):
+                out.paths.extend((p, scope) for p in paths if isinstance(p, str) and p)
+            roots = doc.get("trusted_roots", [])
+            if scope == "user" and isinstance(roots, list):
+                out.trusted_roots.update(r for r in roots if isinstance(r, str))
+            elif roots:
+                out.problems.append(f"{scope} settings: trusted_roots is only read from the user settings")
+        return out
+
+
+class SettingsStore:
+    """Reads and atomically updates the settings files of one workspace."""
+
+    def __init__(self, workspace: Path, env: Mapping[str, str] | None = None) -> None:
+        self.workspace = workspace
+        self.env = env
+
+    def file(self, scope: str) -> Path:
+        return settings_file(scope, workspace=self.workspace, env=self.env)
+
+    def read(self, scope: str) -> dict[str, Any]:
+        path = self.file(scope)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            logger.warning("cannot read plugin settings %s: %s", path, exc)
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def load(self) -> PluginSettings:
+        return PluginSettings.merged([("user", self.read("user")), ("workspace", self.read("workspace"))])
+
+    def update(self, scope: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """Apply ``change`` to the scope's document under the lock and write it atomically."""
+        path = self.file(scope)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path.with_name(path.name + ".lock")):
+            data = self.read(scope)
+            data.setdefault("version", VERSION)
+            data.setdefault("plugins", {})
+            change(data)
+            _atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return data
+
+    # -- common changes -----------------------------------------------------
+    def set_enabled(self, scope: str, plugin: str, enabled: bool, contribution: str | None = None) -> None:
+        def change(data: dict[str, Any]) -> None:
+            entry = data["plugins"].setdefault(plugin, {})
+            if contribution is None:
+                entry["enabled"] = enabled
+            else:
+                entry.setdefault("contributions", {})[contribution] = enabled
+
+        self.update(scope, change)
+
+    def set_trusted(self, root: Path, trusted: bool = True) -> None:
+        """Trust (or stop trusting) the plugin in ``root``; always recorded in the user file."""
+        key = str(Path(os.path.realpath(root)))
+
+        def change(data: dict[str, Any]) -> None:
+            roots = [r for r in data.get("trusted_roots", []) if isinstance(r, str) and r != key]
+            if trusted:
+                roots.append(key)
+            data["trusted_roots"] = sorted(roots)
+
+        self.update("user", change)
+
+    def forget(self, scope: str, plugin: str) -> None:
+        def change(data: dict[str, Any]) -> None:
+            data["plugins"].pop(plugin, None)
+
+        self.update(scope, change)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    """An exclusive advisory lock (``fcntl.flock``; ``msvcrt.locking`` on Windows)."""
+    with open(lock_path, "a+b") as fh:
+        if sys.platform == "win32":  # pragma: no cover
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_LOCK, 1)
+            try:
+                yield
+            finally:
+                fh.seek(0)
+                msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

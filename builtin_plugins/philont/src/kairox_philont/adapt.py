@@ -1,0 +1,87 @@
+"""Between Philont's plain-dict world and kairox's: tool specs, results, hook payloads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kairox import Block, Capability, Domain, TextContent, ToolResult, ToolSpec
+
+__all__ = ["hook_answer", "hook_payload", "result_from", "result_to_wire", "tool_spec"]
+
+
+def tool_spec(plugin_id: str, described: dict[str, Any]) -> ToolSpec:
+    """``<plugin id>.<name>``; undeclared domain/capability stay kairox's safe default (system/execute)."""
+    kwargs: dict[str, Any] = {}
+    if described.get("domain"):
+        kwargs["domain"] = Domain(described["domain"])
+    if described.get("capability"):
+        kwargs["capability"] = Capability(described["capability"])
+    return ToolSpec(
+        id=f"{plugin_id}.{described['name']}",
+        description=str(described.get("description") or ""),
+        input_schema=described.get("parameters") or {"type": "object", "properties": {}},
+        provider=f"plugin:{plugin_id}",
+        **kwargs,
+    )
+
+
+def result_to_wire(value: Any) -> dict[str, Any]:
+    """A handler's return value as JSON (what crosses the worker pipe)."""
+    if isinstance(value, ToolResult):
+        return {"text": value.text, "structured": value.structured, "is_error": value.is_error}
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {"text": value}
+    try:
+        return {"json": json.loads(json.dumps(value, default=str))}
+    except (TypeError, ValueError):
+        return {"text": str(value)}
+
+
+def result_from(wire: dict[str, Any]) -> ToolResult:
+    if "error" in wire:
+        return ToolResult.from_text(str(wire["error"]), is_error=True)
+    if "json" in wire:
+        value = wire["json"]
+        as_object = value if isinstance(value, dict) else {"result": value}
+        return ToolResult(content=(TextContent(json.dumps(value, ensure_ascii=False)),), structured=as_object)
+    text = wire.get("text")
+    content = (TextContent(text),) if isinstance(text, str) else ()
+    raw = wire.get("structured")
+    structured = raw if isinstance(raw, dict) else None
+    return ToolResult(content=content, structured=structured, is_error=bool(wire.get("is_error")))
+
+
+def hook_payload(event: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-able dict a Philont hook receives for a kairox lifecycle call."""
+    call = kwargs.get("call")
+    session = kwargs.get("session") or (call.session if call is not None else None)
+    payload: dict[str, Any] = {"event": event, "session_id": session.id if session is not None else None}
+    if call is not None:
+        payload["tool"] = call.tool.id
+        payload["arguments"] = json.loads(json.dumps(call.arguments, default=str))
+    result = kwargs.get("result")
+    if result is not None:
+        payload["result"] = {"text": result.text, "is_error": result.is_error, "structured": result.structured}
+    if "reason" in kwargs:
+        payload["reason"] = kwargs["reason"]
+    return payload
+
+
+def hook_answer(event: str, value: Any) -> Any:
+    """What a Philont hook returned, as kairox's hook return value.
+
+    ``pre_tool_call``: ``{"block": true, "reason": ...}`` (or ``{"decision": "block"}``)
+    refuses the call; ``{"arguments": {...}}`` rewrites it. Anything else is ignored.
+    """
+    if event != "pre_tool_call" or not isinstance(value, dict):
+        return None
+    if value.get("block") is True or value.get("decision") in ("block", "deny"):
+        reason = value.get("reason")
+        return Block(reason if isinstance(reason, str) and reason else "blocked by a Philont plugin hook")
+    arguments = value.get("arguments")
+    if isinstance(arguments, dict):
+        return dict(arguments)
+    return None

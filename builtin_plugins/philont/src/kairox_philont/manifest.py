@@ -1,0 +1,177 @@
+"""Philont ``plugin.json`` code plugins as a kairox manifest format.
+
+A plugin is a directory with ``plugin.json`` (``id``, ``name``, ``version``,
+``description``, ``main``, ``requiresEnv``, ``providesTools``, ``sandbox``);
+they live in ``<workspace>/.philont/plugins/`` (priority 100) and
+``~/.philont/plugins/`` (priority 50). ``main`` is a Python file (``main.py``)
+or module (``weather.plugin``) inside the plugin; JavaScript entries cannot run
+here. Kairox reads two extensions: ``permissions`` and ``compatibility`` (as
+in ``.kairox-plugin/plugin.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Optional
+
+import attrs
+
+from kairox_manifests._schema import parse_document, read_json
+from kairox_manifests.discovery import PRIORITY_USER, PRIORITY_WORKSPACE, Location
+from kairox_manifests.errors import ManifestError, Problem
+from kairox_manifests.formats._common import Collector, check_name
+from kairox_manifests.formats._meta import (
+    BaseFormat,
+    RawCompatibility,
+    RawPermissions,
+    compatibility_from,
+    permissions_from,
+    person_from,
+)
+from kairox_manifests.model import CodeEntry, Contribution, PluginManifest
+from kairox_manifests.paths import resolve_inside
+
+if TYPE_CHECKING:
+    from kairox_manifests.activation import Activation, ActivationContext
+
+__all__ = ["PhilontFormat", "PhilontManifestDoc", "philont_locations"]
+
+DEFAULT_MAINS = ("index.py", "main.py", "plugin.py", "__init__.py")
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@attrs.frozen
+class PhilontManifestDoc:
+    """The fields of a Philont ``plugin.json``."""
+
+    id: str
+    name: Optional[str] = None
+    version: Optional[str] = None
+    description: Optional[str] = None
+    author: Any = None
+    main: Optional[str] = None
+    requiresEnv: list[str] = attrs.field(factory=list)
+    providesTools: list[str] = attrs.field(factory=list)
+    sandbox: Literal["direct", "worker"] = "direct"
+    permissions: Optional[RawPermissions] = None
+    compatibility: Optional[RawCompatibility] = None
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or env.get("USERPROFILE")
+    return Path(home) if home else Path.home()
+
+
+def philont_locations(workspace: Path, env: Mapping[str, str]) -> list[Location]:
+    return [
+        Location(workspace / ".philont" / "plugins", "workspace", PRIORITY_WORKSPACE, "Philont workspace plugins"),
+        Location(_home(env) / ".philont" / "plugins", "user", PRIORITY_USER, "Philont user plugins"),
+    ]
+
+
+def resolve_main(root: Path, main: str | None, *, file: str) -> Path:
+    """The entry file: a ``.py`` path, a dotted module (``pkg.mod`` -> ``pkg/mod.py`` or
+    ``pkg/mod/__init__.py``), or the first of :data:`DEFAULT_MAINS` that exists."""
+    if main is None:
+        for candidate in DEFAULT_MAINS:
+            if (root / candidate).is_file():
+                return resolve_inside(root, candidate, file=file, path="main")
+        raise ManifestError(f"no Python entry point ({', '.join(DEFAULT_MAINS)}); set main", file=file, path="main")
+    if main.endswith((".js", ".mjs", ".cjs", ".ts")):
+        raise ManifestError(
+            f"{main!r} is JavaScript; kairox runs Python entry points (a .py file or a module)", file=file, path="main"
+        )
+    if main.endswith(".py") or "/" in main:
+        target = resolve_inside(root, main, file=file, path="main", allow_root=False)
+        if target.is_dir():
+            target = target / "__init__.py"
+    elif _MODULE.match(main):
+        rel = main.replace(".", "/")
+        target = resolve_inside(root, f"{rel}.py", file=file, path="main")
+        if not target.is_file():
+            target = resolve_inside(root, f"{rel}/__init__.py", file=file, path="main")
+    else:
+        raise ManifestError(f"{main!r} is neither a .py file nor a module name", file=file, path="main")
+    if not target.is_file():
+        raise ManifestError(f"{main!r} does not exist", file=file, path="main")
+    return target
+
+
+class PhilontFormat(BaseFormat):
+    name = "philont"
+    priority = 40
+    manifest = "plugin.json"
+
+    def locations(self, workspace: Path, env: Mapping[str, str]) -> list[Location]:
+        return philont_locations(workspace, env)
+
+    def probe(self, root: Path) -> PluginManifest | None:
+        file = Path(root) / self.manifest
+        if not file.is_file():
+            return None
+        data = read_json(file)
+        if not isinstance(data, dict) or "id" not in data:
+            return None  # some other tool's plugin.json (a Philont manifest always has an id)
+        return self.parse(Path(os.path.realpath(root)), data, file)
+
+    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+        f = str(file)
+        problems: list[Problem] = []
+        doc = parse_document(data, PhilontManifestDoc, file=f, problems=problems)
+        plugin_id = check_name(doc.id, file=f, path="id")
+        main = resolve_main(root, doc.main, file=f)
+        for i, var in enumerate(doc.requiresEnv):
+            if not _ENV_NAME.match(var):
+                raise ManifestError(f"{var!r} is not an environment variable name", file=f, path=f"requiresEnv[{i}]")
+        out = Collector(problems)
+        for i, tool in enumerate(doc.providesTools):
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool):
+                raise ManifestError(f"{tool!r} is not a tool name", file=f, path=f"providesTools[{i}]")
+            out.add(Contribution("tool", tool, main, {"declared": True}), file=f, path=f"providesTools[{i}]")
+        metadata: dict[str, Any] = {"sandbox": doc.sandbox}
+        if doc.name:
+            metadata["displayName"] = doc.name
+        if doc.requiresEnv:
+            metadata["requiresEnv"] = list(doc.requiresEnv)
+        return PluginManifest(
+            name=plugin_id,
+            format=self.name,
+            root=root,
+            manifest_file=file,
+            version=doc.version,
+            description=doc.description or "",
+            publisher=person_from(doc.author, file=f, path="author", problems=problems),
+            permissions=permissions_from(doc.permissions),
+            compatibility=compatibility_from(doc.compatibility, file=f, path="compatibility", problems=problems),
+            contributions=tuple(out.items),
+            problems=tuple(problems),
+            metadata=metadata,
+            code=CodeEntry(
+                runtime="philont",
+                main=main,
+                sandbox=doc.sandbox,
+                requires_env=tuple(doc.requiresEnv),
+                tool_prefix=plugin_id,
+            ),
+        )
+
+    async def activate(self, manifest: PluginManifest, context: ActivationContext) -> Activation:
+        """Run the plugin's ``register(ctx)``: in this process (``direct``) or in a worker."""
+        assert manifest.code is not None
+        env = context.runtime.env
+        missing = [v for v in manifest.code.requires_env if not env.get(v)]
+        if missing:
+            raise RuntimeError(
+                f"requires environment variable{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not set)"
+            )
+        if manifest.code.sandbox == "worker":
+            from .worker import activate_worker
+
+            return await activate_worker(manifest, context)
+        from .direct import activate_direct
+
+        return await activate_direct(manifest, context)
