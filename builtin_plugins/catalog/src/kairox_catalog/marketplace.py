@@ -32,11 +32,14 @@ def marketplace_base(location: str) -> str:
     return parent
 
 
+def _escapes(path: str) -> bool:
+    return ".." in path.replace("\\", "/").split("/") or path.startswith(("/", "\\")) or ":" in path
+
+
 def _relative(path: str, base: str, plugin_root: str, where: str) -> InstallSource:
     if not path.startswith("./") and plugin_root:
         path = posixpath.join(plugin_root, path)
-    parts = posixpath.normpath(path).split("/")
-    if ".." in parts or path.startswith("/"):
+    if _escapes(path):
         raise EntryProblem(where, f"source path {path!r} escapes the marketplace root")
     if urlsplit(base).scheme in ("http", "https"):
         return InstallSource(type="path", path=urljoin(base, path))

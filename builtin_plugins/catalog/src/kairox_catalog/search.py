@@ -9,7 +9,7 @@ survivors are scored by where each term matched:
 ================================  =====
 exact name                        100
 name prefix / name word prefix    60 / 45
-name substring                    35
+name substring                    20
 exact tag                         30
 title word prefix / substring     25 / 12
 tag word prefix / substring       15 / 8
@@ -92,7 +92,7 @@ def _score(doc: _Doc, term: str) -> int:
     elif wterm in doc.name_w:
         score += 45
     elif term in doc.name:
-        score += 35
+        score += 20
     if term in doc.tags:
         score += 30
     elif wterm in doc.tags_w:

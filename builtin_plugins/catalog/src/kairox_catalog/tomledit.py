@@ -89,6 +89,7 @@ def set_server(doc: TOMLDocument, name: str, values: Mapping[str, Any], *, comme
         table.comment(comment)
     for key, value in values.items():
         table.add(key, _item(value))
+    table.add(tomlkit.nl())  # a blank line before whatever table follows
     if name in servers:
         del servers[name]
     servers[name] = table
