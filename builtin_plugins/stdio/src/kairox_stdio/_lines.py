@@ -10,18 +10,19 @@ line costs linear time however it was chunked.
 
 from __future__ import annotations
 
-import attrs
+from typing import NamedTuple
 
 __all__ = ["Line", "LineSplitter"]
 
 
-@attrs.frozen
-class Line:
+class Line(NamedTuple):
     """One line without its ``\\n`` (and without a trailing ``\\r``)."""
 
     data: bytes
-    truncated: bool = False  # the line was longer than max_line; data holds its first max_line bytes
-    size: int = 0  # the full length of the line in bytes (including the dropped part)
+    #: the line was longer than max_line; data holds its first max_line bytes
+    truncated: bool = False
+    #: the full length of the line in bytes (including a dropped part)
+    size: int = 0
 
 
 class LineSplitter:
@@ -41,17 +42,22 @@ class LineSplitter:
         return self._kept
 
     def feed(self, data: bytes) -> list[Line]:
-        lines: list[Line] = []
-        start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                break
-            self._add(data, start, nl)
-            lines.append(self._take())
-            start = nl + 1
-        if start < len(data):
-            self._add(data, start, len(data))
+        pieces = data.split(b"\n")
+        if len(pieces) == 1:
+            self._add(data)
+            return []
+        self._add(pieces[0])
+        lines = [self._take()]
+        limit = self.max_line
+        for piece in pieces[1:-1]:  # complete lines inside this chunk: the fast path
+            n = len(piece)
+            if n > limit:
+                lines.append(Line(piece[:limit], True, n))
+            elif piece[-1:] == b"\r":
+                lines.append(Line(piece[:-1], False, n - 1))
+            else:
+                lines.append(Line(piece, False, n))
+        self._add(pieces[-1])
         return lines
 
     def flush(self) -> Line | None:
@@ -60,24 +66,26 @@ class LineSplitter:
             return None
         return self._take()
 
-    def _add(self, data: bytes, start: int, end: int) -> None:
-        n = end - start
+    def _add(self, piece: bytes) -> None:
+        n = len(piece)
+        if not n:
+            return
         self._seen += n
         room = self.max_line - self._kept
-        if room <= 0 or n == 0:
+        if room <= 0:
             return
-        piece = data[start : start + min(n, room)]
+        if n > room:
+            piece = piece[:room]
         self._parts.append(piece)
         self._kept += len(piece)
 
     def _take(self) -> Line:
-        data = b"".join(self._parts)
+        data = b"".join(self._parts) if len(self._parts) != 1 else self._parts[0]
         size = self._seen
         truncated = size > self.max_line
         self._parts = []
         self._kept = 0
         self._seen = 0
-        if data.endswith(b"\r") and not truncated:
-            data = data[:-1]
-            size -= 1
+        if not truncated and data[-1:] == b"\r":
+            return Line(data[:-1], False, size - 1)
         return Line(data, truncated, size)
