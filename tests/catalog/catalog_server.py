@@ -48,13 +48,13 @@ class CatalogServer:
                 route = server.routes.get(self.path)
                 inm = self.headers.get("If-None-Match")
                 ims = self.headers.get("If-Modified-Since")
+                headers: dict[str, str] = {}
                 if route is None:
-                    status, body, headers = 404, b"not found", {}
+                    status, body = 404, b"not found"
                 else:
                     if route.delay:
                         time.sleep(route.delay)
                     etag = '"' + hashlib.sha256(route.body).hexdigest()[:16] + '"'
-                    headers = {}
                     if route.etag:
                         headers["ETag"] = etag
                     if route.last_modified:

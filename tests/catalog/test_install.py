@@ -11,7 +11,7 @@ from kairox._compat import tomllib
 from kairox.errors import PolicyDenied
 from kairox.testing import Approvals, KairoxHarness
 from kairox_catalog.builtin import BUILTIN_ENTRIES
-from kairox_catalog.install import InstallError, InstallOptions, Installer
+from kairox_catalog.install import Installer, InstallError, InstallOptions
 from kairox_catalog.model import CatalogEntry, Input, LaunchRecipe, Requirement
 from kairox_catalog.prepare import prepare_command
 from kairox_catalog.progress import RecordingProgress
@@ -49,7 +49,8 @@ async def test_install_writes_the_workspace_config_with_secrets_as_references(ha
     original = harness.write_config('# mine\n[policy] # keep\napproval = "on_request"\n')
     async with harness.open(start=False) as rt:
         report = await Installer(rt).install(
-            ENTRY, InstallOptions(values={"CITY": "Oslo", "WEATHER_API_KEY": "sk-very-secret"}, prepare=False, verify=False)
+            ENTRY,
+            InstallOptions(values={"CITY": "Oslo", "WEATHER_API_KEY": "sk-very-secret"}, prepare=False, verify=False),
         )
     text = original.read_text()
     assert report.target == original and text.startswith('# mine\n[policy] # keep\napproval = "on_request"\n')
@@ -111,7 +112,9 @@ async def test_an_existing_entry_is_kept_unless_forced(harness: KairoxHarness) -
         with pytest.raises(InstallError, match="already exists"):
             await Installer(rt).install(ENTRY, options)
         assert servers(path)["weather"] == {"command": "old"}
-        await Installer(rt).install(ENTRY, InstallOptions(values={"CITY": "x"}, prepare=False, verify=False, force=True))
+        await Installer(rt).install(
+            ENTRY, InstallOptions(values={"CITY": "x"}, prepare=False, verify=False, force=True)
+        )
     assert servers(path)["weather"]["command"] == PY
 
 
@@ -133,7 +136,9 @@ async def test_user_scope_outside_the_workspace_asks_for_fs_write(harness: Kairo
     declined = Approvals(False)
     async with harness.open(start=False) as rt:
         with pytest.raises(PolicyDenied, match="declined"):
-            await Installer(rt, approver=declined).install(REMOTE, InstallOptions(scope="user", prepare=False, verify=False))
+            await Installer(rt, approver=declined).install(
+                REMOTE, InstallOptions(scope="user", prepare=False, verify=False)
+            )
         assert not target.exists()
         (request,) = declined.requests
         assert request.tool.id == "fs.write" and request.arguments["path"] == str(target)

@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from catalog_server import CatalogServer
 
 from kairox_catalog.fetch import DocumentCache, FetchError, fetch_document
 from kairox_catalog.remote import RemoteSource
-
-from catalog_server import CatalogServer
 
 DOC = {"entries": [{"name": "one", "launch": {"command": "uvx", "args": ["one-server"]}}]}
 DOC2 = {"entries": [{"name": "two", "launch": {"command": "npx", "args": ["-y", "two"]}}]}
@@ -25,7 +24,9 @@ class Clock:
 
 
 def source(server: CatalogServer, path: str, cache: Path, **kw: float) -> RemoteSource:
-    return RemoteSource("team", server.url(path), cache_dir=cache, ttl=kw.get("ttl", 3600.0), timeout=kw.get("timeout", 2.0))
+    return RemoteSource(
+        "team", server.url(path), cache_dir=cache, ttl=kw.get("ttl", 3600.0), timeout=kw.get("timeout", 2.0)
+    )
 
 
 @pytest.mark.anyio
@@ -156,9 +157,7 @@ async def test_malformed_document_without_a_cache_is_reported(catalog_server: Ca
 
 
 @pytest.mark.anyio
-async def test_malformed_entries_are_skipped_and_the_rest_load(
-    catalog_server: CatalogServer, tmp_path: Path
-) -> None:
+async def test_malformed_entries_are_skipped_and_the_rest_load(catalog_server: CatalogServer, tmp_path: Path) -> None:
     doc = {"entries": [*DOC["entries"], {"name": "broken", "launch": {"args": []}}, *DOC2["entries"]]}
     catalog_server.serve("/mixed.json", doc)
     result = await source(catalog_server, "/mixed.json", tmp_path).load()

@@ -34,7 +34,9 @@ def test_exact_name_beats_prefix_beats_substring_beats_description() -> None:
 
 
 def test_every_term_must_match_somewhere() -> None:
-    index = SearchIndex([entry("github", description="issues and pull requests"), entry("gitlab", description="issues")])
+    index = SearchIndex(
+        [entry("github", description="issues and pull requests"), entry("gitlab", description="issues")]
+    )
     assert names(index, "git pull") == ["github"]
     assert names(index, "issues") == ["github", "gitlab"]
     assert names(index, "git zebra") == []
