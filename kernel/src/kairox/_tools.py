@@ -362,7 +362,7 @@ class ToolRegistry:
         entry = self._entries.get(name)
         if entry is None:
             tid = self._by_exported.get(name)
-            entry = self._entries.get(tid) if tid else None
+            entry = self._entries.get(tid) if tid is not None else None
         if entry is None:
             close = difflib.get_close_matches(name, [*self._entries, *self._by_exported], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
