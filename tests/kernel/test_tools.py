@@ -60,7 +60,7 @@ def test_add_and_remove_are_events(registry) -> None:
 def test_duplicate_id_is_refused_and_names_both_providers(registry) -> None:
     reg, log = registry
     reg.add(tool("git.status"), provider="mcp:git")
-    with pytest.raises(RegistrationError, match='tool "git.status" is registered twice: by mcp:git and by other'):
+    with pytest.raises(RegistrationError, match=r'tool "git\.status" is registered twice: by mcp:git and by other'):
         reg.add(tool("git.status"), provider="other")
     assert len(log.of(ToolsChanged)) == 1
 
