@@ -4,18 +4,105 @@ Headers come from :meth:`McpServerConfig.resolve_headers` (secrets stay in the
 client, never in logs); every HTTP error status is noted in the server's
 diagnostics (method, URL with secrets redacted, status), so ``kairox mcp logs``
 explains a failing remote server.
+
+:class:`PeerWatch` notices that the server went away: a refused connection, or
+a response stream that broke and a server that no longer accepts connections.
+Streamable HTTP has no connection to lose (the SDK retries for seconds), so the
+transport uses it to end the session's read stream at once, and pending calls
+fail with the diagnostic instead of hanging in reconnection attempts.
 """
 
 from __future__ import annotations
 
+import logging
+import urllib.parse
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 import httpx2
 
 from .config import McpServerConfig, redact_url
-from .transport import ConnectContext
+from .transport import ConnectContext, Diagnostics
 
-__all__ = ["make_http_client"]
+__all__ = ["PeerWatch", "WatchingTransport", "make_http_client"]
+
+logger = logging.getLogger(__name__)
+
+#: how long the liveness probe waits for a TCP connection, seconds
+PROBE_TIMEOUT = 1.0
+
+
+class PeerWatch:
+    """Decides that an HTTP server is gone (and says why, in the diagnostics)."""
+
+    def __init__(self, url: str, diagnostics: Diagnostics) -> None:
+        self.url = url
+        self.diagnostics = diagnostics
+        self.dead = anyio.Event()
+        parts = urllib.parse.urlsplit(url)
+        self._host = parts.hostname or "localhost"
+        self._port = parts.port or (443 if parts.scheme == "https" else 80)
+
+    def mark_dead(self, reason: str) -> None:
+        if self.dead.is_set():
+            return
+        self.diagnostics.error = f"the server at {redact_url(self.url)} went away: {reason}"
+        self.diagnostics.stderr.append(f"[kairox] {self.diagnostics.error}")
+        self.dead.set()
+
+    async def probe(self, why: BaseException) -> None:
+        """After a broken stream: dead if nothing accepts connections any more."""
+        if self.dead.is_set():
+            return
+        try:
+            with anyio.fail_after(PROBE_TIMEOUT):
+                stream = await anyio.connect_tcp(self._host, self._port)
+            await stream.aclose()
+        except (OSError, TimeoutError) as exc:
+            self.mark_dead(f"{type(why).__name__}: {why} (and then: {exc or type(exc).__name__})")
+
+
+class _WatchedByteStream(httpx2.AsyncByteStream):
+    def __init__(self, inner: Any, watch: PeerWatch) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._inner:
+                yield chunk
+        except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:
+            await self._watch.probe(exc)
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class WatchingTransport(httpx2.AsyncBaseTransport):
+    """An httpx2 transport that reports refused connections and broken streams to a :class:`PeerWatch`."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport, watch: PeerWatch) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except httpx2.ConnectError as exc:
+            self._watch.mark_dead(f"cannot connect: {exc}")
+            raise
+        return httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_WatchedByteStream(response.stream, self._watch),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def make_http_client(
@@ -25,8 +112,9 @@ def make_http_client(
     headers: dict[str, str] | None = None,
     timeout: httpx2.Timeout | None = None,
     auth: httpx2.Auth | None = None,
+    watch: PeerWatch | None = None,
 ) -> httpx2.AsyncClient:
-    """An ``httpx2.AsyncClient`` for ``server`` (caller enters and closes it)."""
+    """An ``httpx2.AsyncClient`` for ``server`` (the caller enters and closes it)."""
     diag = context.diagnostics
 
     async def on_response(response: httpx2.Response) -> None:
@@ -41,4 +129,6 @@ def make_http_client(
     }
     if auth is not None:
         kwargs["auth"] = auth
+    if watch is not None:
+        kwargs["transport"] = WatchingTransport(httpx2.AsyncHTTPTransport(), watch)
     return httpx2.AsyncClient(**kwargs)

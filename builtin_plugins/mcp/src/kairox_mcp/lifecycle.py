@@ -15,6 +15,7 @@ import logging
 import math
 import sys
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -24,10 +25,10 @@ import attrs
 
 from kairox._tools import ToolSpec
 from kairox._types import ServerState, ServerStatus
-from kairox.errors import ConfigError, ToolError
+from kairox.errors import KairoxError, ToolError
 
 from .adapter import McpToolAdapter, build_spec
-from .config import ServerDefinition
+from .config import ServerDefinition, redact_url
 from .events import McpServerFailed, McpServerReady, McpServerStarting, McpServerStopped, McpToolsRefreshed
 from .transport import ConnectContext, Diagnostics, McpTransport
 
@@ -77,10 +78,12 @@ def describe_error(exc: BaseException) -> str:
     """One line per distinct cause, exception groups flattened, no traceback."""
     parts: list[str] = []
     for leaf in _leaves(exc):
-        if isinstance(leaf, (ToolError, ConfigError)):
+        if isinstance(leaf, KairoxError):
             text = str(leaf)
         elif isinstance(leaf, FileNotFoundError) and leaf.filename:
             text = f"command not found: {leaf.filename}"
+        elif type(leaf).__name__ == "ConnectError":  # httpx2's, without importing it
+            text = f"cannot connect: {leaf}"
         else:
             text = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
         if text not in parts:
@@ -94,6 +97,7 @@ class _Attempt:
 
     number: int
     diagnostics: Diagnostics = attrs.field(factory=Diagnostics)
+    error: str = ""
     transport_closed: anyio.Event = attrs.field(factory=anyio.Event)
     ready_at: float | None = None
 
@@ -135,6 +139,7 @@ class ServerLifecycle:
         self.last_failure: Diagnostics | None = None
         self.startup_s: float | None = None
         self._attempt = _Attempt(0)
+        self._history: deque[_Attempt] = deque(maxlen=3)
         self._settled = anyio.Event()
         self._stop = anyio.Event()
         self._done = anyio.Event()
@@ -165,11 +170,14 @@ class ServerLifecycle:
         )
 
     def stderr_tail(self, n: int = 50) -> list[str]:
-        """The server's stderr (and MCP log messages), last ``n`` lines; after a crash
-        and restart, the crashed attempt's lines come first."""
-        lines = self.diagnostics.stderr.lines()
-        if self.last_failure is not None and self.last_failure is not self.diagnostics:
-            lines = [*self.last_failure.stderr.lines(), "[kairox] --- restarted ---", *lines]
+        """The server's stderr (and MCP log messages), last ``n`` lines. After restarts
+        the earlier attempts' lines come first (the last three attempts are kept)."""
+        attempts = [*self._history, self._attempt]
+        lines: list[str] = []
+        for a in attempts:
+            if len(attempts) > 1:
+                lines.append(f"[kairox] --- attempt {a.number + 1}" + (f": {a.error}" if a.error else "") + " ---")
+            lines.extend(a.diagnostics.stderr.lines())
         return lines[-n:]
 
     # -- waiting --------------------------------------------------------------------
@@ -245,6 +253,8 @@ class ServerLifecycle:
     async def _run_attempt(self, number: int) -> str:
         """Connect, initialise, serve. Returns why it ended (when not stopped)."""
         assert self.transport is not None
+        if number > 0:
+            self._history.append(self._attempt)
         attempt = self._attempt = _Attempt(number)
         config = self.config
         timeout = config.startup_timeout_s
@@ -276,7 +286,7 @@ class ServerLifecycle:
                     await _wait_any(self._stop, client.closed)
                     self.client = None
                     if client.closed.is_set() and not self._stop.is_set():
-                        error = "the server closed the connection"
+                        error = attempt.diagnostics.error or "the server closed the connection"
                         # calls fail from now on; the event follows once the transport has the exit code
                         self.state = ServerState.FAILED
                         self.detail = error
@@ -285,6 +295,8 @@ class ServerLifecycle:
                 error = f"no answer to initialize within {timeout:g} s (startup_timeout)"
         except Exception as exc:  # includes ExceptionGroup from the HTTP clients' task groups
             error = describe_error(exc)
+            if config.url and error.startswith("cannot connect"):
+                error += f" to {redact_url(config.url)}"
             logger.debug("MCP server %s: attempt %d failed", self.name, number, exc_info=True)
         finally:
             self.client = None
@@ -293,6 +305,7 @@ class ServerLifecycle:
         diag = attempt.diagnostics
         if error and diag.exit_code is not None and "exit code" not in error:
             error = f"{error} (exit code {diag.exit_code})"
+        attempt.error = error
         return error
 
     def _become_ready(self, client: McpClient, tools: Sequence[Any], startup_s: float) -> None:
@@ -334,7 +347,17 @@ class ServerLifecycle:
         if skipped:
             logger.warning("MCP server %s: tool ids already registered elsewhere: %s", self.name, ", ".join(skipped))
         self.skipped_tools = skipped
-        registry.replace_provider(self.provider_key, adapters)
+        # One atomic swap; tools whose spec did not change stay as they are, so the
+        # ToolsChanged event names exactly what was added, changed or removed.
+        current = {spec.id: spec for spec in registry.by_provider(self.provider_key)}
+        wanted = {a.spec.id: a for a in adapters}
+        remove = [
+            tid
+            for tid, spec in current.items()
+            if tid not in wanted or attrs.evolve(spec, exported_name="") != wanted[tid].spec
+        ]
+        add = [a for tid, a in wanted.items() if tid not in current or tid in remove]
+        registry.replace(self.provider_key, add=add, remove=remove)
         self.tool_specs = [a.spec for a in adapters]
 
     def _unregister(self) -> None:

@@ -46,6 +46,7 @@ PLAYWRIGHT_SERVER = McpServerConfig(
     tool_timeout=60.0,
 )
 
+_MCP_JSON_TYPES = ("stdio", "http", "streamable-http", "streamable_http", "sse")
 _MCP_JSON_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "disabled", "enabled"}
 
 
@@ -119,6 +120,9 @@ def parse_mcp_json(
         return [], [ConfigError("expected an object of servers by name", file=file, path="mcpServers")]
     for name, raw in servers.items():
         path = f"mcpServers.{name}"
+        if not name.strip():
+            errors.append(ConfigError("a server needs a non-empty name", file=file, path=path))
+            continue
         if not isinstance(raw, dict):
             errors.append(ConfigError("expected an object", file=file, path=path))
             continue
@@ -131,6 +135,9 @@ def parse_mcp_json(
             kind = entry.type
             if kind is None:
                 kind = "streamable_http" if entry.url and not entry.command else "stdio"
+            elif kind not in _MCP_JSON_TYPES:
+                choices = ", ".join(repr(t) for t in _MCP_JSON_TYPES)
+                raise ConfigError(f"expected one of {choices}, got {kind!r}", file=file, path=f"{path}.type")
             fields: dict[str, Any] = {"type": normalize_transport(kind)}
             for key in ("command", "cwd", "url"):
                 if getattr(entry, key) is not None:
@@ -170,7 +177,7 @@ def parse_philont_mcp_json(
         return [], [ConfigError('expected {"servers": [...]} or a list of servers', file=file)]
     for index, item in enumerate(items):
         path = f"servers[{index}]"
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"].strip():
             errors.append(ConfigError("expected an object with a `name`", file=file, path=path))
             continue
         name = item["name"]
@@ -181,8 +188,9 @@ def parse_philont_mcp_json(
         try:
             t = _expand(transport, env, f"{path}.transport", file)
             kind = t.get("transport", t.get("type", "stdio"))
-            if not isinstance(kind, str):
-                raise ConfigError("expected a string", file=file, path=f"{path}.transport.transport")
+            if kind not in _MCP_JSON_TYPES:
+                choices = ", ".join(repr(k) for k in _MCP_JSON_TYPES)
+                raise ConfigError(f"expected one of {choices}", file=file, path=f"{path}.transport.transport")
             fields: dict[str, Any] = {"type": normalize_transport(kind)}
             for key in ("command", "args", "env", "cwd", "url", "headers"):
                 if key in t:
