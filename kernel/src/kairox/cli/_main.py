@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .._host import PluginHost, build_plugin_host
+from .._host import LoadFailure, PluginHost, build_plugin_host, registration_order, trace_hook_call
 from ._core import register_core_commands
 from ._util import CliState
 
@@ -49,14 +50,44 @@ def build_cli(host: PluginHost | None = None) -> click.Group:
     )
     register_core_commands(group)
     host = host or build_plugin_host()
-    for impl in reversed(host.pm.hook.kairox_register_commands.get_hookimpls()):
-        try:
-            impl.function(cli=group)
-        except Exception as exc:  # one plugin's broken command never breaks the CLI
-            name = host.pm.get_name(impl.plugin) or impl.plugin_name
-            click.echo(f"kairox: plugin {name} failed to add its commands: {type(exc).__name__}: {exc}", err=True)
+    _add_plugin_commands(group, host)
     group.context_settings = {**(group.context_settings or {}), "obj": CliState(host=host)}
     return group
+
+
+def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
+    """Call each ``kairox_register_commands`` on its own, in registration order.
+
+    A plugin that raises is recorded (``kairox plugins`` shows it) and its
+    half-added commands are taken back; one that replaces a command another
+    plugin (or the core) added is refused, naming both, and the first keeps it.
+    """
+    owners = dict.fromkeys(group.commands, "kairox")
+    for impl in registration_order(host.pm.hook.kairox_register_commands.get_hookimpls()):
+        plugin = host.pm.get_name(impl.plugin) or impl.plugin_name
+        label = host.label(plugin)
+        dist, version = host.distribution_of(plugin)
+        before = dict(group.commands)
+        call_args = {"cli": group} if "cli" in impl.argnames else {}
+        trace_hook_call(host.pm, "kairox_register_commands", plugin, call_args)
+        try:
+            impl.function(**call_args)
+        except Exception as exc:  # one plugin's broken command never breaks the CLI
+            group.commands = before
+            error = f"{type(exc).__name__}: {exc}"
+            click.echo(f"kairox: plugin {label} failed to add its commands: {error}", err=True)
+            host.record(
+                LoadFailure(plugin, dist, version, "kairox_register_commands", error, traceback.format_exc()), exc
+            )
+            continue
+        for name, command in before.items():
+            if group.commands.get(name) is not command:
+                group.commands[name] = command
+                error = f'command "{name}" is registered twice: by {owners[name]} and by {label}'
+                click.echo(f"kairox: {error}", err=True)
+                host.record(LoadFailure(plugin, dist, version, "kairox_register_commands", error))
+        for name in group.commands.keys() - before.keys():
+            owners[name] = label
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -1,0 +1,318 @@
+"""The CLI core: status, plugins, config show, tools list/call; plugin commands; exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from kairox import Block, ConfigSection, FunctionTool, ToolResult, ToolSpec
+from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+
+KAIROX = str(Path(sys.executable).with_name("kairox"))
+
+
+def provider_plugin() -> object:
+    provider = InMemoryToolProvider(
+        "mem",
+        [
+            FunctionTool(ToolSpec("mem.echo", "echo text", domain="local", capability="read"), lambda text="": text),
+            FunctionTool(
+                ToolSpec("mem.fail", "always fails", domain="local", capability="read"),
+                lambda: ToolResult.from_text("it broke", is_error=True),
+            ),
+            FunctionTool(ToolSpec("mem.crash", domain="local", capability="read"), lambda: 1 / 0),
+            FunctionTool(ToolSpec("mem.run", "runs", domain="local", capability="execute"), lambda: "ran"),
+        ],
+    )
+    return provider.plugin()
+
+
+@pytest.fixture
+def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
+    kairox_harness.register(provider_plugin(), name="mem-plugin")
+    return kairox_harness
+
+
+def run_json(harness: KairoxHarness, *args: str, code: int = 0) -> dict:
+    result = harness.cli(*args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+# -- status -----------------------------------------------------------------------------
+
+
+def test_status_ok(harness: KairoxHarness) -> None:
+    result = harness.cli("status")
+    assert result.exit_code == 0, result.stderr
+    assert f"workspace: {harness.workspace}" in result.stdout
+    assert "tools:     " in result.stdout
+    data = run_json(harness, "status", "--json")
+    assert data["ok"] is True
+    assert data["workspace"] == str(harness.workspace)
+    assert data["tools"] >= 4  # the four of the inline provider, plus the kernel's own
+    assert {p["name"]: p["state"] for p in data["providers"]}["mem"] == "ready"
+    assert run_json(harness, "--json", "status") == data  # the global flag does the same
+
+
+def test_status_exits_1_when_something_declared_failed(harness: KairoxHarness) -> None:
+    broken = InMemoryToolProvider("broken", start_error=ConnectionError("refused"))
+    harness.register(broken.plugin())
+    result = harness.cli("status")
+    assert result.exit_code == 1
+    assert "provider broken (broken-provider) failed: ConnectionError: refused" in result.stdout
+    data = run_json(harness, "status", "--json", code=1)
+    assert data["ok"] is False
+    [failed] = [p for p in data["providers"] if p["state"] == "failed"]
+    assert failed == {
+        "name": "broken",
+        "owner": "broken-provider",
+        "state": "failed",
+        "error": "ConnectionError: refused",
+    }
+
+
+def test_status_exits_1_on_config_errors(harness: KairoxHarness) -> None:
+    file = harness.write_config("[lsp_servers.rust]\ncommand = 'rust-analyzer'\n")
+    result = harness.cli("status")
+    assert result.exit_code == 1
+    assert "config problems:" in result.stdout
+    assert f'{file}: lsp_servers: config section "lsp_servers" is provided by kairox-lsp' in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+# -- plugins ----------------------------------------------------------------------------
+
+
+def test_plugins(harness: KairoxHarness) -> None:
+    data = run_json(harness, "plugins", "--json")
+    assert [p["name"] for p in data["plugins"]] == ["mem-plugin"]
+    assert data["plugins"][0] == {
+        "name": "mem-plugin",
+        "distribution": None,
+        "version": None,
+        "hooks": ["kairox_register_tool_providers"],
+        "builtin": False,
+    }
+    assert data["failures"] == []
+    everything = run_json(harness, "plugins", "--all", "--json")
+    assert everything["plugins"][0]["name"] == "kairox._builtin"
+    assert everything["plugins"][0]["builtin"] is True
+    text = harness.cli("plugins").stdout
+    assert "mem-plugin" in text and "(inline)" in text and "register_tool_providers" in text
+
+
+# -- config show ------------------------------------------------------------------------
+
+
+def test_config_show_redacts_and_names_sources(harness: KairoxHarness) -> None:
+    harness.register(
+        make_plugin(
+            "remote",
+            kairox_register_config_sections=lambda registrar: registrar.add(
+                ConfigSection("remote", dict, entries=True)
+            ),
+        )
+    )
+    file = harness.write_config(
+        '[remote.search]\nurl = "https://x"\nheaders = { Authorization = "Bearer sk-live-123" }\n'
+        '[policy]\napproval = "never"\n'
+    )
+    result = harness.cli("config", "show")
+    assert result.exit_code == 0
+    assert "sk-live-123" not in result.stdout
+    assert "<redacted>" in result.stdout
+    assert f"# {file}" in result.stdout
+    data = run_json(harness, "config", "show", "--json")
+    assert data["files"] == [str(file)]
+    assert data["sections"]["remote"]["search"] == {
+        "value": {"url": "https://x", "headers": {"Authorization": "<redacted>"}},
+        "source": str(file),
+    }
+    assert data["sections"]["policy"]["approval"] == {"value": "never", "source": str(file)}
+    assert data["errors"] == []
+
+
+def test_config_show_empty(harness: KairoxHarness) -> None:
+    assert harness.cli("config", "show").stdout.strip() == "(empty configuration)"
+
+
+# -- tools ------------------------------------------------------------------------------
+
+
+def test_tools_list(harness: KairoxHarness) -> None:
+    data = run_json(harness, "tools", "list", "--json")
+    rows = {r["id"]: r for r in data["tools"]}
+    assert set(rows) >= {"mem.echo", "mem.fail", "mem.crash", "mem.run"}
+    assert rows["mem.echo"] == {
+        "id": "mem.echo",
+        "exported_name": "mem_echo",
+        "provider": "mem",
+        "domain": "local",
+        "capability": "read",
+        "decision": "allow",
+        "reason": rows["mem.echo"]["reason"],
+        "description": "echo text",
+    }
+    assert rows["mem.echo"]["reason"]
+    assert rows["mem.run"]["decision"] == "ask"
+    text = harness.cli("tools", "list").stdout
+    assert any(line.startswith("mem.echo") and line.rstrip().endswith("allow") for line in text.splitlines())
+
+
+def test_tools_call_ok(harness: KairoxHarness) -> None:
+    result = harness.cli("tools", "call", "mem_echo", "--args", '{"text": "hi there"}')
+    assert (result.exit_code, result.stdout) == (0, "hi there\n")
+    data = run_json(harness, "tools", "call", "mem.echo", "--args", '{"text": "x"}', "--json")
+    assert data == {"content": [{"text": "x", "type": "text"}], "structured": None, "is_error": False}
+
+
+def test_tools_call_error_result_exits_1(harness: KairoxHarness) -> None:
+    result = harness.cli("tools", "call", "mem.fail")
+    assert (result.exit_code, result.stdout) == (1, "it broke\n")
+    assert run_json(harness, "tools", "call", "mem.fail", "--json", code=1)["is_error"] is True
+
+
+def test_tools_call_failure_exits_1(harness: KairoxHarness) -> None:
+    result = harness.cli("tools", "call", "mem.crash")
+    assert result.exit_code == 1
+    assert "kairox: failed: mem.crash failed: ZeroDivisionError" in result.stderr
+    data = run_json(harness, "tools", "call", "nope", "--json", code=1)
+    assert data["error"] == "failed" and "no tool named 'nope'" in data["message"]
+
+
+def test_tools_call_denial_exits_1_and_yes_approves(harness: KairoxHarness) -> None:
+    result = harness.cli("tools", "call", "mem.run")  # not a TTY: nobody can approve
+    assert result.exit_code == 1
+    assert "kairox: denied: mem.run: needs approval" in result.stderr
+    data = run_json(harness, "tools", "call", "mem.run", "--json", code=1)
+    assert data["error"] == "denied"
+    assert harness.cli("tools", "call", "mem.run", "--yes").stdout == "ran\n"
+
+
+def test_tools_call_yes_never_overrides_a_deny(harness: KairoxHarness) -> None:
+    harness.write_config('[policy.rules]\n"mem.*" = "deny"\n')
+    result = harness.cli("tools", "call", "mem.echo", "--yes")
+    assert result.exit_code == 1 and "denied" in result.stderr
+
+
+def test_tools_call_hook_block_exits_1(harness: KairoxHarness) -> None:
+    harness.register(make_plugin("guard", kairox_pre_tool_call=lambda call: Block("read-only day")))
+    result = harness.cli("tools", "call", "mem.echo")
+    assert result.exit_code == 1 and "blocked by a hook: read-only day" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [("{", "not valid JSON"), ("[1]", "must be a JSON object")])
+def test_tools_call_bad_args_is_a_usage_error(harness: KairoxHarness, args: str, message: str) -> None:
+    result = harness.cli("tools", "call", "mem.echo", "--args", args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_tools_call_timeout(harness: KairoxHarness) -> None:
+    import anyio
+
+    async def slow() -> str:
+        await anyio.sleep(5)
+        return "late"
+
+    harness.register(InMemoryToolProvider("slow", [FunctionTool(ToolSpec("slow.t", capability="read"), slow)]).plugin())
+    result = harness.cli("tools", "call", "slow.t", "--timeout", "0.05")
+    assert result.exit_code == 1 and "timed out after 0.05 s" in result.stderr
+
+
+# -- plugin commands --------------------------------------------------------------------
+
+
+def test_plugins_add_commands_and_a_broken_one_is_reported(harness: KairoxHarness) -> None:
+    def add_hello(cli: click.Group) -> None:
+        @cli.command()
+        @click.argument("name")
+        def hello(name: str) -> None:
+            """Say hello."""
+            click.echo(f"hello {name}")
+
+    def add_broken(cli: click.Group) -> None:
+        @cli.command()
+        def half() -> None:
+            """Added before the plugin crashes: must be taken back."""
+
+        raise RuntimeError("cannot build my commands")
+
+    def steal_status(cli: click.Group) -> None:
+        @cli.command("status")
+        def fake_status() -> None:
+            click.echo("hijacked")
+
+    harness.register(make_plugin("greeter", kairox_register_commands=add_hello))
+    harness.register(make_plugin("broken-cmds", kairox_register_commands=add_broken))
+    harness.register(make_plugin("thief", kairox_register_commands=steal_status))
+
+    assert harness.cli("hello", "world").stdout == "hello world\n"
+    assert harness.cli("half").exit_code == 2  # rolled back: no such command
+    status = harness.cli("status")
+    assert "hijacked" not in status.stdout and "workspace:" in status.stdout
+    assert status.exit_code == 1  # two plugins failed
+    data = json.loads(harness.cli("plugins", "--json").stdout)
+    failures = {f["plugin"]: f for f in data["failures"]}
+    assert failures["broken-cmds"]["stage"] == "kairox_register_commands"
+    assert failures["thief"]["error"] == 'command "status" is registered twice: by kairox and by thief'
+    help_text = harness.cli("--help").stdout
+    assert "hello" in help_text and "Say hello." in help_text
+
+
+# -- the real console script ----------------------------------------------------------------
+
+BROKEN = "raise ImportError('needs a library that is not installed')\n"
+GOOD = """
+from kairox import hookimpl
+import click
+
+@hookimpl
+def kairox_register_commands(cli):
+    @cli.command("fake-good")
+    def fake_good():
+        click.echo("fake-good says hi")
+"""
+
+
+def test_console_script_survives_a_broken_plugin(fake_site, tmp_path: Path) -> None:
+    fake_site.add(
+        "fake-broken", version="0.3", entry_points={"broken": "fake_broken_cli"}, modules={"fake_broken_cli": BROKEN}
+    )
+    fake_site.add("fake-good", entry_points={"good": "fake_good_cli"}, modules={"fake_good_cli": GOOD})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(fake_site.root), env.get("PYTHONPATH", "")])
+    env["KAIROX_HOME"] = str(tmp_path / "home")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [KAIROX, "--workspace", str(tmp_path), *args], capture_output=True, text=True, env=env, timeout=60
+        )
+
+    plugins = run("plugins", "--json")
+    assert plugins.returncode == 0, plugins.stderr
+    assert "Traceback" not in plugins.stderr
+    data = json.loads(plugins.stdout)
+    [failure] = [f for f in data["failures"] if f["plugin"] == "broken"]
+    assert failure == {
+        "plugin": "broken",
+        "distribution": "fake-broken",
+        "version": "0.3",
+        "stage": "load",
+        "error": "ImportError: needs a library that is not installed",
+    }
+    assert "good" in [p["name"] for p in data["plugins"]]
+    env["KAIROX_LOAD_PLUGINS"] = "good,broken"  # the rest without the real built-ins (quicker)
+    text = run("plugins")
+    assert "! broken" in text.stdout and "fake-broken 0.3" in text.stdout and "needs a library" in text.stdout
+    assert run("fake-good").stdout == "fake-good says hi\n"
+    status = run("status", "--json")
+    assert status.returncode == 1  # a plugin failed to load: something declared failed
+    assert "Traceback" not in status.stderr
+    assert any(f["plugin"] == "broken" for f in json.loads(status.stdout)["failures"])
