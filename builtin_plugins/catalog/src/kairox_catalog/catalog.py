@@ -209,6 +209,8 @@ def _failed(result: SourceResult) -> bool:
 
 
 def _summary(result: SourceResult, origin: str) -> str:
+    if _failed(result):
+        return "; ".join(e.reason for e in result.errors if e.where == "document")
     where = {"network": "downloaded", "revalidated": "not modified", "cache": "from cache", "stale": "stale cache"}
     parts = [f"{len(result.entries)} entries"]
     if result.errors:

@@ -56,8 +56,12 @@ def _row(entry: CatalogEntry) -> str:
 
 
 def _report_skipped(snap: CatalogSnapshot) -> None:
-    if snap.errors:
-        _err(f"kairox: {len(snap.errors)} catalog entries were skipped (kairox catalog sources shows why)")
+    skipped = [e for e in snap.errors if e.where != "document"]
+    for err in snap.errors:
+        if err.where == "document":
+            _err(f"kairox: catalog source {err.source}: {err.reason}")
+    if skipped:
+        _err(f"kairox: {len(skipped)} catalog entries were skipped (kairox catalog sources shows why)")
 
 
 @click.group()
@@ -108,6 +112,7 @@ def search_cmd(
     if want_json(ctx, as_json):
         echo_json({"query": text, "results": [{"score": h.score, **entry_to_dict(h.entry)} for h in hits]})
         return
+    _report_skipped(snap)
     if not hits:
         click.echo(f"nothing matches {text!r}")
         ctx.exit(1)
