@@ -31,7 +31,7 @@ def report(what: str, value: str) -> None:
 
 def gone(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return True
 

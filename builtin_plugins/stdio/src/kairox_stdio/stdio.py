@@ -129,7 +129,7 @@ def resolve_command(server: Any, context: ConnectContext) -> tuple[list[str], di
     """
     command = getattr(server, "command", None)
     if not command or not isinstance(command, str):
-        raise StdioServerError(f"MCP server {context.server_name!r}: no command configured")
+        raise StdioServerError("no command configured")
     args = [str(a) for a in (getattr(server, "args", None) or ())]
     env = build_env(
         context.env,
@@ -144,11 +144,9 @@ def resolve_command(server: Any, context: ConnectContext) -> tuple[list[str], di
         given = Path(os.path.expanduser(str(raw_cwd)))
         cwd = given if given.is_absolute() else cwd / given
     if not cwd.is_dir():
-        raise StdioServerError(f"MCP server {context.server_name!r}: working directory does not exist: {cwd}")
+        raise StdioServerError(f"working directory does not exist: {cwd}")
     if os.sep not in command and shutil.which(command, path=env.get("PATH", os.defpath)) is None:
-        raise StdioServerError(
-            f"MCP server {context.server_name!r}: command not found: {command!r} (not on the server's PATH)"
-        )
+        raise StdioServerError(f"command not found: {command!r} (not on the server's PATH)")
     return [command, *args], env, cwd
 
 
@@ -233,15 +231,15 @@ class _Connection:
                 start_new_session=True,
             )
         except FileNotFoundError as exc:
-            msg = f"MCP server {self.name!r}: command not found: {argv[0]!r}"
+            msg = f"command not found: {argv[0]!r}"
             self.diag.error = msg
             raise StdioServerError(msg) from exc
         except PermissionError as exc:
-            msg = f"MCP server {self.name!r}: command is not executable: {argv[0]!r}"
+            msg = f"command is not executable: {argv[0]!r}"
             self.diag.error = msg
             raise StdioServerError(msg) from exc
         except OSError as exc:
-            msg = f"MCP server {self.name!r}: cannot start {argv[0]!r}: {exc.strerror or exc}"
+            msg = f"cannot start {argv[0]!r}: {exc.strerror or exc}"
             self.diag.error = msg
             raise StdioServerError(msg) from exc
         self.diag.pid = proc.pid
@@ -287,7 +285,7 @@ class _Connection:
         item: SessionMessage | Exception
         if line.truncated:
             item = InvalidServerMessage(
-                f"MCP server {self.name!r}: dropped a stdout line of {line.size} bytes "
+                f"dropped a stdout line of {line.size} bytes "
                 f"(limit {self.t.max_message_bytes})",
                 line=line.data[:200],
                 size=line.size,
@@ -301,8 +299,7 @@ class _Connection:
                 item = self._invalid(line, exc)
         if isinstance(item, Exception):
             self.invalid_lines += 1
-            log = logger.warning if self.invalid_lines <= 3 else logger.debug
-            log("%s", item)
+            logger.debug("MCP server %r: %s", self.name, item)
         try:
             await self.read_w.send(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -315,7 +312,7 @@ class _Connection:
             first = errors()[0] if errors() else {}
             if first.get("type") == "json_invalid":
                 detail = f"not JSON ({first.get('msg', '')})"
-        msg = f"MCP server {self.name!r}: invalid line on stdout ({line.size} bytes): {detail}"
+        msg = f"invalid line on stdout ({line.size} bytes): {detail}"
         err = InvalidServerMessage(msg, line=line.data[:200], size=line.size)
         err.__cause__ = exc
         return err
@@ -380,7 +377,7 @@ class _Connection:
         if self.diag.error is None:
             how = "exited unexpectedly" if returncode >= 0 else describe_exit(returncode)
             self.diag.error = f"the server process {how}"
-        logger.warning("MCP server %r %s", self.name, describe_exit(returncode))
+        logger.info("MCP server %r %s", self.name, describe_exit(returncode))
         self._log_note(f"server {describe_exit(returncode)}")
         self.exited.set()
         self._end_reading()
@@ -395,7 +392,7 @@ class _Connection:
             return
         if self.diag.error is None:
             self.diag.error = reason
-        logger.warning("MCP server %r: %s", self.name, reason)
+        logger.info("MCP server %r: %s", self.name, reason)
         self._end_reading()
 
     def _end_reading(self) -> None:
