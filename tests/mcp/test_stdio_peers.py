@@ -1,0 +1,194 @@
+"""The manager over the stdio transport with real servers: PyPI mcp-server-time and
+mcp-server-git, npm server-everything, and the fault servers of tests/fixtures/mcp_servers.
+After each test no process is left (``no_leftovers``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import peers
+import pytest
+from mcp_helpers import open_runtime
+
+from kairox._tools import ImageContent
+from kairox._types import Capability, ServerState
+from kairox.errors import ToolError, ToolNotFound
+from kairox_mcp import McpServerFailed, McpServerReady, manager_of
+
+pytestmark = pytest.mark.integration
+
+BIN = Path(sys.executable).parent
+
+
+def yes(_request: Any) -> bool:
+    return True
+
+
+def fixture(name: str, *args: str, **fields: Any) -> dict[str, Any]:
+    argv = peers.fixture_server(name)
+    return {"command": argv[0], "args": [*argv[1:], *args], **fields}
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    run = {"cwd": repo, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", "-b", "main"], **run)  # type: ignore[call-overload]
+    (repo / "a.txt").write_text("hello\n")
+    subprocess.run(["git", "add", "a.txt"], **run)  # type: ignore[call-overload]
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "first"],
+        **run,  # type: ignore[call-overload]
+    )
+    (repo / "a.txt").write_text("hello\nworld\n")
+    return repo
+
+
+@pytest.mark.anyio
+async def test_python_servers_time_and_git(tmp_path: Path, git_repo: Path, no_leftovers: None) -> None:
+    servers = {
+        "time": {"command": str(BIN / "mcp-server-time")},
+        "git": {"command": str(BIN / "mcp-server-git"), "args": ["--repository", str(git_repo)]},
+    }
+    async with open_runtime(tmp_path, servers) as rt:
+        assert [s.id for s in rt.tools.by_provider("mcp:time")] == ["time.convert_time", "time.get_current_time"]
+        assert len(rt.tools.by_provider("mcp:git")) == 12
+        now = await rt.call_tool("time.get_current_time", {"timezone": "UTC"})
+        assert now.structured is not None and now.structured["timezone"] == "UTC"
+        converted = await rt.call_tool(
+            "time_convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+        )
+        assert "21:00" in converted.text
+        status = await rt.call_tool("git.git_status", {"repo_path": str(git_repo)})
+        assert "a.txt" in status.text
+        diff = await rt.call_tool("git.git_diff_unstaged", {"repo_path": str(git_repo)})
+        assert "+world" in diff.text
+        assert rt.tools.get_spec("git.git_status").capability is Capability.READ
+        assert rt.tools.get_spec("git.git_reset").capability is Capability.WRITE  # destructiveHint
+        states = {s.name: s.state for s in manager_of(rt).status()}
+        assert states == {"time": ServerState.READY, "git": ServerState.READY}
+
+
+@pytest.mark.anyio
+async def test_server_everything_over_stdio(tmp_path: Path, everything_js: Path, no_leftovers: None) -> None:
+    servers = {"ev": {"command": "node", "args": [str(everything_js), "stdio"]}}
+    async with open_runtime(tmp_path, servers) as rt:
+        assert len(rt.tools.by_provider("mcp:ev")) == 13
+        image = await rt.call_tool("ev.get-tiny-image", {})
+        assert any(isinstance(c, ImageContent) and c.mime_type == "image/png" for c in image.content)
+        assert "Starting default (STDIO) server..." in manager_of(rt).logs("ev")
+
+
+@pytest.mark.anyio
+async def test_crash_mid_call_fails_the_call_with_the_diagnostic_then_restarts(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    servers = {"c": fixture("crash_mid_call", max_restarts=1, restart_backoff=0.05)}
+    async with open_runtime(tmp_path, servers, start=False) as rt:
+        seen: list[Any] = []
+        rt.events.subscribe(seen.append, McpServerFailed, McpServerReady)
+        await rt.start_providers()
+        server = manager_of(rt).server("c")
+        started = time.monotonic()
+        with pytest.raises(ToolError) as info:
+            await rt.call_tool("c.crash", {"code": 7}, approver=yes)
+        assert time.monotonic() - started < 1.0
+        message = str(info.value)
+        assert "exit code 7" in message and "crash_mid_call: about to die in the middle of a call" in message
+        first = next(e for e in seen if isinstance(e, McpServerFailed))
+        assert first.exit_code == 7 and first.will_restart and first.retry_in_s == 0.05
+        assert "crash_mid_call: about to die in the middle of a call" in first.stderr_tail
+        with anyio.fail_after(10):
+            while server.state is not ServerState.READY:  # noqa: ASYNC110 - polling the restart
+                await anyio.sleep(0.02)
+        assert server.restarts == 1
+        assert (await rt.call_tool("c.echo", {"message": "back"}, approver=yes)).text == "back"
+        with pytest.raises(ToolError, match="exit code 9"):
+            await rt.call_tool("c.crash", {"code": 9}, approver=yes)
+        with anyio.fail_after(10):
+            await server.wait_done()  # no restart left
+        last = [e for e in seen if isinstance(e, McpServerFailed)][-1]
+        assert last.exit_code == 9 and not last.will_restart
+        assert server.state is ServerState.FAILED and "exit code 9" in server.detail
+        logs = manager_of(rt).logs("c")
+        assert logs[0].startswith("[kairox] --- attempt 1") and any("attempt 2" in line for line in logs)
+        with pytest.raises(ToolNotFound):  # a failed server's tools are unregistered
+            await rt.call_tool("c.echo", {"message": "x"}, approver=yes)
+
+
+@pytest.mark.anyio
+async def test_a_server_that_never_answers_initialize_fails_at_its_startup_timeout(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    servers = {"h": fixture("hang_initialize", "--ignore-eof", "--ignore-sigterm", startup_timeout=1)}
+    started = time.monotonic()
+    async with open_runtime(tmp_path, servers) as rt:
+        elapsed = time.monotonic() - started
+        server = manager_of(rt).server("h")
+        assert server.state is ServerState.FAILED
+        assert server.detail.startswith("no answer to initialize within 1 s (startup_timeout)")
+        assert "hang_initialize: waiting forever" in manager_of(rt).logs("h")
+        assert server.diagnostics.exit_code is not None  # the group was killed
+    assert elapsed < 15  # 1 s timeout + killing the group, plus the one-time `mcp` import
+
+
+@pytest.mark.anyio
+async def test_parallel_start_one_failing_never_affects_the_others(tmp_path: Path, no_leftovers: None) -> None:
+    servers = {
+        "bad": fixture("crash_on_start"),
+        "good": fixture("well_behaved", "--name", "good"),
+        "slow": fixture("slow_start", "--delay", "0.5"),
+        "nocmd": {"command": str(tmp_path / "no-such-server")},
+    }
+    async with open_runtime(tmp_path, servers) as rt:
+        status = {s.name: s for s in manager_of(rt).status()}
+        assert status["good"].state is ServerState.READY and status["slow"].state is ServerState.READY
+        assert status["bad"].state is ServerState.FAILED and "exit code 3" in status["bad"].detail
+        assert "fatal: cannot open /nonexistent/config.toml" in "\n".join(manager_of(rt).logs("bad"))
+        assert status["nocmd"].state is ServerState.FAILED and "not found" in status["nocmd"].detail
+        assert (await rt.call_tool("good.echo", {"message": "ok"}, approver=yes)).text == "ok"
+        assert not rt.status().ok
+
+
+@pytest.mark.anyio
+async def test_restart_backoff_doubles_up_to_the_maximum(tmp_path: Path, no_leftovers: None) -> None:
+    servers = {"c": fixture("crash_mid_call", max_restarts=3, restart_backoff=0.05)}
+    async with open_runtime(tmp_path, servers, start=False) as rt:
+        failures: list[McpServerFailed] = []
+        rt.events.subscribe(failures.append, McpServerFailed)
+        await rt.start_providers()
+        server = manager_of(rt).server("c")
+        for _ in range(4):
+            with anyio.fail_after(10):
+                while server.state is not ServerState.READY:  # noqa: ASYNC110 - polling the restart
+                    await anyio.sleep(0.02)
+            with pytest.raises(ToolError):
+                await rt.call_tool("c.crash", {}, approver=yes)
+        with anyio.fail_after(10):
+            await server.wait_done()
+        assert [(f.will_restart, f.retry_in_s) for f in failures] == [
+            (True, 0.05),
+            (True, 0.1),
+            (True, 0.2),
+            (False, 0.0),
+        ]
+        assert server.restarts == 3
+
+
+@pytest.mark.anyio
+async def test_grandchildren_are_reaped_when_the_server_dies(tmp_path: Path, no_leftovers: None) -> None:
+    servers = {"g": fixture("grandchild", max_restarts=0)}
+    async with open_runtime(tmp_path, servers) as rt:
+        with pytest.raises(ToolError):
+            with anyio.fail_after(5):
+                await rt.call_tool("g.crash", {}, approver=yes)
+        server = manager_of(rt).server("g")
+        with anyio.fail_after(10):
+            await server.wait_done()
+        assert server.state is ServerState.FAILED
