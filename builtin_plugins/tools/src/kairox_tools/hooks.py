@@ -1,0 +1,35 @@
+"""Hook implementations of kairox-tools (nothing else lives here)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kairox.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from kairox._config import ConfigSection
+    from kairox._registrar import Registrar
+    from kairox._runtime import Runtime
+    from kairox.protocols import ToolProvider
+
+
+@hookimpl
+def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: Runtime) -> None:
+    from ._provider import BuiltinToolsProvider
+
+    registrar.add(BuiltinToolsProvider())
+
+
+@hookimpl
+def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
+    from kairox._config import ConfigSection
+
+    from ._config import ToolsConfig
+
+    registrar.add(
+        ConfigSection(
+            name="tools",
+            schema=ToolsConfig,
+            description="limits of the built-in tools (output caps, shell timeout, disabled tools)",
+        )
+    )
