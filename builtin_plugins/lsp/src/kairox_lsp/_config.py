@@ -1,0 +1,274 @@
+"""The ``[lsp_servers.NAME]`` section and Claude Code ``lspServers`` / ``.lsp.json`` entries.
+
+Both become :class:`LspServerConfig`. Files are routed to a server by
+``file_patterns`` (globs matched against the workspace-relative path and the
+file name); when a server declares none, they come from its languages
+(``python`` -> ``*.py``, ``*.pyi``) or from its ``extension_to_language`` map.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path, PurePath
+from typing import Any
+
+import attrs
+
+from kairox._convert import ValueMismatch, structure
+from kairox.errors import ConfigError
+
+__all__ = [
+    "EXTENSION_LANGUAGES",
+    "ClaudeLspServer",
+    "LspServerConfig",
+    "child_env",
+    "language_for",
+    "matches",
+    "parse_lsp_servers",
+    "patterns_for",
+]
+
+logger = logging.getLogger(__name__)
+
+#: file extension -> LSP language id (for ``languageId`` and default patterns)
+EXTENSION_LANGUAGES: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".rs": "rust",
+    ".go": "go",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".js": "javascript",
+    ".jsx": "javascriptreact",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".rb": "ruby",
+    ".lua": "lua",
+    ".sh": "shellscript",
+    ".bash": "shellscript",
+    ".toml": "toml",
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".md": "markdown",
+    ".zig": "zig",
+    ".swift": "swift",
+    ".cs": "csharp",
+    ".php": "php",
+}
+
+
+def _positive(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if value <= 0:
+        raise ValueMismatch(f"{attribute.name} must be greater than 0, got {value!r}")
+
+
+def _not_negative(_inst: object, attribute: attrs.Attribute[Any], value: int) -> None:
+    if value < 0:
+        raise ValueMismatch(f"{attribute.name} must not be negative, got {value!r}")
+
+
+def _non_empty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value.strip():
+        raise ValueMismatch(f"{attribute.name} must not be empty")
+
+
+@attrs.frozen
+class LspServerConfig:
+    """One language server (``[lsp_servers.NAME]`` in ``kairox.toml``).
+
+    ``env`` values are added to the runtime's environment; an empty value means
+    "the same-named variable of the environment kairox runs in". ``settings``
+    answers ``workspace/configuration`` (looked up by the dotted section) and is
+    sent with ``workspace/didChangeConfiguration`` after start.
+    """
+
+    command: str = attrs.field(validator=_non_empty)
+    args: list[str] = attrs.field(factory=list)
+    languages: list[str] = attrs.field(factory=list)
+    file_patterns: list[str] = attrs.field(factory=list)
+    env: dict[str, str] = attrs.field(factory=dict)
+    initialization_options: Any = None
+    settings: dict[str, Any] = attrs.field(factory=dict)
+    startup_timeout: float = attrs.field(default=30.0, validator=_positive)
+    shutdown_timeout: float = attrs.field(default=3.0, validator=_positive)
+    request_timeout: float = attrs.field(default=30.0, validator=_positive)
+    restart_on_crash: bool = True
+    max_restarts: int = attrs.field(default=3, validator=_not_negative)
+    extension_to_language: dict[str, str] = attrs.field(factory=dict)
+    enabled: bool = True
+
+
+@attrs.frozen
+class ClaudeLspServer:
+    """An entry of Claude Code's ``lspServers`` (plugin manifest or ``.lsp.json``)."""
+
+    command: str = attrs.field(validator=_non_empty)
+    extensionToLanguage: dict[str, str]  # named as on the wire
+    args: list[str] = attrs.field(factory=list)
+    transport: str = "stdio"
+    env: dict[str, str] = attrs.field(factory=dict)
+    initializationOptions: Any = None
+    settings: dict[str, Any] = attrs.field(factory=dict)
+    workspaceFolder: str | None = None
+    startupTimeout: float | None = None  # milliseconds
+    shutdownTimeout: float | None = None  # milliseconds
+    restartOnCrash: bool = True
+    maxRestarts: int = attrs.field(default=3, validator=_not_negative)
+
+    def to_config(self) -> LspServerConfig:
+        def seconds(ms: float | None, default: float) -> float:
+            return ms / 1000.0 if ms and ms > 0 else default
+
+        return LspServerConfig(
+            command=self.command,
+            args=list(self.args),
+            languages=sorted(set(self.extensionToLanguage.values())),
+            file_patterns=[f"*{_dotted(ext)}" for ext in self.extensionToLanguage],
+            env=dict(self.env),
+            initialization_options=self.initializationOptions,
+            settings=dict(self.settings),
+            startup_timeout=seconds(self.startupTimeout, 30.0),
+            shutdown_timeout=seconds(self.shutdownTimeout, 3.0),
+            restart_on_crash=self.restartOnCrash,
+            max_restarts=self.maxRestarts,
+            extension_to_language={_dotted(k): v for k, v in self.extensionToLanguage.items()},
+        )
+
+
+_CLAUDE_FIELDS = frozenset(a.name for a in attrs.fields(ClaudeLspServer))
+
+
+def _dotted(ext: str) -> str:
+    return ext if ext.startswith(".") else f".{ext}"
+
+
+def _expand_root(value: Any, root: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("${CLAUDE_PLUGIN_ROOT}", root)
+    if isinstance(value, list):
+        return [_expand_root(v, root) for v in value]
+    if isinstance(value, dict):
+        return {k: _expand_root(v, root) for k, v in value.items()}
+    return value
+
+
+def parse_lsp_servers(
+    document: Any,
+    *,
+    root: str | Path | None = None,
+    file: str | None = None,
+    path: str = "lspServers",
+) -> tuple[dict[str, LspServerConfig], list[ConfigError]]:
+    """Structure Claude ``lspServers`` entries (``{NAME: {...}}``) into configs.
+
+    ``document`` is the value of a manifest's ``lspServers`` or a whole
+    ``.lsp.json`` (either ``{NAME: entry}`` or ``{"lspServers": {NAME: entry}}``).
+    ``${CLAUDE_PLUGIN_ROOT}`` expands to ``root`` in every string. Unknown keys
+    are ignored with a warning; a bad entry drops only itself. Never raises.
+    """
+    errors: list[ConfigError] = []
+    if isinstance(document, dict) and set(document) == {"lspServers"}:
+        document = document["lspServers"]
+    if not isinstance(document, dict):
+        return {}, [ConfigError("expected a table of servers (name -> entry)", file=file, path=path)]
+    servers: dict[str, LspServerConfig] = {}
+    for name, entry in document.items():
+        where = f"{path}.{name}"
+        if not isinstance(entry, dict):
+            errors.append(ConfigError("expected a table", file=file, path=where))
+            continue
+        unknown = sorted(k for k in entry if k not in _CLAUDE_FIELDS)
+        if unknown:
+            logger.warning("%s: %s: ignoring unknown keys %s", file or "lspServers", where, ", ".join(unknown))
+        known = {k: v for k, v in entry.items() if k in _CLAUDE_FIELDS}
+        if root is not None:
+            known = _expand_root(known, str(root))
+        try:
+            parsed: ClaudeLspServer = structure(known, ClaudeLspServer, path=where, file=file)
+        except ConfigError as exc:
+            errors.extend(getattr(exc, "errors", [exc]))
+            continue
+        if parsed.transport != "stdio":
+            errors.append(
+                ConfigError(
+                    f"transport {parsed.transport!r} is not supported (only stdio)",
+                    file=file,
+                    path=f"{where}.transport",
+                )
+            )
+            continue
+        if not parsed.extensionToLanguage:
+            errors.append(
+                ConfigError("must map at least one extension", file=file, path=f"{where}.extensionToLanguage")
+            )
+            continue
+        servers[str(name)] = parsed.to_config()
+    return servers, errors
+
+
+def load_lsp_json(file: Path, *, root: Path | None = None) -> tuple[dict[str, LspServerConfig], list[ConfigError]]:
+    """Read a ``.lsp.json`` file (``root`` defaults to its directory)."""
+    try:
+        document = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return {}, [ConfigError(f"cannot read: {exc}", file=str(file))]
+    return parse_lsp_servers(document, root=root or file.parent, file=str(file), path="")
+
+
+def patterns_for(config: LspServerConfig) -> list[str]:
+    """The globs of files this server handles."""
+    if config.file_patterns:
+        return list(config.file_patterns)
+    if config.extension_to_language:
+        return [f"*{ext}" for ext in config.extension_to_language]
+    wanted = set(config.languages)
+    return [f"*{ext}" for ext, lang in EXTENSION_LANGUAGES.items() if lang in wanted]
+
+
+def matches(patterns: list[str], relative: PurePath) -> bool:
+    """Does a file (workspace-relative path, or absolute outside it) match one of ``patterns``?"""
+    text = relative.as_posix()
+    name = relative.name
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(text, pattern):
+            return True
+        if pattern.startswith("**/") and fnmatch.fnmatchcase(text, pattern[3:]):
+            return True
+    return False
+
+
+def language_for(config: LspServerConfig, path: PurePath) -> str:
+    """The ``languageId`` of ``path`` for this server."""
+    suffix = path.suffix.lower()
+    if suffix in config.extension_to_language:
+        return config.extension_to_language[suffix]
+    known = EXTENSION_LANGUAGES.get(suffix)
+    if known and (not config.languages or known in config.languages):
+        return known
+    if len(config.languages) == 1:
+        return config.languages[0]
+    return known or suffix.lstrip(".") or "plaintext"
+
+
+def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: ``base`` plus ``extra`` ("" = take the same-named base variable)."""
+    env = dict(base)
+    for key, value in extra.items():
+        if value == "":
+            if key in base:
+                env[key] = base[key]
+        else:
+            env[key] = value
+    return env

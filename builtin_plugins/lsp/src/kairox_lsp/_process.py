@@ -1,0 +1,267 @@
+"""A child process that speaks Content-Length framed JSON on stdin/stdout.
+
+Shared by the LSP and DAP clients. The child runs in its own process group
+(its own session), so that closing it also ends whatever it started (node
+workers, the debuggee). Its stderr is always drained into a bounded buffer,
+never to the terminal: a chatty server cannot block on a full pipe, and the
+tail is there for diagnostics when it fails.
+
+Closing: the caller first says goodbye in its protocol (LSP ``shutdown`` +
+``exit``, DAP ``disconnect``), then :meth:`StdioPeer.aclose` closes stdin,
+waits a grace period for the process to exit, and kills the whole group.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ._framing import BadMessage, FrameDecoder, encode_message
+
+__all__ = ["CommandNotFound", "StderrTail", "StdioPeer", "kill_group", "resolve_command"]
+
+logger = logging.getLogger(__name__)
+
+READ_CHUNK = 64 * 1024
+
+
+class CommandNotFound(FileNotFoundError):
+    """The server's command is not on ``PATH`` (or the path does not exist)."""
+
+
+class StderrTail:
+    """The last lines a process wrote to stderr, bounded in bytes.
+
+    Lines beyond the bound are dropped from the front and counted, so a server
+    that writes 300k lines on exit costs a fixed amount of memory.
+    """
+
+    def __init__(self, max_bytes: int = 64 * 1024, max_line: int = 2000) -> None:
+        self.max_bytes = max_bytes
+        self.max_line = max_line
+        self._lines: collections.deque[str] = collections.deque()
+        self._size = 0
+        self._partial = b""
+        self.dropped = 0
+        self.total_bytes = 0
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes; a line longer than ``max_line`` bytes is kept as pieces of that size."""
+        self.total_bytes += len(data)
+        *lines, rest = (self._partial + data).split(b"\n")
+        for raw in lines:
+            raw = raw.rstrip(b"\r")
+            for start in range(0, max(len(raw), 1), self.max_line):
+                self._append(raw[start : start + self.max_line])
+        # an endless line without a newline is cut into pieces, never kept whole
+        while len(rest) > self.max_line:
+            self._append(rest[: self.max_line])
+            rest = rest[self.max_line :]
+        self._partial = rest
+
+    def _append(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace")
+        self._lines.append(line)
+        self._size += len(line) + 1
+        while self._size > self.max_bytes and self._lines:
+            self._size -= len(self._lines.popleft()) + 1
+            self.dropped += 1
+
+    def lines(self) -> list[str]:
+        out = list(self._lines)
+        if self._partial:
+            out.append(self._partial.decode("utf-8", "replace"))
+        return out
+
+    def text(self, max_lines: int = 40) -> str:
+        """The last ``max_lines`` lines (with a note when earlier ones were dropped)."""
+        lines = self.lines()
+        shown = lines[-max_lines:] if max_lines else lines
+        skipped = self.dropped + len(lines) - len(shown)
+        head = [f"[... {skipped} earlier lines not shown]"] if skipped else []
+        return "\n".join(head + shown)
+
+
+def resolve_command(command: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
+    """The executable for ``command``: a path as given (relative to ``cwd``), else looked up on ``PATH``."""
+    if os.sep in command or (os.altsep and os.altsep in command):
+        path = Path(command).expanduser()
+        if not path.is_absolute() and cwd is not None:
+            path = cwd / path
+        if not path.exists():
+            raise CommandNotFound(f"command {command!r} does not exist")
+        return str(path)
+    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise CommandNotFound(f"command {command!r} is not on PATH")
+    return found
+
+
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> bool:
+    """Send ``sig`` to the process group led by ``pid``; False when the group is gone."""
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - a group we do not own
+        logger.debug("no permission to signal process group %s", pid)
+        return False
+    return True
+
+
+async def _wait_group_gone(pgid: int, timeout: float) -> bool:
+    """Wait until no process is left in group ``pgid`` (signal 0 probes without killing)."""
+    with anyio.move_on_after(timeout):
+        delay = 0.001
+        while kill_group(pgid, 0):
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        return True
+    logger.warning("process group %s still has members after it was killed", pgid)
+    return False
+
+
+class StdioPeer:
+    """One child process and its framed JSON stream."""
+
+    def __init__(self, process: anyio.abc.Process, argv: Sequence[str], *, stderr_bytes: int = 64 * 1024) -> None:
+        self.process = process
+        self.argv = list(argv)
+        self.stderr = StderrTail(stderr_bytes)
+        self._write_lock = anyio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def spawn(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr_bytes: int = 64 * 1024,
+    ) -> StdioPeer:
+        """Start ``command args`` in its own process group with piped stdio."""
+        full_env = dict(os.environ if env is None else env)
+        workdir = Path(cwd) if cwd is not None else None
+        executable = resolve_command(command, full_env, workdir)
+        argv = [executable, *args]
+        process = await anyio.open_process(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full_env,
+            cwd=workdir,
+            start_new_session=True,
+        )
+        logger.debug("started %s (pid %s)", argv[0], process.pid)
+        return cls(process, argv, stderr_bytes=stderr_bytes)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        """Write one frame; raises ``anyio.BrokenResourceError``/``ClosedResourceError`` when stdin is gone."""
+        data = encode_message(message)
+        stdin = self.process.stdin
+        if stdin is None or self._closed:
+            raise anyio.ClosedResourceError
+        async with self._write_lock:
+            await stdin.send(data)
+
+    async def messages(self) -> AsyncIterator[Any]:
+        """Every message on stdout until it closes; a :class:`BadMessage` is logged and skipped.
+
+        Raises :class:`FramingError` when the stream breaks the framing.
+        """
+        stdout = self.process.stdout
+        if stdout is None:  # pragma: no cover - always piped
+            return
+        decoder = FrameDecoder()
+        while True:
+            try:
+                data = await stdout.receive(READ_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            for message in decoder.feed(data):
+                if isinstance(message, BadMessage):
+                    logger.warning("%s sent a message that is not JSON: %s", self.argv[0], message.error)
+                    continue
+                yield message
+
+    async def drain_stderr(self) -> None:
+        """Read stderr into :attr:`stderr` until it closes (run this as its own task)."""
+        stream = self.process.stderr
+        if stream is None:  # pragma: no cover - always piped
+            return
+        while True:
+            try:
+                data = await stream.receive(READ_CHUNK)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            self.stderr.feed(data)
+
+    async def close_stdin(self) -> None:
+        stdin = self.process.stdin
+        self._closed = True
+        if stdin is not None:
+            try:
+                await stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    async def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the process to exit; ``None`` when ``timeout`` passed first."""
+        with anyio.move_on_after(timeout):
+            return await self.process.wait()
+        return self.process.returncode
+
+    def kill(self) -> None:
+        """Kill the whole process group now (no waiting)."""
+        kill_group(self.pid, signal.SIGKILL)
+        try:
+            self.process.kill()
+        except ProcessLookupError:
+            pass
+
+    async def aclose(self, grace: float = 2.0) -> int | None:
+        """Close stdin, give the process ``grace`` seconds, then kill its group and reap it.
+
+        Safe to call more than once and from a cancelled scope (it shields itself).
+        Whatever the leader left behind in its group is killed too.
+        """
+        code: int | None = None
+        with anyio.CancelScope(shield=True):
+            await self.close_stdin()
+            code = await self.wait(grace)
+            if code is None:
+                logger.debug("%s (pid %s) did not exit within %.1f s; killing its group", self.argv[0], self.pid, grace)
+                kill_group(self.pid, signal.SIGTERM)
+                code = await self.wait(min(grace, 1.0))
+            # also when the leader exited: its children may still hold the group
+            self.kill()
+            code = await self.wait(5.0)
+            await _wait_group_gone(self.pid, 2.0)
+            for stream in (self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    try:
+                        await stream.aclose()
+                    except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        pass
+        return code

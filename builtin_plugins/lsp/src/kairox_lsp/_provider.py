@@ -1,0 +1,266 @@
+"""LspToolProvider: runs the configured language servers and registers ``lsp.*`` tools.
+
+Servers come from ``[lsp_servers.NAME]`` and from plugins
+(:func:`add_plugin_servers`). They start in parallel, each on its own (one
+failing never stops the others). While at least one server is running (or
+restarting after having run), the tools its capabilities allow are
+registered; when none is, they are removed. Each call is routed to the
+server whose file patterns match the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kairox._events import EventBus
+from kairox._types import ServerState, ServerStatus
+from kairox.errors import ConfigError
+
+from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
+from ._lifecycle import LspServerLifecycle
+from ._tools import TOOL_CAPABILITIES, LspOperations, ToolInputError, build_tools
+
+if TYPE_CHECKING:
+    from kairox._runtime import Runtime
+
+__all__ = ["PROVIDER_NAME", "LspToolProvider", "add_plugin_servers"]
+
+logger = logging.getLogger(__name__)
+
+PROVIDER_NAME = "lsp"
+SECTION = "lsp_servers"
+
+_METHODS = {
+    "definitionProvider": "textDocument/definition",
+    "referencesProvider": "textDocument/references",
+    "hoverProvider": "textDocument/hover",
+    "documentSymbolProvider": "textDocument/documentSymbol",
+    "workspaceSymbolProvider": "workspace/symbol",
+}
+
+
+def _server_supports(server: LspServerLifecycle, capability: str) -> bool:
+    client = server.client
+    if client is not None and server.state is ServerState.READY:
+        return client.supports(capability)
+    return server.capabilities.get(capability) not in (None, False)
+
+
+class LspToolProvider:
+    """The ``lsp`` tool provider."""
+
+    name = PROVIDER_NAME
+
+    def __init__(
+        self,
+        runtime: Runtime | None = None,
+        *,
+        workspace: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        events: EventBus | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.workspace = Path(os.path.normpath(workspace or (runtime.workspace if runtime else Path.cwd())))
+        self.env: Mapping[str, str] = env if env is not None else (runtime.env if runtime else dict(os.environ))
+        self.events = events or (runtime.events if runtime else EventBus())
+        self.servers: dict[str, LspServerLifecycle] = {}
+        self.operations = LspOperations(self)
+        self._tool_names: tuple[str, ...] = ()
+        self._started = False
+        self._stopping = False
+
+    # -- servers ------------------------------------------------------------------
+    def add_server(self, name: str, config: LspServerConfig, *, source: str = "") -> LspServerLifecycle:
+        """Add a server; when the provider already runs, start it at once. Raises ``ValueError`` on a taken name."""
+        if name in self.servers:
+            raise ValueError(f"a language server named {name!r} exists already ({self.servers[name].source})")
+        server = LspServerLifecycle(
+            name,
+            config,
+            workspace=self.workspace,
+            env=self.env,
+            events=self.events,
+            source=source,
+            on_change=self._on_change,
+        )
+        self.servers[name] = server
+        if self._started and not self._stopping:
+            self._launch(server)
+        return server
+
+    async def remove_server(self, name: str) -> None:
+        """Stop a server and forget it (its tools go when no other server provides them)."""
+        server = self.servers.pop(name, None)
+        if server is not None:
+            await server.stop()
+            self._refresh_tools()
+
+    def _launch(self, server: LspServerLifecycle) -> None:
+        if self.runtime is None:
+            raise RuntimeError("LspToolProvider needs a runtime to start servers")
+        self.runtime.spawn(server.run, name=f"lsp server {server.name}")
+
+    # -- ToolProvider -----------------------------------------------------------------
+    async def start(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        configs: dict[str, LspServerConfig] = runtime.config.section(SECTION)
+        for name, config in configs.items():
+            if not config.enabled or name in self.servers:
+                continue
+            self.add_server(name, config, source=runtime.config.source_of(SECTION, name) or "")
+        self._started = True
+        for server in self.servers.values():
+            self._launch(server)
+        await self.wait_settled()
+        self._refresh_tools()
+
+    async def wait_settled(self) -> None:
+        """Wait (bounded by each server's startup timeout) until no server is starting."""
+        async with anyio.create_task_group() as tg:
+            for server in list(self.servers.values()):
+                tg.start_soon(server.wait_settled, server.config.startup_timeout + server.config.shutdown_timeout + 2)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        async with anyio.create_task_group() as tg:
+            for server in list(self.servers.values()):
+                tg.start_soon(server.stop)
+        if self.runtime is not None:
+            self.runtime.tools.remove_provider(self.name)
+        self._tool_names = ()
+
+    def status(self) -> Sequence[ServerStatus]:
+        out = []
+        for name, server in sorted(self.servers.items()):
+            out.append(
+                ServerStatus(
+                    name=name,
+                    kind="lsp",
+                    state=server.state,
+                    detail=self._detail(server),
+                    tools=len(self._tools_of(server)) if server.state is ServerState.READY else 0,
+                    source=server.source,
+                )
+            )
+        return out
+
+    @staticmethod
+    def _detail(server: LspServerLifecycle) -> str:
+        restarts = f", restarted {server.restarts}x" if server.restarts else ""
+        if server.state is ServerState.READY:
+            info = server.client.server_info.get("name", "") if server.client else ""
+            return f"{info or server.config.command} (pid {server.pid}){restarts}"
+        if server.state is ServerState.FAILED:
+            return server.error
+        if server.state is ServerState.STARTING:
+            return f"restarting (attempt {server.attempts + 1})" if server.capabilities else "starting"
+        return ""
+
+    # -- routing ------------------------------------------------------------------------
+    def _relative(self, path: Path) -> PurePath:
+        try:
+            return path.relative_to(self.workspace)
+        except ValueError:
+            return path
+
+    def server_for(self, path: Path | None, name: str | None = None) -> LspServerLifecycle:
+        """The server for ``path`` (by file pattern) or the one named ``name``."""
+        if name is not None:
+            server = self.servers.get(name)
+            if server is None:
+                raise ToolInputError(
+                    f"no language server named {name!r}; configured: {', '.join(self.servers) or 'none'}"
+                )
+            return server
+        if path is None:
+            ready = self.ready_servers()
+            if len(ready) == 1:
+                return ready[0]
+            raise ToolInputError("give `path` or `server`: more than one language server could answer")
+        rel = self._relative(path)
+        candidates = [s for s in self.servers.values() if matches(s.patterns, rel)]
+        if not candidates:
+            known = "; ".join(f"{n}: {', '.join(s.patterns) or '(no patterns)'}" for n, s in self.servers.items())
+            raise ToolInputError(f"no language server handles {rel.as_posix()} (servers: {known or 'none'})")
+        for server in candidates:
+            if server.available:
+                return server
+        return candidates[0]
+
+    def ready_servers(self, name: str | None = None) -> list[LspServerLifecycle]:
+        servers = [self.server_for(None, name)] if name is not None else list(self.servers.values())
+        return [s for s in servers if s.state is ServerState.READY]
+
+    def servers_supporting(self, capability: str, name: str | None = None) -> list[LspServerLifecycle]:
+        servers = [self.server_for(None, name)] if name is not None else list(self.servers.values())
+        return [s for s in servers if s.available and _server_supports(s, capability)]
+
+    # -- tools ---------------------------------------------------------------------------
+    def _tools_of(self, server: LspServerLifecycle) -> list[str]:
+        if not server.available:
+            return []
+        return [
+            name
+            for name, (_desc, _schema, capability) in TOOL_CAPABILITIES.items()
+            if capability is None or _server_supports(server, capability)
+        ]
+
+    def _on_change(self, _server: LspServerLifecycle) -> None:
+        if self._started and not self._stopping:
+            self._refresh_tools()
+
+    def _refresh_tools(self) -> None:
+        if self.runtime is None or self._stopping:
+            return
+        wanted: set[str] = set()
+        for server in self.servers.values():
+            wanted.update(self._tools_of(server))
+        names = tuple(n for n in TOOL_CAPABILITIES if n in wanted)
+        if names == self._tool_names:
+            return
+        self._tool_names = names
+        self.runtime.tools.replace_provider(self.name, build_tools(self.operations, list(names), self.name))
+
+
+def add_plugin_servers(
+    runtime: Runtime,
+    plugin: str,
+    servers: Any,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    file: str | None = None,
+) -> list[ConfigError]:
+    """Add a plugin's Claude-style ``lspServers`` to the running ``lsp`` provider.
+
+    For plugin loaders. ``servers`` is the manifest's ``lspServers`` value (a
+    table of entries, or a relative path of a ``.lsp.json`` under ``root``),
+    or a whole ``.lsp.json`` document. Each server is named ``<plugin>:<name>``;
+    ``${CLAUDE_PLUGIN_ROOT}`` expands to ``root``. Servers start at once when
+    the provider runs, else with it. Returns the problems (a bad entry drops
+    only itself); never raises.
+    """
+    provider = runtime.providers.get(PROVIDER_NAME)
+    if not isinstance(provider, LspToolProvider):
+        return [ConfigError("kairox-lsp's provider is not registered; lspServers ignored", file=file, path=plugin)]
+    base = Path(root) if root is not None else None
+    if isinstance(servers, str):
+        if base is None:
+            return [ConfigError("a path of lspServers needs the plugin root", file=file, path=f"{plugin}.lspServers")]
+        lsp_file = Path(os.path.normpath(base / servers))
+        if not str(lsp_file).startswith(str(Path(os.path.normpath(base))) + os.sep):
+            return [ConfigError(f"{servers!r} leaves the plugin directory", file=file, path=f"{plugin}.lspServers")]
+        configs, errors = load_lsp_json(lsp_file, root=base)
+    else:
+        configs, errors = parse_lsp_servers(servers, root=base, file=file, path=f"{plugin}.lspServers")
+    for name, config in configs.items():
+        try:
+            provider.add_server(f"{plugin}:{name}", config, source=f"plugin {plugin}")
+        except ValueError as exc:
+            errors.append(ConfigError(str(exc), file=file, path=f"{plugin}.lspServers.{name}"))
+    return errors

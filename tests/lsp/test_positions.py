@@ -1,0 +1,89 @@
+"""Columns: characters <-> UTF-16 / UTF-8 / UTF-32 code units, LSP line splitting."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from kairox_lsp._positions import (
+    column_of,
+    from_server_character,
+    line_at,
+    negotiated_encoding,
+    split_lines,
+    to_server_character,
+)
+
+# text without surrogates (they cannot appear in a decoded file)
+lines = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=30)
+encodings = st.sampled_from(["utf-8", "utf-16", "utf-32"])
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    return len(text)
+
+
+@given(lines, st.data(), encodings)
+def test_to_server_counts_code_units(line: str, data: st.DataObject, encoding: str) -> None:
+    column = data.draw(st.integers(0, len(line)))
+    assert to_server_character(line, column, encoding) == _units(line[:column], encoding)  # type: ignore[arg-type]
+
+
+@given(lines, st.data(), encodings)
+def test_round_trip(line: str, data: st.DataObject, encoding: str) -> None:
+    column = data.draw(st.integers(0, len(line)))
+    units = to_server_character(line, column, encoding)  # type: ignore[arg-type]
+    assert from_server_character(line, units, encoding) == column  # type: ignore[arg-type]
+
+
+@given(lines, st.integers(-5, 200), encodings)
+def test_from_server_is_clamped_and_never_splits_forward(line: str, character: int, encoding: str) -> None:
+    column = from_server_character(line, character, encoding)  # type: ignore[arg-type]
+    assert 0 <= column <= len(line)
+    # the position found never lies after the server's position
+    assert _units(line[:column], encoding) <= max(character, 0)
+
+
+def test_astral_characters() -> None:
+    line = 'PAIR = ("😀😀", Circle(3.0))'
+    col = line.index("Circle")
+    assert col == 14
+    assert to_server_character(line, col, "utf-16") == 16
+    assert to_server_character(line, col, "utf-8") == 20
+    assert from_server_character(line, 16, "utf-16") == 14
+    # inside a surrogate pair rounds down to the character
+    assert from_server_character(line, 10, "utf-16") == 9
+
+
+@given(st.lists(lines, min_size=1, max_size=6), st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=6, max_size=6))
+def test_split_lines_follows_lsp(parts: list[str], breaks: list[str]) -> None:
+    used = breaks[: len(parts) - 1]
+    text = parts[0] + "".join(b + p for b, p in zip(used, parts[1:], strict=True))
+    # a lone "\r" directly followed by "\n" is one "\r\n" break, not two
+    assume(text.count("\r\n") == used.count("\r\n"))
+    assert split_lines(text) == parts
+
+
+def test_split_lines_keeps_form_feed_and_unicode_separators() -> None:
+    assert split_lines("a\x0cb\u2028c\nd") == ["a\x0cb\u2028c", "d"]
+
+
+def test_column_of_and_line_at() -> None:
+    text = "x = 1\ny = '😀' + z\n"
+    assert line_at(text, 1) == "y = '😀' + z"
+    assert line_at(text, 5) is None
+    assert column_of(text, 1, 12, "utf-16") == 12  # z: 11th char (0-based), after a surrogate pair
+    assert column_of(None, 3, 4, "utf-16") == 5
+
+
+@pytest.mark.parametrize(
+    ("caps", "expected"),
+    [(None, "utf-16"), ({}, "utf-16"), ({"positionEncoding": "utf-8"}, "utf-8"), ({"positionEncoding": "x"}, "utf-16")],
+)
+def test_negotiated_encoding(caps: dict[str, object] | None, expected: str) -> None:
+    assert negotiated_encoding(caps) == expected
