@@ -1,8 +1,12 @@
 """The ``kairox`` command line (click). Plugins add subcommands through
-``kairox_register_commands``."""
+``kairox_register_commands``; the helpers here are for their commands:
+``run_with_runtime(ctx, fn)`` opens a runtime over the CLI's workspace,
+``want_json(ctx, flag)`` and ``echo_json(data)`` follow the global ``--json``,
+``tty_approver(yes)`` asks the user on a terminal."""
 
 from __future__ import annotations
 
-from ._main import cli, main
+from ._main import build_cli, cli, main
+from ._util import echo_json, run_with_runtime, tty_approver, want_json
 
-__all__ = ["cli", "main"]
+__all__ = ["build_cli", "cli", "echo_json", "main", "run_with_runtime", "tty_approver", "want_json"]

@@ -1,0 +1,50 @@
+"""A ``pre_tool_call`` guard: refuse calls whose arguments name a protected file.
+
+Runs for every tool (built-in, MCP, other plugins'), after the policy engine
+allowed the call. Each string argument (and each string in a list argument) is
+split into words, and each word is matched against the ``[example].protected``
+globs, as a whole path and by its file name: ``{"path": "config/.env"}`` and
+``{"command": "cat .env"}`` are both refused. It is a safety net, not a
+sandbox: the policy engine is what decides what may run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+from typing import Any
+
+from kairox import Block, ToolCall
+
+from .config import ExampleConfig
+
+__all__ = ["check_call", "protected_word"]
+
+
+def _words(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield from value.split()
+    elif isinstance(value, list):
+        for item in value:
+            yield from _words(item)
+
+
+def protected_word(word: str, globs: list[str]) -> str | None:
+    """The glob ``word`` matches (as a path or by its file name), else ``None``."""
+    word = word.strip("'\"")
+    name = PurePosixPath(word).name
+    for glob in globs:
+        if fnmatch.fnmatchcase(word, glob) or fnmatch.fnmatchcase(name, glob):
+            return glob
+    return None
+
+
+def check_call(call: ToolCall) -> Block | None:
+    config: ExampleConfig = call.runtime.config.section("example")
+    for key, value in call.arguments.items():
+        for word in _words(value):
+            glob = protected_word(word, config.protected)
+            if glob is not None:
+                return Block(f"argument {key!r} names {word!r}, protected by {glob!r} ([example].protected)")
+    return None
