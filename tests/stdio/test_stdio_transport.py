@@ -239,3 +239,19 @@ async def test_runtime_finds_the_transport_through_its_entry_point(tmp_path: Pat
 def test_connect_context_defaults() -> None:
     ctx = ConnectContext(server_name="x", workspace=Path("."), env={})
     assert ctx.diagnostics.exit_code is None and ctx.log_file is None
+
+
+async def test_a_server_that_closes_its_stdout_ends_the_session(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    config = McpServerConfig(command="sh", args=["-c", "exec 1>&-; echo closing stdout >&2; sleep 30"])
+    from mcp import ClientSession
+    from mcp.shared.exceptions import MCPError
+
+    with anyio.fail_after(20):
+        async with FAST.connect(config, ctx) as (read, write), ClientSession(read, write) as session:
+            with pytest.raises(MCPError):
+                await session.initialize()
+            assert ctx.diagnostics.error == "the server closed its stdout"
+            assert ctx.diagnostics.exit_code is None  # still running until we close
+    assert ctx.diagnostics.exit_code is not None
+    assert ctx.diagnostics.stderr.lines() == ["closing stdout"]
