@@ -1,0 +1,248 @@
+"""One benchmark scenario with one MCP client library, in a fresh interpreter.
+
+    python benchmarks/_peer_runner.py LIBRARY SCENARIO '{"servers": [...], ...}'
+
+Prints one JSON document on its last stdout line. The harness
+(``bench_peers.py``) runs these interleaved and repeated and reports medians
+and ratios. Libraries: ``kairox`` (Runtime API), ``sdk`` (raw ``mcp``
+``ClientSession``), ``fastmcp`` (``fastmcp.Client`` with an ``mcpServers``
+config), ``langchain`` (``MultiServerMCPClient``, the library's default: a new
+session per tool call), ``langchain-session`` (one persistent session),
+``pipe`` (raw JSON lines over a pipe: the floor, latency only).
+
+Scenarios:
+- ``coldstart``: connect to every server, list every tool, exit (the harness times the process).
+- ``latency``: ``calls`` echo calls on the first server; per-call seconds.
+- ``parallel``: seconds from start to every server's tools listed.
+- ``isolation``: seconds and number of tools available when some servers fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+Server = dict[str, Any]  # {"name", "command", "args"}
+
+
+def _result(data: dict[str, Any]) -> None:
+    print(json.dumps(data))
+
+
+# -- kairox ---------------------------------------------------------------------
+def _kairox_doc(servers: list[Server]) -> dict[str, Any]:
+    return {
+        "mcp_servers": {
+            s["name"]: {"command": s["command"], "args": s["args"], "domain": "local", "capability": "read"}
+            for s in servers
+        }
+    }
+
+
+async def kairox_run(scenario: str, servers: list[Server], calls: int) -> dict[str, Any]:
+    import kairox
+
+    if scenario != "coldstart":
+        # scenarios 2-4 time the client, not imports (every runner imports its SDK before the clock)
+        import mcp.client.session  # noqa: F401
+
+    names = {s["name"] for s in servers}
+    home = tempfile.mkdtemp(prefix="kairox-bench-home-")
+    env = {**os.environ, "KAIROX_HOME": home}
+    ws = tempfile.mkdtemp(prefix="kairox-bench-ws-")
+    started = time.perf_counter()
+    async with kairox.Runtime.open(ws, env=env, config_documents=[("bench", _kairox_doc(servers))]) as rt:
+        ready = time.perf_counter() - started
+        tools = [t for t in rt.tools.specs() if t.id.split(".", 1)[0] in names]
+        if scenario == "latency":
+            name = f"{servers[0]['name']}.echo"
+            for _ in range(20):
+                await rt.call_tool(name, {"message": "warm"})
+            times = []
+            for i in range(calls):
+                t0 = time.perf_counter()
+                result = await rt.call_tool(name, {"message": f"m{i}"})
+                times.append(time.perf_counter() - t0)
+                assert result.text == f"m{i}", result.text
+            return {"times": times}
+    return {"seconds": ready, "tools": len(tools)}
+
+
+# -- raw SDK ----------------------------------------------------------------------
+async def sdk_run(scenario: str, servers: list[Server], calls: int) -> dict[str, Any]:
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    started = time.perf_counter()
+    counts: dict[str, int] = {}
+    errors: list[str] = []
+    if scenario == "latency":
+        s = servers[0]
+        params = StdioServerParameters(command=s["command"], args=s["args"])
+        with open(os.devnull, "w") as devnull:
+            async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as session:
+                await session.initialize()
+                for _ in range(20):
+                    await session.call_tool("echo", {"message": "warm"})
+                times = []
+                for i in range(calls):
+                    t0 = time.perf_counter()
+                    res = await session.call_tool("echo", {"message": f"m{i}"})
+                    times.append(time.perf_counter() - t0)
+                    assert res.content[0].text == f"m{i}"  # type: ignore[union-attr]
+        return {"times": times}
+
+    # several servers: each in its own task (contexts must exit in the task that entered them)
+    done = anyio.Event()
+
+    async def one(s: Server, ready: anyio.Event) -> None:
+        params = StdioServerParameters(command=s["command"], args=s["args"])
+        try:
+            with open(os.devnull, "w") as devnull:
+                async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as session:
+                    with anyio.fail_after(30):
+                        await session.initialize()
+                        counts[s["name"]] = len((await session.list_tools()).tools)
+                    ready.set()
+                    await done.wait()
+        except Exception as exc:
+            errors.append(f"{s['name']}: {type(exc).__name__}")
+        finally:
+            ready.set()
+
+    async with anyio.create_task_group() as tg:
+        events = []
+        for s in servers:
+            ev = anyio.Event()
+            events.append(ev)
+            tg.start_soon(one, s, ev)
+        for ev in events:
+            await ev.wait()
+        seconds = time.perf_counter() - started
+        done.set()
+    return {"seconds": seconds, "tools": sum(counts.values()), "errors": errors}
+
+
+# -- fastmcp ----------------------------------------------------------------------
+async def fastmcp_run(scenario: str, servers: list[Server], calls: int) -> dict[str, Any]:
+    from fastmcp import Client
+
+    config = {"mcpServers": {s["name"]: {"command": s["command"], "args": s["args"]} for s in servers}}
+    started = time.perf_counter()
+    try:
+        async with Client(config) as client:
+            tools = await client.list_tools()
+            seconds = time.perf_counter() - started
+            if scenario == "latency":
+                name = "echo" if len(servers) == 1 else f"{servers[0]['name']}_echo"
+                for _ in range(20):
+                    await client.call_tool(name, {"message": "warm"})
+                times = []
+                for i in range(calls):
+                    t0 = time.perf_counter()
+                    res = await client.call_tool(name, {"message": f"m{i}"})
+                    times.append(time.perf_counter() - t0)
+                    assert res.content[0].text == f"m{i}"  # type: ignore[union-attr]
+                return {"times": times}
+            return {"seconds": seconds, "tools": len(tools)}
+    except Exception as exc:
+        return {"seconds": time.perf_counter() - started, "tools": 0, "errors": [f"{type(exc).__name__}: {exc}"[:200]]}
+
+
+# -- langchain-mcp-adapters ---------------------------------------------------------
+async def langchain_run(scenario: str, servers: list[Server], calls: int, persistent: bool) -> dict[str, Any]:
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    connections = {s["name"]: {"command": s["command"], "args": s["args"], "transport": "stdio"} for s in servers}
+    client = MultiServerMCPClient(connections)  # type: ignore[arg-type]
+    started = time.perf_counter()
+    if scenario == "latency":
+        first = servers[0]["name"]
+        async with AsyncExitStack() as stack:
+            if persistent:
+                from langchain_mcp_adapters.tools import load_mcp_tools
+
+                session = await stack.enter_async_context(client.session(first))
+                tools = await load_mcp_tools(session)
+            else:
+                tools = await client.get_tools(server_name=first)
+            echo = next(t for t in tools if t.name == "echo")
+            for _ in range(5 if not persistent else 20):
+                await echo.ainvoke({"message": "warm"})
+            times = []
+            for i in range(calls):
+                t0 = time.perf_counter()
+                res = await echo.ainvoke({"message": f"m{i}"})
+                times.append(time.perf_counter() - t0)
+                assert f"m{i}" in str(res), res
+        return {"times": times}
+    try:
+        tools = await client.get_tools()
+    except BaseException as exc:  # an ExceptionGroup when one server fails
+        return {"seconds": time.perf_counter() - started, "tools": 0, "errors": [f"{type(exc).__name__}"]}
+    return {"seconds": time.perf_counter() - started, "tools": len(tools)}
+
+
+# -- raw JSON lines (the floor) -------------------------------------------------------
+def pipe_run(scenario: str, servers: list[Server], calls: int) -> dict[str, Any]:
+    s = servers[0]
+    proc = subprocess.Popen(
+        [s["command"], *s["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert proc.stdin and proc.stdout
+
+    def rpc(i: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}).encode() + b"\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())  # type: ignore[no-any-return]
+
+    rpc(
+        0,
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}},
+    )
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    proc.stdin.flush()
+    for i in range(20):
+        rpc(i + 1, "tools/call", {"name": "echo", "arguments": {"message": "warm"}})
+    times = []
+    for i in range(calls):
+        t0 = time.perf_counter()
+        reply = rpc(100 + i, "tools/call", {"name": "echo", "arguments": {"message": f"m{i}"}})
+        times.append(time.perf_counter() - t0)
+        assert reply["result"]["content"][0]["text"] == f"m{i}"
+    proc.stdin.close()
+    proc.wait(5)
+    return {"times": times}
+
+
+def main() -> None:
+    library, scenario, raw = sys.argv[1], sys.argv[2], sys.argv[3]
+    args = json.loads(raw)
+    servers: list[Server] = args["servers"]
+    calls = int(args.get("calls", 200))
+    if library == "pipe":
+        _result(pipe_run(scenario, servers, calls))
+        return
+    runners = {
+        "kairox": lambda: kairox_run(scenario, servers, calls),
+        "sdk": lambda: sdk_run(scenario, servers, calls),
+        "fastmcp": lambda: fastmcp_run(scenario, servers, calls),
+        "langchain": lambda: langchain_run(scenario, servers, calls, persistent=False),
+        "langchain-session": lambda: langchain_run(scenario, servers, calls, persistent=True),
+    }
+    _result(anyio.run(runners[library]))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main()

@@ -1,0 +1,250 @@
+"""Kairox against the MCP client libraries users pick today, side by side on this machine.
+
+    uv run --group bench python benchmarks/bench_peers.py [--quick]
+
+Scenarios (issue 9), each run interleaved across libraries and repeated; the
+table shows medians and ratios (never pass/fail):
+
+1. cold start: a process connects to 5 stdio servers, lists every tool and exits;
+2. per-call latency (median, p99) on one server, with a raw JSON-lines pipe as the floor;
+3. parallel start of 1, 10 and 20 servers that each take 0.5 s to start (low CPU);
+4. failure isolation: 5 servers of which one crashes on start.
+
+Servers are the raw JSON-lines fixtures in ``tests/fixtures/mcp_servers/``
+(start in milliseconds, so the client's own cost shows). ``langchain-mcp-adapters``
+requires ``mcp<2``: it runs from a venv of its own built under ``.cache/bench/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+RUNNER = REPO / "benchmarks" / "_peer_runner.py"
+SERVERS = REPO / "tests" / "fixtures" / "mcp_servers"
+CACHE = Path(os.environ.get("KAIROX_TEST_CACHE") or REPO / ".cache") / "bench"
+
+
+def server(name: str, script: str = "well_behaved.py", *extra: str) -> dict[str, Any]:
+    return {"name": name, "command": sys.executable, "args": [str(SERVERS / script), "--name", name, *extra]}
+
+
+def langchain_python() -> str | None:
+    """A venv with langchain-mcp-adapters (and the mcp 1.x it requires), built once."""
+    venv = CACHE / "langchain-venv"
+    python = venv / "bin" / "python"
+    if python.exists():
+        return str(python)
+    uv = shutil.which("uv")
+    if uv is None:
+        return None
+    print("building the langchain-mcp-adapters venv (once) ...", file=sys.stderr)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run([uv, "venv", "-q", str(venv)], check=True)
+        subprocess.run(
+            [uv, "pip", "install", "-q", "--python", str(python), "langchain-mcp-adapters", "anyio"], check=True
+        )
+    except subprocess.CalledProcessError as exc:
+        print(f"langchain venv failed: {exc}", file=sys.stderr)
+        shutil.rmtree(venv, ignore_errors=True)
+        return None
+    return str(python)
+
+
+def have_fastmcp() -> bool:
+    try:
+        import fastmcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run(library: str, scenario: str, args: dict[str, Any], python: str) -> tuple[float, dict[str, Any]]:
+    t0 = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "benchmarks")}
+    proc = subprocess.run(
+        [python, str(RUNNER), library, scenario, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=REPO,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return wall, {
+            "failed": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+        }
+    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_cli(servers: list[dict[str, Any]]) -> float:
+    """``kairox tools list`` over a workspace declaring the servers: wall seconds."""
+    with tempfile.TemporaryDirectory() as ws, tempfile.TemporaryDirectory() as home:
+        lines = []
+        for s in servers:
+            lines += [
+                f"[mcp_servers.{s['name']}]",
+                f"command = {json.dumps(s['command'])}",
+                f"args = {json.dumps(s['args'])}",
+                "",
+            ]
+        Path(ws, "kairox.toml").write_text("\n".join(lines))
+        kairox = str(Path(sys.executable).parent / "kairox")
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [kairox, "-w", ws, "tools", "list", "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "KAIROX_HOME": home},
+        )
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr[-500:])
+        names = {s["name"] for s in servers}
+        count = len([t for t in json.loads(proc.stdout)["tools"] if t["id"].split(".", 1)[0] in names])
+        assert count == 6 * len(servers), count
+        return wall
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def fmt_ms(seconds: float) -> str:
+    return f"{seconds * 1000:9.2f} ms"
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    print(f"\n## {title}\n")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--calls", type=int, default=300)
+    opts = parser.parse_args()
+    reps = opts.reps or (2 if opts.quick else 5)
+    py = sys.executable
+    libs: dict[str, str] = {"kairox": py, "sdk": py}
+    if have_fastmcp():
+        libs["fastmcp"] = py
+    else:
+        print("fastmcp not installed: run with `uv run --group bench`", file=sys.stderr)
+    lc = langchain_python()
+    if lc:
+        libs["langchain"] = lc
+        libs["langchain-session"] = lc
+    print(f"# kairox vs MCP client libraries ({reps} repetitions, interleaved; {os.cpu_count()} CPUs)")
+
+    # 1. cold start ------------------------------------------------------------------
+    five = [server(f"s{i}") for i in range(5)]
+    cold: dict[str, list[float]] = {name: [] for name in [*libs, "kairox-cli"] if name != "langchain-session"}
+    for _ in range(reps):
+        for lib, python in libs.items():
+            if lib == "langchain-session":
+                continue
+            wall, out = run(lib, "coldstart", {"servers": five}, python)
+            if "failed" in out or out.get("tools", 0) < 30:
+                print(f"cold start {lib}: {out}", file=sys.stderr)
+                continue
+            cold[lib].append(wall)
+        cold["kairox-cli"].append(run_cli(five))
+    base = statistics.median(cold["sdk"])
+    table(
+        "1. cold start: connect to 5 stdio servers, list all tools, exit (process wall time)",
+        ["library", "median", "vs raw SDK"],
+        [[lib, fmt_ms(statistics.median(v)), f"{statistics.median(v) / base:.2f}x"] for lib, v in cold.items() if v],
+    )
+
+    # 2. per-call latency -------------------------------------------------------------------
+    one = [server("s0")]
+    lat: dict[str, list[float]] = {}
+    order = ["pipe", *libs]
+    for _ in range(max(1, reps // 2)):
+        for lib in order:
+            python = libs.get(lib, py)
+            calls = opts.calls if lib != "langchain" else max(20, opts.calls // 10)
+            _, out = run(lib, "latency", {"servers": one, "calls": calls}, python)
+            if "failed" in out:
+                print(f"latency {lib}: {out}", file=sys.stderr)
+                continue
+            lat.setdefault(lib, []).extend(out["times"])
+    sdk_med = statistics.median(lat["sdk"])
+    sdk_p99 = pct(lat["sdk"], 0.99)
+    pipe_med = statistics.median(lat["pipe"])
+    rows = []
+    for lib, times in lat.items():
+        med, p99 = statistics.median(times), pct(times, 0.99)
+        rows.append(
+            [lib, fmt_ms(med), fmt_ms(p99), f"{med / sdk_med:.2f}x", f"{p99 / sdk_p99:.2f}x", f"{med / pipe_med:.1f}x"]
+        )
+    table(
+        "2. per-call latency, one stdio server (echo)",
+        ["library", "median", "p99", "median vs SDK", "p99 vs SDK", "median vs pipe"],
+        rows,
+    )
+
+    # 3. parallel start ------------------------------------------------------------------------
+    rows = []
+    for n in (1, 10, 20):
+        slow = [server(f"slow{i}", "slow_start.py", "--delay", "0.5") for i in range(n)]
+        results: dict[str, list[float]] = {}
+        for _ in range(max(1, reps // 2)):
+            for lib, python in libs.items():
+                if lib == "langchain-session":
+                    continue
+                _, out = run(lib, "parallel", {"servers": slow}, python)
+                if "failed" in out or out.get("tools", 0) < 2 * n:
+                    print(f"parallel {n} {lib}: {out}", file=sys.stderr)
+                    continue
+                results.setdefault(lib, []).append(out["seconds"])
+        for lib, secs in results.items():
+            med = statistics.median(secs)
+            rows.append([str(n), lib, f"{med:.3f} s", f"{med / 0.5:.2f}x"])
+    table(
+        "3. parallel start: N servers that each take 0.5 s to start",
+        ["N", "library", "all tools listed", "vs 0.5 s"],
+        rows,
+    )
+
+    # 4. failure isolation -----------------------------------------------------------------------
+    mixed = [server(f"s{i}") for i in range(4)] + [
+        {"name": "crasher", "command": sys.executable, "args": [str(SERVERS / "crash_on_start.py")]}
+    ]
+    rows = []
+    for lib, python in libs.items():
+        if lib == "langchain-session":
+            continue
+        _, out = run(lib, "isolation", {"servers": mixed}, python)
+        if "failed" in out:
+            rows.append([lib, "0 / 24", "-", out["failed"][:60]])
+            continue
+        note = "; ".join(out.get("errors", []))[:60]
+        rows.append([lib, f"{out['tools']} / 24", f"{out['seconds']:.3f} s", note])
+    table(
+        "4. failure isolation: 5 servers, one crashes on start", ["library", "tools available", "time", "errors"], rows
+    )
+
+
+if __name__ == "__main__":
+    main()
