@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import enum
 import inspect
 import itertools
@@ -400,7 +401,10 @@ class Runtime:
             approved.add(spec.id)
 
     async def _pre_tool_call(self, call: ToolCall, approver: Approver | None) -> None:
-        original = dict(call.arguments)
+        try:  # deep: a hook may change a nested path in place, and the policy must see it
+            original = copy.deepcopy(call.arguments)
+        except Exception:
+            original = dict(call.arguments)
         blocked: list[str] = []
 
         def thread(kwargs: dict[str, Any]) -> dict[str, Any]:
