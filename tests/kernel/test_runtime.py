@@ -478,6 +478,53 @@ async def test_pre_turn_context_is_labelled(kairox_harness: KairoxHarness) -> No
         assert values["texter"] == "about rust"
         assert values["piecer"] == ContextPiece("from a piece", title="T")
         assert values["silent"] is None
+        context = await s.turn_context("rust")
+        injected = {(p.source, p.text) for p in context.injected}
+        assert injected == {("texter", "about rust"), ("piecer", "from a piece")}
+
+
+async def test_manifest_formats_are_registered(kairox_harness: KairoxHarness) -> None:
+    @attrs.frozen
+    class Format:
+        name: str
+        priority: int
+
+        def probe(self, root):
+            return None
+
+    def register(registrar) -> None:
+        registrar.add(Format("late", 50))
+        registrar.add(Format("early", 10))
+
+    plugin = make_plugin("formats", kairox_register_manifest_formats=register)
+    async with kairox_harness.open(plugins=[plugin]) as rt:
+        assert [f.priority for f in sorted(rt.manifest_formats, key=lambda f: f.priority)] == [10, 50]
+        assert rt.manifest_formats.owner_of("early") == "formats"
+
+
+async def test_transports_are_registered_with_their_owner(kairox_harness: KairoxHarness) -> None:
+    seen = []
+
+    @attrs.frozen
+    class Transport:
+        name: str
+
+        def connect(self, server, context):
+            raise NotImplementedError
+
+    def register_transports(registrar) -> None:
+        seen.append("transports")
+        registrar.add(Transport("carrier-pigeon"))
+
+    def register_sections(registrar) -> None:
+        seen.append("sections")
+
+    plugin = make_plugin(
+        "pigeon", kairox_register_transports=register_transports, kairox_register_config_sections=register_sections
+    )
+    async with kairox_harness.open(plugins=[plugin]) as rt:
+        assert rt.transports.names() == ["carrier-pigeon"]
+    assert seen == ["sections", "transports"]
 
 
 # -- events to kairox_event ------------------------------------------------------------
