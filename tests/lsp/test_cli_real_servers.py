@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -44,7 +45,7 @@ def _write_config(workspace: Path, server: str) -> None:
 
 def kairox(workspace: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     uv = shutil.which("uv")
-    prefix = [uv, "run", "--no-sync", "kairox"] if uv else [str(Path(os.sys.executable).parent / "kairox")]
+    prefix = [uv, "run", "--no-sync", "kairox"] if uv else [str(Path(sys.executable).parent / "kairox")]
     env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_LOAD_PLUGINS": "lsp"}
     return subprocess.run(
         [*prefix, "-w", str(workspace), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=180

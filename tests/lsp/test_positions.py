@@ -16,7 +16,7 @@ from kairox_lsp._positions import (
 )
 
 # text without surrogates (they cannot appear in a decoded file)
-lines = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=30)
+lines = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=30)
 encodings = st.sampled_from(["utf-8", "utf-16", "utf-32"])
 
 
