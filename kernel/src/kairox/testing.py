@@ -190,8 +190,10 @@ class InMemoryToolProvider:
         self._swap(merged)
 
     def _swap(self, tools: dict[str, Tool]) -> None:
-        if self.runtime is not None:
-            self.runtime.tools.replace_provider(self.name, tools.values())
+        if self.runtime is not None:  # one event with exactly what changed
+            changed = [t for tid, t in tools.items() if self._tools.get(tid) is not t]
+            gone = [tid for tid, t in self._tools.items() if tools.get(tid) is not t]
+            self.runtime.tools.replace(self.name, add=changed, remove=gone)
         self._tools = tools
 
     @property
