@@ -333,3 +333,14 @@ def test_fs_write_through_the_runtime_never_lands_outside_the_workspace(prefix: 
         assert snapshot(t["outside"]) == before_outside, value
         assert snapshot(t["home"]) == before_home, value
         assert {p.name for p in t["base"].iterdir()} == before_base, value
+
+
+async def test_names_that_are_not_utf8_are_listed_as_valid_text(ws: Path, tool_env: ToolEnv) -> None:
+    raw = os.fsencode(ws) + b"/caf\xe9.txt"
+    fd = os.open(raw, os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"x")
+    os.close(fd)
+    r = await call(FsList(tool_env))
+    assert r.text == "caf\ufffd.txt  (1 bytes)"
+    assert r.structured is not None and r.structured["entries"][0]["path"] == "caf\ufffd.txt"
+    r.text.encode("utf-8")

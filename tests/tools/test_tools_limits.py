@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from kairox_tools import BUILTIN_TOOLS
 from kairox_tools._args import ArgumentError, check_arguments
-from kairox_tools._output import HeadTail, cut_line, head_tail, image_type, looks_binary
+from kairox_tools._output import HeadTail, cut_line, head_tail, image_type, looks_binary, safe_text
 
 SCHEMAS = [cls.SPEC.input_schema for cls in BUILTIN_TOOLS]
 
@@ -150,3 +151,12 @@ def test_binary_and_images() -> None:
     assert image_type(b"GIF89a") == "image/gif"
     assert image_type(b"RIFF\x00\x00\x00\x00WEBPVP8 ") == "image/webp"
     assert image_type(b"plain text") is None
+
+
+@given(st.binary(max_size=40))
+def test_file_names_that_are_not_utf8_become_valid_text(raw: bytes) -> None:
+    name = os.fsdecode(raw)  # what os.scandir gives for such a name
+    clean = safe_text(name)
+    clean.encode("utf-8")  # never raises
+    if raw.decode("utf-8", errors="ignore").encode() == raw:
+        assert clean == name

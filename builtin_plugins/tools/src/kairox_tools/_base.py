@@ -13,6 +13,7 @@ from kairox._tools import ToolContext, ToolResult, ToolSpec
 
 from ._args import ArgumentError, check_arguments
 from ._config import ToolsConfig
+from ._output import safe_text
 
 __all__ = ["BuiltinTool", "ToolEnv", "error"]
 
@@ -36,8 +37,8 @@ class ToolEnv:
         try:
             rel = path.relative_to(self.workspace)
         except ValueError:
-            return str(path)
-        return str(rel) if str(rel) != "." else "."
+            return safe_text(str(path))
+        return safe_text(str(rel))
 
     def is_inside_workspace(self, path: Path) -> bool:
         return path == self.workspace or self.workspace in path.parents

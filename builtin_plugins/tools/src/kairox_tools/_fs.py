@@ -24,7 +24,7 @@ from kairox._policy import resolve_path
 from kairox._tools import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
 
 from ._base import BuiltinTool, error
-from ._output import SNIFF_BYTES, cut_line, image_type, looks_binary
+from ._output import SNIFF_BYTES, cut_line, image_type, looks_binary, safe_text
 
 __all__ = ["FsList", "FsRead", "FsWrite"]
 
@@ -360,11 +360,11 @@ class _Entry:
         self.rel, self.kind, self.size, self.target, self.note = rel, kind, size, target, note
 
     def render(self) -> str:
-        name = self.rel.as_posix()
+        name = safe_text(self.rel.as_posix())
         if self.kind == "dir":
             text = name + "/"
         elif self.kind == "symlink":
-            text = f"{name} -> {self.target}"
+            text = f"{name} -> {safe_text(self.target or '')}"
         elif self.kind == "file":
             text = f"{name}  ({self.size} bytes)"
         else:
@@ -372,11 +372,11 @@ class _Entry:
         return f"{text}  [{self.note}]" if self.note else text
 
     def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"path": self.rel.as_posix(), "type": self.kind}
+        data: dict[str, Any] = {"path": safe_text(self.rel.as_posix()), "type": self.kind}
         if self.size is not None:
             data["size"] = self.size
         if self.target is not None:
-            data["target"] = self.target
+            data["target"] = safe_text(self.target)
         return data
 
 

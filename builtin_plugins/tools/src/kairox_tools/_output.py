@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
-__all__ = ["HeadTail", "cut_line", "head_tail", "image_type", "looks_binary", "omitted_marker"]
+__all__ = ["HeadTail", "cut_line", "head_tail", "image_type", "looks_binary", "omitted_marker", "safe_text"]
 
 #: bytes looked at to decide whether a file is binary
 SNIFF_BYTES = 8192
 
 _TEXT_CONTROL = {7, 8, 9, 10, 11, 12, 13, 27}
+
+
+def safe_text(text: str) -> str:
+    """A file name as valid Unicode: bytes that are not UTF-8 (kept by the OS as lone
+    surrogates) become U+FFFD, so results always encode as JSON/UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape" if _only_escapes(text) else "surrogatepass").decode(
+            "utf-8", errors="replace"
+        )
+
+
+def _only_escapes(text: str) -> bool:
+    return all(not ("\ud800" <= c <= "\udfff") or "\udc80" <= c <= "\udcff" for c in text)
 
 
 def omitted_marker(count: int, unit: str) -> str:
