@@ -285,8 +285,7 @@ class _Connection:
         item: SessionMessage | Exception
         if line.truncated:
             item = InvalidServerMessage(
-                f"dropped a stdout line of {line.size} bytes "
-                f"(limit {self.t.max_message_bytes})",
+                f"dropped a stdout line of {line.size} bytes (limit {self.t.max_message_bytes})",
                 line=line.data[:200],
                 size=line.size,
             )
