@@ -255,3 +255,16 @@ async def test_a_server_that_closes_its_stdout_ends_the_session(tmp_path: Path) 
             assert ctx.diagnostics.exit_code is None  # still running until we close
     assert ctx.diagnostics.exit_code is not None
     assert ctx.diagnostics.stderr.lines() == ["closing stdout"]
+
+
+async def test_connecting_in_a_cancelled_scope_leaves_nothing(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    entered = False
+    with anyio.fail_after(20):
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            async with FAST.connect(server("well_behaved"), ctx):
+                entered = True
+                await anyio.sleep(10)
+    assert scope.cancelled_caught and entered
+    assert ctx.diagnostics.pid is not None and ctx.diagnostics.exit_code is not None

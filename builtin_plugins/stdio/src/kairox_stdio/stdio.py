@@ -205,6 +205,9 @@ class _Connection:
                         await self._shutdown()
                     tg.cancel_scope.cancel()
         finally:
+            if self.proc is not None and not self.closing:  # left before the body ran
+                with anyio.CancelScope(shield=True):
+                    await self._shutdown()
             for stream in (self.read_w, self.read_r, self.write_w, self.write_r):
                 stream.close()
             self._close_log()
