@@ -1,0 +1,74 @@
+"""contrib/kairox-minimal: a runtime built from only kairox + kairox-tools + kairox-skills works,
+and a config that needs a missing plugin is an error naming its distribution (never a traceback).
+
+Builds a real, separate virtual environment with ``uv`` from the local paths.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def test_only_the_chosen_plugins_are_installed(venv) -> None:
+    dists = json.loads(
+        venv.python(
+            "import json; from importlib.metadata import distributions; "
+            "print(json.dumps(sorted(d.metadata['Name'] for d in distributions())))"
+        )
+    )
+    assert [d for d in dists if d.startswith("kairox")] == ["kairox", "kairox-minimal", "kairox-skills", "kairox-tools"]
+    assert venv.python("import importlib.util as u; print(u.find_spec('mcp') is None)") == "True"
+
+
+@pytest.mark.parametrize("program", ["kairox", "kairox-minimal"])
+def test_plugins_and_status(venv, program: str) -> None:
+    plugins = venv.run(program, "plugins", "--json")
+    assert plugins.returncode == 0, plugins.stderr
+    data = json.loads(plugins.stdout)
+    assert sorted((p["name"], p["distribution"]) for p in data["plugins"]) == [
+        ("skills", "kairox-skills"),
+        ("tools", "kairox-tools"),
+    ]
+    assert data["failures"] == []
+    status = venv.run(program, "status", "--json")
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert json.loads(status.stdout)["ok"] is True
+
+
+def test_tools_list_and_call(venv) -> None:
+    (venv.workspace / "hello.txt").write_text("hello from the minimal distribution\n")
+    listed = venv.run("kairox", "tools", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    ids = {t["id"]: t for t in json.loads(listed.stdout)["tools"]}
+    assert {"fs.read", "fs.write", "fs.list", "shell.exec", "search.grep"} <= set(ids)
+    assert ids["fs.read"]["provider"] != "kairox"
+    called = venv.run("kairox", "tools", "call", "fs.read", "--args", '{"path": "hello.txt"}')
+    assert called.returncode == 0, called.stderr
+    assert "hello from the minimal distribution" in called.stdout
+
+
+@pytest.mark.parametrize(
+    ("config", "distribution"),
+    [
+        ('[mcp_servers.search]\ntype = "sse"\nurl = "https://example.com/mcp"\n', "kairox-mcp"),
+        ('[lsp_servers.rust]\ncommand = "rust-analyzer"\n', "kairox-lsp"),
+        ('[dap_servers.py]\ncommand = "python"\n', "kairox-dap"),
+        ("[catalog]\nsources = []\n", "kairox-catalog"),
+    ],
+)
+def test_config_needing_a_missing_plugin_names_the_distribution(venv, config: str, distribution: str) -> None:
+    (venv.workspace / "kairox.toml").write_text(config)
+    for args in (("status",), ("config", "show"), ("tools", "list")):
+        out = venv.run("kairox", *args)
+        assert "Traceback" not in out.stdout + out.stderr, out.stderr
+    status = venv.run("kairox", "status")
+    assert status.returncode == 1
+    assert f"is provided by {distribution}, which is not installed (pip install {distribution})" in status.stdout
+    data = json.loads(venv.run("kairox", "status", "--json").stdout)
+    assert any(distribution in e for e in data["config_errors"])
+    shown = venv.run("kairox", "config", "show")
+    assert shown.returncode == 0 and distribution in shown.stderr
