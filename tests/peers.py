@@ -269,3 +269,12 @@ def no_leftover_processes(settle: float = 3.0) -> Iterator[None]:
         if subreaper:
             _reap_zombies(before)
             _set_subreaper(False)
+
+
+if __name__ == "__main__":  # `python tests/peers.py --install`: what .ci/run calls up front
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Install the npm peers the test suite uses.")
+    parser.add_argument("--install", action="store_true", help="install server-everything into the cache")
+    if parser.parse_args().install:
+        print(f"server-everything: {everything_server_js()}")
