@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import typing
 from pathlib import Path
@@ -67,11 +68,17 @@ def _attrs_target(tp: Any) -> tuple[str, Any] | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _hints(cl: Any) -> dict[str, Any]:
+    """Resolved field types of an attrs class (``get_type_hints`` compiles every string annotation)."""
+    return typing.get_type_hints(cl)
+
+
 def strip_unknown(value: Any, cl: Any, *, file: str | None, path: str, problems: list[Problem]) -> Any:
     """A copy of ``value`` without the keys ``cl`` does not know; each dropped key is a warning."""
     if not attrs.has(cl) or not isinstance(value, dict):
         return value
-    hints = typing.get_type_hints(cl)
+    hints = _hints(cl)
     known = {a.name for a in attrs.fields(cl)}
     out: dict[str, Any] = {}
     for key, item in value.items():

@@ -346,6 +346,8 @@ def claude_hooks(
                 raise ManifestError(
                     f"expected a string, got {describe_value(matcher)}", file=file, path=join(ipath, "matcher")
                 )
+            if matcher in ("", "*"):
+                matcher = None  # Claude's "match everything"
             if matcher is not None:
                 try:
                     re.compile(matcher)
@@ -381,7 +383,7 @@ def claude_hooks(
                 decl = HookDecl(
                     event=ours,
                     command=expanded,
-                    matcher=matcher if matcher not in (None, "", "*") else None,
+                    matcher=matcher,
                     timeout=timeout,
                     source_event=str(event),
                 )
