@@ -344,3 +344,39 @@ async def test_names_that_are_not_utf8_are_listed_as_valid_text(ws: Path, tool_e
     assert r.text == "caf\ufffd.txt  (1 bytes)"
     assert r.structured is not None and r.structured["entries"][0]["path"] == "caf\ufffd.txt"
     r.text.encode("utf-8")
+
+
+async def test_a_huge_single_line_is_read_in_bounded_pieces(ws: Path, tool_env: ToolEnv) -> None:
+    (ws / "min.js").write_text("var a=1;" * 40_000 + "\nsecond\n", encoding="utf-8")  # 320,000 characters
+    r = await call(FsRead(tool_env), path="min.js", line_numbers=False)
+    first, second = r.text.splitlines()
+    assert first == "var a=1;" * 250 + " [... line cut: 318000 more characters]"
+    assert second == "second"
+
+
+async def test_counting_stops_on_very_long_files(ws: Path, tool_env: ToolEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kairox_tools._fs as fs
+
+    monkeypatch.setattr(fs, "COUNT_LINES_UP_TO", 1_000)
+    (ws / "log.txt").write_text("".join(f"entry {i}\n" for i in range(10_000)), encoding="utf-8")
+    r = await call(FsRead(tool_env), path="log.txt", limit=3, line_numbers=False)
+    assert r.text.splitlines()[:3] == ["entry 0", "entry 1", "entry 2"]
+    assert r.structured is not None and r.structured["total_lines"] is None
+    assert "showing lines 1-3 of more than" in r.text and "continue with offset=4" in r.text
+
+
+@given(st.text(st.sampled_from("ab\n\r"), max_size=60), st.integers(1, 8), st.integers(1, 5))
+def test_bounded_lines_match_plain_line_splitting(text: str, keep: int, chunk: int) -> None:
+    import io
+
+    import kairox_tools._fs as fs
+
+    old = fs._CHUNK
+    fs._CHUNK = chunk
+    try:
+        got = list(fs._bounded_lines(io.StringIO(text, newline=None), keep))
+    finally:
+        fs._CHUNK = old
+    expected = io.StringIO(text, newline=None).read().splitlines()
+    assert [length for _, length in got] == [len(line) for line in expected]
+    assert [head for head, _ in got] == [line[:keep] for line in expected]

@@ -15,6 +15,7 @@ import fnmatch
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from kairox._policy import resolve_path
 from kairox._tools import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
 
 from ._base import BuiltinTool, error
-from ._output import SNIFF_BYTES, cut_line, image_type, looks_binary, safe_text
+from ._output import SNIFF_BYTES, image_type, looks_binary, safe_text
 
 __all__ = ["FsList", "FsRead", "FsWrite"]
 
@@ -132,34 +133,70 @@ class FsRead(BuiltinTool):
         out: list[str] = []
         used = 0
         first = last = 0
-        total = 0
+        number = 0
+        scanned = 0
+        counted = True
         cut_by_size = False
-        for total, raw in enumerate(f, start=1):
-            if total < offset or cut_by_size or total >= offset + limit:
+        for number, (head, length) in enumerate(_bounded_lines(f, cfg.max_line_chars), start=1):
+            scanned += length
+            if number < offset or cut_by_size or number >= offset + limit:
+                if last and scanned > COUNT_LINES_UP_TO:
+                    counted = False  # the window is read; counting the rest would take too long
+                    break
                 continue
-            line = cut_line(raw.rstrip("\r\n"), cfg.max_line_chars)
-            rendered = f"{total:>6}\t{line}" if numbers else line
+            line = (
+                head if length <= cfg.max_line_chars else f"{head} [... line cut: {length - len(head)} more characters]"
+            )
+            rendered = f"{number:>6}\t{line}" if numbers else line
             if out and used + len(rendered) + 1 > budget:
                 cut_by_size = True
                 continue
             out.append(rendered)
             used += len(rendered) + 1
-            first = first or total
-            last = total
+            first = first or number
+            last = number
+        total = number if counted else None
         info: dict[str, Any] = {"path": shown, "total_lines": total, "start_line": first, "end_line": last}
-        if total == 0:
+        if number == 0:
             return ToolResult.from_text(f"[{shown} is empty]", structured={**info, "truncated": False})
-        if offset > total:
-            return error(f"offset {offset} is past the end of {shown} ({total} lines)", **info)
-        truncated = last < total
+        if offset > number:
+            return error(f"offset {offset} is past the end of {shown} ({number} lines)", **info)
+        truncated = total is None or last < total
         info["truncated"] = truncated
         info["next_offset"] = last + 1 if truncated else None
+        of = f" of {total}" if total is not None else f" of more than {number}"
         if truncated:
             why = "output limit reached" if cut_by_size else "line limit reached"
-            out.append(f"[... {why}: showing lines {first}-{last} of {total}; continue with offset={last + 1} ...]")
+            out.append(f"[... {why}: showing lines {first}-{last}{of}; continue with offset={last + 1} ...]")
         elif first > 1:
-            out.append(f"[lines {first}-{last} of {total}]")
+            out.append(f"[lines {first}-{last}{of}]")
         return ToolResult.from_text("\n".join(out), structured=info)
+
+
+#: characters fs.read reads past its window to count a file's lines
+COUNT_LINES_UP_TO = 64_000_000
+_CHUNK = 65_536
+
+
+def _bounded_lines(f: Any, keep: int) -> Iterator[tuple[str, int]]:
+    """Each line (file opened with universal newlines) as (its first ``keep``
+    characters, its length without the newline), in bounded memory: a minified
+    file can be one line of many megabytes."""
+    while True:
+        piece: str = f.readline(_CHUNK)
+        if not piece:
+            return
+        head = piece[: keep + 1]
+        length = len(piece)
+        while not piece.endswith("\n"):
+            piece = f.readline(_CHUNK)
+            if not piece:
+                break
+            length += len(piece)
+            if len(head) <= keep:
+                head += piece[: keep + 1 - len(head)]
+        content = length - 1 if piece.endswith("\n") else length
+        yield head[: min(keep, content)], content
 
 
 class FsWrite(BuiltinTool):
