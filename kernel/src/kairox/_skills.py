@@ -1,30 +1,785 @@
-"""Skills: the data model and the registry (discovery ships as the kairox-skills plugin)."""
+"""Skills: the data model and the registry (discovery ships as the kairox-skills plugin).
+
+A skill is a markdown file whose YAML frontmatter is a :class:`SkillFrontmatter`
+and whose body is the prompt. Skill sources (``kairox_register_skill_sources``)
+yield :class:`SkillDef` objects; the :class:`SkillRegistry` deduplicates them
+by name (session over workspace over user), remembers what each winner
+shadows, ranks skills for a prompt, and prepares one to run: its tools must be
+registered and its arguments are validated and rendered into the body.
+
+Template syntax: ``{{ name }}`` in the body is replaced by the value of the
+declared argument ``name`` (``\\{{ name }}`` writes a literal ``{{ name }}``);
+a placeholder naming no declared argument is left as it is.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+import difflib
+import enum
+import logging
+import re
+from collections.abc import Container, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
-from ._events import EventBus
+import anyio
+import attrs
+
+from ._events import Event, EventBus
+from .errors import KairoxError
 
 if TYPE_CHECKING:
     from ._runtime import Runtime
+    from .protocols import SkillSource
 
-__all__ = ["SkillRegistry"]
+__all__ = [
+    "ARGUMENT_TYPES",
+    "RenderedSkill",
+    "SkillArgument",
+    "SkillDef",
+    "SkillError",
+    "SkillFrontmatter",
+    "SkillLoadFailed",
+    "SkillLoadWarning",
+    "SkillMatch",
+    "SkillRegistry",
+    "SkillScope",
+    "SkillWarning",
+    "SkillsChanged",
+    "SkillsScanned",
+    "render_template",
+    "split_frontmatter",
+]
+
+logger = logging.getLogger(__name__)
+
+#: the types a declared argument may have
+ARGUMENT_TYPES = ("string", "integer", "number", "boolean")
+
+
+class SkillScope(str, enum.Enum):
+    """Where a skill applies. On a name clash session beats workspace beats user."""
+
+    PLUGIN = "plugin"
+    USER = "user"
+    WORKSPACE = "workspace"
+    SESSION = "session"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {SkillScope.PLUGIN: 0, SkillScope.USER: 1, SkillScope.WORKSPACE: 2, SkillScope.SESSION: 3}
+
+
+def _where(file: str | None, line: int | None, field: str) -> str:
+    place = f"{file}:{line}" if file and line else (file or (f"line {line}" if line else ""))
+    return ": ".join(p for p in (place, field) if p)
+
+
+class SkillError(KairoxError):
+    """A skill could not be read or used. ``file``, ``line`` and ``field`` say where."""
+
+    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, field: str = "") -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.field = field
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = _where(self.file, self.line, self.field)
+        return f"{where}: {self.message}" if where else self.message
+
+
+@attrs.frozen
+class SkillWarning:
+    """Something odd about a skill that was loaded anyway (leniency)."""
+
+    message: str
+    file: str | None = None
+    line: int | None = None
+    field: str = ""
+
+    def __str__(self) -> str:
+        where = _where(self.file, self.line, self.field)
+        return f"{where}: {self.message}" if where else self.message
+
+
+_TRUE = frozenset({"true", "yes", "on", "1"})
+_FALSE = frozenset({"false", "no", "off", "0"})
+_INT = re.compile(r"[-+]?[0-9]+")
+
+
+@attrs.frozen
+class SkillArgument:
+    """A declared input of a skill (a UI renders these as a form)."""
+
+    name: str
+    type: str = "string"
+    description: str = ""
+    required: bool = False
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+
+    def coerce(self, value: Any, *, skill: str = "", file: str | None = None) -> Any:
+        """``value`` as this argument's type (strings from a command line are converted)."""
+        field = f"arguments.{self.name}"
+
+        def bad(expected: str) -> SkillError:
+            who = f"skill {skill}: " if skill else ""
+            return SkillError(f"{who}argument {self.name!r} expects {expected}, got {value!r}", file=file, field=field)
+
+        out: Any
+        if self.type == "integer":
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise bad("an integer")
+            if isinstance(value, str):
+                if not _INT.fullmatch(value.strip()):
+                    raise bad("an integer")
+                value = int(value.strip())
+            out = value
+        elif self.type == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise bad("a number")
+            if isinstance(value, str):
+                try:
+                    out = float(value.strip())
+                except ValueError:
+                    raise bad("a number") from None
+            else:
+                out = value
+        elif self.type == "boolean":
+            if isinstance(value, bool):
+                out = value
+            elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+                out = value.strip().lower() in _TRUE
+            else:
+                raise bad("a boolean (true or false)")
+        else:
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise bad("a string")
+            out = value if isinstance(value, str) else str(value)
+        if self.choices and out not in self.choices:
+            raise bad("one of " + ", ".join(repr(c) for c in self.choices))
+        return out
+
+
+@attrs.frozen
+class SkillFrontmatter:
+    """The fields of a skill file's frontmatter (see FORMATS.md).
+
+    ``allowed_tools``, ``license``, ``compatibility`` and ``metadata`` come from
+    the Agent Skills format; ``extra`` keeps every other key so a file is
+    written back as it was read.
+    """
+
+    name: str
+    description: str
+    scope: SkillScope | None = None
+    keywords: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    model: str | None = None
+    arguments: tuple[SkillArgument, ...] = ()
+    license: str | None = None
+    compatibility: str | None = None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    allowed_tools: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def argument(self, name: str) -> SkillArgument | None:
+        return next((a for a in self.arguments if a.name == name), None)
+
+
+_FENCE = re.compile(r"^---[ \t]*\r?(?:\n|\Z)", re.M)
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """``(frontmatter, body)``; ``frontmatter`` is ``None`` when the text has none.
+
+    The frontmatter starts with a ``---`` line (after an optional BOM) and
+    ends at the next ``---`` line; the body is everything after that line.
+    Raises :class:`SkillError` when the closing line is missing.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    first, sep, rest = text.partition("\n")
+    if first.rstrip(" \t\r") != "---" or not sep:
+        return None, text
+    m = _FENCE.search(rest)
+    if m is None:
+        raise SkillError("the frontmatter opened on line 1 is never closed (no --- line)", line=1)
+    return rest[: m.start()], rest[m.end() :]
+
+
+_PLACEHOLDER = re.compile(r"(\\?)\{\{[ \t]*([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\}\}")
+
+
+def _format_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render_template(body: str, values: Mapping[str, Any]) -> str:
+    """Replace ``{{ name }}`` for each name in ``values``; ``\\{{ name }}`` stays literal."""
+
+    def repl(m: re.Match[str]) -> str:
+        escaped, name = m.group(1), m.group(2)
+        if name not in values:
+            return m.group(0)
+        if escaped:
+            return m.group(0)[1:]
+        return _format_value(values[name])
+
+    return _PLACEHOLDER.sub(repl, body)
+
+
+@attrs.frozen
+class SkillDef:
+    """One skill found by a source. The body is read from ``path`` when used
+    (``body_text`` holds it for skills that live in memory)."""
+
+    frontmatter: SkillFrontmatter
+    scope: SkillScope
+    source: str = ""
+    path: Path | None = None
+    namespace: str | None = None
+    body_text: str | None = attrs.field(default=None, repr=False)
+    warnings: tuple[SkillWarning, ...] = ()
+
+    @classmethod
+    def create(
+        cls, name: str, description: str, body: str = "", *, scope: SkillScope = SkillScope.SESSION, **fields: Any
+    ) -> SkillDef:
+        """A skill made in code (a session skill, a test)."""
+        return cls(SkillFrontmatter(name=name, description=description, **fields), scope, body_text=body)
+
+    @property
+    def name(self) -> str:
+        """The registry name: ``<namespace>:<name>`` for plugin skills."""
+        fm_name = self.frontmatter.name
+        return f"{self.namespace}:{fm_name}" if self.namespace else fm_name
+
+    @property
+    def description(self) -> str:
+        return self.frontmatter.description
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        return self.frontmatter.keywords
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        return self.frontmatter.tools
+
+    @property
+    def model(self) -> str | None:
+        return self.frontmatter.model
+
+    @property
+    def arguments(self) -> tuple[SkillArgument, ...]:
+        return self.frontmatter.arguments
+
+    @property
+    def kind(self) -> str:
+        """``"folder"`` (Agent Skills ``<name>/SKILL.md``), ``"file"`` or ``"memory"``."""
+        if self.path is None:
+            return "memory"
+        return "folder" if self.path.name == "SKILL.md" else "file"
+
+    @property
+    def root(self) -> Path | None:
+        """The skill's folder (where ``scripts/``, ``references/``, ``assets/`` live)."""
+        return self.path.parent if self.kind == "folder" and self.path is not None else None
+
+    def resources(self) -> dict[str, list[str]]:
+        """Files of a folder skill other than ``SKILL.md``, grouped by top-level
+        folder (``scripts``, ``references``, ``assets``, ...; ``"."`` for loose files)."""
+        root = self.root
+        out: dict[str, list[str]] = {}
+        if root is None:
+            return out
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root)
+            if not path.is_file() or rel.parts[0] in (".git", "node_modules", "__pycache__") or rel == Path("SKILL.md"):
+                continue
+            group = rel.parts[0] if len(rel.parts) > 1 else "."
+            out.setdefault(group, []).append(rel.as_posix())
+        return out
+
+    def body(self) -> str:
+        """The prompt (the text after the frontmatter), read now for file skills."""
+        if self.body_text is not None:
+            return self.body_text
+        if self.path is None:
+            return ""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise SkillError(f"cannot read the skill: {exc.strerror or exc}", file=str(self.path)) from None
+        try:
+            return split_frontmatter(text)[1]
+        except SkillError as exc:
+            raise SkillError(exc.message, file=str(self.path), line=exc.line) from None
+
+    def missing_tools(self, tools: Container[str]) -> list[str]:
+        """The listed tools that ``tools`` (a ToolRegistry, a set of names) does not have."""
+        return [t for t in self.tools if t not in tools]
+
+    def bind(self, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Validate ``arguments`` against the declared ones: types, defaults, required."""
+        file = str(self.path) if self.path else None
+        given = dict(arguments or {})
+        declared = {a.name: a for a in self.arguments}
+        unknown = [k for k in given if k not in declared]
+        if unknown:
+            takes = f"it declares {', '.join(declared)}" if declared else "it declares none"
+            raise SkillError(
+                f"skill {self.name}: unknown argument(s) {', '.join(map(repr, unknown))}; {takes}",
+                file=file,
+                field="arguments",
+            )
+        values: dict[str, Any] = {}
+        missing: list[SkillArgument] = []
+        for arg in self.arguments:
+            if arg.name in given and given[arg.name] is not None:
+                values[arg.name] = arg.coerce(given[arg.name], skill=self.name, file=file)
+            elif arg.default is not None:
+                values[arg.name] = arg.default
+            elif arg.required:
+                missing.append(arg)
+            else:
+                values[arg.name] = None
+        if missing:
+            what = "; ".join(f"{a.name} ({a.type}{': ' + a.description if a.description else ''})" for a in missing)
+            raise SkillError(
+                f"skill {self.name}: missing required argument(s): {what}",
+                file=file,
+                field=f"arguments.{missing[0].name}",
+            )
+        return values
+
+    def render(self, arguments: Mapping[str, Any] | None = None) -> str:
+        """The body with the (validated) arguments rendered into it."""
+        return render_template(self.body(), self.bind(arguments))
+
+
+@attrs.frozen
+class SkillMatch:
+    """A skill ranked for a prompt: its score and why."""
+
+    skill: SkillDef
+    score: float
+    reasons: tuple[str, ...]
+
+
+@attrs.frozen
+class RenderedSkill:
+    """A skill ready to run: the prompt text, its arguments, tools and pinned model."""
+
+    skill: SkillDef
+    text: str
+    arguments: Mapping[str, Any]
+    model: str | None
+    tools: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.skill.name
+
+
+# -- events -----------------------------------------------------------------------
+
+
+@attrs.frozen
+class SkillsScanned(Event):
+    sources: tuple[str, ...]
+    skills: int
+    errors: int = 0
+    warnings: int = 0
+
+
+@attrs.frozen
+class SkillLoadFailed(Event):
+    error: str
+    file: str | None = None
+    line: int | None = None
+    field: str = ""
+    source: str = ""
+
+
+@attrs.frozen
+class SkillLoadWarning(Event):
+    warning: str
+    file: str | None = None
+    line: int | None = None
+    field: str = ""
+    source: str = ""
+
+
+@attrs.frozen
+class SkillsChanged(Event):
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    session_id: str | None = None
+
+
+# -- matching ------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    "a an and are as at be by can do does for from get how i if in into is it its me my of on or our please "
+    "that the their then this to use used uses using want we what when which will with you your".split()
+)
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _tokens(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower())]
+
+
+def _has_phrase(haystack: str, words: list[str]) -> bool:
+    return bool(words) and f" {' '.join(words)} " in haystack
+
+
+def _score(skill: SkillDef, prompt: str, joined: str, words: set[str]) -> tuple[float, list[str]]:
+    score = 0.0
+    reasons: list[str] = []
+    name = skill.name
+    if re.search(rf"(?<![\w/$])[/$]{re.escape(name)}(?![\w-])", prompt):
+        score += 10
+        reasons.append(f"invoked as /{name}")
+    name_words = _tokens(name)
+    if _has_phrase(joined, name_words):
+        score += 4
+        reasons.append(f"name {name!r}")
+    else:
+        hits = [w for w in dict.fromkeys(name_words) if w in words and w not in _STOP]
+        if hits:
+            score += 1.5 * len(hits)
+            reasons.append("name words " + ", ".join(map(repr, hits)))
+    for keyword in skill.keywords:
+        if _has_phrase(joined, _tokens(keyword)):
+            score += 3
+            reasons.append(f"keyword {keyword!r}")
+    desc = [w for w in dict.fromkeys(_tokens(skill.description)) if w in words and w not in _STOP and len(w) > 2]
+    if desc:
+        score += min(3.0, 0.5 * len(desc))
+        reasons.append("description words " + ", ".join(map(repr, desc[:6])))
+    return score, reasons
+
+
+# -- the registry -------------------------------------------------------------------
+
+Problem = Union[SkillError, SkillWarning]
 
 
 class SkillRegistry:
-    """Every skill the agent may use (placeholder until the skills issue lands)."""
+    """Every skill the agent may use.
+
+    Skills come from sources (scanned with :meth:`scan` / :meth:`add_source`)
+    and from sessions (:meth:`add_session_skill`, dropped by
+    :meth:`end_session`). On a name clash the higher scope wins (session >
+    workspace > user > plugin; plugin skills are ``<plugin>:<name>`` so they
+    never clash with the others) and the winner remembers what it shadows.
+    Settings can disable a skill by name per scope (:meth:`set_overrides`);
+    ``len(registry)`` counts the enabled effective skills.
+    """
 
     def __init__(self, events: EventBus | None = None) -> None:
         self._events = events or EventBus()
-        self._skills: dict[str, Any] = {}
+        self._sources: dict[str, SkillSource] = {}
+        self._found: dict[str, list[SkillDef]] = {}
+        self._problems: dict[str, list[Problem]] = {}
+        self._session: dict[str, dict[str, SkillDef]] = {}
+        self._overrides: dict[SkillScope, dict[str, bool]] = {}
+        self._winners: dict[str, SkillDef] = {}
+        self._shadows: dict[str, tuple[SkillDef, ...]] = {}
+        self._duplicates: list[SkillWarning] = []
 
-    async def scan(self, sources: Iterable[Any], runtime: Runtime) -> None:
-        return None
+    # -- problems ----------------------------------------------------------
+    @property
+    def errors(self) -> list[SkillError]:
+        """Files that were skipped, and why (file, line, field)."""
+        return [p for ps in self._problems.values() for p in ps if isinstance(p, SkillError)]
+
+    @property
+    def warnings(self) -> list[SkillWarning]:
+        """Skills loaded leniently, and same-scope duplicates."""
+        found = [w for skills in self._found.values() for s in skills for w in s.warnings]
+        loose = [p for ps in self._problems.values() for p in ps if isinstance(p, SkillWarning)]
+        return found + loose + self._duplicates
+
+    def report(self, problem: Problem, *, source: str = "") -> None:
+        """Record a problem found outside a scan (a settings file, a plugin loader)."""
+        self._problems.setdefault(source, []).append(problem)
+        self._publish_problem(problem, source)
+
+    def _publish_problem(self, problem: Problem, source: str) -> None:
+        if isinstance(problem, SkillError):
+            self._events.publish(
+                SkillLoadFailed(problem.message, problem.file, problem.line, problem.field, source=source)
+            )
+        else:
+            self._events.publish(
+                SkillLoadWarning(problem.message, problem.file, problem.line, problem.field, source=source)
+            )
+
+    # -- sources -------------------------------------------------------------
+    async def scan(self, sources: Iterable[SkillSource], runtime: Runtime | None) -> None:
+        """Scan ``sources`` (each in a worker thread, one after the other) and
+        replace what they found before. A source that raises is an error; the
+        others still load."""
+        names: list[str] = []
+        for source in sources:
+            name = source.name
+            names.append(name)
+            self._sources[name] = source
+            try:
+                items = await anyio.to_thread.run_sync(_collect, source, runtime)
+            except Exception as exc:
+                logger.debug("skill source %s failed", name, exc_info=True)
+                items = [SkillError(f"skill source {name} failed: {type(exc).__name__}: {exc}")]
+            self._store(name, items)
+        self._rebuild()
+        for warning in self._duplicates:
+            self._publish_problem(warning, "")
+        for name in names:
+            for skill in self._found.get(name, ()):
+                for warning in skill.warnings:
+                    self._publish_problem(warning, name)
+            for problem in self._problems.get(name, ()):
+                self._publish_problem(problem, name)
+        self._events.publish(
+            SkillsScanned(
+                sources=tuple(names),
+                skills=sum(len(self._found.get(n, ())) for n in names),
+                errors=sum(isinstance(p, SkillError) for n in names for p in self._problems.get(n, ())),
+                warnings=sum(len(s.warnings) for n in names for s in self._found.get(n, ())),
+            )
+        )
+
+    def _store(self, source: str, items: list[Any]) -> None:
+        skills: list[SkillDef] = []
+        problems: list[Problem] = []
+        for item in items:
+            if isinstance(item, SkillDef):
+                skills.append(item if item.source else attrs.evolve(item, source=source))
+            elif isinstance(item, (SkillError, SkillWarning)):
+                problems.append(item)
+            else:
+                problems.append(SkillError(f"skill source {source} yielded {type(item).__name__}, not a SkillDef"))
+        self._found[source] = skills
+        self._problems[source] = problems
+
+    async def add_source(self, source: SkillSource, runtime: Runtime | None = None) -> None:
+        """Scan one more source (a plugin's bundled skills) into the registry."""
+        before = set(self._winners)
+        await self.scan([source], runtime)
+        added = tuple(sorted(set(self._winners) - before))
+        if added:
+            self._events.publish(SkillsChanged(added=added))
+
+    def remove_source(self, name: str) -> None:
+        """Forget a source and its skills (a plugin was disabled)."""
+        before = set(self._winners)
+        self._sources.pop(name, None)
+        self._found.pop(name, None)
+        self._problems.pop(name, None)
+        self._rebuild()
+        removed = tuple(sorted(before - set(self._winners)))
+        if removed:
+            self._events.publish(SkillsChanged(removed=removed))
+
+    async def rescan(self, runtime: Runtime | None = None) -> None:
+        """Scan every known source again (cheap: sources cache by path, size, mtime)."""
+        await self.scan(list(self._sources.values()), runtime)
+
+    def source_names(self) -> list[str]:
+        return list(self._sources)
+
+    def _rebuild(self) -> None:
+        candidates: dict[str, list[SkillDef]] = {}
+        for skills in self._found.values():
+            for skill in skills:
+                candidates.setdefault(skill.name, []).append(skill)
+        winners: dict[str, SkillDef] = {}
+        shadows: dict[str, tuple[SkillDef, ...]] = {}
+        duplicates: list[SkillWarning] = []
+        for name, defs in candidates.items():
+            ordered = sorted(defs, key=lambda s: -s.scope.rank)  # stable: first found wins a tie
+            winners[name] = ordered[0]
+            if len(ordered) > 1:
+                shadows[name] = tuple(ordered[1:])
+                for other in ordered[1:]:
+                    if other.scope is ordered[0].scope:
+                        duplicates.append(
+                            SkillWarning(
+                                f"skill {name!r} is defined twice in the {other.scope.value} scope; "
+                                f"{ordered[0].path or ordered[0].source} wins",
+                                file=str(other.path) if other.path else None,
+                                field="name",
+                            )
+                        )
+        self._winners = dict(sorted(winners.items()))
+        self._shadows = shadows
+        self._duplicates = duplicates
+
+    # -- session skills ------------------------------------------------------
+    def add_session_skill(self, session_id: str, skill: SkillDef) -> SkillDef:
+        """Add a skill that lives as long as the session (it wins over every other scope)."""
+        if skill.scope is not SkillScope.SESSION or skill.source != "session":
+            skill = attrs.evolve(skill, scope=SkillScope.SESSION, source="session")
+        self._session.setdefault(session_id, {})[skill.name] = skill
+        self._events.publish(SkillsChanged(added=(skill.name,), session_id=session_id))
+        return skill
+
+    def remove_session_skill(self, session_id: str, name: str) -> None:
+        if self._session.get(session_id, {}).pop(name, None) is not None:
+            self._events.publish(SkillsChanged(removed=(name,), session_id=session_id))
+
+    def session_skills(self, session_id: str) -> list[SkillDef]:
+        return sorted(self._session.get(session_id, {}).values(), key=lambda s: s.name)
 
     def end_session(self, session_id: str) -> None:
-        return None
+        """Drop the session's skills (the runtime calls this when a session ends)."""
+        dropped = self._session.pop(session_id, {})
+        if dropped:
+            self._events.publish(SkillsChanged(removed=tuple(sorted(dropped)), session_id=session_id))
+
+    # -- settings --------------------------------------------------------------
+    def set_overrides(self, scope: SkillScope | str, overrides: Mapping[str, bool]) -> None:
+        """Enable/disable skills by name as the ``scope`` settings say (workspace over user)."""
+        self._overrides[SkillScope(scope)] = dict(overrides)
+
+    def overrides(self, scope: SkillScope | str) -> dict[str, bool]:
+        return dict(self._overrides.get(SkillScope(scope), {}))
+
+    def enabled_state(self, name: str) -> tuple[bool, SkillScope | None]:
+        """``(enabled, scope whose settings decided it)``; enabled unless a setting says otherwise."""
+        for scope in sorted(self._overrides, key=lambda s: -s.rank):
+            value = self._overrides[scope].get(name)
+            if value is not None:
+                return bool(value), scope
+        return True, None
+
+    def is_enabled(self, name: str) -> bool:
+        return self.enabled_state(name)[0]
+
+    # -- lookups ----------------------------------------------------------------
+    def _view(self, session_id: str | None) -> dict[str, SkillDef]:
+        mine = self._session.get(session_id, {}) if session_id is not None else {}
+        if not mine:
+            return self._winners
+        return dict(sorted({**self._winners, **mine}.items()))
+
+    def get(self, name: str, *, session_id: str | None = None) -> SkillDef | None:
+        """The effective skill called ``name`` (enabled or not), or ``None``."""
+        return self._view(session_id).get(name)
+
+    def skills(
+        self,
+        *,
+        session_id: str | None = None,
+        include_disabled: bool = False,
+        scope: SkillScope | str | None = None,
+    ) -> list[SkillDef]:
+        """The effective skills (one per name), sorted by name."""
+        wanted = SkillScope(scope) if scope is not None else None
+        return [
+            s
+            for s in self._view(session_id).values()
+            if (include_disabled or self.is_enabled(s.name)) and (wanted is None or s.scope is wanted)
+        ]
+
+    def shadowed(self, name: str, *, session_id: str | None = None) -> tuple[SkillDef, ...]:
+        """The skills the winner for ``name`` hides, highest scope first."""
+        behind = self._shadows.get(name, ())
+        mine = self._session.get(session_id, {}) if session_id is not None else {}
+        if name in mine and name in self._winners:
+            return (self._winners[name], *behind)
+        return behind
+
+    def all_found(self) -> list[SkillDef]:
+        """Every skill every source found, winners and shadowed alike."""
+        return [s for skills in self._found.values() for s in skills]
 
     def __len__(self) -> int:
-        return len(self._skills)
+        return sum(1 for name in self._winners if self.is_enabled(name))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._winners
+
+    def __iter__(self) -> Iterator[SkillDef]:
+        return iter(self.skills())
+
+    # -- using a skill ---------------------------------------------------------------
+    def match(self, prompt: str, *, session_id: str | None = None, limit: int = 5) -> list[SkillMatch]:
+        """Rank enabled skills for ``prompt`` by keywords, name and description.
+
+        Each match carries its score and the reasons: ``/name`` in the prompt
+        (10), the whole name (4) or name words (1.5 each), each keyword phrase
+        (3), description words (0.5 each, at most 3). Scores below 1 are dropped.
+        """
+        words = _tokens(prompt)
+        joined = f" {' '.join(words)} "
+        word_set = set(words)
+        matches: list[SkillMatch] = []
+        for skill in self.skills(session_id=session_id):
+            score, reasons = _score(skill, prompt, joined, word_set)
+            if score >= 1.0:
+                matches.append(SkillMatch(skill, score, tuple(reasons)))
+        matches.sort(key=lambda m: (-m.score, m.skill.name))
+        return matches[:limit] if limit > 0 else matches
+
+    def require(self, name: str, *, session_id: str | None = None) -> SkillDef:
+        """The enabled skill called ``name``; a :class:`SkillError` says why not."""
+        skill = self.get(name, session_id=session_id)
+        if skill is None:
+            close = difflib.get_close_matches(name, list(self._view(session_id)), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SkillError(f"no skill named {name!r}{hint}")
+        enabled, decided = self.enabled_state(skill.name)
+        if not enabled:
+            where = decided.value if decided else "the"
+            raise SkillError(f"skill {skill.name} is disabled in the {where} settings", field="enabled")
+        return skill
+
+    def prepare(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        tools: Container[str] | None,
+        session_id: str | None = None,
+    ) -> RenderedSkill:
+        """Everything to run a skill: it exists and is enabled, every tool it
+        lists is registered in ``tools`` (pass ``runtime.tools``; ``None`` skips
+        the check), and its arguments are valid. Raises :class:`SkillError`."""
+        skill = self.require(name, session_id=session_id)
+        if tools is not None:
+            missing = skill.missing_tools(tools)
+            if missing:
+                raise SkillError(
+                    f"skill {skill.name} needs tools that are not registered: {', '.join(missing)}",
+                    file=str(skill.path) if skill.path else None,
+                    field="tools",
+                )
+        values = skill.bind(arguments)
+        text = render_template(skill.body(), values)
+        return RenderedSkill(skill=skill, text=text, arguments=values, model=skill.model, tools=skill.tools)
+
+
+def _collect(source: SkillSource, runtime: Runtime | None) -> list[Any]:
+    return list(source.scan(runtime))  # type: ignore[arg-type]

@@ -1,0 +1,165 @@
+"""The scan cache: parsed frontmatter keyed by path, size and mtime.
+
+One cache per cache file per process (memory), backed by an optional JSON file
+under the user home (``$KAIROX_HOME/cache/skills.json``) so that the next
+process starts warm. The file is written atomically (temp file +
+``os.replace``); two processes writing it at once cost only a re-parse later,
+because every entry is checked against the file's size and mtime.
+
+An entry whose file changed less than :data:`RACY_SECONDS` before it was read
+is not cached: a second edit within the file system's timestamp granularity
+could keep the same size and mtime.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Union
+
+from kairox._skills import SkillError, SkillFrontmatter, SkillWarning
+
+from ._format import frontmatter_from_canonical, frontmatter_to_mapping
+
+__all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]
+
+logger = logging.getLogger(__name__)
+
+#: bump when parsing changes what a file yields
+FORMAT_VERSION = 1
+RACY_SECONDS = 2.0
+
+#: what parsing one file gives: the frontmatter and its warnings, or the error
+Parsed = Union[tuple[SkillFrontmatter, tuple[SkillWarning, ...]], SkillError]
+
+
+def _problem_row(p: SkillWarning | SkillError) -> list[Any]:
+    return [p.message, p.line, p.field]
+
+
+def _encode(parsed: Parsed) -> dict[str, Any]:
+    if isinstance(parsed, SkillError):
+        return {"e": _problem_row(parsed)}
+    fm, warnings = parsed
+    out: dict[str, Any] = {"fm": frontmatter_to_mapping(fm)}
+    if warnings:
+        out["w"] = [_problem_row(w) for w in warnings]
+    return out
+
+
+def _decode(path: str, payload: dict[str, Any]) -> Parsed:
+    if "e" in payload:
+        message, line, field = payload["e"]
+        return SkillError(message, file=path, line=line, field=field)
+    warnings = tuple(SkillWarning(m, file=path, line=ln, field=f) for m, ln, f in payload.get("w", ()))
+    return frontmatter_from_canonical(payload["fm"]), warnings
+
+
+class ScanCache:
+    """Parsed skill files of this process, optionally persisted to ``file``."""
+
+    def __init__(self, file: Path | None = None) -> None:
+        self.file = file
+        self._mem: dict[str, tuple[int, int, Parsed]] = {}
+        self._disk: dict[str, list[Any]] | None = None
+        self._dirty = False
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _load_disk(self) -> dict[str, list[Any]]:
+        if self._disk is None:
+            self._disk = {}
+            if self.file is not None:
+                try:
+                    data = json.loads(self.file.read_text(encoding="utf-8"))
+                except FileNotFoundError:
+                    pass
+                except (OSError, ValueError) as exc:
+                    logger.debug("ignoring the skill cache %s: %s", self.file, exc)
+                else:
+                    if isinstance(data, dict) and data.get("version") == FORMAT_VERSION:
+                        entries = data.get("entries")
+                        self._disk = entries if isinstance(entries, dict) else {}
+        return self._disk
+
+    def get(self, path: str, size: int, mtime_ns: int) -> Parsed | None:
+        entry = self._mem.get(path)
+        if entry is not None and entry[0] == size and entry[1] == mtime_ns:
+            self.hits += 1
+            return entry[2]
+        if self.file is not None:
+            row = self._load_disk().get(path)
+            if row is not None and row[0] == size and row[1] == mtime_ns:
+                try:
+                    parsed = _decode(path, row[2])
+                except Exception:  # a damaged entry is a miss
+                    logger.debug("bad skill cache entry for %s", path, exc_info=True)
+                else:
+                    self._mem[path] = (size, mtime_ns, parsed)
+                    self.hits += 1
+                    return parsed
+        self.misses += 1
+        return None
+
+    def put(self, path: str, size: int, mtime_ns: int, parsed: Parsed) -> None:
+        if time.time_ns() - mtime_ns < RACY_SECONDS * 1e9:
+            return
+        self._mem[path] = (size, mtime_ns, parsed)
+        if self.file is not None:
+            self._load_disk()[path] = [size, mtime_ns, _encode(parsed)]
+            self._dirty = True
+
+    def prune(self, root: str, seen: set[str]) -> None:
+        """Forget entries under ``root`` that the last scan of it did not see."""
+        prefix = root.rstrip(os.sep) + os.sep
+        for store in (self._mem, self._disk or {}):
+            stale = [p for p in store if p.startswith(prefix) and p not in seen]
+            for p in stale:
+                del store[p]
+            if stale and store is self._disk:
+                self._dirty = True
+
+    def save(self) -> None:
+        """Write the file if anything changed (atomically; failures are only logged)."""
+        if self.file is None or not self._dirty:
+            return
+        with self._lock:
+            data = {"version": FORMAT_VERSION, "entries": self._load_disk()}
+            try:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".skills.", suffix=".tmp")
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                        json.dump(data, fh, separators=(",", ":"), ensure_ascii=False)
+                    os.replace(tmp, self.file)
+                except BaseException:
+                    Path(tmp).unlink(missing_ok=True)
+                    raise
+            except OSError as exc:
+                logger.warning("cannot write the skill cache %s: %s", self.file, exc)
+                return
+            self._dirty = False
+
+    def clear_memory(self) -> None:
+        """Drop the in-memory layer (the disk layer is read again on the next miss)."""
+        self._mem.clear()
+        self._disk = None
+        self._dirty = False
+
+
+_CACHES: dict[str, ScanCache] = {}
+
+
+def get_cache(file: Path | None) -> ScanCache:
+    """The process-wide cache for ``file`` (``None``: memory only)."""
+    key = str(file) if file is not None else ""
+    cache = _CACHES.get(key)
+    if cache is None:
+        cache = _CACHES[key] = ScanCache(file)
+    return cache

@@ -1,0 +1,88 @@
+"""What the hooks do: register the user and workspace sources, apply settings, suggest skills."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kairox._config import user_home
+from kairox._hooks import ContextPiece
+from kairox._skills import SkillError, SkillScope
+
+from ._cache import get_cache
+from ._config import SkillsConfig
+from ._settings import SettingsFile, settings_path, skill_overrides
+from ._sources import DirectorySkillSource
+
+if TYPE_CHECKING:
+    from kairox._registrar import Registrar
+    from kairox._runtime import Runtime, Session
+    from kairox.protocols import SkillSource
+
+__all__ = ["apply_settings", "home_of", "register_sources", "skills_config", "suggest"]
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "kairox-skills"
+
+
+def home_of(runtime: Runtime) -> Path:
+    return runtime.home or user_home(runtime.env)
+
+
+def skills_config(runtime: Runtime) -> SkillsConfig:
+    try:
+        value = runtime.config.section("skills")
+    except KeyError:
+        return SkillsConfig()
+    return value if isinstance(value, SkillsConfig) else SkillsConfig()
+
+
+def _resolve(base: Path, entry: str) -> Path:
+    path = Path(entry).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def register_sources(registrar: Registrar[SkillSource], runtime: Runtime) -> None:
+    config = skills_config(runtime)
+    home = home_of(runtime)
+    cache = get_cache(home / "cache" / "skills.json" if config.cache else None)
+    user_dirs = [home / "skills", *(_resolve(home, d) for d in config.user_dirs)]
+    workspace_dirs = [
+        runtime.workspace / ".kairox" / "skills",
+        *(_resolve(runtime.workspace, d) for d in config.workspace_dirs),
+    ]
+    registrar.add(DirectorySkillSource("user", SkillScope.USER, user_dirs, cache=cache))
+    registrar.add(DirectorySkillSource("workspace", SkillScope.WORKSPACE, workspace_dirs, cache=cache))
+    apply_settings(runtime)
+
+
+def apply_settings(runtime: Runtime) -> None:
+    """Load the user and workspace settings files into ``runtime.skills``."""
+    for scope in (SkillScope.USER, SkillScope.WORKSPACE):
+        path = settings_path(scope, workspace=runtime.workspace, home=home_of(runtime), env=runtime.env)
+        try:
+            data = SettingsFile(path).read()
+        except SkillError as exc:
+            runtime.skills.report(exc, source="settings")
+            data = {}
+        overrides, errors = skill_overrides(data, file=str(path))
+        for error in errors:
+            runtime.skills.report(error, source="settings")
+        runtime.skills.set_overrides(scope, overrides)
+
+
+def suggest(session: Session, prompt: str) -> ContextPiece | None:
+    """The best matching skills for a prompt, as context for the turn."""
+    runtime = session.runtime
+    limit = skills_config(runtime).suggest
+    if limit <= 0 or not prompt.strip():
+        return None
+    matches = runtime.skills.match(prompt, session_id=session.id, limit=limit)
+    if not matches:
+        return None
+    lines = ["Skills that may help with this request (use one by its name):"]
+    for m in matches:
+        lines.append(f"- {m.skill.name}: {m.skill.description.splitlines()[0]} ({'; '.join(m.reasons)})")
+    return ContextPiece(text="\n".join(lines), source=SOURCE, title="skills")

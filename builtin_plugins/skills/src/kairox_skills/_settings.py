@@ -1,0 +1,153 @@
+"""Settings files: enable or disable a skill per scope without touching its file.
+
+User settings live in ``$KAIROX_HOME/settings.json``, workspace settings in
+``<workspace>/.kairox/settings.json``::
+
+    {"skills": {"enabled": {"pr-review": false, "deploy": true}}}
+
+A name missing from both is enabled; the workspace value beats the user value.
+Every change is read-modify-write under an exclusive lock on a sibling
+``settings.json.lock`` file (``fcntl.flock``), and written atomically (temp
+file + ``os.replace``), so concurrent writers never lose an update and a
+reader never sees half a file. Other top-level keys are kept as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from kairox._config import user_home
+from kairox._skills import SkillError, SkillScope
+
+__all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]
+
+SETTINGS_FILE = "settings.json"
+
+
+def settings_path(
+    scope: SkillScope | str, *, workspace: Path, home: Path | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """Where the ``user`` or ``workspace`` settings file is."""
+    scope = SkillScope(scope)
+    if scope is SkillScope.USER:
+        return (home or user_home(env)) / SETTINGS_FILE
+    if scope is SkillScope.WORKSPACE:
+        return workspace / ".kairox" / SETTINGS_FILE
+    raise ValueError(f"settings exist for the user and workspace scopes, not {scope.value}")
+
+
+@contextlib.contextmanager
+def _locked(handle: IO[bytes]) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        return
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+class SettingsFile:
+    """One JSON settings file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
+    def read(self) -> dict[str, Any]:
+        """The document (``{}`` when the file does not exist); :class:`SkillError` when it is broken."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SkillError(f"cannot read the settings: {exc}", file=str(self.path)) from None
+        if not text.strip():
+            return {}
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SkillError(f"not valid JSON: {exc.msg}", file=str(self.path), line=exc.lineno) from None
+        if not isinstance(data, dict):
+            raise SkillError("expected a JSON object", file=str(self.path), line=1)
+        return data
+
+    def update(self, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """Lock, read, ``change(document)`` in place, write atomically, unlock.
+
+        A broken file is never overwritten (:class:`SkillError`).
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_path, "a+b") as lock, _locked(lock):
+            data = self.read()
+            change(data)
+            self._write(data)
+            return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2, ensure_ascii=False, sort_keys=True)
+                fh.write("\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def set_skill(self, name: str, enabled: bool | None) -> dict[str, Any]:
+        """Record ``enabled`` for skill ``name`` (``None`` removes the setting)."""
+
+        def change(data: dict[str, Any]) -> None:
+            skills = data.get("skills")
+            if not isinstance(skills, dict):
+                skills = data["skills"] = {}
+            table = skills.get("enabled")
+            if not isinstance(table, dict):
+                table = skills["enabled"] = {}
+            if enabled is None:
+                table.pop(name, None)
+            else:
+                table[name] = enabled
+
+        return self.update(change)
+
+
+def skill_overrides(data: Mapping[str, Any], *, file: str | None = None) -> tuple[dict[str, bool], list[SkillError]]:
+    """The ``skills.enabled`` table of a settings document, and its bad entries."""
+    skills = data.get("skills", {})
+    table = skills.get("enabled", {}) if isinstance(skills, dict) else None
+    if not isinstance(table, dict):
+        return {}, [SkillError("expected an object of skill name -> true/false", file=file, field="skills.enabled")]
+    out: dict[str, bool] = {}
+    errors: list[SkillError] = []
+    for name, value in table.items():
+        if isinstance(value, bool):
+            out[name] = value
+        else:
+            errors.append(
+                SkillError(f"expected true or false, got {value!r}", file=file, field=f"skills.enabled.{name}")
+            )
+    return out, errors

@@ -1,0 +1,183 @@
+"""Skill sources that read directories: kairox skill files and Agent Skills folders.
+
+A directory is walked to depth :data:`MAX_DEPTH` (``.git`` and ``node_modules``
+skipped). A folder holding ``SKILL.md`` is one Agent Skills skill (its other
+files are its resources, never skills of their own); any other ``*.md`` file
+is a kairox skill file. Listing reads only the frontmatter, through the
+:class:`~kairox_skills._cache.ScanCache`; the body is read when the skill is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from kairox._skills import SkillDef, SkillError, SkillScope, SkillWarning
+
+from ._cache import Parsed, ScanCache, get_cache
+from ._format import parse_frontmatter, read_frontmatter
+
+if TYPE_CHECKING:
+    from kairox._runtime import Runtime
+
+__all__ = ["IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "plugin_skill_source"]
+
+logger = logging.getLogger(__name__)
+
+MAX_DEPTH = 6
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
+#: markdown files in a skills directory that are documentation, not skills
+IGNORED_FILES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md", "agents.md", "claude.md"})
+
+Item = Union[SkillDef, SkillError, SkillWarning]
+
+
+def parse_file(path: str, *, folder: str | None, fallback_name: str) -> Parsed:
+    """Read and parse one skill file's frontmatter (never raises for bad content)."""
+    try:
+        block = read_frontmatter(path)
+    except SkillError as exc:
+        return exc
+    except OSError as exc:
+        return SkillError(f"cannot read: {exc.strerror or exc}", file=path)
+    if block is None:
+        return SkillError("no frontmatter: a skill file starts with a --- line", file=path, line=1)
+    text, warnings = block
+    try:
+        fm, more = parse_frontmatter(text, file=path, folder=folder, fallback_name=fallback_name)
+    except SkillError as exc:
+        return exc
+    return fm, tuple(warnings + more)
+
+
+class DirectorySkillSource:
+    """Every skill under ``dirs``, all of one ``scope``.
+
+    ``namespace`` makes names ``<namespace>:<name>`` (plugin bundles). A
+    missing directory is not an error (nobody has to create
+    ``~/.kairox/skills``).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        scope: SkillScope | str,
+        dirs: Sequence[str | os.PathLike[str]],
+        *,
+        namespace: str | None = None,
+        cache: ScanCache | None = None,
+        max_depth: int = MAX_DEPTH,
+    ) -> None:
+        self.name = name
+        self.scope = SkillScope(scope)
+        self.dirs = [Path(d) for d in dirs]
+        self.namespace = namespace
+        self.cache = cache if cache is not None else get_cache(None)
+        self.max_depth = max_depth
+
+    def __repr__(self) -> str:
+        return f"DirectorySkillSource({self.name!r}, {self.scope.value}, {[str(d) for d in self.dirs]})"
+
+    def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
+        """Yield a :class:`SkillDef` per skill and a :class:`SkillError` per skipped file."""
+        try:
+            for root in self.dirs:
+                yield from self._scan_root(root)
+        finally:
+            self.cache.save()
+
+    def _scan_root(self, root: Path) -> Iterator[Item]:
+        root_str = os.path.abspath(root)
+        if not os.path.isdir(root_str):
+            if os.path.exists(root_str):
+                yield SkillWarning("not a directory; no skills read from it", file=root_str)
+            return
+        seen: set[str] = set()
+        cache = self.cache
+        for path, folder, stat in _walk(root_str, self.max_depth):
+            if stat is None:
+                yield SkillWarning("cannot list this directory", file=path)
+                continue
+            seen.add(path)
+            parsed = cache.get(path, stat.st_size, stat.st_mtime_ns)
+            if parsed is None:
+                fallback = folder if folder is not None else os.path.basename(path)[:-3]
+                parsed = parse_file(path, folder=folder, fallback_name=fallback)
+                cache.put(path, stat.st_size, stat.st_mtime_ns, parsed)
+            if isinstance(parsed, SkillError):
+                yield parsed
+                continue
+            yield self._skill(path, *parsed)
+        cache.prune(root_str, seen)
+
+    def _skill(self, path: str, fm: Any, warnings: tuple[SkillWarning, ...]) -> SkillDef:
+        if fm.scope is not None and fm.scope is not self.scope and self.namespace is None:
+            warnings = (
+                *warnings,
+                SkillWarning(
+                    f"declares scope {fm.scope.value} but was found in a {self.scope.value} directory; "
+                    f"its scope is {self.scope.value}",
+                    file=path,
+                    field="scope",
+                ),
+            )
+        return SkillDef(fm, self.scope, source=self.name, path=Path(path), namespace=self.namespace, warnings=warnings)
+
+
+def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
+    """``(path, folder name for SKILL.md else None, stat)`` for every skill file, in a stable order."""
+    stack: list[tuple[str, int]] = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            yield directory, None, None
+            continue
+        files: list[os.DirEntry[str]] = []
+        subdirs: list[str] = []
+        skill_md: os.DirEntry[str] | None = None
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir():
+                    if name not in SKIP_DIRS:
+                        subdirs.append(entry.path)
+                elif name == "SKILL.md":
+                    skill_md = entry
+                elif name.endswith(".md") and name.lower() not in IGNORED_FILES:
+                    files.append(entry)
+            except OSError:
+                continue
+        if skill_md is not None:
+            folder = os.path.basename(directory.rstrip(os.sep)) or directory
+            yield from _with_stat([skill_md], folder)
+            continue
+        yield from _with_stat(files, None)
+        if depth < max_depth:
+            stack.extend((d, depth + 1) for d in reversed(subdirs))
+
+
+def _with_stat(
+    entries: list[os.DirEntry[str]], folder: str | None
+) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
+    for entry in entries:
+        try:
+            stat = entry.stat()
+        except OSError:
+            continue  # vanished or a dangling symlink
+        yield entry.path, folder, stat
+
+
+def plugin_skill_source(
+    plugin: str, directory: str | os.PathLike[str], *, cache: ScanCache | None = None
+) -> DirectorySkillSource:
+    """The skills a plugin bundles (``<plugin>:<name>``), for a plugin loader:
+
+    ``await runtime.skills.add_source(plugin_skill_source("foo", root / "skills"), runtime)``
+    """
+    return DirectorySkillSource(f"plugin:{plugin}", SkillScope.PLUGIN, [directory], namespace=plugin, cache=cache)
