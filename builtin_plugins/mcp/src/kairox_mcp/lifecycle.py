@@ -51,7 +51,7 @@ RESET_AFTER = 60.0
 #: how long a failed call waits for the transport to report the exit code
 DIAGNOSTICS_GRACE = 0.5
 #: how long a graceful stop may take before the connection is cut
-STOP_GRACE = 10.0
+STOP_GRACE = 8.0
 
 ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
@@ -449,5 +449,5 @@ class ServerLifecycle:
             logger.warning("MCP server %s did not stop within %g s; cutting the connection", self.name, grace)
             if self._scope is not None:
                 self._scope.cancel()
-            with anyio.move_on_after(5):
+            with anyio.move_on_after(4):  # the runtime gives a provider 15 s to stop
                 await self._done.wait()

@@ -1,0 +1,241 @@
+"""MCP benchmarks: call overhead of the runtime and parallel start-up. Prints a table of ratios.
+
+    uv run python benchmarks/bench_mcp.py [--calls 1000] [--starts 5]
+
+1. Call latency on one server program (npm server-everything over stdio, tool ``echo``),
+   three clients measured in one run, one call each in turn, so machine noise hits all alike:
+   - a raw JSON-lines pipe (blocking writes/reads of the JSON-RPC lines: the floor),
+   - the SDK's ``ClientSession.call_tool`` over the SDK's ``stdio_client``,
+   - ``Runtime.call_tool`` (registry, policy, events, adapter, kairox-stdio transport).
+   Median and p99 of each, and the ratios (target: runtime within 1.10x of the SDK).
+2. Time until every server is ready, for 1 and for 10 servers that each take 0.5 s to start
+   (a raw JSON-lines server that sleeps first), ``mcp`` already imported (target: 10 within 1.3x of 1).
+
+Not a test: numbers depend on the machine; the script only reports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+SLOW_SERVER = textwrap.dedent(
+    """
+    import json, sys, time
+    time.sleep(float(sys.argv[1]))
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg or "method" not in msg:
+            continue
+        m = msg["method"]
+        if m == "initialize":
+            result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "slow", "version": "1"}}
+        elif m == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif m == "tools/call":
+            result = {"content": [{"type": "text", "text": "ok"}]}
+        else:
+            result = {}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\\n")
+        sys.stdout.flush()
+    """
+)
+
+
+def everything_js() -> Path:
+    import peers
+
+    return peers.everything_server_js()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+# -- clients -----------------------------------------------------------------------------
+
+
+class RawPipe:
+    """JSON-RPC lines over the child's stdin/stdout, blocking I/O, no parsing beyond json."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.next_id = 0
+        self.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            message: dict[str, Any] = json.loads(self.proc.stdout.readline())
+            if message.get("id") == self.next_id:
+                return message
+
+    def call(self) -> None:
+        reply = self.request("tools/call", {"name": "echo", "arguments": {"message": "hi"}})
+        assert reply["result"]["content"][0]["text"] == "Echo: hi"
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+async def measure(fn: Callable[[], Awaitable[None]] | Callable[[], None], n: int, out: list[float]) -> None:
+    for _ in range(n):
+        start = time.perf_counter()
+        result = fn()
+        if result is not None:
+            await result
+        out.append(time.perf_counter() - start)
+
+
+async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from kairox import Runtime
+
+    js = str(everything_js())
+    argv = ["node", js, "stdio"]
+    samples: dict[str, list[float]] = {
+        "raw JSON-lines pipe": [],
+        "SDK ClientSession.call_tool": [],
+        "Runtime.call_tool": [],
+    }
+    raw = RawPipe(argv)
+    devnull = open(os.devnull, "w")
+    try:
+        params = StdioServerParameters(command="node", args=[js, "stdio"])
+        docs = [("bench", {"mcp_servers": {"ev": {"command": "node", "args": [js, "stdio"]}}})]
+        async with (
+            stdio_client(params, errlog=devnull) as (read, write),
+            ClientSession(read, write) as session,
+            Runtime.open(REPO, config_documents=docs, config_files=[], start=False) as rt,
+        ):
+            await session.initialize()
+            await rt.start_providers(["mcp"])
+
+            async def sdk_call() -> None:
+                result = await session.call_tool("echo", {"message": "hi"})
+                assert result.content[0].text == "Echo: hi"  # type: ignore[union-attr]
+
+            async def runtime_call() -> None:
+                result = await rt.call_tool("ev.echo", {"message": "hi"})
+                assert result.text == "Echo: hi"
+
+            clients: list[tuple[str, Any]] = [
+                ("raw JSON-lines pipe", raw.call),
+                ("SDK ClientSession.call_tool", sdk_call),
+                ("Runtime.call_tool", runtime_call),
+            ]
+            for _, fn in clients:  # warm-up (JIT of node, first-call caches)
+                await measure(fn, 100, [])
+            # Round robin, one call each, rotating who goes first: every client sees the
+            # same machine (a shared 2-core box is noisy; batches would compare moments).
+            for i in range(calls):
+                for k in range(len(clients)):
+                    name, fn = clients[(i + k) % len(clients)]
+                    await measure(fn, 1, samples[name])
+    finally:
+        raw.close()
+        devnull.close()
+    return [(name, statistics.median(v), pct(v, 0.99)) for name, v in samples.items()]
+
+
+async def time_to_ready(n: int, script: Path, delay: float) -> float:
+    from kairox import Runtime
+
+    # -S: the fake server needs no site-packages; its own start-up CPU is not what we measure
+    servers = {f"s{i}": {"command": sys.executable, "args": ["-S", str(script), str(delay)]} for i in range(n)}
+    docs = [("bench", {"mcp_servers": servers})]
+    async with Runtime.open(REPO, config_documents=docs, config_files=[], start=False) as rt:
+        start = time.perf_counter()
+        await rt.start_providers(["mcp"])
+        elapsed = time.perf_counter() - start
+        states = {s.state.value for s in rt.status().servers if s.kind == "mcp"}
+        assert states == {"ready"}, rt.status().servers
+    return elapsed
+
+
+async def bench_start(repeats: int, delay: float = 0.5) -> tuple[float, float]:
+    import kairox_mcp.client  # noqa: F401 - the one-time SDK import is not what we measure
+
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "slow_server.py"
+        script.write_text(SLOW_SERVER)
+        one: list[float] = []
+        ten: list[float] = []
+        for _ in range(repeats):
+            one.append(await time_to_ready(1, script, delay))
+            ten.append(await time_to_ready(10, script, delay))
+    return statistics.median(one), statistics.median(ten)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1000, help="measured calls per client")
+    parser.add_argument("--starts", type=int, default=5, help="repeats of the start-up measurement")
+    opts = parser.parse_args()
+    print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+    rows = anyio.run(bench_calls, opts.calls)
+    by = {name: (med, p99) for name, med, p99 in rows}
+    raw, sdk, rt = by["raw JSON-lines pipe"], by["SDK ClientSession.call_tool"], by["Runtime.call_tool"]
+    print(f"\nMCP tool call latency: server-everything stdio, tool echo, {opts.calls} calls per client")
+    print(f"{'client':<30} {'median ms':>10} {'p99 ms':>10}")
+    for name, med, p99 in rows:
+        print(f"{name:<30} {med * 1000:>10.3f} {p99 * 1000:>10.3f}")
+    print(f"\n{'ratio':<40} {'median':>8} {'p99':>8}  target")
+    print(f"{'Runtime.call_tool / SDK call_tool':<40} {rt[0] / sdk[0]:>8.2f} {rt[1] / sdk[1]:>8.2f}  <= 1.10")
+    print(f"{'Runtime.call_tool / raw pipe':<40} {rt[0] / raw[0]:>8.2f} {rt[1] / raw[1]:>8.2f}")
+    print(f"{'SDK call_tool / raw pipe':<40} {sdk[0] / raw[0]:>8.2f} {sdk[1] / raw[1]:>8.2f}")
+
+    one, ten = anyio.run(bench_start, opts.starts)
+    print(f"\nTime to all-ready, servers taking 0.5 s to start (median of {opts.starts})")
+    print(f"{'servers':<10} {'seconds':>8}")
+    print(f"{1:<10} {one:>8.3f}")
+    print(f"{10:<10} {ten:>8.3f}")
+    print(f"{'ratio 10 / 1':<10} {ten / one:>8.2f}  target <= 1.30")
+    print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
