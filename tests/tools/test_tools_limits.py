@@ -6,10 +6,12 @@ import json
 import os
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import kairox_tools._grep as grep
 from kairox_tools import BUILTIN_TOOLS
 from kairox_tools._args import ArgumentError, check_arguments
 from kairox_tools._output import HeadTail, cut_line, head_tail, image_type, looks_binary, safe_text
@@ -160,3 +162,32 @@ def test_file_names_that_are_not_utf8_become_valid_text(raw: bytes) -> None:
     clean.encode("utf-8")  # never raises
     if raw.decode("utf-8", errors="ignore").encode() == raw:
         assert clean == name
+
+
+@given(st.lists(st.binary(max_size=30), max_size=8))
+def test_ripgrep_output_is_split_into_lines_whatever_the_chunks(chunks: list[bytes]) -> None:
+    async def collect() -> list[bytes]:
+        async def stream() -> Any:
+            for chunk in chunks:
+                yield chunk
+
+        return [line async for line in grep._lines(stream())]
+
+    data = b"".join(chunks)
+    expected = data.split(b"\n")
+    if expected and expected[-1] == b"":
+        expected.pop()
+    assert anyio.run(collect) == expected
+
+
+def test_ripgrep_output_lines_over_the_limit_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(grep, "MAX_JSON_LINE", 10)
+
+    async def collect() -> list[bytes]:
+        async def stream() -> Any:
+            for chunk in (b"short\n", b"x" * 8, b"y" * 8, b"z\nafter\n"):
+                yield chunk
+
+        return [line async for line in grep._lines(stream())]
+
+    assert anyio.run(collect) == [b"short", b"after"]
