@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -51,14 +52,36 @@ def run_with_runtime(
     start: bool = True,
     approver: Approver | None = None,
 ) -> T:
-    """Open a runtime over the CLI's workspace, run ``fn`` in it, close it."""
+    """Open a runtime over the CLI's workspace, run ``fn`` in it, close it.
+
+    SIGTERM and SIGHUP cancel the work like Ctrl-C does, so the runtime closes
+    (every server's process group is reaped) before the CLI exits with 128+signal.
+    """
     state = state_of(ctx)
+    results: list[T] = []
+    received: list[int] = []
 
-    async def go() -> T:
-        async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
-            return await fn(rt)
+    async def go() -> None:
+        async with anyio.create_task_group() as tg:
 
-    return anyio.run(go)
+            async def watch_signals() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                    async for signum in signals:
+                        received.append(signum)
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch_signals)
+            async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
+                results.append(await fn(rt))
+            tg.cancel_scope.cancel()
+
+    anyio.run(go)
+    if received or not results:
+        signum = received[0] if received else signal.SIGTERM
+        click.echo(f"kairox: stopped by {signal.Signals(signum).name}; every server was shut down", err=True)
+        raise SystemExit(128 + signum)
+    return results[0]
 
 
 def tty_approver(assume_yes: bool) -> Approver | None:
