@@ -192,3 +192,34 @@ async def test_grandchildren_are_reaped_when_the_server_dies(tmp_path: Path, no_
         with anyio.fail_after(10):
             await server.wait_done()
         assert server.state is ServerState.FAILED
+
+
+@pytest.mark.anyio
+async def test_closing_the_runtime_while_a_server_starts_kills_it_promptly(tmp_path: Path, no_leftovers: None) -> None:
+    servers = {"h": fixture("hang_initialize", "--ignore-eof", "--ignore-sigterm")}  # default 30 s timeout
+    async with open_runtime(tmp_path, servers, start=False) as rt:
+        mcp = manager_of(rt)
+
+        def hanging() -> bool:
+            return "h" in mcp.servers and "hang_initialize: waiting forever" in mcp.logs("h")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(mcp.start_servers)
+            with anyio.fail_after(20):
+                while not hanging():  # noqa: ASYNC110 - polling the child's stderr
+                    await anyio.sleep(0.02)
+            started = time.monotonic()
+            await mcp.stop()
+        assert time.monotonic() - started < 5
+        assert mcp.server("h").state is ServerState.STOPPED
+
+
+@pytest.mark.anyio
+async def test_manual_restart_gives_a_fresh_process(tmp_path: Path, no_leftovers: None) -> None:
+    servers = {"w": fixture("well_behaved", "--name", "w")}
+    async with open_runtime(tmp_path, servers) as rt:
+        mcp = manager_of(rt)
+        first = mcp.server("w").diagnostics.pid
+        server = await mcp.restart("w")
+        assert server.state is ServerState.READY and server.diagnostics.pid not in (None, first)
+        assert (await rt.call_tool("w.echo", {"message": "again"}, approver=yes)).text == "again"
