@@ -180,18 +180,24 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
         rows = []
         for spec in rt.tools.specs():
             decision = rt.policy.decide(spec, {})
-            rows.append(
-                {
-                    "id": spec.id,
-                    "exported_name": spec.exported_name,
-                    "provider": spec.provider,
-                    "domain": spec.domain.value,
-                    "capability": spec.capability.value,
-                    "decision": decision.kind,
-                    "reason": decision.reason,
-                    "description": spec.description,
+            row: dict[str, Any] = {
+                "id": spec.id,
+                "exported_name": spec.exported_name,
+                "provider": spec.provider,
+                "domain": spec.domain.value,
+                "capability": spec.capability.value,
+                "decision": decision.kind,
+                "reason": decision.reason,
+                "description": spec.description,
+            }
+            if spec.capability.value == "write":
+                # a write's decision depends on where it lands: show both
+                row["decisions"] = {
+                    where: {"decision": d.kind, "reason": d.reason}
+                    for where in ("inside", "outside")
+                    for d in [rt.policy.decide_at(spec, where)]
                 }
-            )
+            rows.append(row)
         return rows
 
     rows = run_with_runtime(ctx, go)
@@ -204,9 +210,12 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
     w_id = max(len(r["id"]) for r in rows)
     w_prov = max(len(r["provider"]) for r in rows)
     for r in rows:
-        click.echo(
-            f"{r['id']:<{w_id}}  {r['provider']:<{w_prov}}  {r['domain']:<7} {r['capability']:<7} {r['decision']}"
-        )
+        decision = r["decision"]
+        if "decisions" in r:
+            inside, outside = r["decisions"]["inside"]["decision"], r["decisions"]["outside"]["decision"]
+            if inside != outside:
+                decision = f"{inside} inside the writable roots, {outside} outside"
+        click.echo(f"{r['id']:<{w_id}}  {r['provider']:<{w_prov}}  {r['domain']:<7} {r['capability']:<7} {decision}")
 
 
 @tools.command("call")
