@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._config import ConfigSection
-from ._instructions import InstructionsConfig
-from ._policy import PolicyConfig
-from ._registrar import Registrar
-from ._types import ServerStatus
 from .hookspecs import hookimpl
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the work is imported inside the hooks: building the plugin host stays cheap
+    from ._config import ConfigSection
+    from ._registrar import Registrar
     from ._runtime import Runtime
+    from ._types import ServerStatus
     from .protocols import ToolProvider
 
 
@@ -41,6 +39,10 @@ def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: 
 
 @hookimpl
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
+    from ._config import ConfigSection
+    from ._instructions import InstructionsConfig
+    from ._policy import PolicyConfig
+
     registrar.add(
         ConfigSection(
             name="policy",

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from .._runtime import Runtime
 from ._util import echo_json, run_with_runtime, want_json
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime
 
 
 @click.command("context")

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import click
 
-from .._runtime import Runtime, RuntimeStatus
 from ..errors import KairoxError, PolicyDenied, ToolError
 from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime, RuntimeStatus
 
 __all__ = ["register_core_commands"]
 

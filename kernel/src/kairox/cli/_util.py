@@ -7,14 +7,15 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 import attrs
 import click
 
 from .._host import PluginHost, build_plugin_host
-from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime
+
+if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
+    from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime
 
 __all__ = ["CliState", "echo_json", "run_with_runtime", "tty_approver"]
 
@@ -57,6 +58,10 @@ def run_with_runtime(
     SIGTERM and SIGHUP cancel the work like Ctrl-C does, so the runtime closes
     (every server's process group is reaped) before the CLI exits with 128+signal.
     """
+    import anyio
+
+    from .._runtime import Runtime
+
     state = state_of(ctx)
     results: list[T] = []
     received: list[int] = []
@@ -86,6 +91,10 @@ def run_with_runtime(
 
 def tty_approver(assume_yes: bool) -> Approver | None:
     """``--yes`` approves every Ask; on a TTY the user is asked; otherwise no approver (Ask = Deny)."""
+    import anyio
+
+    from .._runtime import ApprovalAnswer
+
     if assume_yes:
         return lambda request: ApprovalAnswer.ALLOW_ONCE
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
