@@ -61,7 +61,7 @@ SLOW_SERVER = textwrap.dedent(
 def everything_js() -> Path:
     import peers
 
-    return peers.everything_server_js()
+    return Path(peers.everything_server_js())
 
 
 def pct(values: list[float], q: float) -> float:

@@ -21,7 +21,7 @@ def no_leftovers() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def everything_js() -> Path:
-    return peers.everything_server_js()
+    return Path(peers.everything_server_js())
 
 
 @pytest.fixture

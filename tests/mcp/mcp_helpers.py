@@ -50,7 +50,7 @@ def memory_config(**fields: Any) -> dict[str, Any]:
 @asynccontextmanager
 async def open_runtime(
     workspace: Path,
-    servers: Mapping[str, Mapping[str, Any]],
+    servers: Mapping[str, Any],
     *,
     transports: tuple[Any, ...] = (),
     load_entrypoints: bool = True,

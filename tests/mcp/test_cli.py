@@ -128,3 +128,8 @@ def test_a_missing_transport_plugin_is_named_not_a_traceback(tmp_path: Path) -> 
     assert result.exit_code == 1
     assert 'transport "sse" is provided by kairox-sse, which is not installed (pip install kairox-sse)' in result.output
     assert "Traceback" not in result.output
+
+
+def test_logs_of_an_unknown_server(workspace: Path) -> None:
+    result = run(workspace, "mcp", "logs", "nope")
+    assert result.exit_code != 0 and "no MCP server named 'nope'" in result.output

@@ -31,6 +31,11 @@ def _errors(rt: Runtime) -> list[str]:
     return [str(e) for e in known_errors_for(rt.config, SECTION)] + [str(e) for e in manager_of(rt).errors]
 
 
+def _unknown(server: str, manager: McpServerManager) -> str:
+    configured = ", ".join(sorted(manager.definitions)) or "none"
+    return f"no MCP server named {server!r} (configured: {configured})"
+
+
 async def _start(manager: McpServerManager, names: list[str] | None) -> None:
     try:
         await manager.start_servers(names)
@@ -145,9 +150,7 @@ def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
     async def go(rt: Runtime) -> dict[str, Any]:
         manager = manager_of(rt)
         if server not in manager.definitions:
-            raise click.ClickException(
-                f"no MCP server named {server!r} (configured: {', '.join(sorted(manager.definitions)) or 'none'})"
-            )
+            return {"unknown": _unknown(server, manager)}
         try:
             await _start(manager, [server])
             s = manager.server(server)
@@ -166,6 +169,8 @@ def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
             await manager.stop()
 
     data = run_with_runtime(ctx, go, start=False)
+    if "unknown" in data:
+        raise click.ClickException(data["unknown"])
     if want_json(ctx, as_json):
         echo_json(data)
     elif data["state"] != "ready":
@@ -192,9 +197,7 @@ def mcp_logs(ctx: click.Context, server: str, lines: int, as_json: bool) -> None
     async def go(rt: Runtime) -> dict[str, Any]:
         manager = manager_of(rt)
         if server not in manager.definitions:
-            raise click.ClickException(
-                f"no MCP server named {server!r} (configured: {', '.join(sorted(manager.definitions)) or 'none'})"
-            )
+            return {"unknown": _unknown(server, manager)}
         try:
             await _start(manager, [server])
             s = manager.server(server)
@@ -210,6 +213,8 @@ def mcp_logs(ctx: click.Context, server: str, lines: int, as_json: bool) -> None
             await manager.stop()
 
     data = run_with_runtime(ctx, go, start=False)
+    if "unknown" in data:
+        raise click.ClickException(data["unknown"])
     if want_json(ctx, as_json):
         echo_json(data)
         return
