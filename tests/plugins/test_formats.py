@@ -6,13 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from plugin_helpers import FIXTURES, real, write_plugin
+
 from kairox import ApprovalPolicy, Permissions, SandboxPolicy
 from kairox_manifests.discovery import probe, sorted_formats
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.formats import ClaudeDefaultLayout, ClaudeFormat, CodexFormat, KairoxFormat, builtin_formats
 from kairox_manifests.model import PluginManifest, Requirement, Trust
 from kairox_philont.manifest import PhilontFormat
-from plugin_helpers import FIXTURES, real, write_plugin
 
 ALL_FORMATS = sorted_formats([*builtin_formats(), PhilontFormat()])
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
 from kairox.testing_strategies import (
     FORMATS,
     MANIFEST_FILES,

@@ -22,6 +22,7 @@ hypothesis is not a kairox dependency: import this module from tests only.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -139,7 +140,7 @@ _SEGMENT = st.text(_LOWER + _DIGITS, min_size=1, max_size=8)
 _ENV_NAME = st.builds(
     lambda h, t: h + t, st.sampled_from(_LOWER.upper()), st.text(_LOWER.upper() + _DIGITS + "_", max_size=10)
 )
-_VERSION = st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20)).map(lambda v: "%d.%d.%d" % v)
+_VERSION = st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20)).map(lambda v: f"{v[0]}.{v[1]}.{v[2]}")
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
 
 
@@ -458,7 +459,7 @@ def _set(doc: dict[str, Any], where: list[Any], value: Any) -> dict[str, Any]:
     """A copy of ``doc`` with the value at ``where`` replaced (containers created on the way)."""
     out = dict(doc)
     node: Any = out
-    for key, nxt in zip(where, where[1:]):
+    for key, nxt in itertools.pairwise(where):
         current = node.get(key) if isinstance(node, dict) else node[key]
         if isinstance(nxt, int):
             child: Any = list(current) if isinstance(current, list) and current else [_LIST_SEEDS[key]]

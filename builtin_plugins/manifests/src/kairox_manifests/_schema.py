@@ -68,7 +68,7 @@ def _attrs_target(tp: Any) -> tuple[str, Any] | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hints(cl: Any) -> dict[str, Any]:
     """Resolved field types of an attrs class (``get_type_hints`` compiles every string annotation)."""
     return typing.get_type_hints(cl)

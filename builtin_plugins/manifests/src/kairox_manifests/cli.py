@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from kairox import Runtime
 
     from .inventory import PluginRecord
-    from .model import PluginManifestView
 
 __all__ = ["plugin_group"]
 
@@ -36,8 +35,8 @@ def plugin_group() -> None:
     """Manifest plugins (.kairox-plugin, .codex-plugin, .claude-plugin, Philont plugin.json)."""
 
 
-def _summary(view: PluginManifestView) -> str:
-    counts = Counter(i.kind for i in view.inventory if i.enabled)
+def _summary(inventory: list[dict[str, Any]]) -> str:
+    counts = Counter(i["kind"] for i in inventory if i["enabled"])
     return ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(counts.items())) or "-"
 
 
@@ -51,45 +50,19 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     async def go(rt: Runtime) -> list[dict[str, Any]]:
         return [r.view().to_dict() for r in survey(rt)]
 
-    views = run_with_runtime(ctx, go, start=False)
+    views = _run(ctx, go)
     if want_json(ctx, as_json):
         echo_json({"plugins": views})
         return
     if not views:
         click.echo("(no plugins found)")
         return
-    from .model import PluginManifestView
-
-    rows = [PluginManifestView(**{k: v for k, v in _view_kwargs(d).items()}) for d in views]
-    w = max(len(v.name) for v in rows)
-    for v in rows:
-        state = STATE_WORDS.get(v.state, v.state)
-        click.echo(f"{v.name:<{w}}  {v.format:<13} {v.scope:<9} {state:<12} {_summary(v)}")
-        if v.reason:
-            click.echo(f"{'':<{w}}  ! {v.reason}")
-
-
-def _view_kwargs(d: dict[str, Any]) -> dict[str, Any]:
-    from .errors import Problem
-    from .model import InventoryItem
-
-    return {
-        "name": d["name"],
-        "format": d["format"],
-        "root": d["root"],
-        "scope": d["scope"],
-        "state": d["state"],
-        "reason": d["reason"],
-        "version": d["version"],
-        "description": d["description"],
-        "enabled": d["enabled"],
-        "inventory": tuple(InventoryItem(**i) for i in d["inventory"]),
-        "permissions": d["permissions"],
-        "trust": d["trust"],
-        "trusted": d["trusted"],
-        "publisher": d["publisher"],
-        "problems": tuple(Problem(**p) for p in d["problems"]),
-    }
+    w = max(len(v["name"]) for v in views)
+    for v in views:
+        state = STATE_WORDS.get(v["state"], v["state"])
+        click.echo(f"{v['name']:<{w}}  {v['format']:<13} {v['scope']:<9} {state:<12} {_summary(v['inventory'])}")
+        if v["reason"]:
+            click.echo(f"{'':<{w}}  ! {v['reason']}")
 
 
 def _inspect_record(rt: Runtime, target: str) -> PluginRecord:
@@ -126,7 +99,7 @@ def inspect_cmd(ctx: click.Context, target: str, as_json: bool) -> None:
     async def go(rt: Runtime) -> dict[str, Any]:
         return _inspect_record(rt, target).view().to_dict()
 
-    data = run_with_runtime(ctx, go, start=False)
+    data = _run(ctx, go)
     if want_json(ctx, as_json):
         echo_json(data)
     else:
@@ -216,11 +189,23 @@ def uninstall_cmd(ctx: click.Context, name: str, scope: str, yes: bool) -> None:
 
 
 def _run(ctx: click.Context, fn: Any, approver: Any = None) -> Any:
-    try:
-        return run_with_runtime(ctx, fn, start=False, approver=approver)
-    except (KairoxError, OSError) as exc:
-        click.echo(f"kairox: {exc}", err=True)
+    """Run ``fn(runtime)`` (no providers started); a kairox or OS error is one line on stderr and exit 1."""
+
+    async def guarded(rt: Runtime) -> tuple[str, Any]:
+        try:
+            return "ok", await fn(rt)
+        except (KairoxError, OSError) as exc:
+            return "error", exc
+        except click.ClickException as exc:
+            return "click", exc
+
+    kind, value = run_with_runtime(ctx, guarded, start=False, approver=approver)
+    if kind == "click":
+        raise value
+    if kind == "error":
+        click.echo(f"kairox: {value}", err=True)
         ctx.exit(1)
+    return value
 
 
 def _toggle(ctx: click.Context, target: str, scope: str, enabled: bool) -> None:
