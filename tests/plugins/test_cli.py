@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from plugin_helpers import FIXTURES, copy_fixture, real, write_plugin
+
 from kairox.testing import KairoxHarness
 from kairox_manifests.settings import SettingsStore
-from plugin_helpers import FIXTURES, copy_fixture, real, write_plugin
 
 NO_TEMP_ROOT = "[policy]\ninclude_temp_dir = false\n"
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kairox_manifests.compat import check_compatibility, parse_range, parse_requirement
-from kairox_manifests.model import Compatibility, Requirement
 from packaging.version import Version
 from plugin_helpers import write_executable
+
+from kairox_manifests.compat import check_compatibility, parse_range, parse_requirement
+from kairox_manifests.model import Compatibility, Requirement
 
 
 @pytest.mark.parametrize(

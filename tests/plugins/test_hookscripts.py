@@ -12,12 +12,13 @@ import psutil
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from plugin_helpers import write_executable
+
 from kairox import Block, ContextPiece, Runtime, ToolCall, ToolResult, ToolSpec
 from kairox.testing import EventLog, KairoxHarness
 from kairox_manifests.events import PluginHookFailed, PluginHookRan
 from kairox_manifests.hookscripts import HookAnswer, ScriptHook, claude_aliases, parse_answer
 from kairox_manifests.model import HookDecl
-from plugin_helpers import write_executable
 
 pytestmark = pytest.mark.anyio
 

@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_helpers import write_plugin
+
 from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState
 from kairox.testing import Approvals, EventLog, KairoxHarness
 from kairox_manifests.events import PluginLoaded, PluginNotLoaded
 from kairox_manifests.loader import PluginLoader, loader_of
 from kairox_manifests.settings import SettingsStore
-from plugin_helpers import write_plugin
 
 pytestmark = pytest.mark.anyio
 

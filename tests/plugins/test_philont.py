@@ -8,12 +8,13 @@ from typing import Any
 import anyio
 import psutil
 import pytest
+from plugin_helpers import copy_fixture, write_plugin
+
 from kairox import Block, PolicyDenied, ServerState, ToolError
 from kairox.testing import KairoxHarness
 from kairox_manifests.loader import PluginLoader, loader_of
 from kairox_philont.context import PhilontContext
 from kairox_philont.worker import BASE_ENV
-from plugin_helpers import copy_fixture, write_plugin
 
 pytestmark = pytest.mark.anyio
 
