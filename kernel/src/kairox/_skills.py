@@ -318,7 +318,8 @@ class SkillDef:
         if self.path is None:
             return ""
         try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
+            with open(self.path, encoding="utf-8", errors="replace", newline="") as fh:
+                text = fh.read()
         except OSError as exc:
             raise SkillError(f"cannot read the skill: {exc.strerror or exc}", file=str(self.path)) from None
         try:

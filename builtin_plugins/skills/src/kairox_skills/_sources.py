@@ -147,6 +147,8 @@ def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_
                 if entry.is_dir():
                     if name not in SKIP_DIRS:
                         subdirs.append(entry.path)
+                elif not entry.is_file():
+                    continue  # a FIFO or socket would block or fail on open
                 elif name == "SKILL.md":
                     skill_md = entry
                 elif name.endswith(".md") and name.lower() not in IGNORED_FILES:

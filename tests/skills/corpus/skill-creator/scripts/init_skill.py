@@ -1,0 +1,5 @@
+"""Create a skill folder from the template."""
+
+import sys
+
+print("init", sys.argv[1:])
