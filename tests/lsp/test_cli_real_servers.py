@@ -16,7 +16,8 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import server_command
+
+from .helpers import server_command
 
 pytestmark = pytest.mark.integration
 

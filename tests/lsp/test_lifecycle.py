@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 
 import anyio
 import pytest
-from conftest import alive, live_children, server_command
 
 import kairox_lsp.hooks
 from kairox import Event, Runtime, ServerState, ToolsChanged
 from kairox_lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped, add_plugin_servers
 from kairox_lsp._provider import LspToolProvider
+
+from .helpers import alive, live_children, server_command
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leaked_children")]
 

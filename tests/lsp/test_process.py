@@ -7,11 +7,12 @@ import time
 
 import anyio
 import pytest
-from conftest import alive
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kairox_lsp._process import CommandNotFound, StderrTail, StdioPeer
+
+from .helpers import alive
 
 pytestmark = pytest.mark.usefixtures("no_leaked_children")
 
@@ -33,9 +34,11 @@ while True:
 """
 
 GRANDCHILD = r"""
-import subprocess, sys, time
+import os, subprocess, sys, time
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-sys.stderr.write(f"grandchild {child.pid}\n"); sys.stderr.flush()
+# like debugpy's launcher: a process group of its own, in the same session
+other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], preexec_fn=os.setpgrp)
+sys.stderr.write(f"grandchild {child.pid} {other.pid}\n"); sys.stderr.flush()
 time.sleep(600)
 """
 
@@ -85,16 +88,17 @@ async def test_echo_round_trip_with_non_ascii() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_whole_group_is_killed() -> None:
+async def test_the_whole_group_and_session_is_killed() -> None:
     peer = await StdioPeer.spawn(sys.executable, ["-c", GRANDCHILD])
     async with anyio.create_task_group() as tg:
         tg.start_soon(peer.drain_stderr)
         await _wait_for_stderr(peer, "grandchild")
         tg.cancel_scope.cancel()
-    grandchild = int(next(line for line in peer.stderr.lines() if "grandchild" in line).split()[1])
-    assert alive([peer.pid, grandchild]) == [peer.pid, grandchild]
+    words = next(line for line in peer.stderr.lines() if "grandchild" in line).split()
+    pids = [peer.pid, int(words[1]), int(words[2])]
+    assert alive(pids) == pids
     await peer.aclose(grace=0.2)
-    assert alive([peer.pid, grandchild]) == []
+    assert alive(pids) == []
 
 
 @pytest.mark.anyio

@@ -1,8 +1,9 @@
 """A child process that speaks Content-Length framed JSON on stdin/stdout.
 
-Shared by the LSP and DAP clients. The child runs in its own process group
-(its own session), so that closing it also ends whatever it started (node
-workers, the debuggee). Its stderr is always drained into a bounded buffer,
+Shared by the LSP and DAP clients. The child runs in its own session (and so
+its own process group), so that closing it also ends whatever it started:
+node workers in its group, and on Linux also processes that moved to a group
+of their own inside its session (debugpy's debuggee). Its stderr is always drained into a bounded buffer,
 never to the terminal: a chatty server cannot block on a full pipe, and the
 tail is there for diagnostics when it fails.
 
@@ -28,7 +29,15 @@ import anyio.abc
 
 from ._framing import BadMessage, FrameDecoder, encode_message
 
-__all__ = ["CommandNotFound", "StderrTail", "StdioPeer", "kill_group", "resolve_command"]
+__all__ = [
+    "CommandNotFound",
+    "StderrTail",
+    "StdioPeer",
+    "kill_group",
+    "kill_session",
+    "resolve_command",
+    "session_members",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -119,15 +128,51 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> bool:
     return True
 
 
-async def _wait_group_gone(pgid: int, timeout: float) -> bool:
-    """Wait until no process is left in group ``pgid`` (signal 0 probes without killing)."""
+def session_members(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (Linux, from ``/proc``; empty elsewhere).
+
+    The child is started as a session leader, so everything it starts stays in
+    its session even when it moves to a process group of its own (debugpy's
+    launcher puts the debuggee in a new group).
+    """
+    proc = Path("/proc")
+    if not proc.is_dir():  # pragma: no cover - not Linux
+        return []
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        # state ppid pgrp session ...; zombies are dead already
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def kill_session(sid: int) -> None:
+    """Kill the process group ``sid`` and every other process of session ``sid``."""
+    kill_group(sid, signal.SIGKILL)
+    for pid in session_members(sid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+async def _wait_session_gone(sid: int, timeout: float) -> bool:
+    """Wait until group ``sid`` is empty (signal 0 probes) and no process of session ``sid`` lives."""
     with anyio.move_on_after(timeout):
         delay = 0.001
-        while kill_group(pgid, 0):
+        while kill_group(sid, 0) or session_members(sid):
+            kill_session(sid)
             await anyio.sleep(delay)
             delay = min(delay * 2, 0.05)
         return True
-    logger.warning("process group %s still has members after it was killed", pgid)
+    logger.warning("processes of session %s are still running after they were killed", sid)
     return False
 
 
@@ -233,8 +278,8 @@ class StdioPeer:
         return self.process.returncode
 
     def kill(self) -> None:
-        """Kill the whole process group now (no waiting)."""
-        kill_group(self.pid, signal.SIGKILL)
+        """Kill the process, its group and its session now (no waiting)."""
+        kill_session(self.pid)
         try:
             self.process.kill()
         except ProcessLookupError:
@@ -257,7 +302,7 @@ class StdioPeer:
             # also when the leader exited: its children may still hold the group
             self.kill()
             code = await self.wait(5.0)
-            await _wait_group_gone(self.pid, 2.0)
+            await _wait_session_gone(self.pid, 2.0)
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     try:

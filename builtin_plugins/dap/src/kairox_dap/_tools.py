@@ -1,0 +1,202 @@
+"""The ``dap.*`` tools: their schemas, policy facts and argument checking.
+
+``dap.launch`` runs a program and ``dap.evaluate`` runs code inside it, so both
+are ``execute`` (the default policy asks). Breakpoints, stepping and
+disconnecting change only the debug session (``write``, local, no path
+target); reading the stack, variables and output is ``read``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kairox._tools import ToolContext, ToolResult, ToolSpec
+from kairox._types import Capability, Domain
+
+from ._client import ConnectionLost, DapError, RequestTimeout
+from ._lifecycle import AdapterUnavailable
+from ._session import SessionEnded
+
+__all__ = ["TOOLS", "DapTool", "ToolInputError", "bool_arg", "int_arg", "number_arg", "str_arg"]
+
+logger = logging.getLogger(__name__)
+
+
+class ToolInputError(ValueError):
+    """Bad arguments or nothing to act on: shown to the caller as an error result."""
+
+
+_WAIT = {"type": "number", "exclusiveMinimum": 0, "description": "Seconds to wait for the program to stop or end."}
+_THREAD = {"type": "integer", "description": "Thread id (default: the thread that stopped)."}
+_SERVER = {"type": "string", "description": "Debug adapter to use (default: the one configured for the program)."}
+
+
+def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+_STEP = _schema({"thread": _THREAD, "wait": {**_WAIT, "default": 30}})
+
+#: tool -> (description, schema, capability)
+TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
+    "dap.launch": (
+        "Start a program under the debugger. Breakpoints set before are applied first; returns where it "
+        "stopped (or that it ended) and its output so far.",
+        _schema(
+            {
+                "program": {"type": "string", "description": "The program (script) to debug."},
+                "args": {"type": "array", "items": {"type": "string"}, "default": []},
+                "cwd": {"type": "string", "description": "Working directory (default: the workspace)."},
+                "stop_on_entry": {"type": "boolean", "default": False},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                "server": _SERVER,
+                "wait": {**_WAIT, "default": 30},
+            },
+            ["program"],
+        ),
+        Capability.EXECUTE,
+    ),
+    "dap.set_breakpoints": (
+        "Set the breakpoints of one file (replacing its previous ones); works before and during a session.",
+        _schema(
+            {
+                "file": {"type": "string"},
+                "lines": {"type": "array", "items": {"type": "integer", "minimum": 1}},
+                "conditions": {
+                    "type": "array",
+                    "items": {"type": ["string", "null"]},
+                    "description": "Optional condition per line (same order as `lines`).",
+                },
+            },
+            ["file", "lines"],
+        ),
+        Capability.WRITE,
+    ),
+    "dap.continue": ("Resume the stopped program until the next breakpoint or its end.", _STEP, Capability.WRITE),
+    "dap.step_over": ("Run to the next line in the current function.", _STEP, Capability.WRITE),
+    "dap.step_in": ("Step into the call on the current line.", _STEP, Capability.WRITE),
+    "dap.step_out": ("Run until the current function returns.", _STEP, Capability.WRITE),
+    "dap.stack_trace": (
+        "The call stack of the stopped program: #index function  path:line:col: source.",
+        _schema({"thread": _THREAD, "levels": {"type": "integer", "minimum": 1, "default": 20}}),
+        Capability.READ,
+    ),
+    "dap.variables": (
+        "Variables of a stack frame (0 = innermost), by scope (default: the first, usually Locals; `all` for "
+        "every cheap scope), expanded to `depth` levels.",
+        _schema(
+            {
+                "frame": {"type": "integer", "minimum": 0, "default": 0},
+                "scope": {"type": "string"},
+                "depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 1},
+            }
+        ),
+        Capability.READ,
+    ),
+    "dap.evaluate": (
+        "Evaluate an expression in a stack frame of the stopped program (it can run code in the program).",
+        _schema(
+            {
+                "expression": {"type": "string"},
+                "frame": {"type": "integer", "minimum": 0, "default": 0},
+                "context": {"type": "string", "enum": ["repl", "watch", "hover"], "default": "repl"},
+            },
+            ["expression"],
+        ),
+        Capability.EXECUTE,
+    ),
+    "dap.output": (
+        "The program's output since the last dap.output (or all of it that is kept).",
+        _schema({"all": {"type": "boolean", "default": False}}),
+        Capability.READ,
+    ),
+    "dap.disconnect": (
+        "End the debug session: the program is terminated and the adapter stopped (nothing is left running).",
+        _schema({}),
+        Capability.WRITE,
+    ),
+}
+
+
+def str_arg(args: dict[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = args.get(name)
+    if value is None:
+        if required:
+            raise ToolInputError(f"`{name}` is required")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ToolInputError(f"`{name}` must be a non-empty string")
+    return value
+
+
+def int_arg(args: dict[str, Any], name: str, default: int | None, minimum: int = 0) -> int | None:
+    value = args.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ToolInputError(f"`{name}` must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def number_arg(args: dict[str, Any], name: str, default: float) -> float:
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ToolInputError(f"`{name}` must be a positive number, got {value!r}")
+    return float(value)
+
+
+def bool_arg(args: dict[str, Any], name: str, default: bool) -> bool:
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise ToolInputError(f"`{name}` must be true or false")
+    return value
+
+
+Operation = Callable[[dict[str, Any]], Awaitable[str]]
+
+
+class DapTool:
+    """One ``dap.*`` tool; failures the caller can act on become error results."""
+
+    def __init__(self, spec: ToolSpec, operation: Operation) -> None:
+        self._spec = spec
+        self._operation = operation
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        try:
+            return ToolResult.from_text(await self._operation(dict(arguments)))
+        except (ToolInputError, SessionEnded, AdapterUnavailable, IndexError, ValueError) as exc:
+            return ToolResult.from_text(str(exc), is_error=True)
+        except DapError as exc:
+            return ToolResult.from_text(f"the debug adapter refused: {exc}", is_error=True)
+        except ConnectionLost as exc:
+            return ToolResult.from_text(f"the debug adapter went away: {exc}", is_error=True)
+        except (RequestTimeout, TimeoutError) as exc:
+            return ToolResult.from_text(f"timed out: {exc}", is_error=True)
+
+
+def build_tools(operations: object, provider: str) -> list[DapTool]:
+    tools = []
+    for name, (description, schema, capability) in TOOLS.items():
+        spec = ToolSpec(
+            id=name,
+            description=description,
+            input_schema=schema,
+            domain=Domain.LOCAL,
+            capability=capability,
+            provider=provider,
+            annotations={"readOnlyHint": capability is Capability.READ},
+            path_arguments=(),
+        )
+        method = "continue_" if name == "dap.continue" else name.split(".", 1)[1]  # `continue` is a keyword
+        tools.append(DapTool(spec, getattr(operations, method)))
+    return tools

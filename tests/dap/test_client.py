@@ -1,0 +1,241 @@
+"""DapClient against an in-memory fake adapter: requests, events without races, reverse requests, loss."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kairox_dap._client import ConnectionLost, DapClient, DapError, OutputBuffer, RequestTimeout
+
+
+class FakeAdapter:
+    def __init__(self) -> None:
+        self._to_adapter_send, self._to_adapter = anyio.create_memory_object_stream[dict[str, Any]](100)
+        self._to_client, self._to_client_recv = anyio.create_memory_object_stream[dict[str, Any]](100)
+        self.seq = 1000
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        await self._to_adapter_send.send(dict(message))
+
+    async def messages(self) -> AsyncIterator[Any]:
+        async for message in self._to_client_recv:
+            yield message
+
+    async def recv(self) -> dict[str, Any]:
+        with anyio.fail_after(5):
+            return await self._to_adapter.receive()
+
+    async def respond(
+        self, request: dict[str, Any], body: Any = None, *, success: bool = True, message: str = ""
+    ) -> None:
+        self.seq += 1
+        reply: dict[str, Any] = {
+            "seq": self.seq,
+            "type": "response",
+            "request_seq": request["seq"],
+            "command": request["command"],
+            "success": success,
+        }
+        if body is not None:
+            reply["body"] = body
+        if message:
+            reply["message"] = message
+        await self._to_client.send(reply)
+
+    async def event(self, name: str, body: Any = None) -> None:
+        self.seq += 1
+        await self._to_client.send({"seq": self.seq, "type": "event", "event": name, "body": body or {}})
+
+
+async def _serve(client: DapClient, body: Any) -> None:
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(client.run)
+        await body()
+        tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_launch_is_not_awaited_before_configuration_done() -> None:
+    """The debugpy order: the launch response only comes after configurationDone."""
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+
+    async def body() -> None:
+        cursor = client.cursor()
+        launch_seq = await client.send_request("launch", {"program": "p.py"})
+        launch = await adapter.recv()
+        await adapter.event("initialized")
+        found = await client.wait_event({"initialized"}, after=cursor, timeout=5)
+        assert found is not None and found[1]["event"] == "initialized"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.request, "configurationDone")
+            done = await adapter.recv()
+            assert done["command"] == "configurationDone"
+            await adapter.respond(done)
+        await adapter.respond(launch)
+        assert await client.response(launch_seq) is None
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_events_that_arrive_before_the_wait_are_not_missed() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+
+    async def body() -> None:
+        await adapter.event("stopped", {"reason": "old"})
+        with anyio.fail_after(5):
+            while client.cursor() == 0:  # noqa: ASYNC110 - waits for the reader task
+                await anyio.sleep(0.001)
+        cursor = client.cursor()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.request, "continue", {"threadId": 1})
+            request = await adapter.recv()
+            await adapter.event("continued")
+            await adapter.event("stopped", {"reason": "breakpoint"})  # before the response
+            await adapter.respond(request)
+        found = await client.wait_event({"stopped"}, after=cursor, timeout=1)
+        assert found is not None
+        index, event = found
+        assert event["body"] == {"reason": "breakpoint"} and index == cursor + 1
+        assert await client.wait_event({"stopped"}, after=index + 1, timeout=0.05) is None
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_wait_event_ends_early_when_told() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+
+    async def body() -> None:
+        seq = await client.send_request("launch")
+        request = await adapter.recv()
+        await adapter.respond(request, success=False, message="no such program")
+        with anyio.fail_after(2):
+            found = await client.wait_event({"initialized"}, after=0, timeout=30, unless=lambda: client.answered(seq))
+        assert found is None
+        with pytest.raises(DapError, match="launch failed: no such program"):
+            await client.response(seq)
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_error_format_is_used_in_the_message() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+
+    async def body() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                with pytest.raises(DapError, match="evaluate failed: name 'x' is not defined"):
+                    await client.request("evaluate", {"expression": "x"})
+
+            tg.start_soon(call)
+            request = await adapter.recv()
+            await adapter.respond(
+                request, {"error": {"id": 1, "format": "name 'x' is not defined"}}, success=False, message="error"
+            )
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_timeout_and_cancel_request() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+    client.capabilities = {"supportsCancelRequest": True}
+
+    async def body() -> None:
+        with pytest.raises(RequestTimeout):
+            await client.request("slow", timeout=0.05)
+        sent = await adapter.recv()
+        cancel = await adapter.recv()
+        assert cancel["command"] == "cancel" and cancel["arguments"] == {"requestId": sent["seq"]}
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_reverse_requests_are_refused() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+
+    async def body() -> None:
+        await adapter._to_client.send(
+            {"seq": 5, "type": "request", "command": "runInTerminal", "arguments": {"args": ["x"]}}
+        )
+        reply = await adapter.recv()
+        assert reply["type"] == "response" and reply["request_seq"] == 5
+        assert reply["success"] is False and reply["command"] == "runInTerminal"
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_loss_fails_requests_and_waits() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter, name="debugpy", describe_loss=lambda: "exit code -9")
+
+    async def body() -> None:
+        seq = await client.send_request("continue")
+        await adapter.recv()
+        adapter._to_client.close()
+        with anyio.fail_after(1):
+            with pytest.raises(ConnectionLost, match="debugpy closed the connection: exit code -9"):
+                await client.response(seq, timeout=30)
+            with pytest.raises(ConnectionLost):
+                await client.wait_event({"stopped"}, after=0, timeout=30)
+
+    await _serve(client, body)
+
+
+@pytest.mark.anyio
+async def test_output_events_fill_the_buffer_without_telemetry() -> None:
+    adapter = FakeAdapter()
+    client = DapClient(adapter)
+
+    async def body() -> None:
+        await adapter.event("output", {"category": "telemetry", "output": "ptvsd"})
+        await adapter.event("output", {"category": "stdout", "output": "hello\n"})
+        await adapter.event("output", {"category": "stderr", "output": "oops\n"})
+        with anyio.fail_after(5):
+            while client.cursor() < 3:  # noqa: ASYNC110 - waits for the reader task
+                await anyio.sleep(0.001)
+        assert client.output.read_new() == "hello\n[stderr] oops\n"
+        assert client.output.read_new() == ""
+
+    await _serve(client, body)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["stdout", "console"]), st.text(max_size=20)), max_size=30), st.data())
+def test_output_reads_add_up_to_everything_once(chunks: list[tuple[str, str]], data: st.DataObject) -> None:
+    buffer = OutputBuffer(max_chars=10_000)
+    seen = []
+    for category, text in chunks:
+        buffer.add(category, text)
+        if data.draw(st.booleans()):
+            seen.append(buffer.read_new())
+    seen.append(buffer.read_new())
+    assert "".join(seen) == "".join(text for _c, text in chunks)
+
+
+@given(st.lists(st.text(min_size=1, max_size=30), max_size=40), st.integers(10, 100))
+def test_output_is_bounded_and_says_what_it_dropped(texts: list[str], limit: int) -> None:
+    buffer = OutputBuffer(max_chars=limit)
+    for text in texts:
+        buffer.add("stdout", text)
+    kept = buffer.text()
+    assert len(kept) <= limit + 30  # the newest chunk is always kept whole
+    new = buffer.read_new()
+    if buffer.dropped:
+        assert new.startswith(f"[... {buffer.dropped} characters of output dropped]\n")
+    assert new.endswith(kept)

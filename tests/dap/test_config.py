@@ -1,0 +1,110 @@
+"""``[dap_servers.NAME]``: structuring, errors with paths, routing by program."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path, PurePath
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+import kairox_dap.hooks
+from kairox import Runtime
+from kairox_dap._config import DapServerConfig, handles, patterns_for
+from kairox_dap._provider import DapToolProvider
+
+
+def _runtime(tmp_path: Path, document: dict[str, Any]) -> Runtime:
+    return Runtime(
+        tmp_path,
+        home=tmp_path / "home",
+        env={},
+        load_entrypoints=False,
+        plugins=[kairox_dap.hooks],
+        config_files=[],
+        config_documents=[("ws/kairox.toml", document)],
+    )
+
+
+def test_entries_are_structured_and_bad_ones_dropped(tmp_path: Path) -> None:
+    rt = _runtime(
+        tmp_path,
+        {
+            "dap_servers": {
+                "debugpy": {
+                    "command": "python",
+                    "args": ["-m", "debugpy.adapter"],
+                    "languages": ["python"],
+                    "launch": {"justMyCode": False},
+                },
+                "codelldb": {"command": "codelldb", "args": ["--port", 0]},
+                "typo": {"command": "x", "language": ["c"]},
+            }
+        },
+    )
+    servers = rt.config.section("dap_servers")
+    assert list(servers) == ["debugpy"]
+    assert servers["debugpy"].launch == {"justMyCode": False}
+    assert {e.path for e in rt.config.errors} == {"dap_servers.codelldb.args[1]", "dap_servers.typo.language"}
+
+
+def test_tools_only_while_an_adapter_is_configured(tmp_path: Path) -> None:
+    import anyio
+
+    async def tools(document: dict[str, Any]) -> list[str]:
+        async with Runtime.open(
+            tmp_path,
+            home=tmp_path / "home",
+            load_entrypoints=False,
+            plugins=[kairox_dap.hooks],
+            config_files=[],
+            config_documents=[("kairox.toml", document)],
+        ) as rt:
+            assert isinstance(rt.providers.get("dap"), DapToolProvider)
+            return [s.id for s in rt.tools.specs() if s.id.startswith("dap.")]
+
+    assert anyio.run(tools, {}) == []
+    configured = anyio.run(tools, {"dap_servers": {"py": {"command": "python", "languages": ["python"]}}})
+    assert configured == sorted(
+        [
+            "dap.continue",
+            "dap.disconnect",
+            "dap.evaluate",
+            "dap.launch",
+            "dap.output",
+            "dap.set_breakpoints",
+            "dap.stack_trace",
+            "dap.step_in",
+            "dap.step_out",
+            "dap.step_over",
+            "dap.variables",
+        ]
+    )
+
+
+def test_routing_by_language_and_patterns() -> None:
+    py = DapServerConfig(command="x", languages=["python"])
+    assert handles(py, PurePath("tools/run.py"))
+    assert not handles(py, PurePath("main.rs"))
+    lldb = DapServerConfig(command="y", languages=["rust", "c"], file_patterns=["target/debug/*"])
+    assert patterns_for(lldb) == ["target/debug/*"]
+    assert handles(lldb, PurePath("target/debug/app"))
+
+
+@given(st.dictionaries(st.sampled_from(["command", "args", "languages", "launch", "env", "x"]), st.text(max_size=5)))
+def test_any_entry_either_structures_or_names_its_problem(entry: dict[str, Any]) -> None:
+    rt = _runtime(Path("/nonexistent-kairox-ws"), {"dap_servers": {"a": entry}})
+    servers = rt.config.section("dap_servers")
+    if "a" not in servers:
+        assert rt.config.errors and all(e.path.startswith("dap_servers.a") for e in rt.config.errors)
+
+
+def test_importing_hooks_is_cheap() -> None:
+    code = (
+        "import sys, kairox_dap.hooks\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('kairox_dap.', 'kairox_lsp')) and m != 'kairox_dap.hooks'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
