@@ -316,3 +316,50 @@ def test_console_script_survives_a_broken_plugin(fake_site, tmp_path: Path) -> N
     assert status.returncode == 1  # a plugin failed to load: something declared failed
     assert "Traceback" not in status.stderr
     assert any(f["plugin"] == "broken" for f in json.loads(status.stdout)["failures"])
+
+
+# -- lazy commands ------------------------------------------------------------------------
+
+LAZY_MODULE = """
+import click
+
+@click.group()
+def lazy():
+    '''The real help of the lazy group.'''
+
+@lazy.command()
+@click.argument("name")
+@click.option("--loud", is_flag=True)
+def greet(name, loud):
+    '''Greet NAME.'''
+    click.echo(("HELLO " if loud else "hello ") + name)
+"""
+
+
+def test_lazy_command_imports_its_module_only_when_it_runs(harness: KairoxHarness, fake_site) -> None:
+    from kairox.cli import lazy_command
+
+    fake_site.add("fake-lazy", entry_points={}, modules={"fake_lazy_cli": LAZY_MODULE})
+
+    def add(cli: click.Group) -> None:
+        cli.add_command(lazy_command("lazy", "fake_lazy_cli:lazy", "A lazily imported group."))
+
+    harness.register(make_plugin("lazy-plugin", kairox_register_commands=add))
+    top = harness.cli("--help")
+    assert "A lazily imported group." in top.stdout
+    assert "fake_lazy_cli" not in sys.modules
+    assert harness.cli("lazy", "greet", "ada", "--loud").stdout == "HELLO ada\n"
+    assert "fake_lazy_cli" in sys.modules
+    assert "The real help of the lazy group." in harness.cli("lazy", "--help").stdout
+    assert "Greet NAME." in harness.cli("lazy", "greet", "--help").stdout
+    assert harness.cli("lazy", "nope").exit_code == 2
+
+
+def test_lazy_command_with_a_bad_target(harness: KairoxHarness) -> None:
+    from kairox.cli import lazy_command
+
+    harness.register(
+        make_plugin("bad", kairox_register_commands=lambda cli: cli.add_command(lazy_command("bad", "json:dumps")))
+    )
+    result = harness.cli("bad", catch_exceptions=True)
+    assert isinstance(result.exception, TypeError) and "not a click command" in str(result.exception)

@@ -2,11 +2,23 @@
 ``kairox_register_commands``; the helpers here are for their commands:
 ``run_with_runtime(ctx, fn)`` opens a runtime over the CLI's workspace,
 ``want_json(ctx, flag)`` and ``echo_json(data)`` follow the global ``--json``,
-``tty_approver(yes)`` asks the user on a terminal."""
+``tty_approver(yes)`` asks the user on a terminal, ``lazy_command(name,
+"module:attr", help)`` defers importing a command's module until it runs."""
 
 from __future__ import annotations
 
+from ._lazy import LazyCommand, lazy_command
 from ._main import build_cli, cli, main
 from ._util import echo_json, run_with_runtime, tty_approver, want_json
 
-__all__ = ["build_cli", "cli", "echo_json", "main", "run_with_runtime", "tty_approver", "want_json"]
+__all__ = [
+    "LazyCommand",
+    "build_cli",
+    "cli",
+    "echo_json",
+    "lazy_command",
+    "main",
+    "run_with_runtime",
+    "tty_approver",
+    "want_json",
+]
