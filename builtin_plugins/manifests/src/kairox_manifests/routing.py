@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -237,45 +238,60 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
 # -- skills ----------------------------------------------------------------------------------
 
 
+class _PluginSkillSource:
+    """The enabled skills (and commands) of one plugin, through kairox-skills' directory reader.
+
+    The reader scans directories; a plugin may have disabled some of its skills, so
+    what it yields is filtered to the enabled skill files.
+    """
+
+    def __init__(self, name: str, inner: Any, allowed: dict[str, Contribution]) -> None:
+        self.name = name
+        self._inner = inner
+        self._allowed = allowed
+
+    def scan(self, runtime: Runtime | None = None) -> Any:
+        for item in self._inner.scan(runtime):
+            where = getattr(item, "path", None) or getattr(item, "file", None)
+            if where is not None and str(where) in self._allowed:
+                yield item
+
+
+def _skill_file(c: Contribution) -> Path:
+    return c.source / "SKILL.md" if c.source.is_dir() else c.source
+
+
 async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
-    """Add the plugin's skills (and commands) to the skill registry as ``<plugin>:<name>``."""
+    """Add the plugin's skills and commands to the skill registry as ``<plugin>:<name>``
+    (through kairox-skills' reader, so they parse exactly like every other skill)."""
     out = Routed()
     if not items:
         return out
-    factory = _skill_source_factory()
-    registry = runtime.skills
-    if factory is None or not hasattr(registry, "add_source"):
-        return out.fail_all(items, "kairox-skills has no plugin skill source (not installed or too old)")
-    source_name = provider_name(plugin)
     try:
-        source = factory(source_name, plugin, [(c.kind, c.name, c.source) for c in items])
-        await registry.add_source(source, runtime)
+        from kairox._skills import SkillDef, SkillScope
+        from kairox_skills import DirectorySkillSource
+    except ImportError:
+        return out.fail_all(items, "kairox-skills is not installed (pip install kairox-skills)")
+    registry = runtime.skills
+    source_name = provider_name(plugin)
+    allowed = {str(_skill_file(c)): c for c in items}
+    dirs = list(dict.fromkeys(c.source if c.source.is_dir() else c.source.parent for c in items))
+    inner = DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin)
+    try:
+        await registry.add_source(_PluginSkillSource(source_name, inner, allowed), runtime)
     except Exception as exc:
         return out.fail_all(items, f"{type(exc).__name__}: {exc}")
-    present = {getattr(s, "name", "") for s in _skills_of(registry, source_name)}
-    for c in items:
-        if present and f"{plugin}:{c.name}" not in present:
-            out.failed[c.key] = "the skill registry did not accept it (see kairox skills problems)"
-        else:
+    found = {str(s.path): s for s in registry.all_found() if isinstance(s, SkillDef) and s.source == source_name}
+    problems = {str(getattr(p, "file", "")): p for p in getattr(registry, "errors", [])}
+    for path, c in allowed.items():
+        if path in found:
             out.loaded.append(c.key)
+        else:
+            why = problems.get(path)
+            out.failed[c.key] = f"the skill registry refused it: {why}" if why else "the skill registry did not load it"
 
     async def undo() -> None:
         registry.remove_source(source_name)
 
     out.undo.append(undo)
     return out
-
-
-def _skill_source_factory() -> Callable[[str, str, list[Any]], Any] | None:
-    try:
-        import kairox_skills
-    except ImportError:
-        return None
-    return getattr(kairox_skills, "plugin_skill_source", None)
-
-
-def _skills_of(registry: Any, source: str) -> list[Any]:
-    all_found = getattr(registry, "all_found", None)
-    if all_found is None:
-        return []
-    return [s for s in all_found() if getattr(s, "source", None) == source]

@@ -1,0 +1,148 @@
+"""Every plugin format in one runtime, with real peers.
+
+A Claude plugin (skills, a command, hooks.json, .mcp.json -> mcp-server-time), a Codex
+plugin (skills, an MCP server written with the mcp SDK), a Kairox plugin (hook scripts in
+JavaScript and Python, an LSP server -> pylsp), Philont direct and worker plugins, and a
+broken plugin, all loaded by one runtime; their tools are called and their hooks fire.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from plugin_helpers import copy_fixture
+
+from kairox import ApprovalAnswer, ContextPiece, PolicyDenied, ServerState, ToolError
+from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness
+from kairox_manifests.events import PluginHookFailed, PluginHookRan
+from kairox_manifests.loader import loader_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+PEERS = ("node", "mcp-server-time", "pylsp")
+
+
+@pytest.fixture
+def kairox_plugins() -> list[object]:
+    import kairox_lsp.hooks
+    import kairox_manifests.hooks
+    import kairox_mcp.hooks
+    import kairox_philont.hooks
+    import kairox_skills.hooks
+    import kairox_stdio.hooks
+
+    return [
+        kairox_manifests.hooks,
+        kairox_philont.hooks,
+        kairox_mcp.hooks,
+        kairox_stdio.hooks,
+        kairox_lsp.hooks,
+        kairox_skills.hooks,
+    ]
+
+
+def shell_tool() -> InMemoryToolProvider:
+    """A stand-in ``shell.exec`` (echoes, runs nothing) so Claude's ``Bash`` matcher has a target."""
+    provider = InMemoryToolProvider("fake-shell")
+    provider.add_function(lambda command: f"would run: {command}", "shell.exec", domain="local", capability="read")
+    return provider
+
+
+async def test_all_formats_in_one_runtime(kairox_harness: KairoxHarness, user_home: Path) -> None:
+    missing = [p for p in PEERS if shutil.which(p, path=kairox_harness.env.get("PATH")) is None]
+    if missing:
+        pytest.skip(f"peers not installed: {', '.join(missing)}")
+    h = kairox_harness
+    ws_plugins = h.workspace / ".kairox" / "plugins"
+    copy_fixture("claude/code-review", ws_plugins / "code-review")
+    copy_fixture("kairox/docs-helper", ws_plugins / "docs-helper")
+    copy_fixture("codex/release-notes", h.home / "plugins" / "release-notes")
+    copy_fixture("broken/bad-hooks", h.home / "plugins" / "bad-hooks")
+    copy_fixture("philont/weather", h.workspace / ".philont" / "plugins" / "weather")
+    copy_fixture("philont/vault", user_home / ".philont" / "plugins" / "vault")
+    h.env["VAULT_TOKEN"] = "vault-token-9876"
+    approvals = Approvals(ApprovalAnswer.ALLOW_ONCE)
+
+    async with h.open(plugins=[shell_tool().plugin()], approver=approvals) as rt:
+        log = EventLog(rt.events)
+        # workspace plugins asked before loading; user plugins did not
+        assert sorted(r.arguments["plugin"] for r in approvals.requests) == ["code-review", "docs-helper", "weather"]
+        loader = loader_of(rt)
+        assert loader is not None
+        states = {v.name: v.state for v in loader.views()}
+        assert states == {
+            "code-review": "loaded",
+            "docs-helper": "loaded",
+            "release-notes": "loaded",
+            "bad-hooks": "failed",
+            "weather": "loaded",
+            "vault": "loaded",
+        }
+        servers = {(s.kind, s.name): s for s in rt.status().servers}
+        assert servers[("mcp", "code-review:time")].state is ServerState.READY
+        assert servers[("mcp", "release-notes:notes")].state is ServerState.READY
+        assert servers[("lsp", "docs-helper:pylsp")].state is ServerState.READY
+        assert servers[("philont-worker", "vault (worker)")].state is ServerState.READY
+
+        # skills (and the Claude command) are in the skill registry, namespaced
+        names = {s.name for s in rt.skills.skills()}
+        assert {
+            "code-review:review-diff",
+            "code-review:security-audit",
+            "code-review:review",
+            "release-notes:changelog",
+            "docs-helper:explain-module",
+        } <= names
+
+        async with rt.session() as session:
+            # pre_turn: the Claude shell hook and the Kairox JavaScript hook both add context
+            outcomes = await rt.call_hooks("pre_turn", session=session, prompt="summarise the docs please")
+            pieces = {o.source: o.value for o in outcomes if isinstance(o.value, ContextPiece)}
+            assert "grouped as blocking" in pieces["plugin:code-review"].text
+            assert pieces["plugin:docs-helper"].text == "docs-helper: the docs live in docs/ (prompt had 4 words)"
+
+            # MCP tools of two plugins (real servers)
+            now = await session.call_tool("code-review.time.get_current_time", {"timezone": "UTC"})
+            assert not now.is_error and "UTC" in now.text
+            await session.call_tool("release-notes.notes.add_note", {"text": "Plugins load from every format"})
+            notes = await session.call_tool("release-notes.notes.render_notes", {})
+            assert notes.text.splitlines() == ["# Release notes", "- Plugins load from every format"]
+
+            # Philont direct: the Kairox Python guard rewrites (adds units) and blocks; the plugin's own hook blocks too
+            assert (
+                await session.call_tool("weather.forecast", {"city": "Paris"})
+            ).text == "Paris: sunny, 24 C (metric)"
+            with pytest.raises(PolicyDenied, match="Atlantis is not a real city"):
+                await session.call_tool("weather.forecast", {"city": "Atlantis"})
+            with pytest.raises(PolicyDenied, match="Lima is embargoed"):
+                await session.call_tool("weather.forecast", {"city": "Lima"})
+
+            # Claude PreToolUse guard (matcher "Bash") on shell.exec
+            assert (await session.call_tool("shell.exec", {"command": "ls"})).text == "would run: ls"
+            with pytest.raises(PolicyDenied, match="recursive deletes are not allowed"):
+                await session.call_tool("shell.exec", {"command": "rm -rf /"})
+
+            # Philont worker: its own process, filtered environment; a crash fails only its calls
+            who = (await session.call_tool("vault.whoami", {})).structured
+            assert who is not None and who["user"] == "user-9876"
+            with pytest.raises(ToolError, match="exited with code 3"):
+                await session.call_tool("vault.crash", {})
+            assert (await session.call_tool("weather.cities", {})).structured == {"result": ["lima", "oslo", "paris"]}
+            sid = session.id
+
+        # hooks that write files ran: session_start (node .mjs), post_tool_call (Python and Claude sh)
+        assert (h.workspace / ".docs-helper-sessions").read_text().split() == [sid]
+        audit = [json.loads(line) for line in (h.workspace / ".docs-helper-audit.jsonl").read_text().splitlines()]
+        assert {"tool": "weather.forecast", "is_error": False} in audit
+        assert {"tool": "code-review.time.get_current_time", "is_error": False} in audit
+        claude_audit = [
+            json.loads(line) for line in (h.workspace / ".code-review-audit.jsonl").read_text().splitlines()
+        ]
+        assert {e["tool_name"] for e in claude_audit} >= {"Bash", "mcp__code-review_time__get_current_time"}
+        assert all(e["hook_event_name"] == "PostToolUse" for e in claude_audit)
+        ran = {(e.plugin, e.event) for e in log.of(PluginHookRan)}
+        assert ("code-review", "pre_tool_call") in ran and ("docs-helper", "post_tool_call") in ran
+        assert log.of(PluginHookFailed) == []
