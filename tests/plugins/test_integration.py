@@ -146,3 +146,25 @@ async def test_all_formats_in_one_runtime(kairox_harness: KairoxHarness, user_ho
         ran = {(e.plugin, e.event) for e in log.of(PluginHookRan)}
         assert ("code-review", "pre_tool_call") in ran and ("docs-helper", "post_tool_call") in ran
         assert log.of(PluginHookFailed) == []
+
+
+async def test_plugin_permissions_reach_its_mcp_tools(kairox_harness: KairoxHarness) -> None:
+    from plugin_helpers import FIXTURES, write_plugin
+
+    server = FIXTURES / "codex" / "release-notes" / "mcp" / "notes_server.py"
+    write_plugin(
+        kairox_harness.home / "plugins" / "scoped",
+        {
+            ".kairox-plugin/plugin.json": {
+                "name": "scoped",
+                "mcpServers": {"notes": {"command": "python", "args": [str(server)]}},
+                "permissions": {"tools": ["scoped.notes.render_notes"]},
+            }
+        },
+    )
+    approvals = Approvals(ApprovalAnswer.ALLOW_ONCE)  # MCP tools without annotations ask (system/execute)
+    async with kairox_harness.open(approver=approvals) as rt:
+        assert {"scoped.notes.add_note", "scoped.notes.render_notes"} <= {t.id for t in rt.tools.specs()}
+        assert (await rt.call_tool("scoped.notes.render_notes", {})).text == "# Notes"
+        with pytest.raises(PolicyDenied, match="not among the tools its plugin's permissions allow"):
+            await rt.call_tool("scoped.notes.add_note", {"text": "x"})

@@ -258,7 +258,9 @@ class PluginLoader:
                 if c.kind == kind:
                     rec.items[c.key].detail = reason
         self._apply(rec, await route_skills(runtime, m.name, [c for c in enabled if c.kind in ("skill", "command")]))
-        self._apply(rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"]))
+        self._apply(
+            rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
+        )
         self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
 
     async def _run_code(self, rec: PluginRecord) -> Activation:

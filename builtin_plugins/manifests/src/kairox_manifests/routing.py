@@ -13,6 +13,7 @@ to take them back (``undo``):
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -144,8 +145,45 @@ def route_hooks(runtime: Runtime, plugin: str, hooks: Sequence[tuple[str, Callab
 # -- MCP servers ---------------------------------------------------------------------------
 
 
-async def route_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
-    """Hand servers to kairox-mcp's manager and start them (returns when each is ready or failed)."""
+def permission_guard(runtime: Runtime, providers: set[str], permissions: Permissions) -> Callable[..., Any]:
+    """A ``pre_tool_call`` hook applying a plugin's permissions to tools another provider
+    registered for it (its MCP servers' tools): the policy decides again with the plugin's
+    permissions on the spec; a deny blocks, an ask goes to the approver like any ask."""
+    from kairox import Allow, ApprovalAnswer, ApprovalRequest, Block, Deny
+
+    async def guard(call: Any) -> Any:
+        spec = call.tool
+        if spec.provider not in providers:
+            return None
+        narrowed = attrs.evolve(spec, permissions=_narrow(spec.permissions, permissions))
+        decision = runtime.policy.decide(narrowed, call.arguments)
+        if isinstance(decision, Allow) or isinstance(runtime.policy.decide(spec, call.arguments), type(decision)):
+            return None  # no narrower than what the runtime already decided and asked about
+        if isinstance(decision, Deny):
+            return Block(f"the plugin's permissions: {decision.reason}")
+        session = call.session
+        approver = (session.approver if session is not None else None) or runtime.approver
+        if approver is None:
+            return Block(f"the plugin's permissions need approval ({decision.reason}); nobody can be asked")
+        answer = approver(
+            ApprovalRequest(narrowed, dict(call.arguments), decision.reason, session.id if session else None)
+        )
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer is True or answer in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
+            return None
+        return Block(f"the user declined ({decision.reason})")
+
+    return guard
+
+
+async def route_mcp_servers(
+    runtime: Runtime, plugin: str, items: Sequence[Contribution], permissions: Permissions | None = None
+) -> Routed:
+    """Hand servers to kairox-mcp's manager and start them (returns when each is ready or failed).
+
+    kairox-mcp has no per-server permissions, so a plugin's declared permissions reach its
+    MCP tools through :func:`permission_guard`."""
     out = Routed()
     if not items:
         return out
@@ -192,12 +230,22 @@ async def route_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
             manager.definitions.pop(name, None)
 
     out.undo.append(undo)
+    if names and permissions is not None:
+        guard = permission_guard(runtime, {f"mcp:{n}" for n in names}, permissions)
+        out.undo.append(_async(runtime.hooks.add("pre_tool_call", guard, source=provider_name(plugin))))
     if names:
         try:
             await manager.start_servers(names)
         except Exception as exc:  # a required server failed: report, keep the plugin
             logger.info("MCP servers of plugin %s: %s", plugin, exc)
     return out
+
+
+def _async(fn: Callable[[], Any]) -> Undo:
+    async def run() -> None:
+        fn()
+
+    return run
 
 
 # -- LSP servers ---------------------------------------------------------------------------
