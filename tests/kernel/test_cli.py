@@ -363,3 +363,8 @@ def test_lazy_command_with_a_bad_target(harness: KairoxHarness) -> None:
     )
     result = harness.cli("bad", catch_exceptions=True)
     assert isinstance(result.exception, TypeError) and "not a click command" in str(result.exception)
+
+
+def test_workspace_must_exist(harness: KairoxHarness, tmp_path: Path) -> None:
+    result = harness.cli("--workspace", str(tmp_path / "typo"), "status")
+    assert result.exit_code == 2 and "does not exist" in result.stderr

@@ -259,3 +259,16 @@ def test_real_entry_points_are_listed_with_their_distribution() -> None:
     host = build_plugin_host(env={})
     seen = {p.distribution for p in host.plugins()} | {f.distribution for f in host.failures}
     assert "kairox-tools" in seen
+
+
+def test_a_hook_that_raises_halfway_registers_nothing() -> None:
+    def half(registrar):
+        registrar.add(ConfigSection("first", dict))
+        raise RuntimeError("second one failed")
+
+    host = build_plugin_host(
+        plugins=[make_plugin("half", kairox_register_config_sections=half)], load_entrypoints=False, env={}
+    )
+    sections = host.collect("kairox_register_config_sections", Registrar("config section"))
+    assert "first" not in sections and "policy" in sections
+    assert [f.plugin for f in host.failures] == ["half"]

@@ -109,11 +109,13 @@ class PluginHost:
         for impl in registration_order(caller.get_hookimpls()):
             plugin_name = self.pm.get_name(impl.plugin) or impl.plugin_name
             registrar.owner = self.label(plugin_name)
+            before = set(registrar.names())
             call_args = {k: v for k, v in arguments.items() if k in impl.argnames}
             trace_hook_call(self.pm, hook_name, plugin_name, call_args)
             try:
                 impl.function(**call_args)
             except Exception as exc:
+                registrar._discard(set(registrar.names()) - before)  # all of a plugin's registrations, or none
                 dist, version = self._dists.get(plugin_name, (None, None))
                 self.record(
                     LoadFailure(plugin_name, dist, version, hook_name, _format_error(exc), traceback.format_exc()), exc

@@ -46,6 +46,12 @@ class Registrar(Generic[T]):
         self._owners[name] = self.owner
         return item
 
+    def _discard(self, names: set[str]) -> None:
+        """Take back registrations (the plugin host does, when the hook that made them raised)."""
+        for name in names:
+            self._items.pop(name, None)
+            self._owners.pop(name, None)
+
     def get(self, name: str) -> T | None:
         return self._items.get(name)
 

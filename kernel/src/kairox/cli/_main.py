@@ -22,7 +22,7 @@ __all__ = ["build_cli", "cli", "main"]
 @click.option(
     "--workspace",
     "-w",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     envvar="KAIROX_WORKSPACE",
     help="Workspace directory (default: the current directory).",
