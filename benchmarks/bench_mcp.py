@@ -6,7 +6,9 @@
    three clients measured in one run, one call each in turn, so machine noise hits all alike:
    - a raw JSON-lines pipe (blocking writes/reads of the JSON-RPC lines: the floor),
    - the SDK's ``ClientSession.call_tool`` over the SDK's ``stdio_client``,
-   - ``Runtime.call_tool`` (registry, policy, events, adapter, kairox-stdio transport).
+   - ``Runtime.call_tool`` (registry, policy, events, adapter, kairox-stdio transport),
+   - the ``ClientSession`` under that runtime, called directly (so kairox's own layers
+     show apart from the transport).
    Median and p99 of each, and the ratios (target: runtime within 1.10x of the SDK).
 2. Time until every server is ready, for 1 and for 10 servers that each take 0.5 s to start
    (a raw JSON-lines server that sleeps first), ``mcp`` already imported (target: 10 within 1.3x of 1).
@@ -138,6 +140,7 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
     samples: dict[str, list[float]] = {
         "raw JSON-lines pipe": [],
         "SDK ClientSession.call_tool": [],
+        "the runtime's own session": [],
         "Runtime.call_tool": [],
     }
     raw = RawPipe(argv)
@@ -157,6 +160,14 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
                 result = await session.call_tool("echo", {"message": "hi"})
                 assert result.content[0].text == "Echo: hi"  # type: ignore[union-attr]
 
+            from kairox_mcp import manager_of
+
+            own_session = manager_of(rt).server("ev").client.session  # type: ignore[union-attr]
+
+            async def own_session_call() -> None:
+                result = await own_session.call_tool("echo", {"message": "hi"}, read_timeout_seconds=60)
+                assert result.content[0].text == "Echo: hi"  # type: ignore[union-attr]
+
             async def runtime_call() -> None:
                 result = await rt.call_tool("ev.echo", {"message": "hi"})
                 assert result.text == "Echo: hi"
@@ -164,6 +175,7 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
             clients: list[tuple[str, Any]] = [
                 ("raw JSON-lines pipe", raw.call),
                 ("SDK ClientSession.call_tool", sdk_call),
+                ("the runtime's own session", own_session_call),
                 ("Runtime.call_tool", runtime_call),
             ]
             for _, fn in clients:  # warm-up (JIT of node, first-call caches)
@@ -227,6 +239,10 @@ def main() -> None:
     print(f"{'Runtime.call_tool / SDK call_tool':<40} {rt[0] / sdk[0]:>8.2f} {rt[1] / sdk[1]:>8.2f}  <= 1.10")
     print(f"{'Runtime.call_tool / raw pipe':<40} {rt[0] / raw[0]:>8.2f} {rt[1] / raw[1]:>8.2f}")
     print(f"{'SDK call_tool / raw pipe':<40} {sdk[0] / raw[0]:>8.2f} {sdk[1] / raw[1]:>8.2f}")
+    own = by["the runtime's own session"]
+    print(
+        f"{'Runtime.call_tool / its own session':<40} {rt[0] / own[0]:>8.2f} {rt[1] / own[1]:>8.2f}  (kairox's layers alone)"
+    )
 
     one, ten = anyio.run(bench_start, opts.starts)
     print(f"\nTime to all-ready, servers taking 0.5 s to start (median of {opts.starts})")
