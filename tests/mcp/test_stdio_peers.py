@@ -223,3 +223,38 @@ async def test_manual_restart_gives_a_fresh_process(tmp_path: Path, no_leftovers
         server = await mcp.restart("w")
         assert server.state is ServerState.READY and server.diagnostics.pid not in (None, first)
         assert (await rt.call_tool("w.echo", {"message": "again"}, approver=yes)).text == "again"
+
+
+@pytest.mark.anyio
+async def test_servers_from_mcp_json_and_philont_run_like_the_others(tmp_path: Path, no_leftovers: None) -> None:
+    import json
+
+    argv = peers.fixture_server("well_behaved")
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"claude": {"command": argv[0], "args": [*argv[1:], "--name", "${WHO:-claude}"]}}})
+    )
+    philont = tmp_path / "philont.json"
+    philont.write_text(
+        json.dumps(
+            [
+                {
+                    "name": "ph",
+                    "transport": {"transport": "stdio", "command": argv[0], "args": [*argv[1:], "--name", "ph"]},
+                    "toolPrefix": "phil",
+                    "domain": "local",
+                    "capability": "read",
+                    "timeout": 5000,
+                }
+            ]
+        )
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PHILONT_MCP_CONFIG": str(philont)}
+    async with open_runtime(tmp_path, {}, env=env) as rt:
+        mcp = manager_of(rt)
+        assert {n: d.origin for n, d in mcp.definitions.items()} == {"claude": ".mcp.json", "ph": "philont"}
+        assert (await rt.call_tool("claude.echo", {"message": "hi"}, approver=yes)).text == "hi"
+        assert "claude" in mcp.server("claude").detail
+        spec = rt.tools.get_spec("phil.echo")
+        assert (spec.domain.value, spec.capability.value) == ("local", "read")
+        assert (await rt.call_tool("phil.echo", {"message": "no approval needed"})).text == "no approval needed"
+        assert mcp.server("ph").config.tool_timeout_s == 5.0
