@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from plugin_helpers import FIXTURES, copy_fixture, real, write_plugin
 
@@ -17,7 +18,7 @@ def user_dir(h: KairoxHarness) -> Path:
     return h.home / "plugins"
 
 
-def listing(h: KairoxHarness) -> dict[str, dict[str, object]]:
+def listing(h: KairoxHarness) -> dict[str, dict[str, Any]]:
     result = h.cli("plugin", "list", "--json")
     assert result.exit_code == 0, result.output
     return {p["name"] + "@" + p["scope"]: p for p in json.loads(result.stdout)["plugins"]}
@@ -32,7 +33,7 @@ def test_list_shows_every_plugin_and_why_it_does_not_load(kairox_harness: Kairox
     assert plugins["release-notes@user"]["format"] == "codex"
     assert plugins["bad-hooks@user"]["state"] == "failed"
     assert plugins["code-review@workspace"]["state"] == "untrusted"
-    inventory = {(i["kind"], i["name"]) for i in plugins["code-review@workspace"]["inventory"]}  # type: ignore[union-attr]
+    inventory = {(i["kind"], i["name"]) for i in plugins["code-review@workspace"]["inventory"]}
     assert ("mcp_server", "time") in inventory and ("skill", "review-diff") in inventory
     text = kairox_harness.cli("plugin", "list").stdout
     assert "release-notes" in text and "enabled" in text
@@ -121,7 +122,7 @@ def test_enable_disable_plugin_and_contribution(kairox_harness: KairoxHarness) -
     result = kairox_harness.cli("plugin", "disable", "code-review:skill/review-diff", "--scope", "workspace")
     assert result.exit_code == 0
     plugin = listing(kairox_harness)["code-review@user"]
-    flags = {(i["kind"], i["name"]): i["enabled"] for i in plugin["inventory"]}  # type: ignore[union-attr]
+    flags = {(i["kind"], i["name"]): i["enabled"] for i in plugin["inventory"]}
     assert flags[("mcp_server", "time")] is False and flags[("skill", "review-diff")] is False
     assert flags[("skill", "security-audit")] is True
     unknown = kairox_harness.cli("plugin", "disable", "code-review:nothing")

@@ -56,7 +56,8 @@ def test_claude_fixture_reads_every_component() -> None:
     assert guard.config.command == f"{real(root)}/scripts/guard-bash.py"
     assert guard.config.timeout == 10.0
     # the catch-all matcher is no matcher; Notification has no kairox event: warned, skipped
-    assert m.contribution("hook/post_tool_call.log-tool").config.matcher == ".*"
+    log_tool = m.contribution("hook/post_tool_call.log-tool")
+    assert log_tool is not None and log_tool.config.matcher == ".*"
     assert [p.path for p in m.problems] == ["hooks.Notification"]
 
 
@@ -66,6 +67,7 @@ def test_codex_fixture() -> None:
     assert (m.name, m.version, m.format) == ("release-notes", "0.3.1", "codex")
     assert keys(m) == ["skill/changelog", "mcp_server/notes"]
     notes = m.contribution("mcp_server/notes")
+    assert notes is not None
     assert notes.config["args"] == [f"{m.root}/mcp/notes_server.py"]
     assert m.metadata["interface"]["displayName"] == "Release Notes"
     assert m.problems == ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,13 +217,14 @@ def test_context_api_validates_registrations(tmp_path: Path) -> None:
     ctx = PhilontContext("p", tmp_path, {})
     ctx.registerTool({"name": "a", "execute": lambda a: 1, "parameters": {"q": {"type": "string"}}})
     assert ctx.tools["a"].parameters == {"type": "object", "properties": {"q": {"type": "string"}}}
-    for bad in [
+    bads: list[Callable[[], object]] = [
         lambda: ctx.register_tool("a", lambda a: 1),  # twice
         lambda: ctx.register_tool("has space", lambda a: 1),
         lambda: ctx.register_tool("b", lambda a: 1, domain="cloud"),
         lambda: ctx.register_tool("c", "not callable"),  # type: ignore[arg-type]
         lambda: ctx.register_hook("on_turn", lambda p: None),
-    ]:
+    ]
+    for bad in bads:
         with pytest.raises((ValueError, TypeError)):
             bad()
 

@@ -141,7 +141,7 @@ _ENV_NAME = st.builds(
     lambda h, t: h + t, st.sampled_from(_LOWER.upper()), st.text(_LOWER.upper() + _DIGITS + "_", max_size=10)
 )
 _VERSION = st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 20)).map(lambda v: f"{v[0]}.{v[1]}.{v[2]}")
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40)
 
 
 def plugin_names() -> st.SearchStrategy[str]:
