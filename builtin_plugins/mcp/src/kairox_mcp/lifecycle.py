@@ -302,6 +302,8 @@ class ServerLifecycle:
             self.client = None
             self._scope = None
             attempt.transport_closed.set()
+        if not error and not self._stop.is_set():  # pragma: no cover - every path above names its cause
+            error = "the connection ended"
         diag = attempt.diagnostics
         if error and diag.exit_code is not None and "exit code" not in error:
             error = f"{error} (exit code {diag.exit_code})"
