@@ -182,3 +182,10 @@ async def test_section_in_a_runtime_one_bad_entry_only_drops_itself(tmp_path: Pa
         problems = [str(e) for e in rt.config.errors]
         assert any("mcp_servers.bad.args" in p and "expected a list" in p for p in problems)
         assert rt.config.source_of("mcp_servers", "good") == str(tmp_path / "kairox.toml")
+
+
+def test_repr_never_shows_secrets() -> None:
+    cfg = make(type="http", url="https://h/mcp?token=QSECRET", headers={"Authorization": "Bearer HSECRET"})
+    text = repr(cfg)
+    assert "QSECRET" not in text and "HSECRET" not in text and "streamable_http" in text
+    assert "ESECRET" not in repr(make(command="x", env={"K": "ESECRET"}))

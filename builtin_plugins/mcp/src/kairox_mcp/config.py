@@ -64,7 +64,7 @@ def _not_negative(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> 
         raise ConfigError(f"expected a number >= 0, got {value!r}", path=attribute.name)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class McpServerConfig:
     """One MCP server (``[mcp_servers.NAME]`` in ``kairox.toml``).
 
@@ -135,6 +135,10 @@ class McpServerConfig:
                 raise ConfigError(f"expected an http:// or https:// URL, got scheme {scheme!r}", path="url")
         if self.tool_prefix is not None and not self.tool_prefix.strip():
             raise ConfigError("expected a non-empty prefix", path="tool_prefix")
+
+    def __repr__(self) -> str:  # never show env or header values (tracebacks, logs, test output)
+        fields = ", ".join(f"{k}={v!r}" for k, v in redact_config(self).items())
+        return f"McpServerConfig({fields})"
 
     # -- effective values ------------------------------------------------------------
     @property
