@@ -8,6 +8,7 @@ document is opened again on the new connection.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import urllib.parse
@@ -18,8 +19,9 @@ import anyio
 import attrs
 
 from ._client import LspClient
+from ._positions import split_lines
 
-__all__ = ["DocumentStore", "OpenDocument", "path_to_uri", "read_text", "uri_to_path"]
+__all__ = ["DocumentStore", "OpenDocument", "SourceCache", "path_to_uri", "read_text", "uri_to_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +30,7 @@ def path_to_uri(path: Path) -> str:
     return path.as_uri()
 
 
+@functools.lru_cache(maxsize=4096)
 def uri_to_path(uri: str) -> Path | None:
     """The local path of a ``file:`` URI (``None`` for other schemes)."""
     parsed = urllib.parse.urlsplit(uri)
@@ -52,6 +55,60 @@ class OpenDocument:
     version: int
     text: str
     stamp: tuple[int, int]
+    _lines: list[str] | None = attrs.field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """The text split as LSP counts lines (computed once per version)."""
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
+
+    def replace_text(self, text: str) -> None:
+        self.text = text
+        self._lines = None
+
+
+class SourceCache:
+    """Lines of files that are not open (re-read only when their size or modification time
+    changed), and how paths are shown: relative to the workspace when inside it."""
+
+    def __init__(self, workspace: Path | None = None, max_files: int = 256) -> None:
+        self.workspace = workspace
+        self.max_files = max_files
+        self._files: dict[Path, tuple[tuple[int, int], list[str]]] = {}
+        self._shown: dict[Path, str] = {}
+
+    def display(self, path: Path) -> str:
+        shown = self._shown.get(path)
+        if shown is None:
+            shown = str(path)
+            if self.workspace is not None:
+                try:
+                    shown = path.relative_to(self.workspace).as_posix()
+                except ValueError:
+                    pass
+            if len(self._shown) > 4096:
+                self._shown.clear()
+            self._shown[path] = shown
+        return shown
+
+    def lines(self, path: Path) -> list[str] | None:
+        try:
+            stamp = _stamp(path)
+        except OSError:
+            return None
+        cached = self._files.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            lines = split_lines(read_text(path))
+        except OSError:
+            return None
+        if len(self._files) >= self.max_files:
+            self._files.pop(next(iter(self._files)))
+        self._files[path] = (stamp, lines)
+        return lines
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -83,9 +140,15 @@ class DocumentStore:
         doc = self._docs.get(path)
         return doc.text if doc is not None else None
 
+    def lines_of(self, path: Path) -> list[str] | None:
+        doc = self._docs.get(path)
+        return doc.lines if doc is not None else None
+
     async def ensure(self, client: LspClient, path: Path) -> OpenDocument:
         """Open ``path`` on the server, or bring it up to date with the disk. Raises ``OSError``."""
-        lock = self._locks.setdefault(path, anyio.Lock())
+        lock = self._locks.get(path)
+        if lock is None:
+            lock = self._locks[path] = anyio.Lock(fast_acquire=True)
         async with lock:
             doc = self._docs.get(path)
             try:
@@ -109,7 +172,7 @@ class DocumentStore:
             doc.stamp = stamp
             if text != doc.text:
                 doc.version += 1
-                doc.text = text
+                doc.replace_text(text)
                 client.mark_changed(doc.uri)
                 await client.notify(
                     "textDocument/didChange",

@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from ._documents import read_text, uri_to_path
-from ._positions import Encoding, column_of, line_at
+from ._documents import SourceCache, uri_to_path
+from ._positions import Encoding, from_server_character
 
 __all__ = ["SEVERITIES", "SYMBOL_KINDS", "Location", "Renderer", "hover_text", "locations_of"]
 
@@ -118,44 +118,40 @@ class Renderer:
         self,
         workspace: Path,
         encoding: Encoding,
-        open_text: Callable[[Path], str | None] | None = None,
+        open_lines: Callable[[Path], list[str] | None] | None = None,
+        sources: SourceCache | None = None,
     ) -> None:
         self.workspace = workspace
         self.encoding = encoding
-        self.open_text = open_text
-        self._cache: dict[Path, str | None] = {}
+        self.open_lines = open_lines
+        self.sources = sources or SourceCache(workspace)
 
     def display_path(self, path: Path) -> str:
-        try:
-            rel = path.relative_to(self.workspace)
-        except ValueError:
-            return str(path)
-        return rel.as_posix()
+        return self.sources.display(path)
 
-    def text_of(self, path: Path) -> str | None:
-        if path not in self._cache:
-            text = self.open_text(path) if self.open_text is not None else None
-            if text is None:
-                try:
-                    text = read_text(path)
-                except OSError:
-                    text = None
-            self._cache[path] = text
-        return self._cache[path]
+    def lines_of(self, path: Path) -> list[str] | None:
+        lines = self.open_lines(path) if self.open_lines is not None else None
+        return lines if lines is not None else self.sources.lines(path)
 
     def position(self, loc: Location) -> tuple[str, int, int, str]:
         """(display path, 1-based line, 1-based character column, the source line stripped)."""
         path = uri_to_path(loc.uri)
         if path is None:
             return loc.uri, loc.line + 1, loc.character + 1, ""
-        text = self.text_of(path)
-        source = line_at(text, loc.line) if text is not None else None
-        column = column_of(text, loc.line, loc.character, self.encoding)
-        return self.display_path(path), loc.line + 1, column, (source or "").strip()
+        lines = self.lines_of(path)
+        source = lines[loc.line] if lines is not None and 0 <= loc.line < len(lines) else None
+        if source is None:
+            return self.display_path(path), loc.line + 1, loc.character + 1, ""
+        column = from_server_character(source, loc.character, self.encoding) + 1
+        return self.display_path(path), loc.line + 1, column, source.strip()
+
+    @staticmethod
+    def line_text(position: tuple[str, int, int, str]) -> str:
+        shown, line, column, source = position
+        return f"{shown}:{line}:{column}: {source}" if source else f"{shown}:{line}:{column}"
 
     def location(self, loc: Location) -> str:
-        shown, line, column, source = self.position(loc)
-        return f"{shown}:{line}:{column}: {source}" if source else f"{shown}:{line}:{column}"
+        return self.line_text(self.position(loc))
 
     def location_dict(self, loc: Location) -> dict[str, Any]:
         shown, line, column, source = self.position(loc)

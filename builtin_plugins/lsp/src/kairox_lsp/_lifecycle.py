@@ -113,6 +113,9 @@ class LspServerLifecycle:
 
     async def ready_client(self, timeout: float | None = None) -> LspClient:
         """The live connection, waiting (bounded) while the server starts or restarts."""
+        client = self.client
+        if self.state is ServerState.READY and client is not None and not client.closed:
+            return client  # the common case, without a cancel scope
         limit = self.config.startup_timeout if timeout is None else timeout
         with anyio.move_on_after(limit):
             while True:

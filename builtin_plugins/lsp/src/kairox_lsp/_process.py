@@ -183,7 +183,7 @@ class StdioPeer:
         self.process = process
         self.argv = list(argv)
         self.stderr = StderrTail(stderr_bytes)
-        self._write_lock = anyio.Lock()
+        self._write_lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended
         self._closed = False
 
     @classmethod

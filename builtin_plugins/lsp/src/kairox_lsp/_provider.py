@@ -72,6 +72,7 @@ class LspToolProvider:
         self.servers: dict[str, LspServerLifecycle] = {}
         self.operations = LspOperations(self)
         self._tool_names: tuple[str, ...] = ()
+        self._routes: dict[tuple[Path, tuple[str, ...]], list[LspServerLifecycle]] = {}
         self._started = False
         self._stopping = False
 
@@ -90,6 +91,7 @@ class LspToolProvider:
             on_change=self._on_change,
         )
         self.servers[name] = server
+        self._routes.clear()
         if self._started and not self._stopping:
             self._launch(server)
         return server
@@ -97,6 +99,7 @@ class LspToolProvider:
     async def remove_server(self, name: str) -> None:
         """Stop a server and forget it (its tools go when no other server provides them)."""
         server = self.servers.pop(name, None)
+        self._routes.clear()
         if server is not None:
             await server.stop()
             self._refresh_tools()
@@ -183,11 +186,18 @@ class LspToolProvider:
             if len(ready) == 1:
                 return ready[0]
             raise ToolInputError("give `path` or `server`: more than one language server could answer")
-        rel = self._relative(path)
-        candidates = [s for s in self.servers.values() if matches(s.patterns, rel)]
+        key = (path, tuple(self.servers))
+        candidates = self._routes.get(key)
+        if candidates is None:
+            rel = self._relative(path)
+            candidates = [s for s in self.servers.values() if matches(s.patterns, rel)]
+            if len(self._routes) > 4096:
+                self._routes.clear()
+            self._routes[key] = candidates
         if not candidates:
             known = "; ".join(f"{n}: {', '.join(s.patterns) or '(no patterns)'}" for n, s in self.servers.items())
-            raise ToolInputError(f"no language server handles {rel.as_posix()} (servers: {known or 'none'})")
+            shown = self._relative(path).as_posix()
+            raise ToolInputError(f"no language server handles {shown} (servers: {known or 'none'})")
         for server in candidates:
             if server.available:
                 return server

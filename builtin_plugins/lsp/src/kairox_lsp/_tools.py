@@ -22,10 +22,10 @@ from kairox._tools import ToolContext, ToolResult, ToolSpec
 from kairox._types import Capability, Domain
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
-from ._documents import OpenDocument, uri_to_path
+from ._documents import OpenDocument, SourceCache, uri_to_path
 from ._format import Location, Renderer, hover_text, kind_name, locations_of, severity_name
 from ._lifecycle import LspServerLifecycle, ServerUnavailable
-from ._positions import Encoding, from_server_character, split_lines, to_server_character
+from ._positions import Encoding, from_server_character, to_server_character
 
 if TYPE_CHECKING:
     from ._provider import LspToolProvider
@@ -122,7 +122,7 @@ class _Target:
 
     @property
     def position(self) -> dict[str, int]:
-        lines = split_lines(self.doc.text)
+        lines = self.doc.lines
         text = lines[self.line] if self.line < len(lines) else ""
         return {"line": self.line, "character": to_server_character(text, self.column, self.client.encoding)}
 
@@ -230,18 +230,24 @@ class LspOperations:
 
     def __init__(self, provider: LspToolProvider) -> None:
         self.provider = provider
+        self.sources = SourceCache(provider.workspace)
+        self._paths: dict[str, Path] = {}
 
     @property
     def workspace(self) -> Path:
         return self.provider.workspace
 
     # -- resolving arguments ---------------------------------------------------
-    def _path(self, value: str) -> Path:
-        path = Path(value).expanduser()
-        if not path.is_absolute():
-            path = self.workspace / path
-        path = Path(_normpath(path))
-        if not path.is_file():
+    def _path(self, value: str, *, check: bool = True) -> Path:
+        """The file an argument names (relative to the workspace); with ``check`` it must exist."""
+        path = self._paths.get(value)
+        if path is None:
+            expanded = os.path.expanduser(value)
+            path = Path(os.path.normpath(os.path.join(self.workspace, expanded)))
+            if len(self._paths) > 4096:
+                self._paths.clear()
+            self._paths[value] = path
+        if check and not path.is_file():
             raise ToolInputError(f"no such file: {value}")
         return path
 
@@ -249,9 +255,15 @@ class LspOperations:
         return self.provider.server_for(path, name)
 
     async def _open(self, path: Path, server_name: str | None) -> tuple[LspServerLifecycle, LspClient, OpenDocument]:
+        """Route ``path`` to its server and open it there (``ensure`` stats it: no separate existence check)."""
         server = self._server(path, server_name)
         client = await server.ready_client()
-        doc = await server.documents.ensure(client, path)
+        try:
+            doc = await server.documents.ensure(client, path)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ToolInputError(f"no such file: {self._display(path)}") from None
+        except IsADirectoryError:
+            raise ToolInputError(f"{self._display(path)} is a directory, not a file") from None
         return server, client, doc
 
     async def _target(self, args: dict[str, Any]) -> _Target:
@@ -264,8 +276,8 @@ class LspOperations:
             if symbol is None:
                 raise ToolInputError("give `path` with `line` and `column`, or a `symbol`")
             return await self._workspace_target(symbol, server_name)
-        server, client, doc = await self._open(self._path(path_arg), server_name)
-        lines = split_lines(doc.text)
+        server, client, doc = await self._open(self._path(path_arg, check=False), server_name)
+        lines = doc.lines
         shown = self._display(doc.path)
         if line is not None:
             if line > len(lines):
@@ -287,7 +299,7 @@ class LspOperations:
         return _Target(server, client, doc, line0, col0, _word_at(lines[line0], col0))
 
     async def _symbol_in_document(self, client: LspClient, doc: OpenDocument, symbol: str) -> tuple[int, int]:
-        lines = split_lines(doc.text)
+        lines = doc.lines
         short = symbol.rsplit(".", 1)[-1]
         if client.supports("documentSymbolProvider"):
             result = await client.request("textDocument/documentSymbol", {"textDocument": {"uri": doc.uri}})
@@ -325,7 +337,7 @@ class LspOperations:
                 if path is None or not path.is_file():
                     continue
                 doc = await server.documents.ensure(client, path)
-                lines = split_lines(doc.text)
+                lines = doc.lines
                 if not 0 <= locs[0].line < len(lines):
                     continue
                 text = lines[locs[0].line]
@@ -336,10 +348,10 @@ class LspOperations:
         raise ToolInputError(f"no symbol named `{symbol}` in the workspace")
 
     def _display(self, path: Path) -> str:
-        return Renderer(self.workspace, "utf-16").display_path(path)
+        return self.sources.display(path)
 
     def _renderer(self, server: LspServerLifecycle, client: LspClient) -> Renderer:
-        return Renderer(self.workspace, client.encoding, server.documents.text_of)
+        return Renderer(self.workspace, client.encoding, server.documents.lines_of, self.sources)
 
     def _where(self, target: _Target) -> str:
         what = f"`{target.word}` " if target.word else ""
@@ -351,11 +363,12 @@ class LspOperations:
             raise ToolInputError(f"language server {target.server.name} does not support {what}")
 
     def _listing(self, header: str, renderer: Renderer, locs: list[Location], limit: int | None = None) -> ToolResult:
-        shown = locs[:limit] if limit else locs
-        lines = [header, *(renderer.location(loc) for loc in shown)]
+        shown = [renderer.position(loc) for loc in (locs[:limit] if limit else locs)]
+        lines = [header, *(renderer.line_text(pos) for pos in shown)]
         if limit and len(locs) > limit:
             lines.append(f"... and {len(locs) - limit} more (raise `limit` to see them)")
-        structured = {"locations": [renderer.location_dict(loc) for loc in shown], "total": len(locs)}
+        located = [{"path": p, "line": n, "column": c, "text": t} for p, n, c, t in shown]
+        structured = {"locations": located, "total": len(locs)}
         return ToolResult.from_text("\n".join(lines), structured=structured)
 
     # -- the tools ----------------------------------------------------------------
@@ -413,12 +426,12 @@ class LspOperations:
         path_arg = _str_arg(args, "path")
         if path_arg is None:
             raise ToolInputError("`path` is required")
-        server, client, doc = await self._open(self._path(path_arg), _str_arg(args, "server"))
+        server, client, doc = await self._open(self._path(path_arg, check=False), _str_arg(args, "server"))
         if not client.supports("documentSymbolProvider"):
             raise ToolInputError(f"language server {server.name} does not support document symbols")
         result = await client.request("textDocument/documentSymbol", {"textDocument": {"uri": doc.uri}})
         shown = self._display(doc.path)
-        doc_lines = split_lines(doc.text)
+        doc_lines = doc.lines
         flat = _flatten_symbols(result)
         if not flat:
             return ToolResult.from_text(f"no symbols in {shown}")
@@ -476,7 +489,7 @@ class LspOperations:
         path_arg = _str_arg(args, "path")
         server_name = _str_arg(args, "server")
         if path_arg is not None:
-            server, client, doc = await self._open(self._path(path_arg), server_name)
+            server, client, doc = await self._open(self._path(path_arg, check=False), server_name)
             fresh = await client.wait_diagnostics(doc.uri, server.config.request_timeout)
             entries = [(server, client, doc.uri)]
         else:
@@ -502,7 +515,7 @@ class LspOperations:
                 items.append(
                     {**pos, "severity": severity, "message": message, "source": d.get("source"), "code": d.get("code")}
                 )
-        where = self._display(self._path(path_arg)) if path_arg else "the open files"
+        where = self._display(self._path(path_arg, check=False)) if path_arg else "the open files"
         if not lines:
             text = f"no problems reported in {where}"
         else:
@@ -514,10 +527,6 @@ class LspOperations:
         if not fresh:
             text += "\n(the server has not published diagnostics for the current text yet; these may be stale)"
         return ToolResult.from_text(text, structured={"diagnostics": items})
-
-
-def _normpath(path: Path) -> str:
-    return os.path.normpath(path)
 
 
 Operation = Callable[[dict[str, Any]], Awaitable[ToolResult]]
