@@ -121,29 +121,22 @@ def _pieces(value: Any, source: str) -> list[ContextPiece]:
 
 
 def _skill_entries(runtime: Runtime, session: Session) -> list[SkillEntry]:
-    index = getattr(runtime.skills, "index", None)
-    if index is None:
-        return []
     return [
         SkillEntry(
-            name=str(e.name),
-            description=str(getattr(e, "description", "")),
-            location=str(getattr(e, "location", "") or getattr(e, "path", "") or ""),
-            scope=str(getattr(e, "scope", "")),
+            name=skill.name,
+            description=skill.description,
+            location=str(skill.path or ""),
+            scope=skill.scope.value,
         )
-        for e in index(session_id=session.id)
+        for skill in runtime.skills.skills(session_id=session.id)
     ]
 
 
 def _skill_matches(runtime: Runtime, session: Session, prompt: str, limit: int) -> list[SkillSuggestion]:
-    match = getattr(runtime.skills, "match", None)
-    if match is None:
-        return []
-    out = []
-    for m in match(prompt, session_id=session.id)[:limit]:
-        name = getattr(m, "name", None) or m.skill.name
-        out.append(SkillSuggestion(str(name), float(m.score), str(getattr(m, "why", ""))))
-    return out
+    return [
+        SkillSuggestion(m.skill.name, m.score, "; ".join(m.reasons))
+        for m in runtime.skills.match(prompt, session_id=session.id, limit=limit)
+    ]
 
 
 def select_tools(specs: Sequence[ToolSpec], budget: int | None) -> tuple[list[dict[str, Any]], int]:

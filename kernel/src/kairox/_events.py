@@ -24,6 +24,7 @@ __all__ = [
     "ProviderStopped",
     "SessionEnded",
     "SessionStarted",
+    "SkillActivated",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolNameCollision",
@@ -123,6 +124,15 @@ class HookFailed(Event):
 @attrs.frozen
 class SessionStarted(Event):
     session_id: str
+
+
+@attrs.frozen
+class SkillActivated(Event):
+    """A session activated a skill (``session.activate_skill``)."""
+
+    session_id: str
+    skill: str
+    model: str | None = None
 
 
 @attrs.frozen

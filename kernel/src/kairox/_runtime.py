@@ -31,6 +31,7 @@ from ._events import (
     ProviderStopped,
     SessionEnded,
     SessionStarted,
+    SkillActivated,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -38,7 +39,7 @@ from ._hooks import Block, HookOutcome, HookRegistry, ToolCall, call_each
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
 from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from ._registrar import Registrar
-from ._skills import SkillRegistry
+from ._skills import RenderedSkill, SkillDef, SkillRegistry
 from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec
 from ._types import ServerState, ServerStatus
 from .errors import ConfigError, PolicyDenied, ToolError
@@ -496,6 +497,7 @@ class Session:
         self.approver = approver
         self.approved: set[str] = set()
         self.state: dict[str, Any] = {}
+        self.activated: list[RenderedSkill] = []
         self.closed = False
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> ToolResult:
@@ -510,3 +512,18 @@ class Session:
         from ._context import build_turn_context
 
         return await build_turn_context(self, prompt, tool_budget=tool_budget, max_skills=max_skills, cwd=cwd)
+
+    def add_skill(self, skill: SkillDef) -> SkillDef:
+        """Add a session-scoped skill: it shadows workspace and user skills of the
+        same name, and is gone when the session ends."""
+        return self.runtime.skills.add_session_skill(self.id, skill)
+
+    async def activate_skill(self, name: str, arguments: Mapping[str, Any] | None = None) -> RenderedSkill:
+        """Render a skill for this session: it must be enabled, every tool it lists
+        registered, its arguments valid (:class:`~kairox.SkillError` otherwise).
+        The result carries the prompt text, the arguments, the tools and the
+        pinned ``model``; it is recorded in :attr:`activated`."""
+        rendered = self.runtime.skills.prepare(name, arguments, tools=self.runtime.tools, session_id=self.id)
+        self.activated.append(rendered)
+        self.runtime.events.publish(SkillActivated(session_id=self.id, skill=rendered.name, model=rendered.model))
+        return rendered
