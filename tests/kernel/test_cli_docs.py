@@ -53,8 +53,14 @@ def mismatches(doc: Any, actual: Any, path: str = "$") -> list[str]:
     if isinstance(doc, list):
         if not isinstance(actual, list):
             return [f"{path}: documented a list, got {type(actual).__name__}"]
-        if doc and actual:
-            return mismatches(doc[0], actual[0], f"{path}[0]")
+        if not doc:
+            return []
+        problems = []
+        for i, item in enumerate(actual):  # each element must have the shape of one documented element
+            attempts = [mismatches(example, item, f"{path}[{i}]") for example in doc]
+            if all(attempts):
+                problems += min(attempts, key=len)
+        return problems
     return []
 
 
@@ -65,6 +71,7 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
         [
             FunctionTool(ToolSpec("doc.echo", "echo", domain="local", capability="read"), lambda text: text),
             FunctionTool(ToolSpec("doc.run", "runs", domain="local", capability="execute"), lambda: "ran"),
+            FunctionTool(ToolSpec("doc.write", "writes", domain="local", capability="write"), lambda path: path),
         ],
         servers=[ServerStatus("git", "mcp", ServerState.READY, tools=2, source="kairox.toml")],
     )
@@ -103,3 +110,7 @@ def test_json_output_matches_the_documented_keys(harness: KairoxHarness, name: s
 def test_the_comparison_notices_a_renamed_key() -> None:
     assert mismatches({"a": [{"b": 1}]}, {"a": [{"c": 1}]}) == ["$.a[0]: documented keys ['b'], actual keys ['c']"]
     assert mismatches({"<k>": {"x": 1}}, {"one": {"x": 2}, "two": {"y": 2}}) != []
+    assert mismatches([{"a": 1}, {"a": 1, "b": 2}], [{"a": 0}, {"a": 0, "b": 0}]) == []
+    assert mismatches([{"a": 1}], [{"a": 0}, {"a": 0, "b": 0}]) == [
+        "$[1]: documented keys ['a'], actual keys ['a', 'b']"
+    ]
