@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -239,3 +240,48 @@ def test_output_is_bounded_and_says_what_it_dropped(texts: list[str], limit: int
     if buffer.dropped:
         assert new.startswith(f"[... {buffer.dropped} characters of output dropped]\n")
     assert new.endswith(kept)
+
+
+dap_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 5) | st.text(max_size=6),
+    lambda c: (
+        st.lists(c, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["seq", "type", "event", "body", "command", "request_seq", "success", "output", "category"]
+            ),
+            c,
+            max_size=6,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(st.lists(dap_values, max_size=8))
+def test_any_messages_leave_the_client_working(messages: list[Any]) -> None:
+    async def main() -> None:
+        adapter = FakeAdapter()
+        client = DapClient(adapter)
+        client._seq = itertools.count(10_000)  # garbage responses (request_seq <= 5) never match ours
+
+        async def body() -> None:
+            for message in messages:
+                await adapter._to_client.send(message)
+            async with anyio.create_task_group() as tg:
+                got: list[Any] = []
+
+                async def call() -> None:
+                    got.append(await client.request("threads", timeout=5))
+
+                tg.start_soon(call)
+                while True:  # skip refusals of reverse requests the garbage contained
+                    request = await adapter.recv()
+                    if request.get("command") == "threads" and request.get("type") == "request":
+                        break
+                await adapter.respond(request, {"threads": []})
+            assert got == [{"threads": []}] and not client.closed
+
+        await _serve(client, body)
+
+    anyio.run(main)

@@ -66,7 +66,7 @@ def _start(range_: Any) -> tuple[int, int] | None:
     if not isinstance(start, dict):
         return None
     line, character = start.get("line"), start.get("character")
-    if isinstance(line, int) and isinstance(character, int):
+    if isinstance(line, int) and isinstance(character, int) and line >= 0 and character >= 0:
         return line, character
     return None
 
