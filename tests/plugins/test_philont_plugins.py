@@ -237,3 +237,11 @@ def test_hook_answers() -> None:
     assert hook_answer("pre_tool_call", {"arguments": {"a": 1}}) == {"a": 1}
     assert hook_answer("pre_tool_call", "anything") is None
     assert hook_answer("post_tool_call", {"block": True}) is None
+
+
+async def test_philont_section_turns_discovery_off(kairox_harness: KairoxHarness, user_home: Path) -> None:
+    copy_fixture("philont/weather", philont_dir(kairox_harness, user_home) / "weather")
+    kairox_harness.write_config("[philont]\nplugins = false\n", where="user")
+    async with kairox_harness.open() as rt:
+        assert rt.config.errors == []
+        assert loader(rt).views() == [] and "weather.forecast" not in rt.tools

@@ -15,6 +15,7 @@ discovery: the candidate carries its :class:`ManifestError`.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from collections.abc import Iterable, Mapping
@@ -85,6 +86,8 @@ class DiscoveryContext:
     formats: list[Any]
     #: the file that set each [plugins] key (to tell user from workspace config)
     config_sources: dict[str, str] = attrs.field(factory=dict)
+    #: the runtime's whole configuration (formats may read their own section)
+    runtime_config: Any = None
 
     @classmethod
     def from_runtime(cls, runtime: Runtime, *, settings: PluginSettings | None = None) -> DiscoveryContext:
@@ -101,6 +104,7 @@ class DiscoveryContext:
             settings=settings or SettingsStore(runtime.workspace, _settings_env(runtime)).load(),
             formats=sorted_formats(runtime.manifest_formats),
             config_sources=sources,
+            runtime_config=runtime.config,
         )
 
     def source_scope(self, key: str) -> str:
@@ -177,7 +181,13 @@ def locations(ctx: DiscoveryContext) -> list[Location]:
         if extra is None:
             continue
         try:
-            out.extend(extra(ctx.workspace, ctx.env))
+            wants_config = "config" in inspect.signature(extra).parameters
+            found = (
+                extra(ctx.workspace, ctx.env, config=ctx.runtime_config)
+                if wants_config
+                else extra(ctx.workspace, ctx.env)
+            )
+            out.extend(found)
         except Exception:
             logger.exception("manifest format %s could not list its locations", getattr(fmt, "name", fmt))
     return out

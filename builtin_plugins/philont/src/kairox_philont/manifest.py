@@ -106,7 +106,11 @@ class PhilontFormat(BaseFormat):
     priority = 40
     manifest = "plugin.json"
 
-    def locations(self, workspace: Path, env: Mapping[str, str]) -> list[Location]:
+    def locations(self, workspace: Path, env: Mapping[str, str], config: Any = None) -> list[Location]:
+        from .config import philont_config
+
+        if not philont_config(config).plugins:
+            return []
         return philont_locations(workspace, env)
 
     def probe(self, root: Path) -> PluginManifest | None:

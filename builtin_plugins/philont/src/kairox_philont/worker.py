@@ -261,7 +261,9 @@ async def activate_worker(manifest: PluginManifest, context: ActivationContext) 
     worker = WorkerProcess(
         code.tool_prefix, config, worker_env(runtime.env, code.requires_env, manifest.root), manifest.root
     )
-    ready = await worker.start(runtime)
+    from .config import philont_config
+
+    ready = await worker.start(runtime, timeout=philont_config(runtime.config).startup_timeout)
     activation = Activation(close=worker.close, status=lambda: [worker.status()])
     for described in ready.get("tools", []):
         if not isinstance(described, dict) or not isinstance(described.get("name"), str):
