@@ -1,1 +1,1 @@
-"""Philont compatibility: mcp.json servers and plugin.json code plugins."""
+"""Philont compatibility: ``plugin.json`` code plugins, direct or in a worker process."""
