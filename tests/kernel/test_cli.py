@@ -368,3 +368,28 @@ def test_lazy_command_with_a_bad_target(harness: KairoxHarness) -> None:
 def test_workspace_must_exist(harness: KairoxHarness, tmp_path: Path) -> None:
     result = harness.cli("--workspace", str(tmp_path / "typo"), "status")
     assert result.exit_code == 2 and "does not exist" in result.stderr
+
+
+def test_an_exception_in_a_plugin_command_reaches_it_unwrapped(harness: KairoxHarness) -> None:
+    """A command that catches its own exception around run_with_runtime must see that exception."""
+    from kairox.cli import run_with_runtime
+
+    class Missing(Exception):
+        pass
+
+    def add(cli: click.Group) -> None:
+        @cli.command()
+        @click.pass_context
+        def lookup(ctx: click.Context) -> None:
+            async def go(rt: object) -> None:
+                raise Missing("no entry named 'tme'")
+
+            try:
+                run_with_runtime(ctx, go)
+            except Missing as exc:
+                click.echo(f"not found: {exc}", err=True)
+                ctx.exit(1)
+
+    harness.register(make_plugin("lookup", kairox_register_commands=add))
+    result = harness.cli("lookup")
+    assert (result.exit_code, result.stderr) == (1, "not found: no entry named 'tme'\n")

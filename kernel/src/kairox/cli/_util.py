@@ -65,6 +65,7 @@ def run_with_runtime(
     state = state_of(ctx)
     results: list[T] = []
     received: list[int] = []
+    errors: list[Exception] = []
 
     async def go() -> None:
         async with anyio.create_task_group() as tg:
@@ -77,11 +78,16 @@ def run_with_runtime(
                         return
 
             tg.start_soon(watch_signals)
-            async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
-                results.append(await fn(rt))
+            try:
+                async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
+                    results.append(await fn(rt))
+            except Exception as exc:  # re-raised as is below, not inside an ExceptionGroup
+                errors.append(exc)
             tg.cancel_scope.cancel()
 
     anyio.run(go)
+    if errors and not received:
+        raise errors[0]
     if received or not results:
         signum = received[0] if received else signal.SIGTERM
         click.echo(f"kairox: stopped by {signal.Signals(signum).name}; every server was shut down", err=True)
