@@ -7,6 +7,7 @@ sample_program.py: ``accumulate`` loops over values; line 9 is
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -212,6 +213,19 @@ async def test_closing_the_runtime_with_a_live_session_terminates_it(dap_workspa
         assert session is not None and session.pid is not None
         pids = [provider(rt).adapters["debugpy"].pid or 0, session.pid]
     assert alive(pids) == []
+
+
+@pytest.mark.anyio
+async def test_waiting_again_for_a_program_that_runs_long(dap_workspace: Path) -> None:
+    shutil.copy(Path(__file__).with_name("slow_program.py"), dap_workspace / "slow.py")
+    async with runtime(dap_workspace) as rt:
+        await call(rt, "dap.set_breakpoints", {"file": "slow.py", "lines": [9]})
+        first = await call(rt, "dap.launch", {"program": "slow.py", "wait": 0.2})
+        assert first.splitlines()[-1] == "running (did not stop within 0.2 s)"
+        again = await call(rt, "dap.continue", {"wait": 30})
+        assert again.splitlines()[0] == "stopped (breakpoint) at #0 <module>  slow.py:9:1: value = 41 + 1"
+        assert again.splitlines()[1:] == ["output:", "woke up"]
+        await call(rt, "dap.disconnect")
 
 
 @pytest.mark.anyio

@@ -74,6 +74,7 @@ class DebugSession:
         self.stop_body: dict[str, Any] = {}
         self.exit_code: int | None = None
         self.pid: int | None = None
+        self._run_cursor = 0  # event index when the program was last set running
         self._sources: dict[Path, str | None] = {}
         client.listeners.append(self._on_event)
 
@@ -119,7 +120,7 @@ class DebugSession:
         wait: float,
     ) -> str:
         client = self.client
-        start = client.cursor()
+        start = self._run_cursor = client.cursor()
         launch_seq = await client.send_request("launch", arguments)
         # the launch response normally comes after configurationDone; an early one is a failure
         found = await client.wait_event(
@@ -188,10 +189,15 @@ class DebugSession:
         return await self.describe_stop() + self._new_output()
 
     async def resume(self, command: str, thread: int | None, wait: float) -> str:
-        """``continue``, ``next``, ``stepIn`` or ``stepOut``, then wait for the next stop."""
+        """``continue``, ``next``, ``stepIn`` or ``stepOut``, then wait for the next stop.
+
+        ``continue`` while the program runs (an earlier wait ran out) only waits again.
+        """
+        if command == "continue" and self.state == "running" and not self.ended:
+            return await self.wait_until_paused(self._run_cursor, wait)
         self.require_stopped()
         thread_id = thread if thread is not None else await self._thread()
-        start = self.client.cursor()
+        start = self._run_cursor = self.client.cursor()
         self.state = "running"  # before the request: its `stopped` event may come before its response
         self.stop_body = {}
         await self.client.request(command, {"threadId": thread_id})

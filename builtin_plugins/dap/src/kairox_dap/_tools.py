@@ -77,7 +77,11 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
         ),
         Capability.WRITE,
     ),
-    "dap.continue": ("Resume the stopped program until the next breakpoint or its end.", _STEP, Capability.WRITE),
+    "dap.continue": (
+        "Resume the stopped program until the next breakpoint or its end (while it runs: wait for that again).",
+        _STEP,
+        Capability.WRITE,
+    ),
     "dap.step_over": ("Run to the next line in the current function.", _STEP, Capability.WRITE),
     "dap.step_in": ("Step into the call on the current line.", _STEP, Capability.WRITE),
     "dap.step_out": ("Run until the current function returns.", _STEP, Capability.WRITE),

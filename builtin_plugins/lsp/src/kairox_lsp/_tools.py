@@ -238,8 +238,8 @@ class LspOperations:
         return self.provider.workspace
 
     # -- resolving arguments ---------------------------------------------------
-    def _path(self, value: str, *, check: bool = True) -> Path:
-        """The file an argument names (relative to the workspace); with ``check`` it must exist."""
+    def _path(self, value: str) -> Path:
+        """The path an argument names (relative to the workspace); :meth:`_open` finds out whether it exists."""
         path = self._paths.get(value)
         if path is None:
             expanded = os.path.expanduser(value)
@@ -247,8 +247,6 @@ class LspOperations:
             if len(self._paths) > 4096:
                 self._paths.clear()
             self._paths[value] = path
-        if check and not path.is_file():
-            raise ToolInputError(f"no such file: {value}")
         return path
 
     def _server(self, path: Path | None, name: str | None) -> LspServerLifecycle:
@@ -276,7 +274,7 @@ class LspOperations:
             if symbol is None:
                 raise ToolInputError("give `path` with `line` and `column`, or a `symbol`")
             return await self._workspace_target(symbol, server_name)
-        server, client, doc = await self._open(self._path(path_arg, check=False), server_name)
+        server, client, doc = await self._open(self._path(path_arg), server_name)
         lines = doc.lines
         shown = self._display(doc.path)
         if line is not None:
@@ -426,7 +424,7 @@ class LspOperations:
         path_arg = _str_arg(args, "path")
         if path_arg is None:
             raise ToolInputError("`path` is required")
-        server, client, doc = await self._open(self._path(path_arg, check=False), _str_arg(args, "server"))
+        server, client, doc = await self._open(self._path(path_arg), _str_arg(args, "server"))
         if not client.supports("documentSymbolProvider"):
             raise ToolInputError(f"language server {server.name} does not support document symbols")
         result = await client.request("textDocument/documentSymbol", {"textDocument": {"uri": doc.uri}})
@@ -489,7 +487,7 @@ class LspOperations:
         path_arg = _str_arg(args, "path")
         server_name = _str_arg(args, "server")
         if path_arg is not None:
-            server, client, doc = await self._open(self._path(path_arg, check=False), server_name)
+            server, client, doc = await self._open(self._path(path_arg), server_name)
             fresh = await client.wait_diagnostics(doc.uri, server.config.request_timeout)
             entries = [(server, client, doc.uri)]
         else:
@@ -515,7 +513,7 @@ class LspOperations:
                 items.append(
                     {**pos, "severity": severity, "message": message, "source": d.get("source"), "code": d.get("code")}
                 )
-        where = self._display(self._path(path_arg, check=False)) if path_arg else "the open files"
+        where = self._display(self._path(path_arg)) if path_arg else "the open files"
         if not lines:
             text = f"no problems reported in {where}"
         else:
