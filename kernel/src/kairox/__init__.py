@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .hookspecs import hookimpl, hookspec
 
 if TYPE_CHECKING:
-    from ._config import Config, ConfigSection, expand_env, load_config, redact
+    from ._config import Config, ConfigSection, expand_env, inherit_env, load_config, redact
     from ._events import (
         Event,
         EventBus,
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["Config", "ConfigSection", "expand_env", "load_config", "redact"], "_config"),
+    **dict.fromkeys(["Config", "ConfigSection", "expand_env", "inherit_env", "load_config", "redact"], "_config"),
     **dict.fromkeys(
         [
             "Event",
@@ -202,6 +202,7 @@ __all__ = [
     "expand_env",
     "hookimpl",
     "hookspec",
+    "inherit_env",
     "load_config",
     "redact",
     "sanitize_name",
