@@ -593,3 +593,17 @@ async def test_catalog_sources_are_collected_on_first_use(kairox_harness: Kairox
 async def test_domain_capability_defaults() -> None:
     spec = ToolSpec("x.y")
     assert (spec.domain, spec.capability) == (Domain.SYSTEM, Capability.EXECUTE)
+
+
+async def test_status_survives_a_provider_whose_status_raises(
+    kairox_harness: KairoxHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(InMemoryToolProvider):
+        def status(self) -> list[ServerStatus]:
+            raise RuntimeError("status bug")
+
+    good = InMemoryToolProvider("good", servers=[ServerStatus("git", "mcp", ServerState.READY)])
+    async with kairox_harness.open(plugins=[Broken("broken").plugin(), good.plugin()]) as rt:
+        status = rt.status()
+    assert [s.name for s in status.servers] == ["git"]
+    assert "status() of provider broken failed" in caplog.text
