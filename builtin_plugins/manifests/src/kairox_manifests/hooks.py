@@ -45,6 +45,12 @@ def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: 
 
 @hookimpl
 def kairox_register_commands(cli: click.Group) -> None:
-    from .cli import plugin_group
+    from kairox.cli import lazy_command
 
-    cli.add_command(plugin_group)
+    cli.add_command(
+        lazy_command(
+            "plugin",
+            "kairox_manifests.cli:plugin_group",
+            "Manifest plugins (.kairox-plugin, .codex-plugin, .claude-plugin, Philont plugin.json).",
+        )
+    )
