@@ -65,3 +65,27 @@ def test_signal_shuts_every_server_down(tmp_path: Path, signum: signal.Signals) 
     else:
         assert proc.returncode == 128 + signum, (out, err)
         assert f"stopped by {signum.name}" in err
+
+
+def test_an_error_inside_a_command_is_raised_as_it_was(tmp_path: Path) -> None:
+    """run_with_runtime must not wrap a command's error in an ExceptionGroup."""
+    import click
+    from click.testing import CliRunner
+
+    from kairox.cli._util import CliState, run_with_runtime
+
+    @click.command()
+    @click.pass_context
+    def boom(ctx: click.Context) -> None:
+        async def fn(rt: object) -> None:
+            raise click.ClickException("a clear message")
+
+        run_with_runtime(ctx, fn, start=False)
+
+    home = tmp_path / "home"
+    home.mkdir()
+    state = CliState(workspace=tmp_path)
+    result = CliRunner().invoke(boom, obj=state, env={"KAIROX_HOME": str(home)})
+    assert result.exit_code == 1
+    assert "Error: a clear message" in result.output
+    assert "ExceptionGroup" not in result.output
