@@ -43,12 +43,18 @@ def kairox(ws: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]
 def test_tools_list_shows_each_builtin_tool_with_its_decision(ws: Path, home: Path) -> None:
     p = kairox(ws, home, "tools", "list")
     assert p.returncode == 0, p.stderr
-    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines()}
+    rows = {line.split()[0]: line.split(maxsplit=4) for line in p.stdout.splitlines()}
     assert rows["fs.read"][1:] == ["builtin-tools", "local", "read", "allow"]
     assert rows["fs.list"][1:] == ["builtin-tools", "local", "read", "allow"]
     assert rows["search.grep"][1:] == ["builtin-tools", "local", "read", "allow"]
-    assert rows["fs.write"][1:] == ["builtin-tools", "local", "write", "allow"]
+    # a write's decision depends on where it lands: both are shown
+    assert rows["fs.write"][1:] == ["builtin-tools", "local", "write", "allow inside the writable roots, ask outside"]
     assert rows["shell.exec"][1:] == ["builtin-tools", "system", "execute", "ask"]
+    js = kairox(ws, home, "--json", "tools", "list")
+    write = next(t for t in json.loads(js.stdout)["tools"] if t["id"] == "fs.write")
+    assert write["decisions"]["inside"]["decision"] == "allow"
+    assert write["decisions"]["outside"]["decision"] == "ask"
+    assert "outside the writable roots" in write["decisions"]["outside"]["reason"]
 
 
 def test_tools_list_follows_the_policy_in_kairox_toml(ws: Path, home: Path) -> None:
