@@ -9,10 +9,10 @@ stays cheap (it never imports ``mcp`` or an HTTP client).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl, hookspec
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._config import Config, ConfigSection, expand_env, inherit_env, load_config, redact
@@ -209,14 +209,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kairox' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
