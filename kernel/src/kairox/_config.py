@@ -27,6 +27,7 @@ from ._compat import tomllib
 from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
 from ._registrar import Registrar
+from ._secrets import REDACTED, is_secret
 from .errors import ConfigError
 
 __all__ = [
@@ -41,10 +42,6 @@ __all__ = [
 ]
 
 _VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-SECRET_TABLES = frozenset({"env", "headers", "http_headers", "env_http_headers"})
-_SECRET_KEY = re.compile(r"(token|secret|password|passwd|api[_-]?key|authorization|credential)", re.I)
-REDACTED = "<redacted>"
 
 
 @attrs.frozen
@@ -137,11 +134,7 @@ def redact(value: Any, key: str = "", parent: str = "") -> Any:
         return {k: redact(v, k, key) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v, key, parent) for v in value]
-    if parent in SECRET_TABLES and key:
-        return REDACTED
-    if key and _SECRET_KEY.search(key) and not key.endswith(("_env", "_env_var", "_env_vars")):
-        return REDACTED
-    return value
+    return REDACTED if is_secret(key, parent) else value
 
 
 @attrs.define

@@ -27,6 +27,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn
 
+from ._secrets import SECRET_TABLES, is_secret
 from .errors import ConfigError
 
 __all__ = ["ValueMismatch", "describe_value", "errors_from", "make_converter", "structure"]
@@ -36,6 +37,10 @@ T = TypeVar("T")
 
 class ValueMismatch(TypeError):
     """A value of the wrong type or out of range; ``str()`` is the message."""
+
+    def __init__(self, message: str, expected: str = "") -> None:
+        super().__init__(message)
+        self.expected = expected
 
 
 _TYPE_WORDS: dict[Any, str] = {
@@ -59,7 +64,7 @@ def describe_value(value: Any, limit: int = 40) -> str:
 
 
 def _mismatch(expected: str, value: Any) -> ValueMismatch:
-    return ValueMismatch(f"expected {expected}, got {describe_value(value)}")
+    return ValueMismatch(f"expected {expected}, got {describe_value(value)}", expected)
 
 
 def _structure_str(value: Any, _t: Any) -> str:
@@ -233,8 +238,19 @@ def _walk(exc: BaseException, path: str, file: str | None) -> Iterator[ConfigErr
     elif isinstance(exc, BaseValidationError):  # pragma: no cover - other cattrs groups
         for sub in exc.exceptions:
             yield from _walk(sub, path, file)
+    elif isinstance(exc, ValueMismatch) and exc.expected and _secret_path(path):
+        yield ConfigError(
+            f"expected {exc.expected}, got a value of another type (not shown: secret)", file=file, path=path
+        )
     else:
         yield ConfigError(str(exc) or type(exc).__name__, file=file, path=path)
+
+
+def _secret_path(path: str) -> bool:
+    parts = [p for p in path.replace("[", ".[").split(".") if p and not p.startswith("[")]
+    key = parts[-1] if parts else ""
+    parent = parts[-2] if len(parts) > 1 else ""
+    return is_secret(key, parent) or parent in SECRET_TABLES
 
 
 def errors_from(exc: BaseException, *, path: str = "", file: str | None = None) -> list[ConfigError]:
