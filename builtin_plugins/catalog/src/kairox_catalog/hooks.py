@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from kairox import ConfigSection, Registrar, Runtime
 
 
-@hookimpl  # type: ignore[untyped-decorator]  # pluggy's marker is untyped
+@hookimpl
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
     from kairox._config import ConfigSection
 
@@ -30,15 +30,21 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
     )
 
 
-@hookimpl  # type: ignore[untyped-decorator]  # pluggy's marker is untyped
+@hookimpl
 def kairox_register_catalog_sources(registrar: Registrar[Any], runtime: Runtime) -> None:
     from .sources import register_sources
 
     register_sources(registrar, runtime)
 
 
-@hookimpl  # type: ignore[untyped-decorator]  # pluggy's marker is untyped
+@hookimpl
 def kairox_register_commands(cli: click.Group) -> None:
-    from .cli import catalog
+    from kairox.cli import lazy_command
 
-    cli.add_command(catalog)
+    cli.add_command(
+        lazy_command(
+            "catalog",
+            "kairox_catalog.cli:catalog",
+            "Browse and install MCP servers, plugins and skills from the catalog sources.",
+        )
+    )

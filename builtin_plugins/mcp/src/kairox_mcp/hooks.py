@@ -43,6 +43,6 @@ def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: 
 
 @hookimpl
 def kairox_register_commands(cli: click.Group) -> None:
-    from .cli import mcp
+    from kairox.cli import lazy_command
 
-    cli.add_command(mcp)
+    cli.add_command(lazy_command("mcp", "kairox_mcp.cli:mcp", "List MCP servers, their state, tools and stderr logs."))

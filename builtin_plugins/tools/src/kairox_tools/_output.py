@@ -73,9 +73,9 @@ class HeadTail:
         return self.total > len(self.head) + len(self.tail)
 
     def text(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
         if not self.truncated:
-            return head + self.tail.decode("utf-8", errors="replace")
+            # head and tail are adjacent: decode them as one, or a character split between them breaks
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
         omitted = self.total - len(self.head) - len(self.tail)
         # a cut may split a UTF-8 sequence: drop the broken ends instead of showing U+FFFD
         head = bytes(self.head).decode("utf-8", errors="ignore")

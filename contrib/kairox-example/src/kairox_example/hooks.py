@@ -49,6 +49,10 @@ def kairox_pre_tool_call(call: ToolCall) -> Block | None:
 
 @hookimpl
 def kairox_register_commands(cli: click.Group) -> None:
-    from .cli import example
+    # lazy: the command's module is imported only when `kairox example ...` runs,
+    # so this plugin costs nothing on every other kairox command
+    from kairox.cli import lazy_command
 
-    cli.add_command(example)
+    cli.add_command(
+        lazy_command("example", "kairox_example.cli:example", "kairox-example: count words, check protected files.")
+    )
