@@ -214,3 +214,36 @@ def test_tool_result_limits_keep_small_results_and_cut_big_ones() -> None:
     assert isinstance(first, TextContent) and first.text.startswith("y" * 10) and "40 more characters" in first.text
     assert isinstance(second, TextContent) and "image image/png of 300 bytes omitted" in second.text
     assert "[image image/png, 2 bytes]" in small.text
+
+
+class HangingProvider:
+    name = "hangs"
+
+    async def start(self, runtime: kairox.Runtime) -> None:
+        await anyio.sleep_forever()
+
+    async def stop(self) -> None:
+        return None
+
+    def status(self) -> list[kairox.ServerStatus]:
+        return []
+
+
+class HangingPlugin:
+    @hookimpl
+    def kairox_register_tool_providers(self, registrar: kairox.Registrar[Any], runtime: kairox.Runtime) -> None:
+        runtime.provider_start_timeout = 0.2
+        registrar.add(HangingProvider())
+        registrar.add(ManyTools())
+
+
+@pytest.mark.anyio
+async def test_a_provider_that_never_finishes_starting_fails_alone(ws: Path, home: Path) -> None:
+    with anyio.fail_after(10):
+        async with _open(ws, home, HangingPlugin()) as rt:
+            states = {p.name: p for p in rt.status().providers}
+            assert states["hangs"].state == "failed"
+            assert "did not finish starting within 0.2 s" in states["hangs"].error
+            assert states["many"].state == "ready"
+            assert not rt.status().ok
+            assert (await rt.call_tool("many.tool01", {})).text == "ok"

@@ -53,6 +53,8 @@ __all__ = ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeS
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT = 15.0
+#: a provider whose start() takes longer fails (its servers have their own, shorter timeouts)
+PROVIDER_START_TIMEOUT = 120.0
 
 
 class ApprovalAnswer(str, enum.Enum):
@@ -152,6 +154,8 @@ class Runtime:
         self._call_ids = itertools.count(1)
         self._failures_seen = 0
         self._catalog_sources: Registrar[CatalogSource] | None = None
+        #: seconds a provider's start() may take before it is marked failed
+        self.provider_start_timeout = PROVIDER_START_TIMEOUT
         #: size limits applied to every tool result (see ToolResult.limited)
         self.max_result_text = 200_000
         self.max_result_binary = 20_000_000
@@ -274,10 +278,14 @@ class Runtime:
         self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
         self.events.publish(ProviderStarting(provider=provider.name))
         try:
-            await provider.start(self)
+            with anyio.fail_after(self.provider_start_timeout):
+                await provider.start(self)
         except Exception as exc:
             logger.debug("provider %s failed to start", provider.name, exc_info=True)
-            error = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, TimeoutError):
+                error = f"did not finish starting within {self.provider_start_timeout:g} s"
+            else:
+                error = f"{type(exc).__name__}: {exc}"
             self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
             self.events.publish(ProviderFailed(provider=provider.name, error=error))
             return
