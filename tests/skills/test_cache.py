@@ -99,7 +99,7 @@ def test_the_disk_cache_makes_the_next_process_warm(tmp_path: Path, monkeypatch:
     write_old(skills / "bad.md", "---\nname: bad\ndescription: [x\n---\n")
     cache_file = tmp_path / "cache" / "skills.json"
     first = list(DirectorySkillSource("user", "user", [skills], cache=ScanCache(cache_file)).scan())
-    assert json.loads(cache_file.read_text())["version"] == 1
+    assert json.loads(cache_file.read_text())["version"] == 2
 
     parsed = CountingParse(monkeypatch)
     fresh = ScanCache(cache_file)  # a new process: empty memory, same file
@@ -122,8 +122,8 @@ def test_a_damaged_or_foreign_cache_file_is_ignored(tmp_path: Path) -> None:
         cache_file.write_text(content)
         assert names(DirectorySkillSource("user", "user", [tmp_path / "s"], cache=ScanCache(cache_file))) == ["a"]
     entry = json.loads(cache_file.read_text())["entries"][str(tmp_path / "s" / "a.md")]
-    entry[2] = {"fm": {"name": "a"}}  # damaged payload: no description
-    cache_file.write_text(json.dumps({"version": 1, "entries": {str(tmp_path / "s" / "a.md"): entry}}))
+    entry[2] = [1, "a"]  # damaged payload: too short
+    cache_file.write_text(json.dumps({"version": 2, "entries": {str(tmp_path / "s" / "a.md"): entry}}))
     assert names(DirectorySkillSource("user", "user", [tmp_path / "s"], cache=ScanCache(cache_file))) == ["a"]
 
 

@@ -13,13 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kairox._skills import SkillArgument, SkillDef, SkillError, SkillFrontmatter, SkillScope, split_frontmatter
-from kairox_skills._format import (
-    dump_skill,
-    frontmatter_to_mapping,
-    parse_frontmatter,
-    parse_skill,
-    read_frontmatter,
-)
+from kairox_skills._format import dump_skill, parse_frontmatter, parse_skill, read_frontmatter
+from kairox_skills._structure import frontmatter_to_mapping, full_from_mapping, quick_from_mapping
 
 
 def canon(skill: SkillDef | SkillFrontmatter) -> str:
@@ -375,3 +370,32 @@ def test_dump_then_parse_gives_the_same_skill(fm: SkillFrontmatter, body: str) -
 def test_dates_and_sets_become_plain_data() -> None:
     fm, _ = parse_frontmatter("name: a\ndescription: d\nupdated: 2024-05-01\ntags: !!set {x: null}\n")
     assert dict(fm.extra) == {"updated": dt.date(2024, 5, 1).isoformat(), "tags": ["x"]}
+
+
+quick_values = st.one_of(st.none(), st.text(max_size=12), st.integers(), st.booleans())
+quick_mappings = st.fixed_dictionaries(
+    {
+        "name": st.one_of(names, names, st.sampled_from(["pdf", "a-b", "A", "-a", "a--b", " a"]), st.integers()),
+        "description": st.one_of(words, words, st.text(max_size=1100), st.lists(st.text(max_size=3))),
+    },
+    optional={
+        "scope": st.one_of(st.sampled_from(["user", "workspace", "session", "global"]), quick_values),
+        "keywords": st.one_of(st.lists(st.text(max_size=6), max_size=3), quick_values),
+        "tools": st.one_of(st.lists(st.sampled_from(["fs.read", " x", "x", ""]), max_size=3), quick_values),
+        "model": quick_values,
+        "license": quick_values,
+        "metadata": st.dictionaries(st.text(max_size=3), quick_values, max_size=2),
+    },
+)
+
+
+@given(quick_mappings, st.sampled_from([None, "pdf", "a-b"]))
+def test_the_quick_path_agrees_with_the_full_one(data: dict[str, Any], folder: str | None) -> None:
+    quick = quick_from_mapping(data, folder)
+    try:
+        full, warnings = full_from_mapping(data, folder=folder, fallback_name="fallback")
+    except SkillError:
+        assert quick is None
+        return
+    if quick is not None:
+        assert (quick, warnings) == (full, [])

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import kairox_skills.hooks
-from kairox._hooks import ContextPiece
 from kairox._skills import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
 from kairox.hookspecs import hookimpl
 from kairox.testing import EventLog, KairoxHarness
@@ -74,9 +73,7 @@ async def test_kairox_home_is_honoured(layout: KairoxHarness, tmp_path: Path) ->
 async def test_config_adds_directories(layout: KairoxHarness, tmp_path: Path) -> None:
     extra_user = write(tmp_path / "team-skills" / "standup.md", md("standup", "Run the standup"))
     write(layout.workspace / ".claude" / "skills" / "lint" / "SKILL.md", md("lint", "Lint the code"))
-    layout.write_config(
-        f'[skills]\nuser_dirs = ["{extra_user.parent}"]\nworkspace_dirs = [".claude/skills"]\nsuggest = 1\n'
-    )
+    layout.write_config(f'[skills]\nuser_dirs = ["{extra_user.parent}"]\nworkspace_dirs = [".claude/skills"]\n')
     async with layout.open(start=False) as rt:
         assert not rt.config.errors
         by_name = {s.name: s.scope.value for s in rt.skills.skills()}
@@ -123,26 +120,10 @@ async def test_session_skills_live_as_long_as_the_session(layout: KairoxHarness)
 
 @pytest.mark.anyio
 async def test_turns_are_offered_the_best_matching_skills(layout: KairoxHarness) -> None:
-    async with layout.open(start=False) as rt:
-        async with rt.session() as session:
-            outcomes = await rt.call_hooks("pre_turn", session=session, prompt="write the meeting minutes")
-            (piece,) = [o.value for o in outcomes if o.value is not None]
-            assert isinstance(piece, ContextPiece)
-            assert piece.source == "kairox-skills"
-            assert piece.text.splitlines() == [
-                "Skills that may help with this request (use one by its name):",
-                "- notes: Take notes (keyword 'minutes')",
-            ]
-            nothing = await rt.call_hooks("pre_turn", session=session, prompt="bake bread")
-            assert [o.value for o in nothing] == [None]
-
-
-@pytest.mark.anyio
-async def test_suggestions_can_be_turned_off(layout: KairoxHarness) -> None:
-    layout.write_config("[skills]\nsuggest = 0\n")
     async with layout.open(start=False) as rt, rt.session() as session:
-        outcomes = await rt.call_hooks("pre_turn", session=session, prompt="write the meeting minutes")
-        assert [o.value for o in outcomes] == [None]
+        context = await session.turn_context("write the meeting minutes")
+        assert [(m.name, m.why) for m in context.matched_skills] == [("notes", "keyword 'minutes'")]
+        assert {e.name for e in context.skills} == {"deploy", "notes", "review"}
 
 
 @pytest.mark.anyio

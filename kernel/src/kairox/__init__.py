@@ -39,7 +39,21 @@ if TYPE_CHECKING:
     from ._policy import Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
     from ._registrar import Registrar
     from ._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime, RuntimeStatus, Session
-    from ._skills import SkillRegistry
+    from ._skills import (
+        RenderedSkill,
+        SkillArgument,
+        SkillDef,
+        SkillError,
+        SkillFrontmatter,
+        SkillLoadFailed,
+        SkillLoadWarning,
+        SkillMatch,
+        SkillRegistry,
+        SkillsChanged,
+        SkillScope,
+        SkillsScanned,
+        SkillWarning,
+    )
     from ._tools import (
         AudioContent,
         Content,
@@ -95,7 +109,24 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(
         ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeStatus", "Session"], "_runtime"
     ),
-    "SkillRegistry": "_skills",
+    **dict.fromkeys(
+        [
+            "RenderedSkill",
+            "SkillArgument",
+            "SkillDef",
+            "SkillError",
+            "SkillFrontmatter",
+            "SkillLoadFailed",
+            "SkillLoadWarning",
+            "SkillMatch",
+            "SkillRegistry",
+            "SkillScope",
+            "SkillWarning",
+            "SkillsChanged",
+            "SkillsScanned",
+        ],
+        "_skills",
+    ),
     **dict.fromkeys(
         [
             "AudioContent",
@@ -172,6 +203,7 @@ __all__ = [
     "ProviderStopped",
     "Registrar",
     "RegistrationError",
+    "RenderedSkill",
     "ResourceContent",
     "ResourceLink",
     "Runtime",
@@ -183,7 +215,18 @@ __all__ = [
     "SessionEnded",
     "SessionStarted",
     "SkillActivated",
+    "SkillArgument",
+    "SkillDef",
+    "SkillError",
+    "SkillFrontmatter",
+    "SkillLoadFailed",
+    "SkillLoadWarning",
+    "SkillMatch",
     "SkillRegistry",
+    "SkillScope",
+    "SkillWarning",
+    "SkillsChanged",
+    "SkillsScanned",
     "TextContent",
     "Tool",
     "ToolCall",

@@ -1,32 +1,38 @@
-"""Skills: the data model and the registry (discovery ships as the kairox-skills plugin).
+"""Skills: the registry (discovery ships as the kairox-skills plugin).
 
-A skill is a markdown file whose YAML frontmatter is a :class:`SkillFrontmatter`
-and whose body is the prompt. Skill sources (``kairox_register_skill_sources``)
-yield :class:`SkillDef` objects; the :class:`SkillRegistry` deduplicates them
-by name (session over workspace over user), remembers what each winner
-shadows, ranks skills for a prompt, and prepares one to run: its tools must be
-registered and its arguments are validated and rendered into the body.
-
-Template syntax: ``{{ name }}`` in the body is replaced by the value of the
-declared argument ``name`` (``\\{{ name }}`` writes a literal ``{{ name }}``);
-a placeholder naming no declared argument is left as it is.
+Skill sources (``kairox_register_skill_sources``) yield :class:`SkillDef`
+objects (the data model is in ``_skill_model`` and re-exported here); the
+:class:`SkillRegistry` deduplicates them by name (session over workspace over
+user), remembers what each winner shadows, ranks skills for a prompt, and
+prepares one to run: its tools must be registered and its arguments are
+validated and rendered into the body.
 """
 
 from __future__ import annotations
 
 import difflib
-import enum
 import logging
 import re
 from collections.abc import Container, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 import anyio
 import attrs
 
 from ._events import Event, EventBus
-from .errors import KairoxError
+from ._skill_model import (
+    ARGUMENT_TYPES,
+    RenderedSkill,
+    SkillArgument,
+    SkillDef,
+    SkillError,
+    SkillFrontmatter,
+    SkillMatch,
+    SkillScope,
+    SkillWarning,
+    render_template,
+    split_frontmatter,
+)
 
 if TYPE_CHECKING:
     from ._runtime import Runtime
@@ -52,345 +58,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: the types a declared argument may have
-ARGUMENT_TYPES = ("string", "integer", "number", "boolean")
-
-
-class SkillScope(str, enum.Enum):
-    """Where a skill applies. On a name clash session beats workspace beats user."""
-
-    PLUGIN = "plugin"
-    USER = "user"
-    WORKSPACE = "workspace"
-    SESSION = "session"
-
-    @property
-    def rank(self) -> int:
-        return _RANK[self]
-
-
-_RANK = {SkillScope.PLUGIN: 0, SkillScope.USER: 1, SkillScope.WORKSPACE: 2, SkillScope.SESSION: 3}
-
-
-def _where(file: str | None, line: int | None, field: str) -> str:
-    place = f"{file}:{line}" if file and line else (file or (f"line {line}" if line else ""))
-    return ": ".join(p for p in (place, field) if p)
-
-
-class SkillError(KairoxError):
-    """A skill could not be read or used. ``file``, ``line`` and ``field`` say where."""
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, field: str = "") -> None:
-        self.message = message
-        self.file = file
-        self.line = line
-        self.field = field
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        where = _where(self.file, self.line, self.field)
-        return f"{where}: {self.message}" if where else self.message
-
-
-@attrs.frozen
-class SkillWarning:
-    """Something odd about a skill that was loaded anyway (leniency)."""
-
-    message: str
-    file: str | None = None
-    line: int | None = None
-    field: str = ""
-
-    def __str__(self) -> str:
-        where = _where(self.file, self.line, self.field)
-        return f"{where}: {self.message}" if where else self.message
-
-
-_TRUE = frozenset({"true", "yes", "on", "1"})
-_FALSE = frozenset({"false", "no", "off", "0"})
-_INT = re.compile(r"[-+]?[0-9]+")
-
-
-@attrs.frozen
-class SkillArgument:
-    """A declared input of a skill (a UI renders these as a form)."""
-
-    name: str
-    type: str = "string"
-    description: str = ""
-    required: bool = False
-    default: Any = None
-    choices: tuple[Any, ...] = ()
-
-    def coerce(self, value: Any, *, skill: str = "", file: str | None = None) -> Any:
-        """``value`` as this argument's type (strings from a command line are converted)."""
-        field = f"arguments.{self.name}"
-
-        def bad(expected: str) -> SkillError:
-            who = f"skill {skill}: " if skill else ""
-            return SkillError(f"{who}argument {self.name!r} expects {expected}, got {value!r}", file=file, field=field)
-
-        out: Any
-        if self.type == "integer":
-            if isinstance(value, bool) or not isinstance(value, (int, str)):
-                raise bad("an integer")
-            if isinstance(value, str):
-                if not _INT.fullmatch(value.strip()):
-                    raise bad("an integer")
-                value = int(value.strip())
-            out = value
-        elif self.type == "number":
-            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                raise bad("a number")
-            if isinstance(value, str):
-                try:
-                    out = float(value.strip())
-                except ValueError:
-                    raise bad("a number") from None
-            else:
-                out = value
-        elif self.type == "boolean":
-            if isinstance(value, bool):
-                out = value
-            elif isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-                out = value.strip().lower() in _TRUE
-            else:
-                raise bad("a boolean (true or false)")
-        else:
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                raise bad("a string")
-            out = value if isinstance(value, str) else str(value)
-        if self.choices and out not in self.choices:
-            raise bad("one of " + ", ".join(repr(c) for c in self.choices))
-        return out
-
-
-@attrs.frozen
-class SkillFrontmatter:
-    """The fields of a skill file's frontmatter (see FORMATS.md).
-
-    ``allowed_tools``, ``license``, ``compatibility`` and ``metadata`` come from
-    the Agent Skills format; ``extra`` keeps every other key so a file is
-    written back as it was read.
-    """
-
-    name: str
-    description: str
-    scope: SkillScope | None = None
-    keywords: tuple[str, ...] = ()
-    tools: tuple[str, ...] = ()
-    model: str | None = None
-    arguments: tuple[SkillArgument, ...] = ()
-    license: str | None = None
-    compatibility: str | None = None
-    metadata: Mapping[str, Any] = attrs.field(factory=dict)
-    allowed_tools: tuple[str, ...] = ()
-    extra: Mapping[str, Any] = attrs.field(factory=dict)
-
-    def argument(self, name: str) -> SkillArgument | None:
-        return next((a for a in self.arguments if a.name == name), None)
-
-
-_FENCE = re.compile(r"^---[ \t]*\r?(?:\n|\Z)", re.M)
-
-
-def split_frontmatter(text: str) -> tuple[str | None, str]:
-    """``(frontmatter, body)``; ``frontmatter`` is ``None`` when the text has none.
-
-    The frontmatter starts with a ``---`` line (after an optional BOM) and
-    ends at the next ``---`` line; the body is everything after that line.
-    Raises :class:`SkillError` when the closing line is missing.
-    """
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    first, sep, rest = text.partition("\n")
-    if first.rstrip(" \t\r") != "---" or not sep:
-        return None, text
-    m = _FENCE.search(rest)
-    if m is None:
-        raise SkillError("the frontmatter opened on line 1 is never closed (no --- line)", line=1)
-    return rest[: m.start()], rest[m.end() :]
-
-
-_PLACEHOLDER = re.compile(r"(\\?)\{\{[ \t]*([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\}\}")
-
-
-def _format_value(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def render_template(body: str, values: Mapping[str, Any]) -> str:
-    """Replace ``{{ name }}`` for each name in ``values``; ``\\{{ name }}`` stays literal."""
-
-    def repl(m: re.Match[str]) -> str:
-        escaped, name = m.group(1), m.group(2)
-        if name not in values:
-            return m.group(0)
-        if escaped:
-            return m.group(0)[1:]
-        return _format_value(values[name])
-
-    return _PLACEHOLDER.sub(repl, body)
-
-
-@attrs.frozen
-class SkillDef:
-    """One skill found by a source. The body is read from ``path`` when used
-    (``body_text`` holds it for skills that live in memory)."""
-
-    frontmatter: SkillFrontmatter
-    scope: SkillScope
-    source: str = ""
-    path: Path | None = None
-    namespace: str | None = None
-    body_text: str | None = attrs.field(default=None, repr=False)
-    warnings: tuple[SkillWarning, ...] = ()
-
-    @classmethod
-    def create(
-        cls, name: str, description: str, body: str = "", *, scope: SkillScope = SkillScope.SESSION, **fields: Any
-    ) -> SkillDef:
-        """A skill made in code (a session skill, a test)."""
-        return cls(SkillFrontmatter(name=name, description=description, **fields), scope, body_text=body)
-
-    @property
-    def name(self) -> str:
-        """The registry name: ``<namespace>:<name>`` for plugin skills."""
-        fm_name = self.frontmatter.name
-        return f"{self.namespace}:{fm_name}" if self.namespace else fm_name
-
-    @property
-    def description(self) -> str:
-        return self.frontmatter.description
-
-    @property
-    def keywords(self) -> tuple[str, ...]:
-        return self.frontmatter.keywords
-
-    @property
-    def tools(self) -> tuple[str, ...]:
-        return self.frontmatter.tools
-
-    @property
-    def model(self) -> str | None:
-        return self.frontmatter.model
-
-    @property
-    def arguments(self) -> tuple[SkillArgument, ...]:
-        return self.frontmatter.arguments
-
-    @property
-    def kind(self) -> str:
-        """``"folder"`` (Agent Skills ``<name>/SKILL.md``), ``"file"`` or ``"memory"``."""
-        if self.path is None:
-            return "memory"
-        return "folder" if self.path.name == "SKILL.md" else "file"
-
-    @property
-    def root(self) -> Path | None:
-        """The skill's folder (where ``scripts/``, ``references/``, ``assets/`` live)."""
-        return self.path.parent if self.kind == "folder" and self.path is not None else None
-
-    def resources(self) -> dict[str, list[str]]:
-        """Files of a folder skill other than ``SKILL.md``, grouped by top-level
-        folder (``scripts``, ``references``, ``assets``, ...; ``"."`` for loose files)."""
-        root = self.root
-        out: dict[str, list[str]] = {}
-        if root is None:
-            return out
-        for path in sorted(root.rglob("*")):
-            rel = path.relative_to(root)
-            if not path.is_file() or rel.parts[0] in (".git", "node_modules", "__pycache__") or rel == Path("SKILL.md"):
-                continue
-            group = rel.parts[0] if len(rel.parts) > 1 else "."
-            out.setdefault(group, []).append(rel.as_posix())
-        return out
-
-    def body(self) -> str:
-        """The prompt (the text after the frontmatter), read now for file skills."""
-        if self.body_text is not None:
-            return self.body_text
-        if self.path is None:
-            return ""
-        try:
-            with open(self.path, encoding="utf-8", errors="replace", newline="") as fh:
-                text = fh.read()
-        except OSError as exc:
-            raise SkillError(f"cannot read the skill: {exc.strerror or exc}", file=str(self.path)) from None
-        try:
-            return split_frontmatter(text)[1]
-        except SkillError as exc:
-            raise SkillError(exc.message, file=str(self.path), line=exc.line) from None
-
-    def missing_tools(self, tools: Container[str]) -> list[str]:
-        """The listed tools that ``tools`` (a ToolRegistry, a set of names) does not have."""
-        return [t for t in self.tools if t not in tools]
-
-    def bind(self, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Validate ``arguments`` against the declared ones: types, defaults, required."""
-        file = str(self.path) if self.path else None
-        given = dict(arguments or {})
-        declared = {a.name: a for a in self.arguments}
-        unknown = [k for k in given if k not in declared]
-        if unknown:
-            takes = f"it declares {', '.join(declared)}" if declared else "it declares none"
-            raise SkillError(
-                f"skill {self.name}: unknown argument(s) {', '.join(map(repr, unknown))}; {takes}",
-                file=file,
-                field="arguments",
-            )
-        values: dict[str, Any] = {}
-        missing: list[SkillArgument] = []
-        for arg in self.arguments:
-            if arg.name in given and given[arg.name] is not None:
-                values[arg.name] = arg.coerce(given[arg.name], skill=self.name, file=file)
-            elif arg.default is not None:
-                values[arg.name] = arg.default
-            elif arg.required:
-                missing.append(arg)
-            else:
-                values[arg.name] = None
-        if missing:
-            what = "; ".join(f"{a.name} ({a.type}{': ' + a.description if a.description else ''})" for a in missing)
-            raise SkillError(
-                f"skill {self.name}: missing required argument(s): {what}",
-                file=file,
-                field=f"arguments.{missing[0].name}",
-            )
-        return values
-
-    def render(self, arguments: Mapping[str, Any] | None = None) -> str:
-        """The body with the (validated) arguments rendered into it."""
-        return render_template(self.body(), self.bind(arguments))
-
-
-@attrs.frozen
-class SkillMatch:
-    """A skill ranked for a prompt: its score and why."""
-
-    skill: SkillDef
-    score: float
-    reasons: tuple[str, ...]
-
-
-@attrs.frozen
-class RenderedSkill:
-    """A skill ready to run: the prompt text, its arguments, tools and pinned model."""
-
-    skill: SkillDef
-    text: str
-    arguments: Mapping[str, Any]
-    model: str | None
-    tools: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        return self.skill.name
 
 
 # -- events -----------------------------------------------------------------------
@@ -628,8 +295,8 @@ class SkillRegistry:
                         duplicates.append(
                             SkillWarning(
                                 f"skill {name!r} is defined twice in the {other.scope.value} scope; "
-                                f"{ordered[0].path or ordered[0].source} wins",
-                                file=str(other.path) if other.path else None,
+                                f"{ordered[0].file or ordered[0].source} wins",
+                                file=other.file,
                                 field="name",
                             )
                         )
@@ -774,7 +441,7 @@ class SkillRegistry:
             if missing:
                 raise SkillError(
                     f"skill {skill.name} needs tools that are not registered: {', '.join(missing)}",
-                    file=str(skill.path) if skill.path else None,
+                    file=skill.file,
                     field="tools",
                 )
         values = skill.bind(arguments)

@@ -8,23 +8,25 @@ loaders), :func:`parse_skill` / :func:`dump_skill` (the file format),
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kairox.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._cache import ScanCache, get_cache
     from ._config import SkillsConfig
-    from ._format import dump_skill, frontmatter_from_mapping, frontmatter_to_mapping, parse_frontmatter, parse_skill
+    from ._format import dump_skill, parse_frontmatter, parse_skill
     from ._settings import SettingsFile, settings_path
     from ._sources import DirectorySkillSource, plugin_skill_source
+    from ._structure import frontmatter_from_mapping, frontmatter_to_mapping
 
 _EXPORTS = {
     "ScanCache": "_cache",
     "get_cache": "_cache",
     "SkillsConfig": "_config",
     "dump_skill": "_format",
-    "frontmatter_from_mapping": "_format",
-    "frontmatter_to_mapping": "_format",
+    "frontmatter_from_mapping": "_structure",
+    "frontmatter_to_mapping": "_structure",
     "parse_frontmatter": "_format",
     "parse_skill": "_format",
     "SettingsFile": "_settings",
@@ -49,14 +51,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kairox_skills' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -22,16 +22,14 @@ import time
 from pathlib import Path
 from typing import Any, Union
 
-from kairox._skills import SkillError, SkillFrontmatter, SkillWarning
-
-from ._format import frontmatter_from_canonical, frontmatter_to_mapping
+from kairox._skill_model import SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
 
 __all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]
 
 logger = logging.getLogger(__name__)
 
 #: bump when parsing changes what a file yields
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 RACY_SECONDS = 2.0
 
 #: what parsing one file gives: the frontmatter and its warnings, or the error
@@ -42,22 +40,54 @@ def _problem_row(p: SkillWarning | SkillError) -> list[Any]:
     return [p.message, p.line, p.field]
 
 
-def _encode(parsed: Parsed) -> dict[str, Any]:
+_SCOPES = {s.value: s for s in SkillScope}
+
+
+def _encode(parsed: Parsed) -> list[Any]:
+    """A compact JSON row: ``[0, error]`` or ``[1, frontmatter fields..., warnings]``."""
     if isinstance(parsed, SkillError):
-        return {"e": _problem_row(parsed)}
+        return [0, _problem_row(parsed)]
     fm, warnings = parsed
-    out: dict[str, Any] = {"fm": frontmatter_to_mapping(fm)}
-    if warnings:
-        out["w"] = [_problem_row(w) for w in warnings]
-    return out
+    return [
+        1,
+        fm.name,
+        fm.description,
+        fm.scope.value if fm.scope is not None else None,
+        list(fm.keywords),
+        list(fm.tools),
+        fm.model,
+        [[a.name, a.type, a.description, a.required, a.default, list(a.choices)] for a in fm.arguments],
+        fm.license,
+        fm.compatibility,
+        dict(fm.metadata),
+        list(fm.allowed_tools),
+        dict(fm.extra),
+        [_problem_row(w) for w in warnings],
+    ]
 
 
-def _decode(path: str, payload: dict[str, Any]) -> Parsed:
-    if "e" in payload:
-        message, line, field = payload["e"]
+def _decode(path: str, row: list[Any]) -> Parsed:
+    if row[0] == 0:
+        message, line, field = row[1]
         return SkillError(message, file=path, line=line, field=field)
-    warnings = tuple(SkillWarning(m, file=path, line=ln, field=f) for m, ln, f in payload.get("w", ()))
-    return frontmatter_from_canonical(payload["fm"]), warnings
+    _, name, description, scope, keywords, tools, model, args, license_, compat, metadata, allowed, extra, w = row
+    fm = SkillFrontmatter(
+        name,
+        description,
+        _SCOPES[scope] if scope is not None else None,
+        tuple(keywords),
+        tuple(tools),
+        model,
+        tuple(SkillArgument(n, t, d, r, df, tuple(c)) for n, t, d, r, df, c in args) if args else (),
+        license_,
+        compat,
+        metadata,
+        tuple(allowed),
+        extra,
+    )
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ValueError("damaged entry")
+    return fm, tuple(SkillWarning(m, file=path, line=ln, field=f) for m, ln, f in w) if w else ()
 
 
 class ScanCache:
@@ -136,7 +166,7 @@ class ScanCache:
                 fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".skills.", suffix=".tmp")
                 try:
                     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        json.dump(data, fh, separators=(",", ":"), ensure_ascii=False)
+                        fh.write(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
                     os.replace(tmp, self.file)
                 except BaseException:
                     Path(tmp).unlink(missing_ok=True)

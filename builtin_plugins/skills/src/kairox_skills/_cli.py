@@ -37,7 +37,7 @@ def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
         "scope": skill.scope.value,
         "source": skill.source,
         "kind": skill.kind,
-        "path": str(skill.path) if skill.path else None,
+        "path": skill.file,
         "enabled": enabled,
         "enabled_by": decided.value if decided else None,
         "keywords": list(skill.keywords),
@@ -55,8 +55,7 @@ def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
             for a in skill.arguments
         ],
         "shadows": [
-            {"scope": s.scope.value, "source": s.source, "path": str(s.path) if s.path else None}
-            for s in registry.shadowed(skill.name)
+            {"scope": s.scope.value, "source": s.source, "path": s.file} for s in registry.shadowed(skill.name)
         ],
         "warnings": [_problem(w) for w in skill.warnings],
     }

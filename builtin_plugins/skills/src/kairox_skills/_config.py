@@ -11,24 +11,22 @@ __all__ = ["SkillsConfig", "config_section"]
 
 @attrs.frozen
 class SkillsConfig:
-    """``[skills]``: where else to look, the cache, and prompt suggestions.
+    """``[skills]``: where else to look, and the on-disk cache.
 
     ``user_dirs`` are more user-scope directories (``~`` expands; relative to
     the kairox home), ``workspace_dirs`` more workspace-scope directories
     (relative to the workspace, e.g. ``".claude/skills"``). ``cache = false``
-    turns off the on-disk cache. ``suggest`` is how many matching skills a
-    turn is offered (``0``: none).
+    turns off the on-disk cache (the in-memory one always works).
     """
 
     user_dirs: list[str] = attrs.field(factory=list)
     workspace_dirs: list[str] = attrs.field(factory=list)
     cache: bool = True
-    suggest: int = 3
 
 
 def config_section() -> ConfigSection:
     return ConfigSection(
         name="skills",
         schema=SkillsConfig,
-        description="Skill directories, the scan cache and prompt suggestions (kairox-skills).",
+        description="Skill directories and the scan cache (kairox-skills).",
     )

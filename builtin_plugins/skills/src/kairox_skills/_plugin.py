@@ -1,4 +1,4 @@
-"""What the hooks do: register the user and workspace sources, apply settings, suggest skills."""
+"""What the hooks do: register the user and workspace sources and apply the settings files."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox._config import user_home
-from kairox._hooks import ContextPiece
 from kairox._skills import SkillError, SkillScope
 
 from ._cache import get_cache
@@ -17,14 +16,12 @@ from ._sources import DirectorySkillSource
 
 if TYPE_CHECKING:
     from kairox._registrar import Registrar
-    from kairox._runtime import Runtime, Session
+    from kairox._runtime import Runtime
     from kairox.protocols import SkillSource
 
-__all__ = ["apply_settings", "home_of", "register_sources", "skills_config", "suggest"]
+__all__ = ["apply_settings", "home_of", "register_sources", "skills_config"]
 
 logger = logging.getLogger(__name__)
-
-SOURCE = "kairox-skills"
 
 
 def home_of(runtime: Runtime) -> Path:
@@ -71,18 +68,3 @@ def apply_settings(runtime: Runtime) -> None:
         for error in errors:
             runtime.skills.report(error, source="settings")
         runtime.skills.set_overrides(scope, overrides)
-
-
-def suggest(session: Session, prompt: str) -> ContextPiece | None:
-    """The best matching skills for a prompt, as context for the turn."""
-    runtime = session.runtime
-    limit = skills_config(runtime).suggest
-    if limit <= 0 or not prompt.strip():
-        return None
-    matches = runtime.skills.match(prompt, session_id=session.id, limit=limit)
-    if not matches:
-        return None
-    lines = ["Skills that may help with this request (use one by its name):"]
-    for m in matches:
-        lines.append(f"- {m.skill.name}: {m.skill.description.splitlines()[0]} ({'; '.join(m.reasons)})")
-    return ContextPiece(text="\n".join(lines), source=SOURCE, title="skills")

@@ -31,8 +31,10 @@ class Unsupported(Exception):
 
 # tabs, control characters, NEL/LS/PS line breaks, BOM, surrogates: leave them to PyYAML
 _NON_PRINTABLE = re.compile("[^\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_ASCII_ODD = re.compile("[\x00-\x09\x0b-\x1f\x7f]")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +|$)")
 _DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOW_ODD = re.compile(r"[\[\]{}\"'#:?&*!|>%@`\\]")
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
 _RESOLVER: Any = Resolver()
@@ -42,25 +44,32 @@ _NULL = "tag:yaml.org,2002:null"
 _INT = "tag:yaml.org,2002:int"
 
 
+# first characters for which PyYAML may resolve a plain scalar to something other than a string
+_SPECIAL_FIRST = frozenset(k for k in Resolver.yaml_implicit_resolvers if k)
+_RESOLVED: dict[str, Any] = {}
+
+
 def _resolve(value: str) -> Any:
+    if value and value[0] not in _SPECIAL_FIRST:
+        return value
+    try:
+        return _RESOLVED[value]
+    except KeyError:
+        pass
     tag = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
     if tag == _STR:
-        return value
-    if tag == _BOOL:
-        return _BOOLS[value.lower()]
-    if tag == _NULL:
-        return None
-    if tag == _INT and _DECIMAL.fullmatch(value):
-        return int(value)
-    raise Unsupported(f"scalar {value!r} needs the full resolver")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _is_item(rest: str) -> bool:
-    return rest == "-" or rest.startswith("- ")
+        result: Any = value
+    elif tag == _BOOL:
+        result = _BOOLS[value.lower()]
+    elif tag == _NULL:
+        result = None
+    elif tag == _INT and _DECIMAL.fullmatch(value):
+        result = int(value)
+    else:
+        raise Unsupported(f"scalar {value!r} needs the full resolver")
+    if len(_RESOLVED) < 4096:
+        _RESOLVED[value] = result
+    return result
 
 
 def _plain(text: str) -> Any:
@@ -100,7 +109,7 @@ def _flow_sequence(text: str) -> list[Any]:
     if not value.endswith("]"):
         raise Unsupported("multi-line flow sequence")
     inner = value[1:-1]
-    if any(c in inner for c in "[]{}\"'#:?&*!|>%@`\\"):
+    if _FLOW_ODD.search(inner):
         raise Unsupported("flow sequence with indicators")
     if not inner.strip(" "):
         return []
@@ -116,74 +125,124 @@ def _flow_sequence(text: str) -> list[Any]:
     return items
 
 
+# one line: indentation, then a key, a sequence dash, a comment or anything; then the rest
+_LINE = re.compile(r"( *)(?:([A-Za-z_][A-Za-z0-9_-]*):(?: +|$)|(-)(?: +|$)|(#))?(.*)")
+BLANK, COMMENT, KEY, ITEM, OTHER = range(5)
+
+
 class _Parser:
     def __init__(self, lines: list[str], trailing_break: bool) -> None:
         self.lines = lines
         self.trailing_break = trailing_break
         self.i = 0
+        self.n = n = len(lines)
+        self.indents = indents = [0] * n
+        self.kinds = kinds = [BLANK] * n
+        self.keys: list[str] = [""] * n
+        self.rests: list[str] = [""] * n
+        match = _LINE.match
+        for i, line in enumerate(lines):
+            m = match(line)
+            ind, key, dash, hash_, rest = m.groups()  # type: ignore[union-attr]
+            indents[i] = len(ind)
+            if key is not None:
+                kinds[i] = KEY
+                self.keys[i] = key
+                self.rests[i] = rest
+            elif dash is not None:
+                kinds[i] = ITEM
+                self.rests[i] = rest
+            elif hash_ is not None:
+                kinds[i] = COMMENT
+            elif rest.strip(" "):
+                kinds[i] = OTHER
+                self.rests[i] = rest
 
     def skip(self) -> bool:
         """Skip blank and comment lines; ``False`` at the end."""
-        lines = self.lines
-        while self.i < len(lines):
-            stripped = lines[self.i].lstrip(" ")
-            if stripped and not stripped.startswith("#"):
-                return True
-            self.i += 1
-        return False
+        kinds = self.kinds
+        i = self.i
+        n = self.n
+        while i < n and kinds[i] <= COMMENT:
+            i += 1
+        self.i = i
+        return i < n
 
     def no_continuation(self, indent: int) -> None:
         j = self.i
-        lines = self.lines
-        while j < len(lines) and not lines[j].strip(" "):
+        kinds = self.kinds
+        n = self.n
+        while j < n and kinds[j] == BLANK:
             j += 1
-        if j < len(lines) and _indent(lines[j]) > indent:
+        if j < n and self.indents[j] > indent:
             raise Unsupported("continuation line")
 
     def block_value(self, indent: int) -> Any:
         if not self.skip():
             return None
-        line = self.lines[self.i]
-        li = _indent(line)
+        i = self.i
+        li = self.indents[i]
         if li > indent:
-            return self.sequence(li) if _is_item(line[li:]) else self.mapping(li)
-        if li == indent and _is_item(line[li:]):
+            return self.sequence(li) if self.kinds[i] == ITEM else self.mapping(li)
+        if li == indent and self.kinds[i] == ITEM:
             return self.sequence(li)
         return None
 
     def mapping(self, indent: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        while self.skip():
-            line = self.lines[self.i]
-            li = _indent(line)
+        kinds, indents, keys, rests = self.kinds, self.indents, self.keys, self.rests
+        n = self.n
+        special = _SPECIAL_FIRST
+        indicators = _INDICATORS
+        i = self.i
+        while True:
+            while i < n and kinds[i] <= COMMENT:
+                i += 1
+            if i >= n:
+                break
+            li = indents[i]
             if li < indent:
                 break
-            if li > indent:
-                raise Unsupported("unexpected indentation")
-            m = _KEY.match(line, indent)
-            if m is None:
-                raise Unsupported("not a simple key")
-            key = m.group(1)
-            if _resolve(key) != key:
+            if li > indent or kinds[i] != KEY:
+                raise Unsupported("not a simple key at this indentation")
+            key = keys[i]
+            if key[0] in special and _resolve(key) != key:
                 raise Unsupported("key resolves to a non-string")
-            rest = line[m.end() :]
-            self.i += 1
-            result[key] = self.block_value(indent) if not rest else self.inline(rest, indent, in_sequence=False)
+            rest = rests[i]
+            i += 1
+            self.i = i
+            if not rest:
+                result[key] = self.block_value(indent)
+                i = self.i
+                continue
+            first = rest[0]
+            if first not in indicators or (first == "-" and rest[1:2] not in ("", " ")):
+                # the hot path: a plain scalar
+                value = rest.rstrip(" ")
+                if ": " in value or " #" in value or value[-1] == ":":
+                    raise Unsupported("plain scalar with an indicator")
+                result[key] = value if first not in special else _resolve(value)
+                self.no_continuation(indent)
+            else:
+                result[key] = self.inline(rest, indent, in_sequence=False)
+                i = self.i
+        self.i = i
         return result
 
     def sequence(self, indent: int) -> list[Any]:
         items: list[Any] = []
+        kinds, indents, rests = self.kinds, self.indents, self.rests
         while self.skip():
-            line = self.lines[self.i]
-            li = _indent(line)
+            i = self.i
+            li = indents[i]
             if li < indent:
                 break
             if li > indent:
                 raise Unsupported("unexpected indentation")
-            if not _is_item(line[li:]):
+            if kinds[i] != ITEM:
                 break
-            rest = line[li + 1 :].lstrip(" ")
-            self.i += 1
+            rest = rests[i]
+            self.i = i + 1
             if not rest or _KEY.match(rest):
                 raise Unsupported("nested block in a sequence")
             items.append(self.inline(rest, indent, in_sequence=True))
@@ -211,38 +270,88 @@ class _Parser:
         header = header.rstrip(" ")
         if header not in ("|", "|-"):
             raise Unsupported("block scalar header")
-        lines = self.lines
+        lines, indents, kinds, n = self.lines, self.indents, self.kinds, self.n
         start = self.i
-        if start >= len(lines):
+        if start >= n:
             return ""
-        if not lines[start].strip(" "):
+        if kinds[start] == BLANK:
             raise Unsupported("block scalar starting with a blank line")
-        width = _indent(lines[start])
+        width = indents[start]
         if width <= indent:
             return ""
         content: list[str] = []
         last = start
         k = start
-        while k < len(lines):
-            line = lines[k]
-            if not line.strip(" "):
-                if len(line) > width:
+        while k < n:
+            if kinds[k] == BLANK:
+                if len(lines[k]) > width:
                     raise Unsupported("blank line with content spaces")
                 content.append("")
                 k += 1
                 continue
-            if _indent(line) < width:
+            if indents[k] < width:
                 break
-            content.append(line[width:])
+            content.append(lines[k][width:])
             last = k
             k += 1
         self.i = k
         while content and content[-1] == "":
             content.pop()
         text = "\n".join(content)
-        if header == "|" and (last < len(lines) - 1 or self.trailing_break):
+        if header == "|" and (last < n - 1 or self.trailing_break):
             text += "\n"
         return text
+
+
+# a flat document: top-level "key: value" lines and "key:" lines followed by "- item" lines
+_ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(\S[^\n]*)\n|\n((?: *- +\S[^\n]*\n)+))")
+
+
+def _scalar(rest: str, in_sequence: bool) -> Any:
+    """One inline value of a flat document (no continuation lines follow it)."""
+    first = rest[0]
+    if first == '"':
+        return _double_quoted(rest)
+    if first == "'":
+        return _single_quoted(rest)
+    if first == "[":
+        return _flow_sequence(rest)
+    if first in _INDICATORS and not (first == "-" and rest[1:2] not in ("", " ")):
+        raise Unsupported(f"value starting with {first!r}")
+    if in_sequence and _KEY.match(rest):
+        raise Unsupported("nested block in a sequence")
+    value = rest.rstrip(" ")
+    if ": " in value or " #" in value or value[-1] == ":":
+        raise Unsupported("plain scalar with an indicator")
+    return value if first not in _SPECIAL_FIRST else _resolve(value)
+
+
+def _flat(text: str) -> dict[str, Any] | None:
+    """The common shape in one regex pass; ``None`` when the document is not flat."""
+    result: dict[str, Any] = {}
+    end = 0
+    for m in _ENTRY.finditer(text):
+        if m.start() != end:
+            return None
+        end = m.end()
+        key, inline, items = m.groups()
+        if key[0] in _SPECIAL_FIRST and _resolve(key) != key:
+            raise Unsupported("key resolves to a non-string")
+        if inline is not None:
+            if inline[0] == "|":
+                return None  # a literal block: the general parser reads it
+            result[key] = _scalar(inline, False)
+            continue
+        lines = items.split("\n")
+        lines.pop()
+        dash = lines[0].index("-")
+        values = []
+        for line in lines:
+            if line.index("-") != dash:
+                return None
+            values.append(_scalar(line[dash + 1 :].lstrip(" "), True))
+        result[key] = values
+    return result if end == len(text) and result else None
 
 
 def load(text: str) -> Any:
@@ -251,8 +360,11 @@ def load(text: str) -> Any:
         if text.count("\r") != text.count("\r\n"):
             raise Unsupported("lone carriage return")
         text = text.replace("\r\n", "\n")
-    if _NON_PRINTABLE.search(text):
+    if (_ASCII_ODD if text.isascii() else _NON_PRINTABLE).search(text):
         raise Unsupported("tab, control or special line-break character")
+    flat = _flat(text)
+    if flat is not None:
+        return flat
     lines = text.split("\n")
     trailing_break = lines[-1] == ""
     if trailing_break:
@@ -260,7 +372,7 @@ def load(text: str) -> Any:
     parser = _Parser(lines, trailing_break)
     if not parser.skip():
         return None
-    if _indent(lines[parser.i]) != 0:
+    if parser.indents[parser.i] != 0:
         raise Unsupported("indented document")
     result = parser.mapping(0)
     if parser.skip():

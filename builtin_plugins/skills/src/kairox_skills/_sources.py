@@ -9,7 +9,9 @@ is a kairox skill file. Listing reads only the frontmatter, through the
 
 from __future__ import annotations
 
+import gc
 import logging
+import operator
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,6 +35,7 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 IGNORED_FILES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md", "agents.md", "claude.md"})
 
 Item = Union[SkillDef, SkillError, SkillWarning]
+_NAME = operator.attrgetter("name")
 
 
 def parse_file(path: str, *, folder: str | None, fallback_name: str) -> Parsed:
@@ -83,11 +86,19 @@ class DirectorySkillSource:
 
     def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
         """Yield a :class:`SkillDef` per skill and a :class:`SkillError` per skipped file."""
+        items: list[Item] = []
+        # A scan allocates many small objects that all live on: cyclic garbage
+        # collection passes over them find nothing and cost a fifth of a cold scan.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
         try:
             for root in self.dirs:
-                yield from self._scan_root(root)
+                items.extend(self._scan_root(root))
         finally:
+            if gc_was_enabled:
+                gc.enable()
             self.cache.save()
+        return iter(items)
 
     def _scan_root(self, root: Path) -> Iterator[Item]:
         root_str = os.path.abspath(root)
@@ -124,7 +135,7 @@ class DirectorySkillSource:
                     field="scope",
                 ),
             )
-        return SkillDef(fm, self.scope, source=self.name, path=Path(path), namespace=self.namespace, warnings=warnings)
+        return SkillDef(fm, self.scope, source=self.name, path=path, namespace=self.namespace, warnings=warnings)
 
 
 def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
@@ -134,7 +145,7 @@ def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_
         directory, depth = stack.pop()
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_NAME)
         except OSError:
             yield directory, None, None
             continue

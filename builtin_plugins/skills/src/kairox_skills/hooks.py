@@ -10,9 +10,8 @@ if TYPE_CHECKING:
     import click
 
     from kairox._config import ConfigSection
-    from kairox._hooks import ContextPiece
     from kairox._registrar import Registrar
-    from kairox._runtime import Runtime, Session
+    from kairox._runtime import Runtime
     from kairox.protocols import SkillSource
 
 
@@ -31,14 +30,9 @@ def kairox_register_skill_sources(registrar: Registrar[SkillSource], runtime: Ru
 
 
 @hookimpl
-def kairox_pre_turn(session: Session, prompt: str) -> ContextPiece | None:
-    from ._plugin import suggest
-
-    return suggest(session, prompt)
-
-
-@hookimpl
 def kairox_register_commands(cli: click.Group) -> None:
-    from ._cli import skills
+    from kairox.cli import lazy_command
 
-    cli.add_command(skills)
+    cli.add_command(
+        lazy_command("skills", "kairox_skills._cli:skills", "List, show, match, render, enable and disable skills.")
+    )
