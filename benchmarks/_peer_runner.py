@@ -57,7 +57,9 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int) -> dict[s
 
     names = {s["name"] for s in servers}
     home = tempfile.mkdtemp(prefix="kairox-bench-home-")
-    env = {**os.environ, "KAIROX_HOME": home}
+    # kairox's own plugins only: contrib/kairox-example (installed in the dev workspace)
+    # adds a pre_tool_call guard to every call, which no peer library pays
+    env = {**os.environ, "KAIROX_HOME": home, "KAIROX_DISABLE_PLUGINS": "example"}
     ws = tempfile.mkdtemp(prefix="kairox-bench-ws-")
     started = time.perf_counter()
     async with kairox.Runtime.open(ws, env=env, config_documents=[("bench", _kairox_doc(servers))]) as rt:

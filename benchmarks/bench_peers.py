@@ -108,7 +108,7 @@ def run_cli(servers: list[dict[str, Any]]) -> float:
             capture_output=True,
             text=True,
             timeout=300,
-            env={**os.environ, "KAIROX_HOME": home},
+            env={**os.environ, "KAIROX_HOME": home, "KAIROX_DISABLE_PLUGINS": "example"},
         )
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
