@@ -30,17 +30,17 @@ def md(name: str, description: str = "d") -> str:
 
 
 class CountingParse:
-    """Counts how many files are actually read and parsed."""
+    """Counts how many files are actually read (and then parsed)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: list[str] = []
-        real = sources_module.parse_file
+        real = sources_module.read_frontmatter
 
-        def parse(path: str, **kw: object) -> object:
+        def read(path: str) -> object:
             self.paths.append(Path(path).name)
-            return real(path, **kw)  # type: ignore[arg-type]
+            return real(path)
 
-        monkeypatch.setattr(sources_module, "parse_file", parse)
+        monkeypatch.setattr(sources_module, "read_frontmatter", read)
 
 
 def names(source: DirectorySkillSource) -> list[str]:
@@ -99,7 +99,7 @@ def test_the_disk_cache_makes_the_next_process_warm(tmp_path: Path, monkeypatch:
     write_old(skills / "bad.md", "---\nname: bad\ndescription: [x\n---\n")
     cache_file = tmp_path / "cache" / "skills.json"
     first = list(DirectorySkillSource("user", "user", [skills], cache=ScanCache(cache_file)).scan())
-    assert json.loads(cache_file.read_text())["version"] == 2
+    assert json.loads(cache_file.read_text())["version"] == 3
 
     parsed = CountingParse(monkeypatch)
     fresh = ScanCache(cache_file)  # a new process: empty memory, same file
@@ -122,8 +122,8 @@ def test_a_damaged_or_foreign_cache_file_is_ignored(tmp_path: Path) -> None:
         cache_file.write_text(content)
         assert names(DirectorySkillSource("user", "user", [tmp_path / "s"], cache=ScanCache(cache_file))) == ["a"]
     entry = json.loads(cache_file.read_text())["entries"][str(tmp_path / "s" / "a.md")]
-    entry[2] = [1, "a"]  # damaged payload: too short
-    cache_file.write_text(json.dumps({"version": 2, "entries": {str(tmp_path / "s" / "a.md"): entry}}))
+    entry[2] = [1, 5, None]  # damaged payload: a number for a name
+    cache_file.write_text(json.dumps({"version": 3, "entries": {str(tmp_path / "s" / "a.md"): entry}}))
     assert names(DirectorySkillSource("user", "user", [tmp_path / "s"], cache=ScanCache(cache_file))) == ["a"]
 
 

@@ -120,7 +120,7 @@ def test_one_bad_file_never_hides_the_others(tmp_path: Path) -> None:
 
 
 def test_unreadable_file_is_an_error(tmp_path: Path) -> None:
-    err = parse_file(str(tmp_path), folder=None, fallback_name="x")
+    err = parse_file(str(tmp_path), folder=None)
     assert isinstance(err, SkillError)
     assert err.file == str(tmp_path) and "cannot read" in err.message
 

@@ -29,7 +29,7 @@ __all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]
 logger = logging.getLogger(__name__)
 
 #: bump when parsing changes what a file yields
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 RACY_SECONDS = 2.0
 
 #: what parsing one file gives: the frontmatter and its warnings, or the error
@@ -48,7 +48,7 @@ def _encode(parsed: Parsed) -> list[Any]:
     if isinstance(parsed, SkillError):
         return [0, _problem_row(parsed)]
     fm, warnings = parsed
-    return [
+    row = [
         1,
         fm.name,
         fm.description,
@@ -64,12 +64,27 @@ def _encode(parsed: Parsed) -> list[Any]:
         dict(fm.extra),
         [_problem_row(w) for w in warnings],
     ]
+    while len(row) > 3 and not row[-1]:  # trailing empty fields are implied (smaller file, faster load)
+        row.pop()
+    return row
+
+
+_ROW = [1, "", "", None, [], [], None, [], None, None, {}, [], {}, []]
 
 
 def _decode(path: str, row: list[Any]) -> Parsed:
     if row[0] == 0:
         message, line, field = row[1]
         return SkillError(message, file=path, line=line, field=field)
+    if len(row) <= 6:  # the common case: name, description, scope, keywords, tools
+        _, name, description, scope, keywords, tools = row + _ROW[len(row) : 6]
+        if not isinstance(name, str) or not isinstance(description, str):
+            raise ValueError("damaged entry")
+        return SkillFrontmatter(
+            name, description, _SCOPES[scope] if scope is not None else None, tuple(keywords), tuple(tools)
+        ), ()
+    if len(row) < 14:
+        row = row + _ROW[len(row) :]
     _, name, description, scope, keywords, tools, model, args, license_, compat, metadata, allowed, extra, w = row
     fm = SkillFrontmatter(
         name,
@@ -81,9 +96,9 @@ def _decode(path: str, row: list[Any]) -> Parsed:
         tuple(SkillArgument(n, t, d, r, df, tuple(c)) for n, t, d, r, df, c in args) if args else (),
         license_,
         compat,
-        metadata,
+        metadata or {},
         tuple(allowed),
-        extra,
+        extra or {},
     )
     if not isinstance(name, str) or not isinstance(description, str):
         raise ValueError("damaged entry")
@@ -124,7 +139,8 @@ class ScanCache:
             self.hits += 1
             return entry[2]
         if self.file is not None:
-            row = self._load_disk().get(path)
+            disk = self._disk if self._disk is not None else self._load_disk()
+            row = disk.get(path)
             if row is not None and row[0] == size and row[1] == mtime_ns:
                 try:
                     parsed = _decode(path, row[2])

@@ -36,6 +36,7 @@ __all__ = [
 #: a frontmatter larger than this is an error (nobody writes one; a runaway file might)
 MAX_FRONTMATTER = 1 << 20
 
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _CLOSE = re.compile(rb"^---[ \t]*\r?(?:\n|\Z)", re.M)
 _TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:", re.M)
 _SIMPLE_LINE = re.compile(r"^([ ]*)([A-Za-z0-9_][A-Za-z0-9_-]*):[ \t]+(\S.*?)[ \t]*$")
@@ -59,7 +60,7 @@ def read_frontmatter(path: str | Path, chunk: int = 8192) -> tuple[str, list[Ski
     not closed or too large. The text's first line is line 2 of the file.
     """
     file = os.fspath(path)
-    fd = os.open(file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    fd = os.open(file, _OPEN_FLAGS)
     try:
         raw = _read_block(fd, file, chunk)
     finally:

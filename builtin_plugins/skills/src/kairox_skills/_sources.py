@@ -38,8 +38,7 @@ Item = Union[SkillDef, SkillError, SkillWarning]
 _NAME = operator.attrgetter("name")
 
 
-def parse_file(path: str, *, folder: str | None, fallback_name: str) -> Parsed:
-    """Read and parse one skill file's frontmatter (never raises for bad content)."""
+def _read(path: str) -> tuple[str, list[SkillWarning]] | SkillError:
     try:
         block = read_frontmatter(path)
     except SkillError as exc:
@@ -48,12 +47,24 @@ def parse_file(path: str, *, folder: str | None, fallback_name: str) -> Parsed:
         return SkillError(f"cannot read: {exc.strerror or exc}", file=path)
     if block is None:
         return SkillError("no frontmatter: a skill file starts with a --- line", file=path, line=1)
+    return block
+
+
+def _parse(block: tuple[str, list[SkillWarning]] | SkillError, path: str, folder: str | None) -> Parsed:
+    if isinstance(block, SkillError):
+        return block
     text, warnings = block
+    fallback = folder if folder is not None else os.path.basename(path)[:-3]
     try:
-        fm, more = parse_frontmatter(text, file=path, folder=folder, fallback_name=fallback_name)
+        fm, more = parse_frontmatter(text, file=path, folder=folder, fallback_name=fallback)
     except SkillError as exc:
         return exc
-    return fm, tuple(warnings + more)
+    return fm, tuple(warnings + more) if warnings or more else ()
+
+
+def parse_file(path: str, *, folder: str | None) -> Parsed:
+    """Read and parse one skill file's frontmatter (never raises for bad content)."""
+    return _parse(_read(path), path, folder)
 
 
 class DirectorySkillSource:
@@ -106,23 +117,31 @@ class DirectorySkillSource:
             if os.path.exists(root_str):
                 yield SkillWarning("not a directory; no skills read from it", file=root_str)
             return
-        seen: set[str] = set()
         cache = self.cache
-        for path, folder, stat in _walk(root_str, self.max_depth):
+        # In stages (walk, cache lookups, reads, parses): each loop stays hot in
+        # the CPU caches, which makes a cold scan markedly faster than one pass.
+        found = list(_walk(root_str, self.max_depth))
+        results: list[Parsed | None] = []
+        misses: list[int] = []
+        for i, (path, _folder, stat) in enumerate(found):
+            parsed = cache.get(path, stat.st_size, stat.st_mtime_ns) if stat is not None else None
+            results.append(parsed)
+            if parsed is None and stat is not None:
+                misses.append(i)
+        blocks = [_read(found[i][0]) for i in misses]
+        for i, block in zip(misses, blocks, strict=True):
+            path, folder, stat = found[i]
+            parsed = results[i] = _parse(block, path, folder)
+            assert stat is not None
+            cache.put(path, stat.st_size, stat.st_mtime_ns, parsed)
+        for (path, _folder, stat), parsed in zip(found, results, strict=True):
             if stat is None:
                 yield SkillWarning("cannot list this directory", file=path)
-                continue
-            seen.add(path)
-            parsed = cache.get(path, stat.st_size, stat.st_mtime_ns)
-            if parsed is None:
-                fallback = folder if folder is not None else os.path.basename(path)[:-3]
-                parsed = parse_file(path, folder=folder, fallback_name=fallback)
-                cache.put(path, stat.st_size, stat.st_mtime_ns, parsed)
-            if isinstance(parsed, SkillError):
+            elif isinstance(parsed, SkillError):
                 yield parsed
-                continue
-            yield self._skill(path, *parsed)
-        cache.prune(root_str, seen)
+            elif parsed is not None:
+                yield self._skill(path, *parsed)
+        cache.prune(root_str, {path for path, _folder, stat in found if stat is not None})
 
     def _skill(self, path: str, fm: Any, warnings: tuple[SkillWarning, ...]) -> SkillDef:
         if fm.scope is not None and fm.scope is not self.scope and self.namespace is None:
