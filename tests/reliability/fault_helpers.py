@@ -63,7 +63,8 @@ async def wait_ready(rt: Runtime, name: str, *, not_pid: int | None = None, time
     with anyio.fail_after(timeout):
         while True:
             server = mcp.server(name)
-            if server.state is ServerState.READY and server.client is not None and server.diagnostics.pid != not_pid:
+            fresh = not_pid is None or server.diagnostics.pid != not_pid
+            if server.state is ServerState.READY and server.client is not None and fresh:
                 return server
             await anyio.sleep(0.02)
 

@@ -160,7 +160,10 @@ async def test_random_sigkill_under_concurrent_calls(tmp_path: Any) -> None:
         assert f"{o.server}.slow_echo" in text or f"MCP server {o.server}" in text, text
         if classify(o.error) == "in flight when killed":  # the diagnostic says how it died
             assert "killed by SIGKILL" in text and "exit code -9" in text, text
-        assert classify(o.error) != "other: ToolError", text
+        # a restarting server keeps its tools: calls say "not ready" and why, never "no tool named"
+        assert classify(o.error) in ("in flight when killed", "server not ready"), text
+        if classify(o.error) == "server not ready":
+            assert "killed by SIGKILL" in text or "restart" in text, text
         # it failed while its server was down: between a kill and the restart after it
         assert any(o.ended >= k - 0.05 and o.started <= back + 0.05 for k, back in windows[o.server]), (
             f"seed {seed}: {o} outside the down windows {windows[o.server]}"

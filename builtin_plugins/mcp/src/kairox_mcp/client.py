@@ -30,6 +30,10 @@ logger = logging.getLogger(__name__)
 
 #: pagination guard: a server that never stops handing out cursors
 MAX_PAGES = 1000
+#: a tools/call may take this long past its timeout while it is still being *sent*
+#: (the SDK's timeout starts after the write; a server that stopped reading, or an
+#: HTTP session wedged on a hung POST, would hold the write much longer)
+SEND_GRACE = 1.0
 
 ListChanged = Callable[[str], Awaitable[None]]
 
@@ -159,11 +163,15 @@ class McpClient:
     # -- errors ---------------------------------------------------------------
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
         if exc.code == types.CONNECTION_CLOSED:
-            return McpConnectionClosed(f"MCP server {self.server} closed the connection during {what}")
+            # the SDK names a lost response stream ("SSE stream ended without a response")
+            why = f" ({exc.message})" if exc.message and exc.message != "Connection closed" else ""
+            return McpConnectionClosed(f"MCP server {self.server} closed the connection during {what}{why}")
         if exc.code == types.REQUEST_TIMEOUT:
             after = f" after {timeout:g} s" if timeout is not None else ""
             return McpCallTimeout(f"{what} timed out{after} (MCP server {self.server}; the request was cancelled)")
-        return McpRequestError(f"{what} failed: MCP error {exc.code}: {exc.message}", exc.code)
+        return McpRequestError(
+            f"{what} failed (MCP server {self.server}): MCP error {exc.code}: {exc.message}", exc.code
+        )
 
     # -- lifecycle ------------------------------------------------------------
     async def initialize(self) -> types.InitializeResult:
@@ -252,13 +260,32 @@ class McpClient:
         timeout: float | None = None,
         progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
     ) -> types.CallToolResult:
-        """``tools/call``; on timeout the SDK sends ``notifications/cancelled`` to the server."""
+        """``tools/call``; on timeout the SDK sends ``notifications/cancelled`` to the server.
+
+        ``timeout`` bounds the whole call: one that cannot even be sent within
+        ``timeout + SEND_GRACE`` s fails with :class:`McpCallTimeout` too, and the
+        connection is declared broken (:attr:`closed`), so the lifecycle reconnects.
+        """
         try:
-            result = await self.session.call_tool(
-                name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)
-            )
+            # the SDK's records from this (the caller's) task go to the server's diagnostics
+            with capture_sdk_logs(self.diagnostics):
+                with anyio.move_on_after(None if timeout is None else timeout + SEND_GRACE) as deadline:
+                    result = await self.session.call_tool(
+                        name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)
+                    )
         except MCPError as exc:
             raise self._map(exc, f"tools/call {name}", timeout) from exc
+        if deadline.cancelled_caught:
+            assert timeout is not None
+            if self.diagnostics.error is None:
+                self.diagnostics.error = (
+                    f"a request could not be sent within {timeout + SEND_GRACE:g} s (the server is not taking input)"
+                )
+            self.closed.set()
+            raise McpCallTimeout(
+                f"tools/call {name} timed out after {timeout:g} s (MCP server {self.server}; "
+                "the request could not be sent: the server is not taking input)"
+            )
         if not isinstance(result, types.CallToolResult):  # pragma: no cover - extension results
             raise McpRequestError(f"tools/call {name}: unexpected result {type(result).__name__}", 0)
         return result

@@ -9,7 +9,9 @@ explains a failing remote server.
 a response stream that broke and a server that no longer accepts connections.
 Streamable HTTP has no connection to lose (the SDK retries for seconds), so the
 transport uses it to end the session's read stream at once, and pending calls
-fail with the diagnostic instead of hanging in reconnection attempts.
+fail with the diagnostic instead of hanging in reconnection attempts. A 404 to a
+request carrying our ``Mcp-Session-Id`` ends the connection the same way: the
+server forgot the session, and the lifecycle's restart opens a new one.
 """
 
 from __future__ import annotations
@@ -45,10 +47,22 @@ class PeerWatch:
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
 
     def mark_dead(self, reason: str) -> None:
+        self._end(f"the server at {redact_url(self.url)} went away: {reason}")
+
+    def mark_session_lost(self, status: int) -> None:
+        """The server answered a request of our session with 404: it no longer knows the
+        session (expired, or the server restarted). The spec's remedy is a new session,
+        which the lifecycle's restart does (a new ``initialize``)."""
+        self._end(
+            f"the server at {redact_url(self.url)} no longer knows our session "
+            f"(HTTP {status} for its Mcp-Session-Id: expired, or the server restarted)"
+        )
+
+    def _end(self, error: str) -> None:
         if self.dead.is_set():
             return
-        self.diagnostics.error = f"the server at {redact_url(self.url)} went away: {reason}"
-        self.diagnostics.stderr.append(f"[kairox] {self.diagnostics.error}")
+        self.diagnostics.error = error
+        self.diagnostics.stderr.append(f"[kairox] {error}")
         self.dead.set()
 
     async def probe(self, why: BaseException) -> None:
@@ -93,6 +107,8 @@ class WatchingTransport(httpx2.AsyncBaseTransport):
         except httpx2.ConnectError as exc:
             self._watch.mark_dead(f"cannot connect: {exc}")
             raise
+        if response.status_code == 404 and "mcp-session-id" in request.headers:
+            self._watch.mark_session_lost(response.status_code)
         return httpx2.Response(
             response.status_code,
             headers=response.headers,

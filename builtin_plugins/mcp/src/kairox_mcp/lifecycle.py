@@ -235,7 +235,11 @@ class ServerLifecycle:
         diag.error = diag.error or error
         self.state = ServerState.FAILED
         self.detail = error + (f" (restarting in {delay:g} s)" if will_restart else "")
-        self._unregister()
+        if not will_restart:
+            # While it restarts its tools stay registered: a call fails with "not ready" and the
+            # reason (not "no tool named ...") and the tool list does not flicker; the swap on
+            # ready keeps unchanged tools as they are.
+            self._unregister()
         self.runtime.events.publish(
             McpServerFailed(
                 server=self.name,
@@ -287,10 +291,10 @@ class ServerLifecycle:
                     self.client = None
                     if client.closed.is_set() and not self._stop.is_set():
                         error = attempt.diagnostics.error or "the server closed the connection"
-                        # calls fail from now on; the event follows once the transport has the exit code
+                        # calls fail from now on (not ready, with the reason); the event follows once
+                        # the transport has the exit code, and the tools go if no restart follows
                         self.state = ServerState.FAILED
                         self.detail = error
-                        self._unregister()
             if scope.cancelled_caught and not self._stop.is_set() and not error:
                 error = f"no answer to initialize within {timeout:g} s (startup_timeout)"
         except Exception as exc:  # includes ExceptionGroup from the HTTP clients' task groups
