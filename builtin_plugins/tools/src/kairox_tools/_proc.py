@@ -47,6 +47,20 @@ def kill_group(process: anyio.abc.Process, sig: int = signal.SIGKILL) -> None:
         process.kill()
 
 
+async def _wait_group_gone(pgid: int, timeout: float = 1.0) -> None:
+    """Wait (bounded) until nothing is left in the killed group: SIGKILL is
+    delivered asynchronously, and a caller may check right after we return."""
+    if not hasattr(os, "killpg"):  # pragma: no cover - not POSIX
+        return
+    deadline = anyio.current_time() + timeout
+    while anyio.current_time() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        await anyio.sleep(0.01)
+
+
 @asynccontextmanager
 async def open_group(
     argv: Sequence[str],
@@ -72,6 +86,7 @@ async def open_group(
             kill_group(process)
             with anyio.move_on_after(REAP_TIMEOUT):
                 await process.wait()
+            await _wait_group_gone(process.pid)
             await process.aclose()
 
 
