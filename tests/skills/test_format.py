@@ -13,7 +13,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kairox._skills import SkillArgument, SkillDef, SkillError, SkillFrontmatter, SkillScope, split_frontmatter
-from kairox_skills._format import dump_skill, parse_frontmatter, parse_skill, read_frontmatter
+from kairox_skills import _simpleyaml
+from kairox_skills._format import (
+    _quote_bad_values,
+    dump_skill,
+    load_yaml,
+    parse_frontmatter,
+    parse_skill,
+    read_frontmatter,
+)
 from kairox_skills._structure import frontmatter_to_mapping, full_from_mapping, quick_from_mapping
 
 
@@ -399,3 +407,47 @@ def test_the_quick_path_agrees_with_the_full_one(data: dict[str, Any], folder: s
         return
     if quick is not None:
         assert (quick, warnings) == (full, [])
+
+
+colon_values = st.one_of(
+    st.sampled_from(["Use when: x", "a: b: c", "ends with:", "C:\\path: x", 'say "hi": go', "x:y", "~: n", "1: 2"]),
+    st.text(alphabet="ab :#'\"-\\", min_size=1, max_size=12).filter(lambda v: v.strip() == v and v[:1] not in "-#"),
+)
+flat_lines = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["name", "description", "license", "x-y"]), colon_values).map(
+            lambda kv: f"{kv[0]}: {kv[1]}"
+        ),
+        st.just("tools:\n  - fs.read\n  - a b"),
+        st.just("keywords: [a, b]"),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@given(flat_lines)
+def test_the_lenient_fast_path_agrees_with_quoting(lines: list[str]) -> None:
+    doc = "\n".join(lines) + "\n"
+    try:
+        data, fixed = _simpleyaml.load_lenient(doc)
+    except _simpleyaml.Unsupported:
+        return
+    if not fixed:
+        assert yaml.safe_load(doc) == data
+        return
+    with pytest.raises(yaml.YAMLError):
+        yaml.safe_load(doc)
+    quoted_text, slow_fixed = _quote_bad_values(doc)
+    assert slow_fixed == fixed
+    assert yaml.safe_load(quoted_text) == data
+
+
+def test_unquoted_colons_take_the_fast_path_with_the_same_warning() -> None:
+    doc = "name: a\ndescription: Use when: the user asks\nkeywords: [x]\n"
+    assert _simpleyaml.load_lenient(doc)[1] == [1]
+    fast = load_yaml(doc, file="s.md")
+    slow_text = doc + "odd: [\n  x]\n"  # not flat: PyYAML and the quoting retry
+    slow = load_yaml(slow_text, file="s.md")
+    assert fast[1] == slow[1]
+    assert fast[0]["description"] == slow[0]["description"] == "Use when: the user asks"

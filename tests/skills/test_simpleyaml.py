@@ -70,7 +70,7 @@ def lines(draw: st.DrawFn) -> list[str]:
     if kind == 4:
         return [f"{indent}{draw(scalars)}"]
     if kind == 5:
-        header = draw(st.sampled_from(["|", "|-", "|+", ">", "| x", "|2"]))
+        header = draw(st.sampled_from(["|", "|-", "|+", ">", ">-", "| x", "|2"]))
         body_indent = indent + draw(st.sampled_from(["", " ", "  ", "    "]))
         body = draw(st.lists(st.one_of(scalars, st.just("")), max_size=4))
         return [f"{indent}{key}: {header}", *(f"{body_indent}{b}" if b else draw(indents) for b in body)]
@@ -128,7 +128,7 @@ def block(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
             items = draw(st.lists(words, max_size=3))
             out.append(f"{pad}{key}: [{', '.join(items)}]")
         elif kind == 3:
-            header = draw(st.sampled_from(["|", "|-"]))
+            header = draw(st.sampled_from(["|", "|-", ">", ">-"]))
             inner = " " * (indent + draw(st.integers(1, 3)))
             body = draw(st.lists(st.one_of(words, st.just("")), min_size=1, max_size=4))
             out.append(f"{pad}{key}: {header}")
@@ -223,7 +223,8 @@ def test_typical_frontmatter_takes_the_fast_path() -> None:
     "doc",
     [
         "a: b\n  continued\n",  # multi-line plain scalar
-        "a: >\n  folded\n",
+        "a: >\n  folded\n\n  with a blank line\n",
+        "a: >\n  x\n    more indented\n",
         "a: &x 1\nb: *x\n",
         "a: {b: c}\n",
         "a: 1.5\n",
@@ -252,6 +253,7 @@ def test_outside_the_subset_is_unsupported(doc: str) -> None:
         ("a: |\n  x", {"a": "x"}),
         ("tools:\n- a\n- 'b c'\nname: n\n", {"tools": ["a", "b c"], "name": "n"}),
         ("a: [x, y, ]\n", {"a": ["x", "y"]}),
+        ("a: >\n  x \n  y\nb: >-\n  z\n  w\n", {"a": "x  y\n", "b": "z w"}),
         ("a: 'it''s'\n", {"a": "it's"}),
         ("a: C# is fine\r\nb: x\r\n", {"a": "C# is fine", "b": "x"}),
         ("a:\n  b:\n    c: d\n  e: f\n", {"a": {"b": {"c": "d"}, "e": "f"}}),

@@ -161,15 +161,35 @@ class ScanCache:
             self._load_disk()[path] = [size, mtime_ns, _encode(parsed)]
             self._dirty = True
 
+    def get_many(self, keys: list[tuple[str, int, int]]) -> list[Parsed | None]:
+        """:meth:`get` for each ``(path, size, mtime_ns)``."""
+        mem = self._mem
+        out: list[Parsed | None] = []
+        append = out.append
+        for path, size, mtime_ns in keys:
+            entry = mem.get(path)
+            if entry is not None and entry[0] == size and entry[1] == mtime_ns:
+                append(entry[2])
+                self.hits += 1
+            else:
+                append(self.get(path, size, mtime_ns))
+        return out
+
     def prune(self, root: str, seen: set[str]) -> None:
-        """Forget entries under ``root`` that the last scan of it did not see."""
+        """Forget entries under ``root`` that the last scan of it did not see.
+
+        Only the file's entries are pruned: a stale in-memory entry is never
+        looked up again, and the process ends.
+        """
+        if not self._disk:
+            return
         prefix = root.rstrip(os.sep) + os.sep
-        for store in (self._mem, self._disk or {}):
-            stale = [p for p in store if p.startswith(prefix) and p not in seen]
-            for p in stale:
-                del store[p]
-            if stale and store is self._disk:
-                self._dirty = True
+        stale = [p for p in self._disk if p not in seen and p.startswith(prefix)]
+        for p in stale:
+            del self._disk[p]
+            self._mem.pop(p, None)
+        if stale:
+            self._dirty = True
 
     def save(self) -> None:
         """Write the file if anything changed (atomically; failures are only logged)."""

@@ -10,6 +10,7 @@ Structuring into a :class:`~kairox.SkillFrontmatter` is in ``_structure``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -159,13 +160,37 @@ def _yaml_problem(exc: BaseException, first_line: int) -> tuple[str, int | None,
     return problem, line, ctx
 
 
+def _quoting_warning(text: str, fixed: list[int], problem: str, file: str | None, first_line: int) -> SkillWarning:
+    lines = ", ".join(str(i + first_line) for i in fixed)
+    return SkillWarning(
+        f"frontmatter is not valid YAML ({problem}); read it by quoting the value on line(s) {lines}",
+        file=file,
+        line=fixed[0] + first_line,
+        field=", ".join(dict.fromkeys(_key_at(text, i) for i in fixed)),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _mapping_problem() -> str:
+    """How the YAML loader words ``key: a: b`` (libyaml and PyYAML differ)."""
+    try:
+        yaml.load("k: a: b", Loader=_Loader)
+    except Exception as exc:
+        return _yaml_problem(exc, 0)[0]
+    return "mapping values are not allowed here"  # pragma: no cover - every loader refuses it
+
+
 def load_yaml(text: str, *, file: str | None = None, first_line: int = 2) -> tuple[Any, list[SkillWarning]]:
     """Parse frontmatter YAML: the fast subset, then PyYAML, then PyYAML after
     quoting values that are not valid on their own (unquoted colons)."""
     try:
-        return _simpleyaml.load(text), []
+        data, fixed = _simpleyaml.load_lenient(text)
     except _simpleyaml.Unsupported:
         pass
+    else:
+        if not fixed:
+            return data, []
+        return data, [_quoting_warning(text, fixed, _mapping_problem(), file, first_line)]
     try:
         return yaml.load(text, Loader=_Loader), []
     except Exception as exc:  # any parser failure becomes a SkillError below
@@ -177,15 +202,7 @@ def load_yaml(text: str, *, file: str | None = None, first_line: int = 2) -> tup
         except Exception:
             pass
         else:
-            lines = ", ".join(str(i + first_line) for i in fixed)
-            fields = ", ".join(dict.fromkeys(_key_at(text, i) for i in fixed))
-            warning = SkillWarning(
-                f"frontmatter is not valid YAML ({problem}); read it by quoting the value on line(s) {lines}",
-                file=file,
-                line=fixed[0] + first_line,
-                field=fields,
-            )
-            return data, [warning]
+            return data, [_quoting_warning(text, fixed, problem, file, first_line)]
     line = index + first_line if index is not None else first_line - 1
     field = _key_at(text, context) if context is not None else ""
     raise SkillError(f"frontmatter is not valid YAML: {problem}", file=file, line=line, field=field)

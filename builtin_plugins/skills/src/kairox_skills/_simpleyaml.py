@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from yaml.resolver import Resolver
 
-__all__ = ["Unsupported", "load"]
+__all__ = ["Unsupported", "load", "load_lenient"]
 
 
 class Unsupported(Exception):
@@ -257,8 +257,8 @@ class _Parser:
             value = _single_quoted(rest)
         elif first == "[":
             value = _flow_sequence(rest)
-        elif first == "|" and not in_sequence:
-            return self.literal(rest, indent)
+        elif first in "|>" and not in_sequence:
+            return self.block_scalar(rest, indent)
         elif first in _INDICATORS and not (first == "-" and rest[1:2] not in ("", " ")):
             raise Unsupported(f"value starting with {first!r}")
         else:
@@ -266,10 +266,11 @@ class _Parser:
         self.no_continuation(indent)
         return value
 
-    def literal(self, header: str, indent: int) -> str:
+    def block_scalar(self, header: str, indent: int) -> str:
         header = header.rstrip(" ")
-        if header not in ("|", "|-"):
+        if header not in ("|", "|-", ">", ">-"):
             raise Unsupported("block scalar header")
+        folded = header[0] == ">"
         lines, indents, kinds, n = self.lines, self.indents, self.kinds, self.n
         start = self.i
         if start >= n:
@@ -297,14 +298,24 @@ class _Parser:
         self.i = k
         while content and content[-1] == "":
             content.pop()
-        text = "\n".join(content)
-        if header == "|" and (last < n - 1 or self.trailing_break):
+        if folded:
+            # only the plain case: no blank or more-indented lines (their folding rules differ)
+            if "" in content or any(line[:1] == " " for line in content):
+                raise Unsupported("folded scalar with blank or more-indented lines")
+            text = " ".join(content)
+        else:
+            text = "\n".join(content)
+        if len(header) == 1 and (last < n - 1 or self.trailing_break):
             text += "\n"
         return text
 
 
 # a flat document: top-level "key: value" lines and "key:" lines followed by "- item" lines
 _ENTRY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(\S[^\n]*)\n|\n((?: *- +\S[^\n]*\n)+))")
+
+
+class _NeedsQuoting(Exception):
+    """A plain value with ``: `` (or a final ``:``): invalid YAML that the lenient reader quotes."""
 
 
 def _scalar(rest: str, in_sequence: bool) -> Any:
@@ -321,13 +332,20 @@ def _scalar(rest: str, in_sequence: bool) -> Any:
     if in_sequence and _KEY.match(rest):
         raise Unsupported("nested block in a sequence")
     value = rest.rstrip(" ")
+    if not in_sequence and (": " in value or value[-1] == ":") and " #" not in value:
+        raise _NeedsQuoting(value)  # (a " #" may start a comment first: PyYAML decides those)
     if ": " in value or " #" in value or value[-1] == ":":
         raise Unsupported("plain scalar with an indicator")
     return value if first not in _SPECIAL_FIRST else _resolve(value)
 
 
-def _flat(text: str) -> dict[str, Any] | None:
-    """The common shape in one regex pass; ``None`` when the document is not flat."""
+def _flat(text: str, quoted: list[int] | None = None) -> dict[str, Any] | None:
+    """The common shape in one regex pass; ``None`` when the document is not flat.
+
+    With ``quoted``, a top-level plain value holding ``: `` (invalid YAML) is
+    read as the string it is, as quoting it would, and its 0-based line is
+    appended to ``quoted``; without, such a value is :class:`Unsupported`.
+    """
     result: dict[str, Any] = {}
     end = 0
     for m in _ENTRY.finditer(text):
@@ -338,9 +356,15 @@ def _flat(text: str) -> dict[str, Any] | None:
         if key[0] in _SPECIAL_FIRST and _resolve(key) != key:
             raise Unsupported("key resolves to a non-string")
         if inline is not None:
-            if inline[0] == "|":
-                return None  # a literal block: the general parser reads it
-            result[key] = _scalar(inline, False)
+            if inline[0] in "|>":
+                return None  # a block scalar: the general parser reads it
+            try:
+                result[key] = _scalar(inline, False)
+            except _NeedsQuoting as exc:
+                if quoted is None:
+                    raise Unsupported("plain scalar with an indicator") from None
+                result[key] = exc.args[0]
+                quoted.append(text.count("\n", 0, m.start()))
             continue
         lines = items.split("\n")
         lines.pop()
@@ -356,15 +380,29 @@ def _flat(text: str) -> dict[str, Any] | None:
 
 def load(text: str) -> Any:
     """What ``yaml.safe_load(text)`` returns, or :class:`Unsupported`."""
+    return _load(text, None)
+
+
+def load_lenient(text: str) -> tuple[Any, list[int]]:
+    """Like :func:`load`, but a flat document whose top-level plain values hold
+    ``: `` (invalid YAML) is read as if those values were quoted; the second item
+    lists their 0-based lines (empty when the YAML was valid)."""
+    quoted: list[int] = []
+    return _load(text, quoted), quoted
+
+
+def _load(text: str, quoted: list[int] | None) -> Any:
     if "\r" in text:
         if text.count("\r") != text.count("\r\n"):
             raise Unsupported("lone carriage return")
         text = text.replace("\r\n", "\n")
     if (_ASCII_ODD if text.isascii() else _NON_PRINTABLE).search(text):
         raise Unsupported("tab, control or special line-break character")
-    flat = _flat(text)
+    flat = _flat(text, quoted)
     if flat is not None:
         return flat
+    if quoted:
+        raise Unsupported("values to quote outside a flat document")
     lines = text.split("\n")
     trailing_break = lines[-1] == ""
     if trailing_break:

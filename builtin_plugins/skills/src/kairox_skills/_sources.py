@@ -96,7 +96,8 @@ class DirectorySkillSource:
         return f"DirectorySkillSource({self.name!r}, {self.scope.value}, {[str(d) for d in self.dirs]})"
 
     def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
-        """Yield a :class:`SkillDef` per skill and a :class:`SkillError` per skipped file."""
+        """A :class:`SkillDef` per skill, a :class:`SkillError` per skipped file, and a
+        :class:`SkillWarning` per directory that could not be read."""
         items: list[Item] = []
         # A scan allocates many small objects that all live on: cyclic garbage
         # collection passes over them find nothing and cost a fifth of a cold scan.
@@ -121,26 +122,21 @@ class DirectorySkillSource:
         # In stages (walk, cache lookups, reads, parses): each loop stays hot in
         # the CPU caches, which makes a cold scan markedly faster than one pass.
         found = list(_walk(root_str, self.max_depth))
-        results: list[Parsed | None] = []
-        misses: list[int] = []
-        for i, (path, _folder, stat) in enumerate(found):
-            parsed = cache.get(path, stat.st_size, stat.st_mtime_ns) if stat is not None else None
-            results.append(parsed)
-            if parsed is None and stat is not None:
-                misses.append(i)
+        results = cache.get_many([(p, st.st_size, st.st_mtime_ns) if st else (p, -1, -1) for p, _f, st in found])
+        misses = [i for i, parsed in enumerate(results) if parsed is None and found[i][2] is not None]
         blocks = [_read(found[i][0]) for i in misses]
         for i, block in zip(misses, blocks, strict=True):
             path, folder, stat = found[i]
-            parsed = results[i] = _parse(block, path, folder)
-            assert stat is not None
-            cache.put(path, stat.st_size, stat.st_mtime_ns, parsed)
-        for (path, _folder, stat), parsed in zip(found, results, strict=True):
+            fresh = results[i] = _parse(block, path, folder)
+            if stat is not None:  # always: misses come from stat-ed files
+                cache.put(path, stat.st_size, stat.st_mtime_ns, fresh)
+        for (path, _folder, stat), result in zip(found, results, strict=True):
             if stat is None:
                 yield SkillWarning("cannot list this directory", file=path)
-            elif isinstance(parsed, SkillError):
-                yield parsed
-            elif parsed is not None:
-                yield self._skill(path, *parsed)
+            elif isinstance(result, SkillError):
+                yield result
+            elif result is not None:
+                yield self._skill(path, *result)
         cache.prune(root_str, {path for path, _folder, stat in found if stat is not None})
 
     def _skill(self, path: str, fm: Any, warnings: tuple[SkillWarning, ...]) -> SkillDef:
