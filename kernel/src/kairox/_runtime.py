@@ -93,12 +93,14 @@ class RuntimeStatus:
     servers: list[ServerStatus]
     tools: int
     skills: int
+    skill_errors: list[str] = attrs.field(factory=list)
 
     @property
     def ok(self) -> bool:
         return not (
             self.failures
             or self.config_errors
+            or self.skill_errors
             or any(p.state == "failed" for p in self.providers)
             or any(s.state is ServerState.FAILED for s in self.servers)
         )
@@ -493,6 +495,7 @@ class Runtime:
             servers=servers,
             tools=len(self.tools),
             skills=len(self.skills),
+            skill_errors=[str(e) for e in self.skills.errors],
         )
 
 

@@ -54,6 +54,7 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
         ],
         "tools": status.tools,
         "skills": status.skills,
+        "skill_errors": status.skill_errors,
     }
 
 
@@ -77,6 +78,10 @@ def _print_status(data: dict[str, Any]) -> None:
             click.echo(f" {mark} {s['name']:<{width}}  {s['kind']:<4} {s['state']:<8} {tools}{detail}")
     click.echo(f"tools:     {data['tools']}")
     click.echo(f"skills:    {data['skills']}")
+    if data["skill_errors"]:
+        click.echo("skill problems (those files were skipped):")
+        for e in data["skill_errors"]:
+            click.echo(f"  ! {e}")
     if data["config_errors"]:
         click.echo("config problems:")
         for e in data["config_errors"]:
