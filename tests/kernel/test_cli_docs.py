@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kairox import ContextPiece, FunctionTool, ServerState, ServerStatus, ToolSpec
+from kairox._skills import SkillError
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
@@ -85,6 +86,16 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
     kairox_harness.register(make_plugin("failing", kairox_register_transports=fail))  # fails in a runtime
     kairox_harness.register(make_plugin("unknown-hook", kairox_no_such_hook=lambda: None))  # fails at load
     kairox_harness.register(make_plugin("context", kairox_pre_turn=lambda prompt: ContextPiece(f"about {prompt}")))
+
+    class BadSkills:
+        name = "bad-skills"
+
+        def scan(self, runtime: Any) -> list[Any]:
+            return [SkillError("description: required field is missing", file="bad.md", line=2, field="description")]
+
+    kairox_harness.register(
+        make_plugin("bad-skills", kairox_register_skill_sources=lambda registrar, runtime: registrar.add(BadSkills()))
+    )
     kairox_harness.write_config('[policy]\napproval = "on_request"\nbogus = 1\n')
     (kairox_harness.workspace / "AGENTS.md").write_text("Run the tests before committing.\n")
     return kairox_harness
