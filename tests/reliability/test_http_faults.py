@@ -167,7 +167,9 @@ async def test_connections_dropped_mid_call(tmp_path: Path) -> None:
             with anyio.fail_after(5), pytest.raises(McpConnectionClosed) as info:
                 await w.rt.call_tool("remote.slow_echo", {"message": "mid", "delay": 3})
         in_flight_s = time.monotonic() - t0 - 0.3
-        assert str(info.value).startswith("MCP server remote closed the connection during tools/call slow_echo")
+        assert str(info.value).startswith(
+            "MCP server remote closed the connection during tools/call slow_echo (SSE stream ended without a response)"
+        )
         await w.others_serve()
         assert await w.echo("remote", "same session") == "same session"
         assert w.switch.initializes == 1
