@@ -176,7 +176,10 @@ def test_enable_and_disable_persist_per_scope(harness: KairoxHarness) -> None:
 
 def test_status_counts_effective_skills(harness: KairoxHarness) -> None:
     code, out, _ = run(harness, "status")
-    assert code == 0
+    assert code == 1  # bad.md was skipped: status names it and is not ok
     assert "skills:    3" in out
+    assert "bad.md" in out and "description" in out
     data = json.loads(run(harness, "status", "--json")[1])
     assert data["skills"] == 3
+    assert data["ok"] is False
+    assert [e for e in data["skill_errors"] if "bad.md" in e]
