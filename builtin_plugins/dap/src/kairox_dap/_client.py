@@ -21,7 +21,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from kairox_lsp._client import MessagePeer
+from kairox_lsp._peerclient import MessagePeer, PeerClient
 
 __all__ = ["ConnectionLost", "DapClient", "DapError", "OutputBuffer", "RequestTimeout", "as_dict"]
 
@@ -109,8 +109,11 @@ class OutputBuffer:
         return note + self._render(chunks)
 
 
-class DapClient:
+class DapClient(PeerClient):
     """One connection to one debug adapter."""
+
+    peer_label = "debug adapter"
+    connection_lost = ConnectionLost
 
     def __init__(
         self,
@@ -120,10 +123,7 @@ class DapClient:
         request_timeout: float = 30.0,
         describe_loss: Callable[[], str] | None = None,
     ) -> None:
-        self.peer = peer
-        self.name = name
-        self.request_timeout = request_timeout
-        self.describe_loss = describe_loss
+        super().__init__(peer, name=name, request_timeout=request_timeout, describe_loss=describe_loss)
         self.capabilities: dict[str, Any] = {}
         self.output = OutputBuffer()
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
@@ -132,47 +132,12 @@ class DapClient:
         self._events: collections.deque[dict[str, Any]] = collections.deque()
         self._event_base = 0  # absolute index of _events[0]
         self._changed = anyio.Event()
-        self._lost: str | None = None
-        self._closed = anyio.Event()
-
-    # -- state --------------------------------------------------------------
-    @property
-    def closed(self) -> bool:
-        return self._lost is not None
-
-    async def wait_closed(self) -> None:
-        await self._closed.wait()
-
-    def _loss_text(self) -> str:
-        detail = self.describe_loss() if self.describe_loss is not None else ""
-        return f"debug adapter {self.name} closed the connection" + (f": {detail}" if detail else "")
-
-    def _mark_lost(self) -> None:
-        if self._lost is None:
-            self._lost = self._loss_text()
-        for pending in self._pending.values():
-            pending.done.set()
-        self._closed.set()
-        self._poke()
 
     def _poke(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
 
     # -- reading ------------------------------------------------------------
-    async def run(self) -> None:
-        """Read until the adapter's output closes."""
-        try:
-            async with anyio.create_task_group() as tg:
-                async for message in self.peer.messages():
-                    self._dispatch(message, tg)
-                tg.cancel_scope.cancel()
-        except Exception as exc:
-            logger.debug("%s: reading failed", self.name, exc_info=True)
-            self._lost = f"{self._loss_text()} ({type(exc).__name__}: {exc})"
-        finally:
-            self._mark_lost()
-
     def _dispatch(self, message: Any, tg: anyio.abc.TaskGroup) -> None:
         if not isinstance(message, dict):
             logger.warning("%s: ignoring a message that is not an object", self.name)
@@ -261,14 +226,6 @@ class DapClient:
         return pending is not None and pending.response is not None
 
     # -- requests ---------------------------------------------------------------
-    async def _send(self, message: dict[str, Any]) -> None:
-        if self._lost is not None:
-            raise ConnectionLost(self._lost)
-        try:
-            await self.peer.send(message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionLost(self._lost or f"{self._loss_text()} ({type(exc).__name__})") from None
-
     async def send_request(self, command: str, arguments: Any = None) -> int:
         """Send a request without waiting; returns its ``seq`` for :meth:`response`."""
         seq = next(self._seq)

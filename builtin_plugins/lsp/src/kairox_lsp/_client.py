@@ -13,14 +13,15 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.abc
 import attrs
 
+from ._peerclient import MessagePeer, PeerClient
 from ._positions import Encoding, negotiated_encoding
 
 __all__ = [
@@ -78,14 +79,6 @@ class ConnectionLost(ConnectionError):
     """The server's output closed (it exited or crashed) before the answer came."""
 
 
-class MessagePeer(Protocol):
-    """What the client talks through: send one message, iterate over received ones."""
-
-    async def send(self, message: Mapping[str, Any]) -> None: ...
-
-    def messages(self) -> AsyncIterator[Any]: ...
-
-
 @attrs.define
 class _Pending:
     method: str
@@ -118,8 +111,11 @@ def lookup_setting(settings: Mapping[str, Any], section: str | None) -> Any:
     return node
 
 
-class LspClient:
+class LspClient(PeerClient):
     """One connection to one language server."""
+
+    peer_label = "server"
+    connection_lost = ConnectionLost
 
     def __init__(
         self,
@@ -131,20 +127,15 @@ class LspClient:
         request_timeout: float = 30.0,
         describe_loss: Callable[[], str] | None = None,
     ) -> None:
-        self.peer = peer
-        self.name = name
+        super().__init__(peer, name=name, request_timeout=request_timeout, describe_loss=describe_loss)
         self.root = root
         self.settings: Mapping[str, Any] = settings or {}
-        self.request_timeout = request_timeout
-        self.describe_loss = describe_loss
         self.server_capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.encoding: Encoding = "utf-16"
         self.registrations: dict[str, dict[str, Any]] = {}
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
-        self._lost: str | None = None
-        self._closed = anyio.Event()
         # progress: token -> title of what is running
         self.progress: dict[str | int, str] = {}
         self._activity = anyio.Event()
@@ -154,31 +145,6 @@ class LspClient:
         self._diag_changed = anyio.Event()
         self._ready_at: float | None = None
 
-    # -- state --------------------------------------------------------------
-    @property
-    def closed(self) -> bool:
-        return self._lost is not None
-
-    async def wait_closed(self) -> None:
-        await self._closed.wait()
-
-    def _loss_text(self) -> str:
-        detail = ""
-        if self.describe_loss is not None:
-            try:
-                detail = self.describe_loss()
-            except Exception:  # pragma: no cover - a description must never break failing
-                logger.debug("describe_loss failed", exc_info=True)
-        return f"server {self.name} closed the connection" + (f": {detail}" if detail else "")
-
-    def _mark_lost(self) -> None:
-        if self._lost is None:
-            self._lost = self._loss_text()
-        for pending in self._pending.values():
-            pending.done.set()
-        self._closed.set()
-        self._poke()
-
     def _poke(self) -> None:
         self._activity.set()
         self._activity = anyio.Event()
@@ -186,19 +152,6 @@ class LspClient:
         self._diag_changed = anyio.Event()
 
     # -- reading ------------------------------------------------------------
-    async def run(self) -> None:
-        """Read until the server's output closes; answer server requests in their own tasks."""
-        try:
-            async with anyio.create_task_group() as tg:
-                async for message in self.peer.messages():
-                    self._dispatch(message, tg)
-                tg.cancel_scope.cancel()
-        except Exception as exc:
-            logger.debug("%s: reading failed", self.name, exc_info=True)
-            self._lost = f"{self._loss_text()} ({type(exc).__name__}: {exc})"
-        finally:
-            self._mark_lost()
-
     def _dispatch(self, message: Any, tg: anyio.abc.TaskGroup) -> None:
         if not isinstance(message, dict):
             logger.warning("%s: ignoring a message that is not an object", self.name)
@@ -219,14 +172,6 @@ class LspClient:
             self._notification(method, message.get("params"))
 
     # -- requests we send ------------------------------------------------------
-    async def _send(self, message: dict[str, Any]) -> None:
-        if self._lost is not None:
-            raise ConnectionLost(self._lost)
-        try:
-            await self.peer.send(message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ConnectionLost(self._lost or f"{self._loss_text()} ({type(exc).__name__})") from None
-
     async def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
