@@ -35,6 +35,7 @@ import psutil
 import pytest
 
 __all__ = [
+    "alive",
     "EVERYTHING_PACKAGE",
     "EVERYTHING_VERSION",
     "FIXTURE_SERVERS",
@@ -225,6 +226,18 @@ def live_descendants(exclude: set[int] | frozenset[int] = frozenset()) -> list[p
                 out.append(p)
         except psutil.NoSuchProcess:
             pass
+    return out
+
+
+def alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (zombies count as gone)."""
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            continue
     return out
 
 

@@ -5,34 +5,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import psutil
 import pytest
+from peers import alive, live_descendants
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "lsp_project"
 
 
-def live_children() -> list[psutil.Process]:
-    """Child processes of this test process (recursively) that have not exited."""
-    out = []
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            if proc.status() != psutil.STATUS_ZOMBIE:
-                out.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return out
-
-
-def alive(pids: list[int]) -> list[int]:
-    """Those of ``pids`` still running (zombies count as gone)."""
-    out = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                out.append(pid)
-        except psutil.NoSuchProcess:
-            continue
-    return out
+# process checks live in tests/peers.py, shared by every suite
+live_children = live_descendants
+__all__ = ["FIXTURE", "alive", "live_children", "server_command"]
 
 
 def server_command(name: str) -> str:
