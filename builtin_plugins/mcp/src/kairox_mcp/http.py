@@ -33,6 +33,10 @@ logger = logging.getLogger(__name__)
 
 #: how long the liveness probe waits for a TCP connection, seconds
 PROBE_TIMEOUT = 1.0
+#: pauses between the liveness probe's connection attempts, seconds: a server being
+#: killed can still accept a connection on its listening socket for a moment after
+#: the stream broke, so one accepted connection does not prove it alive
+PROBE_PAUSES = (0.05, 0.1, 0.2)
 
 
 class PeerWatch:
@@ -66,15 +70,22 @@ class PeerWatch:
         self.dead.set()
 
     async def probe(self, why: BaseException) -> None:
-        """After a broken stream: dead if nothing accepts connections any more."""
-        if self.dead.is_set():
-            return
-        try:
-            with anyio.fail_after(PROBE_TIMEOUT):
-                stream = await anyio.connect_tcp(self._host, self._port)
-            await stream.aclose()
-        except (OSError, TimeoutError) as exc:
-            self.mark_dead(f"{type(why).__name__}: {why} (and then: {exc or type(exc).__name__})")
+        """After a broken stream: dead if nothing accepts connections any more.
+
+        Connects once, and again after each of :data:`PROBE_PAUSES`; one refusal is
+        enough. (A server that closed the stream on purpose keeps accepting, and the
+        SDK's reconnection waits longer than these pauses anyway.)"""
+        for pause in (0.0, *PROBE_PAUSES):
+            if self.dead.is_set():
+                return
+            await anyio.sleep(pause)
+            try:
+                with anyio.fail_after(PROBE_TIMEOUT):
+                    stream = await anyio.connect_tcp(self._host, self._port)
+                await stream.aclose()
+            except (OSError, TimeoutError) as exc:
+                self.mark_dead(f"{type(why).__name__}: {why} (and then: {exc or type(exc).__name__})")
+                return
 
 
 class _WatchedByteStream(httpx2.AsyncByteStream):

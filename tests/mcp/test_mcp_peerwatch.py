@@ -1,0 +1,80 @@
+"""PeerWatch.probe, the liveness check after a broken HTTP response stream, against
+real TCP listeners on 127.0.0.1: one that stays up, one that is going away (it
+accepts one more connection and then closes, as a server being killed can), and
+none at all."""
+
+from __future__ import annotations
+
+import socket
+
+import anyio
+import pytest
+from anyio.abc import SocketStream
+
+from kairox_mcp.http import PROBE_PAUSES, PeerWatch
+from kairox_mcp.transport import Diagnostics
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_server_that_keeps_accepting_is_alive_after_every_probe() -> None:
+    accepted = 0
+
+    async def handle(stream: SocketStream) -> None:
+        nonlocal accepted
+        accepted += 1
+        await stream.aclose()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, handle)
+        watch = PeerWatch(f"http://127.0.0.1:{port}/mcp", Diagnostics())
+        await watch.probe(ConnectionResetError("stream broke"))
+        assert not watch.dead.is_set()
+        assert watch.diagnostics.error is None
+        await anyio.sleep(0.05)
+        assert accepted == 1 + len(PROBE_PAUSES)
+        tg.cancel_scope.cancel()
+
+
+async def test_a_server_that_accepts_once_more_and_then_goes_is_dead() -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    port = sock.getsockname()[1]
+    closed = anyio.Event()
+
+    async def close_after_first_accept() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except BlockingIOError:
+                await anyio.sleep(0.005)
+                continue
+            conn.close()
+            sock.close()
+            closed.set()
+            return
+
+    sock.setblocking(False)
+    watch = PeerWatch(f"http://127.0.0.1:{port}/mcp", Diagnostics())
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(close_after_first_accept)
+        await watch.probe(ConnectionResetError("stream broke"))
+    assert closed.is_set()
+    assert watch.dead.is_set()
+    error = watch.diagnostics.error or ""
+    assert error.startswith(f"the server at http://127.0.0.1:{port}/mcp went away: ConnectionResetError: stream broke")
+    assert "and then:" in error
+
+
+async def test_nothing_listening_is_dead_at_the_first_attempt() -> None:
+    with socket.socket() as sock:  # a port that was free a moment ago and is closed now
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    watch = PeerWatch(f"http://127.0.0.1:{port}/", Diagnostics())
+    with anyio.fail_after(PROBE_PAUSES[0]):  # no pause was needed
+        await watch.probe(OSError("broken"))
+    assert watch.dead.is_set()
+    assert "[kairox] the server at" in watch.diagnostics.stderr.tail(1)[0]
