@@ -20,7 +20,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -32,6 +31,8 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.to_thread
 import attrs
+
+from kairox.files import atomic_write_bytes
 
 __all__ = ["DocumentCache", "FetchError", "FetchResult", "fetch_document", "is_remote"]
 
@@ -135,22 +136,6 @@ class DocumentCache:
             atomic_write_bytes(self.path_for(record.url), json.dumps(data).encode("utf-8"))
         except OSError as exc:  # a read-only home must not break the catalog
             self.warnings.append(f"cannot write the catalog cache: {exc}")
-
-
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @attrs.frozen

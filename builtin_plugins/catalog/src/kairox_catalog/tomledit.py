@@ -13,7 +13,7 @@ import tomlkit.exceptions
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from .fetch import atomic_write_bytes
+from kairox.files import atomic_write_bytes
 
 __all__ = ["TomlEditError", "read_document", "remove_server", "server_names", "set_server", "write_document"]
 

@@ -31,7 +31,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from typing import Any
 import attrs
 
 from kairox._config import user_home
+from kairox.files import atomic_write_text
 
 __all__ = ["PluginSettings", "SettingsStore", "settings_file"]
 
@@ -152,7 +152,7 @@ class SettingsStore:
             data.setdefault("version", VERSION)
             data.setdefault("plugins", {})
             change(data)
-            _atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+            atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
         return data
 
     # -- common changes -----------------------------------------------------
@@ -183,20 +183,6 @@ class SettingsStore:
             data["plugins"].pop(plugin, None)
 
         self.update(scope, change)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 @contextlib.contextmanager
