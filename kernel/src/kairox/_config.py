@@ -26,6 +26,7 @@ import attrs
 from ._compat import tomllib
 from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
+from ._home import user_home
 from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret
 from .errors import ConfigError
@@ -60,13 +61,6 @@ class ConfigSection:
     description: str = ""
     entries: bool = False
     default: Callable[[], Any] | None = None
-
-
-def user_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$KAIROX_HOME``, else ``~/.kairox``."""
-    env = os.environ if env is None else env
-    home = env.get("KAIROX_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".kairox"
 
 
 def workspace_config_files(workspace: Path) -> list[Path]:

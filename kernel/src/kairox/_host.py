@@ -14,7 +14,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from ._compat import importlib_metadata
+from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, installed_entry_points, kernel_version
 from ._registrar import Registrar
 from .errors import RegistrationError
 
@@ -22,7 +22,6 @@ __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", 
 
 logger = logging.getLogger(__name__)
 
-ENTRY_POINT_GROUP = "kairox"
 #: the kernel's own hookimpls, registered like any other plugin
 DEFAULT_PLUGINS: tuple[str, ...] = ("kairox._builtin",)
 
@@ -182,11 +181,12 @@ def build_plugin_host(
     pm = pluggy.PluginManager("kairox")
     pm.add_hookspecs(hookspecs)
     host = PluginHost(pm, strict=env.get("KAIROX_STRICT_PLUGINS", "") not in ("", "0", "false"))
+    installed = _installed(env) if load_entrypoints else None
     for modname in DEFAULT_PLUGINS:
-        host._dists[modname] = ("kairox", _kernel_version())
+        host._dists[modname] = ("kairox", installed.kernel_version if installed else kernel_version(env))
         host.register(importlib.import_module(modname), name=modname, builtin=True)
-    if load_entrypoints:
-        _load_entry_points(host, env)
+    if installed is not None:
+        _load_entry_points(host, env, installed)
     for plugin in plugins:
         host.register(plugin)
     _check_pending(host)
@@ -196,21 +196,18 @@ def build_plugin_host(
     return host
 
 
-def _kernel_version() -> str | None:
-    try:
-        return importlib_metadata.version("kairox")
-    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return None
+def _installed(env: Mapping[str, str]) -> InstalledEntryPoints:
+    from ._home import user_home
+
+    return installed_entry_points(ENTRY_POINT_GROUP, env, user_home(env))
 
 
-def _load_entry_points(host: PluginHost, env: Mapping[str, str]) -> None:
+def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: InstalledEntryPoints) -> None:
     only = _env_list(env, "KAIROX_LOAD_PLUGINS")
     disabled = set(_env_list(env, "KAIROX_DISABLE_PLUGINS") or [])
     seen: dict[str, str | None] = {}
-    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
-        dist = getattr(ep, "dist", None)
-        dist_name = dist.metadata["Name"] if dist is not None else None
-        version = dist.version if dist is not None else None
+    for ep in installed.entry_points:
+        dist_name, version = ep.dist_name, ep.version
         names = {ep.name} | ({dist_name} if dist_name else set())
         if only is not None and not names & set(only):
             continue

@@ -120,12 +120,9 @@ def parse_requirement(text: str) -> Requirement:
 
 
 def kairox_version() -> str:
-    from kairox._compat import importlib_metadata
+    from kairox._entrypoints import kernel_version
 
-    try:
-        return importlib_metadata.version("kairox")
-    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - source tree without metadata
-        return "0.0.0"
+    return kernel_version() or "0.0.0"  # "0.0.0": a source tree without metadata
 
 
 def current_platform() -> str:
