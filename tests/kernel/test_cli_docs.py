@@ -60,7 +60,8 @@ def mismatches(doc: Any, actual: Any, path: str = "$") -> list[str]:
         for i, item in enumerate(actual):  # each element must have the shape of one documented element
             attempts = [mismatches(example, item, f"{path}[{i}]") for example in doc]
             if all(attempts):
-                problems += min(attempts, key=len)
+                fewest: list[str] = min(attempts, key=len)
+                problems += fewest
         return problems
     return []
 
