@@ -121,6 +121,17 @@ def everything_server_js() -> Path:
     return entry
 
 
+def default_signals() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT, SIGTERM or SIGHUP.
+
+    A shell that runs the suite in the background (``pytest &``, as a script or CI
+    step may) starts it with SIGINT ignored, ``nohup`` ignores SIGHUP, and children
+    inherit an ignored signal through ``exec`` (the kairox CLI, like Python itself,
+    then leaves it ignored): the child would never see the test's signal."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

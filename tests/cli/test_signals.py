@@ -7,11 +7,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
-from peers import FIXTURE_SERVERS, no_leftover_processes
+from peers import FIXTURE_SERVERS, default_signals, no_leftover_processes
 
 KAIROX = str(Path(sys.executable).parent / "kairox")
 
@@ -31,33 +32,39 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
-def test_signal_shuts_every_server_down(tmp_path: Path, signum: signal.Signals) -> None:
+def _busy_cli(tmp_path: Path, preexec_fn: Callable[[], None]) -> subprocess.Popen[str]:
+    """`kairox tools call` on a tool that sleeps, once both servers (and the grandchild's
+    `sleep`) run and the call had time to reach its server."""
     ws = _workspace(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
-    # `tools call` on a tool that sleeps keeps the CLI busy while both servers run
     argv = [KAIROX, "-w", str(ws), "tools", "call", "good.sleep", "--args", '{"seconds": 60}', "--yes"]
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)},
+        preexec_fn=preexec_fn,
+    )
+    cli = psutil.Process(proc.pid)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        cmdlines = [" ".join(p.cmdline()) for p in cli.children(recursive=True) if p.is_running()]
+        if any("well_behaved" in c for c in cmdlines) and any(c.startswith("sleep") for c in cmdlines):
+            break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail(f"servers did not start: {proc.communicate()}")
+    time.sleep(0.5)
+    return proc
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
+def test_signal_shuts_every_server_down(tmp_path: Path, signum: signal.Signals) -> None:
     with no_leftover_processes(settle=5.0):
-        proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)},
-        )
-        cli = psutil.Process(proc.pid)
-        deadline = time.monotonic() + 60
-        # wait until the grandchild server's own child (`sleep`) and the good server are up
-        while time.monotonic() < deadline:
-            cmdlines = [" ".join(p.cmdline()) for p in cli.children(recursive=True) if p.is_running()]
-            if any("well_behaved" in c for c in cmdlines) and any(c.startswith("sleep") for c in cmdlines):
-                break
-            time.sleep(0.1)
-        else:
-            proc.kill()
-            pytest.fail(f"servers did not start: {proc.communicate()}")
-        time.sleep(0.5)  # let the call reach the server
+        proc = _busy_cli(tmp_path, default_signals)
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=30)
     if signum == signal.SIGINT:
@@ -65,6 +72,27 @@ def test_signal_shuts_every_server_down(tmp_path: Path, signum: signal.Signals) 
     else:
         assert proc.returncode == 128 + signum, (out, err)
         assert f"stopped by {signum.name}" in err
+
+
+def test_a_sighup_ignored_at_start_stays_ignored_as_under_nohup(tmp_path: Path) -> None:
+    def like_nohup() -> None:
+        default_signals()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    with no_leftover_processes(settle=5.0):
+        proc = _busy_cli(tmp_path, like_nohup)
+        try:
+            proc.send_signal(signal.SIGHUP)
+            with pytest.raises(subprocess.TimeoutExpired):
+                proc.wait(timeout=2)  # still calling its 60 s tool
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, (out, err)
+    assert "stopped by SIGTERM" in err
 
 
 def test_an_error_inside_a_command_is_raised_as_it_was(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from peers import FIXTURE_SERVERS, no_leftover_processes
+from peers import FIXTURE_SERVERS, default_signals, no_leftover_processes
 
 KAIROX = str(Path(sys.executable).parent / "kairox")
 
@@ -68,6 +68,7 @@ def test_sigint_to_the_cli_with_five_servers_leaves_nothing(tmp_path: Path, tool
             stderr=subprocess.PIPE,
             text=True,
             env={"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)},
+            preexec_fn=default_signals,
         )
         try:
             cli = psutil.Process(proc.pid)

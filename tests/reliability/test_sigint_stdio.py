@@ -46,6 +46,7 @@ def test_sigint_leaves_no_process_behind(with_node: bool) -> None:
         [sys.executable, str(HOLDER), *(json.dumps(s) for s in servers)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=peers.default_signals,
     )
     try:
         ready = json.loads(read_line(proc, timeout=60))

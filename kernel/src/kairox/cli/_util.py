@@ -57,6 +57,8 @@ def run_with_runtime(
 
     SIGTERM and SIGHUP cancel the work like Ctrl-C does, so the runtime closes
     (every server's process group is reaped) before the CLI exits with 128+signal.
+    A signal that was ignored when the CLI started (``nohup`` ignores SIGHUP) stays
+    ignored, as it does for Python's own SIGINT handling.
     """
     import anyio
 
@@ -71,7 +73,10 @@ def run_with_runtime(
         async with anyio.create_task_group() as tg:
 
             async def watch_signals() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                watched = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN]
+                if not watched:
+                    return
+                with anyio.open_signal_receiver(*watched) as signals:
                     async for signum in signals:
                         received.append(signum)
                         tg.cancel_scope.cancel()
