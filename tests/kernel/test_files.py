@@ -38,3 +38,12 @@ def test_a_missing_directory_is_an_error_not_a_partial_write(tmp_path: Path) -> 
     with pytest.raises(FileNotFoundError):
         atomic_write_bytes(tmp_path / "nope" / "file", b"x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fsync_is_skipped_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    atomic_write_bytes(tmp_path / "cache.json", b"{}", fsync=False)
+    assert synced == [] and (tmp_path / "cache.json").read_bytes() == b"{}"
+    atomic_write_bytes(tmp_path / "settings.json", b"{}")
+    assert len(synced) == 1

@@ -208,6 +208,6 @@ def _write(file: Path, key: str, fingerprint: list[Any], found: InstalledEntryPo
     }
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(file, json.dumps(data))
+        atomic_write_text(file, json.dumps(data), fsync=False)
     except OSError as exc:  # a read-only home only costs the next start a scan
         logger.debug("cannot write the entry point index %s: %s", file, exc)

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, Union
 
 from kairox._skill_model import SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
+from kairox.files import atomic_write_text
 
 __all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]
 
@@ -199,14 +199,8 @@ class ScanCache:
             data = {"version": FORMAT_VERSION, "entries": self._load_disk()}
             try:
                 self.file.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".skills.", suffix=".tmp")
-                try:
-                    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                        fh.write(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
-                    os.replace(tmp, self.file)
-                except BaseException:
-                    Path(tmp).unlink(missing_ok=True)
-                    raise
+                text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+                atomic_write_text(self.file, text, fsync=False)
             except OSError as exc:
                 logger.warning("cannot write the skill cache %s: %s", self.file, exc)
                 return

@@ -17,13 +17,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from kairox._config import user_home
 from kairox._skills import SkillError, SkillScope
+from kairox.files import atomic_write_text
 
 __all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]
 
@@ -105,17 +105,7 @@ class SettingsFile:
             return data
 
     def _write(self, data: dict[str, Any]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2, ensure_ascii=False, sort_keys=True)
-                fh.write("\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_text(self.path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
 
     def set_skill(self, name: str, enabled: bool | None) -> dict[str, Any]:
         """Record ``enabled`` for skill ``name`` (``None`` removes the setting)."""
