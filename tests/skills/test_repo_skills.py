@@ -21,7 +21,9 @@ def repo(kairox_home: Path, kairox_env: dict[str, str]) -> KairoxHarness:
 
 
 def test_skills_list_shows_the_repository_skills(repo: KairoxHarness) -> None:
-    result = repo.cli("skills", "list")
+    # every installed plugin: the repository's kairox.toml has sections of kairox-mcp,
+    # kairox-lsp and kairox-dap, and a section nobody provides is a config problem
+    result = repo.cli("skills", "list", load_entrypoints=True)
     assert result.exit_code == 0
     assert [line.split()[:3] for line in result.stdout.splitlines()] == [
         ["plugin-conventions", "workspace", "on"],

@@ -100,7 +100,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
     async def go(rt: Runtime) -> dict[str, Any]:
         return status_dict(rt, rt.status())
 
-    data = run_with_runtime(ctx, go)
+    data = run_with_runtime(ctx, go, warn_config=False)  # the status lists them
     if want_json(ctx, as_json):
         echo_json(data)
     else:
@@ -158,7 +158,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
             "errors": [str(e) for e in rt.config.errors],
         }
 
-    data = run_with_runtime(ctx, go, start=False)
+    data = run_with_runtime(ctx, go, start=False, warn_config=False)
     if want_json(ctx, as_json):
         echo_json(data)
         return

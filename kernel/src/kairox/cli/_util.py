@@ -17,7 +17,7 @@ from .._host import PluginHost, build_plugin_host
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
     from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime
 
-__all__ = ["CliState", "echo_json", "run_with_runtime", "tty_approver"]
+__all__ = ["CliState", "CommandFailed", "echo_json", "run_with_runtime", "tty_approver"]
 
 T = TypeVar("T")
 
@@ -46,14 +46,43 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
+class CommandFailed(click.ClickException):
+    """A kairox error that ends a command: ``kairox: <kind>: <message>`` on stderr, exit 1."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"kairox: {self.kind}: {self.format_message()}", err=True, file=file)
+
+
+def _as_command_failure(exc: Exception) -> Exception:
+    """A :class:`~kairox.KairoxError` as a clean CLI error; anything else unchanged."""
+    from ..errors import KairoxError, PolicyDenied, ToolError
+
+    if isinstance(exc, click.ClickException) or not isinstance(exc, KairoxError):
+        return exc
+    kind = "denied" if isinstance(exc, PolicyDenied) else "failed" if isinstance(exc, ToolError) else "error"
+    return CommandFailed(kind, str(exc))
+
+
 def run_with_runtime(
     ctx: click.Context,
     fn: Callable[[Runtime], Awaitable[T]],
     *,
     start: bool = True,
     approver: Approver | None = None,
+    warn_config: bool = True,
 ) -> T:
     """Open a runtime over the CLI's workspace, run ``fn`` in it, close it.
+
+    A :class:`~kairox.KairoxError` out of ``fn`` (a denied call, a failed tool)
+    ends the command with ``kairox: denied: ...`` / ``kairox: failed: ...`` on
+    stderr and exit code 1, not a traceback. With ``warn_config`` (the default),
+    config errors are written to stderr first: the part of the config they are in
+    does not apply, which the user must not miss (``status`` and ``config show``
+    report them themselves).
 
     SIGTERM and SIGHUP cancel the work like Ctrl-C does, so the runtime closes
     (every server's process group is reaped) before the CLI exits with 128+signal.
@@ -85,6 +114,9 @@ def run_with_runtime(
             tg.start_soon(watch_signals)
             try:
                 async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
+                    if warn_config:
+                        for error in rt.config.errors:
+                            click.echo(f"kairox: config problem: {error}", err=True)
                     results.append(await fn(rt))
             except Exception as exc:  # re-raised as is below, not inside an ExceptionGroup
                 errors.append(exc)
@@ -92,7 +124,7 @@ def run_with_runtime(
 
     anyio.run(go)
     if errors and not received:
-        raise errors[0]
+        raise _as_command_failure(errors[0]) from errors[0]
     if received or not results:
         signum = received[0] if received else signal.SIGTERM
         click.echo(f"kairox: stopped by {signal.Signals(signum).name}; every server was shut down", err=True)
