@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -16,3 +18,20 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _entry_point_index_off_the_real_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``build_plugin_host(env={})`` keeps its entry point index in ``~/.kairox``; in the
+    tests it goes to a temporary home unless the test chose one (``KAIROX_HOME``)."""
+    import kairox._host as host
+
+    home = tmp_path_factory.mktemp("entry-point-index-home")
+    original = host.index_home
+
+    def index_home(env: Mapping[str, str] | None) -> Path | None:
+        return original(env) if env is not None and env.get("KAIROX_HOME") else home
+
+    host.index_home = index_home
+    yield
+    host.index_home = original

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kairox import _entrypoints
@@ -112,6 +112,7 @@ def test_an_unwritable_home_costs_a_scan_and_nothing_else(tmp_path: Path, no_rac
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@example(content=b"[" * 100_000 + b"]" * 100_000)  # nested too deep for the JSON parser
 @given(
     content=st.one_of(
         st.binary(max_size=200),
@@ -162,17 +163,18 @@ def test_load_refuses_an_invalid_value(value: str) -> None:
 
 def test_a_later_start_reads_the_index_and_never_imports_importlib_metadata(tmp_path: Path) -> None:
     """End to end, in fresh interpreters: the second start is served by the index."""
-    cwd = tmp_path / "cwd"  # on sys.path (as ''), so it must be older than the racy window
+    cwd = tmp_path / "cwd"  # on sys.path (as '')
     cwd.mkdir()
-    old = time.time_ns() - 3600 * 1_000_000_000
-    os.utime(cwd, ns=(old, old))
     code = (
-        "import sys, json, kairox\n"
+        "import sys, json, kairox._entrypoints as e\n"
+        "e.RACY_SECONDS = -1e9  # whatever was installed a moment ago (uv sync before the tests)\n"
+        "import kairox\n"
         "host = kairox.build_plugin_host()\n"
         "print(json.dumps(['importlib.metadata' in sys.modules, sorted(p.name for p in host.plugins())]))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
     env["KAIROX_HOME"] = str(tmp_path / "home")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a first run must not change site-packages (new __pycache__)
     runs = []
     for _ in range(2):
         out = subprocess.run(
@@ -182,3 +184,73 @@ def test_a_later_start_reads_the_index_and_never_imports_importlib_metadata(tmp_
     (first_imported, first_plugins), (second_imported, second_plugins) = runs
     assert first_imported is True and second_imported is False
     assert first_plugins == second_plugins and "tools" in second_plugins
+
+
+def test_a_copy_that_keeps_modification_times_is_seen(tmp_path: Path, fake_site: Any, no_racy_wait: None) -> None:
+    """``cp -a``, ``rsync -a`` and ``tar x`` keep mtimes; the status-change time and inode still move."""
+    home = tmp_path / "home"
+    info = fake_site.add("fake-copied", entry_points={"old": "fake_copied:a"})
+    assert "old" in {e.name for e in installed_entry_points(GROUP, {}, home).entry_points}
+    ep_file = info / "entry_points.txt"
+    before, dir_before = ep_file.stat(), info.stat()
+    replacement = info / "entry_points.new"
+    replacement.write_text("[kairox]\nnew = fake_copied:b\n", encoding="utf-8")
+    os.utime(replacement, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(replacement, ep_file)
+    os.utime(info, ns=(dir_before.st_atime_ns, dir_before.st_mtime_ns))
+    assert ep_file.stat().st_mtime_ns == before.st_mtime_ns and info.stat().st_mtime_ns == dir_before.st_mtime_ns
+    names = {e.name for e in installed_entry_points(GROUP, {}, home).entry_points}
+    assert "new" in names and "old" not in names
+
+
+def test_a_path_that_is_not_utf8_is_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_racy_wait: None
+) -> None:
+    odd = os.fsdecode(bytes(tmp_path) + b"/caf\xe9")  # a Latin-1 directory name: a lone surrogate
+    os.mkdir(odd)
+    monkeypatch.syspath_prepend(odd)
+    first = installed_entry_points(GROUP, {}, tmp_path / "home")
+    _entrypoints._memo.clear()
+    second = installed_entry_points(GROUP, {}, tmp_path / "home")
+    assert (first.source, second.source) == ("scan", "index")
+    assert as_set(second.entry_points) == scanned()
+
+
+def test_no_home_means_a_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", no_home)
+    assert _entrypoints.index_home({}) is None
+    result = installed_entry_points(GROUP, {}, None)
+    assert result.source == "scan" and as_set(result.entry_points) == scanned()
+
+
+def test_a_host_without_entry_points_never_touches_the_home(tmp_path: Path) -> None:
+    from kairox import build_plugin_host
+
+    host = build_plugin_host(load_entrypoints=False, env={"KAIROX_HOME": str(tmp_path)})
+    assert host.distribution_of("kairox._builtin") == ("kairox", importlib_metadata.version("kairox"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_distribution_without_a_name_is_listed_without_one(
+    tmp_path: Path, fake_site: Any, no_racy_wait: None
+) -> None:
+    info = fake_site.add("fake-nameless", entry_points={"nameless": "fake_nameless"})
+    (info / "METADATA").write_text("Metadata-Version: 2.1\n", encoding="utf-8")
+    found = {e.name: e for e in installed_entry_points(GROUP, {}, tmp_path).entry_points}
+    assert (found["nameless"].dist_name, found["nameless"].version) == (None, None)
+
+
+def test_old_index_files_of_other_paths_are_pruned(tmp_path: Path, no_racy_wait: None) -> None:
+    folder = tmp_path / "cache" / "entry-points"
+    folder.mkdir(parents=True)
+    stale, recent = folder / "kairox-00000001.json", folder / "kairox-00000002.json"
+    for file in (stale, recent):
+        file.write_text("{}", encoding="utf-8")
+    old = time.time() - (_entrypoints.PRUNE_DAYS + 1) * 86400
+    os.utime(stale, (old, old))
+    installed_entry_points(GROUP, {}, tmp_path)
+    left = {p.name for p in folder.iterdir()}
+    assert stale.name not in left and recent.name in left and len(left) == 2

@@ -36,14 +36,23 @@ import attrs
 
 from .files import atomic_write_text
 
-__all__ = ["ENTRY_POINT_GROUP", "EntryPointInfo", "InstalledEntryPoints", "installed_entry_points", "kernel_version"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EntryPointInfo",
+    "InstalledEntryPoints",
+    "index_home",
+    "installed_entry_points",
+    "kernel_version",
+]
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "kairox"
 #: the index is written only when all fingerprinted times are at least this old
 RACY_SECONDS = 2.0
-_FORMAT = 1
+_FORMAT = 2
+#: index files of other interpreters / sys.paths unused for this long are removed
+PRUNE_DAYS = 30
 # importlib.metadata.EntryPoint.pattern: "module.path:attr.path [extras]"
 _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
 
@@ -83,17 +92,32 @@ class InstalledEntryPoints:
 _memo: dict[tuple[str, str], tuple[list[Any], InstalledEntryPoints]] = {}
 
 
-def installed_entry_points(group: str, env: Mapping[str, str], home: Path) -> InstalledEntryPoints:
-    """The entry points of ``group`` on ``sys.path``, through the index under ``home``."""
-    if env.get("KAIROX_ENTRY_POINT_CACHE", "") in ("0", "false", "no", "off"):
-        return _scan(group)
+def installed_entry_points(group: str, env: Mapping[str, str], home: Path | None) -> InstalledEntryPoints:
+    """The entry points of ``group`` on ``sys.path``, through the index under ``home``
+    (``None``: no index, scan). The index is only ever a shortcut: any trouble with it
+    (a damaged file, an unwritable or unknown home, an odd path) means a scan."""
+    global _kernel_version
+    if home is None or env.get("KAIROX_ENTRY_POINT_CACHE", "").strip().lower() in ("0", "false", "no", "off"):
+        found = _scan(group)
+    else:
+        try:
+            found = _through_index(group, home)
+        except Exception as exc:  # a shortcut that fails is not taken
+            logger.debug("entry point index under %s not used: %s", home, exc, exc_info=True)
+            found = _scan(group)
+    _kernel_version = (found.kernel_version,)
+    return found
+
+
+def _through_index(group: str, home: Path) -> InstalledEntryPoints:
     paths = list(sys.path)
     fingerprint, newest = _fingerprint(paths)
     key = (group, f"{sys.executable}\0{chr(0).join(paths)}")
     memo = _memo.get(key)
     if memo is not None and memo[0] == fingerprint:
         return memo[1]
-    file = home / "cache" / "entry-points" / f"{group}-{zlib.crc32(key[1].encode()):08x}.json"
+    crc = zlib.crc32(key[1].encode("utf-8", "surrogatepass"))
+    file = home / "cache" / "entry-points" / f"{group}-{crc:08x}.json"
     found = _read(file, key[1], fingerprint)
     if found is not None:
         _memo[key] = (fingerprint, found)
@@ -105,18 +129,27 @@ def installed_entry_points(group: str, env: Mapping[str, str], home: Path) -> In
     return scanned
 
 
+def _stamp(path: str) -> list[int] | None:
+    """What changes when a file or directory is replaced, edited or copied over: its
+    modification and status-change times (``cp -a``, ``rsync -a`` and ``tar`` keep the
+    first but not the second), inode and size."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_size]
+
+
 def _fingerprint(paths: list[str]) -> tuple[list[Any], int]:
     parts: list[Any] = []
     newest = 0
     for entry in paths:
         where = entry or "."
-        try:
-            st = os.stat(where)
-        except OSError:
-            parts.append([entry, None])
+        stamp = _stamp(where)
+        parts.append([entry, stamp])
+        if stamp is None:
             continue
-        parts.append([entry, st.st_mtime_ns])
-        newest = max(newest, st.st_mtime_ns)
+        newest = max(newest, stamp[0], stamp[1])
         if not os.path.isdir(where):
             continue
         try:
@@ -125,23 +158,47 @@ def _fingerprint(paths: list[str]) -> tuple[list[Any], int]:
         except OSError:
             continue
         for name in infos:
-            times: list[int | None] = []
-            for path in (os.path.join(where, name), os.path.join(where, name, "entry_points.txt")):
-                try:
-                    times.append(os.stat(path).st_mtime_ns)
-                except OSError:
-                    times.append(None)
-            parts.append([name, *times])
-            newest = max(newest, *(t for t in times if t is not None), 0)
+            stamps = [_stamp(os.path.join(where, name)), _stamp(os.path.join(where, name, "entry_points.txt"))]
+            parts.append([name, *stamps])
+            newest = max(newest, *(t for s in stamps if s is not None for t in s[:2]), 0)
     return parts, newest
 
 
-def kernel_version(env: Mapping[str, str] | None = None) -> str | None:
-    """The installed ``kairox`` distribution's version (through the index)."""
+#: the kernel's version as the last look at the installed entry points found it
+_kernel_version: tuple[str | None] | None = None
+
+
+def kernel_version() -> str | None:
+    """The installed ``kairox`` distribution's version: known once a plugin host was
+    built in this process, else read from its metadata (never through the index)."""
+    global _kernel_version
+    if _kernel_version is None:
+        from importlib import metadata as importlib_metadata
+
+        try:
+            _kernel_version = (importlib_metadata.version("kairox"),)
+        except importlib_metadata.PackageNotFoundError:  # pragma: no cover - a source tree
+            _kernel_version = (None,)
+    return _kernel_version[0]
+
+
+def index_home(env: Mapping[str, str] | None) -> Path | None:
+    """Where the index lives for ``env``: ``$KAIROX_HOME``, else ``~/.kairox``; ``None``
+    when neither can be found (no ``HOME``, a user without a passwd entry)."""
     from ._home import user_home
 
-    env = os.environ if env is None else env
-    return installed_entry_points(ENTRY_POINT_GROUP, env, user_home(env)).kernel_version
+    try:
+        return user_home(env)
+    except (RuntimeError, KeyError, OSError):
+        return None
+
+
+def _dist_field(dist: Any, field: str) -> str | None:
+    try:
+        value = dist.metadata.get(field)
+    except Exception:  # unreadable metadata names no distribution
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _scan(group: str) -> InstalledEntryPoints:
@@ -157,8 +214,8 @@ def _scan(group: str) -> InstalledEntryPoints:
             EntryPointInfo(
                 ep.name,
                 ep.value,
-                dist.metadata["Name"] if dist is not None else None,
-                dist.version if dist is not None else None,
+                _dist_field(dist, "Name") if dist is not None else None,
+                _dist_field(dist, "Version") if dist is not None else None,
             )
         )
     try:
@@ -181,7 +238,7 @@ def _read(file: Path, key: str, fingerprint: list[Any]) -> InstalledEntryPoints 
         return InstalledEntryPoints(eps, _opt_str(data["kernel_version"]), "index")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+    except Exception as exc:  # damaged in any way (even nested too deep): a miss
         logger.debug("entry point index %s is unreadable (%s); scanning", file, exc)
         return None
 
@@ -211,3 +268,17 @@ def _write(file: Path, key: str, fingerprint: list[Any], found: InstalledEntryPo
         atomic_write_text(file, json.dumps(data), fsync=False)
     except OSError as exc:  # a read-only home only costs the next start a scan
         logger.debug("cannot write the entry point index %s: %s", file, exc)
+        return
+    _prune(file)
+
+
+def _prune(keep: Path) -> None:
+    """Remove index files not written for :data:`PRUNE_DAYS` (one exists per interpreter
+    and ``sys.path``, and ``sys.path[0]`` is the script's directory)."""
+    cutoff = time.time() - PRUNE_DAYS * 86400
+    try:
+        for other in keep.parent.glob("*.json"):
+            if other != keep and other.stat().st_mtime < cutoff:
+                other.unlink()
+    except OSError as exc:
+        logger.debug("pruning %s: %s", keep.parent, exc)

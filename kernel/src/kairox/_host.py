@@ -14,7 +14,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, installed_entry_points, kernel_version
+from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, index_home, installed_entry_points, kernel_version
 from ._registrar import Registrar
 from .errors import RegistrationError
 
@@ -183,7 +183,7 @@ def build_plugin_host(
     host = PluginHost(pm, strict=env.get("KAIROX_STRICT_PLUGINS", "") not in ("", "0", "false"))
     installed = _installed(env) if load_entrypoints else None
     for modname in DEFAULT_PLUGINS:
-        host._dists[modname] = ("kairox", installed.kernel_version if installed else kernel_version(env))
+        host._dists[modname] = ("kairox", installed.kernel_version if installed else kernel_version())
         host.register(importlib.import_module(modname), name=modname, builtin=True)
     if installed is not None:
         _load_entry_points(host, env, installed)
@@ -197,9 +197,7 @@ def build_plugin_host(
 
 
 def _installed(env: Mapping[str, str]) -> InstalledEntryPoints:
-    from ._home import user_home
-
-    return installed_entry_points(ENTRY_POINT_GROUP, env, user_home(env))
+    return installed_entry_points(ENTRY_POINT_GROUP, env, index_home(env))
 
 
 def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: InstalledEntryPoints) -> None:

@@ -102,6 +102,8 @@ def run_with_runtime(
         async with anyio.create_task_group() as tg:
 
             async def watch_signals() -> None:
+                if sys.platform == "win32":  # no SIGHUP, and no signal receivers on Windows' event loops
+                    return
                 watched = [s for s in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN]
                 if not watched:
                     return
