@@ -18,7 +18,8 @@ from kairox_mcp.transport import Diagnostics
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_server_that_keeps_accepting_is_alive_after_every_probe() -> None:
+async def test_a_server_that_keeps_accepting_is_alive_after_every_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http, "PROBE_TIMEOUT", 30.0)  # every attempt is made, however loaded the machine
     accepted = 0
 
     async def handle(stream: SocketStream) -> None:
@@ -41,7 +42,8 @@ async def test_a_server_that_keeps_accepting_is_alive_after_every_probe() -> Non
         tg.cancel_scope.cancel()
 
 
-async def test_a_server_that_accepts_once_more_and_then_goes_is_dead() -> None:
+async def test_a_server_that_accepts_once_more_and_then_goes_is_dead(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http, "PROBE_TIMEOUT", 30.0)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(8)
