@@ -56,12 +56,22 @@ STOP_GRACE = 8.0
 ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
 
+_client_module: ModuleType | None = None
+
+
 async def import_client() -> ModuleType:
-    """``kairox_mcp.client`` (and with it ``mcp``), imported off the event loop the first time."""
-    name = f"{__package__}.client"
-    module = sys.modules.get(name)
+    """``kairox_mcp.client`` (and with it ``mcp``), imported off the event loop the first time.
+
+    Never read from ``sys.modules``: while a worker thread is still importing the
+    module, it is there half-initialised. ``importlib.import_module`` waits on the
+    module's import lock instead, so concurrent first calls all get the finished
+    module; only a completed import is remembered.
+    """
+    global _client_module
+    module = _client_module
     if module is None:
-        module = await anyio.to_thread.run_sync(importlib.import_module, name)
+        module = await anyio.to_thread.run_sync(importlib.import_module, f"{__package__}.client")
+        _client_module = module
     return module
 
 
@@ -167,6 +177,7 @@ class ServerLifecycle:
             detail=self.detail,
             tools=len(self.tool_specs) if self.state is ServerState.READY else 0,
             source=self.definition.source,
+            log_tail=tuple(self.stderr_tail(5)) if self.state is ServerState.FAILED else (),
         )
 
     def stderr_tail(self, n: int = 50) -> list[str]:
@@ -426,7 +437,8 @@ class ServerLifecycle:
         client, attempt = self.client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise self._not_ready()
-        module = sys.modules[f"{__package__}.client"]
+        module = _client_module  # set: a client exists only once import_client() finished
+        assert module is not None
         try:
             return await client.call_tool(name, arguments, timeout=timeout, progress=progress)
         except module.McpConnectionClosed as exc:
@@ -437,7 +449,8 @@ class ServerLifecycle:
         client, attempt = self.client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise self._not_ready()
-        module = sys.modules[f"{__package__}.client"]
+        module = _client_module  # set: a client exists only once import_client() finished
+        assert module is not None
         try:
             return await fn(client)
         except module.McpConnectionClosed as exc:
