@@ -60,6 +60,7 @@ async def test_plugin_from_a_local_marketplace_installs_into_the_workspace_and_u
 ) -> None:
     manifest = make_marketplace(tmp_path / "market")
     harness.write_config(source_config("local", str(manifest)))
+    harness.trust()  # the workspace's [catalog] sources are read only from a trusted workspace
     progress = RecordingProgress()
     async with harness.open(start=False) as rt:
         snap = await Catalog(rt).load()

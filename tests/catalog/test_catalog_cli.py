@@ -42,6 +42,7 @@ def test_list_json_offline_has_the_builtin_servers(harness: KairoxHarness) -> No
 def test_remote_source_list_search_and_sources(harness: KairoxHarness, catalog_server: CatalogServer) -> None:
     url = catalog_server.serve("/registry.json", REG)
     harness.write_config(config_with(url))
+    harness.trust()  # a workspace's catalog sources are fetched only once it is trusted
     listed = harness.cli("catalog", "list", "--source", "acme")
     assert listed.exit_code == 0, listed.output
     assert listed.stdout.splitlines()[0].startswith("tickets ")
@@ -67,6 +68,7 @@ def test_remote_source_list_search_and_sources(harness: KairoxHarness, catalog_s
 
 def test_unreachable_source_still_lists_the_others(harness: KairoxHarness, catalog_server: CatalogServer) -> None:
     harness.write_config(config_with(catalog_server.url("/missing.json")))
+    harness.trust()  # a workspace's catalog sources are fetched only once it is trusted
     result = harness.cli("catalog", "list")
     assert result.exit_code == 0
     assert "time" in result.stdout

@@ -28,6 +28,7 @@ def test_importing_hooks_imports_no_http_client_and_none_of_the_work() -> None:
 @pytest.mark.anyio
 async def test_catalog_section_errors_name_the_field(harness: KairoxHarness) -> None:
     harness.write_config('[catalog]\ncache_ttl = "soon"\n\n[[catalog.sources]]\nname = "x"\nurl = "u"\nkind = "rss"\n')
+    harness.trust()  # the workspace's part of [catalog] is structured (and checked) only once trusted
     async with harness.open(start=False) as rt:
         paths = {e.path: e.message for e in rt.config.errors}
     assert paths["catalog.cache_ttl"] == "expected a number, got 'soon'"
@@ -45,6 +46,7 @@ async def test_configured_sources_are_registered_with_the_cache_under_kairox_hom
         '[[catalog.sources]]\nname = "team"\nurl = "http://127.0.0.1:9/dup.json"\n\n'
         '[[catalog.sources]]\nname = "off"\nurl = "http://127.0.0.1:9/off.json"\nenabled = false\n'
     )
+    harness.trust()
     async with harness.open(start=False) as rt:
         registrar = rt.catalog_sources()
         assert registrar.names() == ["team"]

@@ -14,18 +14,26 @@ import psutil
 import pytest
 from peers import FIXTURE_SERVERS, default_signals, no_leftover_processes
 
+from kairox.testing import trust_workspace
+
 KAIROX = str(Path(sys.executable).parent / "kairox")
+
+
+#: `kairox tools call` starts only the servers that own the called tool (by tool prefix); with
+#: nested prefixes both servers own `all.good.sleep`, so both run while the call is in flight
+CALLED = "all.good.sleep"
 
 
 def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
     lines = []
-    for name, script in (("good", "well_behaved.py"), ("grandchild", "grandchild.py")):
+    for name, script, prefix in (("good", "well_behaved.py", "all.good"), ("grandchild", "grandchild.py", "all")):
         lines += [
             f"[mcp_servers.{name}]",
             f"command = {json.dumps(sys.executable)}",
             f"args = {json.dumps([str(FIXTURE_SERVERS / script)])}",
+            f"tool_prefix = {json.dumps(prefix)}",
             "",
         ]
     (ws / "kairox.toml").write_text("\n".join(lines))
@@ -38,13 +46,15 @@ def _busy_cli(tmp_path: Path, preexec_fn: Callable[[], None]) -> subprocess.Pope
     ws = _workspace(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
-    argv = [KAIROX, "-w", str(ws), "tools", "call", "good.sleep", "--args", '{"seconds": 60}', "--yes"]
+    env = {"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)}
+    trust_workspace(ws, home, env=env)  # the workspace's servers run only once it is trusted
+    argv = [KAIROX, "-w", str(ws), "tools", "call", CALLED, "--args", '{"seconds": 60}', "--yes"]
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)},
+        env=env,
         preexec_fn=preexec_fn,
     )
     cli = psutil.Process(proc.pid)

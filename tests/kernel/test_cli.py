@@ -134,8 +134,13 @@ def test_config_show_redacts_and_names_sources(harness: KairoxHarness) -> None:
     assert data["sections"]["remote"]["search"] == {
         "value": {"url": "https://x", "headers": {"Authorization": "<redacted>"}},
         "source": str(file),
+        "not_applied": "",
     }
-    assert data["sections"]["policy"]["approval"] == {"value": "never", "source": str(file)}
+    # a workspace cannot loosen the approval policy: shown as written, marked as not applied
+    approval = data["sections"]["policy"]["approval"]
+    assert (approval["value"], approval["source"]) == ("never", str(file))
+    assert "stricter" in approval["not_applied"], approval
+    assert "(not applied: " in next(line for line in result.stdout.splitlines() if "approval" in line)
     assert data["errors"] == []
 
 

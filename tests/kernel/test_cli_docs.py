@@ -97,7 +97,13 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
     kairox_harness.register(
         make_plugin("bad-skills", kairox_register_skill_sources=lambda registrar, runtime: registrar.add(BadSkills()))
     )
-    kairox_harness.write_config('[policy]\napproval = "on_request"\nbogus = 1\n')
+    # a workspace value that does not apply (it would loosen the policy), and a server held until trusted
+    kairox_harness.write_config(
+        '[policy]\napproval = "on_request"\nsandbox = "danger_full_access"\nbogus = 1\n'
+        '[policy.rules]\n"gti.*" = "deny"\n'  # a rule naming no tool: a warning
+    )
+    mcp_json = {"mcpServers": {"search": {"command": "npx", "args": ["-y", "search-mcp"], "env": {"SEARCH_TOKEN": ""}}}}
+    (kairox_harness.workspace / ".mcp.json").write_text(json.dumps(mcp_json))
     (kairox_harness.workspace / "AGENTS.md").write_text("Run the tests before committing.\n")
     return kairox_harness
 

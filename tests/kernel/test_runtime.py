@@ -53,7 +53,7 @@ def exec_tool(tool_id: str = "mem.run") -> FunctionTool:
 
 
 async def test_open_loads_config_and_starts_providers(kairox_harness: KairoxHarness) -> None:
-    kairox_harness.write_config('[policy]\napproval = "never"\n')
+    kairox_harness.write_config('[policy]\napproval = "never"\n', where="user")  # a workspace could only narrow
     provider = InMemoryToolProvider("mem", [read_tool()])
     async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
         assert rt.workspace == kairox_harness.workspace.resolve()

@@ -17,6 +17,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from kairox.testing import trust_workspace
+
 from .helpers import server_command
 
 pytestmark = pytest.mark.integration
@@ -48,6 +50,7 @@ def kairox(workspace: Path, home: Path, *args: str) -> subprocess.CompletedProce
     uv = shutil.which("uv")
     prefix = [uv, "run", "--no-sync", "kairox"] if uv else [str(Path(sys.executable).parent / "kairox")]
     env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_LOAD_PLUGINS": "lsp"}
+    trust_workspace(workspace, home)  # the test's own workspace: its language server may run
     return subprocess.run(
         [*prefix, "-w", str(workspace), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=180
     )

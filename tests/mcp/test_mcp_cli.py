@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from kairox._host import build_plugin_host
 from kairox.cli._main import build_cli
+from kairox.testing import trust_workspace
 
 pytestmark = pytest.mark.integration
 
@@ -28,9 +29,11 @@ def server_table(name: str, fixture: str, *args: str) -> str:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
+    home = tmp_path / "home"
+    monkeypatch.setenv("KAIROX_HOME", str(home))
     (ws / "kairox.toml").write_text(
         server_table("good", "well_behaved", "--name", "good")
         + server_table("bad", "crash_on_start")
@@ -43,6 +46,7 @@ def workspace(tmp_path: Path) -> Path:
     (ws / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"fromjson": {"command": "never-started", "env": {"API_TOKEN": "ENVSECRET"}}}})
     )
+    trust_workspace(ws, home, env=dict(os.environ))  # the test's own workspace: its servers may run
     return ws
 
 
@@ -120,10 +124,12 @@ def test_mcp_tools_are_callable_through_tools_call(workspace: Path, no_leftovers
     assert denied.exit_code == 1  # system/execute asks; no TTY, no --yes
 
 
-def test_a_missing_transport_plugin_is_named_not_a_traceback(tmp_path: Path) -> None:
+def test_a_missing_transport_plugin_is_named_not_a_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
+    monkeypatch.setenv("KAIROX_HOME", str(tmp_path / "home"))
     (ws / "kairox.toml").write_text('[mcp_servers.remote]\ntype = "sse"\nurl = "http://127.0.0.1:9/sse"\n')
+    trust_workspace(ws, tmp_path / "home", env=dict(os.environ))
     result = run(ws, "mcp", "status", env={"KAIROX_DISABLE_PLUGINS": "sse"})
     assert result.exit_code == 1
     assert 'transport "sse" is provided by kairox-sse, which is not installed (pip install kairox-sse)' in result.output

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp_helpers import open_runtime
 
-from kairox._types import Capability, Domain
+from kairox._types import Capability, Domain, ServerState
 from kairox_mcp.config import McpServerConfig
 from kairox_mcp.sources import (
     PLAYWRIGHT_SERVER,
@@ -184,14 +184,19 @@ async def test_manager_reads_all_sources_and_reports_their_errors(tmp_path: Path
     (tmp_path / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"fromjson": {"command": "srv"}, "bad": {"command": 1}}})
     )
-    async with open_runtime(tmp_path, {"fromtoml": {"command": "srv"}}, load_entrypoints=False, start=False) as rt:
+    servers = {"fromtoml": {"command": "srv"}}
+    # trusted: a workspace's .mcp.json servers are definitions only once the workspace is trusted
+    async with open_runtime(tmp_path, servers, load_entrypoints=False, start=False, trusted=True) as rt:
         from kairox_mcp import manager_of
 
         manager = manager_of(rt)
         assert sorted(manager.definitions) == ["fromjson", "fromtoml"]
         assert any("mcpServers.bad.command" in str(e) for e in rt.config.errors)
-        assert [s.name for s in manager.status()] == ["fromjson", "fromtoml"]
-        assert all(s.detail == "not started" for s in manager.status())
+        status = {s.name: s for s in manager.status()}
+        assert list(status) == ["fromjson", "fromtoml", "bad"]
+        assert status["fromjson"].detail == status["fromtoml"].detail == "not started"
+        # a broken entry is listed too, failed with its error, rather than left out
+        assert status["bad"].state is ServerState.FAILED and "mcpServers.bad.command" in status["bad"].detail
 
 
 # -- property tests: outside input never raises ----------------------------------------

@@ -249,7 +249,8 @@ async def test_servers_from_mcp_json_and_philont_run_like_the_others(tmp_path: P
         )
     )
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PHILONT_MCP_CONFIG": str(philont)}
-    async with open_runtime(tmp_path, {}, env=env) as rt:
+    # trusted: the workspace's .mcp.json server runs (and its ${WHO:-claude} is expanded) only once trusted
+    async with open_runtime(tmp_path, {}, env=env, trusted=True) as rt:
         mcp = manager_of(rt)
         assert {n: d.origin for n, d in mcp.definitions.items()} == {"claude": ".mcp.json", "ph": "philont"}
         assert (await rt.call_tool("claude.echo", {"message": "hi"}, approver=yes)).text == "hi"

@@ -73,7 +73,10 @@ async def test_workspace_philont_plugin_wins_over_the_user_one(kairox_harness: K
         philont_dir(kairox_harness, user_home, "workspace") / "p",
         {"plugin.json": {"id": "p"}, "index.py": body.format(where="workspace")},
     )
-    async with kairox_harness.open(approver=lambda request: True) as rt:
+    async with kairox_harness.open() as rt:  # untrusted, the workspace copy never shadows the user's
+        assert (await rt.call_tool("p.where", {})).text == "user"
+    kairox_harness.trust()
+    async with kairox_harness.open() as rt:
         assert (await rt.call_tool("p.where", {})).text == "workspace"
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 from plugin_helpers import FIXTURES, copy_fixture, real, write_plugin
 
+from kairox import TrustStore
 from kairox.testing import KairoxHarness
-from kairox_manifests.settings import SettingsStore
+from kairox_manifests.trust import bundle_digest
 
 NO_TEMP_ROOT = "[policy]\ninclude_temp_dir = false\n"
 
@@ -37,7 +38,11 @@ def test_list_shows_every_plugin_and_why_it_does_not_load(kairox_harness: Kairox
     assert ("mcp_server", "time") in inventory and ("skill", "review-diff") in inventory
     text = kairox_harness.cli("plugin", "list").stdout
     assert "release-notes" in text and "enabled" in text
-    assert "! " in text and "not trusted" in text
+    # the untrusted workspace bundle is listed with why it does not load and the command that changes that
+    assert (
+        "! workspace plugin code-review is untrusted: run `kairox trust " in text and "to trust the workspace" in text
+    )
+    assert plugins["code-review@workspace"]["reason"].startswith("workspace plugin code-review is untrusted: ")
 
 
 def test_inspect_path_and_name(kairox_harness: KairoxHarness) -> None:
@@ -90,9 +95,15 @@ def test_install_into_the_workspace_is_allowed_and_trusted(kairox_harness: Kairo
     assert result.exit_code == 0, result.output
     dest = kairox_harness.workspace / ".kairox" / "plugins" / "docs-helper"
     assert dest.is_dir()
-    assert SettingsStore(kairox_harness.workspace, kairox_harness.env).load().trusted(dest)
+    # installing is the user's own act: the installed bundle (only it) is trusted as it is now
+    record = TrustStore(kairox_harness.home).get(kairox_harness.workspace)
+    assert record is not None and dict(record.items) == {"bundle:.kairox/plugins/docs-helper": bundle_digest(dest)}
     state = listing(kairox_harness)["docs-helper@workspace"]["state"]
     assert state in ("available", "incompatible")  # incompatible only where node is missing
+    removed = kairox_harness.cli("plugin", "uninstall", "docs-helper", "--scope", "workspace", "--yes")
+    assert removed.exit_code == 0, removed.output
+    record = TrustStore(kairox_harness.home).get(kairox_harness.workspace)
+    assert record is None or not record.items  # uninstalling forgets that trust
 
 
 def test_install_refuses_what_is_not_a_plugin(kairox_harness: KairoxHarness, tmp_path: Path) -> None:
@@ -119,7 +130,12 @@ def test_enable_disable_plugin_and_contribution(kairox_harness: KairoxHarness) -
     assert kairox_harness.cli("plugin", "enable", "code-review").exit_code == 0
     result = kairox_harness.cli("plugin", "disable", "code-review:time")
     assert result.exit_code == 0 and "disabled code-review:mcp_server/time" in result.stdout
-    result = kairox_harness.cli("plugin", "disable", "code-review:skill/review-diff", "--scope", "workspace")
+    # a workspace's settings never change one of the user's own plugins: refused, and without effect
+    refused = kairox_harness.cli("plugin", "disable", "code-review:skill/review-diff", "--scope", "workspace")
+    assert refused.exit_code != 0 and "use --scope user" in refused.output
+    plugin = listing(kairox_harness)["code-review@user"]
+    assert {(i["kind"], i["name"]): i["enabled"] for i in plugin["inventory"]}[("skill", "review-diff")] is True
+    result = kairox_harness.cli("plugin", "disable", "code-review:skill/review-diff")
     assert result.exit_code == 0
     plugin = listing(kairox_harness)["code-review@user"]
     flags = {(i["kind"], i["name"]): i["enabled"] for i in plugin["inventory"]}

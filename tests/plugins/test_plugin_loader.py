@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 from plugin_helpers import write_plugin
 
-from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState
+from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState, TrustStore
 from kairox.testing import Approvals, EventLog, KairoxHarness
 from kairox_manifests.events import PluginLoaded, PluginNotLoaded
+from kairox_manifests.install import read_plugin
 from kairox_manifests.loader import PluginLoader, loader_of
 from kairox_manifests.settings import SettingsStore
+from kairox_manifests.trust import bundle_item
 
 pytestmark = pytest.mark.anyio
 
@@ -75,16 +77,23 @@ async def test_workspace_plugin_shadows_a_user_plugin_of_the_same_name(kairox_ha
     ws = write_plugin(
         ws_dir(kairox_harness) / "same", {".kairox-plugin/plugin.json": {"name": "same", "version": "2.0.0"}}
     )
-    settings(kairox_harness).set_trusted(ws)
+    # untrusted, the workspace copy never shadows the user's: the user's loads, the copy is ignored
+    async with kairox_harness.open() as rt:
+        views = {v.scope: v for v in loader(rt).views()}
+    assert views["user"].state == "loaded" and views["user"].version == "1.0.0"
+    assert views["workspace"].state == "shadowed"
+    assert views["workspace"].reason.startswith("ignored: an untrusted copy; the trusted same from ")
+    # trusted, it wins (priority 100 over 50)
+    kairox_harness.trust()
     async with kairox_harness.open() as rt:
         views = {v.scope: v for v in loader(rt).views()}
     assert views["workspace"].state == "loaded" and views["workspace"].version == "2.0.0"
     assert views["user"].state == "shadowed" and str(ws) in views["user"].reason
 
 
-async def test_untrusted_workspace_plugin_is_not_loaded_without_an_approver(kairox_harness: KairoxHarness) -> None:
-    write_plugin(
-        ws_dir(kairox_harness) / "repo-hooks",
+def repo_hooks(h: KairoxHarness) -> Path:
+    return write_plugin(
+        ws_dir(h) / "repo-hooks",
         {
             ".kairox-plugin/plugin.json": {
                 "name": "repo-hooks",
@@ -93,37 +102,52 @@ async def test_untrusted_workspace_plugin_is_not_loaded_without_an_approver(kair
             "g.py": GUARD,
         },
     )
-    async with kairox_harness.open() as rt:
+
+
+async def test_untrusted_workspace_plugin_is_not_loaded_and_the_approver_is_not_asked(
+    kairox_harness: KairoxHarness,
+) -> None:
+    repo_hooks(kairox_harness)
+    approvals = Approvals(ApprovalAnswer.ALLOW_ONCE)  # trust is not an approval: a yes here loads nothing
+    async with kairox_harness.open(approver=approvals) as rt:
         state, reason = states(rt)["repo-hooks@workspace"]
         assert len(rt.hooks) == 0
-    assert state == "untrusted"
-    assert "not trusted" in reason and "kairox plugin trust repo-hooks" in reason
+    assert state == "untrusted" and approvals.requests == []
+    assert reason.startswith("workspace plugin repo-hooks is untrusted: run `kairox trust ")
+    assert reason.endswith("to trust the workspace")
 
 
-async def test_untrusted_workspace_plugin_asks_and_loads_when_approved(kairox_harness: KairoxHarness) -> None:
-    write_plugin(
-        ws_dir(kairox_harness) / "repo-hooks",
-        {
-            ".kairox-plugin/plugin.json": {
-                "name": "repo-hooks",
-                "hooks": [{"event": "pre_tool_call", "script": "./g.py"}],
-            },
-            "g.py": GUARD,
-        },
-    )
-    approvals = Approvals(ApprovalAnswer.ALLOW_ONCE)
+async def test_untrusted_workspace_plugin_loads_once_trusted_and_not_after_a_change(
+    kairox_harness: KairoxHarness,
+) -> None:
+    root = repo_hooks(kairox_harness)
+    store = TrustStore(kairox_harness.home)
+
+    async def trust_bundle() -> None:  # what `kairox plugin trust repo-hooks` records (see test_plugin_cli.py)
+        async with kairox_harness.open(start=False) as rt:
+            item = bundle_item(read_plugin(rt, root), rt.workspace)
+        assert item.key == "bundle:.kairox/plugins/repo-hooks"
+        store.trust(kairox_harness.workspace, [item], replace=False)
+
+    await trust_bundle()
+    approvals = Approvals(ApprovalAnswer.DENY)
     async with kairox_harness.open(approver=approvals) as rt:
         assert states(rt)["repo-hooks@workspace"] == ("loaded", "")
         assert len(rt.hooks.for_event("pre_tool_call")) == 1
-    [request] = approvals.requests
-    assert request.tool.id == "plugins.load"
-    assert request.arguments["plugin"] == "repo-hooks" and request.arguments["contributions"] == [
-        "hook/pre_tool_call.g"
-    ]
-    declined = Approvals(ApprovalAnswer.DENY)
-    async with kairox_harness.open(approver=declined) as rt:
+    assert approvals.requests == []  # no plugins.load prompt any more
+    # a change to its files needs trust again (the fingerprint covers every file)
+    (root / "g.py").write_text(GUARD + "# changed\n")
+    async with kairox_harness.open() as rt:
         state, reason = states(rt)["repo-hooks@workspace"]
-    assert state == "untrusted" and "declined" in reason
+        assert len(rt.hooks) == 0
+    assert state == "untrusted" and "changed since trusted: run `kairox trust " in reason
+    assert reason.endswith("to trust the workspace again")
+    await trust_bundle()
+    async with kairox_harness.open() as rt:
+        assert states(rt)["repo-hooks@workspace"] == ("loaded", "")
+    assert store.revoke(kairox_harness.workspace, ["bundle:.kairox/plugins/repo-hooks"])
+    async with kairox_harness.open() as rt:
+        assert states(rt)["repo-hooks@workspace"][0] == "untrusted"
 
 
 async def test_workspace_trust_setting_counts_only_from_the_user_config(kairox_harness: KairoxHarness) -> None:

@@ -64,12 +64,18 @@ async def test_all_formats_in_one_runtime(kairox_harness: KairoxHarness, user_ho
     copy_fixture("philont/weather", h.workspace / ".philont" / "plugins" / "weather")
     copy_fixture("philont/vault", user_home / ".philont" / "plugins" / "vault")
     h.env["VAULT_TOKEN"] = "vault-token-9876"
+    # the workspace's bundles are items of its trust (`kairox trust`); the user's need none
+    bundles = sorted(k for k in h.trust() if k.startswith("bundle:"))
+    assert bundles == [
+        "bundle:.kairox/plugins/code-review",
+        "bundle:.kairox/plugins/docs-helper",
+        "bundle:.philont/plugins/weather",
+    ]
     approvals = Approvals(ApprovalAnswer.ALLOW_ONCE)
 
     async with h.open(plugins=[shell_tool().plugin()], approver=approvals) as rt:
         log = EventLog(rt.events)
-        # workspace plugins asked before loading; user plugins did not
-        assert sorted(r.arguments["plugin"] for r in approvals.requests) == ["code-review", "docs-helper", "weather"]
+        assert approvals.requests == []  # trusted bundles load without asking the approver
         loader = loader_of(rt)
         assert loader is not None
         states = {v.name: v.state for v in loader.views()}

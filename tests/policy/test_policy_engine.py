@@ -330,13 +330,26 @@ include_temp_dir = false
 """,
         encoding="utf-8",
     )
+    # untrusted: the narrowing values apply, the allow rule and the extra root do not
     async with Runtime.open(tree["ws"], home=tree["home"], env={}, load_entrypoints=False) as rt:
         assert not rt.config.errors
         cfg = rt.policy.config
         assert (cfg.approval, cfg.sandbox) == (ApprovalPolicy.UNTRUSTED, SandboxPolicy.READ_ONLY)
-        assert rt.policy.roots == (tree["ws"].resolve(), tree["outside"].resolve())
+        assert rt.policy.roots == (tree["ws"].resolve(),)
         assert rt.policy.rule_for("shell.exec") == "deny"
-        assert rt.policy.rule_for("git.log") == "allow"
+        assert rt.policy.rule_for("git.log", capability=Capability.READ) is None
+        assert {(n.key, n.file) for n in rt.config.not_applied} >= {
+            ("writable_roots", str(tree["ws"] / "kairox.toml")),
+            ("rules.git.*", str(tree["ws"] / "kairox.toml")),
+        }
+        assert [i.kind for i in rt.trust.pending] == ["policy"]
+        rt.trust_workspace()
+    # trusted: they apply too (an allow rule only for tools that do not execute)
+    async with Runtime.open(tree["ws"], home=tree["home"], env={}, load_entrypoints=False) as rt:
+        assert rt.policy.roots == (tree["ws"].resolve(), tree["outside"].resolve())
+        assert rt.policy.rule_for("git.log", capability=Capability.READ) == "allow"
+        assert rt.policy.rule_for("git.log", capability=Capability.EXECUTE) is None
+        assert rt.policy.rule_for("shell.exec") == "deny"
 
 
 @pytest.mark.anyio

@@ -56,8 +56,8 @@ async def test_faulty_servers_never_take_down_the_good_one(tmp_path: Path) -> No
     seen: list[Any] = []
     started = time.monotonic()
     with anyio.fail_after(60):
-        async with Runtime.open(
-            tmp_path, home=tmp_path / "home", env=dict(os.environ), approver=lambda request: True
+        async with Runtime.open(  # trusted: the test's own workspace, whose servers must run
+            tmp_path, home=tmp_path / "home", env=dict(os.environ), approver=lambda request: True, trusted=True
         ) as rt:
             startup = time.monotonic() - started
             rt.events.subscribe(seen.append)
@@ -121,8 +121,8 @@ async def test_a_crashing_server_restarts_and_serves_again(tmp_path: Path) -> No
         "[mcp_servers.phoenix]\n" + entry("crash_mid_call", max_restarts=2, restart_backoff=0.1) + "\n"
     )
     with anyio.fail_after(60):
-        async with Runtime.open(
-            tmp_path, home=tmp_path / "home", env=dict(os.environ), approver=lambda request: True
+        async with Runtime.open(  # trusted: the test's own workspace, whose servers must run
+            tmp_path, home=tmp_path / "home", env=dict(os.environ), approver=lambda request: True, trusted=True
         ) as rt:
             server = manager_of(rt).server("phoenix")
             first_pid = server.diagnostics.pid

@@ -16,6 +16,8 @@ import psutil
 import pytest
 from peers import FIXTURE_SERVERS, default_signals, no_leftover_processes
 
+from kairox.testing import trust_workspace
+
 KAIROX = str(Path(sys.executable).parent / "kairox")
 
 SERVERS = {
@@ -27,19 +29,29 @@ SERVERS = {
 }
 
 
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, tool: str) -> tuple[Path, str]:
+    """The workspace of the five servers, and the id under which ``tool`` (``server.name``) is called.
+
+    ``kairox tools call`` starts only the servers that own the called tool (by tool prefix).
+    The prefixes nest (``all``, ``all.<first>``, ``all.<first>.<second>``, ...), the called server's last,
+    so all five own the called id and start, and no two of them register the same tool id."""
+    called, tool_name = tool.split(".")
     ws = tmp_path / "ws"
     ws.mkdir()
     lines = []
-    for name, (file, *args) in SERVERS.items():
+    prefix = "all"
+    for name in [*(n for n in SERVERS if n != called), called]:
+        file, *args = SERVERS[name]
         lines += [
             f"[mcp_servers.{name}]",
             f"command = {json.dumps(sys.executable)}",
             f"args = {json.dumps([str(FIXTURE_SERVERS / file), *args])}",
+            f"tool_prefix = {json.dumps(prefix)}",
             "",
         ]
+        last, prefix = prefix, f"{prefix}.{name}"
     (ws / "kairox.toml").write_text("\n".join(lines))
-    return ws
+    return ws, f"{last}.{tool_name}"
 
 
 def started_processes(cli: psutil.Process) -> tuple[list[psutil.Process], list[str]]:
@@ -57,17 +69,19 @@ def started_processes(cli: psutil.Process) -> tuple[list[psutil.Process], list[s
 # other.sleep runs in a thread of a server that exits on stdin EOF
 @pytest.mark.parametrize("tool", ["good.sleep", "other.sleep"])
 def test_sigint_to_the_cli_with_five_servers_leaves_nothing(tmp_path: Path, tool: str) -> None:
-    ws = workspace(tmp_path)
+    ws, called = workspace(tmp_path, tool)
     home = tmp_path / "home"
     home.mkdir()
-    argv = [KAIROX, "-w", str(ws), "tools", "call", tool, "--args", '{"seconds": 60}', "--yes"]
+    env = {"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)}
+    trust_workspace(ws, home, env=env)  # the workspace's servers run only once it is trusted
+    argv = [KAIROX, "-w", str(ws), "tools", "call", called, "--args", '{"seconds": 60}', "--yes"]
     with no_leftover_processes(settle=5.0):
         proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)},
+            env=env,
             preexec_fn=default_signals,
         )
         try:
@@ -100,7 +114,7 @@ def test_sigint_to_the_cli_with_five_servers_leaves_nothing(tmp_path: Path, tool
     for line in ("grandchild: started sleep", "slow_start", "stdin closed, exiting"):
         assert line not in err and line not in out  # the servers' stderr never reaches the terminal
     print(
-        f"[reliability] SIGINT to `kairox tools call {tool}` with 5 servers ({len(procs)} processes): "
+        f"[reliability] SIGINT to `kairox tools call {called}` with 5 servers ({len(procs)} processes): "
         f"exit code {proc.returncode} ({err.strip()[-80:]!r}), everything gone in {elapsed:.2f} s",
         file=sys.stderr,
     )

@@ -58,7 +58,9 @@ def test_tools_list_shows_each_builtin_tool_with_its_decision(ws: Path, home: Pa
 
 
 def test_tools_list_follows_the_policy_in_kairox_toml(ws: Path, home: Path) -> None:
-    (ws / "kairox.toml").write_text(
+    # the user's own file: a workspace's `approval = "never"` would not apply (it only narrows)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "kairox.toml").write_text(
         '[policy]\napproval = "never"\nsandbox = "read_only"\n\n[policy.rules]\n"fs.list" = "deny"\n', encoding="utf-8"
     )
     p = kairox(ws, home, "--json", "tools", "list")

@@ -80,9 +80,9 @@ async def test_disabled_tools_are_not_registered(ws: Path, home: Path) -> None:
 
 
 async def test_tools_section_values_reach_the_tools(ws: Path, home: Path) -> None:
-    (ws / "kairox.toml").write_text("[tools]\nread_lines = 2\nmax_output_chars = 500\n", encoding="utf-8")
+    # the user's config (a workspace's [tools], which names the shell, applies only once trusted)
     (ws / "f.txt").write_text("1\n2\n3\n")
-    async with open_rt(ws, home) as rt:
+    async with open_rt(ws, home, [("user", {"tools": {"read_lines": 2, "max_output_chars": 500}})]) as rt:
         assert rt.config.section("tools") == ToolsConfig(read_lines=2, max_output_chars=500)
         r = await rt.call_tool("fs.read", {"path": "f.txt", "line_numbers": False})
         assert r.text.splitlines()[:2] == ["1", "2"] and "offset=3" in r.text

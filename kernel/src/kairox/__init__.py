@@ -15,7 +15,17 @@ from .hookspecs import hookimpl, hookspec
 from .lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from ._config import Config, ConfigSection, expand_env, inherit_env, load_config, redact
+    from ._config import (
+        Config,
+        ConfigLayer,
+        ConfigSection,
+        HeldEntry,
+        NotApplied,
+        expand_env,
+        inherit_env,
+        load_config,
+        redact,
+    )
     from ._events import (
         Event,
         EventBus,
@@ -33,12 +43,24 @@ if TYPE_CHECKING:
         ToolNameCollision,
         ToolsChanged,
     )
+    from ._home import user_home
     from ._hooks import Block, ContextPiece, HookRegistry, ToolCall
     from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
     from ._names import assign_exported_names, sanitize_name
     from ._policy import Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
     from ._registrar import Registrar
-    from ._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime, RuntimeStatus, Session
+    from ._runtime import (
+        ApprovalAnswer,
+        ApprovalRequest,
+        Approver,
+        Runtime,
+        RuntimeStatus,
+        Session,
+        StartMode,
+        TrustPrompt,
+        TrustRequest,
+    )
+    from ._secrets import redact_url
     from ._skills import (
         RenderedSkill,
         SkillArgument,
@@ -54,6 +76,7 @@ if TYPE_CHECKING:
         SkillsScanned,
         SkillWarning,
     )
+    from ._text import terminal_safe
     from ._tools import (
         AudioContent,
         Content,
@@ -68,6 +91,7 @@ if TYPE_CHECKING:
         ToolResult,
         ToolSpec,
     )
+    from ._trust import Declared, TrustState, TrustStore, WorkspaceTrust, describe_entry, fingerprint
     from ._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy, ServerState, ServerStatus
     from .errors import (
         ConfigError,
@@ -80,7 +104,20 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["Config", "ConfigSection", "expand_env", "inherit_env", "load_config", "redact"], "_config"),
+    **dict.fromkeys(
+        [
+            "Config",
+            "ConfigLayer",
+            "ConfigSection",
+            "HeldEntry",
+            "NotApplied",
+            "expand_env",
+            "inherit_env",
+            "load_config",
+            "redact",
+        ],
+        "_config",
+    ),
     **dict.fromkeys(
         [
             "Event",
@@ -107,7 +144,24 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"),
     "Registrar": "_registrar",
     **dict.fromkeys(
-        ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeStatus", "Session"], "_runtime"
+        [
+            "ApprovalAnswer",
+            "ApprovalRequest",
+            "Approver",
+            "Runtime",
+            "RuntimeStatus",
+            "Session",
+            "StartMode",
+            "TrustPrompt",
+            "TrustRequest",
+        ],
+        "_runtime",
+    ),
+    "redact_url": "_secrets",
+    "user_home": "_home",
+    "terminal_safe": "_text",
+    **dict.fromkeys(
+        ["Declared", "TrustState", "TrustStore", "WorkspaceTrust", "describe_entry", "fingerprint"], "_trust"
     ),
     **dict.fromkeys(
         [
@@ -175,21 +229,25 @@ __all__ = [
     "Capability",
     "Config",
     "ConfigError",
+    "ConfigLayer",
     "ConfigSection",
     "Content",
     "ContextPiece",
     "Decision",
+    "Declared",
     "Deny",
     "Domain",
     "Event",
     "EventBus",
     "FunctionTool",
+    "HeldEntry",
     "HookFailed",
     "HookRegistry",
     "ImageContent",
     "KairoxError",
     "LoadFailure",
     "MissingFeatureError",
+    "NotApplied",
     "Permissions",
     "PluginHost",
     "PluginInfo",
@@ -227,6 +285,7 @@ __all__ = [
     "SkillWarning",
     "SkillsChanged",
     "SkillsScanned",
+    "StartMode",
     "TextContent",
     "Tool",
     "ToolCall",
@@ -240,15 +299,25 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "ToolsChanged",
+    "TrustPrompt",
+    "TrustRequest",
+    "TrustState",
+    "TrustStore",
+    "WorkspaceTrust",
     "assign_exported_names",
     "build_plugin_host",
+    "describe_entry",
     "expand_env",
+    "fingerprint",
     "hookimpl",
     "hookspec",
     "inherit_env",
     "load_config",
     "redact",
+    "redact_url",
     "sanitize_name",
+    "terminal_safe",
+    "user_home",
 ]
 
 

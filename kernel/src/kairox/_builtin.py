@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .hookspecs import hookimpl
 
@@ -37,17 +37,28 @@ def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: 
     registrar.add(KernelTools())
 
 
+def policy_needs_trust(table: Mapping[str, Any]) -> bool:
+    """Whether a workspace ``[policy]`` table asks for what only trust allows: an ``allow``
+    rule or more writable roots (narrowing needs no trust: it always applies)."""
+    rules = table.get("rules")
+    allows = isinstance(rules, Mapping) and any(v == "allow" for v in rules.values())
+    return allows or bool(table.get("writable_roots"))
+
+
 @hookimpl
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
     from ._config import ConfigSection
     from ._instructions import InstructionsConfig
-    from ._policy import PolicyConfig
+    from ._policy import PolicyConfig, merge_policy
 
     registrar.add(
         ConfigSection(
             name="policy",
             schema=PolicyConfig,
             description="approval and sandbox policy, extra writable roots, per-tool rules",
+            # a workspace only narrows the user's policy (only a trusted one may add allow rules)
+            merge=merge_policy,
+            needs_trust=policy_needs_trust,
         )
     )
     registrar.add(

@@ -17,9 +17,9 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -31,9 +31,15 @@ from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret
 from .errors import ConfigError
 
+if TYPE_CHECKING:
+    from ._trust import Declared, TrustState, WorkspaceTrust
+
 __all__ = [
     "Config",
+    "ConfigLayer",
     "ConfigSection",
+    "HeldEntry",
+    "NotApplied",
     "expand_env",
     "inherit_env",
     "load_config",
@@ -46,6 +52,49 @@ _VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @attrs.frozen
+class ConfigLayer:
+    """One file's table of a section, for sections that merge their own layers.
+
+    ``scope`` is ``user`` (the user's own file, or a document given in code) or
+    ``workspace`` (a file of the workspace: someone else's until trusted);
+    ``trusted`` tells whether the user trusts what this layer declares
+    (always true for the user scope).
+    """
+
+    file: str
+    scope: Literal["user", "workspace"]
+    trusted: bool
+    table: Mapping[str, Any]
+
+
+@attrs.frozen
+class NotApplied:
+    """A value a workspace file set that does not apply, and why (``kairox config show`` marks it)."""
+
+    section: str
+    key: str
+    file: str
+    reason: str
+
+
+@attrs.frozen
+class HeldEntry:
+    """An entry of a ``needs_trust`` section that a workspace file declares and the
+    user's trust does not cover: it is not structured, expanded or run."""
+
+    section: str
+    key: str
+    file: str
+    raw: Mapping[str, Any]
+    state: TrustState
+    item: Declared
+    #: why it does not run, with the command that lets it
+    reason: str = ""
+    #: the user's file whose entry of the same name applies instead ("" when none does)
+    replaced_by: str = ""
+
+
+@attrs.frozen
 class ConfigSection:
     """A ``kairox.toml`` section a plugin owns.
 
@@ -53,7 +102,8 @@ class ConfigSection:
     ``entries=True`` the section is a table of named entries
     (``[mcp_servers.NAME]``), each structured into ``schema`` on its own, so
     one bad entry does not cost the others. ``default`` builds the value when
-    the section is absent (``schema()`` when not given).
+    the section is absent (``schema()`` when not given). ``needs_trust`` and
+    ``merge`` say how values from a workspace file apply (see workspace trust).
     """
 
     name: str
@@ -61,6 +111,15 @@ class ConfigSection:
     description: str = ""
     entries: bool = False
     default: Callable[[], Any] | None = None
+    #: values a workspace file sets here run code or contact a URL (server entries,
+    #: remote sources): they are held, unexpanded, until the user trusts the workspace
+    #: (each entry on its own with ``entries=True``, else the workspace's part of the section)
+    #: for a section with ``merge``, a predicate ``(table) -> bool``: whether that file's
+    #: table asks for something only trust allows (``[policy]``: allow rules, writable roots)
+    needs_trust: bool | Callable[[Mapping[str, Any]], bool] = False
+    #: ``merge(layers) -> (value, not_applied, errors)`` combines the section's tables
+    #: itself, one :class:`ConfigLayer` per file (e.g. ``[policy]``: a workspace only narrows)
+    merge: Callable[[Sequence[ConfigLayer]], tuple[Any, list[NotApplied], list[ConfigError]]] | None = None
 
 
 def workspace_config_files(workspace: Path) -> list[Path]:
@@ -145,6 +204,16 @@ class Config:
     #: every parsed document, lowest precedence first: (file, data) — for sections
     #: that accumulate across files instead of replacing (e.g. [instructions])
     documents: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
+    #: ``user`` or ``workspace`` for each document in :attr:`documents`
+    scopes: dict[str, str] = attrs.field(factory=dict)
+    #: entries held until the workspace is trusted: section -> key -> entry
+    held: dict[str, dict[str, HeldEntry]] = attrs.field(factory=dict)
+    #: entries whose structuring failed (their errors are in :attr:`errors` too): section -> key -> errors
+    broken: dict[str, dict[str, list[ConfigError]]] = attrs.field(factory=dict)
+    #: workspace values that do not apply, and why
+    not_applied: list[NotApplied] = attrs.field(factory=list)
+    #: the workspace the files were found for (``None``: none)
+    workspace: Path | None = None
 
     def section(self, name: str) -> Any:
         """The structured value of a section (its default when absent or broken)."""
@@ -158,17 +227,40 @@ class Config:
     def source_of(self, section: str, key: str) -> str | None:
         return self.provenance.get((section, key))
 
+    def scope_of(self, file: str | None) -> str:
+        """``workspace`` for a file of the workspace, else ``user`` (the user's file, code)."""
+        return self.scopes.get(file or "", "user")
+
+    def held_entries(self, section: str) -> dict[str, HeldEntry]:
+        """The section's entries held until the workspace is trusted."""
+        return dict(self.held.get(section, {}))
+
+    def broken_entries(self, section: str) -> dict[str, list[ConfigError]]:
+        """The section's entries that failed to structure (an unset ``${VAR}``, a bad field)."""
+        return dict(self.broken.get(section, {}))
+
     def show(self, *, redacted: bool = True) -> dict[str, Any]:
-        """The merged config as ``{section: {key: {"value": ..., "source": file}}}``."""
+        """The merged config as ``{section: {key: {"value": ..., "source": file, "not_applied": why}}}``
+        (``not_applied`` is ``""`` for a value that applies)."""
+        notes: dict[tuple[str, str], str] = {}
+        for note in self.not_applied:
+            top = note.key.split(".", 1)[0]
+            text = f"{note.key}: {note.reason}" if note.key != top else note.reason
+            notes[(note.section, top)] = (
+                f"{notes[(note.section, top)]}; {text}" if (note.section, top) in notes else text
+            )
         out: dict[str, Any] = {}
         for section, table in sorted(self.raw.items()):
-            out[section] = {
-                key: {
+            rows: dict[str, Any] = {}
+            for key, value in table.items():
+                row: dict[str, Any] = {
                     "value": redact(value, key) if redacted else value,
                     "source": self.provenance.get((section, key), ""),
                 }
-                for key, value in table.items()
-            }
+                held = self.held.get(section, {}).get(key)
+                row["not_applied"] = held.reason if held is not None else notes.get((section, key), "")
+                rows[key] = row
+            out[section] = rows
         return out
 
 
@@ -196,31 +288,49 @@ def load_config(
     home: Path | None = None,
     files: list[Path] | None = None,
     documents: list[tuple[str, dict[str, Any]]] | None = None,
+    trust: WorkspaceTrust | None = None,
 ) -> Config:
     """Read, merge and structure the configuration. Never raises for bad content.
 
     ``files`` overrides discovery; ``documents`` adds already-parsed documents
-    (name, data) after the files, for tests and embedding.
+    (name, data) after the files, for tests and embedding (they count as the
+    user's). A file inside ``workspace`` (other than the user's own file) is
+    the workspace's: with ``trust`` given, its ``${VAR}`` are expanded only when
+    the user trusts the workspace, and its entries of ``needs_trust`` sections
+    only apply when the trust covers them (else they are in :attr:`Config.held`).
+    Without ``trust`` every file is taken as trusted.
     """
     env = os.environ if env is None else env
-    config = Config(sections={name: sec for name, sec in sections.items()})
+    config = Config(sections={name: sec for name, sec in sections.items()}, workspace=workspace)
     config.owners = {name: sections.owner_of(name) or "" for name in sections.names()}
+    user_file = (home or user_home(env)) / "kairox.toml"
     if files is None:
-        files = [(home or user_home(env)) / "kairox.toml"]
+        files = [user_file]
         if workspace is not None:
-            files += workspace_config_files(workspace)
+            files += [f for f in workspace_config_files(workspace) if _real(f) != _real(user_file)]
     docs: list[tuple[str, dict[str, Any]]] = []
+    ws_real = _real(workspace) if workspace is not None else None
     for path in files:
         data = _read_toml(path, config.errors)
         if data is not None:
             config.files.append(path)
             docs.append((str(path), data))
+            inside = ws_real is not None and _inside(_real(path), ws_real)
+            config.scopes[str(path)] = "workspace" if inside and _real(path) != _real(user_file) else "user"
     docs.extend(documents or [])
     config.documents = docs
     for file, data in docs:
         _merge(config, file, data)
-    _structure_sections(config, env)
+    _structure_sections(config, env, trust)
     return config
+
+
+def _real(path: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _merge(config: Config, file: str, data: dict[str, Any]) -> None:
@@ -258,26 +368,67 @@ def _unknown_section(config: Config, section: str, file: str) -> ConfigError:
     )
 
 
-def _structure_sections(config: Config, env: Mapping[str, str]) -> None:
+def _structure_sections(config: Config, env: Mapping[str, str], trust: WorkspaceTrust | None) -> None:
+    from ._trust import Declared
+
+    def expand(value: Any, path: str, file: str | None, covered: bool = False) -> Any:
+        """``${VAR}`` read the environment in the user's files, and in a workspace file
+        only inside what the user's trust covers (``covered``: a trusted item's values,
+        fingerprinted as written); anywhere else in a workspace file they stay as written."""
+        if trust is None or covered or config.scope_of(file) == "user":
+            return _expand_tree(value, env, path, file)
+        return value
+
+    def allowed(item: Declared) -> TrustState | None:
+        """None when the item may apply, else its (held) state."""
+        if trust is None:
+            return None
+        state = trust.check(item)
+        return None if state.allowed else state
+
     for name, table in config.raw.items():
         sec = config.sections[name]
-        if sec.entries:
+        if sec.merge is not None:
+            _merge_layers(config, name, sec, expand, allowed)
+        elif sec.entries:
             values: dict[str, Any] = {}
             for key, raw in table.items():
                 file = config.provenance.get((name, key))
                 path = f"{name}.{key}"
+                covered = False
+                if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
+                    item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace)
+                    state = allowed(item)
+                    covered = state is None
+                    if state is not None:
+                        assert trust is not None
+                        reason = trust.explain(path)
+                        # the user's own entry of that name (if any) applies instead of the held one
+                        user = _user_entry(config, name, key)
+                        config.held.setdefault(name, {})[key] = HeldEntry(
+                            name, key, file or "", raw, state, item, reason, user[0] if user else ""
+                        )
+                        if user is None:
+                            continue
+                        file, raw = user
                 try:
-                    values[key] = structure(_expand_tree(raw, env, path, file), sec.schema, path=path, file=file)
+                    values[key] = structure(expand(raw, path, file, covered), sec.schema, path=path, file=file)
                 except ConfigError as exc:
-                    config.errors.extend(getattr(exc, "errors", [exc]))
+                    errs = getattr(exc, "errors", [exc])
+                    config.errors.extend(errs)
+                    config.broken.setdefault(name, {})[key] = list(errs)
             config.values[name] = values
         else:
-            files = {config.provenance.get((name, k)) for k in table}
+            # which file set each key that applies, and whether the user's trust covers it
+            origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
+            if sec.needs_trust:
+                table, origin = _hold_workspace_part(config, name, allowed, trust)
+            else:
+                origin = _reads_environment(config, name, table, origin, allowed, trust)
+            files = {f for f, _ in origin.values()}
             file = files.pop() if len(files) == 1 else None
             try:
-                expanded = {
-                    k: _expand_tree(v, env, f"{name}.{k}", config.provenance.get((name, k))) for k, v in table.items()
-                }
+                expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items()}
                 config.values[name] = structure(expanded, sec.schema, path=name, file=file)
             except ConfigError as exc:
                 errs = getattr(exc, "errors", [exc])
@@ -286,6 +437,140 @@ def _structure_sections(config: Config, env: Mapping[str, str]) -> None:
                         err.file = _file_of_error(config, name, table, err.path)
                         err.args = (err.render(),)
                 config.errors.extend(errs)
+
+
+def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | None:
+    """The last entry ``key`` of ``section`` that a user-scope document sets."""
+    found: tuple[str, Any] | None = None
+    for file, data in config.documents:
+        part = data.get(section)
+        if config.scope_of(file) == "user" and isinstance(part, dict) and key in part:
+            found = (file, part[key])
+    return found
+
+
+def _hold_workspace_part(
+    config: Config,
+    name: str,
+    allowed: Callable[[Declared], TrustState | None],
+    trust: WorkspaceTrust | None,
+) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
+    """A ``needs_trust`` section without entries: each workspace file's part of it applies
+    only when the trust covers it. Returns the table of what applies, and for each key
+    the file that set it and whether it is a trusted workspace item."""
+    from ._trust import Declared, describe_entry, fingerprint
+
+    out: dict[str, Any] = {}
+    origin: dict[str, tuple[str | None, bool]] = {}
+    for file, data in config.documents:
+        part = data.get(name)
+        if not isinstance(part, dict) or not part:
+            continue
+        covered = False
+        if config.scope_of(file) == "workspace":
+            key = f"{name}@{file}"
+            commands, urls, env_names = describe_entry(part)
+            urls = urls + tuple(u for u in _urls_in(part) if u not in urls)
+            item = Declared(key, name, f"[{name}]", file, fingerprint([name, part]), commands, urls, env_names)
+            if allowed(item) is not None:
+                assert trust is not None
+                reason = trust.explain(key)
+                config.not_applied.extend(NotApplied(name, k, file, reason) for k in part)
+                continue
+            covered = True
+        out.update(part)
+        origin.update((k, (file, covered)) for k in part)
+    return out, origin
+
+
+def _reads_environment(
+    config: Config,
+    name: str,
+    table: dict[str, Any],
+    origin: dict[str, tuple[str | None, bool]],
+    allowed: Callable[[Declared], TrustState | None],
+    trust: WorkspaceTrust | None,
+) -> dict[str, tuple[str | None, bool]]:
+    """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
+    that part is an item of its own, expanded only when the trust covers it."""
+    from ._trust import Declared, describe_entry, fingerprint
+
+    out = dict(origin)
+    for file, data in config.documents:
+        part = data.get(name)
+        if config.scope_of(file) != "workspace" or not isinstance(part, dict):
+            continue
+        _, _, env_names = describe_entry({"": part})
+        if not env_names:
+            continue
+        key = f"{name}@{file}"
+        notes = (f"expands {', '.join('${' + n + '}' for n in env_names)} into [{name}]",)
+        item = Declared(key, "config", f"[{name}]", file, fingerprint([name, part]), env_names=env_names, notes=notes)
+        covered = allowed(item) is None
+        for k in part:
+            if out.get(k, (None, False))[0] == file:
+                out[k] = (file, covered)
+        if not covered:
+            assert trust is not None
+            reason = f"its ${{VAR}} stay as written: {trust.explain(key)}"
+            config.not_applied.extend(NotApplied(name, k, file, reason) for k in part if "${" in str(part[k]))
+    return out
+
+
+def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
+    import json
+
+    lines: list[str] = []
+    for k, v in table.items():
+        if isinstance(v, Mapping) and v:
+            lines.extend(_flat(v, f"{prefix}{k}."))
+        else:
+            lines.append(f"{prefix}{k} = {json.dumps(v, ensure_ascii=False, default=str)}")
+    return lines
+
+
+def _urls_in(value: Any) -> list[str]:
+    from ._trust import _strings
+
+    return [s for s in _strings(value) if s.startswith(("http://", "https://"))]
+
+
+def _merge_layers(
+    config: Config,
+    name: str,
+    sec: ConfigSection,
+    expand: Callable[[Any, str, str | None, bool], Any],
+    allowed: Callable[[Declared], TrustState | None],
+) -> None:
+    """A section that merges its own layers (one per file that sets it)."""
+    from ._trust import Declared, fingerprint
+
+    assert sec.merge is not None
+    layers: list[ConfigLayer] = []
+    for file, data in config.documents:
+        part = data.get(name)
+        if not isinstance(part, dict):
+            continue
+        scope: Literal["user", "workspace"] = "workspace" if config.scope_of(file) == "workspace" else "user"
+        trusted = True
+        if scope == "workspace":
+            wants = sec.needs_trust(part) if callable(sec.needs_trust) else sec.needs_trust
+            if wants:
+                notes = tuple(f"sets {line}" for line in _flat(part))
+                item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
+                trusted = allowed(item) is None
+            else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
+                trusted = False
+        table = {k: expand(v, f"{name}.{k}", file, trusted) for k, v in part.items()}
+        layers.append(ConfigLayer(file, scope, trusted, table))
+    try:
+        value, not_applied, errors = sec.merge(layers)
+    except Exception as exc:  # a section's own merge bug costs that section only
+        config.errors.append(ConfigError(f"merging [{name}] failed: {type(exc).__name__}: {exc}", path=name))
+        return
+    config.values[name] = value
+    config.not_applied.extend(not_applied)
+    config.errors.extend(errors)
 
 
 def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path: str) -> str | None:

@@ -99,14 +99,21 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
         sec = _section_of(file, data, problems)
         if sec is None:
             continue
-        scope = "user" if file in user_files else "workspace"
+        scope = "user" if file in user_files or runtime.config.scope_of(file) == "user" else "workspace"
         base = Path(file).parent if Path(file).is_absolute() else runtime.workspace
         if scope == "workspace" and base.name == ".kairox":
             base = base.parent
         if sec.text.strip():
             pieces.append(Instruction(sec.text.strip(), f"{file} [instructions].text", scope))
+        ws_real = runtime.workspace.resolve()
         for rel in sec.files:
             path = (base / Path(rel).expanduser()).resolve()
+            if scope == "workspace" and not runtime.trust.trusted and not path.is_relative_to(ws_real):
+                # an untrusted workspace cannot pull a file of yours into the model's context
+                problems.append(
+                    f"{file}: instructions.files: {rel}: outside the workspace; not read until you trust it"
+                )
+                continue
             text = _read(path, max_bytes, problems)
             if text is None and not path.exists():
                 problems.append(f"{file}: instructions.files: {rel}: no such file")

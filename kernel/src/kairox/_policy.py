@@ -7,6 +7,8 @@ rules into ``Allow``, ``Ask(reason)`` or ``Deny(reason)``.
 :func:`decide_cell` is the whole table as pure logic (no paths, no globs);
 :class:`PolicyEngine` works out the inputs of one call (the effective policies,
 the matching rule, where the write targets resolve to) and asks it.
+:func:`merge_policy` merges the ``[policy]`` tables of the config files so that
+a workspace file can only narrow the user's policy.
 :func:`render_decision_table_markdown` writes the table that ``docs/policy.md``
 holds; a test fails when the two differ in any cell.
 """
@@ -17,15 +19,26 @@ import fnmatch
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Union
 from urllib.parse import unquote, urlsplit
 
 import attrs
 
+from ._config import ConfigLayer, NotApplied
+from ._convert import structure
 from ._tools import ToolSpec
-from ._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
+from ._types import (
+    APPROVAL_STRICTNESS,
+    SANDBOX_STRICTNESS,
+    ApprovalPolicy,
+    Capability,
+    Domain,
+    Permissions,
+    SandboxPolicy,
+)
+from .errors import ConfigError
 
 __all__ = [
     "DEFAULT_PATH_ARGUMENTS",
@@ -39,6 +52,7 @@ __all__ = [
     "RuleAction",
     "decide_cell",
     "decision_table",
+    "merge_policy",
     "render_decision_table_markdown",
     "resolve_path",
     "stricter",
@@ -106,16 +120,33 @@ def stricter(a: Decision, b: Decision) -> Decision:
 
 @attrs.frozen
 class PolicyConfig:
-    """The ``[policy]`` section of ``kairox.toml``."""
+    """The ``[policy]`` section of ``kairox.toml``, merged (:func:`merge_policy`).
+
+    ``approval``, ``sandbox``, ``writable_roots`` and ``include_temp_dir`` are
+    the values in effect; ``rules`` are the user's own rules and
+    ``workspace_rules`` the ones a workspace file added. The last four fields
+    are set by :func:`merge_policy` only: a file cannot write them.
+    """
 
     approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
     sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
     #: extra writable roots besides the workspace (``~`` and relative paths allowed)
     writable_roots: list[str] = attrs.field(factory=list)
-    #: per-tool rules: canonical-id glob -> ``allow`` | ``ask`` | ``deny``
+    #: the user's per-tool rules: canonical-id or exported-name glob -> ``allow`` | ``ask`` | ``deny``
     rules: dict[str, RuleAction] = attrs.field(factory=dict)
     #: whether the system temporary directory is a writable root
     include_temp_dir: bool = True
+    #: rules a workspace file added. They only narrow the user's rules, except an
+    #: ``allow`` (from a trusted workspace), which applies only to a tool that does
+    #: not execute and that no user rule matches
+    workspace_rules: dict[str, RuleAction] = attrs.field(factory=dict)
+    #: the user's own approval policy when a workspace file made ``approval``
+    #: stricter (``None``: not narrowed). Every call is also decided under it and
+    #: the stricter decision is kept: the approval order is not a decision order
+    #: (under ``never`` what would be asked is denied)
+    user_approval: ApprovalPolicy | None = None
+    #: the user's own sandbox policy when a workspace file narrowed ``sandbox``
+    user_sandbox: SandboxPolicy | None = None
 
 
 def decide_cell(
@@ -125,14 +156,17 @@ def decide_cell(
     capability: Capability,
     location: Location,
     rule: RuleAction | None = None,
+    *,
+    rule_source: str = "[policy.rules]",
 ) -> Decision:
     """The decision for one cell of the table (no paths, no globs: pure logic).
 
     ``location`` is where a write lands (see :data:`Location`); it only matters
-    for writes. ``rule`` is the action of the user's rule for the tool, if any.
+    for writes. ``rule`` is the action of the rule for the tool, if any, and
+    ``rule_source`` where that rule was written (for the reasons).
     """
     if rule == "deny":
-        return Deny("denied by a rule in [policy.rules]")
+        return Deny(f"denied by a rule in {rule_source}")
 
     def ask(reason: str) -> Decision:
         if approval is ApprovalPolicy.NEVER:
@@ -140,7 +174,7 @@ def decide_cell(
         return Ask(reason)
 
     if rule == "ask":
-        return ask("a rule in [policy.rules] asks before this tool runs")
+        return ask(f"a rule in {rule_source} asks before this tool runs")
     if capability is Capability.READ:
         return Allow("reads only")
     if approval is ApprovalPolicy.NEVER and sandbox is SandboxPolicy.DANGER_FULL_ACCESS:
@@ -149,7 +183,7 @@ def decide_cell(
         if sandbox is SandboxPolicy.READ_ONLY:
             return ask(f"runs commands ({domain.value}/execute), which the read_only sandbox cannot confine")
         if rule == "allow":
-            return Allow("allowed by a rule in [policy.rules]")
+            return Allow(f"allowed by a rule in {rule_source}")
         return ask(f"runs commands ({domain.value}/execute), which always needs approval")
     # writes: the sandbox first (a rule never lifts it), then the approval policy
     if sandbox is SandboxPolicy.READ_ONLY:
@@ -160,7 +194,7 @@ def decide_cell(
         if location == "none" and domain is not Domain.LOCAL:
             return ask(f"writes to the {domain.value} domain, outside the sandbox's writable roots")
     if rule == "allow":
-        return Allow("allowed by a rule in [policy.rules]")
+        return Allow(f"allowed by a rule in {rule_source}")
     if approval is ApprovalPolicy.UNTRUSTED:
         return ask("the approval policy untrusted asks before every write")
     if approval is ApprovalPolicy.ON_REQUEST and location == "none" and domain is not Domain.LOCAL:
@@ -218,6 +252,27 @@ def _specificity(pattern: str) -> tuple[bool, int]:
     return (_GLOB_PART.search(pattern) is None, len(_GLOB_PART.sub("", pattern)))
 
 
+def _matches(pattern: str, names: tuple[str, ...]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for name in names)
+
+
+def _resolve_rule(matched: list[tuple[str, RuleAction]]) -> RuleAction | None:
+    """Among matching rules: a ``deny`` always wins; otherwise the most specific
+    pattern (ties: the stricter action)."""
+    if not matched:
+        return None
+    if any(action == "deny" for _, action in matched):
+        return "deny"
+    best = max(_specificity(p) for p, _ in matched)
+    actions = {a for p, a in matched if _specificity(p) == best}
+    return "ask" if "ask" in actions else "allow"
+
+
+#: how much a rule action narrows a decision; no rule sits between allow and ask
+_RULE_STRICTNESS: dict[RuleAction | None, int] = {"allow": 0, None: 1, "ask": 2, "deny": 3}
+_WORKSPACE_RULES = "[policy.rules] of a workspace file"
+
+
 @attrs.frozen
 class _Unverifiable:
     """A path argument holding something other than a string (cannot be checked)."""
@@ -246,23 +301,45 @@ class PolicyEngine:
     @property
     def writable_roots(self) -> tuple[Path, ...]:
         """The roots writes may land in without asking (none under ``read_only``)."""
-        if self.config.sandbox is SandboxPolicy.READ_ONLY:
+        if SandboxPolicy.READ_ONLY in (self.config.sandbox, self.config.user_sandbox):
             return ()
         return self.roots
 
-    def rule_for(self, tool_id: str) -> RuleAction | None:
-        """The rule for a canonical id: a matching ``deny`` always wins; otherwise
-        the most specific matching pattern (ties: the stricter action)."""
-        matched = [
-            (pattern, action) for pattern, action in self.config.rules.items() if fnmatch.fnmatchcase(tool_id, pattern)
-        ]
-        if not matched:
-            return None
-        if any(action == "deny" for _, action in matched):
-            return "deny"
-        best = max(_specificity(p) for p, _ in matched)
-        actions = {a for p, a in matched if _specificity(p) == best}
-        return "ask" if "ask" in actions else "allow"
+    def rule_for(
+        self, tool_id: str, exported_name: str | None = None, *, capability: Capability | None = None
+    ) -> RuleAction | None:
+        """The rule for a tool, matched by canonical id or exported name.
+
+        Among the user's rules a matching ``deny`` always wins; otherwise the
+        most specific matching pattern (ties: the stricter action). Workspace
+        rules are resolved the same way and can only make the result stricter,
+        except a workspace ``allow``, which counts only for a tool no user rule
+        matches and whose ``capability`` is known and is not execute.
+        """
+        return self._rule(tool_id, exported_name, capability)[0]
+
+    def _rule(
+        self, tool_id: str, exported_name: str | None, capability: Capability | None
+    ) -> tuple[RuleAction | None, str]:
+        """The rule for a tool and where it was written."""
+        names = (tool_id, exported_name) if exported_name and exported_name != tool_id else (tool_id,)
+        user = [(p, a) for p, a in self.config.rules.items() if _matches(p, names)]
+        workspace = [(p, a) for p, a in self.config.workspace_rules.items() if _matches(p, names)]
+        if user or capability is None or capability is Capability.EXECUTE:
+            workspace = [(p, a) for p, a in workspace if a != "allow"]
+        user_action, workspace_action = _resolve_rule(user), _resolve_rule(workspace)
+        if user_action == "deny" or workspace_action is None:
+            return user_action, "[policy.rules]"
+        if user_action is None or _RULE_STRICTNESS[workspace_action] > _RULE_STRICTNESS[user_action]:
+            return workspace_action, _WORKSPACE_RULES
+        return user_action, "[policy.rules]"
+
+    def unmatched_rules(self, specs: Iterable[ToolSpec]) -> list[str]:
+        """The rule patterns (the user's, then the workspace's) that match no
+        given tool's canonical id or exported name."""
+        names = [name for spec in specs for name in (spec.id, spec.exported_name) if name]
+        patterns = dict.fromkeys([*self.config.rules, *self.config.workspace_rules])
+        return [p for p in patterns if not any(fnmatch.fnmatchcase(name, p) for name in names)]
 
     def _raw_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | _Unverifiable]:
         properties = spec.input_schema.get("properties")
@@ -321,19 +398,30 @@ class PolicyEngine:
         perms: Permissions = spec.permissions or Permissions()
         if perms.tools is not None and not any(fnmatch.fnmatchcase(spec.id, p) for p in perms.tools):
             return Deny("not among the tools its plugin's permissions allow")
-        rule = self.rule_for(spec.id)
+        rule, rule_source = self._rule(spec.id, spec.exported_name, spec.capability)
         if spec.capability is not Capability.WRITE:
             location = "none"
-        approval, sandbox = self.config.approval, self.config.sandbox
-        decision = decide_cell(approval, sandbox, spec.domain, spec.capability, location, rule)
-        if perms.approval is not None or perms.sandbox is not None:
-            narrow_approval = perms.approval or approval
-            narrow_sandbox = perms.sandbox or sandbox
-            narrowed = decide_cell(narrow_approval, narrow_sandbox, spec.domain, spec.capability, location, rule)
-            if _STRICTNESS[narrowed.kind] > _STRICTNESS[decision.kind]:
-                declared = f"approval {narrow_approval.value}, sandbox {narrow_sandbox.value}"
-                reason = f"{narrowed.reason} (under the permissions its plugin declares: {declared})"
-                return Ask(reason) if narrowed.kind == "ask" else Deny(reason)
+
+        def cell(approval: ApprovalPolicy, sandbox: SandboxPolicy) -> Decision:
+            return decide_cell(approval, sandbox, spec.domain, spec.capability, location, rule, rule_source=rule_source)
+
+        config = self.config
+        # the policy in effect; the user's own when a workspace narrowed it
+        policies = [(config.approval, config.sandbox, "")]
+        if config.user_approval is not None or config.user_sandbox is not None:
+            policies.append((config.user_approval or config.approval, config.user_sandbox or config.sandbox, "user"))
+        decision = cell(config.approval, config.sandbox)
+        for approval, sandbox, whose in policies:
+            candidates = [(approval, sandbox, whose)] if whose else []
+            if perms.approval is not None or perms.sandbox is not None:
+                candidates.append((perms.approval or approval, perms.sandbox or sandbox, "plugin"))
+            for narrow_approval, narrow_sandbox, why in candidates:
+                narrowed = cell(narrow_approval, narrow_sandbox)
+                if _STRICTNESS[narrowed.kind] > _STRICTNESS[decision.kind]:
+                    declared = f"approval {narrow_approval.value}, sandbox {narrow_sandbox.value}"
+                    under = "the permissions its plugin declares" if why == "plugin" else "the user's own policy"
+                    reason = f"{narrowed.reason} (under {under}: {declared})"
+                    decision = Ask(reason) if narrowed.kind == "ask" else Deny(reason)
         return decision
 
 
@@ -357,6 +445,148 @@ def _scan(value: Any, depth: int) -> Iterator[str | _Unverifiable]:
     elif isinstance(value, list):
         for item in value:
             yield from _scan(item, depth + 1)
+
+
+# -- merging the config files -------------------------------------------------------
+
+
+@attrs.frozen
+class _PolicyFile:
+    """What one file's ``[policy]`` table may hold (only for validating a layer)."""
+
+    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
+    sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    writable_roots: list[str] = attrs.field(factory=list)
+    rules: dict[str, RuleAction] = attrs.field(factory=dict)
+    include_temp_dir: bool = True
+
+
+def _validated(layer: ConfigLayer, errors: list[ConfigError]) -> dict[str, Any]:
+    """The layer's good values, structured; each bad key (each bad rule) becomes an error and is left out."""
+
+    def check(table: dict[str, Any]) -> _PolicyFile | None:
+        try:
+            return structure(table, _PolicyFile, path="policy", file=layer.file)
+        except ConfigError as exc:
+            errors.extend(getattr(exc, "errors", [exc]))
+            return None
+
+    if not isinstance(layer.table, Mapping):
+        errors.append(ConfigError("expected a table [policy], got a value", file=layer.file, path="policy"))
+        return {}
+    values: dict[str, Any] = {}
+    for key, value in layer.table.items():
+        if key == "rules" and isinstance(value, Mapping):
+            rules: dict[str, RuleAction] = {}
+            for pattern, action in value.items():
+                checked = check({"rules": {pattern: action}})
+                if checked is not None:
+                    rules.update(checked.rules)
+            values["rules"] = rules
+        else:
+            checked = check({key: value})
+            if checked is not None:
+                values[key] = getattr(checked, key)
+    return values
+
+
+def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotApplied], list[ConfigError]]:
+    """Merge the ``[policy]`` tables of the config files (lowest precedence first).
+
+    The user's layers merge key by key, a later one replacing a key, except
+    ``rules``, which merge pattern by pattern. Then each workspace layer can only
+    narrow that: make ``approval`` stricter, ``sandbox`` narrower, turn
+    ``include_temp_dir`` off and add ``ask`` and ``deny`` rules; a trusted one
+    may also add writable roots and ``allow`` rules (which the engine applies
+    only to a tool that does not execute and that no user rule matches). Among
+    workspace layers the stricter value wins. A workspace value refused by
+    these rules is returned as a :class:`NotApplied`; a bad value is a
+    :class:`ConfigError` and is left out. Never raises.
+    """
+    errors: list[ConfigError] = []
+    not_applied: list[NotApplied] = []
+    validated = [(layer, _validated(layer, errors)) for layer in layers]
+
+    user: dict[str, Any] = {}
+    user_rules: dict[str, RuleAction] = {}
+    for layer, values in validated:
+        if layer.scope == "user":
+            user_rules.update(values.pop("rules", {}))
+            user.update(values)
+    base = PolicyConfig(**user, rules=user_rules)
+
+    approval, sandbox = base.approval, base.sandbox
+    include_temp_dir = base.include_temp_dir
+    roots = list(base.writable_roots)
+    workspace_rules: dict[str, RuleAction] = {}
+
+    def refuse(layer: ConfigLayer, key: str, reason: str) -> None:
+        not_applied.append(NotApplied(section="policy", key=key, file=layer.file, reason=reason))
+
+    for layer, values in validated:
+        if layer.scope == "user":
+            continue
+        if "approval" in values:
+            wanted: ApprovalPolicy = values["approval"]
+            if APPROVAL_STRICTNESS.index(wanted) > APPROVAL_STRICTNESS.index(base.approval):
+                refuse(
+                    layer,
+                    "approval",
+                    f"a workspace may only make the approval policy stricter (the user's is {base.approval.value})",
+                )
+            elif APPROVAL_STRICTNESS.index(wanted) < APPROVAL_STRICTNESS.index(approval):
+                approval = wanted
+        if "sandbox" in values:
+            narrower: SandboxPolicy = values["sandbox"]
+            if SANDBOX_STRICTNESS.index(narrower) > SANDBOX_STRICTNESS.index(base.sandbox):
+                refuse(
+                    layer,
+                    "sandbox",
+                    f"a workspace may only make the sandbox narrower (the user's is {base.sandbox.value})",
+                )
+            elif SANDBOX_STRICTNESS.index(narrower) < SANDBOX_STRICTNESS.index(sandbox):
+                sandbox = narrower
+        if values.get("include_temp_dir") is False:
+            include_temp_dir = False
+        elif values.get("include_temp_dir") is True and not base.include_temp_dir:
+            refuse(layer, "include_temp_dir", "a workspace may only set include_temp_dir = false (the user's is false)")
+        if values.get("writable_roots"):
+            if layer.trusted:
+                roots += [r for r in dict.fromkeys(values["writable_roots"]) if r not in roots]
+            else:
+                refuse(
+                    layer, "writable_roots", "only a trusted workspace may add writable roots (this one is not trusted)"
+                )
+        for pattern, action in values.get("rules", {}).items():
+            users = user_rules.get(pattern)
+            if action == "allow" and not layer.trusted:
+                refuse(
+                    layer, f"rules.{pattern}", "only a trusted workspace may add allow rules (this one is not trusted)"
+                )
+                continue
+            if action == "allow" and users is not None:
+                if users != "allow":
+                    refuse(
+                        layer,
+                        f"rules.{pattern}",
+                        f"a workspace allow rule never applies over a user rule (the user's rule for it is {users})",
+                    )
+                continue
+            earlier = workspace_rules.get(pattern)
+            if earlier is None or _RULE_STRICTNESS[action] > _RULE_STRICTNESS[earlier]:
+                workspace_rules[pattern] = action
+
+    merged = attrs.evolve(
+        base,
+        approval=approval,
+        sandbox=sandbox,
+        include_temp_dir=include_temp_dir,
+        writable_roots=roots,
+        workspace_rules=workspace_rules,
+        user_approval=base.approval if approval is not base.approval else None,
+        user_sandbox=base.sandbox if sandbox is not base.sandbox else None,
+    )
+    return merged, not_applied, errors
 
 
 # -- the table ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import anyio
 import anyio.abc
@@ -35,20 +35,33 @@ from ._events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from ._home import user_home
 from ._hooks import Block, HookOutcome, HookRegistry, ToolCall, call_each
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
 from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from ._registrar import Registrar
 from ._skills import RenderedSkill, SkillDef, SkillRegistry
 from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec
+from ._trust import Declared, TrustStore, WorkspaceTrust
 from ._types import ServerState, ServerStatus
-from .errors import ConfigError, PolicyDenied, ToolError
+from .errors import ConfigError, PolicyDenied, ToolError, ToolNotFound
 
 if TYPE_CHECKING:
     from ._context import TurnContext
+    from ._tools import Tool
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
-__all__ = ["ApprovalAnswer", "ApprovalRequest", "Approver", "Runtime", "RuntimeStatus", "Session"]
+__all__ = [
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "Approver",
+    "Runtime",
+    "RuntimeStatus",
+    "Session",
+    "StartMode",
+    "TrustPrompt",
+    "TrustRequest",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +87,27 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Union[ApprovalAnswer, bool]]]]
+
+
+@attrs.frozen
+class TrustRequest:
+    """What a trust prompt shows: the workspace and every item it declares that would run."""
+
+    workspace: Path
+    #: items the user's trust does not cover (new, or changed since trusted)
+    pending: tuple[Declared, ...]
+    #: every item the workspace declares (what trusting it records)
+    declared: tuple[Declared, ...]
+    #: whether the workspace was trusted before (so the pending items changed since)
+    changed: bool
+
+
+#: asked once, before a command activates an untrusted workspace; True trusts it
+TrustPrompt = Callable[[TrustRequest], Union[bool, Awaitable[bool]]]
+
+#: ``True``: start every provider; ``False``: start none (discover only);
+#: ``"lazy"``: start only what a tool call needs (providers with ``start_for`` wait)
+StartMode = Union[bool, Literal["lazy"]]
 
 
 @attrs.frozen
@@ -135,10 +169,14 @@ class Runtime:
         host: PluginHost | None = None,
         config_documents: list[tuple[str, dict[str, Any]]] | None = None,
         config_files: list[Path] | None = None,
+        trusted: bool | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = Path(home).resolve() if home is not None else None
+        #: the decide stage: what of the workspace the user's trust covers (``trusted``
+        #: True/False overrides the user's trust file, for code that vouches itself)
+        self.trust = WorkspaceTrust.load(self.workspace, self.home or user_home(self.env), override=trusted)
         self.approver = approver
         self.events = EventBus()
         self.tools = ToolRegistry(self.events)
@@ -156,6 +194,8 @@ class Runtime:
         self._call_ids = itertools.count(1)
         self._failures_seen = 0
         self._catalog_sources: Registrar[CatalogSource] | None = None
+        self._discovered = False
+        self._lazy = False
         #: seconds a provider's start() may take before it is marked failed
         self.provider_start_timeout = PROVIDER_START_TIMEOUT
         #: size limits applied to every tool result (see ToolResult.limited)
@@ -181,6 +221,7 @@ class Runtime:
             home=self.home,
             files=self._config_files,
             documents=self._config_documents,
+            trust=self.trust,
         )
         policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
         self.policy = PolicyEngine.build(policy_config, self.workspace)
@@ -225,17 +266,36 @@ class Runtime:
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, workspace: str | os.PathLike[str] = ".", *, start: bool = True, **kwargs: Any
+        cls,
+        workspace: str | os.PathLike[str] = ".",
+        *,
+        start: StartMode = True,
+        trust_prompt: TrustPrompt | None = None,
+        **kwargs: Any,
     ) -> AsyncIterator[Runtime]:
-        """Open a runtime; with ``start=False`` providers are not started (config/plugins only)."""
+        """Open a runtime: discover, decide, activate.
+
+        Discovery reads every source; nothing runs. Then, when ``start`` would
+        activate something and the workspace declares items the user's trust does
+        not cover, ``trust_prompt`` (if given) is asked once; a yes records the
+        trust and the runtime is discovered again under it. Activation follows
+        ``start`` (:data:`StartMode`): everything, nothing, or ``"lazy"`` (what a
+        tool call needs, when it needs it).
+        """
         rt = cls(workspace, **kwargs)
+        if start is not False and trust_prompt is not None:
+            rt = await rt._ask_trust(trust_prompt, workspace, kwargs)
         body_error: Exception | None = None
         async with anyio.create_task_group() as tg:
             rt._tg = tg
             rt.events.bind(_spawner(tg))
             try:
+                await rt.discover()
                 await rt.skills.scan(rt.skill_sources, rt)
-                if start:
+                if start == "lazy":
+                    rt._lazy = True
+                    await rt.start_providers(lazy=True)
+                elif start:
                     await rt.start_providers()
                 try:
                     yield rt
@@ -249,6 +309,47 @@ class Runtime:
                 rt._tg = None
         if body_error is not None:
             raise body_error
+
+    async def _ask_trust(self, prompt: TrustPrompt, workspace: Any, kwargs: dict[str, Any]) -> Runtime:
+        """Ask ``prompt`` about the workspace's pending items; on a yes, trust and rediscover."""
+        await self.discover()  # discovery starts nothing (runtime.spawn is refused here)
+        pending = self.trust.pending
+        if not pending:
+            return self
+        request = TrustRequest(
+            self.workspace, tuple(pending), tuple(self.trust.declared.values()), changed=self.trust.trusted
+        )
+        answer = prompt(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if answer is not True:
+            return self
+        self.trust_workspace()
+        fresh = {**kwargs, "host": self.host, "plugins": ()}
+        return type(self)(workspace, **fresh)
+
+    def trust_workspace(self) -> None:
+        """Record the user's trust of everything the workspace declares now (``kairox trust``)."""
+        TrustStore(self.home or user_home(self.env)).trust(self.workspace, self.trust.declared.values())
+
+    async def discover(self) -> None:
+        """The discover stage: each provider with ``discover`` reads what it would run
+        (nothing runs). One that raises is recorded as failed; the others go on."""
+        if self._discovered:
+            return
+        self._discovered = True
+        for provider in self.providers:
+            fn = getattr(provider, "discover", None)
+            if fn is None:
+                continue
+            try:
+                await fn(self)
+            except Exception as exc:
+                logger.debug("provider %s failed to discover", provider.name, exc_info=True)
+                error = f"discovery failed: {type(exc).__name__}: {exc}"
+                owner = self.providers.owner_of(provider.name) or ""
+                self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
+                self.events.publish(ProviderFailed(provider=provider.name, error=error))
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
         """Run ``fn(*args)`` as a task that lives as long as the runtime.
@@ -267,13 +368,71 @@ class Runtime:
 
         self._tg.start_soon(guarded, name=name or getattr(fn, "__qualname__", None))
 
-    async def start_providers(self, names: Iterable[str] | None = None) -> None:
-        """Start providers in parallel; a failing one is recorded and the others go on."""
+    async def start_providers(self, names: Iterable[str] | None = None, *, lazy: bool = False) -> None:
+        """Start providers in parallel; a failing one is recorded and the others go on.
+
+        With ``lazy``, providers that can start part of themselves for a tool call
+        (``start_for``) wait for that call."""
         wanted = set(names) if names is not None else None
         async with anyio.create_task_group() as tg:
             for provider in self.providers:
-                if wanted is None or provider.name in wanted:
-                    tg.start_soon(self._start_provider, provider)
+                if wanted is not None and provider.name not in wanted:
+                    continue
+                if lazy and getattr(provider, "start_for", None) is not None:
+                    continue
+                if self._provider_states.get(provider.name, None) is not None:
+                    continue  # started (or failed discovering) already
+                tg.start_soon(self._start_provider, provider)
+
+    async def _start_for(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """Lazy activation: every provider with ``start_for`` starts what would provide ``name``."""
+
+        async def one(provider: ToolProvider) -> None:
+            fn = getattr(provider, "start_for", None)
+            if fn is None:
+                return
+            try:
+                with anyio.fail_after(self.provider_start_timeout):
+                    await fn(name, dict(arguments))
+            except Exception:
+                logger.warning("provider %s failed starting for %s", provider.name, name, exc_info=True)
+
+        async with anyio.create_task_group() as tg:
+            for provider in self.providers:
+                tg.start_soon(one, provider)
+
+    def why_missing(self, name: str) -> str | None:
+        """Why no tool ``name`` is registered, as a provider that would own it explains."""
+        for provider in self.providers:
+            fn = getattr(provider, "why_missing", None)
+            if fn is None:
+                continue
+            try:
+                reason = fn(name)
+            except Exception:
+                logger.exception("why_missing of provider %s failed", provider.name)
+                continue
+            if reason:
+                return str(reason)
+        return None
+
+    async def resolve_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Tool:
+        """The tool ``name``, started on demand when the runtime is lazy; a missing tool
+        raises :class:`~kairox.ToolNotFound` with the owner's reason when one explains."""
+        try:
+            return self.tools.resolve(name)
+        except ToolNotFound as exc:
+            missing = exc
+        if self._lazy and self._tg is not None:
+            await self._start_for(name, arguments or {})
+            try:
+                return self.tools.resolve(name)
+            except ToolNotFound as exc:
+                missing = exc
+        reason = self.why_missing(name)
+        if reason:
+            raise ToolNotFound(f"{name}: {reason}") from None
+        raise missing
 
     async def _start_provider(self, provider: ToolProvider) -> None:
         owner = self.providers.owner_of(provider.name) or ""
@@ -330,7 +489,7 @@ class Runtime:
         tool failed or timed out). A tool that ran and reported an error returns
         a result with ``is_error=True``.
         """
-        tool = self.tools.resolve(name)
+        tool = await self.resolve_tool(name, arguments)
         spec = tool.spec
         args: dict[str, Any] = dict(arguments) if arguments else {}
         call_id = f"c{next(self._call_ids)}"

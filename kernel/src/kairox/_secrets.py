@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 
-__all__ = ["REDACTED", "SECRET_TABLES", "is_secret"]
+__all__ = ["REDACTED", "SECRET_TABLES", "is_secret", "redact_args", "redact_url"]
 
 #: tables whose every value is a secret (environment variables, HTTP headers)
 SECRET_TABLES = frozenset({"env", "headers", "http_headers", "env_http_headers"})
@@ -19,3 +20,38 @@ def is_secret(key: str, parent: str = "") -> bool:
     if parent in SECRET_TABLES and key:
         return True
     return bool(key) and bool(_SECRET_KEY.search(key)) and not key.endswith(_NAMES_A_VARIABLE)
+
+
+_SECRET_PARAM = re.compile(r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential)", re.I)
+
+
+def redact_url(url: str) -> str:
+    """A URL safe to print: the userinfo password and secret-looking query values hidden."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<invalid url>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:{REDACTED}@{host}" if ":" in userinfo else f"{REDACTED}@{host}"
+    query = parts.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        query = urllib.parse.urlencode([(k, REDACTED if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="<>")
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+_SECRET_WORD = r"[\w.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|auth|credential)[\w.-]*"
+_SECRET_ASSIGN = re.compile(rf"(?i)(\b{_SECRET_WORD}[=:])([^\s'\"]+)")
+_SECRET_FLAG = re.compile(rf"(?i)((?:^|\s)--?{_SECRET_WORD})(\s+)([^\s-][^\s]*)")
+_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
+
+
+def redact_args(command_line: str) -> str:
+    """A command line safe to print: ``--token=X``, ``--api-key X``, ``PASSWORD=X`` and URL
+    secrets hidden."""
+    text = _URL.sub(lambda m: redact_url(m.group(0)), command_line)
+    text = _SECRET_ASSIGN.sub(lambda m: m.group(1) + REDACTED, text)
+    return _SECRET_FLAG.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)

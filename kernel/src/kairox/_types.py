@@ -72,6 +72,8 @@ class ServerState(_StrEnum):
     STARTING = "starting"
     READY = "ready"
     FAILED = "failed"
+    #: declared by a workspace the user has not trusted (or changed since): never started
+    UNTRUSTED = "untrusted"
 
 
 @attrs.frozen
@@ -84,3 +86,5 @@ class ServerStatus:
     detail: str = ""
     tools: int = 0
     source: str = ""
+    #: the last lines of a failed server's stderr (bounded; shown under it by ``kairox status``)
+    log_tail: tuple[str, ...] = ()

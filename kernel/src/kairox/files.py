@@ -4,14 +4,46 @@ Settings, config edits, and the catalog's, skills' and entry points' caches all 
 through :func:`atomic_write_bytes`: a temp file in the same directory,
 flushed and fsynced, then ``os.replace`` over the target (atomic on POSIX and on
 Windows). On failure the temp file is removed and the target is untouched.
+:func:`locked` is the exclusive advisory lock a read-modify-write of a shared
+settings file holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "locked"]
+
+
+@contextlib.contextmanager
+def locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``lock_path`` (created if missing) for the block.
+
+    ``fcntl.flock`` on POSIX, ``msvcrt.locking`` on Windows. Processes that lock the
+    same path take turns, so their read-modify-write cycles never interleave.
+    """
+    with open(lock_path, "a+b") as fh:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+            try:
+                yield
+            finally:
+                fh.seek(0)
+                msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+            return
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsync: bool = True) -> None:

@@ -32,7 +32,23 @@ class Transport(Protocol):
 
 @runtime_checkable
 class ToolProvider(Protocol):
-    """Adds tools to ``runtime.tools`` while it runs (MCP manager, built-in tools, LSP, ...)."""
+    """Adds tools to ``runtime.tools`` while it runs (MCP manager, built-in tools, LSP, ...).
+
+    Besides these three methods a provider may implement (the runtime looks for them):
+
+    - ``async discover(runtime) -> None``: the discover stage, before anything starts.
+      Read what you will run (files, declarations), check workspace items with
+      ``runtime.trust.check(...)``, and hand other providers what they own
+      (bundles give their servers to the MCP manager). No process, hook, code
+      plugin or URL may run here; listing commands open the runtime only this far.
+    - ``async start_for(name, arguments) -> None``: lazy activation (``kairox tools
+      call NAME``): start only what would provide the tool ``name`` (canonical id or
+      exported name), nothing when it is not yours. A provider with this method is
+      not started when the runtime opens lazily; one without it is.
+    - ``why_missing(name) -> str | None``: why the tool ``name`` is not there
+      (its server failed, with the diagnostic; it is untrusted, with the command
+      that trusts it), or ``None`` when it would not be yours.
+    """
 
     name: str
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import threading
 import typing
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -66,6 +67,7 @@ __all__ = [
     "KairoxHarness",
     "make_plugin",
     "schema_from_signature",
+    "trust_workspace",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -266,6 +268,46 @@ class Approvals:
         return self.answer
 
 
+def trust_workspace(
+    workspace: str | os.PathLike[str],
+    home: str | os.PathLike[str],
+    *,
+    env: dict[str, str] | None = None,
+    host: PluginHost | None = None,
+) -> list[str]:
+    """Trust everything ``workspace`` declares now, in the trust file under ``home``,
+    as ``kairox trust`` does (nothing is started). Returns the keys of the trusted items.
+
+    For tests whose workspace declares servers or bundles that must run; a change
+    to them afterwards needs trust again, as for a user."""
+    import anyio
+
+    from ._runtime import Runtime
+
+    async def go() -> list[str]:
+        rt = Runtime(workspace, home=home, env=env if env is not None else _clean_env(Path(home)), host=host)
+        await rt.discover()
+        rt.trust_workspace()
+        return list(rt.trust.declared)
+
+    keys: list[str] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            keys.extend(anyio.run(go))
+        except BaseException as exc:
+            errors.append(exc)
+
+    # in a thread of its own: callable from sync tests and from inside a running event loop alike
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if errors:
+        raise errors[0]
+    return keys
+
+
 def _clean_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
     env["KAIROX_HOME"] = str(home)
@@ -306,6 +348,12 @@ class KairoxHarness:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         return path
+
+    def trust(self, *, load_entrypoints: bool = False) -> list[str]:
+        """Trust everything the workspace declares now (``kairox trust``); returns the item keys."""
+        return trust_workspace(
+            self.workspace, self.home, env=self.env, host=self.host(load_entrypoints=load_entrypoints)
+        )
 
     def host(self, *, plugins: Iterable[object] = (), load_entrypoints: bool = False) -> PluginHost:
         """A fresh plugin host with the built-ins, the inline plugins and ``plugins``."""

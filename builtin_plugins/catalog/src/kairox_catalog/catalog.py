@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
+from kairox import redact_url
 from kairox._convert import structure
 from kairox.errors import ConfigError
 
@@ -154,7 +155,9 @@ class Catalog:
             try:
                 with anyio.fail_after(SOURCE_TIMEOUT):
                     if slow:
-                        async with self.progress.step(f"Fetching catalog {name} ({url})") as step:
+                        async with self.progress.step(
+                            f"Fetching catalog {name} ({redact_url(url) if url else ''})"
+                        ) as step:
                             result = await self._load_one(source, refresh)
                             step.detail = _summary(result[0], getattr(source, "last_origin", ""))
                             step.ok = not _failed(result[0])

@@ -25,6 +25,7 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
         ConfigSection(
             name="catalog",
             schema=CatalogConfig,
+            needs_trust=True,
             description="marketplace catalog: remote sources (URL, kind), cache TTL, HTTP timeout",
         )
     )

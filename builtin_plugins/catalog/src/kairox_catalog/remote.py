@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kairox import redact_url
+
 from .documents import detect_kind, parse_text
 from .fetch import DocumentCache, FetchError, fetch_document, is_remote
 from .model import CatalogEntry, EntryError, SourceResult
@@ -72,7 +74,13 @@ class RemoteSource:
             if self.cache is not None:
                 warnings.extend(self.cache.warnings)
             return SourceResult(
-                errors=(EntryError(self.name, "document", f"cannot fetch {self.url}: {exc}"),),
+                errors=(
+                    EntryError(
+                        self.name,
+                        "document",
+                        f"cannot fetch {redact_url(self.url)}: {str(exc).replace(self.url, redact_url(self.url))}",
+                    ),
+                ),
                 warnings=tuple(warnings),
             )
         self.last_origin = fetched.origin

@@ -79,8 +79,31 @@ class DapToolProvider:
         if self.runtime is not None:
             self.runtime.tools.remove_provider(self.name)
 
+    def _unavailable(self) -> list[ServerStatus]:
+        """Configured adapters that cannot start: untrusted (held) or broken entries."""
+        if self.runtime is None:
+            return []
+        config = self.runtime.config
+        out = [
+            ServerStatus(name, "dap", ServerState.UNTRUSTED, entry.reason, 0, entry.file)
+            for name, entry in config.held_entries(SECTION).items()
+            if name not in self.adapters
+        ]
+        for name, errors in config.broken_entries(SECTION).items():
+            reason = "; ".join(str(e) for e in errors)
+            out.append(ServerStatus(name, "dap", ServerState.FAILED, reason, 0, config.source_of(SECTION, name) or ""))
+        return out
+
+    def why_missing(self, name: str) -> str | None:
+        if not name.startswith((f"{self.name}.", f"{self.name}_")) or self.adapters:
+            return None
+        held = self._unavailable()
+        if held:
+            return "; ".join(f"debug adapter {st.name} is {st.state.value}: {st.detail}" for st in held)
+        return "no debug adapter is configured ([dap_servers.NAME] in kairox.toml)"
+
     def status(self) -> Sequence[ServerStatus]:
-        out = []
+        out = self._unavailable()
         for name, adapter in sorted(self.adapters.items()):
             detail = ""
             if adapter.state is ServerState.FAILED:

@@ -24,6 +24,7 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             name="dap_servers",
             schema=DapServerConfig,
             entries=True,
+            needs_trust=True,
             description="debug adapters started by dap.launch (breakpoints, stepping, variables as dap.* tools)",
         )
     )

@@ -73,6 +73,7 @@ class LspToolProvider:
         self.operations = LspOperations(self)
         self._tool_names: tuple[str, ...] = ()
         self._routes: dict[tuple[Path, tuple[str, ...]], list[LspServerLifecycle]] = {}
+        self._launched: set[str] = set()
         self._started = False
         self._stopping = False
 
@@ -107,26 +108,76 @@ class LspToolProvider:
     def _launch(self, server: LspServerLifecycle) -> None:
         if self.runtime is None:
             raise RuntimeError("LspToolProvider needs a runtime to start servers")
+        if server.name in self._launched:
+            return
+        self._launched.add(server.name)
         self.runtime.spawn(server.run, name=f"lsp server {server.name}")
 
-    # -- ToolProvider -----------------------------------------------------------------
-    async def start(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def _add_configured(self, runtime: Runtime) -> None:
         configs: dict[str, LspServerConfig] = runtime.config.section(SECTION)
         for name, config in configs.items():
             if not config.enabled or name in self.servers:
                 continue
             self.add_server(name, config, source=runtime.config.source_of(SECTION, name) or "")
+
+    # -- ToolProvider -----------------------------------------------------------------
+    async def start(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._add_configured(runtime)
         self._started = True
         for server in self.servers.values():
             self._launch(server)
         await self.wait_settled()
         self._refresh_tools()
 
-    async def wait_settled(self) -> None:
-        """Wait (bounded by each server's startup timeout) until no server is starting."""
+    async def start_for(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """Lazy activation: for an ``lsp.*`` tool, start the server for the call's file
+        (every server when the call names none)."""
+        if self.runtime is None or not name.startswith((f"{self.name}.", f"{self.name}_")):
+            return
+        self._add_configured(self.runtime)
+        wanted = list(self.servers.values())
+        path = arguments.get("path")
+        if isinstance(path, str) and path:
+            rel = PurePath(path) if not PurePath(path).is_absolute() else self._relative(Path(path))
+            matching = [s for s in wanted if matches(s.patterns, rel)]
+            wanted = matching or wanted
+        self._started = True
+        for server in wanted:
+            self._launch(server)
+        await self.wait_settled(wanted)
+        self._refresh_tools()
+
+    def why_missing(self, name: str) -> str | None:
+        if not name.startswith((f"{self.name}.", f"{self.name}_")):
+            return None
+        held = self._unavailable()
+        if not self.servers and held:
+            return "; ".join(f"language server {n} is {st.state.value}: {st.detail}" for n, st in held.items())
+        failed = [s for s in self.servers.values() if s.state is ServerState.FAILED]
+        if failed and len(failed) == len(self.servers):
+            return "; ".join(f"language server {s.name} failed: {s.error}" for s in failed)
+        if not self.servers:
+            return "no language server is configured ([lsp_servers.NAME] in kairox.toml)"
+        return None
+
+    def _unavailable(self) -> dict[str, ServerStatus]:
+        """Configured servers that cannot start: untrusted (held) or broken entries."""
+        out: dict[str, ServerStatus] = {}
+        if self.runtime is None:
+            return out
+        config = self.runtime.config
+        for name, entry in config.held_entries(SECTION).items():
+            out[name] = ServerStatus(name, "lsp", ServerState.UNTRUSTED, entry.reason, 0, entry.file)
+        for name, errors in config.broken_entries(SECTION).items():
+            reason = "; ".join(str(e) for e in errors)
+            out[name] = ServerStatus(name, "lsp", ServerState.FAILED, reason, 0, config.source_of(SECTION, name) or "")
+        return out
+
+    async def wait_settled(self, servers: Sequence[LspServerLifecycle] | None = None) -> None:
+        """Wait (bounded by each server's startup timeout) until no server (of ``servers``) is starting."""
         async with anyio.create_task_group() as tg:
-            for server in list(self.servers.values()):
+            for server in list(self.servers.values()) if servers is None else servers:
                 tg.start_soon(server.wait_settled, server.config.startup_timeout + server.config.shutdown_timeout + 2)
 
     async def stop(self) -> None:
@@ -139,7 +190,7 @@ class LspToolProvider:
         self._tool_names = ()
 
     def status(self) -> Sequence[ServerStatus]:
-        out = []
+        out = [st for name, st in self._unavailable().items() if name not in self.servers]
         for name, server in sorted(self.servers.items()):
             out.append(
                 ServerStatus(

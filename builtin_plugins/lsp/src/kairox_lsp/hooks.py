@@ -24,6 +24,7 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             name="lsp_servers",
             schema=LspServerConfig,
             entries=True,
+            needs_trust=True,
             description="language servers whose definition/references/hover/symbols/diagnostics become lsp.* tools",
         )
     )

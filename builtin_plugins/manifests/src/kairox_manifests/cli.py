@@ -217,6 +217,16 @@ def _toggle(ctx: click.Context, target: str, scope: str, enabled: bool) -> None:
         key: str | None = None
         if contribution:
             key = _resolve_contribution(rt, plugin, contribution)
+        if scope == "workspace":
+            from .loader import survey
+
+            scopes = {r.candidate.scope for r in survey(rt, check=False) if r.name == plugin}
+            if scopes == {"user"}:
+                raise click.BadParameter(
+                    f"{plugin} is one of your own plugins: a workspace's settings never change it "
+                    "(a cloned repository could switch off your guards); use --scope user",
+                    param_hint="--scope",
+                )
         env = dict(rt.env)
         if rt.home is not None:
             env["KAIROX_HOME"] = str(rt.home)
@@ -276,20 +286,30 @@ def disable_cmd(ctx: click.Context, target: str, scope: str) -> None:
 @click.option("--revoke", is_flag=True, help="Stop trusting it.")
 @click.pass_context
 def trust_cmd(ctx: click.Context, name: str, revoke: bool) -> None:
-    """Trust a workspace plugin (by its directory): it then loads without asking."""
+    """Trust one workspace plugin as it is now (its files' fingerprint): it then loads.
+
+    A change to its files needs trust again. ``kairox trust`` trusts everything the
+    workspace declares at once."""
+    from kairox import TrustStore, user_home
+
     from .loader import survey
-    from .settings import SettingsStore
+    from .trust import bundle_item
 
     async def go(rt: Runtime) -> str:
-        records = [r for r in survey(rt, check=False) if r.name == name and r.state != "shadowed"]
-        if not records:
+        records = [r for r in survey(rt, check=False) if r.name == name and r.manifest is not None]
+        winner = next((r for r in records if r.state != "shadowed"), None)
+        if winner is None or winner.manifest is None:
             raise click.BadParameter(f"no plugin named {name!r} was found", param_hint="NAME")
-        root = records[0].candidate.root
-        env = dict(rt.env)
-        if rt.home is not None:
-            env["KAIROX_HOME"] = str(rt.home)
-        SettingsStore(rt.workspace, env).set_trusted(root, not revoke)
-        return str(root)
+        if winner.candidate.scope == "user":
+            others = [str(r.candidate.root) for r in records if r is not winner]
+            ignored = f"; the workspace copy at {', '.join(others)} stays ignored" if others else ""
+            return f"{name} is a user plugin ({winner.candidate.root}), trusted already{ignored}"
+        item = bundle_item(winner.manifest, rt.workspace)
+        store = TrustStore(rt.home or user_home(rt.env))
+        if revoke:
+            store.revoke(rt.workspace, [item.key])
+        else:
+            store.trust(rt.workspace, [item], replace=False)
+        return f"{'no longer trusting' if revoke else 'trusting'} {name} ({winner.candidate.root})"
 
-    root = _run(ctx, go)
-    click.echo(f"{'no longer trusting' if revoke else 'trusting'} {name} ({root})")
+    click.echo(_run(ctx, go))

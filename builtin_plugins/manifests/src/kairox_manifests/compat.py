@@ -174,7 +174,10 @@ def check_compatibility(
     here = platform or current_platform()
     if not _platform_ok(compat.platforms, here):
         reasons.append(f"supports {', '.join(compat.platforms)}, not {here}")
-    search_path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    # only absolute PATH entries: an empty or relative one ("", ".") would find (and the
+    # version probe would run) a program the current directory, a workspace, ships
+    raw_path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    search_path = os.pathsep.join(p for p in raw_path.split(os.pathsep) if p and os.path.isabs(p))
     for req in compat.requires:
         found = shutil.which(req.binary, path=search_path)
         if found is None:

@@ -33,7 +33,7 @@ from .paths import is_inside
 from .settings import PluginSettings, SettingsStore
 
 if TYPE_CHECKING:
-    from kairox import Runtime
+    from kairox import Runtime, WorkspaceTrust
 
 __all__ = ["Candidate", "DiscoveryContext", "Location", "discover", "probe", "sorted_formats"]
 
@@ -66,6 +66,9 @@ class Candidate:
     manifest: PluginManifest | None = None
     error: ManifestError | None = None
     shadowed_by: Candidate | None = None
+    #: whether it may load without asking (decided once, see :func:`.trust.candidate_trust`)
+    trusted: bool | None = None
+    trust_reason: str = ""
 
     @property
     def name(self) -> str:
@@ -88,6 +91,12 @@ class DiscoveryContext:
     config_sources: dict[str, str] = attrs.field(factory=dict)
     #: the runtime's whole configuration (formats may read their own section)
     runtime_config: Any = None
+    #: the runtime's workspace trust (``None``: only the user's config can trust a workspace bundle)
+    trust: WorkspaceTrust | None = None
+    #: ``[plugins]`` as the user's own files set it, and as the workspace's files do (raw tables):
+    #: a workspace's values never change how the user's own bundles load
+    user_values: dict[str, Any] = attrs.field(factory=dict)
+    workspace_values: dict[str, Any] = attrs.field(factory=dict)
 
     @classmethod
     def from_runtime(cls, runtime: Runtime, *, settings: PluginSettings | None = None) -> DiscoveryContext:
@@ -105,15 +114,41 @@ class DiscoveryContext:
             formats=sorted_formats(runtime.manifest_formats),
             config_sources=sources,
             runtime_config=runtime.config,
+            trust=runtime.trust,
+            user_values=_scoped_values(runtime, "user"),
+            workspace_values=_scoped_values(runtime, "workspace"),
         )
 
     def source_scope(self, key: str) -> str:
-        """``workspace`` when ``[plugins] key`` was set by a file inside the workspace, else ``user``."""
+        """``workspace`` when ``[plugins] key`` was set by a workspace file, else ``user``."""
         source = self.config_sources.get(key) or ""
         if not source:
             return "user"
+        config = self.runtime_config
+        if config is not None and hasattr(config, "scope_of"):
+            return str(config.scope_of(source))
         real = Path(os.path.realpath(source))
         return "workspace" if is_inside(real, Path(os.path.realpath(self.workspace))) else "user"
+
+    def values_for(self, scope: str) -> dict[str, Any]:
+        """The raw ``[plugins]`` values that apply to bundles of ``scope``: a user bundle
+        sees only the user's files; a workspace bundle sees both (the workspace's last)."""
+        if scope == "user" or self.runtime_config is None:
+            return self.user_values if self.runtime_config is not None else attrs.asdict(self.config)
+        return {**self.user_values, **self.workspace_values}
+
+
+def _scoped_values(runtime: Runtime, scope: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for file, data in runtime.config.documents:
+        part = data.get(SECTION)
+        if isinstance(part, dict) and runtime.config.scope_of(file) == scope:
+            out.update(part)
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _settings_env(runtime: Runtime) -> dict[str, str]:
@@ -144,8 +179,10 @@ def probe(root: Path, formats: Iterable[Any]) -> tuple[PluginManifest | None, Ma
     return None, None
 
 
-def _expand_path(value: str, base: Path, env: Mapping[str, str]) -> Path:
-    text = os.path.expandvars(value) if "$" in value else value
+def _expand_path(value: str, base: Path, env: Mapping[str, str], *, expand_vars: bool = True) -> Path:
+    """``~`` and (for the user's own settings) ``$VAR`` expanded, relative to ``base``;
+    a path a workspace wrote never reads the environment."""
+    text = os.path.expandvars(value) if expand_vars and "$" in value else value
     if text.startswith("~"):
         home = env.get("HOME")
         text = (home + text[1:]) if home and text[:2] in ("~", "~/") else os.path.expanduser(text)
@@ -158,23 +195,25 @@ def locations(ctx: DiscoveryContext) -> list[Location]:
         Location(ctx.home / "plugins", "user", PRIORITY_USER, "user plugins"),
         Location(ctx.workspace / ".kairox" / "plugins", "workspace", PRIORITY_WORKSPACE, "workspace plugins"),
     ]
-    paths_scope = ctx.source_scope("paths")
-    for value in ctx.config.paths:
+    if ctx.runtime_config is None:  # a bare context: the structured config is all there is
+        configured = [(v, ctx.source_scope("paths")) for v in ctx.config.paths]
+    else:  # the user's paths and the workspace's, each with its own scope (neither replaces the other)
+        configured = [(v, "user") for v in _strings(ctx.user_values.get("paths"))]
+        configured += [(v, "workspace") for v in _strings(ctx.workspace_values.get("paths"))]
+    for value, paths_scope in configured:
         base = ctx.workspace if paths_scope == "workspace" else ctx.home
-        out.append(
-            Location(_expand_path(value, base, ctx.env), paths_scope, PRIORITY_CONFIGURED, "[plugins] paths", "auto")
-        )
+        path = _expand_path(value, base, ctx.env, expand_vars=paths_scope == "user")
+        out.append(Location(path, paths_scope, PRIORITY_CONFIGURED, "[plugins] paths", "auto"))
     for value, scope in ctx.settings.paths:
         base = ctx.workspace if scope == "workspace" else ctx.home
-        out.append(
-            Location(_expand_path(value, base, ctx.env), scope, PRIORITY_CONFIGURED, f"{scope} settings", "auto")
-        )
+        path = _expand_path(value, base, ctx.env, expand_vars=scope == "user")
+        out.append(Location(path, scope, PRIORITY_CONFIGURED, f"{scope} settings", "auto"))
     for name, entry in ctx.settings.plugins.items():
         override = entry.get("path")
         if isinstance(override, str) and override:
             scope = ctx.settings.override_scopes.get(name, "user")
             base = ctx.workspace if scope == "workspace" else ctx.home
-            path = _expand_path(override, base, ctx.env)
+            path = _expand_path(override, base, ctx.env, expand_vars=scope == "user")
             out.append(Location(path, scope, PRIORITY_OVERRIDE, f"settings path of {name}", "plugin"))
     for fmt in ctx.formats:
         extra = getattr(fmt, "locations", None)
@@ -230,13 +269,22 @@ def discover(ctx: DiscoveryContext) -> list[Candidate]:
                 # the same directory reached as a user plugin (workspace == home): trust the user's view
                 seen[cand.root] = attrs.evolve(previous, location=cand.location)
     candidates = sorted(seen.values(), key=lambda c: -c.location.priority)
+    # an untrusted copy never shadows a trusted one of the same name: trusted copies win first
+    from .trust import candidate_trust
+
+    named = [c for c in candidates if c.manifest is not None]
+    order = sorted(named, key=lambda c: (not candidate_trust(ctx, c)[0], -c.location.priority))
     winners: dict[str, Candidate] = {}
-    for cand in candidates:
-        if cand.manifest is None:
-            continue
+    for cand in order:
         winner = winners.get(cand.name)
         if winner is None:
             winners[cand.name] = cand
         else:
             cand.shadowed_by = winner
+            if winner.scope == "workspace" and cand.scope == "user" and ctx.trust is not None and winner.manifest:
+                # trusting the workspace lets its copy replace the user's own: say so before they trust it
+                from .trust import bundle_key
+
+                key = bundle_key(winner.manifest, ctx.workspace)
+                ctx.trust.note(key, f"replaces your own bundle {cand.name} from {cand.root} in this workspace")
     return candidates

@@ -6,7 +6,10 @@ policy engine decides like any tool's (a synthetic ``plugins.install`` write
 tool whose target is the destination): a destination outside the writable
 roots asks the approver, a denial stops it. The copy goes to a temporary
 sibling first and is renamed into place, so a half-copied plugin is never
-loaded. Installing into the workspace records the user's trust in it.
+loaded. Installing into the workspace records the user's trust in what was
+installed (the bundle's fingerprint in ``$KAIROX_HOME/trust.json``, as
+``kairox plugin trust NAME`` does): installing it is the user's own act.
+Uninstalling it forgets that trust.
 """
 
 from __future__ import annotations
@@ -23,13 +26,23 @@ from typing import TYPE_CHECKING
 import anyio
 import attrs
 
-from kairox import Allow, ApprovalAnswer, ApprovalRequest, Capability, Deny, Domain, PolicyDenied, ToolSpec
+from kairox import (
+    Allow,
+    ApprovalAnswer,
+    ApprovalRequest,
+    Capability,
+    Deny,
+    Domain,
+    PolicyDenied,
+    ToolSpec,
+    TrustStore,
+)
 from kairox._config import user_home
 
 from .discovery import probe, sorted_formats
 from .errors import ManifestError
 from .model import PluginManifest
-from .settings import SettingsStore
+from .trust import bundle_item
 
 if TYPE_CHECKING:
     from kairox import Approver, Runtime
@@ -147,8 +160,7 @@ async def install_plugin(
         raise FileExistsError(f"{dest} exists (plugin {manifest.name} is installed); use --force to replace it")
     await anyio.to_thread.run_sync(_copy_into_place, runtime, real_source, dest, exists)
     if scope == "workspace":
-        store = SettingsStore(runtime.workspace, _env(runtime))
-        await anyio.to_thread.run_sync(store.set_trusted, dest)
+        await anyio.to_thread.run_sync(_trust_installed, runtime, dest)
     return InstallResult(manifest.name, dest, scope, replaced=exists, format=manifest.format)
 
 
@@ -176,11 +188,12 @@ async def uninstall_plugin(
     if target is None:
         raise FileNotFoundError(f"no plugin {name!r} is installed in {plugin_dir(runtime, scope)}")
     await _authorize(runtime, UNINSTALL_SPEC, target, approver)
-    store = SettingsStore(runtime.workspace, _env(runtime))
 
     def remove() -> None:
-        with contextlib.suppress(OSError):
-            store.set_trusted(target, False)
+        if scope == "workspace":
+            with contextlib.suppress(OSError, ManifestError):
+                key = bundle_item(read_plugin(runtime, target), runtime.workspace).key
+                _trust_store(runtime).revoke(runtime.workspace, [key])
         if target.is_symlink():
             target.unlink()
         else:
@@ -190,8 +203,12 @@ async def uninstall_plugin(
     return target
 
 
-def _env(runtime: Runtime) -> dict[str, str]:
-    env = dict(runtime.env)
-    if runtime.home is not None:
-        env["KAIROX_HOME"] = str(runtime.home)
-    return env
+def _trust_store(runtime: Runtime) -> TrustStore:
+    return TrustStore(runtime.home or user_home(runtime.env))
+
+
+def _trust_installed(runtime: Runtime, dest: Path) -> None:
+    """Record the user's trust in the bundle just installed into the workspace, as it is now
+    (its fingerprint is of the installed files); the workspace's other items are untouched."""
+    item = bundle_item(read_plugin(runtime, dest), runtime.workspace)
+    _trust_store(runtime).trust(runtime.workspace, [item], replace=False)

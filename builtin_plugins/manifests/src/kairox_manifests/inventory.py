@@ -90,11 +90,29 @@ class PluginRecord:
         )
 
 
-def plugin_enabled(ctx: DiscoveryContext, manifest: PluginManifest) -> tuple[bool, str]:
+def _disabled(ctx: DiscoveryContext, scope: str) -> list[str]:
+    """``[plugins] disabled`` for bundles of ``scope``: the user's list always applies; a
+    workspace's list only adds to it, and only for the workspace's own bundles."""
+
+    def names(value: Any) -> list[str]:
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    out = names(ctx.user_values.get("disabled")) if ctx.runtime_config is not None else list(ctx.config.disabled)
+    if scope != "user":
+        out += names(ctx.workspace_values.get("disabled"))
+    return out
+
+
+def plugin_enabled(ctx: DiscoveryContext, manifest: PluginManifest, scope: str = "workspace") -> tuple[bool, str]:
+    """Whether the settings let the plugin load. A bundle of the user's own is switched
+    off only by the user's files and settings, never by a workspace's."""
     name = manifest.name
-    if name in ctx.config.disabled:
+    values = ctx.values_for(scope)
+    if values.get("enabled") is False:
+        return False, "manifest plugins are off ([plugins] enabled = false)"
+    if name in _disabled(ctx, scope):
         return False, "disabled in [plugins] disabled"
-    entry = ctx.settings.plugins.get(name, {})
+    entry = ctx.settings.entry(name, scope)
     explicit = entry.get("enabled")
     if explicit is False:
         return False, "disabled in the plugin settings (kairox plugin enable to turn it on)"
@@ -103,25 +121,20 @@ def plugin_enabled(ctx: DiscoveryContext, manifest: PluginManifest) -> tuple[boo
     return True, ""
 
 
-def contribution_enabled(ctx: DiscoveryContext, plugin: str, contribution: Contribution) -> bool:
-    disabled = ctx.config.disabled
+def contribution_enabled(
+    ctx: DiscoveryContext, plugin: str, contribution: Contribution, scope: str = "workspace"
+) -> bool:
+    disabled = _disabled(ctx, scope)
     if f"{plugin}:{contribution.key}" in disabled or f"{plugin}:{contribution.name}" in disabled:
         return False
-    return ctx.settings.contribution_enabled(plugin, contribution.key)
+    return ctx.settings.contribution_enabled(plugin, contribution.key, scope)
 
 
 def trust_of(ctx: DiscoveryContext, candidate: Candidate) -> tuple[bool, str]:
     """Whether the plugin may load without asking, and if not, why."""
-    if candidate.scope == "user":
-        return True, ""
-    if ctx.settings.trusted(candidate.root):
-        return True, ""
-    policy = ctx.config.workspace_trust
-    if policy == "trust" and ctx.source_scope("workspace_trust") == "user":
-        return True, ""
-    if policy == "deny":
-        return False, 'workspace plugins are not loaded ([plugins] workspace_trust = "deny")'
-    return False, f"workspace plugin {candidate.name} is not trusted"
+    from .trust import candidate_trust
+
+    return candidate_trust(ctx, candidate)
 
 
 def evaluate(
@@ -136,23 +149,26 @@ def evaluate(
     manifest = candidate.manifest
     assert manifest is not None
     for c in manifest.contributions:
-        on = contribution_enabled(ctx, manifest.name, c)
+        on = contribution_enabled(ctx, manifest.name, c, candidate.scope)
         rec.items[c.key] = ItemState(enabled=on, detail="" if on else "disabled in the settings")
     rec.trusted, why_not = trust_of(ctx, candidate)
     if candidate.shadowed_by is not None:
         winner = candidate.shadowed_by
         rec.state = "shadowed"
         rec.reason = f"shadowed by {winner.root} ({winner.location.origin}, priority {winner.location.priority})"
+        if not rec.trusted and winner.trusted:
+            rec.reason = f"ignored: an untrusted copy; the trusted {winner.name} from {winner.root} loads instead"
         return rec
-    enabled, why = plugin_enabled(ctx, manifest)
+    enabled, why = plugin_enabled(ctx, manifest, candidate.scope)
     if not enabled:
         rec.state, rec.reason = "disabled", why
+        return rec
+    if not rec.trusted:  # before the compatibility check: it runs `<binary> --version`
+        rec.state, rec.reason = "untrusted", why_not
         return rec
     if check:
         rec.incompatible = check_compatibility(manifest.compatibility, env=env if env is not None else ctx.env)
         if rec.incompatible:
             rec.state, rec.reason = "incompatible", "; ".join(rec.incompatible)
             return rec
-    if not rec.trusted:
-        rec.state, rec.reason = "untrusted", why_not
     return rec

@@ -1,11 +1,13 @@
 """The ``plugins`` tool provider: discovers plugin directories and loads each in isolation.
 
-On ``start`` it finds every plugin (see :mod:`.discovery`), decides what may
-load (:mod:`.inventory`), asks before loading an untrusted workspace plugin
-(through the runtime's approver; without one the plugin is not loaded and says
-why), then activates each plugin on its own: code (``activate`` of its format),
-tools, hooks, skills, MCP and LSP servers (:mod:`.routing`). A plugin that fails
-is rolled back and reported; the others are not affected.
+Two stages. ``discover`` finds every plugin (see :mod:`.discovery`) and decides
+what may load (:mod:`.inventory`: settings, compatibility, workspace trust); the
+bundles that may load put their skills in the skill registry and hand their MCP
+and LSP servers to the managers that own them (not started). An untrusted
+workspace bundle loads nothing: its servers are listed as untrusted. ``start``
+activates each loadable plugin on its own: hook scripts, code (``activate`` of its
+format), tools. A plugin that fails is rolled back and reported; the others are
+not affected.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ServerState, ServerStatus, ToolSpec
+from kairox import ServerState, ServerStatus
 
 from .activation import Activation, ActivationContext
 from .discovery import DiscoveryContext, discover
@@ -26,7 +28,15 @@ from .events import PluginContributionFailed, PluginLoaded, PluginNotLoaded
 from .hookscripts import ScriptHook
 from .inventory import ItemState, PluginRecord, evaluate
 from .model import Contribution, PluginManifestView
-from .routing import Routed, route_hooks, route_lsp_servers, route_mcp_servers, route_skills, route_tools
+from .routing import (
+    Routed,
+    hold_mcp_servers,
+    route_hooks,
+    route_lsp_servers,
+    route_mcp_servers,
+    route_skills,
+    route_tools,
+)
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -36,14 +46,6 @@ __all__ = ["PluginLoader", "loader_of", "survey"]
 logger = logging.getLogger(__name__)
 
 PROVIDER_NAME = "plugins"
-#: what the approver is shown when an untrusted workspace plugin wants to load
-LOAD_SPEC = ToolSpec(
-    id="plugins.load",
-    description="Load a plugin from the workspace (it may run hooks and code)",
-    domain=Domain.LOCAL,
-    capability=Capability.EXECUTE,
-    provider=PROVIDER_NAME,
-)
 #: contribution kinds that have no registry in kairox (listed, never loaded)
 UNROUTED = {"agent": "kairox has no agent registry", "output_style": "kairox has no output styles"}
 
@@ -68,20 +70,39 @@ class PluginLoader:
         self.runtime = runtime
         self.records: list[PluginRecord] = []
         self.ctx: DiscoveryContext | None = None
-        self._ask_lock = anyio.Lock()
+        self._discovered = False
 
     # -- ToolProvider ------------------------------------------------------------------
-    async def start(self, runtime: Runtime) -> None:
+    async def discover(self, runtime: Runtime) -> None:
+        """Find and evaluate every plugin; route the inventory (skills, server definitions)
+        of those that may load. Runs nothing a plugin declares."""
         self.runtime = runtime
         ctx = DiscoveryContext.from_runtime(runtime)
         self.ctx = ctx
+        self._discovered = True
         if not ctx.config.enabled:
             return
         candidates = await anyio.to_thread.run_sync(discover, ctx)
-        self.records = [PluginRecord(c) for c in candidates]
+        self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
+        for rec in self.records:
+            if rec.state == "available":
+                await self._guarded(rec, self._route_inventory)
+            elif rec.state == "untrusted":
+                self._hold_servers(rec)
+
+    async def start(self, runtime: Runtime) -> None:
+        if not self._discovered:
+            await self.discover(runtime)
         async with anyio.create_task_group() as tg:
-            for i in range(len(self.records)):
-                tg.start_soon(self._load, i)
+            for rec in self.records:
+                if rec.state == "available":
+                    tg.start_soon(self._guarded, rec, self._activate)
+                elif rec.state not in ("loaded", "failed"):
+                    runtime.events.publish(
+                        PluginNotLoaded(
+                            plugin=rec.name, root=str(rec.candidate.root), state=rec.state, reason=rec.reason
+                        )
+                    )
 
     async def stop(self) -> None:
         async with anyio.create_task_group() as tg:
@@ -92,10 +113,18 @@ class PluginLoader:
     def status(self) -> Sequence[ServerStatus]:
         out: list[ServerStatus] = []
         for rec in self.records:
-            state = {"loaded": ServerState.READY, "failed": ServerState.FAILED}.get(rec.state, ServerState.STOPPED)
-            if rec.state == "loaded":
+            state = {
+                "loaded": ServerState.READY,
+                "failed": ServerState.FAILED,
+                "untrusted": ServerState.UNTRUSTED,
+            }.get(rec.state, ServerState.STOPPED)
+            if rec.state in ("loaded", "available"):
                 n = sum(1 for st in rec.items.values() if st.loaded)
-                detail = f"{rec.candidate.manifest.format if rec.candidate.manifest else '?'}, {n} contributions"
+                bad = [k for k, st in rec.items.items() if st.enabled and not st.loaded and st.detail]
+                fmt = rec.candidate.manifest.format if rec.candidate.manifest else "?"
+                detail = f"{fmt}, {n} contributions" + (f", {len(bad)} failed: {'; '.join(bad)}" if bad else "")
+                if rec.state == "available":
+                    detail += " (not started)"
             else:
                 detail = f"{rec.state}: {rec.reason}" if rec.reason else rec.state
             tools = len(self.runtime.tools.by_provider(f"plugin:{rec.name}")) if self.runtime else 0
@@ -128,21 +157,12 @@ class PluginLoader:
         return True
 
     # -- loading -----------------------------------------------------------------------------
-    async def _load(self, index: int) -> None:
-        assert self.runtime is not None and self.ctx is not None
-        runtime, ctx = self.runtime, self.ctx
-        rec = self.records[index]
+    async def _guarded(self, rec: PluginRecord, stage: Any) -> None:
+        """Run one stage of a plugin; a failure rolls the plugin back and costs it alone."""
+        assert self.runtime is not None
+        runtime = self.runtime
         try:
-            rec = await anyio.to_thread.run_sync(lambda: evaluate(rec.candidate, ctx))
-            self.records[index] = rec
-            if rec.state == "untrusted" and ctx.config.workspace_trust == "ask":
-                await self._ask_trust(rec)
-            if rec.state != "available":
-                runtime.events.publish(
-                    PluginNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state=rec.state, reason=rec.reason)
-                )
-                return
-            await self._activate(rec)
+            await stage(rec)
         except Exception as exc:
             logger.debug("plugin %s failed to load", rec.name, exc_info=True)
             await self._unload(rec)
@@ -153,51 +173,25 @@ class PluginLoader:
                 PluginNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state="failed", reason=rec.reason)
             )
             return
-        rec.state = "loaded"
-        m = rec.manifest
-        runtime.events.publish(
-            PluginLoaded(
-                plugin=rec.name,
-                format=m.format if m else "?",
-                root=str(rec.candidate.root),
-                scope=rec.candidate.scope,
-                contributions=tuple(k for k, st in rec.items.items() if st.loaded),
+        if stage == self._activate:
+            rec.state = "loaded"
+            m = rec.manifest
+            runtime.events.publish(
+                PluginLoaded(
+                    plugin=rec.name,
+                    format=m.format if m else "?",
+                    root=str(rec.candidate.root),
+                    scope=rec.candidate.scope,
+                    contributions=tuple(k for k, st in rec.items.items() if st.loaded),
+                )
             )
-        )
 
-    async def _ask_trust(self, rec: PluginRecord) -> None:
-        runtime = self.runtime
-        assert runtime is not None
-        approver = runtime.approver
-        if approver is None:
-            rec.reason += (
-                " and nobody can be asked (non-interactive); trust it with "
-                f'`kairox plugin trust {rec.name}` or set [plugins] workspace_trust = "trust" in the user config'
-            )
-            return
+    def _hold_servers(self, rec: PluginRecord) -> None:
+        """An untrusted bundle's MCP servers are listed (as untrusted), never defined or started."""
         m = rec.manifest
-        request = ApprovalRequest(
-            LOAD_SPEC,
-            {
-                "plugin": rec.name,
-                "root": str(rec.candidate.root),
-                "format": m.format if m else "?",
-                "contributions": [k for k, st in rec.items.items() if st.enabled],
-            },
-            f"{rec.reason}; load it? (it may run hooks and code)",
-        )
-        async with self._ask_lock:
-            try:
-                answer = approver(request)
-                if inspect.isawaitable(answer):
-                    answer = await answer
-            except Exception as exc:
-                rec.reason += f"; asking failed: {type(exc).__name__}: {exc}"
-                return
-        if answer is True or answer in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-            rec.state, rec.reason, rec.trusted = "available", "", True
-        else:
-            rec.reason += "; the user declined to load it"
+        if m is None or self.runtime is None:
+            return
+        hold_mcp_servers(self.runtime, m.name, [c for c in m.contributions if c.kind == "mcp_server"], rec.reason)
 
     def _enabled(self, rec: PluginRecord, key: str) -> bool:
         st = rec.items.get(key)
@@ -219,15 +213,35 @@ class PluginLoader:
             st.loaded, st.detail = False, reason
             self.runtime.events.publish(PluginContributionFailed(plugin=rec.name, contribution=key, error=reason))
 
+    async def _route_inventory(self, rec: PluginRecord) -> None:
+        """Discover stage: skills to the registry, server definitions to their managers."""
+        runtime, m = self.runtime, rec.manifest
+        assert runtime is not None and m is not None
+        enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
+        self._apply(rec, await route_skills(runtime, m.name, [c for c in enabled if c.kind in ("skill", "command")]))
+        self._apply(
+            rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
+        )
+        self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
+        for kind, reason in UNROUTED.items():
+            for c in enabled:
+                if c.kind == kind:
+                    rec.items[c.key].detail = reason
+
     async def _activate(self, rec: PluginRecord) -> None:
+        """Start stage: hook scripts, the plugin's code and the tools it registers."""
         runtime, ctx, m = self.runtime, self.ctx, rec.manifest
         assert runtime is not None and ctx is not None and m is not None
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
         hooks: list[tuple[str, Any, str]] = []
+        # a workspace's [plugins] hook_timeout never shortens the hooks of the user's own bundles
+        timeout = ctx.values_for(rec.candidate.scope).get("hook_timeout", ctx.config.hook_timeout)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            timeout = ctx.config.hook_timeout
         for c in enabled:
             if c.kind == "hook":
                 hook = ScriptHook(
-                    m.name, c.name, c.config, root=m.root, runtime=runtime, default_timeout=ctx.config.hook_timeout
+                    m.name, c.name, c.config, root=m.root, runtime=runtime, default_timeout=float(timeout)
                 )
                 hooks.append((c.config.event, hook, c.key))
         if m.code is not None:
@@ -253,15 +267,6 @@ class PluginLoader:
                     rec.items[key] = ItemState()
             hooks.extend(activation.hooks)
         self._apply(rec, route_hooks(runtime, m.name, hooks))
-        for kind, reason in UNROUTED.items():
-            for c in enabled:
-                if c.kind == kind:
-                    rec.items[c.key].detail = reason
-        self._apply(rec, await route_skills(runtime, m.name, [c for c in enabled if c.kind in ("skill", "command")]))
-        self._apply(
-            rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
-        )
-        self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
 
     async def _run_code(self, rec: PluginRecord) -> Activation:
         runtime, m = self.runtime, rec.manifest

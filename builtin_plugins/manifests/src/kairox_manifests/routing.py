@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import Permissions, Tool, ToolContext, ToolResult, ToolSpec
+from kairox import Permissions, ServerState, Tool, ToolContext, ToolResult, ToolSpec
 
 from .model import Contribution
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Routed",
+    "hold_mcp_servers",
     "provider_name",
     "route_hooks",
     "route_lsp_servers",
@@ -177,27 +178,39 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
     return guard
 
 
+def _mcp_manager(runtime: Runtime) -> Any:
+    """kairox-mcp's manager, or why there is none."""
+    try:
+        from kairox_mcp import McpServerManager
+    except ImportError:
+        return None, "kairox-mcp is not installed (pip install kairox-mcp)"
+    manager = runtime.providers.get("mcp")
+    if not isinstance(manager, McpServerManager):
+        return None, "kairox-mcp's manager is not loaded in this runtime"
+    return manager, ""
+
+
 async def route_mcp_servers(
     runtime: Runtime, plugin: str, items: Sequence[Contribution], permissions: Permissions | None = None
 ) -> Routed:
-    """Hand servers to kairox-mcp's manager and start them (returns when each is ready or failed).
+    """Hand servers to kairox-mcp's manager (defined, not started: the manager starts them
+    with its own start, or when a call needs one of their tools).
 
-    kairox-mcp has no per-server permissions, so a plugin's declared permissions reach its
-    MCP tools through :func:`permission_guard`."""
+    An entry that cannot be defined (an unset ``${VAR}``, a bad field) is a failed
+    server in the manager, with the reason, never a silent loss. kairox-mcp has no
+    per-server permissions, so a plugin's declared permissions reach its MCP tools
+    through :func:`permission_guard`."""
     out = Routed()
     if not items:
         return out
-    try:
-        from kairox_mcp.config import ServerDefinition
-        from kairox_mcp.manager import McpServerManager
-        from kairox_mcp.sources import parse_mcp_json
-    except ImportError:
-        return out.fail_all(items, "kairox-mcp is not installed (pip install kairox-mcp)")
-    manager = runtime.providers.get("mcp")
-    if not isinstance(manager, McpServerManager):
-        return out.fail_all(items, "kairox-mcp's manager is not loaded in this runtime")
+    manager, why = _mcp_manager(runtime)
+    if manager is None:
+        return out.fail_all(items, why)
+    from kairox_mcp import ServerDefinition, UnavailableServer, parse_mcp_json
+
     names: list[str] = []
     for item in items:
+        name = f"{plugin}:{item.name}"
         defs, errors = parse_mcp_json(
             {"mcpServers": {item.name: item.config}},
             file=str(item.source),
@@ -205,11 +218,14 @@ async def route_mcp_servers(
             origin=provider_name(plugin),
         )
         if errors or not defs:
-            out.failed[item.key] = "; ".join(str(e) for e in errors) or "not a server"
+            reason = "; ".join(str(e) for e in errors) or "not a server"
+            out.failed[item.key] = reason
+            prefix = f"{plugin}.{item.name}"
+            manager.add_unavailable(
+                UnavailableServer(name, str(item.source), ServerState.FAILED, reason, prefix, provider_name(plugin))
+            )
             continue
-        definition = defs[0]
-        name = f"{plugin}:{item.name}"
-        config = definition.config
+        config = defs[0].config
         if config.tool_prefix is None:
             config = attrs.evolve(config, tool_prefix=f"{plugin}.{item.name}")
         try:
@@ -223,22 +239,35 @@ async def route_mcp_servers(
     async def undo() -> None:
         for name in names:
             try:
-                if name in manager.servers:
-                    await manager.stop_server(name)
+                await manager.remove_server(name)
             except Exception:
                 logger.exception("stopping MCP server %s failed", name)
-            manager.definitions.pop(name, None)
 
     out.undo.append(undo)
     if names and permissions is not None:
         guard = permission_guard(runtime, {f"mcp:{n}" for n in names}, permissions)
         out.undo.append(_async(runtime.hooks.add("pre_tool_call", guard, source=provider_name(plugin))))
-    if names:
-        try:
-            await manager.start_servers(names)
-        except Exception as exc:  # a required server failed: report, keep the plugin
-            logger.info("MCP servers of plugin %s: %s", plugin, exc)
     return out
+
+
+def hold_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution], reason: str) -> None:
+    """List an untrusted bundle's servers in the MCP manager as untrusted (never defined)."""
+    manager, _why = _mcp_manager(runtime)
+    if manager is None:
+        return
+    from kairox_mcp import UnavailableServer
+
+    for item in items:
+        manager.add_unavailable(
+            UnavailableServer(
+                f"{plugin}:{item.name}",
+                str(item.source),
+                ServerState.UNTRUSTED,
+                reason,
+                f"{plugin}.{item.name}",
+                provider_name(plugin),
+            )
+        )
 
 
 def _async(fn: Callable[[], Any]) -> Undo:

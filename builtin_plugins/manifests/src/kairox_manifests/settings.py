@@ -26,19 +26,17 @@ Every change is a read-modify-write under an exclusive lock on a sibling
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from kairox._config import user_home
-from kairox.files import atomic_write_text
+from kairox.files import atomic_write_text, locked
 
 __all__ = ["PluginSettings", "SettingsStore", "settings_file"]
 
@@ -61,6 +59,8 @@ class PluginSettings:
     """The merged settings of one runtime."""
 
     plugins: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    #: the user settings' entries alone (what applies to the user's own bundles)
+    user_plugins: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     paths: list[tuple[str, str]] = attrs.field(factory=list)  # (path, scope it came from)
     trusted_roots: set[str] = attrs.field(factory=set)
     override_scopes: dict[str, str] = attrs.field(factory=dict)
@@ -69,12 +69,17 @@ class PluginSettings:
     def _entry(self, plugin: str) -> dict[str, Any]:
         return self.plugins.get(plugin, {})
 
-    def plugin_enabled(self, plugin: str, default: bool = True) -> bool:
-        value = self._entry(plugin).get("enabled")
+    def entry(self, plugin: str, scope: str = "workspace") -> dict[str, Any]:
+        """The settings of ``plugin`` that apply to a bundle of ``scope``: a workspace's
+        settings file never changes one of the user's own bundles."""
+        return self.user_plugins.get(plugin, {}) if scope == "user" else self._entry(plugin)
+
+    def plugin_enabled(self, plugin: str, default: bool = True, scope: str = "workspace") -> bool:
+        value = self.entry(plugin, scope).get("enabled")
         return value if isinstance(value, bool) else default
 
-    def contribution_enabled(self, plugin: str, key: str) -> bool:
-        contributions = self._entry(plugin).get("contributions")
+    def contribution_enabled(self, plugin: str, key: str, scope: str = "workspace") -> bool:
+        contributions = self.entry(plugin, scope).get("contributions")
         if isinstance(contributions, dict):
             value = contributions.get(key)
             if isinstance(value, bool):
@@ -108,6 +113,8 @@ class PluginSettings:
                             if key == "path":
                                 out.override_scopes[name] = scope
                     out.plugins[name] = merged
+                    if scope == "user":
+                        out.user_plugins[name] = merged
             paths = doc.get("paths", [])
             if isinstance(paths, list):
                 out.paths.extend((p, scope) for p in paths if isinstance(p, str) and p)
@@ -147,7 +154,7 @@ class SettingsStore:
         """Apply ``change`` to the scope's document under the lock and write it atomically."""
         path = self.file(scope)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(path.with_name(path.name + ".lock")):
+        with locked(path.with_name(path.name + ".lock")):
             data = self.read(scope)
             data.setdefault("version", VERSION)
             data.setdefault("plugins", {})
@@ -183,27 +190,3 @@ class SettingsStore:
             data["plugins"].pop(plugin, None)
 
         self.update(scope, change)
-
-
-@contextlib.contextmanager
-def _locked(lock_path: Path) -> Iterator[None]:
-    """An exclusive advisory lock (``fcntl.flock``; ``msvcrt.locking`` on Windows)."""
-    with open(lock_path, "a+b") as fh:
-        if sys.platform == "win32":  # pragma: no cover
-            import msvcrt
-
-            fh.seek(0)
-            msvcrt.locking(fh.fileno(), msvcrt.LK_LOCK, 1)
-            try:
-                yield
-            finally:
-                fh.seek(0)
-                msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .lifecycle import ServerLifecycle
     from .manager import McpServerManager, McpStartupError, manager_of
     from .resources import McpPrompt, McpPromptResult, McpResource, McpResourceTemplate
+    from .sources import UnavailableServer, parse_mcp_json
     from .transport import ConnectContext, Diagnostics, McpTransport, StderrBuffer
 
 _EXPORTS: dict[str, str] = {
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "ServerLifecycle": "lifecycle",
     **dict.fromkeys(["McpServerManager", "McpStartupError", "manager_of"], "manager"),
     **dict.fromkeys(["McpPrompt", "McpPromptResult", "McpResource", "McpResourceTemplate"], "resources"),
+    **dict.fromkeys(["UnavailableServer", "parse_mcp_json"], "sources"),
     **dict.fromkeys(["ConnectContext", "Diagnostics", "McpTransport", "StderrBuffer"], "transport"),
 }
 
@@ -51,10 +53,12 @@ __all__ = [
     "ServerDefinition",
     "ServerLifecycle",
     "StderrBuffer",
+    "UnavailableServer",
     "build_spec",
     "convert_result",
     "manager_of",
     "normalize_schema",
+    "parse_mcp_json",
 ]
 
 

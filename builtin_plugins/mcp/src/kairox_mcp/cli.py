@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kairox import terminal_safe as safe
 from kairox._config import known_errors_for
 from kairox.cli._util import echo_json, run_with_runtime, want_json
 
@@ -71,23 +72,30 @@ def mcp_list(ctx: click.Context, as_json: bool) -> None:
             }
             for name, d in sorted(manager.definitions.items())
         ]
-        return {"servers": rows, "errors": _errors(rt)}
+        held = [
+            {"name": u.name, "state": u.state.value, "reason": u.reason, "source": u.source, "origin": u.origin}
+            for u in manager.unavailable.values()
+        ]
+        return {"servers": rows, "unavailable": held, "errors": _errors(rt)}
 
     data = run_with_runtime(ctx, go, start=False)
     if want_json(ctx, as_json):
         echo_json(data)
         return
-    if not data["servers"]:
+    if not data["servers"] and not data["unavailable"]:
         click.echo("(no MCP servers configured)")
-    else:
-        wn = max(len(r["name"]) for r in data["servers"])
+    elif data["servers"]:
+        wn = max(len(safe(r["name"])) for r in data["servers"])
         wt = max(len(r["transport"]) for r in data["servers"])
         for r in data["servers"]:
             off = "" if r["enabled"] else "  (disabled)"
-            click.echo(f"{r['name']:<{wn}}  {r['transport']:<{wt}}  {r['target']}{off}")
-            click.echo(f"{'':<{wn}}  {'':<{wt}}  from {r['source'] or r['origin']}")
+            click.echo(f"{safe(r['name']):<{wn}}  {safe(r['transport']):<{wt}}  {safe(r['target'])}{off}")
+            click.echo(f"{'':<{wn}}  {'':<{wt}}  from {safe(r['source'] or r['origin'])}")
+    for u in data["unavailable"]:
+        click.echo(f"{safe(u['name'])}  ({u['state']})  from {safe(u['source'] or u['origin'])}")
+        click.echo(f"  {safe(u['reason'])}")
     for err in data["errors"]:
-        click.echo(f"! {err}", err=True)
+        click.echo(f"! {safe(err)}", err=True)
 
 
 @mcp.command("status")

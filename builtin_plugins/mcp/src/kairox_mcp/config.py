@@ -10,13 +10,13 @@ This module never imports ``mcp``.
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from kairox import redact_url
 from kairox._config import redact
 from kairox._types import Capability, Domain
 from kairox.errors import ConfigError
@@ -197,29 +197,6 @@ class ServerDefinition:
     source: str = ""
     #: "kairox.toml", ".mcp.json", "philont", "plugin:<name>" or "code"
     origin: str = "kairox.toml"
-
-
-_SECRET_PARAM = re.compile(r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential)", re.I)
-
-
-def redact_url(url: str) -> str:
-    """A URL safe to print: the password and secret-looking query values hidden."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<invalid url>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:<redacted>@{host}" if ":" in userinfo else f"<redacted>@{host}"
-    query = parts.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        query = urllib.parse.urlencode(
-            [(k, "<redacted>" if _SECRET_PARAM.search(k) else v) for k, v in pairs], safe="<>"
-        )
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def redact_config(config: McpServerConfig) -> dict[str, Any]:

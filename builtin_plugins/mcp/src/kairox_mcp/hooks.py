@@ -29,6 +29,7 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             name="mcp_servers",
             schema=McpServerConfig,
             entries=True,
+            needs_trust=True,
             description="MCP servers (stdio, sse, streamable_http), one [mcp_servers.NAME] table each",
         )
     )

@@ -18,7 +18,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+import attrs
 
+from kairox import sanitize_name
 from kairox._features import missing_feature_message
 from kairox._tools import ResourceContent
 from kairox._types import ServerState, ServerStatus
@@ -37,7 +39,7 @@ from .resources import (
     resource_from_sdk,
     template_from_sdk,
 )
-from .sources import load_definitions
+from .sources import UnavailableServer, load_definitions
 
 if TYPE_CHECKING:
     from kairox._runtime import Runtime
@@ -77,6 +79,8 @@ class McpServerManager:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.definitions: dict[str, ServerDefinition] = {}
+        #: declared servers that cannot start: untrusted (held) or broken, by name
+        self.unavailable: dict[str, UnavailableServer] = {}
         #: problems found reading .mcp.json / Philont mcp.json (also in runtime.config.errors)
         self.errors: list[ConfigError] = []
         self._servers: dict[str, ServerLifecycle] = {}
@@ -86,14 +90,31 @@ class McpServerManager:
     def _load(self) -> None:
         config = self.runtime.config
         toml: Mapping[str, McpServerConfig] = config.section(SECTION) if SECTION in config.sections else {}
-        sources = {name: config.source_of(SECTION, name) or "" for name in toml}
+        held = config.held_entries(SECTION)
+        sources = {
+            name: (held[name].replaced_by if name in held else config.source_of(SECTION, name)) or "" for name in toml
+        }
+        unavailable: list[UnavailableServer] = []
         self.definitions, self.errors = load_definitions(
             workspace=self.runtime.workspace,
             env=self.runtime.env,
             toml_servers=toml,
             toml_source=sources,
             home=_home_of(self.runtime.env),
+            trust=self.runtime.trust,
+            unavailable=unavailable,
         )
+        for name, entry in held.items():
+            prefix = entry.raw.get("tool_prefix") if isinstance(entry.raw.get("tool_prefix"), str) else name
+            unavailable.append(
+                UnavailableServer(name, entry.file, ServerState.UNTRUSTED, entry.reason, str(prefix), "kairox.toml")
+            )
+        for name, errors in config.broken_entries(SECTION).items():
+            source = config.source_of(SECTION, name) or ""
+            reason = "; ".join(str(e) for e in errors)
+            unavailable.append(UnavailableServer(name, source, ServerState.FAILED, reason, name, "kairox.toml"))
+        for u in unavailable:
+            self.add_unavailable(u)
         config.errors.extend(self.errors)
 
     def add_server(self, definition: ServerDefinition) -> None:
@@ -103,6 +124,25 @@ class McpServerManager:
         if running is not None and not running.done:
             raise KairoxError(f"MCP server {definition.name} is running; stop it first")
         self.definitions[definition.name] = definition
+        self.unavailable.pop(definition.name, None)
+
+    def add_unavailable(self, server: UnavailableServer) -> None:
+        """Declare a server that cannot start (untrusted, or broken), so listings show it and
+        a call of one of its tools says why. A defined server of the same name (the user's
+        own) keeps running; the held one is noted as ignored."""
+        if server.name in self.definitions:
+            kept = self.definitions[server.name].source or "code"
+            server = attrs.evolve(server, reason=f"{server.reason}; ignored: {server.name} from {kept} applies")
+            self.unavailable[f"{server.name} ({server.source})"] = server
+            return
+        self.unavailable[server.name] = server
+
+    async def remove_server(self, name: str) -> None:
+        """Stop a server (if running) and forget its definition (a bundle was unloaded)."""
+        if name in self._servers:
+            await self._stop_one(self._servers.pop(name))
+        self.definitions.pop(name, None)
+        self.unavailable.pop(name, None)
 
     def transport_for(self, config: McpServerConfig) -> tuple[McpTransport | None, str]:
         """The registered transport for ``config.type``, or why there is none."""
@@ -182,7 +222,44 @@ class McpServerManager:
                 continue
             detail = "disabled" if not definition.config.enabled else "not started"
             out.append(ServerStatus(name, "mcp", ServerState.STOPPED, detail, 0, definition.source))
+        for u in self.unavailable.values():
+            out.append(ServerStatus(u.name, "mcp", u.state, u.reason, 0, u.source))
         return out
+
+    # -- lazy activation ----------------------------------------------------------------------
+    def _owners(self, tool: str) -> list[str]:
+        """Servers whose tools would include ``tool`` (canonical id or exported name)."""
+        return [n for n, d in self.definitions.items() if _prefixed(tool, d.config.tool_prefix or n)]
+
+    async def start_for(self, name: str, arguments: Mapping[str, Any]) -> None:
+        """Start only the servers that would provide the tool ``name`` (``kairox tools call``)."""
+        owners = [n for n in self._owners(name) if self.definitions[n].config.enabled]
+        if owners:
+            try:
+                await self.start_servers(owners)
+            except McpStartupError as exc:  # a required one failed: the call says why (why_missing)
+                logger.info("%s", exc)
+
+    def why_missing(self, name: str) -> str | None:
+        """Why the tool ``name`` of a known server is not registered."""
+        for server_name in self._owners(name):
+            definition = self.definitions[server_name]
+            server = self._servers.get(server_name)
+            if not definition.config.enabled:
+                return f"MCP server {server_name} is disabled ({definition.source or 'code'})"
+            if server is None:
+                return f"MCP server {server_name} is not started"
+            if server.state is ServerState.FAILED:
+                tail = server.stderr_tail(5)
+                stderr = f"; its stderr ends: {' | '.join(tail)}" if tail else ""
+                return f"MCP server {server_name} failed: {server.detail}{stderr}"
+            if server.state is not ServerState.READY:
+                return f"MCP server {server_name} is {server.state.value}: {server.detail}"
+            return f"MCP server {server_name} has no tool {name!r} (it has {len(server.tool_specs)} tools)"
+        for u in self.unavailable.values():
+            if _prefixed(name, u.prefix or u.name):
+                return f"MCP server {u.name} is {u.state.value} ({u.source}): {u.reason}"
+        return None
 
     # -- servers -------------------------------------------------------------------------------
     def server(self, name: str) -> ServerLifecycle:
@@ -262,6 +339,11 @@ class McpServerManager:
 
         result: McpPromptResult = await self.server(server).request(fn)
         return result
+
+
+def _prefixed(tool: str, prefix: str) -> bool:
+    """Whether ``tool`` (canonical id or exported name) is one of a ``prefix``'s tools."""
+    return tool.startswith(prefix + ".") or tool.startswith(sanitize_name(prefix) + "_")
 
 
 async def _with_timeout(awaitable: Awaitable[T]) -> T:

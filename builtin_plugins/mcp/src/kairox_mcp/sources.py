@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from kairox import Declared, ServerState, WorkspaceTrust
 from kairox._config import expand_env
 from kairox._convert import structure
 from kairox._types import Capability, Domain
@@ -29,7 +30,9 @@ from .config import McpServerConfig, ServerDefinition, normalize_transport
 
 __all__ = [
     "PLAYWRIGHT_SERVER",
+    "UnavailableServer",
     "load_definitions",
+    "load_workspace_mcp_json",
     "parse_mcp_json",
     "parse_philont_mcp_json",
     "philont_config_path",
@@ -219,6 +222,62 @@ def _browser_wanted(env: Mapping[str, str]) -> bool:
     return (env.get("PHILONT_MCP_BROWSER") or "").strip().lower() in ("1", "true", "yes")
 
 
+@attrs.frozen
+class UnavailableServer:
+    """A declared server that cannot start: held until the workspace is trusted
+    (``state`` untrusted) or broken (``state`` failed: an unset ``${VAR}``, a bad field)."""
+
+    name: str
+    source: str
+    state: ServerState
+    reason: str
+    #: the prefix its tools would have (to explain a call of one of them)
+    prefix: str = ""
+    origin: str = ""
+
+
+def _prefix_of(name: str, raw: Any) -> str:
+    if isinstance(raw, Mapping):
+        for key in ("tool_prefix", "toolPrefix"):
+            value = raw.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+    return name
+
+
+def load_workspace_mcp_json(
+    path: Path, *, env: Mapping[str, str], trust: WorkspaceTrust | None
+) -> tuple[list[ServerDefinition], list[UnavailableServer], list[ConfigError]]:
+    """A workspace ``.mcp.json``, entry by entry: an entry the user's trust does not cover is
+    held (unexpanded); one that fails to parse or expand is a failed server, not a silent loss."""
+    errors: list[ConfigError] = []
+    data = _read_json(path, errors)
+    if data is None:
+        return [], [], errors
+    file = str(path)
+    servers = data.get("mcpServers", data.get("servers")) if isinstance(data, dict) else None
+    if not isinstance(servers, dict):  # let the parser say what is wrong with the document
+        defs, errs = parse_mcp_json(data, file=file, env=env)
+        return defs, [], errors + errs
+    out: list[ServerDefinition] = []
+    held: list[UnavailableServer] = []
+    for name, raw in servers.items():
+        prefix = _prefix_of(str(name), raw)
+        if trust is not None and isinstance(raw, dict):
+            item = Declared.entry(f".mcp.json:{name}", "mcp_server", str(name), file, raw, workspace=path.parent)
+            if not trust.check(item).allowed:
+                reason = trust.explain(item.key)
+                held.append(UnavailableServer(str(name), file, ServerState.UNTRUSTED, reason, prefix, ".mcp.json"))
+                continue
+        defs, errs = parse_mcp_json({"mcpServers": {name: raw}}, file=file, env=env)
+        out.extend(defs)
+        if errs and not defs and isinstance(name, str) and name.strip():
+            reason = "; ".join(str(e) for e in errs)
+            held.append(UnavailableServer(name, file, ServerState.FAILED, reason, prefix, ".mcp.json"))
+        errors.extend(errs)
+    return out, held, errors
+
+
 def load_definitions(
     *,
     workspace: Path,
@@ -226,8 +285,13 @@ def load_definitions(
     toml_servers: Mapping[str, McpServerConfig],
     toml_source: Mapping[str, str],
     home: Path | None = None,
+    trust: WorkspaceTrust | None = None,
+    unavailable: list[UnavailableServer] | None = None,
 ) -> tuple[dict[str, ServerDefinition], list[ConfigError]]:
-    """Every configured server by name (later sources replace earlier ones) and the problems found."""
+    """Every configured server by name (later sources replace earlier ones) and the problems found.
+
+    With ``trust``, the workspace ``.mcp.json`` entries it does not cover are not
+    expanded or defined; they (and entries that failed) are appended to ``unavailable``."""
     errors: list[ConfigError] = []
     merged: dict[str, ServerDefinition] = {}
 
@@ -242,12 +306,11 @@ def load_definitions(
             "browser", PLAYWRIGHT_SERVER, source="PHILONT_MCP_BROWSER", origin="philont"
         )
 
-    mcp_json = workspace / ".mcp.json"
-    data = _read_json(mcp_json, errors)
-    if data is not None:
-        defs, errs = parse_mcp_json(data, file=str(mcp_json), env=env)
-        errors.extend(errs)
-        merged.update((d.name, d) for d in defs)
+    defs, held, errs = load_workspace_mcp_json(workspace / ".mcp.json", env=env, trust=trust)
+    errors.extend(errs)
+    merged.update((d.name, d) for d in defs)
+    if unavailable is not None:
+        unavailable.extend(held)  # a same-named server of the user's own stays (the manager notes it)
 
     for name, config in toml_servers.items():
         merged[name] = ServerDefinition(name, config, source=toml_source.get(name, ""), origin="kairox.toml")

@@ -14,16 +14,15 @@ reader never sees half a file. Other top-level keys are kept as they are.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from kairox._config import user_home
 from kairox._skills import SkillError, SkillScope
-from kairox.files import atomic_write_text
+from kairox.files import atomic_write_text, locked
 
 __all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]
 
@@ -40,28 +39,6 @@ def settings_path(
     if scope is SkillScope.WORKSPACE:
         return workspace / ".kairox" / SETTINGS_FILE
     raise ValueError(f"settings exist for the user and workspace scopes, not {scope.value}")
-
-
-@contextlib.contextmanager
-def _locked(handle: IO[bytes]) -> Iterator[None]:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        import msvcrt
-
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
-        try:
-            yield
-        finally:
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
-        return
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    try:
-        yield
-    finally:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class SettingsFile:
@@ -98,7 +75,7 @@ class SettingsFile:
         A broken file is never overwritten (:class:`SkillError`).
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.lock_path, "a+b") as lock, _locked(lock):
+        with locked(self.lock_path):
             data = self.read()
             change(data)
             self._write(data)

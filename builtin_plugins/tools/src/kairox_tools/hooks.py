@@ -30,6 +30,8 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
         ConfigSection(
             name="tools",
             schema=ToolsConfig,
+            # `shell` names the program shell.exec runs: a workspace's value waits for trust
+            needs_trust=True,
             description="limits of the built-in tools (output caps, shell timeout, disabled tools)",
         )
     )

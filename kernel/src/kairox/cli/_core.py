@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
+from .._text import terminal_safe as safe
+from .._trust import TrustState
 from ..errors import KairoxError, PolicyDenied, ToolError
 from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
 
@@ -49,8 +51,20 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
                 "detail": s.detail,
                 "tools": s.tools,
                 "source": s.source,
+                "log_tail": list(s.log_tail),
             }
             for s in status.servers
+        ],
+        "trust": {
+            "trusted": rt.trust.trusted,
+            "pending": [i.to_dict() | {"state": str(rt.trust.state_of(i.key))} for i in rt.trust.pending],
+            "hint": rt.trust.hint(TrustState.CHANGED if rt.trust.trusted else None) if rt.trust.pending else "",
+            "problem": rt.trust.problem,
+        },
+        "config_not_applied": [f"{n.file}: {n.section}.{n.key}: {n.reason}" for n in rt.config.not_applied],
+        "rule_warnings": [
+            f"[policy.rules] {pattern!r} matches no registered tool (by canonical id or exported name)"
+            for pattern in rt.policy.unmatched_rules(rt.tools.specs())
         ],
         "tools": status.tools,
         "skills": status.skills,
@@ -70,12 +84,21 @@ def _print_status(data: dict[str, Any]) -> None:
         click.echo(f"  ! provider {p['name']} ({p['owner']}) failed: {p['error']}")
     if data["servers"]:
         click.echo("servers:")
-        width = max(len(s["name"]) for s in data["servers"])
+        width = max(len(safe(s["name"])) for s in data["servers"])
         for s in data["servers"]:
-            mark = "!" if s["state"] == "failed" else " "
+            mark = "!" if s["state"] == "failed" else "?" if s["state"] == "untrusted" else " "
             tools = f"{s['tools']} tools" if s["state"] == "ready" else ""
-            detail = f"  {s['detail']}" if s["detail"] else ""
-            click.echo(f" {mark} {s['name']:<{width}}  {s['kind']:<4} {s['state']:<8} {tools}{detail}")
+            detail = f"  {safe(s['detail'])}" if s["detail"] else ""
+            click.echo(f" {mark} {safe(s['name']):<{width}}  {s['kind']:<4} {s['state']:<9} {tools}{detail}")
+            for line in s.get("log_tail", []):
+                click.echo(f"      | {safe(line)}")
+    trust = data.get("trust") or {}
+    if trust.get("problem"):
+        click.echo(f"trust:     ! {safe(trust['problem'])}")
+    if trust.get("pending"):
+        what = "changed since trusted" if trust.get("trusted") else "untrusted"
+        n = len(trust["pending"])
+        click.echo(f"trust:     {n} item{'s' if n != 1 else ''} of this workspace {what}, not run; {trust['hint']}")
     click.echo(f"tools:     {data['tools']}")
     click.echo(f"skills:    {data['skills']}")
     if data["skill_errors"]:
@@ -85,7 +108,13 @@ def _print_status(data: dict[str, Any]) -> None:
     if data["config_errors"]:
         click.echo("config problems:")
         for e in data["config_errors"]:
-            click.echo(f"  ! {e}")
+            click.echo(f"  ! {safe(e)}")
+    for w in data.get("rule_warnings", []):
+        click.echo(f"warning:   {safe(w)}")
+    if data.get("config_not_applied"):
+        click.echo("workspace config not applied:")
+        for e in data["config_not_applied"]:
+            click.echo(f"  - {safe(e)}")
 
 
 @click.command()
@@ -165,9 +194,11 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     if not data["sections"]:
         click.echo("(empty configuration)")
     for section, entries in data["sections"].items():
-        click.echo(f"[{section}]")
+        click.echo(f"[{safe(section)}]")
         for key, entry in entries.items():
-            click.echo(f"  {key} = {json.dumps(entry['value'], ensure_ascii=False)}    # {entry['source']}")
+            value = safe(json.dumps(entry["value"], ensure_ascii=False))
+            note = f"  (not applied: {safe(entry['not_applied'])})" if entry.get("not_applied") else ""
+            click.echo(f"  {safe(key)} = {value}    # {safe(entry['source'])}{note}")
     for err in data["errors"]:
         click.echo(f"! {err}", err=True)
 
@@ -254,7 +285,7 @@ def tools_call(ctx: click.Context, name: str, args_json: str, yes: bool, timeout
             return 1, {"error": "failed", "message": str(exc)}
         return (1 if result.is_error else 0), result
 
-    code, outcome = run_with_runtime(ctx, go, approver=tty_approver(yes))
+    code, outcome = run_with_runtime(ctx, go, start="lazy", approver=tty_approver(yes))
     if isinstance(outcome, dict):
         if json_out:
             echo_json(outcome)
@@ -269,8 +300,9 @@ def tools_call(ctx: click.Context, name: str, args_json: str, yes: bool, timeout
 
 def register_core_commands(group: click.Group) -> None:
     from ._context import context
+    from ._trust import trust
 
-    for command in (status, plugins, config, tools, context):
+    for command in (status, plugins, config, tools, context, trust):
         group.add_command(command)
 
 

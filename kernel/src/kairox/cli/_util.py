@@ -15,7 +15,7 @@ import click
 from .._host import PluginHost, build_plugin_host
 
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
-    from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime
+    from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime, StartMode
 
 __all__ = ["CliState", "CommandFailed", "echo_json", "run_with_runtime", "tty_approver"]
 
@@ -71,7 +71,7 @@ def run_with_runtime(
     ctx: click.Context,
     fn: Callable[[Runtime], Awaitable[T]],
     *,
-    start: bool = True,
+    start: StartMode = True,
     approver: Approver | None = None,
     warn_config: bool = True,
 ) -> T:
@@ -84,6 +84,11 @@ def run_with_runtime(
     does not apply, which the user must not miss (``status`` and ``config show``
     report them themselves).
 
+    ``start`` is the runtime's :data:`~kairox.StartMode`. When it activates
+    something and stdin and stderr are a terminal, an untrusted (or changed)
+    workspace is shown and the user asked once whether to trust it; without a
+    terminal nobody is asked and the workspace's servers stay untrusted.
+
     SIGTERM and SIGHUP cancel the work like Ctrl-C does, so the runtime closes
     (every server's process group is reaped) before the CLI exits with 128+signal.
     A signal that was ignored when the CLI started (``nohup`` ignores SIGHUP) stays
@@ -92,6 +97,7 @@ def run_with_runtime(
     import anyio
 
     from .._runtime import Runtime
+    from ._trust import tty_trust_prompt
 
     state = state_of(ctx)
     results: list[T] = []
@@ -115,7 +121,10 @@ def run_with_runtime(
 
             tg.start_soon(watch_signals)
             try:
-                async with Runtime.open(state.workspace, host=state.get_host(), start=start, approver=approver) as rt:
+                prompt = tty_trust_prompt() if start is not False else None
+                async with Runtime.open(
+                    state.workspace, host=state.get_host(), start=start, approver=approver, trust_prompt=prompt
+                ) as rt:
                     if warn_config:
                         for error in rt.config.errors:
                             click.echo(f"kairox: config problem: {error}", err=True)

@@ -1,0 +1,453 @@
+"""Workspace trust: the *decide* stage between discovering a workspace and activating it.
+
+A workspace is someone else's code until the user trusts it. Everything a
+workspace declares that would run a process or contact a URL (a server entry of
+its ``kairox.toml`` or ``.mcp.json``, a bundle, a section such as remote catalog
+sources) is a :class:`Declared` item with a fingerprint of what it declares.
+The user's trust (``kairox trust``) records those fingerprints, keyed by the
+workspace's resolved path, in ``$KAIROX_HOME/trust.json``. An item whose
+fingerprint the record holds is trusted; an item the record does not hold, or
+holds with another fingerprint, is ``changed`` since the workspace was trusted
+and does not run until the user trusts it again (direnv's ``allow``).
+
+Items the user's own files declare need no trust (:attr:`TrustState.USER`).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import logging
+import os
+import re
+import shlex
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .files import atomic_write_text, locked
+
+__all__ = [
+    "TRUST_FILE",
+    "Declared",
+    "TrustRecord",
+    "TrustState",
+    "TrustStore",
+    "WorkspaceTrust",
+    "describe_entry",
+    "fingerprint",
+    "referenced_files",
+    "workspace_key",
+]
+
+logger = logging.getLogger(__name__)
+
+TRUST_FILE = "trust.json"
+_VERSION = 1
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class TrustState(str, enum.Enum):
+    """Whether a declared item may run."""
+
+    #: declared by the user's own files (or given in code): needs no trust
+    USER = "user"
+    #: declared by the workspace, and covered by the user's trust
+    TRUSTED = "trusted"
+    #: declared by a workspace the user has not trusted
+    UNTRUSTED = "untrusted"
+    #: the workspace is trusted, but this item is new or differs from what was trusted
+    CHANGED = "changed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def allowed(self) -> bool:
+        return self in (TrustState.USER, TrustState.TRUSTED)
+
+    @property
+    def label(self) -> str:
+        """How ``status`` and the listing commands name the state."""
+        return "changed since trusted" if self is TrustState.CHANGED else self.value
+
+
+def fingerprint(value: Any) -> str:
+    """A stable SHA-256 of a JSON-like value (keys sorted), as hex."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """What a server-like entry would run: ``(command lines, URLs, environment variable names)``.
+
+    Reads the fields every server format shares (``command`` + ``args``, ``url``,
+    ``env``, ``env_vars``, ``*_env`` / ``*_env_var`` names, ``env_http_headers``)
+    and every ``${VAR}`` reference in any string. Values are not expanded.
+    """
+    commands: list[str] = []
+    urls: list[str] = []
+    names: list[str] = []
+    command = raw.get("command")
+    if isinstance(command, str) and command:
+        args = raw.get("args")
+        parts = [command, *(str(a) for a in args)] if isinstance(args, list) else [command]
+        commands.append(shlex.join(parts))
+    elif isinstance(command, list) and command:  # some formats give the command as a list
+        commands.append(shlex.join(str(c) for c in command))
+    url = raw.get("url")
+    if isinstance(url, str) and url:
+        urls.append(url)
+    if raw.get("inherit_env") is True:
+        names.append("(its whole environment: inherit_env = true)")
+    env = raw.get("env")
+    if isinstance(env, Mapping):
+        names.extend(str(k) for k in env)
+    env_vars = raw.get("env_vars")
+    if isinstance(env_vars, list):
+        names.extend(str(v) for v in env_vars if isinstance(v, str))
+    for key, value in raw.items():
+        if isinstance(value, str) and (key.endswith("_env") or key.endswith("_env_var")):
+            names.append(value)
+    headers = raw.get("env_http_headers")
+    if isinstance(headers, Mapping):
+        names.extend(str(v) for v in headers.values())
+    for text in _strings(raw):
+        names.extend(_VAR.findall(text))
+    return tuple(commands), tuple(urls), tuple(dict.fromkeys(names))
+
+
+#: largest file whose contents an entry's fingerprint covers (larger: size and mtime)
+_MAX_REFERENCED = 4 * 1024 * 1024
+
+
+def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) -> dict[str, str]:
+    """The workspace files an entry's ``command``, ``args`` and ``cwd`` name, by path, with
+    a digest of each (contents up to 4 MiB; beyond, size and mtime)."""
+    root = os.path.realpath(os.fspath(workspace))
+    base = root
+    cwd = raw.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        base = os.path.realpath(os.path.join(root, os.path.expanduser(cwd)))
+    words: list[str] = []
+    command = raw.get("command")
+    if isinstance(command, str):
+        words.append(command)
+    args = raw.get("args")
+    if isinstance(args, list):
+        words.extend(a for a in args if isinstance(a, str))
+    # `--script=tools/lib.sh`: the value after `=` may name a file too
+    words += [w.split("=", 1)[1] for w in words if "=" in w]
+    out: dict[str, str] = {}
+    for word in words:
+        if not word or "\0" in word or "${" in word or len(word) > 4096:
+            continue
+        try:
+            path = os.path.realpath(os.path.join(base, word))
+            if not (path == root or path.startswith(root + os.sep)) or not os.path.isfile(path):
+                continue
+            st = os.stat(path)
+            if st.st_size <= _MAX_REFERENCED:
+                with open(path, "rb") as fh:
+                    out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest()
+            else:
+                out[os.path.relpath(path, root)] = f"{st.st_size}:{st.st_mtime_ns}"
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+@attrs.frozen
+class Declared:
+    """One thing a workspace declares that would run code or contact a URL.
+
+    ``key`` is stable across runs (``mcp_servers.git``, ``.mcp.json:everything``,
+    ``bundle:guard``); ``digest`` is the fingerprint of the declaration itself,
+    so any change to it needs trust again. ``commands``, ``urls`` and
+    ``env_names`` are what the user is shown before trusting.
+    """
+
+    key: str
+    kind: str
+    name: str
+    source: str
+    digest: str
+    commands: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    env_names: tuple[str, ...] = ()
+    #: more the user should know before trusting (what a [policy] table grants, a bundle
+    #: that would replace one of the user's own); not part of the fingerprint
+    notes: tuple[str, ...] = attrs.field(default=(), eq=False)
+
+    @classmethod
+    def entry(
+        cls,
+        key: str,
+        kind: str,
+        name: str,
+        source: str,
+        raw: Mapping[str, Any],
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> Declared:
+        """An item for a server-like entry (command/args/url/env), fingerprinted over the
+        whole entry and, with ``workspace``, over the contents of the workspace files its
+        command and arguments name (a trusted ``./run.sh`` that changes needs trust again)."""
+        commands, urls, env_names = describe_entry(raw)
+        files = referenced_files(raw, workspace) if workspace is not None else {}
+        return cls(key, kind, name, source, fingerprint([kind, name, raw, files]), commands, urls, env_names)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe view: URLs and secret-looking arguments redacted."""
+        from ._secrets import redact_args, redact_url
+
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "name": self.name,
+            "source": self.source,
+            "commands": [redact_args(c) for c in self.commands],
+            "urls": [redact_url(u) for u in self.urls],
+            "env_names": list(self.env_names),
+            "notes": list(self.notes),
+        }
+
+
+def workspace_key(workspace: str | os.PathLike[str]) -> str:
+    """The key a workspace's trust is recorded under: its resolved path."""
+    return os.path.realpath(os.fspath(workspace))
+
+
+@attrs.frozen
+class TrustRecord:
+    """What the user trusted in one workspace: item key -> fingerprint."""
+
+    path: str
+    trusted_at: float
+    items: Mapping[str, str] = attrs.field(factory=dict)
+    #: the whole workspace was trusted (``kairox trust``), not only some items of it
+    #: (``kairox plugin trust NAME``): then an item it lacks is new, "changed since trusted"
+    whole: bool = True
+
+
+class TrustStore:
+    """The user's trust decisions, in ``<home>/trust.json``.
+
+    Every change is a read-modify-write under an exclusive lock on
+    ``trust.json.lock``, written atomically (a reader never sees half a file,
+    and concurrent ``kairox trust`` runs lose nothing). A file that cannot be
+    read or parsed trusts nothing (and is not overwritten silently: the next
+    write replaces it, keeping a ``.broken`` copy).
+    """
+
+    def __init__(self, home: str | os.PathLike[str]) -> None:
+        self.home = Path(home)
+        self.path = self.home / TRUST_FILE
+        #: why the file could not be read, if it could not
+        self.problem = ""
+
+    def _read(self) -> dict[str, Any]:
+        self.problem = ""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problem = f"{self.path}: cannot read: {exc}"
+            return {}
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            self.problem = f"{self.path}: not valid JSON: {exc.msg} (line {exc.lineno}); trusting nothing"
+            return {}
+        except (RecursionError, ValueError) as exc:  # nested too deep; an integer too long to convert
+            self.problem = f"{self.path}: cannot be read: {type(exc).__name__}; trusting nothing"
+            return {}
+        if not isinstance(data, dict) or not isinstance(data.get("workspaces", {}), dict):
+            self.problem = f"{self.path}: expected an object with `workspaces`; trusting nothing"
+            return {}
+        return data
+
+    def records(self) -> dict[str, TrustRecord]:
+        """Every trusted workspace by resolved path."""
+        out: dict[str, TrustRecord] = {}
+        for path, entry in self._read().get("workspaces", {}).items():
+            if not isinstance(entry, dict):
+                continue
+            items = entry.get("items")
+            when = entry.get("trusted_at")
+            if not isinstance(items, dict):
+                continue
+            clean = {str(k): v for k, v in items.items() if isinstance(v, str)}
+            try:
+                stamp = float(when) if isinstance(when, (int, float)) and not isinstance(when, bool) else 0.0
+            except (OverflowError, ValueError):
+                stamp = 0.0
+            out[str(path)] = TrustRecord(str(path), stamp, clean, entry.get("whole", True) is not False)
+        return out
+
+    def get(self, workspace: str | os.PathLike[str]) -> TrustRecord | None:
+        return self.records().get(workspace_key(workspace))
+
+    def _update(self, change: Any) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        with locked(self.path.with_name(self.path.name + ".lock")):
+            data = self._read()
+            if self.problem and self.path.exists():
+                try:
+                    os.replace(self.path, self.path.with_name(self.path.name + ".broken"))
+                except OSError:
+                    pass
+            workspaces = data.setdefault("workspaces", {})
+            change(workspaces)
+            data["version"] = _VERSION
+            atomic_write_text(self.path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def trust(
+        self, workspace: str | os.PathLike[str], items: Iterable[Declared], *, replace: bool = True
+    ) -> TrustRecord:
+        """Trust ``items`` in ``workspace``. With ``replace`` (``kairox trust``) the record
+        becomes exactly these items; without it (``kairox plugin trust NAME``) they are added."""
+        key = workspace_key(workspace)
+        wanted = {item.key: item.digest for item in items}
+        now = time.time()
+
+        def change(workspaces: dict[str, Any]) -> None:
+            entry = workspaces.get(key)
+            old = entry.get("items") if isinstance(entry, dict) and not replace else None
+            merged = {**(old if isinstance(old, dict) else {}), **wanted}
+            whole = replace or (isinstance(entry, dict) and entry.get("whole", True) is not False)
+            workspaces[key] = {"trusted_at": now, "items": merged, "whole": whole}
+
+        self._update(change)
+        record = self.get(key)
+        assert record is not None
+        return record
+
+    def revoke(self, workspace: str | os.PathLike[str], keys: Iterable[str] | None = None) -> bool:
+        """Forget the trust of ``workspace`` (or only of the items ``keys``); whether anything was recorded."""
+        key = workspace_key(workspace)
+        found: list[bool] = []
+
+        def change(workspaces: dict[str, Any]) -> None:
+            entry = workspaces.get(key)
+            if not isinstance(entry, dict):
+                return
+            if keys is None:
+                del workspaces[key]
+                found.append(True)
+                return
+            items = entry.get("items")
+            if isinstance(items, dict):
+                for k in keys:
+                    if items.pop(k, None) is not None:
+                        found.append(True)
+                if not items and entry.get("whole") is False:
+                    del workspaces[key]  # nothing of it is trusted any more
+
+        self._update(change)
+        return bool(found)
+
+
+class WorkspaceTrust:
+    """The decide stage of one runtime: which declared workspace items the user's trust covers.
+
+    Discovery calls :meth:`check` for each item a workspace declares; the answer
+    says whether it may run. :attr:`declared` keeps every workspace item, so
+    ``kairox trust`` can show and record exactly what would run.
+
+    ``override`` is for embedding code that vouches for the workspace itself
+    (``Runtime(trusted=True)``) or wants it treated as untrusted (``False``).
+    """
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        record: TrustRecord | None,
+        *,
+        override: bool | None = None,
+        problem: str = "",
+    ) -> None:
+        self.workspace = workspace_key(workspace)
+        self.record = record
+        self.override = override
+        #: why the trust file could not be read ("" when it could)
+        self.problem = problem
+        self.declared: dict[str, Declared] = {}
+        self._states: dict[str, TrustState] = {}
+
+    @classmethod
+    def load(
+        cls, workspace: str | os.PathLike[str], home: str | os.PathLike[str], *, override: bool | None = None
+    ) -> WorkspaceTrust:
+        store = TrustStore(home)
+        record = store.get(workspace) if override is None else None
+        return cls(workspace, record, override=override, problem=store.problem)
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the user has trusted this workspace as a whole (some items may have changed since)."""
+        return self.override is True or (self.override is None and self.record is not None and self.record.whole)
+
+    def check(self, item: Declared) -> TrustState:
+        """The state of a workspace item (recorded in :attr:`declared`)."""
+        self.declared[item.key] = item
+        if self.override is not None:
+            state = TrustState.TRUSTED if self.override else TrustState.UNTRUSTED
+        elif self.record is None:
+            state = TrustState.UNTRUSTED
+        elif self.record.items.get(item.key) == item.digest:
+            state = TrustState.TRUSTED
+        elif item.key in self.record.items or self.record.whole:
+            state = TrustState.CHANGED
+        else:  # only some items were trusted (kairox plugin trust NAME), not this one
+            state = TrustState.UNTRUSTED
+        self._states[item.key] = state
+        return state
+
+    def note(self, key: str, text: str) -> None:
+        """Add something the user should know about a declared item before trusting it."""
+        item = self.declared.get(key)
+        if item is not None and text not in item.notes:
+            self.declared[key] = attrs.evolve(item, notes=(*item.notes, text))
+
+    def allow(self, key: str) -> None:
+        """Let a declared item run because the user's own config says so
+        (``[plugins] workspace_trust = "trust"`` in the user's file)."""
+        if key in self.declared:
+            self._states[key] = TrustState.TRUSTED
+
+    def state_of(self, key: str) -> TrustState | None:
+        return self._states.get(key)
+
+    @property
+    def pending(self) -> list[Declared]:
+        """Declared items that do not run until the user trusts the workspace (again)."""
+        return [self.declared[k] for k, s in self._states.items() if not s.allowed]
+
+    def hint(self, state: TrustState | None = None) -> str:
+        """The command that lets a held item run (naming the workspace, whatever the current directory)."""
+        again = " again" if state is TrustState.CHANGED else ""
+        return f"run `kairox trust {shlex.quote(self.workspace)}` to trust the workspace{again}"
+
+    def explain(self, key: str) -> str:
+        """Why a held item does not run, with the command that changes that."""
+        state = self._states.get(key)
+        if state is None or state.allowed:
+            return ""
+        return f"{state.label}: {self.hint(state)}"

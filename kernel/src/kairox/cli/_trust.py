@@ -1,0 +1,132 @@
+"""``kairox trust``: trust a workspace (what it declares may run), list and revoke trust; the terminal prompt."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ._util import echo_json, run_with_runtime, state_of, want_json
+
+if TYPE_CHECKING:
+    from .._runtime import Runtime, TrustPrompt, TrustRequest
+    from .._trust import Declared
+
+__all__ = ["describe_items", "trust", "tty_trust_prompt"]
+
+_KIND_NAMES = {
+    "mcp_servers": "MCP server",
+    "mcp_server": "MCP server",
+    "lsp_servers": "language server",
+    "lsp_server": "language server",
+    "dap_servers": "debug adapter",
+    "dap_server": "debug adapter",
+    "bundle": "bundle",
+    "policy": "policy",
+    "config": "config",
+}
+
+
+def describe_items(items: Iterable[Declared], *, states: dict[str, str] | None = None) -> list[str]:
+    """Lines showing what each item would run: command lines, URLs (redacted), variables read."""
+    from .._secrets import redact_args, redact_url
+    from .._text import terminal_safe as safe
+
+    lines: list[str] = []
+    for item in items:
+        kind = _KIND_NAMES.get(item.kind, item.kind)
+        state = f"  [{states[item.key]}]" if states and item.key in states else ""
+        lines.append(f"  {kind} {safe(item.name)}  ({safe(item.source)}){state}")
+        for command in item.commands:
+            lines.append(f"      runs:     {safe(redact_args(command))}")
+        for url in item.urls:
+            lines.append(f"      contacts: {safe(redact_url(url))}")
+        if item.env_names:
+            lines.append(f"      reads:    {safe(', '.join(item.env_names))}")
+        for note in item.notes:
+            lines.append(f"      note:     {safe(note)}")
+    return lines
+
+
+def tty_trust_prompt() -> TrustPrompt | None:
+    """On a terminal: show what the workspace would run and ask once. Elsewhere: ``None`` (never asks)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    import anyio
+
+    async def ask(request: TrustRequest) -> bool:
+        def prompt() -> bool:
+            what = "has changed since you trusted it" if request.changed else "is not trusted"
+            click.echo(f"\nkairox: the workspace {request.workspace} {what}.", err=True)
+            click.echo("Trusting it lets these run (and read the variables named):", err=True)
+            states = {i.key: "changed" for i in request.pending} if request.changed else None
+            for line in describe_items(request.declared, states=states):
+                click.echo(line, err=True)
+            return click.confirm("Trust this workspace?", default=False, err=True)
+
+        return await anyio.to_thread.run_sync(prompt)
+
+    return ask
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--list", "list_", is_flag=True, help="List the trusted workspaces.")
+@click.option("--revoke", is_flag=True, help="Stop trusting the workspace.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.pass_context
+def trust(ctx: click.Context, path: Path | None, list_: bool, revoke: bool, as_json: bool) -> None:
+    """Trust the workspace PATH (default: the current one): what it declares may run.
+
+    Shows every server, bundle and section the workspace declares that would run a
+    command or contact a URL, and records their fingerprints. When any of them
+    changes later, it does not run until you trust the workspace again.
+    """
+    from .._home import user_home
+    from .._trust import TrustStore, workspace_key
+
+    state = state_of(ctx)
+    if path is not None:
+        state.workspace = path
+    store = TrustStore(user_home())
+    if list_:
+        records = store.records()
+        if want_json(ctx, as_json):
+            echo_json(
+                {
+                    "workspaces": [
+                        {"path": r.path, "trusted_at": r.trusted_at, "items": sorted(r.items)} for r in records.values()
+                    ]
+                }
+            )
+            return
+        if store.problem:
+            click.echo(f"kairox: {store.problem}", err=True)
+        if not records:
+            click.echo("(no trusted workspaces)")
+        for record in sorted(records.values(), key=lambda r: r.path):
+            click.echo(f"{record.path}  ({len(record.items)} items)")
+        return
+    if revoke:
+        key = workspace_key(state.workspace)
+        found = store.revoke(key)
+        click.echo(f"{'no longer trusting' if found else 'was not trusted:'} {key}")
+        return
+
+    async def go(rt: Runtime) -> tuple[str, list[Declared]]:
+        items = list(rt.trust.declared.values())
+        rt.trust_workspace()
+        return str(rt.workspace), items
+
+    workspace, items = run_with_runtime(ctx, go, start=False)
+    if want_json(ctx, as_json):
+        echo_json({"workspace": workspace, "trusted": [i.to_dict() for i in items]})
+        return
+    click.echo(f"trusting {workspace}")
+    if not items:
+        click.echo("  (it declares nothing that runs; its skills and narrowing policy apply anyway)")
+    for line in describe_items(items):
+        click.echo(line)

@@ -1,0 +1,37 @@
+"""Fixtures of the security tests: the attack workspace, its 127.0.0.1 listener, process hygiene."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import peers
+import pytest
+from security_helpers import Attack, Listener, build_attack, listening
+
+from kairox.testing import KairoxHarness
+
+
+@pytest.fixture
+def no_leftovers() -> Iterator[None]:
+    """The test must leave no process behind (children, grandchildren or orphans)."""
+    with peers.no_leftover_processes():
+        yield
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    """A 127.0.0.1 socket the workspace's HTTP server and catalog source point at."""
+    with listening() as sock:
+        yield sock
+
+
+@pytest.fixture
+def attack(tmp_path: Path, listener: Listener) -> Attack:
+    return build_attack(tmp_path, listener)
+
+
+@pytest.fixture
+def harness(attack: Attack) -> KairoxHarness:
+    """In-process CLI runs over the attack workspace, with the secret in the environment."""
+    return KairoxHarness(attack.workspace, attack.home, env=attack.env())

@@ -1,0 +1,138 @@
+"""The terminal prompt: on a terminal, an untrusted workspace is shown (what it would run, the
+variables it would read) and the user asked once; a "no" runs nothing; without a terminal
+nobody is asked and nothing runs.
+
+The CLI runs as a real process on a pseudo-terminal (as ``tests/tools/test_tools_cli.py``
+does for the approval prompt), over the attack workspace of ``security_helpers``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from security_helpers import KAIROX, SECRET, Attack, run_kairox
+
+from kairox import TrustStore
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pty")
+
+PROMPT = b"Trust this workspace?"
+
+
+def on_a_tty(
+    attack: Attack, args: list[str], answer: bytes | None, *, stderr_on_tty: bool = True, timeout: float = 60
+) -> tuple[int, str, bool]:
+    """Run ``kairox --workspace WS ARGS`` with stdin, stdout (and stderr) on a pty; answer the trust
+    prompt with ``answer`` when it comes. Returns (exit code, everything the terminal showed, asked)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [KAIROX, "--workspace", str(attack.workspace), *args],
+        cwd=attack.workspace,
+        env=attack.env(),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave if stderr_on_tty else subprocess.PIPE,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+    asked = False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the child closed its end
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+                if not asked and PROMPT in seen:
+                    asked = True
+                    os.write(master, answer if answer is not None else b"n\n")
+            elif proc.poll() is not None:
+                break
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # still waiting (for an answer nobody was shown): a failure
+            os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+        if not stderr_on_tty and proc.stderr is not None:
+            seen += proc.stderr.read()
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+    return code, seen.decode("utf-8", "replace"), asked
+
+
+def test_on_a_terminal_the_prompt_shows_what_would_run_and_no_runs_nothing(attack: Attack, no_leftovers: None) -> None:
+    code, tty, asked = on_a_tty(attack, ["status"], b"n\n")
+    assert asked, tty
+    assert f"the workspace {attack.workspace} is not trusted" in tty
+    # each command line, URL and variable name, before anything runs
+    assert "MCP server evil" in tty and "runs:     sh -c" in tty and str(attack.markers / "toml-mcp") in tty
+    assert "language server evil-lsp" in tty and "debug adapter evil-dap" in tty
+    assert f"contacts: http://127.0.0.1:{attack.listener.port}/mcp" in tty
+    assert "reads:    STOLEN, SECRET_TOKEN" in tty
+    assert "bundle evil-bundle" in tty and "hook pre_tool_call:" in tty
+    assert SECRET not in tty, "the prompt names variables, never their values"
+    # "no": the command goes on with everything held
+    assert code == 0 and "untrusted" in tty.split("Trust this workspace?")[1]
+    assert attack.ran() == {} and attack.listener.connections == 0
+    assert TrustStore(attack.home).get(attack.workspace) is None
+
+
+def test_on_a_terminal_yes_records_trust_and_runs_the_servers(attack: Attack, no_leftovers: None) -> None:
+    _code, tty, asked = on_a_tty(attack, ["status", "--json"], b"y\n")
+    assert asked, tty
+    record = TrustStore(attack.home).get(attack.workspace)
+    assert (
+        record is not None
+        and "mcp_servers.evil" in record.items
+        and "bundle:.kairox/plugins/evil-bundle" in record.items
+    )
+    assert {"toml-mcp", "json-mcp", "toml-lsp", "bundle-mcp"} <= set(attack.ran()), (attack.ran(), tty)
+    assert attack.listener.connections >= 1
+    # asked once: the next run does not ask again
+    _code, tty, asked = on_a_tty(attack, ["status"], None)
+    assert not asked, tty
+
+
+def test_a_changed_workspace_is_asked_about_again(attack: Attack, no_leftovers: None) -> None:
+    assert run_kairox(attack.workspace, attack.env(), "trust").returncode == 0
+    toml = attack.workspace / "kairox.toml"
+    toml.write_text(toml.read_text().replace("markers/toml-mcp;", "markers/toml-mcp-v2;"))
+    _code, tty, asked = on_a_tty(attack, ["tools", "call", "fs.read", "--args", '{"path": "main.py"}'], b"n\n")
+    assert asked and "has changed since you trusted it" in tty and "[changed]" in tty, tty
+    assert "toml-mcp-v2" not in attack.ran()
+
+
+def test_commands_that_start_nothing_never_ask(attack: Attack, no_leftovers: None) -> None:
+    code, tty, asked = on_a_tty(attack, ["config", "show"], None)
+    assert (code, asked) == (0, False), tty
+    assert attack.ran() == {}
+
+
+def test_without_a_terminal_nobody_is_asked_and_nothing_runs(attack: Attack, no_leftovers: None) -> None:
+    piped = run_kairox(attack.workspace, attack.env(), "status", "--json")
+    assert piped.returncode == 0 and "Trust this workspace" not in piped.stderr + piped.stdout
+    assert {s["state"] for s in json.loads(piped.stdout)["servers"] if s["name"] == "evil"} == {"untrusted"}
+    # stdin a terminal but stderr not (a pipe to a log): still nobody to ask
+    code, out, asked = on_a_tty(attack, ["status"], None, stderr_on_tty=False, timeout=20)
+    assert (code, asked) == (0, False), out
+    assert attack.ran() == {} and attack.listener.connections == 0
+    assert not (attack.home / "trust.json").exists()
