@@ -28,7 +28,7 @@ from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
 from ._home import user_home
 from ._registrar import Registrar
-from ._secrets import REDACTED, is_secret
+from ._secrets import REDACTED, is_secret, redact_args
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -182,12 +182,16 @@ def _expand_tree(value: Any, env: Mapping[str, str], path: str, file: str | None
 
 
 def redact(value: Any, key: str = "", parent: str = "") -> Any:
-    """A copy safe to print: values of env/headers tables and secret-looking keys are hidden."""
+    """A copy safe to print: values of env/headers tables and secret-looking keys are hidden,
+    and so are URL passwords and secret query values and secret-looking arguments
+    (``--token=...``) in any string."""
     if isinstance(value, dict):
         return {k: redact(v, k, key) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v, key, parent) for v in value]
-    return REDACTED if is_secret(key, parent) else value
+    if is_secret(key, parent):
+        return REDACTED
+    return redact_args(value) if isinstance(value, str) else value
 
 
 @attrs.define
@@ -251,6 +255,10 @@ class Config:
             )
         out: dict[str, Any] = {}
         for section, table in sorted(self.raw.items()):
+            sec = self.sections.get(section)
+            if sec is not None and sec.merge is not None:
+                out[section] = _show_layers(self, section, notes, redacted)
+                continue
             rows: dict[str, Any] = {}
             for key, value in table.items():
                 row: dict[str, Any] = {
@@ -262,6 +270,25 @@ class Config:
                 rows[key] = row
             out[section] = rows
         return out
+
+
+def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str], redacted: bool) -> dict[str, Any]:
+    """A section that merges its own layers, file by file: a key every file sets once is
+    ``key``; a key set again by a later file is ``key (file)``, so no file's value hides another's."""
+    rows: dict[str, Any] = {}
+    for file, data in config.documents:
+        part = data.get(section)
+        if not isinstance(part, dict):
+            continue
+        workspace = config.scope_of(file) == "workspace"
+        for key, value in part.items():
+            row = {
+                "value": redact(value, key) if redacted else value,
+                "source": file,
+                "not_applied": notes.get((section, key), "") if workspace else "",
+            }
+            rows[key if key not in rows else f"{key} ({file})"] = row
+    return rows
 
 
 def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, Any] | None:

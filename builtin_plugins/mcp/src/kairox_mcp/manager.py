@@ -258,7 +258,7 @@ class McpServerManager:
             return f"MCP server {server_name} has no tool {name!r} (it has {len(server.tool_specs)} tools)"
         for u in self.unavailable.values():
             if _prefixed(name, u.prefix or u.name):
-                return f"MCP server {u.name} is {u.state.value} ({u.source}): {u.reason}"
+                return f"MCP server {u.name} ({u.source}) is {u.reason}"
         return None
 
     # -- servers -------------------------------------------------------------------------------
@@ -268,6 +268,9 @@ class McpServerManager:
         if server is None:
             if name in self.definitions:
                 raise KairoxError(f"MCP server {name} is not started")
+            held = self.unavailable.get(name)
+            if held is not None:
+                raise KairoxError(f"MCP server {name} ({held.source}) is {held.state.value}: {held.reason}")
             raise KairoxError(f"no MCP server named {name!r} (configured: {', '.join(self.definitions) or 'none'})")
         return server
 

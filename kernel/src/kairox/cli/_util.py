@@ -97,6 +97,8 @@ def run_with_runtime(
     import anyio
 
     from .._runtime import Runtime
+    from .._text import terminal_safe
+    from .._trust import TrustState
     from ._trust import tty_trust_prompt
 
     state = state_of(ctx)
@@ -127,7 +129,16 @@ def run_with_runtime(
                 ) as rt:
                     if warn_config:
                         for error in rt.config.errors:
-                            click.echo(f"kairox: config problem: {error}", err=True)
+                            click.echo(f"kairox: config problem: {terminal_safe(str(error))}", err=True)
+                        pending = rt.trust.pending
+                        if start is not False and pending:
+                            n = len(pending)
+                            click.echo(
+                                f"kairox: {n} item{'s' if n != 1 else ''} of this workspace "
+                                f"{'do' if n != 1 else 'does'} not run: "
+                                f"{rt.trust.hint(TrustState.CHANGED if rt.trust.trusted else None)}",
+                                err=True,
+                            )
                     results.append(await fn(rt))
             except Exception as exc:  # re-raised as is below, not inside an ExceptionGroup
                 errors.append(exc)
