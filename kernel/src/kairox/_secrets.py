@@ -44,7 +44,7 @@ def redact_url(url: str) -> str:
 
 
 _SECRET_WORD = r"[\w.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|auth|credential)[\w.-]*"
-_SECRET_ASSIGN = re.compile(rf"(?i)(\b{_SECRET_WORD}[=:])([^\s'\"]+)")
+_SECRET_ASSIGN = re.compile(rf"(?i)(\b{_SECRET_WORD}[=:])([^\s'\"&]+)")
 _SECRET_FLAG = re.compile(rf"(?i)((?:^|\s)--?{_SECRET_WORD})(\s+)([^\s-][^\s]*)")
 _URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
 

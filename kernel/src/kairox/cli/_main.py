@@ -91,6 +91,12 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    from .._text import SafeStream
+
+    # every text kairox prints passes one guard: no escape sequence from a server, bundle
+    # or file reaches the terminal (per-field escaping also stops forged lines)
+    sys.stdout = SafeStream(sys.stdout)
+    sys.stderr = SafeStream(sys.stderr)
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr, format="kairox: %(levelname)s: %(message)s")
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return build_cli().main(args=argv, prog_name="kairox")

@@ -1,0 +1,63 @@
+"""Secrets in URLs and command lines never reach what kairox prints (config show, trust listings)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kairox import redact, redact_url
+from kairox._secrets import redact_args
+from kairox.testing import KairoxHarness
+
+secrets = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=12, max_size=40)
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+secret_names = st.sampled_from(["token", "api_key", "api-key", "apikey", "password", "secret", "auth", "X_API_TOKEN"])
+
+
+@given(secret=secrets, user=words, host=words, param=secret_names, other=words)
+def test_a_url_password_or_secret_query_value_never_survives(
+    secret: str, user: str, host: str, param: str, other: str
+) -> None:
+    for url in (
+        f"https://{user}:{secret}@{host}.example/mcp",
+        f"https://{host}.example/mcp?{param}={secret}&{other}=1",
+        f"http://{host}:8080/sse?{other}=x&{param}={secret}",
+    ):
+        assert secret not in redact_url(url)
+        assert secret not in redact_args(f"server --url {url} --verbose")
+        assert secret not in json.dumps(redact({"url": url}))
+
+
+@given(secret=secrets, name=secret_names, cmd=words)
+def test_a_secret_looking_argument_never_survives(secret: str, name: str, cmd: str) -> None:
+    for line in (f"{cmd} --{name}={secret}", f"{cmd} --{name} {secret} --x", f"{name.upper()}={secret} {cmd}"):
+        out = redact_args(line)
+        assert secret not in out and "<redacted>" in out
+
+
+@given(arg=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-./", max_size=30))
+def test_plain_arguments_are_left_as_they_are(arg: str) -> None:
+    text = f"mcp-server-git --repository {arg}"
+    if not any(w in text.lower() for w in ("token", "secret", "password", "passwd", "key", "auth", "credential")):
+        assert redact_args(text) == text
+
+
+def test_config_show_hides_url_and_argument_secrets(kairox_harness: KairoxHarness, tmp_path: Path) -> None:
+    kairox_harness.write_config(
+        "[mcp_servers.remote]\n"
+        'type = "http"\n'
+        'url = "https://me:URLPASSWORD@mcp.example/mcp?api_key=QUERYSECRET&region=eu"\n'
+        "[mcp_servers.local]\n"
+        'command = "server"\n'
+        'args = ["--token=ARGSECRET", "--region", "eu"]\n',
+        where="user",
+    )
+    for args in (("config", "show"), ("config", "show", "--json")):
+        result = kairox_harness.cli(*args, load_entrypoints=True)
+        assert result.exit_code == 0, result.output
+        for secret in ("URLPASSWORD", "QUERYSECRET", "ARGSECRET"):
+            assert secret not in result.output
+        assert "region=eu" in result.output and "<redacted>" in result.output
