@@ -13,9 +13,9 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from security_helpers import cli_env
 
 from kairox._text import stream_safe
-from security_helpers import cli_env
 
 KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
 # what must never come out raw: ESC (every sequence starts with it), BEL, C1 CSI/OSC, RLO

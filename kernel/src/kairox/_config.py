@@ -337,12 +337,16 @@ def load_config(
             files += [f for f in workspace_config_files(workspace) if _real(f) != _real(user_file)]
     docs: list[tuple[str, dict[str, Any]]] = []
     ws_real = _real(workspace) if workspace is not None else None
+    ws_abs = os.path.abspath(workspace) if workspace is not None else None
     for path in files:
         data = _read_toml(path, config.errors)
         if data is not None:
             config.files.append(path)
             docs.append((str(path), data))
-            inside = ws_real is not None and _inside(_real(path), ws_real)
+            # found through the workspace (a symlink to a file elsewhere included), or resolving into it
+            inside = ws_real is not None and (
+                _inside(_real(path), ws_real) or (ws_abs is not None and _inside(os.path.abspath(path), ws_abs))
+            )
             config.scopes[str(path)] = "workspace" if inside and _real(path) != _real(user_file) else "user"
     docs.extend(documents or [])
     config.documents = docs

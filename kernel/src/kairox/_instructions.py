@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._config import user_home
+from ._config import expand_env, user_home
 from ._convert import structure
 from .errors import ConfigError
 
@@ -103,16 +103,22 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
         base = Path(file).parent if Path(file).is_absolute() else runtime.workspace
         if scope == "workspace" and base.name == ".kairox":
             base = base.parent
-        if sec.text.strip():
-            pieces.append(Instruction(sec.text.strip(), f"{file} [instructions].text", scope))
+        text = sec.text
+        if "${" in text:  # read the environment only as the user's trust covers it
+            state = runtime.trust.state_of(f"instructions@{file}")
+            if scope == "user" or (state is not None and state.allowed):
+                try:
+                    text = expand_env(text, runtime.env, path="instructions.text", file=file)
+                except ConfigError as exc:
+                    problems.append(str(exc))
+        if text.strip():
+            pieces.append(Instruction(text.strip(), f"{file} [instructions].text", scope))
         ws_real = runtime.workspace.resolve()
         for rel in sec.files:
             path = (base / Path(rel).expanduser()).resolve()
-            if scope == "workspace" and not runtime.trust.trusted and not path.is_relative_to(ws_real):
-                # an untrusted workspace cannot pull a file of yours into the model's context
-                problems.append(
-                    f"{file}: instructions.files: {rel}: outside the workspace; not read until you trust it"
-                )
+            if scope == "workspace" and not path.is_relative_to(ws_real):
+                # a workspace cannot pull a file of yours into the model's context
+                problems.append(f"{file}: instructions.files: {rel}: outside the workspace; a workspace's are not read")
                 continue
             text = _read(path, max_bytes, problems)
             if text is None and not path.exists():

@@ -281,10 +281,14 @@ def discover(ctx: DiscoveryContext) -> list[Candidate]:
             winners[cand.name] = cand
         else:
             cand.shadowed_by = winner
-            if winner.scope == "workspace" and cand.scope == "user" and ctx.trust is not None and winner.manifest:
+            workspace_copy, user_copy = (winner, cand) if winner.scope == "workspace" else (cand, winner)
+            if workspace_copy.scope == "workspace" and user_copy.scope == "user" and ctx.trust is not None:
                 # trusting the workspace lets its copy replace the user's own: say so before they trust it
                 from .trust import bundle_key
 
-                key = bundle_key(winner.manifest, ctx.workspace)
-                ctx.trust.note(key, f"replaces your own bundle {cand.name} from {cand.root} in this workspace")
+                if workspace_copy.manifest is not None:
+                    key = bundle_key(workspace_copy.manifest, ctx.workspace)
+                    ctx.trust.note(
+                        key, f"replaces your own bundle {user_copy.name} from {user_copy.root} in this workspace"
+                    )
     return candidates

@@ -23,6 +23,7 @@ import anyio
 from kairox import ServerState, ServerStatus
 
 from .activation import Activation, ActivationContext
+from .config import PluginsConfig
 from .discovery import DiscoveryContext, discover
 from .events import PluginContributionFailed, PluginLoaded, PluginNotLoaded
 from .hookscripts import ScriptHook
@@ -80,7 +81,9 @@ class PluginLoader:
         ctx = DiscoveryContext.from_runtime(runtime)
         self.ctx = ctx
         self._discovered = True
-        if not ctx.config.enabled:
+        # the global switch is the user's: a workspace's `enabled = false` only stops its own bundles
+        off = ctx.user_values.get("enabled") is False if ctx.runtime_config is not None else not ctx.config.enabled
+        if off:
             return
         candidates = await anyio.to_thread.run_sync(discover, ctx)
         self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
@@ -235,9 +238,10 @@ class PluginLoader:
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
         hooks: list[tuple[str, Any, str]] = []
         # a workspace's [plugins] hook_timeout never shortens the hooks of the user's own bundles
-        timeout = ctx.values_for(rec.candidate.scope).get("hook_timeout", ctx.config.hook_timeout)
+        default = PluginsConfig().hook_timeout
+        timeout = ctx.values_for(rec.candidate.scope).get("hook_timeout", default)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            timeout = ctx.config.hook_timeout
+            timeout = default
         for c in enabled:
             if c.kind == "hook":
                 hook = ScriptHook(
