@@ -123,7 +123,12 @@ class PluginLoader:
             }.get(rec.state, ServerState.STOPPED)
             if rec.state in ("loaded", "available"):
                 n = sum(1 for st in rec.items.values() if st.loaded)
-                bad = [k for k, st in rec.items.items() if st.enabled and not st.loaded and st.detail]
+                unrouted = {f"{kind}/" for kind in UNROUTED}
+                bad = [
+                    k
+                    for k, st in rec.items.items()
+                    if st.enabled and not st.loaded and st.detail and not k.startswith(tuple(unrouted))
+                ]
                 fmt = rec.candidate.manifest.format if rec.candidate.manifest else "?"
                 detail = f"{fmt}, {n} contributions" + (f", {len(bad)} failed: {'; '.join(bad)}" if bad else "")
                 if rec.state == "available":
