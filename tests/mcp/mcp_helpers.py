@@ -57,7 +57,11 @@ async def open_runtime(
     env: Mapping[str, str] | None = None,
     **kwargs: Any,
 ) -> AsyncIterator[Runtime]:
-    """A runtime over ``workspace`` whose only config is ``[mcp_servers]`` = ``servers``."""
+    """A runtime over ``workspace`` whose only config is ``[mcp_servers]`` = ``servers``.
+
+    The servers are the user's own (config given in code) and, unless an entry says
+    otherwise, ``trust_annotations = true``: these tests rely on the peers' read-only hints.
+    Annotations as untrusted input are tested in tests/security/test_annotations.py."""
     plugins: list[Any] = list(kwargs.pop("plugins", ()))
     if transports:
         plugins.append(TransportPlugin(*transports))
@@ -65,7 +69,8 @@ async def open_runtime(
         import kairox_mcp.hooks
 
         plugins.append(kairox_mcp.hooks)
-    docs = [(str(workspace / "kairox.toml"), {"mcp_servers": dict(servers)})] if servers else []
+    entries = {name: {"trust_annotations": True, **entry} for name, entry in servers.items()}
+    docs = [(str(workspace / "kairox.toml"), {"mcp_servers": entries})] if servers else []
     async with Runtime.open(
         workspace,
         config_documents=docs,

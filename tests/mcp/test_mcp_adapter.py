@@ -67,22 +67,31 @@ def test_exported_names_are_sanitised_by_the_registry() -> None:
         (types.ToolAnnotations(open_world_hint=False), (Domain.SYSTEM, Capability.EXECUTE)),
     ],
 )
-def test_domain_and_capability_from_annotations(annotations: Any, expected: tuple[Domain, Capability]) -> None:
-    spec = build_spec("s", PLAIN, tool(annotations=annotations))
+def test_domain_and_capability_from_annotations_of_a_trusted_server(
+    annotations: Any, expected: tuple[Domain, Capability]
+) -> None:
+    trusting = McpServerConfig(command="s", trust_annotations=True)
+    spec = build_spec("s", trusting, tool(annotations=annotations))
     assert (spec.domain, spec.capability) == expected
     if annotations is not None:
         assert spec.annotations == annotations.model_dump(by_alias=True, exclude_none=True)
+    # without trust_annotations the hints are kept (shown) but decide nothing
+    untrusted = build_spec("s", PLAIN, tool(annotations=annotations))
+    assert (untrusted.domain, untrusted.capability) == (Domain.SYSTEM, Capability.EXECUTE)
+    assert untrusted.annotations == spec.annotations
 
 
 def test_config_overrides_annotations_per_axis() -> None:
     ann = {"readOnlyHint": True, "openWorldHint": True}
-    assert classify(McpServerConfig(command="s", domain=Domain.LOCAL), ann) == (Domain.LOCAL, Capability.READ)
-    both = McpServerConfig(command="s", domain=Domain.LOCAL, capability=Capability.WRITE)
+    local = McpServerConfig(command="s", domain=Domain.LOCAL, trust_annotations=True)
+    assert classify(local, ann) == (Domain.LOCAL, Capability.READ)
+    both = McpServerConfig(command="s", domain=Domain.LOCAL, capability=Capability.WRITE, trust_annotations=True)
     assert classify(both, ann) == (Domain.LOCAL, Capability.WRITE)
-    assert classify(McpServerConfig(command="s", capability=Capability.EXECUTE), ann) == (
+    assert classify(McpServerConfig(command="s", capability=Capability.EXECUTE, trust_annotations=True), ann) == (
         Domain.NETWORK,
         Capability.EXECUTE,
     )
+    assert classify(McpServerConfig(command="s", domain=Domain.LOCAL), ann) == (Domain.LOCAL, Capability.EXECUTE)
 
 
 def test_schema_normalisation_examples() -> None:

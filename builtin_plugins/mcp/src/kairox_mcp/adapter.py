@@ -82,10 +82,15 @@ def _hint(annotations: Mapping[str, Any], camel: str, snake: str) -> Any:
 
 
 def classify(config: McpServerConfig, annotations: Mapping[str, Any] | None) -> tuple[Domain, Capability]:
-    """Domain and capability: the server's config, else the tool's MCP annotations
-    (``readOnlyHint`` -> read, ``destructiveHint`` -> write, ``openWorldHint`` ->
-    network), else the strict default ``system``/``execute``."""
-    ann = annotations or {}
+    """Domain and capability: the server's config; else, only for a server the user marked
+    ``trust_annotations = true`` in a config of their own, the tool's MCP annotations
+    (``readOnlyHint`` -> read, ``destructiveHint`` -> write, ``openWorldHint`` -> network);
+    else the strict default ``system``/``execute``.
+
+    The MCP spec: clients MUST treat annotations as untrusted unless the server is trusted;
+    a server that calls its tool read-only must not decide that the tool runs unasked.
+    """
+    ann = (annotations or {}) if config.trust_annotations else {}
     domain = config.domain
     if domain is None:
         domain = Domain.NETWORK if _hint(ann, "openWorldHint", "open_world_hint") is True else Domain.SYSTEM

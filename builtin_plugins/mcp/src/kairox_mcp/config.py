@@ -115,9 +115,12 @@ class McpServerConfig:
     disabled_tools: list[str] = attrs.field(factory=list)
     #: canonical ids become ``<tool_prefix>.<tool>`` (default: the server's name)
     tool_prefix: str | None = None
-    #: override what the server's tool annotations say (else annotations, else system/execute)
+    #: what the server's tools are (else, with ``trust_annotations``, their annotations; else system/execute)
     domain: Domain | None = None
     capability: Capability | None = None
+    #: let the tools' MCP annotations (readOnlyHint, destructiveHint, openWorldHint) set their
+    #: capability and domain; honoured only from the user's own config (never a workspace's or a bundle's)
+    trust_annotations: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.type == "stdio":

@@ -113,9 +113,18 @@ class McpServerManager:
             source = config.source_of(SECTION, name) or ""
             reason = "; ".join(str(e) for e in errors)
             unavailable.append(UnavailableServer(name, source, ServerState.FAILED, reason, name, "kairox.toml"))
+        for definition in list(self.definitions.values()):
+            self.add_server(definition)  # the same checks for every source (trust_annotations)
         for u in unavailable:
             self.add_unavailable(u)
         config.errors.extend(self.errors)
+
+    def _owned_by_user(self, definition: ServerDefinition) -> bool:
+        """Whether the user's own config declares the server (their kairox.toml, Philont's
+        mcp.json in their home or environment, or code): only then may it trust annotations."""
+        if definition.origin in ("philont", "code"):
+            return True
+        return definition.origin == "kairox.toml" and self.runtime.config.scope_of(definition.source) == "user"
 
     def add_server(self, definition: ServerDefinition) -> None:
         """Declare a server from code or another plugin (manifests). It replaces a
@@ -123,6 +132,13 @@ class McpServerManager:
         running = self._servers.get(definition.name)
         if running is not None and not running.done:
             raise KairoxError(f"MCP server {definition.name} is running; stop it first")
+        if definition.config.trust_annotations and not self._owned_by_user(definition):
+            logger.warning(
+                "MCP server %s: trust_annotations is honoured only in your own config (%s); ignored",
+                definition.name,
+                definition.source or definition.origin,
+            )
+            definition = attrs.evolve(definition, config=attrs.evolve(definition.config, trust_annotations=False))
         self.definitions[definition.name] = definition
         self.unavailable.pop(definition.name, None)
 
