@@ -202,6 +202,13 @@ class ScriptHook:
             data["tool_response"] = {"text": result.text, "is_error": result.is_error, "structured": result.structured}
         return data
 
+    def _on_failure(self, error: str) -> Any:
+        """What a failed run means: nothing (the default), or, for a guard that declared
+        ``"onError": "block"``, a block of the call it guards."""
+        if self.decl.on_error == "block" and self.decl.event == "pre_tool_call":
+            return Block(f"guard hook {self.name} of plugin {self.plugin} failed ({error}); it blocks on error")
+        return None
+
     # -- running ---------------------------------------------------------------------
     async def __call__(self, **kwargs: Any) -> Any:
         """Called by the runtime with the hookspec's keyword arguments; never raises."""
@@ -216,13 +223,13 @@ class ScriptHook:
             self.runtime.events.publish(
                 PluginHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
             )
-            return None
+            return self._on_failure(exc.message)
         except Exception as exc:  # never let a hook break the call it observes
             logger.debug("hook %s of %s failed", self.name, self.plugin, exc_info=True)
             self.runtime.events.publish(
                 PluginHookFailed(plugin=self.plugin, hook=self.name, event=event, error=f"{type(exc).__name__}: {exc}")
             )
-            return None
+            return self._on_failure(f"{type(exc).__name__}: {exc}")
         value: Any = None
         outcome = "ok"
         if event == "pre_tool_call":

@@ -104,6 +104,9 @@ class HookDecl:
     matcher: str | None = None
     timeout: float | None = None
     source_event: str = ""
+    #: ``ignore``: a failing script is reported and the call goes on; ``block``: a failing
+    #: ``pre_tool_call`` script blocks the call (a guard fails closed)
+    on_error: str = "ignore"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +116,7 @@ class HookDecl:
             "matcher": self.matcher,
             "timeout": self.timeout,
             "source_event": self.source_event,
+            "on_error": self.on_error,
         }
 
     @classmethod
@@ -124,6 +128,7 @@ class HookDecl:
             matcher=data.get("matcher"),
             timeout=data.get("timeout"),
             source_event=data.get("source_event", ""),
+            on_error=data.get("on_error", "ignore"),
         )
 
 

@@ -411,5 +411,12 @@ def kairox_hooks(root: Path, hooks: list[Any], out: Collector, *, file: str | No
         if not script.is_file():
             out.problems.append(Problem(f"{hook.script!r} does not exist; hook ignored", file=file, path=hpath))
             continue
-        decl = HookDecl(event=hook.event, script=script, matcher=hook.matcher, timeout=timeout, source_event=hook.event)
+        decl = HookDecl(
+            event=hook.event,
+            script=script,
+            matcher=hook.matcher,
+            timeout=timeout,
+            source_event=hook.event,
+            on_error=getattr(hook, "onError", "ignore"),
+        )
         out.add(Contribution("hook", hook_name(out, hook.event, script, None), script, decl), file=file, path=hpath)

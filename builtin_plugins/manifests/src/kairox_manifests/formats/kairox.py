@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import attrs
 
@@ -29,6 +29,9 @@ class KairoxHook:
     script: str
     timeout: Optional[float] = None
     matcher: Optional[str] = None
+    #: what a failure of the script (crash, timeout, unreadable answer) means: ``ignore``
+    #: (the call goes on, as Claude Code and Codex do) or ``block`` (a guard fails closed)
+    onError: Literal["ignore", "block"] = "ignore"
 
 
 @attrs.frozen

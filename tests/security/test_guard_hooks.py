@@ -1,0 +1,73 @@
+"""A guard hook can fail closed: ``"onError": "block"`` makes a failing pre_tool_call script block.
+
+The default stays Claude Code's and Codex's (a failing hook is reported, the call goes on);
+a guard that must hold declares ``onError: block`` in its kairox manifest.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kairox import PolicyDenied
+from kairox.testing import KairoxHarness
+
+FAILURES = {
+    "hangs": "import time\ntime.sleep(30)\n",
+    "truncated-json": "import sys\nsys.stdin.read()\nprint('{\"decision\": \"blo', end='')\n",
+    "crashes": "import sys\nsys.stdin.read()\nraise SystemExit(3)\n",
+}
+
+
+def _guard(harness: KairoxHarness, body: str, on_error: str | None) -> None:
+    root = harness.home / "plugins" / "guard"
+    (root / ".kairox-plugin").mkdir(parents=True)
+    hook: dict[str, object] = {"event": "pre_tool_call", "script": "./guard.py", "timeout": 0.5}
+    if on_error is not None:
+        hook["onError"] = on_error
+    (root / ".kairox-plugin" / "plugin.json").write_text(json.dumps({"name": "guard", "hooks": [hook]}))
+    (root / "guard.py").write_text(body)
+
+
+async def _write(harness: KairoxHarness, target: Path) -> PolicyDenied | None:
+    import kairox_manifests.hooks
+    import kairox_tools.hooks
+
+    async with harness.open(plugins=[kairox_manifests.hooks, kairox_tools.hooks]) as rt:
+        try:
+            await rt.call_tool("fs.write", {"path": str(target), "content": "x"})
+        except PolicyDenied as exc:
+            return exc
+    return None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("failure", sorted(FAILURES))
+async def test_a_failing_guard_that_blocks_on_error_blocks(kairox_harness: KairoxHarness, failure: str) -> None:
+    _guard(kairox_harness, FAILURES[failure], "block")
+    target = kairox_harness.workspace / "out.txt"
+    denied = await _write(kairox_harness, target)
+    assert denied is not None and "it blocks on error" in str(denied), denied
+    assert not target.exists()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("failure", sorted(FAILURES))
+async def test_by_default_a_failing_hook_is_ignored_as_claude_and_codex_do(
+    kairox_harness: KairoxHarness, failure: str
+) -> None:
+    _guard(kairox_harness, FAILURES[failure], None)
+    target = kairox_harness.workspace / "out.txt"
+    assert await _write(kairox_harness, target) is None
+    assert target.read_text() == "x"
+
+
+def test_a_bad_on_error_value_names_the_field(kairox_harness: KairoxHarness) -> None:
+    _guard(kairox_harness, FAILURES["crashes"], "sometimes")
+    result = kairox_harness.cli("plugin", "list", "--json", load_entrypoints=True)
+    data = json.loads(result.stdout)
+    guard = next(p for p in data["plugins"] if p["name"] == "guard")
+    assert guard["state"] == "failed"
+    assert "hooks[0].onError" in json.dumps(guard)
