@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "locked"]
+__all__ = ["STALE_TEMP_AGE", "atomic_write_bytes", "atomic_write_text", "locked"]
 
 
 @contextlib.contextmanager
@@ -53,6 +53,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsyn
     the old one or the new one (or, on some file systems, empty), never a mix."""
     import tempfile
 
+    _remove_stale_temp_files(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -66,6 +67,31 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, fsyn
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: a temp file of ours this old belongs to a write that died (kill -9): the next write removes it
+STALE_TEMP_AGE = 60.0
+
+
+def _remove_stale_temp_files(path: Path) -> None:
+    """Remove ``.<name>.*.tmp`` files left next to ``path`` by writes that were killed.
+
+    A live write's temp file exists for milliseconds; one older than :data:`STALE_TEMP_AGE`
+    seconds is a leftover. Best effort: a file another process removes first is fine."""
+    import time
+
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    prefix, cutoff = f".{path.name}.", time.time() - STALE_TEMP_AGE
+    for entry in entries:
+        if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = True) -> None:
