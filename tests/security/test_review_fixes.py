@@ -468,3 +468,26 @@ def test_a_bundles_symlinked_directory_is_part_of_what_was_trusted(clone: Clone,
     assert pending_of(clone.status()) == {"bundle:.kairox/plugins/b": "changed"}
     plugin = json.loads(cli(clone.harness, "plugin", "list", "--json").stdout)["plugins"][0]
     assert plugin["state"] == "untrusted" and "changed since trusted" in plugin["reason"]
+
+
+def test_a_bundle_link_out_of_the_workspace_is_not_walked_but_counts(tmp_path: Path) -> None:
+    """``lib -> /`` in a hostile bundle must not make every command walk the disk: a
+    symlinked directory outside the workspace counts by its target, not its tree."""
+    from kairox_manifests.trust import bundle_digest
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    bundle = ws / ".kairox" / "plugins" / "b"
+    bundle.mkdir(parents=True)
+    outside.mkdir()
+    (outside / "big.txt").write_text("one")
+    (bundle / "plugin.json").write_text("{}")
+    (bundle / "lib").symlink_to(outside)
+    first = bundle_digest(bundle, within=ws)
+    (outside / "big.txt").write_text("two")  # outside the workspace: not part of the fingerprint
+    assert bundle_digest(bundle, within=ws) == first
+    (bundle / "lib").unlink()
+    (bundle / "lib").symlink_to(tmp_path)  # where the link points is
+    assert bundle_digest(bundle, within=ws) != first
+    (bundle / "lib").unlink()
+    (bundle / "lib").symlink_to("/")
+    assert bundle_digest(bundle, within=ws)  # finishes: / is not walked

@@ -132,8 +132,11 @@ def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, 
     return tuple(commands), tuple(urls), tuple(dict.fromkeys(names))
 
 
-#: largest file whose contents an entry's fingerprint covers (larger: size and mtime)
+#: largest file whose contents an entry's fingerprint covers (larger: size and mtime), the
+#: contents read for one entry in all, and the words of its command line looked at
 _MAX_REFERENCED = 4 * 1024 * 1024
+_MAX_REFERENCED_TOTAL = 32 * 1024 * 1024
+_MAX_REFERENCED_WORDS = 256
 
 
 def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) -> dict[str, str]:
@@ -154,7 +157,8 @@ def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) 
     # `--script=tools/lib.sh`: the value after `=` may name a file too
     words += [w.split("=", 1)[1] for w in words if "=" in w]
     out: dict[str, str] = {}
-    for word in words:
+    budget = _MAX_REFERENCED_TOTAL
+    for word in words[:_MAX_REFERENCED_WORDS]:
         if not word or "\0" in word or "${" in word or len(word) > 4096:
             continue
         try:
@@ -162,9 +166,10 @@ def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) 
             if not (path == root or path.startswith(root + os.sep)) or not os.path.isfile(path):
                 continue
             st = os.stat(path)
-            if st.st_size <= _MAX_REFERENCED:
+            if st.st_size <= min(_MAX_REFERENCED, budget):
                 with open(path, "rb") as fh:
                     out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest()
+                budget -= st.st_size
             else:
                 out[os.path.relpath(path, root)] = f"{st.st_size}:{st.st_mtime_ns}"
         except (OSError, ValueError):

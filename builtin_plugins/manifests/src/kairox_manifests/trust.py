@@ -21,17 +21,27 @@ from .model import Contribution, HookDecl, PluginManifest
 if TYPE_CHECKING:
     from .discovery import Candidate, DiscoveryContext
 
-__all__ = ["MAX_BYTES", "bundle_digest", "bundle_item", "bundle_key", "candidate_trust"]
+__all__ = ["MAX_BYTES", "MAX_FILES", "bundle_digest", "bundle_item", "bundle_key", "candidate_trust"]
 
 #: bytes of file contents hashed per bundle; beyond it, files count by name, size and mtime
 MAX_BYTES = 32 * 1024 * 1024
+#: files a bundle's fingerprint visits at most
+MAX_FILES = 20_000
 _SKIP = {".git", "node_modules", "__pycache__"}
 
 
-def bundle_digest(root: Path) -> str:
-    """SHA-256 over the bundle's files (sorted relative paths, modes, contents)."""
+def bundle_digest(root: Path, *, within: Path | None = None) -> str:
+    """SHA-256 over the bundle's files (sorted relative paths, modes, contents).
+
+    Symlinked directories are followed only when they resolve inside ``within`` (the
+    workspace; default: the bundle root): a link pointing elsewhere (``lib -> /``) counts
+    by its target text, so a hostile bundle cannot make every command walk the disk.
+    At most :data:`MAX_FILES` files are visited; past that the digest says so.
+    """
     digest = hashlib.sha256()
     budget = MAX_BYTES
+    files = 0
+    fence = os.path.realpath(within if within is not None else root)
     seen: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):  # loops cut below
         try:
@@ -42,8 +52,27 @@ def bundle_digest(root: Path) -> str:
             dirnames[:] = []
             continue
         seen.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP)
+        kept = []
+        for d in sorted(dirnames):
+            if d in _SKIP:
+                continue
+            sub = os.path.join(dirpath, d)
+            if os.path.islink(sub):
+                target = os.path.realpath(sub)
+                digest.update(
+                    f"{Path(sub).relative_to(root).as_posix()}\0->{os.readlink(sub)}\0".encode(
+                        "utf-8", "surrogateescape"
+                    )
+                )
+                if not (target == fence or target.startswith(fence.rstrip(os.sep) + os.sep)):
+                    continue  # outside the workspace: the link text counts, its tree is not walked
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
+            files += 1
+            if files > MAX_FILES:
+                digest.update(b"<more files than counted>")
+                return digest.hexdigest()
             path = Path(dirpath, name)
             rel = path.relative_to(root).as_posix()
             try:
@@ -104,7 +133,7 @@ def bundle_item(manifest: PluginManifest, workspace: Path) -> Declared:
         kind="bundle",
         name=manifest.name,
         source=str(root),
-        digest=bundle_digest(root),
+        digest=bundle_digest(root, within=workspace),
         commands=tuple(commands),
         urls=tuple(urls),
         env_names=tuple(dict.fromkeys(env_names)),
