@@ -526,26 +526,19 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
     for layer, values in validated:
         if layer.scope == "user":
             continue
-        if "approval" in values:
-            wanted: ApprovalPolicy = values["approval"]
-            if APPROVAL_STRICTNESS.index(wanted) > APPROVAL_STRICTNESS.index(base.approval):
-                refuse(
-                    layer,
-                    "approval",
-                    f"a workspace may only make the approval policy stricter (the user's is {base.approval.value})",
-                )
-            elif APPROVAL_STRICTNESS.index(wanted) < APPROVAL_STRICTNESS.index(approval):
-                approval = wanted
-        if "sandbox" in values:
-            narrower: SandboxPolicy = values["sandbox"]
-            if SANDBOX_STRICTNESS.index(narrower) > SANDBOX_STRICTNESS.index(base.sandbox):
-                refuse(
-                    layer,
-                    "sandbox",
-                    f"a workspace may only make the sandbox narrower (the user's is {base.sandbox.value})",
-                )
-            elif SANDBOX_STRICTNESS.index(narrower) < SANDBOX_STRICTNESS.index(sandbox):
-                sandbox = narrower
+
+        def narrowed(key: str, order: list[Any], users: Any, current: Any, what: str) -> Any:
+            """The stricter of ``current`` and this layer's value; a looser one is refused."""
+            if key not in values:  # noqa: B023 - called at once, in this iteration
+                return current
+            wanted = values[key]  # noqa: B023
+            if order.index(wanted) > order.index(users):
+                refuse(layer, key, f"a workspace may only make {what} (the user's is {users.value})")  # noqa: B023
+                return current
+            return wanted if order.index(wanted) < order.index(current) else current
+
+        approval = narrowed("approval", APPROVAL_STRICTNESS, base.approval, approval, "the approval policy stricter")
+        sandbox = narrowed("sandbox", SANDBOX_STRICTNESS, base.sandbox, sandbox, "the sandbox narrower")
         if values.get("include_temp_dir") is False:
             include_temp_dir = False
         elif values.get("include_temp_dir") is True and not base.include_temp_dir:
