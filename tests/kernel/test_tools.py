@@ -101,14 +101,27 @@ def test_collisions_are_reported_once(registry) -> None:
     assert collision.exported_name == "a_b"
     assert collision.canonical_ids == ("a.b", "a_b")
     assert reg.collisions == [("a.b", "a_b")]
-    assert reg.resolve("a_b").spec.id == "a_b"
-    hashed = reg.resolve("a.b").spec.exported_name
-    assert hashed.startswith("a_b_") and reg.resolve(hashed).spec.id == "a.b"
+    assert reg.resolve("a_b").spec.id == "a.b"  # the name stays with the tool that held it first
+    hashed = reg.get_spec("a.b").exported_name
+    assert hashed == "a_b"
+    newcomer = next(s for s in reg.specs() if s.id == "a_b").exported_name
+    assert newcomer.startswith("a_b_") and reg.resolve(newcomer).spec.id == "a_b"
     reg.add(tool("zzz"), provider="p")
     assert len(log.of(ToolNameCollision)) == 1  # not reported again
-    reg.remove("a_b")
-    assert reg.resolve("a_b").spec.id == "a.b"  # the survivor gets its plain name back
+    reg.remove("a.b")
+    assert reg.resolve(newcomer).spec.id == "a_b"  # a held name never changes, even when its rival leaves
+    assert reg.resolve("a_b").spec.id == "a_b"  # the canonical id still reaches it
     assert reg.collisions == []
+
+
+def test_tools_arriving_together_are_named_from_their_set(registry) -> None:
+    reg, _ = registry
+    with reg.batch():
+        reg.add(tool("a.b"), provider="p")
+        reg.add(tool("a_b"), provider="q")
+    assert reg.resolve("a_b").spec.id == "a_b"  # the id that equals the name keeps it
+    assert reg.get_spec("a.b").exported_name.startswith("a_b_")
+    assert reg.collisions == [("a.b", "a_b")]
 
 
 def test_resolve_and_lookups(registry) -> None:

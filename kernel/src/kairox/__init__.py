@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ._home import user_home
     from ._hooks import Block, ContextPiece, HookRegistry, ToolCall
     from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
-    from ._names import assign_exported_names, sanitize_name
+    from ._names import ToolRank, assign_exported_names, sanitize_name
     from ._policy import Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
     from ._registrar import Registrar
     from ._runtime import (
@@ -140,7 +140,7 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["Block", "ContextPiece", "HookRegistry", "ToolCall"], "_hooks"),
     **dict.fromkeys(["LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"], "_host"),
-    **dict.fromkeys(["assign_exported_names", "sanitize_name"], "_names"),
+    **dict.fromkeys(["ToolRank", "assign_exported_names", "sanitize_name"], "_names"),
     **dict.fromkeys(["Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"),
     "Registrar": "_registrar",
     **dict.fromkeys(
@@ -295,6 +295,7 @@ __all__ = [
     "ToolError",
     "ToolNameCollision",
     "ToolNotFound",
+    "ToolRank",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 
-__all__ = ["EXPORTED_NAME_RE", "MAX_EXPORTED_LEN", "assign_exported_names", "sanitize_name"]
+__all__ = ["EXPORTED_NAME_RE", "MAX_EXPORTED_LEN", "ToolRank", "assign_exported_names", "sanitize_name"]
 
 MAX_EXPORTED_LEN = 64
 EXPORTED_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -34,40 +35,68 @@ def sanitize_name(canonical_id: str) -> str:
     return base
 
 
-def assign_exported_names(canonical_ids: Iterable[str]) -> tuple[dict[str, str], list[tuple[str, ...]]]:
+class ToolRank(enum.IntEnum):
+    """Who stands behind a tool, for who keeps an exported name both want.
+
+    Lower ranks first: a server from the user's own config (or a tool that
+    built-in or installed code registers) keeps ``gh_create_issue`` over a bundle's
+    or a workspace's tool that sanitises to the same name.
+    """
+
+    USER = 0
+    BUNDLE = 1
+    WORKSPACE = 2
+
+
+def assign_exported_names(
+    canonical_ids: Iterable[str],
+    *,
+    taken: Collection[str] = (),
+    rank: Mapping[str, int] | None = None,
+) -> tuple[dict[str, str], list[tuple[str, ...]]]:
     """Give every canonical id a unique exported name, deterministically.
 
     Returns ``(names, collisions)``. The result depends only on the *set* of
-    ids, never on the order they were registered in. When several ids sanitise
-    to the same name, the id that equals the name keeps it (else the smallest
-    id does); the others get a hash suffix of their own id. ``collisions`` lists
-    each group of ids that competed for one name.
+    ids (and ``taken``, ``rank``), never on the order they were registered in.
+    Names in ``taken`` belong to someone else already: an id that wants one gets
+    a suffix. When several ids sanitise to the same free name, the best ranked
+    (lowest :class:`ToolRank`) keeps it, then the id that equals the name, then
+    the smallest id; the others get a hash suffix of their own id.
+    ``collisions`` lists each group of ids that competed for one free name.
     """
+    ranks = rank or {}
     ids = sorted(set(canonical_ids))
     wanted: dict[str, list[str]] = {}
     for cid in ids:
         wanted.setdefault(sanitize_name(cid), []).append(cid)
     names: dict[str, str] = {}
-    taken: set[str] = set()
+    used: set[str] = set(taken)
     collisions: list[tuple[str, ...]] = []
     losers: list[str] = []
     for name, claimants in wanted.items():
-        winner = name if name in claimants else claimants[0]
+        if name in used:
+            losers.extend(claimants)
+            continue
+        winner = min(claimants, key=lambda c: (ranks.get(c, 0), c != name, c))
         names[winner] = name
-        taken.add(name)
+        used.add(name)
         if len(claimants) > 1:
             collisions.append(tuple(claimants))
             losers.extend(c for c in claimants if c != winner)
     for cid in sorted(losers):
-        base = sanitize_name(cid)
-        for length in (8, 16, 64):
-            candidate = _with_suffix(base, _hash(cid, length))
-            if candidate not in taken:
-                break
-        counter = 2
-        while candidate in taken:  # pathological: someone registered our hashed name
-            candidate = _with_suffix(base, f"{_hash(cid, 6)}{counter}")
-            counter += 1
-        names[cid] = candidate
-        taken.add(candidate)
+        names[cid] = _suffixed(cid, used)
+        used.add(names[cid])
     return names, collisions
+
+
+def _suffixed(cid: str, used: Collection[str]) -> str:
+    base = sanitize_name(cid)
+    for length in (8, 16, 64):
+        candidate = _with_suffix(base, _hash(cid, length))
+        if candidate not in used:
+            return candidate
+    counter = 2
+    while candidate in used:  # pathological: someone registered our hashed name
+        candidate = _with_suffix(base, f"{_hash(cid, 6)}{counter}")
+        counter += 1
+    return candidate

@@ -20,6 +20,7 @@ import anyio.abc
 import attrs
 
 from ._config import Config, ConfigSection, load_config
+from ._context import SKILL_BUDGET
 from ._events import (
     Event,
     EventBus,
@@ -374,6 +375,11 @@ class Runtime:
         With ``lazy``, providers that can start part of themselves for a tool call
         (``start_for``) wait for that call."""
         wanted = set(names) if names is not None else None
+        # one batch: the tools of providers starting together are named as one set
+        with self.tools.batch():
+            await self._start_some(wanted, lazy)
+
+    async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
         async with anyio.create_task_group() as tg:
             for provider in self.providers:
                 if wanted is not None and provider.name not in wanted:
@@ -397,9 +403,10 @@ class Runtime:
             except Exception:
                 logger.warning("provider %s failed starting for %s", provider.name, name, exc_info=True)
 
-        async with anyio.create_task_group() as tg:
-            for provider in self.providers:
-                tg.start_soon(one, provider)
+        with self.tools.batch():
+            async with anyio.create_task_group() as tg:
+                for provider in self.providers:
+                    tg.start_soon(one, provider)
 
     def why_missing(self, name: str) -> str | None:
         """Why no tool ``name`` is registered, as a provider that would own it explains."""
@@ -675,13 +682,22 @@ class Session:
         return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
 
     async def turn_context(
-        self, prompt: str, *, tool_budget: int | None = None, max_skills: int = 5, cwd: Path | None = None
+        self,
+        prompt: str,
+        *,
+        tool_budget: int | None = None,
+        max_skills: int = 5,
+        cwd: Path | None = None,
+        skill_budget: int | None = SKILL_BUDGET,
     ) -> TurnContext:
-        """What the model should see this turn: instructions, skills index and matches,
-        injected context (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens)."""
+        """What the model should see this turn: instructions, the skills index (cut to
+        ``skill_budget`` tokens, prompt matches first) and matches, injected context
+        (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens)."""
         from ._context import build_turn_context
 
-        return await build_turn_context(self, prompt, tool_budget=tool_budget, max_skills=max_skills, cwd=cwd)
+        return await build_turn_context(
+            self, prompt, tool_budget=tool_budget, max_skills=max_skills, cwd=cwd, skill_budget=skill_budget
+        )
 
     def add_skill(self, skill: SkillDef) -> SkillDef:
         """Add a session-scoped skill: it shadows workspace and user skills of the

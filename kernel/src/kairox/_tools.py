@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import difflib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
@@ -289,15 +290,20 @@ class _Entry:
     tool: Tool
     spec: ToolSpec
     provider: str
+    rank: int = 0
 
 
 class ToolRegistry:
     """Every tool the agent may call, keyed by canonical id.
 
     Providers add and remove tools while the runtime runs; each change is one
-    :class:`ToolsChanged` event. Exported names are recomputed from the whole
-    set on every change, so they are unique and depend only on which tools are
-    registered (:func:`kairox.assign_exported_names`).
+    :class:`ToolsChanged` event. A tool keeps its exported name for the
+    registry's life, even across a removal and a return (a server restart, a
+    ``tools/list_changed``): a newcomer that sanitises to a name someone holds
+    gets a hash suffix (:func:`kairox.assign_exported_names`). Tools that arrive
+    together, inside one :meth:`batch` (the runtime's parallel start is one), are
+    named from their set alone, whatever order they registered in: the best
+    :class:`~kairox.ToolRank` keeps a contested name.
     """
 
     def __init__(self, events: EventBus | None = None) -> None:
@@ -305,11 +311,15 @@ class ToolRegistry:
         self._entries: dict[str, _Entry] = {}
         self._by_exported: dict[str, str] = {}
         self._collisions: list[tuple[str, ...]] = []
+        #: canonical id -> exported name, kept after a removal (the id gets it back)
+        self._pinned: dict[str, str] = {}
+        self._provider_ranks: dict[str, int] = {}
+        self._batch_depth = 0
 
     # -- changes ---------------------------------------------------------
-    def add(self, tool: Tool, *, provider: str | None = None) -> ToolSpec:
+    def add(self, tool: Tool, *, provider: str | None = None, rank: int | None = None) -> ToolSpec:
         """Register one tool; a second tool with the same canonical id is refused."""
-        self.replace(provider or tool.spec.provider or "<code>", add=[tool], remove=())
+        self.replace(provider or tool.spec.provider or "<code>", add=[tool], remove=(), rank=rank)
         return self._entries[tool.spec.id].spec
 
     def remove(self, tool_id: str) -> None:
@@ -318,15 +328,38 @@ class ToolRegistry:
             raise ToolNotFound(f"no tool {tool_id!r}")
         self.replace(entry.provider, add=(), remove=[tool_id])
 
-    def replace_provider(self, provider: str, tools: Iterable[Tool]) -> None:
+    def replace_provider(self, provider: str, tools: Iterable[Tool], *, rank: int | None = None) -> None:
         """Atomically swap every tool of ``provider`` for ``tools`` (one event)."""
         current = [tid for tid, e in self._entries.items() if e.provider == provider]
-        self.replace(provider, add=list(tools), remove=current)
+        self.replace(provider, add=list(tools), remove=current, rank=rank)
 
     def remove_provider(self, provider: str) -> None:
         self.replace_provider(provider, ())
 
-    def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str]) -> None:
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Tools registered inside are named together, as one set, when it ends.
+
+        Until then their exported names may still change (a better ranked
+        newcomer can take a name from one); names held before the batch never do.
+        """
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0:
+                self._pinned.update({tid: e.spec.exported_name for tid, e in self._entries.items()})
+
+    def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str], rank: int | None = None) -> None:
+        """Remove ``remove`` and add ``add`` for ``provider``, as one change.
+
+        ``rank`` (a :class:`~kairox.ToolRank`; default: what the provider had,
+        else ``USER``) decides contested exported names among newcomers.
+        """
+        if rank is not None:
+            self._provider_ranks[provider] = int(rank)
+        provider_rank = self._provider_ranks.get(provider, 0)
         removed = [tid for tid in remove if tid in self._entries]
         new_entries = dict(self._entries)
         for tid in removed:
@@ -337,14 +370,19 @@ class ToolRegistry:
             if spec.id in new_entries:
                 owner = new_entries[spec.id].provider
                 raise RegistrationError(f'tool "{spec.id}" is registered twice: by {owner} and by {provider}')
-            new_entries[spec.id] = _Entry(tool, attrs.evolve(spec, provider=spec.provider or provider), provider)
+            new_entries[spec.id] = _Entry(
+                tool, attrs.evolve(spec, provider=spec.provider or provider), provider, provider_rank
+            )
             added.append(spec.id)
-        names, collisions = assign_exported_names(new_entries)
+        names = self._assign(new_entries)
         for tid, entry in new_entries.items():
             if entry.spec.exported_name != names[tid]:
                 new_entries[tid] = attrs.evolve(entry, spec=attrs.evolve(entry.spec, exported_name=names[tid]))
         self._entries = new_entries
         self._by_exported = {names[tid]: tid for tid in new_entries}
+        if self._batch_depth == 0:
+            self._pinned.update(names)
+        collisions = _collision_groups(new_entries)
         new_collisions = [c for c in collisions if c not in self._collisions]
         self._collisions = collisions
         # a replaced tool that kept its id is both removed and added
@@ -356,13 +394,26 @@ class ToolRegistry:
         for group in new_collisions:
             self._events.publish(ToolNameCollision(exported_name=sanitize_name(group[0]), canonical_ids=group))
 
+    def _assign(self, entries: Mapping[str, _Entry]) -> dict[str, str]:
+        """Held names for tools that have one; the newcomers named as one set around them."""
+        names = {tid: self._pinned[tid] for tid in entries if tid in self._pinned}
+        fresh = [tid for tid in entries if tid not in names]
+        if fresh:
+            fresh_names, _ = assign_exported_names(
+                fresh, taken=set(self._pinned.values()), rank={tid: entries[tid].rank for tid in fresh}
+            )
+            names.update(fresh_names)
+        return names
+
     # -- lookups ---------------------------------------------------------
     def resolve(self, name: str) -> Tool:
-        """The tool with this canonical id or exported name."""
-        entry = self._entries.get(name)
-        if entry is None:
-            tid = self._by_exported.get(name)
-            entry = self._entries.get(tid) if tid is not None else None
+        """The tool with this exported name, else with this canonical id.
+
+        Exported names first: they are what a model sees, and an id such as
+        ``a_b`` may be another tool's exported name when that tool held it first.
+        """
+        tid = self._by_exported.get(name)
+        entry = self._entries.get(tid if tid is not None else name)
         if entry is None:
             close = difflib.get_close_matches(name, [*self._entries, *self._by_exported], n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -411,3 +462,11 @@ class _SpecView:
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         return await self._tool.call(arguments, context)
+
+
+def _collision_groups(entries: Mapping[str, _Entry]) -> list[tuple[str, ...]]:
+    """Each group of registered ids that sanitise to one name (they competed for it)."""
+    wanted: dict[str, list[str]] = {}
+    for tid in sorted(entries):
+        wanted.setdefault(sanitize_name(tid), []).append(tid)
+    return [tuple(group) for group in wanted.values() if len(group) > 1]
