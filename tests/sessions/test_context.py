@@ -160,12 +160,12 @@ class ManyToolsPlugin:
 async def test_tool_budget_keeps_tools_search_and_the_rest_are_findable(ws: Path, home: Path) -> None:
     async with _open(ws, home, ManyToolsPlugin()) as rt, rt.session() as s:
         full = await s.turn_context("x")
-        assert len(full.tools) == 31 and full.omitted_tools == 0
+        assert len(full.tools) == 32 and full.omitted_tools == 0  # 30 + tools.search + skills.search
         small = await s.turn_context("x", tool_budget=400)
         names = [t["name"] for t in small.tools]
-        assert names[0] == "tools_search"
-        assert 1 < len(names) < 31
-        assert small.omitted_tools == 31 - len(names)
+        assert names[:2] == ["tools_search", "skills_search"]
+        assert 2 < len(names) < 32
+        assert small.omitted_tools == 32 - len(names)
         budget_used = sum(len(json.dumps(t)) // 4 for t in small.tools)
         assert budget_used <= 400
         found = await s.call_tool("tools.search", {"query": "weather"})

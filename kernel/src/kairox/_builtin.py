@@ -16,14 +16,14 @@ if TYPE_CHECKING:  # the work is imported inside the hooks: building the plugin 
 
 
 class KernelTools:
-    """The kernel's own tools: ``tools.search`` (find tools left out of a token budget)."""
+    """The kernel's own tools: ``tools.search`` and ``skills.search`` (find what a budget left out)."""
 
     name = "kairox"
 
     async def start(self, runtime: Runtime) -> None:
-        from ._context import tools_search_tool
+        from ._context import skills_search_tool, tools_search_tool
 
-        runtime.tools.add(tools_search_tool(runtime), provider=self.name)
+        runtime.tools.replace_provider(self.name, [tools_search_tool(runtime), skills_search_tool(runtime)])
 
     async def stop(self) -> None:
         return None

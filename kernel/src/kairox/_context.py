@@ -5,7 +5,10 @@ index (progressive disclosure: names, descriptions, locations), the skills that
 match the prompt, context injected by ``kairox_pre_turn`` hookimpls and plugin
 ``pre_turn`` hook scripts (each piece labelled with its source), and the tool
 list in the shape model APIs take, optionally cut to a token budget (the rest
-stay findable through the ``tools.search`` tool).
+stay findable through the ``tools.search`` tool). The skills index always fits a
+budget (``skill_budget`` tokens, :data:`SKILL_BUDGET` by default): a workspace
+with 100,000 skills must not become a 34 MB prompt; the skills left out stay
+findable through ``skills.search``.
 """
 
 from __future__ import annotations
@@ -20,14 +23,28 @@ import attrs
 
 from ._hooks import ContextPiece
 from ._instructions import Instruction, load_instructions
-from ._tools import FunctionTool, ToolSpec
+from ._tools import FunctionTool, ToolContext, ToolSpec
 
 if TYPE_CHECKING:
     from ._runtime import Runtime, Session
 
-__all__ = ["SkillEntry", "SkillSuggestion", "TurnContext", "build_turn_context", "tools_search_tool"]
+__all__ = [
+    "SKILL_BUDGET",
+    "SkillEntry",
+    "SkillSuggestion",
+    "TurnContext",
+    "build_turn_context",
+    "skills_search_tool",
+    "tools_search_tool",
+]
 
 TOOLS_SEARCH_ID = "tools.search"
+SKILLS_SEARCH_ID = "skills.search"
+#: tokens the skills index may take by default (~16,000 characters; Claude Code
+#: gives its skill listing a budget of the same order)
+SKILL_BUDGET = 4_000
+#: the Agent Skills limit on a description; a longer one is cut in the index
+MAX_DESCRIPTION = 1024
 
 
 @attrs.frozen
@@ -59,6 +76,8 @@ class TurnContext:
     tools: list[dict[str, Any]]
     omitted_tools: int = 0
     problems: list[str] = attrs.field(factory=list)
+    #: skills left out of ``skills`` by the budget (findable through ``skills.search``)
+    omitted_skills: int = 0
 
     def available_skills_xml(self) -> str:
         """The Agent Skills ``<available_skills>`` block."""
@@ -72,6 +91,8 @@ class TurnContext:
                 "  </skill>",
             ]
         lines.append("</available_skills>")
+        if self.omitted_skills:
+            lines.append(f"({self.omitted_skills} more skills are available: find them with the skills_search tool)")
         return "\n".join(lines)
 
     def render(self) -> str:
@@ -79,7 +100,7 @@ class TurnContext:
         parts: list[str] = []
         for ins in self.instructions:
             parts.append(f"<!-- instructions from {ins.source} -->\n{ins.text}")
-        if self.skills:
+        if self.skills or self.omitted_skills:
             parts.append(self.available_skills_xml())
         if self.matched_skills:
             parts.append(
@@ -99,6 +120,7 @@ class TurnContext:
             "injected": [attrs.asdict(p) for p in self.injected],
             "tools": self.tools,
             "omitted_tools": self.omitted_tools,
+            "omitted_skills": self.omitted_skills,
             "problems": self.problems,
         }
 
@@ -120,16 +142,30 @@ def _pieces(value: Any, source: str) -> list[ContextPiece]:
     return [ContextPiece(str(value), source)]
 
 
-def _skill_entries(runtime: Runtime, session: Session) -> list[SkillEntry]:
-    return [
-        SkillEntry(
-            name=skill.name,
-            description=skill.description,
-            location=str(skill.path or ""),
-            scope=skill.scope.value,
-        )
-        for skill in runtime.skills.skills(session_id=session.id)
-    ]
+def _entry(skill: Any) -> SkillEntry:
+    description = skill.description
+    if len(description) > MAX_DESCRIPTION:
+        description = description[: MAX_DESCRIPTION - 1] + "\u2026"
+    return SkillEntry(name=skill.name, description=description, location=str(skill.path or ""), scope=skill.scope.value)
+
+
+def select_skills(skills: Sequence[Any], first: Sequence[str], budget: int | None) -> tuple[list[SkillEntry], int]:
+    """The skills index cut to ``budget`` tokens: skills named in ``first`` (those
+    matching the prompt) go in before the others, each as long as it fits."""
+    entries = [_entry(s) for s in skills]
+    if budget is None:
+        return entries, 0
+    rank = {name: i for i, name in enumerate(first)}
+    order = sorted(range(len(entries)), key=lambda i: rank.get(entries[i].name, len(rank)))
+    chosen: set[int] = set()
+    used = 0
+    for i in order:
+        cost = estimate_tokens(attrs.astuple(entries[i]))
+        if used + cost > budget:
+            continue
+        chosen.add(i)
+        used += cost
+    return [e for i, e in enumerate(entries) if i in chosen], len(entries) - len(chosen)
 
 
 def _skill_matches(runtime: Runtime, session: Session, prompt: str, limit: int) -> list[SkillSuggestion]:
@@ -140,12 +176,16 @@ def _skill_matches(runtime: Runtime, session: Session, prompt: str, limit: int) 
 
 
 def select_tools(specs: Sequence[ToolSpec], budget: int | None) -> tuple[list[dict[str, Any]], int]:
-    """Tools in model shape, cut to ``budget`` tokens (``tools.search`` always kept first)."""
+    """Tools in model shape, cut to ``budget`` tokens (``tools.search`` and
+    ``skills.search`` always kept first)."""
     shaped = [s.to_model_tool() for s in specs]
     if budget is None:
         return shaped, 0
-    search = [t for s, t in zip(specs, shaped, strict=True) if s.id == TOOLS_SEARCH_ID]
-    rest = [t for s, t in zip(specs, shaped, strict=True) if s.id != TOOLS_SEARCH_ID]
+    kept = (TOOLS_SEARCH_ID, SKILLS_SEARCH_ID)
+    search = sorted(
+        (t for s, t in zip(specs, shaped, strict=True) if s.id in kept), key=lambda t: t["name"] != "tools_search"
+    )
+    rest = [t for s, t in zip(specs, shaped, strict=True) if s.id not in kept]
     chosen: list[dict[str, Any]] = []
     used = sum(estimate_tokens(t) for t in search)
     for tool in rest:
@@ -159,7 +199,13 @@ def select_tools(specs: Sequence[ToolSpec], budget: int | None) -> tuple[list[di
 
 
 async def build_turn_context(
-    session: Session, prompt: str, *, tool_budget: int | None = None, max_skills: int = 5, cwd: Path | None = None
+    session: Session,
+    prompt: str,
+    *,
+    tool_budget: int | None = None,
+    max_skills: int = 5,
+    cwd: Path | None = None,
+    skill_budget: int | None = SKILL_BUDGET,
 ) -> TurnContext:
     runtime = session.runtime
     instructions, problems = load_instructions(runtime, cwd=cwd)
@@ -170,15 +216,20 @@ async def build_turn_context(
         else:
             problems.append(f"pre_turn hook of {outcome.source} failed: {outcome.error}")
     tools, omitted = select_tools(runtime.tools.specs(), tool_budget)
+    matched = _skill_matches(runtime, session, prompt, max_skills)
+    skills, omitted_skills = select_skills(
+        runtime.skills.skills(session_id=session.id), [m.name for m in matched], skill_budget
+    )
     return TurnContext(
         prompt=prompt,
         instructions=instructions,
-        skills=_skill_entries(runtime, session),
-        matched_skills=_skill_matches(runtime, session, prompt, max_skills),
+        skills=skills,
+        matched_skills=matched,
         injected=injected,
         tools=tools,
         omitted_tools=omitted,
         problems=problems,
+        omitted_skills=omitted_skills,
     )
 
 
@@ -208,6 +259,33 @@ def tools_search_tool(runtime: Runtime) -> FunctionTool:
             "properties": {
                 "query": {"type": "string", "description": "words to look for"},
                 "limit": {"type": "integer", "minimum": 1, "default": 10},
+            },
+            "required": ["query"],
+        },
+        domain="local",
+        capability="read",
+        provider="kairox",
+    )
+    return FunctionTool(spec, search)
+
+
+def skills_search_tool(runtime: Runtime) -> FunctionTool:
+    """``skills.search``: find skills the index left out (by name, keywords, description)."""
+
+    def search(query: str, limit: int = 10, context: ToolContext | None = None) -> dict[str, Any]:
+        session_id = context.session.id if context is not None and context.session is not None else None
+        matches = runtime.skills.match(query, session_id=session_id, limit=max(1, min(limit, 100)))
+        return {"skills": [attrs.asdict(_entry(m.skill)) for m in matches]}
+
+    spec = ToolSpec(
+        id=SKILLS_SEARCH_ID,
+        description="Find skills that are available but not listed: search their names, keywords and "
+        "descriptions. Returns each match's name, description and location (read the file to use it).",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "words to look for"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
             },
             "required": ["query"],
         },

@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 @click.argument("prompt")
 @click.option("--tool-budget", type=int, default=None, help="Cut the tool list to about this many tokens.")
 @click.option(
+    "--skill-budget",
+    type=int,
+    default=None,
+    help="Cut the skills index to about this many tokens (default 4000; 0 lists none, the rest findable).",
+)
+@click.option(
     "--cwd",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
@@ -24,7 +30,9 @@ if TYPE_CHECKING:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.pass_context
-def context(ctx: click.Context, prompt: str, tool_budget: int | None, cwd: Path | None, as_json: bool) -> None:
+def context(
+    ctx: click.Context, prompt: str, tool_budget: int | None, skill_budget: int | None, cwd: Path | None, as_json: bool
+) -> None:
     """Show what a model would be given for PROMPT in this workspace: instructions,
     the skills index and matches, injected context, and the tools."""
 
@@ -32,7 +40,8 @@ def context(ctx: click.Context, prompt: str, tool_budget: int | None, cwd: Path 
 
     async def go(rt: Runtime) -> dict[str, object]:
         async with rt.session() as session:
-            tc = await session.turn_context(prompt, tool_budget=tool_budget, cwd=where)
+            budget = {} if skill_budget is None else {"skill_budget": skill_budget}
+            tc = await session.turn_context(prompt, tool_budget=tool_budget, cwd=where, **budget)
             return {"rendered": tc.render(), **tc.to_dict()}
 
     data = run_with_runtime(ctx, go)
