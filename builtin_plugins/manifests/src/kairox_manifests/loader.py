@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import attrs
 
 from kairox import ServerState, ServerStatus
 
@@ -28,6 +29,7 @@ from .discovery import DiscoveryContext, discover
 from .events import PluginContributionFailed, PluginLoaded, PluginNotLoaded
 from .hookscripts import ScriptHook
 from .inventory import ItemState, PluginRecord, evaluate
+from .loadstate import LoadState
 from .model import Contribution, PluginManifestView
 from .routing import (
     Routed,
@@ -52,9 +54,24 @@ UNROUTED = {"agent": "kairox has no agent registry", "output_style": "kairox has
 
 
 def survey(runtime: Runtime, *, check: bool = True) -> list[PluginRecord]:
-    """Discover and evaluate every plugin without loading anything (for ``kairox plugin list``)."""
-    ctx = DiscoveryContext.from_runtime(runtime)
-    return [evaluate(c, ctx, check=check) for c in discover(ctx)]
+    """Discover and evaluate every plugin without loading anything (for ``kairox plugin list``).
+
+    The runtime's own discovery is used when it ran (so a bundle whose inventory
+    failed to route says ``failed``); a bundle that would load but failed its last
+    load, unchanged since, says ``failed`` with that reason (:class:`LoadState`)."""
+    loader = loader_of(runtime)
+    if loader is not None and loader._discovered and loader.ctx is not None:
+        ctx, records = loader.ctx, list(loader.records)
+    else:
+        ctx = DiscoveryContext.from_runtime(runtime)
+        records = [evaluate(c, ctx, check=check) for c in discover(ctx)]
+    state = LoadState(ctx.home, ctx.workspace)
+    for i, rec in enumerate(records):
+        if rec.state == "available":
+            reason = state.last_failure(rec.candidate.root)
+            if reason is not None:  # a copy: the runtime's own record stays as it is
+                records[i] = attrs.evolve(rec, state="failed", reason=reason)
+    return records
 
 
 def loader_of(runtime: Runtime) -> PluginLoader | None:
@@ -145,6 +162,10 @@ class PluginLoader:
                     logger.exception("status of plugin %s failed", rec.name)
         return out
 
+    def _load_state(self) -> LoadState:
+        assert self.ctx is not None
+        return LoadState(self.ctx.home, self.ctx.workspace)
+
     # -- queries --------------------------------------------------------------------------
     def views(self) -> list[PluginManifestView]:
         return [r.view() for r in self.records]
@@ -177,11 +198,14 @@ class PluginLoader:
             rec.state, rec.reason = "failed", f"{type(exc).__name__}: {exc}"
             for st in rec.items.values():
                 st.loaded = False
+            if stage == self._activate:  # remembered for `plugin list`, which loads nothing
+                await anyio.to_thread.run_sync(self._load_state().failed, rec.candidate.root, rec.reason)
             runtime.events.publish(
                 PluginNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state="failed", reason=rec.reason)
             )
             return
         if stage == self._activate:
+            await anyio.to_thread.run_sync(self._load_state().loaded, rec.candidate.root)
             rec.state = "loaded"
             m = rec.manifest
             runtime.events.publish(

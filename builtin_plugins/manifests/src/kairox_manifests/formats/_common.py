@@ -42,7 +42,7 @@ DEFAULT_HOOK_TIMEOUT = None  # the loader's [plugins] hook_timeout applies
 
 
 def check_name(name: Any, *, file: str | None, path: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
         raise ManifestError(
             f"{describe_value(name)} is not a plugin name (letters, digits, '.', '_', '-'; at most 128)",
             file=file,
