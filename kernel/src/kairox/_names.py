@@ -7,11 +7,21 @@ import hashlib
 import re
 from collections.abc import Collection, Iterable, Mapping
 
-__all__ = ["EXPORTED_NAME_RE", "MAX_EXPORTED_LEN", "ToolRank", "assign_exported_names", "sanitize_name"]
+__all__ = [
+    "ENTRY_NAME_RE",
+    "EXPORTED_NAME_RE",
+    "MAX_EXPORTED_LEN",
+    "ToolRank",
+    "assign_exported_names",
+    "sanitize_name",
+]
 
 MAX_EXPORTED_LEN = 64
 EXPORTED_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
+#: what a plugin, catalog entry or other name that becomes a directory may be (use
+#: ``fullmatch``): never ``.``/``..``, no separator, NUL or newline, at most 128 characters
+ENTRY_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def _hash(canonical_id: str, length: int = 8) -> str:

@@ -22,8 +22,9 @@ class EntryProblem(ValueError):
 
 
 def safe_name(value: str) -> str:
-    """A name usable as a TOML key, a tool prefix and a directory: ``[A-Za-z0-9_-]``."""
-    return _UNSAFE.sub("-", value).strip("-")[:64]
+    """A name usable as a TOML key, a tool prefix and a directory: ``[A-Za-z0-9_-]``,
+    starting with a letter or digit (so it is a valid entry name, see :mod:`kairox_catalog._paths`)."""
+    return _UNSAFE.sub("-", value).lstrip("_-").rstrip("-")[:64]
 
 
 class Obj:

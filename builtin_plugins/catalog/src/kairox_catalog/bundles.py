@@ -11,18 +11,22 @@ removes only directories that carry the marker.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
 
-from .fetch import USER_AGENT, is_remote, local_path
+from ._paths import NAME_RE, is_inside, name_problem, require_inside, subpath_problem
+from .fetch import USER_AGENT, is_remote, local_path, read_capped
 from .model import CatalogEntry, InstallSource
 from .prepare import CommandFailed, run_command
 
@@ -45,21 +49,56 @@ def bundle_dir(installer: Installer, kind: str, scope: Scope) -> Path:
 
 
 def _download(url: str, dest: Path, timeout: float) -> None:
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        data = response.read(_MAX_DOWNLOAD + 1)
-    if len(data) > _MAX_DOWNLOAD:
-        raise OSError(f"{url} is larger than {_MAX_DOWNLOAD} bytes")
+    if not is_remote(url):  # a path or file:// URL: the same cap, and never a device or a FIFO
+        try:
+            data = read_capped(local_path(url), _MAX_DOWNLOAD)
+        except OSError as exc:
+            raise OSError(f"cannot read {url}: {exc.strerror or exc}") from None
+    else:
+        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            data = response.read(_MAX_DOWNLOAD + 1)
+        if len(data) > _MAX_DOWNLOAD:
+            raise OSError(f"{url} is larger than {_MAX_DOWNLOAD} bytes")
     dest.write_bytes(data)
 
 
 def _safe_extract(archive: Path, dest: Path) -> None:
+    """Extract a tar archive whose members all stay under ``dest``: no absolute or ``..``
+    name, no symbolic or hard link, no device or FIFO (only files and directories)."""
     with tarfile.open(archive) as tar:
         for member in tar.getmembers():
-            target = (dest / member.name).resolve()
-            if not target.is_relative_to(dest.resolve()) or member.issym() or member.islnk():
-                raise OSError(f"refusing archive member {member.name!r}")
-        tar.extractall(dest)
+            inside = is_inside(dest / member.name, dest) and not os.path.isabs(member.name)
+            if not inside or not (member.isfile() or member.isdir()):
+                raise OSError(f"refusing archive member {member.name!r} (outside the package, a link or a device)")
+        if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+: the same checks once more
+            tar.extractall(dest, filter="data")
+        else:  # pragma: no cover - older patch releases
+            tar.extractall(dest)
+
+
+def _copy_tree(src: Path, dest: Path, ignore: tuple[str, ...]) -> None:
+    """``shutil.copytree`` of ``src`` that cannot reach outside it.
+
+    Symbolic links are copied as links, and only relative ones that resolve
+    inside ``src`` are accepted: a link to ``/etc`` or ``../../secret`` would put
+    a file from elsewhere into the installed bundle. Devices, FIFOs and sockets
+    are refused (copying a FIFO blocks forever).
+    """
+    root = Path(os.path.realpath(src))
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ignore]
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root)
+            mode = path.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                link = os.readlink(path)
+                if os.path.isabs(link) or not is_inside(path, root):
+                    raise OSError(f"refusing {rel}: a symbolic link to {link!r}, outside what is installed")
+            elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise OSError(f"refusing {rel}: not a regular file or directory")
+    shutil.copytree(root, dest, symlinks=True, ignore=shutil.ignore_patterns(*ignore))
 
 
 async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str, name: str) -> Path:
@@ -75,9 +114,7 @@ async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str
         if not path.is_absolute():
             path = installer.runtime.workspace / path
         if path.is_dir():
-            await anyio.to_thread.run_sync(
-                lambda: shutil.copytree(path, out, ignore=shutil.ignore_patterns(".git", "node_modules"))
-            )
+            await anyio.to_thread.run_sync(_copy_tree, path, out, (".git", "node_modules"))
         elif path.is_file():
             out.mkdir()
             shutil.copy2(path, out / ("SKILL.md" if kind == "skill" and path.suffix == ".md" else path.name))
@@ -86,21 +123,21 @@ async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str
         return out
     if src.type == "url":
         out.mkdir()
-        filename = "SKILL.md" if kind == "skill" else (src.url.rstrip("/").rsplit("/", 1)[-1] or "download")
+        filename = "SKILL.md" if kind == "skill" else _download_name(src.url)
         await anyio.to_thread.run_sync(_download, src.url, out / filename, 60.0, abandon_on_cancel=True)
         return out
     if src.type in ("git", "github"):
         url = src.url or f"https://github.com/{src.repo}.git"
         repo = work / "repo"
         argv = ["git", "clone", "--quiet", *([] if _is_sha(src.ref) else ["--depth", "1"])]
-        argv += [*(["--branch", src.ref] if src.ref and not _is_sha(src.ref) else []), url, str(repo)]
+        argv += [*(["--branch", src.ref] if src.ref and not _is_sha(src.ref) else []), "--", url, str(repo)]
         await run_command(argv, env={**env, "GIT_TERMINAL_PROMPT": "0"}, timeout=600)
         if _is_sha(src.ref):
             await run_command(["git", "-C", str(repo), "checkout", "--quiet", src.ref], env=env, timeout=120)
         root = (repo / src.path).resolve() if src.path else repo
-        if not root.is_relative_to(repo.resolve()) or not root.is_dir():
+        if subpath_problem(src.path) or not is_inside(root, repo) or not root.is_dir():
             raise OSError(f"{src.path!r} is not a directory in {url}")
-        shutil.copytree(root, out, ignore=shutil.ignore_patterns(".git"))
+        await anyio.to_thread.run_sync(_copy_tree, root, out, (".git",))
         return out
     if src.type == "npm":
         spec = f"{src.package}@{src.version}" if src.version else src.package
@@ -116,6 +153,12 @@ async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str
         (extracted / "package").rename(out)
         return out
     raise OSError(f"unsupported source type {src.type!r}")
+
+
+def _download_name(url: str) -> str:
+    """The file name a downloaded single-file bundle gets: the URL's last segment when it is a valid name."""
+    last = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    return last if NAME_RE.fullmatch(last) else "download"
 
 
 def _is_sha(ref: str) -> bool:
@@ -135,6 +178,24 @@ def _check_bundle(root: Path, kind: str, name: str) -> str:
     raise OSError(f"{name} has no plugin manifest ({', '.join(_MANIFESTS[:3])}) nor components")
 
 
+def _target(installer: Installer, parent: Path, name: str, scope: Scope) -> Path:
+    """``parent / name``, checked to stay in ``parent`` (and, for a workspace install, ``parent``
+    in the workspace: a cloned repository may carry a ``.kairox/plugins`` symlink)."""
+    from .install import InstallError
+
+    problem = name_problem(name)
+    if problem is not None:
+        raise InstallError(f"cannot install {name!r}: {problem}")
+    target = parent / name
+    try:
+        if scope == "workspace":
+            require_inside(parent, installer.runtime.workspace, "the bundle directory")
+        require_inside(target, parent, "the install target")
+    except OSError as exc:
+        raise InstallError(str(exc)) from None
+    return target
+
+
 async def install_bundle(installer: Installer, entry: CatalogEntry, options: InstallOptions) -> InstallReport:
     from .install import InstallError, InstallReport, authorize_write
 
@@ -142,7 +203,7 @@ async def install_bundle(installer: Installer, entry: CatalogEntry, options: Ins
     if src is None:
         raise InstallError(f"{entry.name} has no install source")
     parent = bundle_dir(installer, entry.kind, options.scope)
-    target = parent / entry.name
+    target = _target(installer, parent, entry.name, options.scope)
     report = InstallReport(entry=entry, scope=options.scope, target=target)
     report.checks = await installer.check(entry)
     installer._require(entry, report.checks, options)
@@ -166,11 +227,15 @@ async def install_bundle(installer: Installer, entry: CatalogEntry, options: Ins
             "version": entry.version,
             "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
+        (root / MARKER).unlink(missing_ok=True)  # never write through a link the bundle brought
         (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-        if target.exists():
-            old = work / "old"
-            target.rename(old)
-        root.rename(target)
+        try:
+            _target(installer, parent, entry.name, options.scope)  # again: the directories may have changed
+            if target.is_symlink() or target.exists():
+                target.rename(work / "old")
+            root.rename(target)
+        except OSError as exc:
+            raise InstallError(f"cannot install {entry.name}: {exc}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report.written = {"directory": str(target)}
@@ -182,10 +247,13 @@ async def uninstall_bundles(installer: Installer, name: str, scopes: list[Scope]
     from .install import authorize_write
 
     removed: list[str] = []
+    if name_problem(name) is not None:  # never a catalog install's name: nothing to look for
+        return removed
     for scope in scopes:
         for kind in _DIRS:
-            target = bundle_dir(installer, kind, scope) / name
-            if not (target / MARKER).is_file():
+            parent = bundle_dir(installer, kind, scope)
+            target = parent / name
+            if target.is_symlink() or not is_inside(target, parent) or not (target / MARKER).is_file():
                 continue
             await authorize_write(installer.runtime, target, installer.approver, f"uninstall {kind} {name}")
             await anyio.to_thread.run_sync(shutil.rmtree, target)

@@ -21,7 +21,7 @@ from kairox import redact_url
 from kairox._convert import structure
 from kairox.errors import ConfigError
 
-from .model import CatalogEntry, EntryError, SourceResult
+from .model import CatalogEntry, EntryError, SourceResult, entry_errors
 from .progress import NullProgress, Progress
 from .search import Hit, SearchIndex
 
@@ -83,6 +83,9 @@ class CatalogSnapshot:
         found = self.find(name)
         if found:
             return found[0]
+        skipped = [e for e in self.errors if name in (e.name, f"{e.source}:{e.name}")]
+        if skipped:
+            raise EntryNotFound(f"the catalog entry {name!r} cannot be installed: {skipped[0]}")
         names = sorted({e.name for e in self.entries} | {e.key for e in self.entries})
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; try `kairox catalog search`"
@@ -99,12 +102,16 @@ def _normalize(source: str, items: Sequence[Any]) -> SourceResult:
     for i, item in enumerate(items):
         where = f"[{i}]"
         if isinstance(item, CatalogEntry):
-            entries.append(attrs.evolve(item, source=source))
-            continue
-        try:
-            entry: CatalogEntry = structure(item, CatalogEntry, path=where)
-        except ConfigError as exc:
-            errors.append(EntryError(source, exc.path or where, exc.message))
+            entry: CatalogEntry = item
+        else:
+            try:
+                entry = structure(item, CatalogEntry, path=where)
+            except ConfigError as exc:
+                errors.append(EntryError(source, exc.path or where, exc.message))
+                continue
+        problems = entry_errors(entry, source, where)
+        if problems:  # a name or path that would leave its directory
+            errors.extend(problems)
             continue
         entries.append(attrs.evolve(entry, source=source))
     return SourceResult(entries=tuple(entries), errors=tuple(errors))

@@ -24,9 +24,10 @@ import attrs
 from kairox._convert import structure
 from kairox.errors import ConfigError
 
+from ._paths import name_problem
 from ._reader import EntryProblem, Obj
 from .marketplace import marketplace_base, plugin_to_entry
-from .model import CatalogEntry, EntryError, SourceResult
+from .model import CatalogEntry, EntryError, SourceResult, entry_errors
 from .registry import registry_items, server_to_entry, skip_reason
 
 __all__ = ["DOCUMENT_KINDS", "DocumentKind", "detect_kind", "parse_document", "parse_text"]
@@ -115,8 +116,13 @@ def _collect(
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             errors.append(EntryError(source, where, str(exc) or type(exc).__name__, _name_of(item)))
             continue
-        if entry is not None:
-            entries.append(attrs.evolve(entry, source=source))
+        if entry is None:
+            continue
+        problems = entry_errors(entry, source, where)
+        if problems:  # a name or path that would leave its directory: see kairox_catalog._paths
+            errors.extend(problems)
+            continue
+        entries.append(attrs.evolve(entry, source=source))
     return SourceResult(entries=tuple(entries), errors=tuple(errors))
 
 
@@ -132,6 +138,10 @@ def _kairox(data: Any, source: str) -> SourceResult:
         return SourceResult(errors=(EntryError(source, "document", "expected an object with entries[]"),))
 
     def convert(item: Any, where: str) -> CatalogEntry:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            problem = name_problem(item["name"])  # first: the name is what the entry is known by
+            if problem is not None:
+                raise EntryProblem(f"{where}.name", problem)
         if isinstance(item, dict) and "source" in item:
             item = {k: v for k, v in item.items() if k != "source"}
         entry: CatalogEntry = structure(item, CatalogEntry, path=where)

@@ -16,10 +16,12 @@ deleted and refetched.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import stat
 import time
 import urllib.error
 import urllib.request
@@ -34,7 +36,7 @@ import attrs
 
 from kairox.files import atomic_write_bytes
 
-__all__ = ["DocumentCache", "FetchError", "FetchResult", "fetch_document", "is_remote"]
+__all__ = ["MAX_BYTES", "DocumentCache", "FetchError", "FetchResult", "fetch_document", "is_remote", "read_capped"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,29 @@ def local_path(url: str) -> Path:
 
 def is_remote(url: str) -> bool:
     return urlsplit(url).scheme in ("http", "https")
+
+
+def read_capped(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``max_bytes`` of them.
+
+    Anything but a regular file is refused before a byte is read: a FIFO would
+    block until a writer appears and a device such as ``/dev/zero`` never ends.
+    The file is opened non-blocking (so opening a FIFO swapped in after a check
+    cannot hang either) and checked with ``fstat`` on what was opened. A regular
+    file is read up to ``max_bytes + 1`` bytes, the same cap as an HTTP
+    download: a larger (or still growing) one raises :class:`OSError`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb", closefd=True) as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a directory" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+            raise OSError(errno.EINVAL, f"not a regular file ({what})")
+        body = handle.read(max_bytes + 1)
+    if len(body) > max_bytes:
+        raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
+    return body
 
 
 class DocumentCache:
@@ -187,11 +212,12 @@ async def fetch_document(
     Raises :class:`FetchError` only when the network failed and no cached copy exists.
     """
     if not is_remote(url):
-        path = anyio.Path(local_path(url))
+        path = local_path(url)
         try:
-            return FetchResult(body=await path.read_bytes(), origin="file")
+            body = await anyio.to_thread.run_sync(read_capped, path, max_bytes)
         except OSError as exc:
             raise FetchError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return FetchResult(body=body, origin="file")
     record = cache.read(url) if cache is not None else None
     now = clock()
     if record is not None and not refresh and 0 <= now - record.fetched_at < ttl:

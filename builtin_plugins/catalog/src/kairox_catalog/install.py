@@ -26,6 +26,7 @@ from kairox._tools import ToolSpec
 from kairox._types import Capability, Domain
 from kairox.errors import PolicyDenied
 
+from ._paths import name_problem
 from .model import CatalogEntry, Input
 from .prepare import CommandFailed, prepare_command, run_command
 from .progress import NullProgress, Progress
@@ -252,6 +253,9 @@ class Installer:
 
     async def install(self, entry: CatalogEntry, options: InstallOptions | None = None) -> InstallReport:
         options = options or InstallOptions()
+        problem = name_problem(entry.name)  # sources check this too; an entry may be built in code
+        if problem is not None:
+            raise InstallError(f"cannot install {entry.name!r}: {problem}")
         if entry.kind != "mcp-server":
             from .bundles import install_bundle
 

@@ -12,6 +12,7 @@ import posixpath
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, InstallSource, Requirement
 
@@ -41,9 +42,20 @@ def _relative(path: str, base: str, plugin_root: str, where: str) -> InstallSour
         path = posixpath.join(plugin_root, path)
     if _escapes(path):
         raise EntryProblem(where, f"source path {path!r} escapes the marketplace root")
+    problem = subpath_problem(path)
+    if problem is not None:
+        raise EntryProblem(where, f"source path {problem}")
     if urlsplit(base).scheme in ("http", "https"):
         return InstallSource(type="path", path=urljoin(base, path))
     return InstallSource(type="path", path=posixpath.normpath(posixpath.join(base, path)) if base else path)
+
+
+def _subpath(src: Obj, key: str) -> str:
+    value = src.text(key, required=True)
+    problem = subpath_problem(value)
+    if problem is not None:
+        raise EntryProblem(src.path(key), problem)
+    return value
 
 
 def _source(plugin: Obj, base: str, plugin_root: str) -> tuple[InstallSource, tuple[Requirement, ...]]:
@@ -70,7 +82,7 @@ def _source(plugin: Obj, base: str, plugin_root: str) -> tuple[InstallSource, tu
             InstallSource(
                 type="git",
                 url=src.text("url", "repo", required=True),
-                path=src.text("path", required=True),
+                path=_subpath(src, "path"),
                 ref=src.text("sha", "ref"),
             ),
             git,

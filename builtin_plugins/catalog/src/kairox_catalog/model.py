@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ._paths import local_path_problem, name_problem, subpath_problem
+
 __all__ = [
     "KINDS",
     "CatalogEntry",
@@ -23,6 +25,7 @@ __all__ = [
     "Requirement",
     "SourceResult",
     "Transport",
+    "entry_errors",
     "entry_to_dict",
 ]
 
@@ -118,6 +121,22 @@ class InstallSource:
     package: str = ""
     version: str = ""
 
+    def problems(self) -> list[tuple[str, str]]:
+        """``(field, reason)`` for each value that could not be used safely on disk
+        (see :mod:`kairox_catalog._paths`); empty when the source is fine."""
+        out: list[tuple[str, str]] = []
+        if self.type == "path":
+            problem = local_path_problem(self.path) if self.path.strip() else "a path source needs a path"
+        else:
+            problem = subpath_problem(self.path)  # inside the repository / package
+        if problem is not None:
+            out.append(("path", problem))
+        for field in ("url", "repo", "package"):  # positional arguments of git clone / npm pack
+            value = getattr(self, field)
+            if value.startswith("-"):
+                out.append((field, f"{value[:40]!r} starts with '-' (it would be read as an option)"))
+        return out
+
     def describe(self) -> str:
         if self.type == "path":
             return self.path
@@ -165,6 +184,18 @@ class CatalogEntry:
         if self.kind != "mcp-server" and self.install is None:
             raise ValueError(f"a {self.kind} entry needs an install source")
 
+    def problems(self) -> list[tuple[str, str]]:
+        """``(field, reason)`` for each value that would become an unsafe path: the name
+        (a directory and a TOML key) and the install source's paths. Sources check every
+        entry with this when they load it; the installer checks its targets again."""
+        out: list[tuple[str, str]] = []
+        problem = name_problem(self.name)
+        if problem is not None:
+            out.append(("name", problem))
+        if self.install is not None:
+            out.extend((f"install.{field}", reason) for field, reason in self.install.problems())
+        return out
+
     @property
     def key(self) -> str:
         """``source:name``, unique across sources."""
@@ -181,8 +212,18 @@ class EntryError:
     name: str = ""
 
     def __str__(self) -> str:
-        label = f"{self.where} ({self.name})" if self.name else self.where
+        # a name with NUL, a newline, an escape sequence, ... is shown quoted, never raw
+        shown = self.name if self.name.isprintable() else repr(self.name)
+        label = f"{self.where} ({shown})" if self.name else self.where
         return f"{self.source}: {label}: {self.reason}"
+
+
+def entry_errors(entry: CatalogEntry, source: str, where: str) -> list[EntryError]:
+    """One :class:`EntryError` per :meth:`CatalogEntry.problems` of the entry found at ``where``."""
+    return [
+        EntryError(source, f"{where}.{field}" if where else field, reason, entry.name[:80])
+        for field, reason in entry.problems()
+    ]
 
 
 @attrs.frozen

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox._convert import describe_value
+from kairox._names import ENTRY_NAME_RE
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 #: what a plugin name may look like (it becomes a tool prefix and a skill namespace)
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME_RE = ENTRY_NAME_RE  # use fullmatch
 KAIROX_EVENTS = ("session_start", "session_end", "pre_turn", "pre_tool_call", "post_tool_call")
 #: Claude Code hook events and the kairox event each maps onto
 CLAUDE_EVENTS = {
