@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -371,11 +372,14 @@ class PolicyEngine:
         return found
 
     def location(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Location:
-        """``inside`` when every target resolves inside a writable root, ``none`` when there is none."""
+        """``inside`` when every target resolves inside a writable root, ``none`` when there is none.
+
+        An existing file with more than one hard link counts as outside: writing it
+        in place writes every other name it has, wherever they are."""
         targets = self.targets(spec, arguments)
         if not targets:
             return "none"
-        if all(t is not None and any(_is_inside(t, r) for r in self.roots) for t in targets):
+        if all(t is not None and any(_is_inside(t, r) for r in self.roots) and not _shared(t) for t in targets):
             return "inside"
         return "outside"
 
@@ -634,3 +638,12 @@ def render_decision_table_markdown() -> str:
                     )
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _shared(target: Path) -> bool:
+    """``target`` is an existing regular file with more than one hard link."""
+    try:
+        st = os.stat(target, follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1

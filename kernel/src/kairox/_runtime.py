@@ -44,7 +44,7 @@ from ._registrar import Registrar
 from ._skills import RenderedSkill, SkillDef, SkillRegistry
 from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec
 from ._trust import Declared, TrustStore, WorkspaceTrust
-from ._types import ServerState, ServerStatus
+from ._types import Capability, ServerState, ServerStatus
 from .errors import ConfigError, PolicyDenied, ToolError, ToolNotFound
 
 if TYPE_CHECKING:
@@ -506,10 +506,10 @@ class Runtime:
         self.events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
         outcome, detail = "failed", ""
         try:
-            await self._authorize(spec, args, session, approver)
+            confined = await self._authorize(spec, args, session, approver)
             if self.host.pm.hook.kairox_pre_tool_call.get_hookimpls() or self.hooks.for_event("pre_tool_call"):
-                await self._pre_tool_call(call, approver)
-            context = ToolContext(self, session, call_id, progress, timeout)
+                confined = await self._pre_tool_call(call, approver, confined)
+            context = ToolContext(self, session, call_id, progress, timeout, confined_to=confined)
             try:
                 if timeout is not None:
                     # move_on_after, not fail_after: a TimeoutError the tool raises itself
@@ -552,15 +552,23 @@ class Runtime:
 
     async def _authorize(
         self, spec: ToolSpec, args: Mapping[str, Any], session: Session | None, approver: Approver | None
-    ) -> None:
-        decision = self.policy.decide(spec, args)
+    ) -> tuple[Path, ...] | None:
+        """Decide the call (asking the approver when the policy asks); raise when it is refused.
+
+        Returns the roots the call's writes must stay inside when the policy allowed
+        it only because its targets resolved inside them (:attr:`ToolContext.confined_to`)."""
+        # the targets are resolved once: the decision and the confinement see the same
+        location = self.policy.location(spec, args) if spec.capability is Capability.WRITE else "none"
+        decision = self.policy.decide_at(spec, location)
         if isinstance(decision, Allow):
-            return
+            if location == "inside" and not isinstance(self.policy.decide_at(spec, "outside"), Allow):
+                return tuple(self.policy.roots)
+            return None
         if isinstance(decision, Deny):
             raise PolicyDenied(decision.reason, tool=spec.id)
         approved = session.approved if session is not None else self._approved
         if spec.id in approved:
-            return
+            return None
         approver = approver or self.approver
         if approver is None:
             raise PolicyDenied(
@@ -576,8 +584,11 @@ class Runtime:
             raise PolicyDenied(f"the user declined ({decision.reason})", tool=spec.id)
         if answer == ApprovalAnswer.ALLOW_SESSION:
             approved.add(spec.id)
+        return None
 
-    async def _pre_tool_call(self, call: ToolCall, approver: Approver | None) -> None:
+    async def _pre_tool_call(
+        self, call: ToolCall, approver: Approver | None, confined: tuple[Path, ...] | None
+    ) -> tuple[Path, ...] | None:
         try:  # deep: a hook may change a nested path in place, and the policy must see it
             original = copy.deepcopy(call.arguments)
         except Exception:
@@ -600,7 +611,8 @@ class Runtime:
         if blocked:
             raise PolicyDenied(f"blocked by a hook: {blocked[0]}", tool=call.tool.id)
         if call.arguments != original:
-            await self._authorize(call.tool, call.arguments, call.session, approver)
+            return await self._authorize(call.tool, call.arguments, call.session, approver)
+        return confined
 
     def _report(self, hook: str, outcomes: list[HookOutcome]) -> None:
         for o in outcomes:

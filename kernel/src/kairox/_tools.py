@@ -7,6 +7,7 @@ import contextlib
 import difflib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, runtime_checkable
 
 import attrs
@@ -220,6 +221,12 @@ class ToolContext:
     call_id: str = ""
     progress: ProgressCallback | None = None
     timeout: float | None = None
+    #: the roots a write must land inside: set when the policy allowed this call only
+    #: because its targets resolved inside them (a tool that resolves its path again must
+    #: check it, so a link changed since the decision cannot take the write outside);
+    #: ``None`` when where it lands did not decide it (the user approved, or the policy
+    #: decides the same anywhere)
+    confined_to: tuple[Path, ...] | None = None
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self.progress is None:

@@ -4,17 +4,22 @@ Paths are resolved with the policy engine's own function
 (:func:`kairox._policy.resolve_path`: ``~``, relative to the workspace, ``..``,
 symbolic links followed), so the file a tool touches is the file the policy
 checked. Blocking file work runs in a worker thread.
+
+fs.write resolves the path once more when it runs, checks that result against
+the writable roots the policy confined the call to (a link may have changed since
+the decision), then opens exactly the resolved components from ``/`` with
+no-follow on each (:mod:`._safeopen`): a component that became a link fails the
+write instead of redirecting it. An existing file with more than one hard link
+counts as a write outside the roots.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import errno
 import fnmatch
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +29,7 @@ import anyio.to_thread
 from kairox._policy import resolve_path
 from kairox._tools import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
 
+from . import _safeopen
 from ._base import BuiltinTool, error
 from ._output import SNIFF_BYTES, image_type, looks_binary, safe_text
 
@@ -227,11 +233,17 @@ class FsWrite(BuiltinTool):
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
-        return await anyio.to_thread.run_sync(self._write, args)
+        # the roots the policy allowed this call for (None: the user approved it, or
+        # where it lands decided nothing); the path is resolved again below, so a link
+        # that changed since the decision is caught against the same roots
+        return await anyio.to_thread.run_sync(self._write, args, context.confined_to)
 
-    def _write(self, args: dict[str, Any]) -> ToolResult:
+    def _write(self, args: dict[str, Any], roots: tuple[Path, ...] | None = None) -> ToolResult:
+        """Write as ``args`` say; with ``roots``, the write must land inside them
+        (:attr:`kairox.ToolContext.confined_to`), and a file with more than one hard link is refused."""
+        raw: str = args["path"]
         try:
-            path = _resolve(args["path"], self.env.workspace)
+            path = _resolve(raw, self.env.workspace)
         except _PathProblem as exc:
             return error(str(exc))
         shown = self.env.display(path)
@@ -240,36 +252,36 @@ class FsWrite(BuiltinTool):
         limit = self.env.config.max_write_bytes
         if len(data) > limit:
             return error(f"content is {len(data)} bytes; fs.write takes at most {limit}", path=shown)
+        single_link = roots is not None
+        if roots is not None and not any(_is_inside(path, root) for root in roots):
+            return error(
+                f"{safe_text(raw)!r} now leads to {shown}, outside the writable roots the policy allowed it for "
+                "(a symbolic link on the way changed after the check); not written",
+                path=shown,
+            )
+        if not path.name:
+            return error(f"{shown} is a directory", path=shown)
         try:
-            existing = os.lstat(path)
-        except FileNotFoundError:
-            existing = None
-        except OSError as exc:
-            return error(f"cannot write {shown}: {exc.strerror or exc}", path=shown)
-        if existing is not None:
-            if stat.S_ISDIR(existing.st_mode):
-                return error(f"{shown} is a directory", path=shown)
-            if mode == "create":
-                return error(f"{shown} already exists (mode create); use overwrite or append", path=shown)
-            if not stat.S_ISREG(existing.st_mode):
-                return error(f"{shown} is not a regular file; not written", path=shown)
-        parent = path.parent
-        try:
-            if not parent.is_dir():
-                if not args["create_dirs"]:
-                    return error(f"the directory of {shown} does not exist (create_dirs is false)", path=shown)
-                parent.mkdir(parents=True, exist_ok=True)
-            if mode == "append":
-                _append(path, data)
-            elif existing is None:
-                _create(path, data)
-            else:
-                _replace(path, data, existing.st_mode)
+            with _safeopen.directory(path.parent, create=args["create_dirs"]) as parent:
+                outcome = _write_at(parent, path.name, data, mode, shown, single_link=single_link)
+        except _safeopen.MissingDirectory:
+            return error(f"the directory of {shown} does not exist (create_dirs is false)", path=shown)
+        except _safeopen.LinkOnPath as exc:
+            link = self.env.display(exc.path)
+            return error(f"{link} became a symbolic link after {shown} was checked; not written", path=shown)
+        except _safeopen.NotADirectory as exc:
+            return error(f"cannot write {shown}: {self.env.display(exc.path)} is not a directory", path=shown)
+        except _safeopen.NotRegular:
+            return error(f"{shown} is not a regular file; not written", path=shown)
+        except _safeopen.SharedFile as exc:
+            return _shared(shown, exc.links)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 return error(f"{shown} became a symbolic link after it was checked; not written", path=shown)
             return error(f"cannot write {shown}: {exc.strerror or exc}", path=shown)
-        created = existing is None
+        if isinstance(outcome, ToolResult):
+            return outcome
+        created = outcome
         verb = "appended" if mode == "append" else "wrote"
         note = " (new file)" if created else ""
         return ToolResult.from_text(
@@ -278,47 +290,45 @@ class FsWrite(BuiltinTool):
         )
 
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+def _write_at(
+    parent: _safeopen.Directory, name: str, data: bytes, mode: str, shown: str, *, single_link: bool
+) -> ToolResult | bool:
+    """Write ``name`` in ``parent``: an error result, or whether the file was created."""
+    existing = parent.lstat(name)
+    if existing is not None:
+        if stat.S_ISDIR(existing.st_mode):
+            return error(f"{shown} is a directory", path=shown)
+        if stat.S_ISLNK(existing.st_mode):  # the path was resolved: its last part was no link then
+            return error(f"{shown} became a symbolic link after it was checked; not written", path=shown)
+        if mode == "create":
+            return error(f"{shown} already exists (mode create); use overwrite or append", path=shown)
+        if not stat.S_ISREG(existing.st_mode):
+            return error(f"{shown} is not a regular file; not written", path=shown)
+        if single_link and existing.st_nlink > 1:
+            return _shared(shown, existing.st_nlink)
+    if mode == "append":
+        parent.append(name, data, single_link=single_link)  # checks the links again, on what it opened
+    elif existing is None:
+        parent.create(name, data)
+    else:
+        parent.replace(name, data, existing.st_mode)
+    return existing is None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _shared(shown: str, links: int) -> ToolResult:
+    return error(
+        f"{shown} has {links} hard links: another name, maybe outside the writable roots, shares its content; "
+        "not written (a file with more than one link counts as a write outside the writable roots)",
+        path=shown,
+        links=links,
+    )
 
 
-def _append(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o666)
+def _is_inside(path: Path, root: Path) -> bool:
     try:
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
-
-
-def _create(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
-    try:
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
-
-
-def _replace(path: Path, data: bytes, mode: int) -> None:
-    """Write next to ``path`` and rename over it: readers see the old or the new file, never half."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".kairox-tmp")
-    try:
-        try:
-            _write_all(fd, data)
-            os.fchmod(fd, stat.S_IMODE(mode))
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)  # replaces a link that appeared meanwhile, never writes through it
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        return os.path.commonpath([str(path), str(root)]) == str(root)
+    except ValueError:
+        return False
 
 
 class FsList(BuiltinTool):
