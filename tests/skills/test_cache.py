@@ -12,7 +12,7 @@ import pytest
 from kairox._skills import SkillDef, SkillError
 from kairox_skills import DirectorySkillSource
 from kairox_skills import _sources as sources_module
-from kairox_skills._cache import ScanCache
+from kairox_skills._cache import FORMAT_VERSION, ScanCache
 
 HOUR_AGO = time.time() - 3600
 
@@ -99,7 +99,7 @@ def test_the_disk_cache_makes_the_next_process_warm(tmp_path: Path, monkeypatch:
     write_old(skills / "bad.md", "---\nname: bad\ndescription: [x\n---\n")
     cache_file = tmp_path / "cache" / "skills.json"
     first = list(DirectorySkillSource("user", "user", [skills], cache=ScanCache(cache_file)).scan())
-    assert json.loads(cache_file.read_text())["version"] == 3
+    assert json.loads(cache_file.read_text())["version"] == FORMAT_VERSION
 
     parsed = CountingParse(monkeypatch)
     fresh = ScanCache(cache_file)  # a new process: empty memory, same file
@@ -123,7 +123,7 @@ def test_a_damaged_or_foreign_cache_file_is_ignored(tmp_path: Path) -> None:
         assert names(DirectorySkillSource("user", "user", [tmp_path / "s"], cache=ScanCache(cache_file))) == ["a"]
     entry = json.loads(cache_file.read_text())["entries"][str(tmp_path / "s" / "a.md")]
     entry[2] = [1, 5, None]  # damaged payload: a number for a name
-    cache_file.write_text(json.dumps({"version": 3, "entries": {str(tmp_path / "s" / "a.md"): entry}}))
+    cache_file.write_text(json.dumps({"version": FORMAT_VERSION, "entries": {str(tmp_path / "s" / "a.md"): entry}}))
     assert names(DirectorySkillSource("user", "user", [tmp_path / "s"], cache=ScanCache(cache_file))) == ["a"]
 
 

@@ -29,7 +29,7 @@ __all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]
 logger = logging.getLogger(__name__)
 
 #: bump when parsing changes what a file yields
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 RACY_SECONDS = 2.0
 
 #: what parsing one file gives: the frontmatter and its warnings, or the error

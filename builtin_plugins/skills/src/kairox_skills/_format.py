@@ -6,6 +6,12 @@ subset, then PyYAML, then PyYAML after quoting values that are not valid on
 their own (unquoted colons: loaded with a warning). YAML that still cannot be
 parsed is a :class:`~kairox.SkillError` naming the file, line and field.
 Structuring into a :class:`~kairox.SkillFrontmatter` is in ``_structure``.
+
+PyYAML always runs through :func:`kairox._yaml.safe_load_bounded`: a
+frontmatter whose aliases expand too far (a "billion laughs"), that nests too
+deep or that is longer than :data:`MAX_FRONTMATTER` is one ``SkillError``, and
+so is one that runs out of memory or stack while being parsed; the other
+skills of the source load as usual.
 """
 
 from __future__ import annotations
@@ -19,12 +25,14 @@ from typing import Any
 import yaml
 
 from kairox._skill_model import SkillDef, SkillError, SkillFrontmatter, SkillScope, SkillWarning, split_frontmatter
+from kairox._yaml import YamlLimitError, safe_load_bounded
 
 from . import _simpleyaml
 from ._structure import frontmatter_from_mapping, frontmatter_to_mapping, full_from_mapping, quick_from_mapping
 
 __all__ = [
     "MAX_FRONTMATTER",
+    "TransientSkillError",
     "dump_skill",
     "frontmatter_from_mapping",
     "frontmatter_to_mapping",
@@ -37,6 +45,11 @@ __all__ = [
 #: a frontmatter larger than this is an error (nobody writes one; a runaway file might)
 MAX_FRONTMATTER = 1 << 20
 
+
+class TransientSkillError(SkillError):
+    """Parsing ran out of memory or stack: reported like any error, never cached."""
+
+
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _CLOSE = re.compile(rb"^---[ \t]*\r?(?:\n|\Z)", re.M)
 _TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:", re.M)
@@ -44,11 +57,13 @@ _SIMPLE_LINE = re.compile(r"^([ ]*)([A-Za-z0-9_][A-Za-z0-9_-]*):[ \t]+(\S.*?)[ \
 _BLOCK_HEADER = re.compile(r"[|>][-+0-9]*")
 
 try:
-    _Loader: Any = yaml.CSafeLoader
     _Dumper: Any = yaml.CSafeDumper
 except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Loader = yaml.SafeLoader
     _Dumper = yaml.SafeDumper
+
+
+def _safe_load(text: str) -> Any:
+    return safe_load_bounded(text, max_length=MAX_FRONTMATTER)
 
 
 # -- reading the frontmatter block -----------------------------------------------------
@@ -135,7 +150,7 @@ def _quote_bad_values(text: str) -> tuple[str, list[int]]:
         value = m.group(3) if m else ""
         if m and value[0] not in "\"'[{" and not _BLOCK_HEADER.fullmatch(value):
             try:
-                ok = isinstance(yaml.load(f"k: {value}", Loader=_Loader), dict)
+                ok = isinstance(_safe_load(f"k: {value}"), dict)
             except Exception:
                 ok = False
             if not ok:
@@ -174,7 +189,7 @@ def _quoting_warning(text: str, fixed: list[int], problem: str, file: str | None
 def _mapping_problem() -> str:
     """How the YAML loader words ``key: a: b`` (libyaml and PyYAML differ)."""
     try:
-        yaml.load("k: a: b", Loader=_Loader)
+        _safe_load("k: a: b")
     except Exception as exc:
         return _yaml_problem(exc, 0)[0]
     return "mapping values are not allowed here"  # pragma: no cover - every loader refuses it
@@ -182,7 +197,13 @@ def _mapping_problem() -> str:
 
 def load_yaml(text: str, *, file: str | None = None, first_line: int = 2) -> tuple[Any, list[SkillWarning]]:
     """Parse frontmatter YAML: the fast subset, then PyYAML, then PyYAML after
-    quoting values that are not valid on their own (unquoted colons)."""
+    quoting values that are not valid on their own (unquoted colons).
+
+    PyYAML is bounded (:func:`kairox._yaml.safe_load_bounded`): a document over
+    a limit is a :class:`SkillError` saying which, with no quoting retry.
+    """
+    if len(text) > MAX_FRONTMATTER:
+        raise SkillError(f"the frontmatter is larger than {MAX_FRONTMATTER} characters", file=file, line=1)
     try:
         data, fixed = _simpleyaml.load_lenient(text)
     except _simpleyaml.Unsupported:
@@ -191,20 +212,28 @@ def load_yaml(text: str, *, file: str | None = None, first_line: int = 2) -> tup
         if not fixed:
             return data, []
         return data, [_quoting_warning(text, fixed, _mapping_problem(), file, first_line)]
+    limited = False
     try:
-        return yaml.load(text, Loader=_Loader), []
+        return _safe_load(text), []
+    except YamlLimitError as exc:
+        limited = True
+        problem, index, context = _yaml_problem(exc, first_line)
+    except (MemoryError, RecursionError):
+        raise  # parse_frontmatter reports these
     except Exception as exc:  # any parser failure becomes a SkillError below
         problem, index, context = _yaml_problem(exc, first_line)
+    line = index + first_line if index is not None else first_line - 1
+    field = _key_at(text, context) if context is not None else ""
+    if limited:
+        raise SkillError(f"frontmatter YAML is refused: {problem}", file=file, line=line, field=field)
     fixed_text, fixed = _quote_bad_values(text)
     if fixed:
         try:
-            data = yaml.load(fixed_text, Loader=_Loader)
+            data = _safe_load(fixed_text)
         except Exception:
             pass
         else:
             return data, [_quoting_warning(text, fixed, problem, file, first_line)]
-    line = index + first_line if index is not None else first_line - 1
-    field = _key_at(text, context) if context is not None else ""
     raise SkillError(f"frontmatter is not valid YAML: {problem}", file=file, line=line, field=field)
 
 
@@ -219,7 +248,22 @@ def parse_frontmatter(
     fallback_name: str | None = None,
     first_line: int = 2,
 ) -> tuple[SkillFrontmatter, list[SkillWarning]]:
-    """Frontmatter text (between the ``---`` lines) to a :class:`SkillFrontmatter`."""
+    """Frontmatter text (between the ``---`` lines) to a :class:`SkillFrontmatter`.
+
+    Never raises ``MemoryError`` or ``RecursionError``: those are a
+    :class:`TransientSkillError` for this one file.
+    """
+    try:
+        return _parse_frontmatter(text, file, folder, fallback_name, first_line)
+    except (MemoryError, RecursionError) as exc:
+        what = "memory" if isinstance(exc, MemoryError) else "stack (too deeply nested)"
+    # raised outside the except block: the error must not keep the failed parse's frames alive
+    raise TransientSkillError(f"the frontmatter could not be parsed: out of {what}", file=file, line=1)
+
+
+def _parse_frontmatter(
+    text: str, file: str | None, folder: str | None, fallback_name: str | None, first_line: int
+) -> tuple[SkillFrontmatter, list[SkillWarning]]:
     data, warnings = load_yaml(text, file=file, first_line=first_line)
     quick = quick_from_mapping(data, folder)
     if quick is not None:

@@ -7,8 +7,9 @@ scalars; plain scalars that resolve to strings, booleans, null or decimal
 integers; single- and double-quoted scalars on one line (no escapes);
 one-line flow sequences of plain scalars; ``|`` and ``|-`` literal blocks.
 Anything unusual (tabs, anchors, tags, flow mappings, folded or multi-line
-plain scalars, odd indentation) is :class:`Unsupported`. The property tests
-compare it with PyYAML on generated documents.
+plain scalars, odd indentation, mappings nested deeper than :data:`MAX_DEPTH`)
+is :class:`Unsupported`. The property tests compare it with PyYAML on
+generated documents.
 
 Why: PyYAML costs ~90 us per frontmatter even with libyaml, more than reading
 the file; listing 10,000 skills must cost little more than reading them.
@@ -22,7 +23,10 @@ from typing import Any
 import yaml
 from yaml.resolver import Resolver
 
-__all__ = ["Unsupported", "load", "load_lenient"]
+__all__ = ["MAX_DEPTH", "Unsupported", "load", "load_lenient"]
+
+#: block mappings nested deeper are left to PyYAML (bounded: this reader recurses per level)
+MAX_DEPTH = 32
 
 
 class Unsupported(Exception):
@@ -135,6 +139,7 @@ class _Parser:
         self.lines = lines
         self.trailing_break = trailing_break
         self.i = 0
+        self.depth = 1
         self.n = n = len(lines)
         self.indents = indents = [0] * n
         self.kinds = kinds = [BLANK] * n
@@ -183,7 +188,15 @@ class _Parser:
         i = self.i
         li = self.indents[i]
         if li > indent:
-            return self.sequence(li) if self.kinds[i] == ITEM else self.mapping(li)
+            if self.kinds[i] == ITEM:
+                return self.sequence(li)
+            if self.depth >= MAX_DEPTH:
+                raise Unsupported("deeply nested mappings")
+            self.depth += 1
+            try:
+                return self.mapping(li)
+            finally:
+                self.depth -= 1
         if li == indent and self.kinds[i] == ITEM:
             return self.sequence(li)
         return None

@@ -1,7 +1,9 @@
 """Skill sources that read directories: kairox skill files and Agent Skills folders.
 
 A directory is walked to depth :data:`MAX_DEPTH` (``.git`` and ``node_modules``
-skipped). A folder holding ``SKILL.md`` is one Agent Skills skill (its other
+skipped), following symbolic links but entering each directory once, by
+``(st_dev, st_ino)``: a link to ``.`` or to an ancestor is not a loop, and a
+folder linked twice is read once. A folder holding ``SKILL.md`` is one Agent Skills skill (its other
 files are its resources, never skills of their own); any other ``*.md`` file
 is a kairox skill file. Listing reads only the frontmatter, through the
 :class:`~kairox_skills._cache.ScanCache`; the body is read when the skill is used.
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Union
 from kairox._skills import SkillDef, SkillError, SkillScope, SkillWarning
 
 from ._cache import Parsed, ScanCache, get_cache
-from ._format import parse_frontmatter, read_frontmatter
+from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 
 if TYPE_CHECKING:
     from kairox._runtime import Runtime
@@ -128,7 +130,7 @@ class DirectorySkillSource:
         for i, block in zip(misses, blocks, strict=True):
             path, folder, stat = found[i]
             fresh = results[i] = _parse(block, path, folder)
-            if stat is not None:  # always: misses come from stat-ed files
+            if stat is not None and not isinstance(fresh, TransientSkillError):  # stat: always, for a miss
                 cache.put(path, stat.st_size, stat.st_mtime_ns, fresh)
         for (path, _folder, stat), result in zip(found, results, strict=True):
             if stat is None:
@@ -154,11 +156,22 @@ class DirectorySkillSource:
 
 
 def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
-    """``(path, folder name for SKILL.md else None, stat)`` for every skill file, in a stable order."""
+    """``(path, folder name for SKILL.md else None, stat)`` for every skill file, in a stable order.
+
+    Each directory is entered once, the first time the (depth-first, sorted)
+    walk reaches it, whatever links lead to it again.
+    """
     stack: list[tuple[str, int]] = [(root, 0)]
+    seen: set[tuple[int, int]] = set()
     while stack:
         directory, depth = stack.pop()
         try:
+            st = os.stat(directory)
+            if st.st_ino:  # 0: a file system without inode numbers; nothing to compare
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    continue
+                seen.add(key)
             with os.scandir(directory) as it:
                 entries = sorted(it, key=_NAME)
         except OSError:
