@@ -248,25 +248,13 @@ def tools_search_tool(runtime: Runtime) -> FunctionTool:
             if score:
                 scored.append((score, spec))
         scored.sort(key=lambda p: (-p[0], p[1].id))
-        return {"tools": [s.to_model_tool() | {"id": s.id} for _, s in scored[: max(1, limit)]]}
+        return {"tools": [s.to_model_tool() | {"id": s.id} for _, s in scored[: max(1, min(limit, 100))]]}
 
-    spec = ToolSpec(
-        id=TOOLS_SEARCH_ID,
-        description="Find tools that are available but not listed: search their names and descriptions. "
-        "Returns each match's name, description and input schema.",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "words to look for"},
-                "limit": {"type": "integer", "minimum": 1, "default": 10},
-            },
-            "required": ["query"],
-        },
-        domain="local",
-        capability="read",
-        provider="kairox",
+    description = (
+        "Find tools that are available but not listed: search their names and descriptions. "
+        "Returns each match's name, description and input schema."
     )
-    return FunctionTool(spec, search)
+    return FunctionTool(_search_spec(TOOLS_SEARCH_ID, description), search)
 
 
 def skills_search_tool(runtime: Runtime) -> FunctionTool:
@@ -277,10 +265,18 @@ def skills_search_tool(runtime: Runtime) -> FunctionTool:
         matches = runtime.skills.match(query, session_id=session_id, limit=max(1, min(limit, 100)))
         return {"skills": [attrs.asdict(_entry(m.skill)) for m in matches]}
 
-    spec = ToolSpec(
-        id=SKILLS_SEARCH_ID,
-        description="Find skills that are available but not listed: search their names, keywords and "
-        "descriptions. Returns each match's name, description and location (read the file to use it).",
+    description = (
+        "Find skills that are available but not listed: search their names, keywords and "
+        "descriptions. Returns each match's name, description and location (read the file to use it)."
+    )
+    return FunctionTool(_search_spec(SKILLS_SEARCH_ID, description), search)
+
+
+def _search_spec(tool_id: str, description: str) -> ToolSpec:
+    """The spec of a kernel search tool: a query, a limit; a local read."""
+    return ToolSpec(
+        id=tool_id,
+        description=description,
         input_schema={
             "type": "object",
             "properties": {
@@ -293,4 +289,3 @@ def skills_search_tool(runtime: Runtime) -> FunctionTool:
         capability="read",
         provider="kairox",
     )
-    return FunctionTool(spec, search)

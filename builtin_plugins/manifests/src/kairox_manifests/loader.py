@@ -291,7 +291,7 @@ class PluginLoader:
                     name = key.partition("/")[2]
                     rec.extra.append(Contribution("tool", name, m.code.main, {"description": tool.spec.description}))
                     rec.items[key] = ItemState()
-            routed = route_tools(runtime, m.name, activation.tools, m.permissions)
+            routed = route_tools(runtime, m.name, activation.tools, m.permissions, scope=rec.candidate.scope)
             routed.loaded = [keys[t.spec.id] for t in activation.tools]
             self._apply(rec, routed)
             for _event, _fn, key in activation.hooks:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import Permissions, ServerState, Tool, ToolContext, ToolResult, ToolSpec
+from kairox import Permissions, ServerState, Tool, ToolContext, ToolRank, ToolResult, ToolSpec
 
 from .model import Contribution
 
@@ -107,11 +107,17 @@ def with_permissions(tool: Tool, permissions: Permissions | None) -> Tool:
     return _PermissionedTool(tool, attrs.evolve(spec, permissions=_narrow(spec.permissions, permissions)))
 
 
-def route_tools(runtime: Runtime, plugin: str, tools: Sequence[Tool], permissions: Permissions | None) -> Routed:
-    """Register the plugin's tools in one atomic change. Raises ``RegistrationError`` on a taken id."""
+def route_tools(
+    runtime: Runtime, plugin: str, tools: Sequence[Tool], permissions: Permissions | None, *, scope: str = "user"
+) -> Routed:
+    """Register the plugin's tools in one atomic change. Raises ``RegistrationError`` on a taken id.
+
+    A bundle's tools rank below the user's own (``ToolRank.BUNDLE``), a workspace
+    bundle's below those (``ToolRank.WORKSPACE``), for a contested exported name."""
     provider = provider_name(plugin)
     wrapped = [with_permissions(t, permissions) for t in tools]
-    runtime.tools.replace_provider(provider, wrapped)
+    rank = ToolRank.WORKSPACE if scope == "workspace" else ToolRank.BUNDLE
+    runtime.tools.replace_provider(provider, wrapped, rank=rank)
 
     async def undo() -> None:
         runtime.tools.remove_provider(provider)
