@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import traceback
@@ -13,6 +12,7 @@ import click
 
 from .._host import LoadFailure, PluginHost, build_plugin_host, registration_order, trace_hook_call
 from ._core import register_core_commands
+from ._logging import configure_logging
 from ._util import CliState
 
 __all__ = ["build_cli", "cli", "main"]
@@ -28,12 +28,13 @@ __all__ = ["build_cli", "cli", "main"]
     help="Workspace directory (default: the current directory).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
-@click.option("--verbose", "-v", count=True, help="Log more (-v info, -vv debug) to stderr.")
+@click.option(
+    "--verbose", "-v", count=True, help="Log more to stderr: -v info, -vv debug, -vvv also HTTP internals (redacted)."
+)
 @click.pass_context
 def cli(ctx: click.Context, workspace: Path | None, as_json: bool, verbose: int) -> None:
     """Kairox: MCP servers, skills, plugins, LSP/DAP as tools, under one policy."""
-    if verbose:
-        logging.basicConfig(level=logging.DEBUG if verbose > 1 else logging.INFO, stream=sys.stderr)
+    configure_logging(verbose)
     state: CliState = ctx.ensure_object(CliState)
     state.workspace = (workspace or Path.cwd()).resolve()
     state.json = as_json
@@ -97,6 +98,6 @@ def main(argv: list[str] | None = None) -> Any:
     # or file reaches the terminal (per-field escaping also stops forged lines)
     sys.stdout = SafeStream(sys.stdout)
     sys.stderr = SafeStream(sys.stderr)
-    logging.basicConfig(level=logging.ERROR, stream=sys.stderr, format="kairox: %(levelname)s: %(message)s")
+    configure_logging(0)  # the group's callback raises it for -v/-vv
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     return build_cli().main(args=argv, prog_name="kairox")
