@@ -5,6 +5,14 @@ SSE stream). While a server connects and runs, its task (and every task the
 SDK starts from it) carries that server's :class:`Diagnostics` in a context
 variable; records from the SDK's loggers are appended there as one line and
 dropped, unless ``kairox_mcp`` logs at DEBUG (``kairox -vv``).
+
+The SDK, httpx2 and our own error paths log URLs (``Connecting to SSE endpoint:
+https://user:PASSWORD@...``, ``HTTP Request: GET ...?token=...``, tracebacks of
+``HTTPStatusError``). Every record of those loggers that is emitted has its
+message and traceback text redacted first (URL passwords, secret-looking query
+values and arguments, :func:`kairox.redact`), so ``-vv`` shows no secret either.
+A logger's filter sees only its own records, so the loggers are named one by one
+(:data:`REDACTED_LOGGERS`, plus every logger of ours that exists by then).
 """
 
 from __future__ import annotations
@@ -14,9 +22,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from kairox import redact
+
 from .transport import Diagnostics
 
-__all__ = ["SDK_LOGGERS", "capture_sdk_logs"]
+__all__ = ["REDACTED_LOGGERS", "SDK_LOGGERS", "capture_sdk_logs", "install_log_redaction", "redact_record"]
 
 #: loggers of the mcp SDK's client side ("client" is the session's logger name)
 SDK_LOGGERS = (
@@ -30,26 +40,101 @@ SDK_LOGGERS = (
     "mcp.shared.tool_name_validation",
 )
 
+#: other loggers whose records may carry a URL with its secrets (our own are added by prefix)
+REDACTED_LOGGERS = (
+    *SDK_LOGGERS,
+    "mcp.client.auth.oauth2",
+    "mcp.client.caching",
+    "mcp.client.client",
+    "httpx2",
+    "httpcore2.connection",
+    "httpcore2.http11",
+    "httpcore2.http2",
+    "httpcore2.proxy",
+    "httpcore2.socks",
+    "kairox_mcp.client",
+    "kairox_mcp.http",
+    "kairox_mcp.lifecycle",
+    "kairox_mcp.manager",
+    "kairox_mcp._streams",
+    "kairox_sse.sse",
+    "kairox_streamable_http.streamable_http",
+    "kairox_stdio.stdio",
+)
+_OURS = ("kairox_mcp", "kairox_sse", "kairox_streamable_http", "kairox_stdio")
+
 _current: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
 _installed = False
+_redacting = False
+_formatter = logging.Formatter()
+
+
+def redact_record(record: logging.LogRecord) -> None:
+    """Redact ``record`` in place: its message, and its traceback text (formatted here, so
+    the handler's formatter prints the redacted one). Idempotent."""
+    if getattr(record, "kairox_redacted", False):
+        return
+    record.kairox_redacted = True
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken format string: logging reports it itself
+        return
+    safe = redact(message)
+    if safe != message:
+        record.msg, record.args = safe, None
+    if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+        record.exc_text = redact(_formatter.formatException(record.exc_info))
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+
+
+class _Redact(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        redact_record(record)
+        return True
 
 
 class _ToDiagnostics(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         diag = _current.get()
         if diag is None:
+            redact_record(record)
             return True
         if record.levelno >= logging.WARNING:
             line = f"[mcp sdk {record.levelname.lower()}] {record.getMessage()}"
             if record.exc_info and record.exc_info[1] is not None:
                 exc = record.exc_info[1]
                 line += f": {type(exc).__name__}: {exc}"
-            diag.stderr.append(line)
-        return logging.getLogger("kairox_mcp").isEnabledFor(logging.DEBUG)
+            diag.stderr.append(line)  # redacted when shown (StderrBuffer.lines)
+        if not logging.getLogger("kairox_mcp").isEnabledFor(logging.DEBUG):
+            return False
+        redact_record(record)
+        return True
+
+
+def install_log_redaction() -> None:
+    """Redact the records of :data:`REDACTED_LOGGERS` and of every logger of ours that exists.
+    Idempotent; called when the MCP manager is made and when a server connects."""
+    global _redacting
+    flt = _Redact()
+    names = {n for n in REDACTED_LOGGERS if n not in SDK_LOGGERS}
+    if not _redacting:
+        for name in names:
+            logging.getLogger(name).addFilter(flt)
+        _redacting = True
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if (
+            isinstance(logger, logging.Logger)
+            and name.startswith(_OURS)
+            and name not in names
+            and not any(isinstance(f, _Redact) for f in logger.filters)
+        ):
+            logger.addFilter(flt)
 
 
 def _install() -> None:
     global _installed
+    install_log_redaction()
     if _installed:
         return
     flt = _ToDiagnostics()

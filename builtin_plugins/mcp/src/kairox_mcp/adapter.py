@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .lifecycle import ServerLifecycle
 
 __all__ = [
+    "TOOL_NAME",
     "McpToolAdapter",
     "build_spec",
     "canonical_id",
@@ -38,9 +40,45 @@ __all__ = [
     "convert_content",
     "convert_result",
     "normalize_schema",
+    "tool_problem",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+#: the spec's tool name rule (2025-11-25, SEP-986): 1-128 of A-Z a-z 0-9 _ - .
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
+def tool_problem(tool: Any) -> str | None:
+    """Why one entry of a ``tools/list`` result (the raw JSON object) cannot be a tool, or None.
+
+    Checks what kairox relies on: a ``name`` that follows :data:`TOOL_NAME` (no spaces,
+    ``/``, ``..``, control or bidi characters: names end up in tool ids, exported names
+    and terminals) and an ``inputSchema`` that is a JSON object of ``"type": "object"``
+    (the spec's rule; a scalar schema cannot describe named arguments). The SDK's own
+    model is checked after this (``kairox_mcp.client``)."""
+    if not isinstance(tool, Mapping):
+        return f"not a JSON object ({type(tool).__name__})"
+    name = tool.get("name")
+    if not isinstance(name, str):
+        return "no name" if name is None else f"name is not a string ({type(name).__name__})"
+    if not TOOL_NAME.fullmatch(name):
+        if not name:
+            return "empty name"
+        if len(name) > 128:
+            return f"name of {len(name)} characters (at most 128 allowed)"
+        return "name has characters outside A-Z a-z 0-9 _ - ."
+    schema = tool.get("inputSchema")
+    if schema is None:
+        return "no inputSchema"
+    if not isinstance(schema, Mapping):
+        return f"inputSchema is not a JSON object ({type(schema).__name__})"
+    if "type" not in schema:
+        return 'inputSchema has no "type" (must be "object")'
+    if schema["type"] != "object":
+        return f'inputSchema has "type": {json.dumps(schema["type"])[:40]} (must be "object")'
+    return None
 
 
 def canonical_id(server: str, config: McpServerConfig, tool: str) -> str:

@@ -10,7 +10,6 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
 from importlib.metadata import PackageNotFoundError, version
-from types import TracebackType
 from typing import Any, cast
 
 import anyio
@@ -18,9 +17,11 @@ import mcp.types as types
 from mcp import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from kairox import redact
 from kairox.errors import ToolError
 
 from ._sdklog import capture_sdk_logs
+from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
 from .config import McpServerConfig
 from .transport import ConnectContext, Diagnostics, McpTransport
 
@@ -62,44 +63,6 @@ def _client_info() -> types.Implementation:
     return types.Implementation(name="kairox", version=v)
 
 
-class _WatchedReadStream:
-    """The transport's read stream, noticing EOF (the server went away) as it happens."""
-
-    def __init__(self, inner: Any, closed: anyio.Event) -> None:
-        self._inner = inner
-        self._closed = closed
-
-    async def receive(self) -> Any:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._closed.set()
-            raise
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
 class McpClient:
     """A connected, initialised MCP session with one server.
 
@@ -109,12 +72,20 @@ class McpClient:
     :class:`McpCallTimeout`, :class:`McpRequestError`.
     """
 
-    def __init__(self, server: str, session: ClientSession, diagnostics: Diagnostics, closed: anyio.Event) -> None:
+    def __init__(
+        self,
+        server: str,
+        session: ClientSession,
+        diagnostics: Diagnostics,
+        closed: anyio.Event,
+        exchange: Exchange | None = None,
+    ) -> None:
         self.server = server
         self.session = session
         self.diagnostics = diagnostics
         #: set when the server closed the connection (EOF on the read stream)
         self.closed = closed
+        self.exchange = exchange or Exchange(server, diagnostics)
         self.initialize_result: types.InitializeResult | None = None
 
     @classmethod
@@ -131,6 +102,7 @@ class McpClient:
         """Connect and enter the session (not yet initialised: call :meth:`initialize`)."""
         closed = anyio.Event()
         diagnostics = context.diagnostics
+        exchange = Exchange(server, diagnostics)
 
         async def message_handler(message: Any) -> None:
             if isinstance(message, Exception):
@@ -150,27 +122,29 @@ class McpClient:
 
         with capture_sdk_logs(diagnostics):
             async with transport.connect(config, context) as (read, write):
-                watched = _WatchedReadStream(read, closed)
                 async with ClientSession(
-                    watched,
-                    write,
+                    GuardedReadStream(read, exchange, closed),
+                    GuardedWriteStream(write, exchange),
                     message_handler=message_handler,
                     logging_callback=logging_callback,
                     client_info=_client_info(),
                 ) as session:
-                    yield cls(server, session, diagnostics, closed)
+                    yield cls(server, session, diagnostics, closed, exchange)
 
     # -- errors ---------------------------------------------------------------
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
+        """A kairox error for an SDK one; URL secrets in its text (the HTTP stack's) redacted."""
         if exc.code == types.CONNECTION_CLOSED:
             # the SDK names a lost response stream ("SSE stream ended without a response")
-            why = f" ({exc.message})" if exc.message and exc.message != "Connection closed" else ""
+            why = f" ({redact(exc.message)})" if exc.message and exc.message != "Connection closed" else ""
             return McpConnectionClosed(f"MCP server {self.server} closed the connection during {what}{why}")
         if exc.code == types.REQUEST_TIMEOUT:
             after = f" after {timeout:g} s" if timeout is not None else ""
             return McpCallTimeout(f"{what} timed out{after} (MCP server {self.server}; the request was cancelled)")
+        if exc.data == UNREADABLE:  # made by GuardedReadStream: the reason is the whole story
+            return McpRequestError(f"{what} failed (MCP server {self.server}): {exc.message}", exc.code)
         return McpRequestError(
-            f"{what} failed (MCP server {self.server}): MCP error {exc.code}: {exc.message}", exc.code
+            f"{what} failed (MCP server {self.server}): MCP error {exc.code}: {redact(exc.message)}", exc.code
         )
 
     # -- lifecycle ------------------------------------------------------------
@@ -235,8 +209,14 @@ class McpClient:
         return items
 
     async def list_tools(self) -> list[types.Tool]:
-        """Every tool, following ``nextCursor``."""
+        """Every tool, following ``nextCursor``; invalid tools are left out (:attr:`rejected_tools`)."""
+        self.exchange.start_listing()
         return await self._paginate("tools/list", lambda p: self.session.list_tools(params=p), "tools")
+
+    @property
+    def rejected_tools(self) -> dict[str, str]:
+        """Tools of the last listing left out as invalid: shown name -> why."""
+        return dict(self.exchange.rejected_tools)
 
     async def list_resources(self) -> list[types.Resource]:
         return await self._paginate("resources/list", lambda p: self.session.list_resources(params=p), "resources")

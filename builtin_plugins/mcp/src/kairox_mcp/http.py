@@ -12,6 +12,12 @@ transport uses it to end the session's read stream at once, and pending calls
 fail with the diagnostic instead of hanging in reconnection attempts. A 404 to a
 request carrying our ``Mcp-Session-Id`` ends the connection the same way: the
 server forgot the session, and the lifecycle's restart opens a new one.
+
+The watching transport also bounds a response body that is not an event stream
+(a JSON answer) to :data:`~kairox_mcp.transport.MAX_MESSAGE_BYTES`: past it, reading
+fails with :class:`ResponseTooLarge` (an ``httpx2.StreamError``, which the SDK turns
+into an error response for the request it answered, so the call fails at once).
+Event streams are bounded per event by the SDK (``max_sse_event_size``).
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from typing import Any
 import anyio
 import httpx2
 
-from .config import McpServerConfig, redact_url
-from .transport import ConnectContext, Diagnostics
+from kairox import redact
 
-__all__ = ["PeerWatch", "WatchingTransport", "make_http_client"]
+from .config import McpServerConfig, redact_url
+from .transport import MAX_MESSAGE_BYTES, ConnectContext, Diagnostics, size_text
+
+__all__ = ["PeerWatch", "ResponseTooLarge", "WatchingTransport", "make_http_client"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +73,7 @@ class PeerWatch:
     def _end(self, error: str) -> None:
         if self.dead.is_set():
             return
+        error = redact(error)  # the HTTP stack's exception texts may name the URL
         self.diagnostics.error = error
         self.diagnostics.stderr.append(f"[kairox] {error}")
         self.dead.set()
@@ -90,14 +99,31 @@ class PeerWatch:
                 await stream.aclose()
 
 
+class ResponseTooLarge(httpx2.StreamError):
+    """A response body over the limit (it is not read any further)."""
+
+
 class _WatchedByteStream(httpx2.AsyncByteStream):
-    def __init__(self, inner: Any, watch: PeerWatch) -> None:
+    def __init__(self, inner: Any, watch: PeerWatch, limit: int | None = None, declared: int | None = None) -> None:
         self._inner = inner
         self._watch = watch
+        self._limit = limit
+        self._declared = declared
+
+    def _too_large(self, size: str) -> ResponseTooLarge:
+        assert self._limit is not None
+        return ResponseTooLarge(f"response of {size} exceeds the {size_text(self._limit)} limit")
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        limit = self._limit
+        if limit is not None and self._declared is not None and self._declared > limit:
+            raise self._too_large(size_text(self._declared))
+        seen = 0
         try:
             async for chunk in self._inner:
+                seen += len(chunk)
+                if limit is not None and seen > limit:
+                    raise self._too_large(f"more than {size_text(limit)}")
                 yield chunk
         except (httpx2.ReadError, httpx2.RemoteProtocolError) as exc:
             await self._watch.probe(exc)
@@ -110,9 +136,12 @@ class _WatchedByteStream(httpx2.AsyncByteStream):
 class WatchingTransport(httpx2.AsyncBaseTransport):
     """An httpx2 transport that reports refused connections and broken streams to a :class:`PeerWatch`."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport, watch: PeerWatch) -> None:
+    def __init__(
+        self, inner: httpx2.AsyncBaseTransport, watch: PeerWatch, *, max_body: int | None = MAX_MESSAGE_BYTES
+    ) -> None:
         self._inner = inner
         self._watch = watch
+        self._max_body = max_body
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         try:
@@ -122,10 +151,16 @@ class WatchingTransport(httpx2.AsyncBaseTransport):
             raise
         if response.status_code == 404 and "mcp-session-id" in request.headers:
             self._watch.mark_session_lost(response.status_code)
+        event_stream = response.headers.get("content-type", "").lower().startswith("text/event-stream")
+        limit = None if event_stream else self._max_body
+        try:
+            declared: int | None = int(response.headers.get("content-length", ""))
+        except ValueError:
+            declared = None
         return httpx2.Response(
             response.status_code,
             headers=response.headers,
-            stream=_WatchedByteStream(response.stream, self._watch),
+            stream=_WatchedByteStream(response.stream, self._watch, limit, declared),
             extensions=response.extensions,
             request=request,
         )

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
+from kairox import redact
 from kairox._tools import ToolSpec
 from kairox._types import ServerState, ServerStatus
 from kairox.errors import KairoxError, ToolError
@@ -84,8 +85,20 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+def _http_status(leaf: BaseException) -> str | None:
+    """httpx2's ``HTTPStatusError`` (without importing it) as ``HTTP 401 Unauthorized from URL``."""
+    response = getattr(leaf, "response", None)
+    request = getattr(leaf, "request", None)
+    status = getattr(response, "status_code", None)
+    if not isinstance(status, int) or request is None:
+        return None
+    reason = getattr(response, "reason_phrase", "") or ""
+    return f"HTTP {status} {reason}".rstrip() + f" from {redact_url(str(getattr(request, 'url', '')))}"
+
+
 def describe_error(exc: BaseException) -> str:
-    """One line per distinct cause, exception groups flattened, no traceback."""
+    """One line per distinct cause, exception groups flattened, no traceback; URL passwords
+    and secret-looking values (the HTTP stack puts the whole URL in its errors) redacted."""
     parts: list[str] = []
     for leaf in _leaves(exc):
         if isinstance(leaf, KairoxError):
@@ -94,8 +107,11 @@ def describe_error(exc: BaseException) -> str:
             text = f"command not found: {leaf.filename}"
         elif type(leaf).__name__ == "ConnectError":  # httpx2's, without importing it
             text = f"cannot connect: {leaf}"
+        elif type(leaf).__name__ == "HTTPStatusError" and (status := _http_status(leaf)) is not None:
+            text = status
         else:
             text = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
+        text = redact(text)
         if text not in parts:
             parts.append(text)
     return "; ".join(parts) or type(exc).__name__
@@ -133,8 +149,11 @@ class ServerLifecycle:
         transport: McpTransport | None,
         *,
         transport_error: str = "",
+        rank: int = 0,
     ) -> None:
         self.definition = definition
+        #: a ToolRank: who keeps a contested exported name (the user's own servers first)
+        self.rank = rank
         self.name = definition.name
         self.config = definition.config
         self.runtime = runtime
@@ -301,7 +320,7 @@ class ServerLifecycle:
                     await _wait_any(self._stop, client.closed)
                     self.client = None
                     if client.closed.is_set() and not self._stop.is_set():
-                        error = attempt.diagnostics.error or "the server closed the connection"
+                        error = redact(attempt.diagnostics.error or "the server closed the connection")
                         # calls fail from now on (not ready, with the reason); the event follows once
                         # the transport has the exit code, and the tools go if no restart follows
                         self.state = ServerState.FAILED
@@ -335,6 +354,10 @@ class ServerLifecycle:
         self.detail = f"{client.server_info}, protocol {proto}".strip(", ")
         if self.skipped_tools:
             self.detail += f"; {len(self.skipped_tools)} tools skipped (id taken)"
+        invalid = list(client.rejected_tools)
+        if invalid:
+            named = ", ".join(invalid[:3]) + (", ..." if len(invalid) > 3 else "")
+            self.detail += f"; {len(invalid)} invalid tools skipped ({named}: see `kairox mcp logs {self.name}`)"
         self.runtime.events.publish(
             McpServerReady(
                 server=self.name,
@@ -374,7 +397,7 @@ class ServerLifecycle:
             if tid not in wanted or attrs.evolve(spec, exported_name="") != wanted[tid].spec
         ]
         add = [a for tid, a in wanted.items() if tid not in current or tid in remove]
-        registry.replace(self.provider_key, add=add, remove=remove)
+        registry.replace(self.provider_key, add=add, remove=remove, rank=self.rank)
         self.tool_specs = [a.spec for a in adapters]
 
     def _unregister(self) -> None:

@@ -14,18 +14,20 @@ resources and prompts::
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import attrs
 
-from kairox import sanitize_name
+from kairox import ToolRank, sanitize_name
 from kairox._features import missing_feature_message
 from kairox._tools import ResourceContent
 from kairox._types import ServerState, ServerStatus
 from kairox.errors import ConfigError, KairoxError, ToolError
 
+from ._sdklog import install_log_redaction
 from .config import McpServerConfig, ServerDefinition
 from .lifecycle import ServerLifecycle
 from .resources import (
@@ -84,6 +86,7 @@ class McpServerManager:
         #: problems found reading .mcp.json / Philont mcp.json (also in runtime.config.errors)
         self.errors: list[ConfigError] = []
         self._servers: dict[str, ServerLifecycle] = {}
+        install_log_redaction()  # before anything logs a server's URL (-vv)
         self._load()
 
     # -- configuration --------------------------------------------------------------
@@ -125,6 +128,18 @@ class McpServerManager:
         if definition.origin in ("philont", "code"):
             return True
         return definition.origin == "kairox.toml" and self.runtime.config.scope_of(definition.source) == "user"
+
+    def rank_of(self, definition: ServerDefinition) -> ToolRank:
+        """Who stands behind a server, for an exported name two tools want: the user's own
+        config and code first, then bundles the user installed, then the workspace's."""
+        if self._owned_by_user(definition):
+            return ToolRank.USER
+        source = definition.source
+        workspace = os.path.realpath(self.runtime.workspace)
+        inside = bool(source) and (os.path.realpath(source) + os.sep).startswith(workspace + os.sep)
+        if inside or self.runtime.config.scope_of(source) == "workspace":
+            return ToolRank.WORKSPACE
+        return ToolRank.BUNDLE if definition.origin.startswith("plugin:") else ToolRank.USER
 
     def add_server(self, definition: ServerDefinition) -> None:
         """Declare a server from code or another plugin (manifests). It replaces a
@@ -191,7 +206,9 @@ class McpServerManager:
                 continue
             definition = self.definitions[name]
             transport, why = self.transport_for(definition.config)
-            server = ServerLifecycle(definition, self.runtime, transport, transport_error=why)
+            server = ServerLifecycle(
+                definition, self.runtime, transport, transport_error=why, rank=self.rank_of(definition)
+            )
             self._servers[name] = server
             self.runtime.spawn(server.run, name=f"mcp:{name}")
             started.append(server)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
+from kairox import redact
+
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream, WriteStream
     from mcp.shared.message import SessionMessage
@@ -28,7 +30,33 @@ if TYPE_CHECKING:
     #: anyio memory object streams satisfy both protocols
     Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 
-__all__ = ["ConnectContext", "Diagnostics", "McpTransport", "StderrBuffer"]
+__all__ = [
+    "MAX_MESSAGE_BYTES",
+    "UNREADABLE_HEAD",
+    "UNREADABLE_TAIL",
+    "ConnectContext",
+    "Diagnostics",
+    "McpTransport",
+    "StderrBuffer",
+    "size_text",
+]
+
+MiB = 1024 * 1024
+#: the largest message a transport reads (a stdio line, a JSON response body)
+MAX_MESSAGE_BYTES = 64 * MiB
+#: of a message that cannot be read, the first bytes a transport passes on (``head``) ...
+UNREADABLE_HEAD = 64 * 1024
+#: ... and the last bytes (``tail``), so the client can tell which request it answered
+UNREADABLE_TAIL = 4096
+
+
+def size_text(n: int) -> str:
+    """``70.0 MiB``, ``12.5 KiB``, ``800 bytes``; a whole number of MiB or KiB without decimals
+    (``64 MiB``), as limits are written."""
+    for unit, scale in (("MiB", MiB), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n // scale} {unit}" if n % scale == 0 else f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
 
 
 class StderrBuffer:
@@ -57,8 +85,10 @@ class StderrBuffer:
         self._tail.append(line)
 
     def lines(self) -> list[str]:
+        """The kept lines, URL passwords and secret-looking values redacted (whoever wrote
+        them: the server, the HTTP stack's errors, the SDK's log records)."""
         marker = [f"[... {self.dropped} lines dropped ...]"] if self.dropped else []
-        return [*self._head, *marker, *self._tail]
+        return [redact(line) for line in (*self._head, *marker, *self._tail)]
 
     def tail(self, n: int = 20) -> list[str]:
         return self.lines()[-n:]
@@ -75,9 +105,10 @@ class Diagnostics:
     error: str | None = None
 
     def summary(self, tail: int = 20) -> str:
+        """The error, the exit code and the last stderr lines (secrets redacted)."""
         parts = []
         if self.error:
-            parts.append(self.error)
+            parts.append(redact(self.error))
         if self.exit_code is not None:
             parts.append(f"exit code {self.exit_code}")
         lines = self.stderr.tail(tail)
@@ -111,5 +142,13 @@ class McpTransport(Protocol):
         On exit, close everything; for processes: no child (or grandchild) may survive.
         A dead peer must end the read stream promptly (so pending requests fail),
         after filling ``context.diagnostics``.
+
+        A message that cannot be read (over the transport's size limit, nested deeper
+        than the JSON parser allows, not JSON-RPC) goes into the read stream as an
+        exception that may carry ``reason`` (``str``: why, said to the caller, e.g.
+        ``"response of 70.0 MiB exceeds the 64 MiB limit"``), ``head`` and ``tail``
+        (``bytes``: the message's first :data:`UNREADABLE_HEAD` and last
+        :data:`UNREADABLE_TAIL` bytes). The client reads from them which of its
+        requests the message answered and fails that request at once with the reason.
         """
         ...

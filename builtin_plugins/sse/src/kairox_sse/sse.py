@@ -5,6 +5,13 @@ Server entry fields: ``url``, ``headers`` / ``http_headers`` (``${VAR}`` expande
 ``env_http_headers``, ``api_key_env`` / ``bearer_token_env_var`` (sent as
 ``Authorization: Bearer``), ``http_timeout`` (connect and POST, default 30 s),
 ``sse_read_timeout`` (silence allowed on the stream, default 300 s).
+
+Limits: the SDK's ``sse_client`` reads events of at most 1 MiB (httpx2's default;
+it has no setting for it). A larger event breaks the event stream, which carries
+every message, so the connection ends: pending calls fail at once and the server
+restarts (it is marked failed with the reason). A message event that is not JSON
+or nested deeper than the parser allows answers its request with an error at once
+(``kairox_mcp._streams``).
 """
 
 from __future__ import annotations

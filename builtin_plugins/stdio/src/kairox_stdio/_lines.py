@@ -3,7 +3,8 @@
 A server's stdout carries newline-delimited JSON-RPC and its stderr carries
 log lines; neither is trusted. :class:`LineSplitter` never holds more than
 ``max_line`` bytes of one line: the rest of an over-long line is counted and
-dropped up to the next newline, and the line comes out marked ``truncated``.
+dropped up to the next newline, and the line comes out marked ``truncated``
+(with its last ``keep_tail`` bytes, so a reader can still see how it ended).
 Chunks are collected in a list and joined once per line, so a multi-megabyte
 line costs linear time however it was chunked.
 """
@@ -23,18 +24,24 @@ class Line(NamedTuple):
     truncated: bool = False
     #: the full length of the line in bytes (including a dropped part)
     size: int = 0
+    #: of a truncated line: its last bytes (at most ``keep_tail``; empty when not kept)
+    tail: bytes = b""
 
 
 class LineSplitter:
     """Feed chunks, get complete lines; ``flush()`` returns the unterminated rest at EOF."""
 
-    def __init__(self, max_line: int) -> None:
+    def __init__(self, max_line: int, *, keep_tail: int = 0) -> None:
         if max_line < 1:
             raise ValueError("max_line must be positive")
+        if keep_tail < 0:
+            raise ValueError("keep_tail must not be negative")
         self.max_line = max_line
+        self.keep_tail = keep_tail
         self._parts: list[bytes] = []
         self._kept = 0  # bytes held in _parts
         self._seen = 0  # bytes of the current line seen so far (held or dropped)
+        self._tail = b""  # the last keep_tail bytes of the current line's dropped part
 
     @property
     def pending(self) -> int:
@@ -52,7 +59,7 @@ class LineSplitter:
         for piece in pieces[1:-1]:  # complete lines inside this chunk: the fast path
             n = len(piece)
             if n > limit:
-                lines.append(Line(piece[:limit], True, n))
+                lines.append(Line(piece[:limit], True, n, self._tail_of(piece)))
             elif piece[-1:] == b"\r":
                 lines.append(Line(piece[:-1], False, n - 1))
             else:
@@ -72,6 +79,12 @@ class LineSplitter:
             return
         self._seen += n
         room = self.max_line - self._kept
+        if n > room and self.keep_tail:
+            dropped = piece[max(room, 0) :]
+            if len(dropped) >= self.keep_tail:
+                self._tail = dropped[-self.keep_tail :]
+            else:
+                self._tail = (self._tail + dropped)[-self.keep_tail :]
         if room <= 0:
             return
         if n > room:
@@ -79,13 +92,24 @@ class LineSplitter:
         self._parts.append(piece)
         self._kept += len(piece)
 
+    def _tail_of(self, line: bytes) -> bytes:
+        return line[-self.keep_tail :] if self.keep_tail else b""
+
     def _take(self) -> Line:
         data = b"".join(self._parts) if len(self._parts) != 1 else self._parts[0]
         size = self._seen
         truncated = size > self.max_line
+        tail = self._tail
         self._parts = []
         self._kept = 0
         self._seen = 0
+        self._tail = b""
         if not truncated and data[-1:] == b"\r":
             return Line(data[:-1], False, size - 1)
+        if truncated and self.keep_tail:
+            # the dropped part may be shorter than keep_tail: the rest is the kept part's end
+            missing = self.keep_tail - len(tail)
+            if missing > 0:
+                tail = data[-missing:] + tail
+            return Line(data, True, size, tail)
         return Line(data, truncated, size)

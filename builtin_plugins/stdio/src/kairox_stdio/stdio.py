@@ -43,7 +43,14 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 
 from kairox.errors import KairoxError
-from kairox_mcp.transport import ConnectContext, Diagnostics
+from kairox_mcp.transport import (
+    MAX_MESSAGE_BYTES,
+    UNREADABLE_HEAD,
+    UNREADABLE_TAIL,
+    ConnectContext,
+    Diagnostics,
+    size_text,
+)
 
 from ._env import build_env
 from ._lines import Line, LineSplitter
@@ -70,13 +77,29 @@ class InvalidServerMessage(ValueError):
     """A line on the server's stdout that is not one JSON-RPC message.
 
     Put into the read stream; ``ClientSession`` passes it to ``message_handler``
-    and the session continues. ``line`` holds the first bytes of the line.
+    and the session continues. ``line`` holds the first bytes of the line. For
+    kairox-mcp's client (see :class:`kairox_mcp.McpTransport`): ``reason`` says
+    why it cannot be read, ``head`` and ``tail`` are the line's first and last
+    bytes, from which the client reads which request it answered and fails that
+    request at once.
     """
 
-    def __init__(self, message: str, *, line: bytes = b"", size: int = 0) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: bytes = b"",
+        size: int = 0,
+        reason: str = "",
+        head: bytes = b"",
+        tail: bytes = b"",
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.size = size
+        self.reason = reason or message
+        self.head = head
+        self.tail = tail
 
 
 class StdioTransport:
@@ -102,7 +125,7 @@ class StdioTransport:
         term_grace: float = 2.0,
         kill_wait: float = 2.0,
         write_stall_timeout: float = 60.0,
-        max_message_bytes: int = 64 * MiB,
+        max_message_bytes: int = MAX_MESSAGE_BYTES,
         max_stderr_line: int = 8192,
         exit_drain: float = 0.25,
     ) -> None:
@@ -254,7 +277,7 @@ class _Connection:
     async def _stdout_pump(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         stdout = self.proc.stdout
-        splitter = LineSplitter(self.t.max_message_bytes)
+        splitter = LineSplitter(self.t.max_message_bytes, keep_tail=UNREADABLE_TAIL)
         try:
             with self.deliver_scope:
                 async for chunk in stdout:
@@ -287,10 +310,14 @@ class _Connection:
     async def _deliver(self, line: Line) -> None:
         item: SessionMessage | Exception
         if line.truncated:
+            limit = self.t.max_message_bytes
             item = InvalidServerMessage(
-                f"dropped a stdout line of {line.size} bytes (limit {self.t.max_message_bytes})",
+                f"dropped a stdout line of {line.size} bytes (limit {limit})",
                 line=line.data[:200],
                 size=line.size,
+                reason=f"response of {size_text(line.size)} exceeds the {size_text(limit)} limit",
+                head=line.data[:UNREADABLE_HEAD],
+                tail=line.tail,
             )
         elif not line.data.strip():
             return
@@ -310,12 +337,26 @@ class _Connection:
     def _invalid(self, line: Line, exc: ValueError) -> InvalidServerMessage:
         errors = getattr(exc, "errors", None)
         detail = "not a JSON-RPC message"
+        reason = "the response is not a valid JSON-RPC message"
         if callable(errors):
             first = errors()[0] if errors() else {}
             if first.get("type") == "json_invalid":
+                why = str(first.get("msg", "")).removeprefix("Invalid JSON: ")
                 detail = f"not JSON ({first.get('msg', '')})"
+                reason = (
+                    f"the response is nested deeper than the JSON parser allows ({why})"
+                    if "recursion limit" in why
+                    else f"the response is not JSON ({why})"
+                )
         msg = f"invalid line on stdout ({line.size} bytes): {detail}"
-        err = InvalidServerMessage(msg, line=line.data[:200], size=line.size)
+        err = InvalidServerMessage(
+            msg,
+            line=line.data[:200],
+            size=line.size,
+            reason=reason,
+            head=line.data[:UNREADABLE_HEAD],
+            tail=line.data[-UNREADABLE_TAIL:],
+        )
         err.__cause__ = exc
         return err
 

@@ -5,6 +5,9 @@ Server entry fields: ``url``, ``headers`` / ``http_headers`` (``${VAR}`` expande
 ``env_http_headers``, ``api_key_env`` / ``bearer_token_env_var`` (sent as
 ``Authorization: Bearer``), ``http_timeout`` (default 30 s), ``sse_read_timeout``
 (default 300 s).
+
+A message is at most 64 MiB (``MAX_MESSAGE_BYTES``, as on stdio): a JSON response
+body over it, or one SSE event over it, fails the request it answered at once.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from kairox_mcp.config import McpServerConfig
-from kairox_mcp.transport import ConnectContext
+from kairox_mcp.transport import MAX_MESSAGE_BYTES, ConnectContext
 
 if TYPE_CHECKING:
     from kairox_mcp.transport import Streams
@@ -48,7 +51,9 @@ async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIte
     # We own the client (headers, timeouts, error notes, the watch); the SDK sends the
     # session's DELETE through it when the connection closes normally.
     async with make_http_client(server, context, watch=watch) as client:
-        async with streamable_http_client(server.url, http_client=client, terminate_on_close=True) as (read, write):
+        async with streamable_http_client(
+            server.url, http_client=client, terminate_on_close=True, max_sse_event_size=MAX_MESSAGE_BYTES
+        ) as (read, write):
             # The session reads through a relay that ends as soon as the watch declares
             # the server gone, so pending requests fail at once (CONNECTION_CLOSED).
             relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
