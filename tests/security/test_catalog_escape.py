@@ -320,10 +320,9 @@ def test_any_text_as_an_entry_name_stays_under_the_root_or_is_rejected_naming_th
 
 
 def test_the_name_rule_is_the_plugin_name_rule_of_kairox_manifests() -> None:
+    from kairox._names import ENTRY_NAME_RE
     from kairox_catalog._paths import NAME_RE
     from kairox_manifests.formats._common import NAME_RE as PLUGIN_NAME_RE
-
-    from kairox._names import ENTRY_NAME_RE
 
     assert NAME_RE is ENTRY_NAME_RE and PLUGIN_NAME_RE is ENTRY_NAME_RE  # one rule, the kernel's
 

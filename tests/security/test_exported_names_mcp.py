@@ -12,11 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import kairox_mcp.hooks
-import kairox_stdio.hooks
 import peers
 import pytest
 
+import kairox_mcp.hooks
+import kairox_stdio.hooks
 from kairox.testing import KairoxHarness
 
 
