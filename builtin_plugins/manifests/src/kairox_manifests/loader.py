@@ -22,6 +22,7 @@ import anyio
 import attrs
 
 from kairox import ServerState, ServerStatus
+from kairox.errors import ConfigError
 
 from .activation import Activation, ActivationContext
 from .config import PluginsConfig
@@ -74,6 +75,33 @@ def survey(runtime: Runtime, *, check: bool = True) -> list[PluginRecord]:
     return records
 
 
+def _packages_in_disabled(runtime: Runtime, ctx: DiscoveryContext, bundles: set[str]) -> list[ConfigError]:
+    """``[plugins] disabled`` names manifest bundles; a Python plugin package named there
+    (``"mcp"``, ``"kairox-mcp"``) would be ignored silently, so it is an error that says
+    what does keep a package from loading."""
+    packages: set[str] = set()
+    for info in runtime.host.plugins(include_builtin=True):
+        packages.add(info.name)
+        if info.distribution:
+            packages.add(info.distribution)
+    errors = []
+    for values in (ctx.user_values, ctx.workspace_values):
+        listed = values.get("disabled")
+        if not isinstance(listed, list):
+            continue
+        for i, name in enumerate(listed):
+            if isinstance(name, str) and ":" not in name and name not in bundles and name in packages:
+                errors.append(
+                    ConfigError(
+                        f"{name!r} is a Python plugin package, not a bundle: [plugins] disabled turns off manifest "
+                        f"bundles. To keep the package from loading, set KAIROX_DISABLE_PLUGINS={name}",
+                        file=ctx.config_sources.get("disabled") or None,
+                        path=f"plugins.disabled[{i}]",
+                    )
+                )
+    return errors
+
+
 def loader_of(runtime: Runtime) -> PluginLoader | None:
     provider = runtime.providers.get(PROVIDER_NAME)
     return provider if isinstance(provider, PluginLoader) else None
@@ -104,6 +132,7 @@ class PluginLoader:
             return
         candidates = await anyio.to_thread.run_sync(discover, ctx)
         self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
+        runtime.config.errors.extend(_packages_in_disabled(runtime, ctx, {r.name for r in self.records}))
         for rec in self.records:
             if rec.state == "available":
                 await self._guarded(rec, self._route_inventory)
