@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 from .._config import redact
@@ -40,9 +41,15 @@ class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def configure_logging(verbose: int = 0) -> None:
-    """Route log records to stderr at ERROR, INFO (``verbose=1``) or DEBUG (``verbose>=2``)."""
+def configure_logging(verbose: int = 0) -> Callable[[], None]:
+    """Route log records to stderr at ERROR, INFO (``verbose=1``) or DEBUG (``verbose>=2``).
+
+    Returns a function that puts the logging configuration back as it was (an
+    in-process run, ``KairoxHarness.cli``, must leave the host's logging alone)."""
     root = logging.getLogger()
+    saved_level = root.level
+    saved_handlers = list(root.handlers)
+    saved_chatty = {name: logging.getLogger(name).level for name in _CHATTY}
     for handler in list(root.handlers):
         if isinstance(handler, _Handler):
             root.removeHandler(handler)
@@ -58,3 +65,11 @@ def configure_logging(verbose: int = 0) -> None:
     root.setLevel(level)
     for name in _CHATTY:
         logging.getLogger(name).setLevel(logging.DEBUG if verbose > 2 else logging.WARNING)
+
+    def restore() -> None:
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+        for name, chatty_level in saved_chatty.items():
+            logging.getLogger(name).setLevel(chatty_level)
+
+    return restore

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .._host import LoadFailure, PluginHost, build_plugin_host, registration_order, trace_hook_call
+from .._host import PluginHost, build_plugin_host
 from ._core import register_core_commands
 from ._logging import configure_logging
 from ._util import CliState
@@ -34,7 +33,7 @@ __all__ = ["build_cli", "cli", "main"]
 @click.pass_context
 def cli(ctx: click.Context, workspace: Path | None, as_json: bool, verbose: int) -> None:
     """Kairox: MCP servers, skills, plugins, LSP/DAP as tools, under one policy."""
-    configure_logging(verbose)
+    ctx.call_on_close(configure_logging(verbose))
     state: CliState = ctx.ensure_object(CliState)
     state.workspace = (workspace or Path.cwd()).resolve()
     state.json = as_json
@@ -57,38 +56,15 @@ def build_cli(host: PluginHost | None = None) -> click.Group:
 
 
 def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
-    """Call each ``kairox_register_commands`` on its own, in registration order.
+    """Let each plugin add its commands (``host.dispatch.register_commands``) and say
+    on stderr which could not: ``kairox plugins`` shows the failures too.
 
-    A plugin that raises is recorded (``kairox plugins`` shows it) and its
-    half-added commands are taken back; one that replaces a command another
-    plugin (or the core) added is refused, naming both, and the first keeps it.
+    One plugin's broken or clashing commands never break the CLI: the dispatcher
+    takes back a failing plugin's half-added commands and refuses one that
+    replaces a command the core or an earlier plugin added.
     """
-    owners = dict.fromkeys(group.commands, "kairox")
-    for impl in registration_order(host.pm.hook.kairox_register_commands.get_hookimpls()):
-        plugin = host.pm.get_name(impl.plugin) or impl.plugin_name
-        label = host.label(plugin)
-        dist, version = host.distribution_of(plugin)
-        before = dict(group.commands)
-        call_args = {"cli": group} if "cli" in impl.argnames else {}
-        trace_hook_call(host.pm, "kairox_register_commands", plugin, call_args)
-        try:
-            impl.function(**call_args)
-        except Exception as exc:  # one plugin's broken command never breaks the CLI
-            group.commands = before
-            error = f"{type(exc).__name__}: {exc}"
-            click.echo(f"kairox: plugin {label} failed to add its commands: {error}", err=True)
-            host.record(
-                LoadFailure(plugin, dist, version, "kairox_register_commands", error, traceback.format_exc()), exc
-            )
-            continue
-        for name, command in before.items():
-            if group.commands.get(name) is not command:
-                group.commands[name] = command
-                error = f'command "{name}" is registered twice: by {owners[name]} and by {label}'
-                click.echo(f"kairox: {error}", err=True)
-                host.record(LoadFailure(plugin, dist, version, "kairox_register_commands", error))
-        for name in group.commands.keys() - before.keys():
-            owners[name] = label
+    for failure in host.dispatch.register_commands(group):
+        click.echo(f"kairox: plugin {host.label(failure.plugin)} failed to add its commands: {failure.error}", err=True)
 
 
 def main(argv: list[str] | None = None) -> Any:
