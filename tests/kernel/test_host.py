@@ -105,7 +105,7 @@ def test_one_failing_plugin_never_stops_the_others(fake_site) -> None:
     assert "kairox_no_such_hook" in unknown.error
     assert host.pm.get_plugin("unknown") is None  # unregistered, so the hooks stay consistent
 
-    registrar = host.collect("kairox_register_transports", Registrar("transport"))
+    registrar = host.dispatch.register_transports(Registrar("transport"))
     assert registrar.names() == ["fake-good"]
     assert registrar.owner_of("fake-good") == "fake-good"
     badreg = [f for f in host.failures if f.plugin == "badreg"]
@@ -163,7 +163,7 @@ def test_strict_plugins_reraises(fake_site, value: str) -> None:
         build_plugin_host(env=env_only("broken", KAIROX_STRICT_PLUGINS=value))
     host = build_plugin_host(env=env_only("badreg", KAIROX_STRICT_PLUGINS=value))
     with pytest.raises(RuntimeError, match="boom while registering"):
-        host.collect("kairox_register_transports", Registrar("transport"))
+        host.dispatch.register_transports(Registrar("transport"))
 
 
 @pytest.mark.parametrize("value", ["", "0", "false"])
@@ -182,14 +182,14 @@ def test_strict_plugins_reraises_unknown_hooks(fake_site) -> None:
 def test_trace_plugins_writes_hook_calls(fake_site, capsys: pytest.CaptureFixture[str]) -> None:
     install_four(fake_site)
     host = build_plugin_host(env=env_only("good", KAIROX_TRACE_PLUGINS="1"))
-    host.collect("kairox_register_transports", Registrar("transport"))
+    host.dispatch.register_transports(Registrar("transport"))
     err = capsys.readouterr().err
     assert "kairox-trace:" in err
     assert "kairox_register_transports" in err
     assert "good" in err
 
     quiet = build_plugin_host(env=env_only("good"))
-    quiet.collect("kairox_register_transports", Registrar("transport"))
+    quiet.dispatch.register_transports(Registrar("transport"))
     assert "kairox-trace" not in capsys.readouterr().err
 
 
@@ -210,7 +210,7 @@ def test_inline_plugins_register_after_entry_points() -> None:
         kairox_register_config_sections=lambda registrar: registrar.add(ConfigSection("inline", dict)),
     )
     host = build_plugin_host(plugins=[plugin], load_entrypoints=False, env={})
-    sections = host.collect("kairox_register_config_sections", Registrar("config section"))
+    sections = host.dispatch.register_config_sections(Registrar("config section"))
     assert {"inline", "policy"} <= set(sections.names())
     assert sections.owner_of("policy") == "kairox"
     assert sections.owner_of("inline") == "inline-sections"
@@ -235,8 +235,8 @@ def test_collect_passes_arguments_by_name() -> None:
     )
     host = build_plugin_host(plugins=[plugin], load_entrypoints=False, env={})
     registrar: Registrar[object] = Registrar("tool provider")
-    host.collect("kairox_register_tool_providers", registrar, runtime="RT")
-    host.collect("kairox_register_skill_sources", Registrar("skill source"), runtime="RT")
+    host.dispatch.register_tool_providers(registrar, runtime="RT")
+    host.dispatch.register_skill_sources(Registrar("skill source"), runtime="RT")
     assert host.failures == []
     assert seen == [("RT", registrar), "RT"]
 
@@ -247,7 +247,7 @@ def test_registration_clash_names_both_plugins() -> None:
 
     plugin = make_plugin("thief", kairox_register_config_sections=add_policy)
     host = build_plugin_host(plugins=[plugin], load_entrypoints=False, env={})
-    sections = host.collect("kairox_register_config_sections", Registrar("config section"))
+    sections = host.dispatch.register_config_sections(Registrar("config section"))
     assert sections.owner_of("policy") == "kairox"  # the first claimant keeps it
     [failure] = host.failures
     assert failure.plugin == "thief"
@@ -269,6 +269,6 @@ def test_a_hook_that_raises_halfway_registers_nothing() -> None:
     host = build_plugin_host(
         plugins=[make_plugin("half", kairox_register_config_sections=half)], load_entrypoints=False, env={}
     )
-    sections = host.collect("kairox_register_config_sections", Registrar("config section"))
+    sections = host.dispatch.register_config_sections(Registrar("config section"))
     assert "first" not in sections and "policy" in sections
     assert [f.plugin for f in host.failures] == ["half"]

@@ -473,7 +473,7 @@ async def test_pre_turn_context_is_labelled(kairox_harness: KairoxHarness) -> No
         make_plugin("silent", kairox_pre_turn=nothing),
     ]
     async with kairox_harness.open(plugins=plugins) as rt, rt.session() as s:
-        outcomes = await rt.call_hooks("pre_turn", session=s, prompt="rust")
+        outcomes = await rt.dispatch.pre_turn(s, "rust")
         values = {o.source: o.value for o in outcomes}
         assert values["texter"] == "about rust"
         assert values["piecer"] == ContextPiece("from a piece", title="T")

@@ -105,7 +105,7 @@ async def test_all_formats_in_one_runtime(kairox_harness: KairoxHarness, user_ho
 
         async with rt.session() as session:
             # pre_turn: the Claude shell hook and the Kairox JavaScript hook both add context
-            outcomes = await rt.call_hooks("pre_turn", session=session, prompt="summarise the docs please")
+            outcomes = await rt.dispatch.pre_turn(session, "summarise the docs please")
             pieces = {o.source: o.value for o in outcomes if isinstance(o.value, ContextPiece)}
             assert "grouped as blocking" in pieces["plugin:code-review"].text
             assert pieces["plugin:docs-helper"].text == "docs-helper: the docs live in docs/ (prompt had 4 words)"

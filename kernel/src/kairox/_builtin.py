@@ -32,7 +32,9 @@ class KernelTools:
         return ()
 
 
-@hookimpl
+# tryfirst: the kernel claims its names (the "kairox" provider, the [policy] section) before
+# any plugin, which pluggy's order (last registered first) would otherwise call first
+@hookimpl(tryfirst=True)
 def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: Runtime) -> None:
     registrar.add(KernelTools())
 
@@ -45,7 +47,7 @@ def policy_needs_trust(table: Mapping[str, Any]) -> bool:
     return allows or bool(table.get("writable_roots"))
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
     from ._config import ConfigSection
     from ._instructions import InstructionsConfig

@@ -210,7 +210,7 @@ async def build_turn_context(
     runtime = session.runtime
     instructions, problems = load_instructions(runtime, cwd=cwd)
     injected: list[ContextPiece] = []
-    for outcome in await runtime.call_hooks("pre_turn", session=session, prompt=prompt):
+    for outcome in await runtime.dispatch.pre_turn(session, prompt):
         if outcome.error is None:
             injected.extend(_pieces(outcome.value, outcome.source))
         else:

@@ -8,14 +8,14 @@ import os
 import sys
 import traceback
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 import pluggy
 
 from . import hookspecs
+from ._dispatch import Dispatcher, wrapper_hooks
 from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, index_home, installed_entry_points, kernel_version
-from ._registrar import Registrar
 from .errors import RegistrationError
 
 __all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"]
@@ -24,8 +24,6 @@ logger = logging.getLogger(__name__)
 
 #: the kernel's own hookimpls, registered like any other plugin
 DEFAULT_PLUGINS: tuple[str, ...] = ("kairox._builtin",)
-
-T = TypeVar("T")
 
 
 @attrs.frozen
@@ -61,7 +59,11 @@ def _format_error(exc: BaseException) -> str:
 
 
 class PluginHost:
-    """Owns one :class:`pluggy.PluginManager` and what happened while loading it."""
+    """Owns one :class:`pluggy.PluginManager` and what happened while loading it.
+
+    Every hook call goes through :attr:`dispatch` (:class:`~kairox._dispatch.Dispatcher`):
+    one typed method per hookspec, in pluggy's call order, one implementation at a time.
+    """
 
     def __init__(self, pm: pluggy.PluginManager, *, strict: bool = False) -> None:
         self.pm = pm
@@ -69,6 +71,7 @@ class PluginHost:
         self.failures: list[LoadFailure] = []
         self._dists: dict[str, tuple[str | None, str | None]] = {}
         self._builtin: set[str] = set()
+        self.dispatch = Dispatcher(self)
 
     @property
     def hook(self) -> Any:
@@ -80,6 +83,13 @@ class PluginHost:
         if self.strict and exc is not None:
             raise exc
 
+    def fail(self, plugin_name: str, stage: str, error: BaseException | str, tb: str = "") -> None:
+        """Record that ``plugin_name`` failed at ``stage`` (an exception is re-raised when strict)."""
+        dist, version = self._dists.get(plugin_name, (None, None))
+        message = error if isinstance(error, str) else _format_error(error)
+        exc = None if isinstance(error, str) else error
+        self.record(LoadFailure(plugin_name, dist, version, stage, message, tb), exc)
+
     def label(self, plugin_name: str) -> str:
         """The distribution name of a plugin when it came from one, else its plugin name."""
         dist = self._dists.get(plugin_name, (None, None))[0]
@@ -89,38 +99,29 @@ class PluginHost:
         return self._dists.get(plugin_name, (None, None))
 
     def register(self, plugin: object, name: str | None = None, *, builtin: bool = False) -> str | None:
-        """Register a plugin object (module or instance); failures are recorded, not raised."""
+        """Register a plugin object (module or instance); failures are recorded, not raised.
+
+        A plugin with a wrapper implementation (``hookwrapper=True``/``wrapper=True``)
+        is refused at stage ``"validate"``: kairox calls implementations one at a
+        time, so a wrapper would never run."""
         try:
             registered = self.pm.register(plugin, name=name)
         except Exception as exc:
             label = name or str(getattr(plugin, "__name__", None) or repr(plugin))
-            dist, version = self._dists.get(label, (None, None))
-            self.record(LoadFailure(label, dist, version, "register", _format_error(exc), traceback.format_exc()), exc)
+            self.fail(label, "register", exc, traceback.format_exc())
+            return None
+        wrapped = wrapper_hooks(self.pm, plugin) if registered else []
+        if registered and wrapped:
+            self.pm.unregister(plugin)
+            error = (
+                f"{', '.join(wrapped)}: wrapper implementations (hookwrapper/wrapper) are not supported;"
+                " kairox calls each implementation on its own, so a wrapper would never run"
+            )
+            self.fail(registered, "validate", pluggy.PluginValidationError(plugin, error))
             return None
         if registered and builtin:
             self._builtin.add(registered)
         return registered
-
-    def collect(self, hook_name: str, registrar: Registrar[T], **kwargs: Any) -> Registrar[T]:
-        """Call a ``kairox_register_*`` hook one plugin at a time, isolating failures."""
-        caller = getattr(self.pm.hook, hook_name)
-        arguments = {"registrar": registrar, **kwargs}
-        for impl in registration_order(caller.get_hookimpls()):
-            plugin_name = self.pm.get_name(impl.plugin) or impl.plugin_name
-            registrar.owner = self.label(plugin_name)
-            before = set(registrar.names())
-            call_args = {k: v for k, v in arguments.items() if k in impl.argnames}
-            trace_hook_call(self.pm, hook_name, plugin_name, call_args)
-            try:
-                impl.function(**call_args)
-            except Exception as exc:
-                registrar._discard(set(registrar.names()) - before)  # all of a plugin's registrations, or none
-                dist, version = self._dists.get(plugin_name, (None, None))
-                self.record(
-                    LoadFailure(plugin_name, dist, version, hook_name, _format_error(exc), traceback.format_exc()), exc
-                )
-        registrar.owner = "<code>"
-        return registrar
 
     def plugins(self, *, include_builtin: bool = False) -> list[PluginInfo]:
         infos = []
@@ -134,24 +135,6 @@ class PluginHost:
             dist, version = self._dists.get(name, (None, None))
             infos.append(PluginInfo(name, dist, version, hooks, builtin))
         return sorted(infos, key=lambda i: (not i.builtin, i.name))
-
-
-def registration_order(impls: Iterable[pluggy.HookImpl]) -> list[pluggy.HookImpl]:
-    """Implementations in the order they were registered (``tryfirst`` ones first,
-    ``trylast`` ones last; wrappers left out): the kernel's built-ins come before
-    entry points, which come before inline plugins, so the first claimant of a
-    name keeps it and the latecomer is the one reported."""
-    plain = [i for i in impls if not (i.hookwrapper or i.wrapper)]
-    return sorted(plain, key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)
-
-
-def trace_hook_call(pm: pluggy.PluginManager, hook_name: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
-    """Write one line per hook call when ``KAIROX_TRACE_PLUGINS`` turned tracing on.
-
-    The kernel calls implementations one at a time (to isolate failures), which
-    bypasses pluggy's own hook-call tracing; this keeps the trace complete.
-    """
-    pm.trace.root.get("hook")(f"{hook_name} -> {plugin}({', '.join(kwargs)})")
 
 
 def _trace_writer(*args: Any) -> None:

@@ -21,6 +21,7 @@ import attrs
 
 from ._config import Config, ConfigSection, load_config
 from ._context import SKILL_BUDGET
+from ._dispatch import HookOutcome
 from ._events import (
     Event,
     EventBus,
@@ -37,7 +38,7 @@ from ._events import (
     ToolCallStarted,
 )
 from ._home import user_home
-from ._hooks import Block, HookOutcome, HookRegistry, ToolCall, call_each
+from ._hooks import Block, HookRegistry, ToolCall
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
 from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from ._registrar import Registrar
@@ -184,6 +185,8 @@ class Runtime:
         self.hooks = HookRegistry()
         self.skills = SkillRegistry(self.events)
         self.host = host or build_plugin_host(plugins=plugins, load_entrypoints=load_entrypoints, env=self.env)
+        #: every hook call: the host's dispatcher, with this runtime's hooks and HookFailed reports
+        self.dispatch = self.host.dispatch.bind(hooks=self.hooks, report=self._report)
         if host is not None:
             for plugin in plugins:
                 self.host.register(plugin)
@@ -207,13 +210,11 @@ class Runtime:
 
     # -- construction ------------------------------------------------------
     def _setup(self) -> None:
-        host = self.host
-        self.config_sections: Registrar[ConfigSection] = host.collect(
-            "kairox_register_config_sections", Registrar("config section")
-        )
-        self.transports: Registrar[Transport] = host.collect("kairox_register_transports", Registrar("transport"))
-        self.manifest_formats: Registrar[ManifestFormat] = host.collect(
-            "kairox_register_manifest_formats", Registrar("manifest format")
+        dispatch = self.dispatch
+        self.config_sections: Registrar[ConfigSection] = dispatch.register_config_sections(Registrar("config section"))
+        self.transports: Registrar[Transport] = dispatch.register_transports(Registrar("transport"))
+        self.manifest_formats: Registrar[ManifestFormat] = dispatch.register_manifest_formats(
+            Registrar("manifest format")
         )
         self.config: Config = load_config(
             workspace=self.workspace,
@@ -226,12 +227,8 @@ class Runtime:
         )
         policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
         self.policy = PolicyEngine.build(policy_config, self.workspace)
-        self.providers: Registrar[ToolProvider] = host.collect(
-            "kairox_register_tool_providers", Registrar("tool provider"), runtime=self
-        )
-        self.skill_sources: Registrar[SkillSource] = host.collect(
-            "kairox_register_skill_sources", Registrar("skill source"), runtime=self
-        )
+        self.providers: Registrar[ToolProvider] = dispatch.register_tool_providers(Registrar("tool provider"), self)
+        self.skill_sources: Registrar[SkillSource] = dispatch.register_skill_sources(Registrar("skill source"), self)
         self._publish_failures()
 
     def _publish_failures(self) -> None:
@@ -242,26 +239,14 @@ class Runtime:
     def catalog_sources(self) -> Registrar[CatalogSource]:
         """Catalog sources, collected on first use."""
         if self._catalog_sources is None:
-            self._catalog_sources = self.host.collect(
-                "kairox_register_catalog_sources", Registrar("catalog source"), runtime=self
-            )
+            self._catalog_sources = self.dispatch.register_catalog_sources(Registrar("catalog source"), self)
             self._publish_failures()
         return self._catalog_sources
 
     def _forward_event(self, event: Event) -> None:
-        caller = self.host.pm.hook.kairox_event
-        for impl in caller.get_hookimpls():
-            if impl.hookwrapper or impl.wrapper:
-                continue
-            try:
-                result = impl.function(
-                    **{k: v for k, v in {"event": event, "runtime": self}.items() if k in impl.argnames}
-                )
-            except Exception:
-                logger.exception("kairox_event hook of %s failed", impl.plugin_name)
-                continue
-            if inspect.isawaitable(result):  # an async implementation runs as a task, like async subscribers
-                self.events._run_async(result)
+        for outcome in self.dispatch.event(event, self):
+            if inspect.isawaitable(outcome.value):  # an async implementation runs as a task, like async subscribers
+                self.events._run_async(outcome.value)
 
     # -- lifetime ----------------------------------------------------------
     @classmethod
@@ -526,11 +511,7 @@ class Runtime:
                 raise ToolError(f"{spec.id} failed: {type(exc).__name__}: {exc}") from exc
             result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
             outcome = "error" if result.is_error else "ok"
-            if self.host.pm.hook.kairox_post_tool_call.get_hookimpls() or self.hooks.for_event("post_tool_call"):
-                self._report(
-                    "post_tool_call",
-                    await call_each(self.host.pm, self.hooks, "post_tool_call", {"call": call, "result": result}),
-                )
+            await self.dispatch.post_tool_call(call, result)
             return result
         except PolicyDenied as exc:
             outcome, detail = "denied", exc.reason
@@ -593,46 +574,27 @@ class Runtime:
             original = copy.deepcopy(call.arguments)
         except Exception:
             original = dict(call.arguments)
-        blocked: list[str] = []
-
-        def thread(kwargs: dict[str, Any]) -> dict[str, Any]:
-            return {"call": call}
-
-        def apply(value: Any) -> None:
-            if isinstance(value, Block):
-                blocked.append(value.reason)
-            elif isinstance(value, dict):
-                call.arguments = dict(value)
-
-        outcomes = await call_each(
-            self.host.pm, self.hooks, "pre_tool_call", {"call": call}, before_each=thread, after_each=apply
-        )
-        self._report("pre_tool_call", outcomes)
+        outcomes = await self.dispatch.pre_tool_call(call)  # a returned dict has replaced call.arguments
+        blocked = [o.value.reason for o in outcomes if isinstance(o.value, Block)]
         if blocked:
             raise PolicyDenied(f"blocked by a hook: {blocked[0]}", tool=call.tool.id)
         if call.arguments != original:
             return await self._authorize(call.tool, call.arguments, call.session, approver)
         return confined
 
-    def _report(self, hook: str, outcomes: list[HookOutcome]) -> None:
-        for o in outcomes:
-            if o.error is not None:
-                self.events.publish(
-                    HookFailed(hook=f"kairox_{hook}", plugin=o.source, error=f"{type(o.error).__name__}: {o.error}")
-                )
-
-    async def call_hooks(self, event: str, **kwargs: Any) -> list[HookOutcome]:
-        """Call a lifecycle hook (``session_start``, ``pre_turn``, ...) on every implementation."""
-        outcomes = await call_each(self.host.pm, self.hooks, event, kwargs)
-        self._report(event, outcomes)
-        return outcomes
+    def _report(self, outcome: HookOutcome) -> None:
+        """A lifecycle hook failed (the dispatcher calls this after the hook's implementations ran)."""
+        error = outcome.error
+        self.events.publish(
+            HookFailed(hook=outcome.hook, plugin=outcome.source, error=f"{type(error).__name__}: {error}")
+        )
 
     # -- sessions ---------------------------------------------------------------
     @asynccontextmanager
     async def session(self, *, approver: Approver | None = None) -> AsyncIterator[Session]:
         """``async with rt.session() as s``: start/end hooks fire exactly once each."""
         session = Session(self, approver=approver)
-        await self.call_hooks("session_start", session=session)
+        await self.dispatch.session_start(session)
         self.events.publish(SessionStarted(session_id=session.id))
         reason = "closed"
         try:
@@ -646,7 +608,7 @@ class Runtime:
         finally:
             with anyio.CancelScope(shield=True):
                 session.closed = True
-                await self.call_hooks("session_end", session=session, reason=reason)
+                await self.dispatch.session_end(session, reason)
                 self.skills.end_session(session.id)
                 self.events.publish(SessionEnded(session_id=session.id, reason=reason))
 

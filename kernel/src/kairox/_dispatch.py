@@ -1,0 +1,320 @@
+"""One dispatcher for every kairox hook: pluggy's call order, one implementation at a time.
+
+Every hook the kernel calls goes through :class:`Dispatcher`: the registration
+hooks, ``kairox_register_commands``, the lifecycle hooks and ``kairox_event``.
+It owns, in one place:
+
+- **Order.** Pluggy's own call order, the one its ``_multicall`` uses:
+  ``get_hookimpls()`` reversed. ``tryfirst`` implementations run first and
+  ``trylast`` ones last; among the rest the plugin registered last runs first
+  (inline plugins, then entry points in reverse load order, then the kernel's
+  built-ins). Hooks added at run time (:class:`~kairox.HookRegistry`: bundle
+  hook scripts, Philont ``register_hook``) run after every hookimpl, in the
+  order they were added. A registration hook's first caller is the first
+  claimant of a name, so it keeps it and a later caller is refused.
+- **Isolation.** Each implementation is called on its own. One that raises is
+  recorded under its plugin's name (a :class:`~kairox.LoadFailure` for a
+  registration hook, a failed :class:`HookOutcome` for the others) and the
+  others still run.
+- **Tracing.** With ``KAIROX_TRACE_PLUGINS=1`` each call writes one line, which
+  pluggy's own tracing would have written had the kernel called ``pm.hook``.
+
+Callers use one typed method per hookspec, named after it without the
+``kairox_`` prefix (as tox's ``Plugin`` does), never a hook name as a string.
+No hookspec is ``firstresult``: every implementation runs. A wrapper
+(``hookwrapper=True``/``wrapper=True``) would never run when implementations
+are called one by one, so the host refuses a plugin that has one when it is
+registered (:func:`wrapper_hooks`, stage ``"validate"``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import traceback
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pluggy
+
+from ._hooks import HookFn, HookRegistry
+
+if TYPE_CHECKING:
+    import click
+
+    from ._config import ConfigSection
+    from ._events import Event
+    from ._hooks import ToolCall
+    from ._host import LoadFailure, PluginHost
+    from ._registrar import Registrar
+    from ._runtime import Runtime, Session
+    from ._tools import ToolResult
+    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
+
+__all__ = ["Dispatcher", "HookOutcome", "trace_hook_call", "wrapper_hooks"]
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class HookOutcome:
+    """What one implementation of a hook returned, or what it raised."""
+
+    source: str  # the plugin (or the runtime hook's source) that ran
+    value: Any = None
+    error: BaseException | None = None
+    hook: str = ""  # the hook's name, ``kairox_pre_turn``
+    traceback: str = ""
+
+
+@attrs.frozen
+class _Target:
+    plugin: str  # the plugin's name in the manager; the runtime hook's source
+    source: str  # who it is in outcomes and traces
+    fn: HookFn
+    argnames: tuple[str, ...] | None  # None: a runtime hook, called with every argument
+
+
+def trace_hook_call(pm: pluggy.PluginManager, hook_name: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
+    """Write one line per hook call when ``KAIROX_TRACE_PLUGINS`` turned tracing on."""
+    pm.trace.root.get("hook")(f"{hook_name} -> {plugin}({', '.join(kwargs)})")
+
+
+def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
+    """The hooks ``plugin`` implements with a wrapper, which kairox refuses."""
+    return sorted(
+        caller.name
+        for caller in pm.get_hookcallers(plugin) or ()
+        if any(i.plugin is plugin and (i.hookwrapper or i.wrapper) for i in caller.get_hookimpls())
+    )
+
+
+def _readable(name: str, plugin: object) -> str:
+    if name.isdigit():  # pluggy names unnamed instances by id(); say what they are instead
+        return str(getattr(plugin, "__name__", None) or type(plugin).__name__)
+    return name
+
+
+class _RegistrarClaims:
+    """A registrar's entries per plugin: all of a plugin's registrations, or none."""
+
+    def __init__(self, registrar: Registrar[Any]) -> None:
+        self.registrar = registrar
+        self._before: set[str] = set()
+
+    def begin(self, owner: str) -> None:
+        self.registrar.owner = owner
+        self._before = set(self.registrar.names())
+
+    def rollback(self) -> None:
+        self.registrar._discard(set(self.registrar.names()) - self._before)
+
+    def clashes(self) -> list[str]:
+        return []  # the registrar raised inside the plugin's hook already
+
+    def end(self) -> None:
+        self.registrar.owner = "<code>"
+
+
+class _CommandClaims:
+    """A click group's commands per plugin: half-added ones are taken back, a replaced one restored."""
+
+    def __init__(self, group: click.Group) -> None:
+        self.group = group
+        self._owners = dict.fromkeys(group.commands, "kairox")
+        self._before: dict[str, click.Command] = {}
+        self._owner = ""
+
+    def begin(self, owner: str) -> None:
+        self._owner = owner
+        self._before = dict(self.group.commands)
+
+    def rollback(self) -> None:
+        self.group.commands = dict(self._before)
+
+    def clashes(self) -> list[str]:
+        errors = []
+        for name, command in self._before.items():
+            if self.group.commands.get(name) is not command:
+                self.group.commands[name] = command
+                errors.append(f'command "{name}" is registered twice: by {self._owners[name]} and by {self._owner}')
+        for name in self.group.commands.keys() - self._before.keys():
+            self._owners[name] = self._owner
+        return errors
+
+    def end(self) -> None:
+        return None
+
+
+_Claims = _RegistrarClaims | _CommandClaims
+
+
+class Dispatcher:
+    """Calls the hooks of one plugin host; one typed method per hookspec.
+
+    ``host.dispatch`` is the host's own. A runtime uses :meth:`bind` to also
+    call its run-time hooks and to hear of lifecycle hooks that failed.
+    """
+
+    def __init__(
+        self,
+        host: PluginHost,
+        *,
+        hooks: HookRegistry | None = None,
+        report: Callable[[HookOutcome], None] | None = None,
+    ) -> None:
+        self.host = host
+        self._hooks = hooks
+        self._report = report
+
+    def bind(
+        self, *, hooks: HookRegistry | None = None, report: Callable[[HookOutcome], None] | None = None
+    ) -> Dispatcher:
+        """A dispatcher for the same host that also calls ``hooks`` (for the lifecycle
+        hooks) and passes every failed lifecycle outcome to ``report``."""
+        return Dispatcher(self.host, hooks=hooks, report=report)
+
+    # -- registration hooks: a failure is a LoadFailure of the plugin --------------
+
+    def register_transports(self, registrar: Registrar[Transport]) -> Registrar[Transport]:
+        self._register(self.host.pm.hook.kairox_register_transports, _RegistrarClaims(registrar), registrar=registrar)
+        return registrar
+
+    def register_tool_providers(self, registrar: Registrar[ToolProvider], runtime: Runtime) -> Registrar[ToolProvider]:
+        hook = self.host.pm.hook.kairox_register_tool_providers
+        self._register(hook, _RegistrarClaims(registrar), registrar=registrar, runtime=runtime)
+        return registrar
+
+    def register_skill_sources(self, registrar: Registrar[SkillSource], runtime: Runtime) -> Registrar[SkillSource]:
+        hook = self.host.pm.hook.kairox_register_skill_sources
+        self._register(hook, _RegistrarClaims(registrar), registrar=registrar, runtime=runtime)
+        return registrar
+
+    def register_catalog_sources(
+        self, registrar: Registrar[CatalogSource], runtime: Runtime
+    ) -> Registrar[CatalogSource]:
+        hook = self.host.pm.hook.kairox_register_catalog_sources
+        self._register(hook, _RegistrarClaims(registrar), registrar=registrar, runtime=runtime)
+        return registrar
+
+    def register_manifest_formats(self, registrar: Registrar[ManifestFormat]) -> Registrar[ManifestFormat]:
+        hook = self.host.pm.hook.kairox_register_manifest_formats
+        self._register(hook, _RegistrarClaims(registrar), registrar=registrar)
+        return registrar
+
+    def register_config_sections(self, registrar: Registrar[ConfigSection]) -> Registrar[ConfigSection]:
+        hook = self.host.pm.hook.kairox_register_config_sections
+        self._register(hook, _RegistrarClaims(registrar), registrar=registrar)
+        return registrar
+
+    def register_commands(self, cli: click.Group) -> list[LoadFailure]:
+        """Let each plugin add its commands to ``cli``. A plugin that raises has its
+        half-added commands taken back; one that replaces a command the core or
+        an earlier plugin added is refused, naming both, and the first keeps it.
+        Returns the failures this recorded."""
+        return self._register(self.host.pm.hook.kairox_register_commands, _CommandClaims(cli), cli=cli)
+
+    # -- lifecycle hooks: a failure is a failed HookOutcome -----------------------
+
+    async def session_start(self, session: Session) -> list[HookOutcome]:
+        return await self._lifecycle(self.host.pm.hook.kairox_session_start, session=session)
+
+    async def session_end(self, session: Session, reason: str) -> list[HookOutcome]:
+        return await self._lifecycle(self.host.pm.hook.kairox_session_end, session=session, reason=reason)
+
+    async def pre_turn(self, session: Session, prompt: str) -> list[HookOutcome]:
+        return await self._lifecycle(self.host.pm.hook.kairox_pre_turn, session=session, prompt=prompt)
+
+    async def pre_tool_call(self, call: ToolCall) -> list[HookOutcome]:
+        """A dict an implementation returns replaces ``call.arguments`` before the
+        next one runs; a :class:`~kairox.Block` is left in the outcomes for the caller."""
+
+        def rewrite(value: Any) -> None:
+            if isinstance(value, dict):
+                call.arguments = dict(value)
+
+        return await self._lifecycle(self.host.pm.hook.kairox_pre_tool_call, rewrite, call=call)
+
+    async def post_tool_call(self, call: ToolCall, result: ToolResult) -> list[HookOutcome]:
+        return await self._lifecycle(self.host.pm.hook.kairox_post_tool_call, call=call, result=result)
+
+    def event(self, event: Event, runtime: Runtime) -> list[HookOutcome]:
+        """Synchronous: an ``async def`` implementation's awaitable is its outcome's
+        value, for the caller to run as a task. A failure is logged, never reported
+        (a report would be an event, and so on)."""
+        hook = self.host.pm.hook.kairox_event
+        outcomes = [self._call(hook.name, t, {"event": event, "runtime": runtime}) for t in self._targets(hook)]
+        for o in outcomes:
+            if o.error is not None:
+                logger.error("%s hook of %s failed", o.hook, o.source, exc_info=o.error)
+        return outcomes
+
+    # -- the one executor --------------------------------------------------------
+
+    def _targets(self, caller: pluggy.HookCaller, *, runtime_hooks: bool = False) -> list[_Target]:
+        """Pluggy's call order (``get_hookimpls()`` reversed), then the run-time hooks."""
+        targets = []
+        for impl in reversed(caller.get_hookimpls()):
+            name = self.host.pm.get_name(impl.plugin) or impl.plugin_name
+            if impl.hookwrapper or impl.wrapper:  # host.register refuses these; one registered past it is skipped
+                logger.warning("%s: the wrapper of %s is not called (kairox has no wrappers)", caller.name, name)
+                continue
+            targets.append(_Target(name, _readable(name, impl.plugin), impl.function, tuple(impl.argnames)))
+        if runtime_hooks and self._hooks is not None:
+            for hook in self._hooks.for_event(caller.name.removeprefix("kairox_")):
+                targets.append(_Target(hook.source, hook.source, hook.fn, None))
+        return targets
+
+    def _call(self, hook: str, target: _Target, kwargs: Mapping[str, Any]) -> HookOutcome:
+        """Call one implementation with the arguments it names; what it raises is its outcome."""
+        names = target.argnames
+        call_args = dict(kwargs) if names is None else {k: v for k, v in kwargs.items() if k in names}
+        trace_hook_call(self.host.pm, hook, target.source, call_args)
+        try:
+            value = target.fn(**call_args)
+        except Exception as exc:
+            logger.debug("hook %s of %s raised", hook, target.source, exc_info=True)
+            return HookOutcome(target.source, error=exc, hook=hook, traceback=traceback.format_exc())
+        return HookOutcome(target.source, value=value, hook=hook)
+
+    def _register(self, caller: pluggy.HookCaller, claims: _Claims, **kwargs: Any) -> list[LoadFailure]:
+        seen = len(self.host.failures)
+        try:
+            for target in self._targets(caller):
+                claims.begin(self.host.label(target.plugin))
+                outcome = self._call(caller.name, target, kwargs)
+                if outcome.error is None and inspect.iscoroutine(outcome.value):
+                    outcome.value.close()
+                    error = TypeError(f"{caller.name} is synchronous; {target.source} implements it with async def")
+                    outcome = attrs.evolve(outcome, value=None, error=error)
+                if outcome.error is not None:
+                    claims.rollback()
+                    self.host.fail(target.plugin, caller.name, outcome.error, outcome.traceback)
+                    continue
+                for clash in claims.clashes():
+                    self.host.fail(target.plugin, caller.name, clash)
+        finally:
+            claims.end()
+        return self.host.failures[seen:]
+
+    async def _lifecycle(
+        self, caller: pluggy.HookCaller, after_each: Callable[[Any], None] | None = None, **kwargs: Any
+    ) -> list[HookOutcome]:
+        outcomes = []
+        for target in self._targets(caller, runtime_hooks=True):
+            outcome = self._call(caller.name, target, kwargs)
+            if outcome.error is None and inspect.isawaitable(outcome.value):
+                try:
+                    outcome = attrs.evolve(outcome, value=await outcome.value)
+                except Exception as exc:
+                    logger.debug("hook %s of %s raised", caller.name, target.source, exc_info=True)
+                    outcome = attrs.evolve(outcome, value=None, error=exc, traceback=traceback.format_exc())
+            outcomes.append(outcome)
+            if outcome.error is None and after_each is not None:
+                after_each(outcome.value)
+        if self._report is not None:
+            for o in outcomes:
+                if o.error is not None:
+                    self._report(o)
+        return outcomes
