@@ -9,9 +9,7 @@ package that does not exist fails here, before any file is written.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -19,6 +17,8 @@ from collections.abc import Mapping, Sequence
 import anyio
 import anyio.abc
 import attrs
+
+from kairox.process import kill_group
 
 from .model import CatalogEntry
 
@@ -83,13 +83,6 @@ def prepare_command(entry: CatalogEntry, command: str, args: Sequence[str]) -> l
     return None
 
 
-def _kill_group(process: anyio.abc.Process) -> None:
-    if process.returncode is not None:
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
 async def run_command(
     argv: Sequence[str],
     *,
@@ -145,7 +138,7 @@ async def run_command(
     except TimeoutError:
         raise CommandFailed(_explain(argv, f"timed out after {timeout:g} s", tail)) from None
     finally:
-        _kill_group(process)
+        kill_group(process.pid)  # the group: stragglers too, after the leader exited
         with anyio.CancelScope(shield=True):
             await process.aclose()
     if process.returncode != 0:

@@ -22,8 +22,9 @@ import anyio
 
 from kairox._events import EventBus
 from kairox._types import ServerState
+from kairox.process import kill_group
 from kairox_lsp._config import child_env
-from kairox_lsp._process import StdioPeer, kill_group
+from kairox_lsp._process import StdioPeer
 
 from ._client import ConnectionLost, DapClient, DapError, RequestTimeout, as_dict
 from ._config import DapServerConfig

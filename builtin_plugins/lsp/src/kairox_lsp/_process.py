@@ -27,6 +27,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from kairox.process import kill_group, kill_session, session_members, wait_session_gone
+
 from ._framing import BadMessage, FrameDecoder, encode_message
 
 __all__ = [
@@ -114,72 +116,6 @@ def resolve_command(command: str, env: Mapping[str, str], cwd: Path | None = Non
     if found is None:
         raise CommandNotFound(f"command {command!r} is not on PATH")
     return found
-
-
-def kill_group(pid: int, sig: int = signal.SIGKILL) -> bool:
-    """Send ``sig`` to the process group led by ``pid``; False when the group is gone."""
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a group we do not own
-        logger.debug("no permission to signal process group %s", pid)
-        return False
-    return True
-
-
-def session_members(sid: int) -> list[int]:
-    """Live processes of session ``sid`` (Linux, from ``/proc``; empty elsewhere).
-
-    The child is started as a session leader, so everything it starts stays in
-    its session even when it moves to a process group of its own (debugpy's
-    launcher puts the debuggee in a new group).
-    """
-    proc = Path("/proc")
-    if not proc.is_dir():  # pragma: no cover - not Linux
-        return []
-    members = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        # state ppid pgrp session ...; zombies are dead already
-        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
-
-
-def kill_session(sid: int) -> None:
-    """Kill the process group ``sid`` and every other process of session ``sid``."""
-    kill_group(sid, signal.SIGKILL)
-    for pid in session_members(sid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-def _session_alive(sid: int) -> bool:
-    if Path("/proc").is_dir():  # exact, and zombies waiting for a reaper do not count
-        return bool(session_members(sid))
-    return kill_group(sid, 0)  # pragma: no cover - elsewhere: is the group still there?
-
-
-async def _wait_session_gone(sid: int, timeout: float) -> bool:
-    """Wait until no process of session (and group) ``sid`` is running, killing again meanwhile."""
-    with anyio.move_on_after(timeout):
-        delay = 0.001
-        while _session_alive(sid):
-            kill_session(sid)
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 0.05)
-        return True
-    logger.warning("processes of session %s are still running after they were killed", sid)
-    return False
 
 
 class StdioPeer:
@@ -308,7 +244,7 @@ class StdioPeer:
             # also when the leader exited: its children may still hold the group
             self.kill()
             code = await self.wait(5.0)
-            await _wait_session_gone(self.pid, 2.0)
+            await wait_session_gone(self.pid, 2.0)
             for stream in (self.process.stdout, self.process.stderr):
                 if stream is not None:
                     try:

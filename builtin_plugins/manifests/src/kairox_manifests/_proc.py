@@ -1,22 +1,22 @@
-"""Child processes of plugins (hook scripts, workers): process groups, bounded output."""
+"""Child processes of plugins (hook scripts, workers): bounded output, interpreters.
+
+Process groups, reaping and exit descriptions are in kairox.process.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
-import signal
 import sys
 from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream
 
-__all__ = ["TailBuffer", "describe_exit", "interpreter_for", "kill_group", "read_bounded", "reap"]
-
-KILL_GRACE = 2.0
+__all__ = ["TailBuffer", "drain_into", "interpreter_for", "read_bounded"]
 
 
 class TailBuffer:
@@ -74,47 +74,6 @@ async def drain_into(stream: ByteReceiveStream, buffer: TailBuffer) -> None:
     with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         async for chunk in stream:
             buffer.feed(chunk)
-
-
-def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
-    """Signal the process group led by ``pid`` (the child was started with ``start_new_session``)."""
-    if sys.platform == "win32":  # pragma: no cover
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-        return
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
-
-
-async def reap(process: Process, *, grace: float = KILL_GRACE) -> int | None:
-    """Make sure ``process`` and its group are gone: SIGTERM, wait ``grace``, SIGKILL; wait for it."""
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            kill_group(process.pid, signal.SIGTERM)
-            with anyio.move_on_after(grace):
-                await process.wait()
-        kill_group(process.pid, signal.SIGKILL)
-        if process.returncode is None:
-            with anyio.move_on_after(grace):
-                await process.wait()
-        for stream in (process.stdin, process.stdout, process.stderr):
-            if stream is not None:
-                with contextlib.suppress(Exception):
-                    await stream.aclose()
-        return process.returncode
-    return None  # pragma: no cover - unreachable (the shielded scope returns)
-
-
-def describe_exit(returncode: int | None) -> str:
-    if returncode is None:
-        return "is still running"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"was killed by {name}"
-    return f"exited with code {returncode}"
 
 
 def interpreter_for(script: Path, env: Mapping[str, str]) -> list[str]:

@@ -39,8 +39,9 @@ import anyio
 import attrs
 
 from kairox import Block, ContextPiece
+from kairox.process import describe_exit, reap
 
-from ._proc import TailBuffer, describe_exit, drain_into, interpreter_for, read_bounded, reap
+from ._proc import TailBuffer, drain_into, interpreter_for, read_bounded
 from .events import PluginHookFailed, PluginHookRan
 from .model import HookDecl
 

@@ -25,7 +25,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from kairox import ServerState, ServerStatus, ToolContext, ToolError, ToolResult, ToolSpec
-from kairox_manifests._proc import TailBuffer, describe_exit, drain_into, reap
+from kairox.process import describe_exit, reap
+from kairox_manifests._proc import TailBuffer, drain_into
 from kairox_manifests.activation import Activation, ActivationContext
 
 from .adapt import hook_answer, hook_payload, result_from, tool_spec

@@ -43,6 +43,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 
 from kairox.errors import KairoxError
+from kairox.process import describe_exit, group_alive, kill_group
 from kairox_mcp.transport import (
     MAX_MESSAGE_BYTES,
     UNREADABLE_HEAD,
@@ -54,7 +55,6 @@ from kairox_mcp.transport import (
 
 from ._env import build_env
 from ._lines import Line, LineSplitter
-from ._procgroup import describe_exit, group_alive, signal_group
 
 if TYPE_CHECKING:
     from anyio.abc import Process
@@ -496,7 +496,7 @@ class _Connection:
             # The leader is a session leader: it cannot leave its group, so killpg reaches it.
             # (Not proc.send_signal: subprocess polls first and may reap the child under
             # asyncio's child watcher, which then reports exit code 255.)
-            signal_group(pgid, sig)
+            kill_group(pgid, sig)
             deadline = anyio.current_time() + wait
             while anyio.current_time() < deadline:
                 with anyio.move_on_after(0.05):

@@ -29,10 +29,10 @@ import attrs
 
 from kairox._policy import resolve_path
 from kairox._tools import ToolContext, ToolResult, ToolSpec
+from kairox.process import open_group
 
 from ._base import BuiltinTool, ToolEnv, error
 from ._output import SNIFF_BYTES, HeadTail, cut_line
-from ._proc import open_group
 
 __all__ = ["GrepHit", "SearchGrep", "python_search", "ripgrep_search"]
 

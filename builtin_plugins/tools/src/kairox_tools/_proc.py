@@ -9,21 +9,20 @@ reaped; stdout/stderr are drained into bounded buffers, never to the terminal.
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import subprocess
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio
 import anyio.abc
 import attrs
 
+from kairox.process import kill_group, open_group
+
 from ._output import HeadTail
 
-__all__ = ["ProcessOutcome", "kill_group", "open_group", "run_process"]
+__all__ = ["ProcessOutcome", "run_process"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,61 +32,6 @@ TERM_GRACE = 2.0
 DRAIN_GRACE = 2.0
 #: seconds to wait for a killed child to be reaped
 REAP_TIMEOUT = 5.0
-
-
-def kill_group(process: anyio.abc.Process, sig: int = signal.SIGKILL) -> None:
-    """Send ``sig`` to the child's process group (the child alone where groups do not exist)."""
-    if hasattr(os, "killpg"):
-        try:
-            os.killpg(process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        return
-    if process.returncode is None:  # pragma: no cover - not POSIX
-        process.kill()
-
-
-async def _wait_group_gone(pgid: int, timeout: float = 1.0) -> None:
-    """Wait (bounded) until nothing is left in the killed group: SIGKILL is
-    delivered asynchronously, and a caller may check right after we return."""
-    if not hasattr(os, "killpg"):  # pragma: no cover - not POSIX
-        return
-    deadline = anyio.current_time() + timeout
-    while anyio.current_time() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        await anyio.sleep(0.01)
-
-
-@asynccontextmanager
-async def open_group(
-    argv: Sequence[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    stdin: bool = False,
-) -> AsyncIterator[anyio.abc.Process]:
-    """A child in its own process group; on exit (normal, error or cancel) the group is killed and reaped."""
-    process = await anyio.open_process(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        yield process
-    finally:
-        with anyio.CancelScope(shield=True):
-            kill_group(process)
-            with anyio.move_on_after(REAP_TIMEOUT):
-                await process.wait()
-            await _wait_group_gone(process.pid)
-            await process.aclose()
 
 
 @attrs.define
@@ -153,11 +97,11 @@ async def run_process(
                 await process.wait()
             if scope.cancelled_caught:
                 timed_out = True
-                kill_group(process, signal.SIGTERM)
+                kill_group(process.pid, signal.SIGTERM)
                 with anyio.move_on_after(TERM_GRACE):
                     await process.wait()
             # the group's leftovers would hold the pipes open: end them
-            kill_group(process, signal.SIGKILL)
+            kill_group(process.pid, signal.SIGKILL)
             with anyio.move_on_after(DRAIN_GRACE):
                 await out_done.wait()
                 await err_done.wait()
