@@ -98,11 +98,15 @@ async def test_kill_session_reaches_a_member_that_left_the_group(tmp_path: Path)
         "print(os.getpid(), child.pid, flush=True)\n"
         "time.sleep(60)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True, text=True)
+    proc = await anyio.open_process([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
     assert proc.stdout is not None
-    leader, moved = map(int, proc.stdout.readline().split())
+    line = b""
+    while not line.endswith(b"\n"):
+        line += await proc.stdout.receive()
+    leader, moved = map(int, line.split())
     assert moved in session_members(leader)
     kill_session(leader)
     assert await wait_session_gone(leader, 5)
-    proc.wait()
+    await proc.wait()
+    await proc.aclose()
     assert moved not in session_members(leader)
