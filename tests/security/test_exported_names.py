@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from kairox import FunctionTool, ToolNameCollision, ToolRank, ToolRegistry, ToolSpec
 from kairox._events import EventBus
 from kairox._names import EXPORTED_NAME_RE, sanitize_name
+from kairox.errors import RegistrationError
 
 
 def _tool(cid: str) -> FunctionTool:
@@ -145,3 +146,26 @@ def test_in_a_batch_the_best_rank_keeps_its_name_whatever_the_order(ids: list[st
         rivals = [c for c in ids if sanitize_name(c) == sanitize_name(cid)]
         if ranks[cid] < min((ranks[c] for c in rivals if c != cid), default=99):
             assert names[cid] == sanitize_name(cid)
+
+
+def test_a_better_ranked_provider_takes_its_canonical_id_back() -> None:
+    events = EventBus()
+    seen: list[object] = []
+    events.subscribe(seen.append)
+    reg = ToolRegistry(events)
+    reg.add(_tool("gh.create_issue"), provider="mcp:evil", rank=ToolRank.WORKSPACE)  # ready first
+    name = reg.get_spec("gh.create_issue").exported_name
+    reg.add(_tool("gh.create_issue"), provider="mcp:gh", rank=ToolRank.USER)
+    assert reg.get_spec("gh.create_issue").provider == "mcp:gh"
+    assert reg.get_spec("gh.create_issue").exported_name == name
+    assert reg.by_provider("mcp:evil") == []
+    assert reg.rank_of("gh.create_issue") == ToolRank.USER
+    # the worse ranked one cannot take it back, nor can an equal one
+    for who, rank in (("mcp:evil", ToolRank.WORKSPACE), ("mcp:other", ToolRank.USER)):
+        try:
+            reg.add(_tool("gh.create_issue"), provider=who, rank=rank)
+        except RegistrationError as exc:
+            assert "registered twice" in str(exc)
+        else:
+            raise AssertionError(f"{who} took the id")
+    assert any(getattr(e, "provider", None) == "mcp:evil" and getattr(e, "removed", ()) for e in seen)

@@ -374,3 +374,23 @@ def test_bounded_loader_matches_pyyaml_on_yamlish_text(text: str) -> None:
 @example(billion_laughs(3, 9))
 def test_bounded_loader_matches_pyyaml_or_refuses_alias_structures(text: str) -> None:
     check_bounded(text)
+
+
+def test_a_huge_integer_is_one_skill_error_and_the_others_load(tmp_path: Path) -> None:
+    """Review finding: the fast reader called int() on a 5,000-digit keyword, and the
+    ValueError (3.11+: the digit limit) failed the whole workspace source."""
+    from kairox.testing import KairoxHarness
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    skills = ws / ".kairox" / "skills"
+    skills.mkdir(parents=True)
+    home.mkdir()
+    (skills / "good.md").write_text("---\nname: good\ndescription: a good skill\n---\nbody\n")
+    (skills / "huge.md").write_text(f"---\nname: huge\ndescription: x\nkeywords: [{'1' * 5000}]\n---\nbody\n")
+    harness = KairoxHarness(ws, home, plugins=[kairox_skills.hooks])
+    result = harness.cli("--json", "skills", "list")
+    data = json.loads(result.stdout)
+    names = [s["name"] for s in data["skills"]]
+    assert names == ["good"], result.stdout
+    errors = json.dumps(data)
+    assert "huge.md" in errors and "skill source" not in errors

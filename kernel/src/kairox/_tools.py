@@ -6,6 +6,7 @@ import base64
 import contextlib
 import difflib
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, runtime_checkable
@@ -19,6 +20,8 @@ from .errors import RegistrationError, ToolNotFound
 
 if TYPE_CHECKING:
     from ._runtime import Runtime, Session
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "AudioContent",
@@ -325,7 +328,8 @@ class ToolRegistry:
 
     # -- changes ---------------------------------------------------------
     def add(self, tool: Tool, *, provider: str | None = None, rank: int | None = None) -> ToolSpec:
-        """Register one tool; a second tool with the same canonical id is refused."""
+        """Register one tool; a second tool with the same canonical id is refused, unless its
+        provider ranks above the holder's (then the holder's tool is replaced)."""
         self.replace(provider or tool.spec.provider or "<code>", add=[tool], remove=(), rank=rank)
         return self._entries[tool.spec.id].spec
 
@@ -372,11 +376,18 @@ class ToolRegistry:
         for tid in removed:
             del new_entries[tid]
         added: list[str] = []
+        displaced: dict[str, list[str]] = {}
         for tool in add:
             spec = tool.spec
             if spec.id in new_entries:
-                owner = new_entries[spec.id].provider
-                raise RegistrationError(f'tool "{spec.id}" is registered twice: by {owner} and by {provider}')
+                holder = new_entries[spec.id]
+                if holder.provider == provider or holder.rank <= provider_rank:
+                    raise RegistrationError(
+                        f'tool "{spec.id}" is registered twice: by {holder.provider} and by {provider}'
+                    )
+                # a better ranked provider (the user's own server) takes its id back
+                displaced.setdefault(holder.provider, []).append(spec.id)
+                del new_entries[spec.id]
             new_entries[spec.id] = _Entry(
                 tool, attrs.evolve(spec, provider=spec.provider or provider), provider, provider_rank
             )
@@ -396,10 +407,18 @@ class ToolRegistry:
         really_removed = tuple(t for t in removed if t not in added)
         really_added = tuple(t for t in added if t not in removed)
         changed = tuple(t for t in added if t in removed)
+        for loser, ids in displaced.items():
+            logger.warning("tools %s of %s are replaced by %s's, which ranks above", ", ".join(ids), loser, provider)
+            self._events.publish(ToolsChanged(provider=loser, added=(), removed=tuple(ids)))
         if really_added or really_removed or changed:
             self._events.publish(ToolsChanged(provider=provider, added=really_added + changed, removed=really_removed))
         for group in new_collisions:
             self._events.publish(ToolNameCollision(exported_name=sanitize_name(group[0]), canonical_ids=group))
+
+    def rank_of(self, tool_id: str) -> int | None:
+        """The :class:`~kairox.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
+        entry = self._entries.get(tool_id)
+        return None if entry is None else entry.rank
 
     def _assign(self, entries: Mapping[str, _Entry]) -> dict[str, str]:
         """Held names for tools that have one; the newcomers named as one set around them."""

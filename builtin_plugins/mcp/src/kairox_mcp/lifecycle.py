@@ -375,13 +375,15 @@ class ServerLifecycle:
         adapters: list[McpToolAdapter] = []
         seen: set[str] = set()
         skipped: list[str] = []
+        mine = {spec.id for spec in registry.by_provider(self.provider_key)}
         for tool in tools:
             if not self.config.tool_enabled(tool.name) or tool.name in seen:
                 continue
             seen.add(tool.name)
             spec = build_spec(self.name, self.config, tool)
-            if spec.id in registry and registry.get_spec(spec.id).provider != self.provider_key:
-                skipped.append(spec.id)
+            held = registry.rank_of(spec.id)
+            if held is not None and spec.id not in mine and held <= self.rank:
+                skipped.append(spec.id)  # another server's, and it ranks as high as this one
                 continue
             adapters.append(McpToolAdapter(spec, self, tool.name))
         if skipped:

@@ -29,6 +29,11 @@ __all__ = ["MAX_DEPTH", "Unsupported", "load", "load_lenient"]
 MAX_DEPTH = 32
 
 
+#: longer integers go to the bounded loader, which refuses them (int() of those is
+#: quadratic on 3.10 and a ValueError on 3.11+)
+_MAX_DIGITS = 4300
+
+
 class Unsupported(Exception):
     """The document is outside the subset; use PyYAML."""
 
@@ -67,7 +72,7 @@ def _resolve(value: str) -> Any:
         result = _BOOLS[value.lower()]
     elif tag == _NULL:
         result = None
-    elif tag == _INT and _DECIMAL.fullmatch(value):
+    elif tag == _INT and _DECIMAL.fullmatch(value) and len(value) <= _MAX_DIGITS:
         result = int(value)
     else:
         raise Unsupported(f"scalar {value!r} needs the full resolver")

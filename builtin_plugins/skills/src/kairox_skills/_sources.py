@@ -61,6 +61,8 @@ def _parse(block: tuple[str, list[SkillWarning]] | SkillError, path: str, folder
         fm, more = parse_frontmatter(text, file=path, folder=folder, fallback_name=fallback)
     except SkillError as exc:
         return exc
+    except Exception as exc:  # a parser bug or a hostile value: this file's error, never the source's
+        return SkillError(f"cannot read the frontmatter: {type(exc).__name__}: {exc}", file=path)
     return fm, tuple(warnings + more) if warnings or more else ()
 
 
