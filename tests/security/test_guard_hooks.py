@@ -71,3 +71,26 @@ def test_a_bad_on_error_value_names_the_field(kairox_harness: KairoxHarness) -> 
     guard = next(p for p in data["plugins"] if p["name"] == "guard")
     assert guard["state"] == "failed"
     assert "hooks[0].onError" in json.dumps(guard)
+
+
+def test_a_guard_that_blocks_on_error_and_has_no_script_fails_its_plugin(kairox_harness: KairoxHarness) -> None:
+    """Review finding: a missing ``block`` guard script was a warning and the guard vanished
+    (``plugin list`` said enabled, the calls it guards ran)."""
+    _guard(kairox_harness, FAILURES["crashes"], "block")
+    (kairox_harness.home / "plugins" / "guard" / "guard.py").unlink()
+    data = json.loads(kairox_harness.cli("plugin", "list", "--json", load_entrypoints=True).stdout)
+    guard = next(p for p in data["plugins"] if p["name"] == "guard")
+    assert guard["state"] == "failed"
+    assert "does not exist, and the hook blocks on error" in json.dumps(guard)
+    assert "hooks[0].script" in json.dumps(guard)
+    status = kairox_harness.cli("status", load_entrypoints=True)
+    assert status.exit_code == 1 and "guard" in status.stdout
+
+
+def test_a_missing_script_of_an_ordinary_hook_is_still_a_warning(kairox_harness: KairoxHarness) -> None:
+    _guard(kairox_harness, FAILURES["crashes"], None)
+    (kairox_harness.home / "plugins" / "guard" / "guard.py").unlink()
+    data = json.loads(kairox_harness.cli("plugin", "list", "--json", load_entrypoints=True).stdout)
+    guard = next(p for p in data["plugins"] if p["name"] == "guard")
+    assert guard["state"] == "available"
+    assert "hook ignored" in json.dumps(guard)

@@ -61,3 +61,27 @@ def test_config_show_hides_url_and_argument_secrets(kairox_harness: KairoxHarnes
         for secret in ("URLPASSWORD", "QUERYSECRET", "ARGSECRET"):
             assert secret not in result.output
         assert "region=eu" in result.output and "<redacted>" in result.output
+
+
+def test_a_secret_flag_and_its_value_as_two_arguments_are_redacted_as_a_pair() -> None:
+    """Review finding: ``args = ["--token", "X"]`` showed X (each element was redacted alone)."""
+    from kairox import redact
+
+    shown = redact({"args": ["serve", "--token", "ARGTOK11", "--password=ARGPW12", "--verbose", "--api-key", "K9"]})
+    assert shown["args"] == [
+        "serve",
+        "--token",
+        "<redacted>",
+        "--password=<redacted>",
+        "--verbose",
+        "--api-key",
+        "<redacted>",
+    ]
+    assert redact({"args": ["--token", "--verbose"]})["args"] == ["--token", "--verbose"]  # a flag is no value
+
+
+def test_an_oauth_code_in_a_url_is_redacted() -> None:
+    from kairox import redact_url
+
+    assert "SECRETCODE" not in redact_url("http://localhost:3000/callback?code=SECRETCODE&state=s")
+    assert "state=s" in redact_url("http://localhost:3000/callback?code=SECRETCODE&state=s")

@@ -81,3 +81,19 @@ def test_the_cli_context_output_is_bounded(many: KairoxHarness) -> None:
     assert len(result.stdout) < SKILL_BUDGET * 4 * 4
     small = json.loads(many.cli("context", "payroll", "--json", "--skill-budget", "50").stdout)
     assert [s["name"] for s in small["skills"]] == ["zz-payroll"]
+
+
+@pytest.mark.anyio
+async def test_skills_search_finds_a_skill_by_one_word_of_its_description(tmp_path: Path) -> None:
+    """Review finding: one description word scored below the match cut-off."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / ".kairox" / "skills").mkdir(parents=True)
+    home.mkdir()
+    (ws / ".kairox" / "skills" / "ops.md").write_text(_skill("ops", "Deploys kubernetes clusters with helm charts"))
+    (ws / ".kairox" / "skills" / "other.md").write_text(_skill("other", "Writes release notes"))
+    async with KairoxHarness(ws, home, plugins=[kairox_skills.hooks]).open() as rt, rt.session() as session:
+        found = await session.call_tool("skills.search", {"query": "kubernetes"})
+        assert found.structured is not None
+        assert [s["name"] for s in found.structured["skills"]] == ["ops"]
+        none = await session.call_tool("skills.search", {"query": "terraform"})
+        assert none.structured == {"skills": []}

@@ -28,7 +28,7 @@ from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
 from ._home import user_home
 from ._registrar import Registrar
-from ._secrets import REDACTED, is_secret, redact_args
+from ._secrets import REDACTED, is_secret, redact_args, redact_argv
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -188,6 +188,8 @@ def redact(value: Any, key: str = "", parent: str = "") -> Any:
     if isinstance(value, dict):
         return {k: redact(v, k, key) for k, v in value.items()}
     if isinstance(value, list):
+        if not is_secret(key, parent) and all(isinstance(v, str) for v in value):
+            return redact_argv(value)  # ["--token", "X"]: the pair, not each part alone
         return [redact(v, key, parent) for v in value]
     if is_secret(key, parent):
         return REDACTED

@@ -262,8 +262,18 @@ def skills_search_tool(runtime: Runtime) -> FunctionTool:
 
     def search(query: str, limit: int = 10, context: ToolContext | None = None) -> dict[str, Any]:
         session_id = context.session.id if context is not None and context.session is not None else None
-        matches = runtime.skills.match(query, session_id=session_id, limit=max(1, min(limit, 100)))
-        return {"skills": [attrs.asdict(_entry(m.skill)) for m in matches]}
+        words = [w for w in query.lower().split() if w]
+        scored = []
+        for skill in runtime.skills.skills(session_id=session_id):
+            keywords = " ".join(str(k) for k in getattr(skill, "keywords", ()) or ()).lower()
+            description = skill.description.lower()
+            name = skill.name.lower()
+            # every word counts wherever it is: a name hit most, then a keyword, then the description
+            score = sum(3 if w in name else 2 if w in keywords else 1 if w in description else 0 for w in words)
+            if score:
+                scored.append((score, skill.name, skill))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return {"skills": [attrs.asdict(_entry(skill)) for _, _, skill in scored[: max(1, min(limit, 100))]]}
 
     description = (
         "Find skills that are available but not listed: search their names, keywords and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-__all__ = ["REDACTED", "SECRET_TABLES", "is_secret", "redact_args", "redact_url"]
+__all__ = ["REDACTED", "SECRET_TABLES", "is_secret", "redact_args", "redact_argv", "redact_url"]
 
 #: tables whose every value is a secret (environment variables, HTTP headers)
 SECRET_TABLES = frozenset({"env", "headers", "http_headers", "env_http_headers"})
@@ -22,7 +22,7 @@ def is_secret(key: str, parent: str = "") -> bool:
     return bool(key) and bool(_SECRET_KEY.search(key)) and not key.endswith(_NAMES_A_VARIABLE)
 
 
-_SECRET_PARAM = re.compile(r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential)", re.I)
+_SECRET_PARAM = re.compile(r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential|^code$)", re.I)
 
 
 def redact_url(url: str) -> str:
@@ -55,3 +55,20 @@ def redact_args(command_line: str) -> str:
     text = _URL.sub(lambda m: redact_url(m.group(0)), command_line)
     text = _SECRET_ASSIGN.sub(lambda m: m.group(1) + REDACTED, text)
     return _SECRET_FLAG.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+
+
+_SECRET_FLAG_ALONE = re.compile(rf"(?i)--?{_SECRET_WORD}")
+
+
+def redact_argv(argv: list[str]) -> list[str]:
+    """An argument list safe to print: each argument as :func:`redact_args` makes it, and
+    the value after a secret-looking flag given on its own (``["--token", "X"]``) hidden."""
+    out: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next and not arg.startswith("-"):
+            out.append(REDACTED)
+        else:
+            out.append(redact_args(arg))
+        hide_next = bool(_SECRET_FLAG_ALONE.fullmatch(arg))
+    return out

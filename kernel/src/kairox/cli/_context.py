@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @click.option("--tool-budget", type=int, default=None, help="Cut the tool list to about this many tokens.")
 @click.option(
     "--skill-budget",
-    type=int,
+    type=click.IntRange(min=0),
     default=None,
     help="Cut the skills index to about this many tokens (default 4000; 0 lists none, the rest findable).",
 )

@@ -227,6 +227,8 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
                 "decision": decision.kind,
                 "reason": decision.reason,
                 "description": spec.description,
+                # what the tool says about itself; it decides nothing unless the user trusts its server
+                "annotations": dict(spec.annotations),
             }
             if spec.capability.value == "write":
                 # a write's decision depends on where it lands: show both

@@ -410,6 +410,13 @@ def kairox_hooks(root: Path, hooks: list[Any], out: Collector, *, file: str | No
         timeout = _timeout(hook.timeout, file=file, path=join(hpath, "timeout"))
         script = resolve_inside(root, hook.script, file=file, path=join(hpath, "script"), allow_root=False)
         if not script.is_file():
+            if getattr(hook, "onError", "ignore") == "block":
+                # a guard that fails closed must not vanish because its script is missing
+                raise ManifestError(
+                    f"{hook.script!r} does not exist, and the hook blocks on error: the plugin is not loaded",
+                    file=file,
+                    path=join(hpath, "script"),
+                )
             out.problems.append(Problem(f"{hook.script!r} does not exist; hook ignored", file=file, path=hpath))
             continue
         decl = HookDecl(
