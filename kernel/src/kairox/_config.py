@@ -433,6 +433,9 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                     item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace)
                     state = allowed(item)
                     covered = state is None
+                    mine = _user_entry(config, name, key)
+                    if mine is not None and trust is not None:  # say so before the user trusts it
+                        trust.note(path, f"replaces your own [{path}] from {mine[0]}")
                     if state is not None:
                         assert trust is not None
                         reason = trust.explain(path)
