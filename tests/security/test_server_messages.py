@@ -35,7 +35,9 @@ from kairox_mcp._sniff import TAIL, WINDOW, Sniffed, sniff_response
 
 pytestmark = pytest.mark.anyio
 
-LIMIT_MESSAGE = "response of 70.0 MiB exceeds the 64 MiB limit"
+#: the call fails as soon as the line passes the limit ("more than 64 MiB"), or when it ends
+#: if its id is in its last bytes ("70.0 MiB")
+LIMIT_MESSAGE = "MiB exceeds the 64 MiB limit"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 
 
@@ -77,6 +79,14 @@ async def test_a_result_over_the_frame_limit_fails_its_call_at_once_and_the_serv
         assert server.state is ServerState.READY  # the framing is intact: nothing else is lost
         assert (await rt.call_tool("h.echo", {"message": "still here"}, approver=yes)).text == "still here"
         assert any(LIMIT_MESSAGE in line for line in manager_of(rt).logs("h"))
+
+
+async def test_an_oversized_response_that_never_ends_fails_its_call_at_once(tmp_path: Path, no_leftovers: None) -> None:
+    """Review finding: the size was checked only when the line ended, so a response that
+    passed the limit and never got its newline waited out tool_timeout."""
+    async with _open(tmp_path, {"h": _stdio("hostile_results")}) as rt:
+        message = await _fails_fast(rt, "h.huge", {"unterminated": True})
+        assert "response of more than 64 MiB exceeds the 64 MiB limit" in message, message
 
 
 async def test_an_oversized_response_whose_id_cannot_be_read_fails_every_pending_call(
@@ -272,3 +282,18 @@ def test_a_request_from_the_server_is_no_response() -> None:
     line = b'{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{"x":1}}'
     sniffed = sniff_response(line, line)
     assert sniffed is not None and not sniffed.is_response
+
+
+def test_the_splitter_reports_an_overflowing_line_once_before_it_ends() -> None:
+    from kairox_stdio._lines import LineSplitter
+
+    splitter = LineSplitter(10, keep_tail=4)
+    assert splitter.feed(b"0123456") == [] and splitter.overflow() is None
+    assert splitter.feed(b"789abc") == []
+    early = splitter.overflow()
+    assert early is not None and early.truncated and early.data == b"0123456789" and early.size == 13
+    assert splitter.overflow() is None  # once per line
+    [line] = splitter.feed(b"def\nok")
+    assert line.truncated and line.size == 16 and line.tail == b"cdef"
+    assert splitter.overflow() is None  # the next line is short
+    assert splitter.flush() is not None

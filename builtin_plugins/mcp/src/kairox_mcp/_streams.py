@@ -172,6 +172,8 @@ class Exchange:
                 sniffed = Sniffed(is_response, rid if usable else None, id_unusable=not usable)
         if sniffed is None or not sniffed.is_response or sniffed.id_unusable:
             return []
+        if sniffed.id is None and getattr(exc, "ended", True) is False:
+            return []  # still arriving: its id may be in the last bytes; wait for the end
         if sniffed.id is not None:
             key = _key(sniffed.id)
             entry = self.pending.pop(key, None) if key is not None else None

@@ -42,6 +42,7 @@ class LineSplitter:
         self._kept = 0  # bytes held in _parts
         self._seen = 0  # bytes of the current line seen so far (held or dropped)
         self._tail = b""  # the last keep_tail bytes of the current line's dropped part
+        self._reported = False  # overflow() has told about the current line
 
     @property
     def pending(self) -> int:
@@ -66,6 +67,17 @@ class LineSplitter:
                 lines.append(Line(piece, False, n))
         self._add(pieces[-1])
         return lines
+
+    def overflow(self) -> Line | None:
+        """Once per line, as soon as the unterminated current line passes ``max_line``:
+        its first bytes (``truncated``, ``size`` = bytes seen so far, no tail). A reader
+        can fail what the line answers without waiting for a newline that may never come;
+        the line still comes out of :meth:`feed` when it ends."""
+        if self._reported or self._seen <= self.max_line:
+            return None
+        self._reported = True
+        data = b"".join(self._parts) if len(self._parts) != 1 else self._parts[0]
+        return Line(data, True, self._seen)
 
     def flush(self) -> Line | None:
         """The unterminated last line (if any), as if it ended with a newline."""
@@ -104,6 +116,7 @@ class LineSplitter:
         self._kept = 0
         self._seen = 0
         self._tail = b""
+        self._reported = False
         if not truncated and data[-1:] == b"\r":
             return Line(data[:-1], False, size - 1)
         if truncated and self.keep_tail:

@@ -93,8 +93,11 @@ class InvalidServerMessage(ValueError):
         reason: str = "",
         head: bytes = b"",
         tail: bytes = b"",
+        ended: bool = True,
     ) -> None:
         super().__init__(message)
+        #: False: the line is still arriving (over the limit already); its tail is unknown
+        self.ended = ended
         self.line = line
         self.size = size
         self.reason = reason or message
@@ -283,6 +286,9 @@ class _Connection:
                 async for chunk in stdout:
                     for line in splitter.feed(chunk):
                         await self._deliver(line)
+                    early = splitter.overflow()
+                    if early is not None:  # over the limit and no newline yet: fail its call now
+                        await self._deliver(early, ended=False)
                 rest = splitter.flush()
                 if rest is not None:
                     await self._deliver(rest)
@@ -307,17 +313,19 @@ class _Connection:
         finally:
             self.stdout_eof.set()
 
-    async def _deliver(self, line: Line) -> None:
+    async def _deliver(self, line: Line, *, ended: bool = True) -> None:
         item: SessionMessage | Exception
         if line.truncated:
             limit = self.t.max_message_bytes
+            size = size_text(line.size) if ended else f"more than {size_text(limit)}"
             item = InvalidServerMessage(
-                f"dropped a stdout line of {line.size} bytes (limit {limit})",
+                f"dropped a stdout line of {line.size}{'' if ended else '+'} bytes (limit {limit})",
                 line=line.data[:200],
                 size=line.size,
-                reason=f"response of {size_text(line.size)} exceeds the {size_text(limit)} limit",
+                reason=f"response of {size} exceeds the {size_text(limit)} limit",
                 head=line.data[:UNREADABLE_HEAD],
                 tail=line.tail,
+                ended=ended,
             )
         elif not line.data.strip():
             return
