@@ -248,3 +248,32 @@ async def test_philont_section_turns_discovery_off(kairox_harness: KairoxHarness
     async with kairox_harness.open() as rt:
         assert rt.config.errors == []
         assert loader(rt).views() == [] and "weather.forecast" not in rt.tools
+
+
+@pytest.mark.parametrize("sandbox", ["direct", "worker"])
+async def test_a_relative_path_argument_reaches_the_handler_as_the_path_the_policy_checked(
+    kairox_harness: KairoxHarness, user_home: Path, sandbox: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: the policy decided on <workspace>/n.txt, the handler wrote n.txt in
+    its own working directory (the kairox process's, or the plugin root for a worker)."""
+    body = (
+        "def register(ctx):\n"
+        "    def note(args):\n"
+        "        with open(args['path'], 'w') as fh:\n"
+        "            fh.write(args['text'])\n"
+        "        return args['path']\n"
+        "    ctx.register_tool('note', note, domain='local', capability='write')\n"
+    )
+    write_plugin(
+        philont_dir(kairox_harness, user_home) / "notes",
+        {"plugin.json": {"id": "notes", "sandbox": sandbox}, "index.py": body},
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    async with kairox_harness.open() as rt:
+        result = await rt.call_tool("notes.note", {"path": "n.txt", "text": "hi"})
+    assert not result.is_error, result.text
+    assert (kairox_harness.workspace / "n.txt").read_text() == "hi"
+    assert not (elsewhere / "n.txt").exists()
+    assert result.text == str(kairox_harness.workspace / "n.txt")

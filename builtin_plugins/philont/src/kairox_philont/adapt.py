@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from kairox import Block, Capability, Domain, TextContent, ToolResult, ToolSpec
+from kairox._policy import DEFAULT_PATH_ARGUMENTS
 
-__all__ = ["hook_answer", "hook_payload", "result_from", "result_to_wire", "tool_spec"]
+__all__ = ["absolute_paths", "hook_answer", "hook_payload", "result_from", "result_to_wire", "tool_spec"]
 
 
 def tool_spec(plugin_id: str, described: dict[str, Any]) -> ToolSpec:
@@ -24,6 +27,45 @@ def tool_spec(plugin_id: str, described: dict[str, Any]) -> ToolSpec:
         provider=f"plugin:{plugin_id}",
         **kwargs,
     )
+
+
+def absolute_paths(arguments: dict[str, Any], workspace: Path | None) -> dict[str, Any]:
+    """``arguments`` with every relative path argument (the names the policy checks:
+    ``path``, ``file``, ``target``, ...) made absolute under ``workspace``.
+
+    A Philont handler gets the arguments alone and runs in a process whose working
+    directory is not the workspace; the policy decided on ``<workspace>/<path>``, so
+    that is the path the handler must be given."""
+    if workspace is None:
+        return arguments
+
+    def fix(value: Any, depth: int) -> Any:
+        if depth > 32:
+            return value
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if isinstance(key, str) and key.lower() in DEFAULT_PATH_ARGUMENTS:
+                    if isinstance(item, str):
+                        out[key] = _under(item, workspace)
+                        continue
+                    if isinstance(item, list) and all(isinstance(v, str) for v in item):
+                        out[key] = [_under(v, workspace) for v in item]
+                        continue
+                out[key] = fix(item, depth + 1)
+            return out
+        if isinstance(value, list):
+            return [fix(item, depth + 1) for item in value]
+        return value
+
+    fixed: dict[str, Any] = fix(arguments, 0)
+    return fixed
+
+
+def _under(value: str, workspace: Path) -> str:
+    if not value or value.startswith(("~", "file:")) or os.path.isabs(value):
+        return value
+    return str(workspace / value)
 
 
 def result_to_wire(value: Any) -> dict[str, Any]:

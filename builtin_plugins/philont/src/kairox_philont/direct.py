@@ -14,7 +14,7 @@ import anyio
 from kairox import ToolContext, ToolResult, ToolSpec
 from kairox_manifests.activation import Activation, ActivationContext
 
-from .adapt import hook_answer, hook_payload, result_from, result_to_wire, tool_spec
+from .adapt import absolute_paths, hook_answer, hook_payload, result_from, result_to_wire, tool_spec
 from .context import HOOK_EVENTS, PhilontContext, load_main
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ class DirectTool:
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         try:
-            value = await _call(self._handler, dict(arguments))
+            workspace = context.runtime.workspace if context.runtime is not None else None
+            value = await _call(self._handler, absolute_paths(dict(arguments), workspace))
         except Exception as exc:  # the plugin's error is the tool's error result
             return ToolResult.from_text(f"{type(exc).__name__}: {exc}", is_error=True)
         return result_from(result_to_wire(value))

@@ -29,7 +29,7 @@ from kairox.process import describe_exit, reap
 from kairox_manifests._proc import TailBuffer, drain_into
 from kairox_manifests.activation import Activation, ActivationContext
 
-from .adapt import hook_answer, hook_payload, result_from, tool_spec
+from .adapt import absolute_paths, hook_answer, hook_payload, result_from, tool_spec
 from .context import HOOK_EVENTS
 from .direct import module_name_for
 
@@ -229,6 +229,8 @@ class WorkerTool:
         return self._spec
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        workspace = context.runtime.workspace if context.runtime is not None else None
+        arguments = absolute_paths(arguments, workspace)  # the paths the policy checked
         answer = await self._worker.request({"op": "tool", "name": self._name, "arguments": arguments})
         if "error" in answer:
             raise ToolError(f"{self._spec.id}: {answer['error']}")
