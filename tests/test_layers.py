@@ -1,0 +1,82 @@
+"""What may import what (docs/architecture.md), checked on the source with ``ast``.
+
+- The kernel (``kernel/src/kairox``) imports no feature package (``kairox_*``).
+- A feature package uses another one's public names only. The private imports
+  that remain (issue 16) are listed in :data:`KNOWN_CROSS_PRIVATE`; a new one
+  fails, and so does a listed one that is gone (strike it: the list only shrinks).
+- Imports of the kernel's private modules (``kairox._*``, ``kairox.cli._*``) from
+  feature packages and ``contrib/`` may not grow past :data:`KERNEL_PRIVATE_BUDGET`
+  (a ratchet: lower it when you remove some; the goal is zero).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+KNOWN_CROSS_PRIVATE = {
+    ("kairox_dap", "kairox_lsp._config"),
+    ("kairox_dap", "kairox_lsp._documents"),
+    ("kairox_dap", "kairox_lsp._peerclient"),
+    ("kairox_dap", "kairox_lsp._positions"),
+    ("kairox_dap", "kairox_lsp._process"),
+    ("kairox_manifests", "kairox_lsp._provider"),
+    ("kairox_philont", "kairox_manifests._proc"),
+    ("kairox_philont", "kairox_manifests._schema"),
+    ("kairox_philont", "kairox_manifests.formats._common"),
+    ("kairox_philont", "kairox_manifests.formats._meta"),
+}
+KERNEL_PRIVATE_BUDGET = 114
+
+
+def _imports(path: Path) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+        elif isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+
+
+def _feature_files() -> Iterator[tuple[str, Path]]:
+    for path in sorted([*ROOT.glob("builtin_plugins/*/src/**/*.py"), *ROOT.glob("contrib/*/src/**/*.py")]):
+        package = next(p for p in path.relative_to(ROOT).parts if p.startswith("kairox_"))
+        yield package, path
+
+
+def _kernel_private(module: str) -> bool:
+    parts = module.split(".")
+    if parts[0] != "kairox" or len(parts) < 2:
+        return False
+    return parts[1].startswith("_") or (parts[1] == "cli" and len(parts) > 2 and parts[2].startswith("_"))
+
+
+def test_the_kernel_imports_no_feature_package() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}: {module}"
+        for path in sorted((ROOT / "kernel" / "src" / "kairox").rglob("*.py"))
+        for module in _imports(path)
+        if module.split(".")[0].startswith("kairox_")
+    ]
+    assert found == []
+
+
+def test_feature_packages_use_each_other_s_public_names_only() -> None:
+    found = {
+        (package, module)
+        for package, path in _feature_files()
+        for module in _imports(path)
+        if module.split(".")[0].startswith("kairox_")
+        and module.split(".")[0] != package
+        and any(part.startswith("_") for part in module.split(".")[1:])
+    }
+    assert found - KNOWN_CROSS_PRIVATE == set(), "a new private import across packages"
+    assert KNOWN_CROSS_PRIVATE - found == set(), "gone: strike it from KNOWN_CROSS_PRIVATE"
+
+
+def test_private_kernel_imports_do_not_grow() -> None:
+    count = sum(1 for _, path in _feature_files() for module in _imports(path) if _kernel_private(module))
+    assert count <= KERNEL_PRIVATE_BUDGET, f"{count} imports of kairox._* (budget {KERNEL_PRIVATE_BUDGET})"
+    assert count >= KERNEL_PRIVATE_BUDGET - 5, f"down to {count}: lower KERNEL_PRIVATE_BUDGET"
