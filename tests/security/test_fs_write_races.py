@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import stat
 import sys
 import threading
@@ -339,3 +340,21 @@ async def test_an_approved_outside_write_lands_where_it_was_approved(ws: Path, o
     assert not r.is_error, r.text
     assert (outside / "via-link.txt").read_text() == "yes"
     assert [q.reason for q in approvals.requests] == ["writes outside the writable roots"] * 2
+
+
+async def test_an_overwrite_removes_the_temp_files_a_killed_write_left(rt: Runtime, ws: Path) -> None:
+    """Review finding: fs.write's own ``.NAME.*.kairox-tmp`` leftovers were never removed."""
+    (ws / "f.txt").write_text("old")
+    stale = ws / ".f.txt.deadbeef0001.kairox-tmp"
+    young = ws / ".f.txt.deadbeef0002.kairox-tmp"
+    other = ws / ".g.txt.deadbeef0003.kairox-tmp"
+    for p in (stale, young, other):
+        p.write_text("left")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    r = await write(rt, path="f.txt", content="new")
+    assert r is not None and not r.is_error, r.text
+    assert not stale.exists()
+    assert young.exists() and other.exists()  # a live write's, and another file's
+    assert (ws / "f.txt").read_text() == "new"

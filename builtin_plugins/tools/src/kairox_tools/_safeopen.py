@@ -19,8 +19,11 @@ import os
 import secrets
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from kairox.files import STALE_TEMP_AGE
 
 __all__ = [
     "DIR_FD",
@@ -138,6 +141,7 @@ class Directory:
         while len(os.fsencode(stem)) > 100:  # room for the rest within a name's 255 bytes
             stem = stem[:-1]
         prefix = f".{stem}."
+        self._remove_stale(prefix)
         if self.fd is None:
             fd, tmp = tempfile.mkstemp(dir=self.path, prefix=prefix, suffix=".kairox-tmp")
         else:
@@ -153,6 +157,32 @@ class Directory:
             with contextlib.suppress(OSError):
                 os.unlink(self._at(tmp), dir_fd=self.fd)
             raise
+
+    def _remove_stale(self, prefix: str) -> None:
+        """Remove ``<prefix>*.kairox-tmp`` files older than a minute: a write that was killed
+        left them (a live write's exists for milliseconds). Best effort, never following links."""
+        cutoff = time.time() - STALE_TEMP_AGE
+        listing: int | None = None
+        try:
+            if self.fd is not None:  # the walk's descriptor may be O_PATH: open one that reads
+                listing = os.open(".", os.O_RDONLY | _O_DIRECTORY | _CLOEXEC, dir_fd=self.fd)
+            with os.scandir(listing if listing is not None else self.path) as it:
+                stale = [
+                    e.name
+                    for e in it
+                    if e.name.startswith(prefix)
+                    and e.name.endswith(".kairox-tmp")
+                    and e.is_file(follow_symlinks=False)
+                    and e.stat(follow_symlinks=False).st_mtime < cutoff
+                ]
+        except OSError:
+            return
+        finally:
+            if listing is not None:
+                os.close(listing)
+        for name in stale:
+            with contextlib.suppress(OSError):
+                os.unlink(self._at(name), dir_fd=self.fd)
 
     def _temp(self, prefix: str) -> tuple[int, str]:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
