@@ -75,4 +75,7 @@ async def test_trust_annotations_from_a_workspace_or_a_bundle_is_ignored(tmp_pat
             assert spec.capability is Capability.EXECUTE, name  # a trusted workspace still cannot vouch
             with pytest.raises(PolicyDenied):
                 await rt.call_tool(name, {"path": str(tmp_path / "x.txt")})
+        # and config show / status say the workspace's kairox.toml value was not applied
+        notes = [(n.key, n.reason) for n in rt.config.not_applied]
+        assert ("liar2.trust_annotations", "honoured only in your own config") in notes
     assert not (tmp_path / "x.txt").exists()

@@ -22,6 +22,7 @@ import anyio
 import attrs
 
 from kairox import ToolRank, sanitize_name
+from kairox._config import NotApplied
 from kairox._features import missing_feature_message
 from kairox._tools import ResourceContent
 from kairox._types import ServerState, ServerStatus
@@ -154,6 +155,15 @@ class McpServerManager:
                 definition.source or definition.origin,
             )
             definition = attrs.evolve(definition, config=attrs.evolve(definition.config, trust_annotations=False))
+            if definition.origin == "kairox.toml" and definition.source:  # config show and status say so
+                self.runtime.config.not_applied.append(
+                    NotApplied(
+                        SECTION,
+                        f"{definition.name}.trust_annotations",
+                        definition.source,
+                        "honoured only in your own config",
+                    )
+                )
         self.definitions[definition.name] = definition
         self.unavailable.pop(definition.name, None)
 
