@@ -429,3 +429,13 @@ def test_catalog_load_of_a_code_source_skips_bad_names_per_entry(world: World) -
     snap = anyio.run(go)
     assert [e.name for e in snap.entries] == ["good"]
     assert [(e.source, e.where) for e in snap.errors] == [("code", "[1].name"), ("code", "[2].name")]
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_an_install_from_a_device_says_what_it_is(world: World) -> None:
+    """Review finding: installing a path entry that names /dev/zero said it does not exist."""
+    world.publish(world.plugin_entry("zero", type="path", path="/dev/zero"))
+    result = world.harness.cli("catalog", "install", "zero", "--yes", "--force")
+    _no_traceback(result)
+    assert result.exit_code != 0
+    assert "not a directory or a regular file" in output_of(result), output_of(result)

@@ -118,6 +118,8 @@ async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str
         elif path.is_file():
             out.mkdir()
             shutil.copy2(path, out / ("SKILL.md" if kind == "skill" and path.suffix == ".md" else path.name))
+        elif path.exists() or path.is_symlink():
+            raise OSError(f"{path} is not a directory or a regular file (a device, pipe or dangling link)")
         else:
             raise OSError(f"{path} does not exist")
         return out
