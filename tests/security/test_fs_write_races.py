@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 import stat
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
