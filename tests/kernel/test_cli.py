@@ -164,6 +164,7 @@ def test_tools_list(harness: KairoxHarness) -> None:
         "decision": "allow",
         "reason": rows["mem.echo"]["reason"],
         "description": "echo text",
+        "annotations": {},
     }
     assert rows["mem.echo"]["reason"]
     assert rows["mem.run"]["decision"] == "ask"

@@ -297,3 +297,22 @@ def test_the_splitter_reports_an_overflowing_line_once_before_it_ends() -> None:
     assert line.truncated and line.size == 16 and line.tail == b"cdef"
     assert splitter.overflow() is None  # the next line is short
     assert splitter.flush() is not None
+
+
+@given(name=st.one_of(st.text(max_size=140), st.from_regex(r"[A-Za-z0-9_.-]{1,130}", fullmatch=True)))
+def test_any_tool_name_is_accepted_exactly_when_the_spec_allows_it(name: str) -> None:
+    """Property: the MCP rule (1-128 of A-Za-z0-9_.-) and nothing else decides; an accepted
+    name sanitises to a valid exported name, a refused one never reaches the registry."""
+    import re
+
+    from kairox import sanitize_name
+    from kairox._names import EXPORTED_NAME_RE
+    from kairox_mcp.adapter import tool_problem
+
+    allowed = re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name) is not None
+    problem = tool_problem({"name": name, "inputSchema": {"type": "object"}})
+    assert (problem is None) == allowed, (name, problem)
+    if allowed:
+        assert EXPORTED_NAME_RE.fullmatch(sanitize_name(f"srv.{name}"))
+    else:
+        assert isinstance(problem, str) and problem

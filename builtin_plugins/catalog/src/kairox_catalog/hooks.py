@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from kairox._config import ConfigSection
+    from kairox import ConfigSection
 
     from .config import CatalogConfig
 

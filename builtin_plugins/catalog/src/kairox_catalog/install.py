@@ -20,10 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ToolSpec
 from kairox._config import workspace_config_files
-from kairox._runtime import ApprovalAnswer, ApprovalRequest
-from kairox._tools import ToolSpec
-from kairox._types import Capability, Domain
 from kairox.errors import PolicyDenied
 
 from ._paths import name_problem

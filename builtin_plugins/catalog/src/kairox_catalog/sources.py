@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox._config import user_home
+from kairox import user_home
 
 from .builtin import BuiltinSource
 from .config import CatalogConfig

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 import attrs
 
+from kairox import ServerState
 from kairox._compat import tomllib
-from kairox._types import ServerState
 
 if TYPE_CHECKING:
     from kairox import Runtime

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from kairox._events import Event
+from kairox import Event
 
 __all__ = ["DapServerFailed", "DapServerRunning", "DapServerStarting", "DapServerStopped"]
 

@@ -20,8 +20,7 @@ from typing import Any
 
 import anyio
 
-from kairox._events import EventBus
-from kairox._types import ServerState
+from kairox import EventBus, ServerState
 from kairox.process import kill_group
 from kairox_lsp._config import child_env
 from kairox_lsp._process import StdioPeer

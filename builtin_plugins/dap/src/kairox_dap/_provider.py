@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox._events import EventBus
-from kairox._types import ServerState, ServerStatus
+from kairox import EventBus, ServerState, ServerStatus
 
 from ._config import DapServerConfig, handles
 from ._lifecycle import DapServerLifecycle
@@ -25,7 +24,7 @@ from ._session import Breakpoint, DebugSession
 from ._tools import TOOLS, ToolInputError, bool_arg, build_tools, int_arg, number_arg, str_arg
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
 __all__ = ["PROVIDER_NAME", "DapToolProvider"]
 

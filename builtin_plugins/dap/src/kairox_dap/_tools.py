@@ -12,8 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kairox._tools import ToolContext, ToolResult, ToolSpec
-from kairox._types import Capability, Domain
+from kairox import Capability, Domain, ToolContext, ToolResult, ToolSpec
 
 from ._client import ConnectionLost, DapError, RequestTimeout
 from ._lifecycle import AdapterUnavailable

@@ -19,8 +19,7 @@ from typing import Any
 
 import anyio
 
-from kairox._events import EventBus
-from kairox._types import ServerState
+from kairox import EventBus, ServerState
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
 from ._config import LspServerConfig, child_env, language_for, patterns_for

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox._events import EventBus
-from kairox._types import ServerState, ServerStatus
+from kairox import EventBus, ServerState, ServerStatus
 from kairox.errors import ConfigError
 
 from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
@@ -27,7 +26,7 @@ from ._lifecycle import LspServerLifecycle
 from ._tools import TOOL_CAPABILITIES, LspOperations, ToolInputError, build_tools
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
 __all__ = ["PROVIDER_NAME", "LspToolProvider", "add_plugin_servers"]
 

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox._tools import ToolContext, ToolResult, ToolSpec
-from kairox._types import Capability, Domain
+from kairox import Capability, Domain, ToolContext, ToolResult, ToolSpec
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
 from ._documents import OpenDocument, SourceCache, uri_to_path

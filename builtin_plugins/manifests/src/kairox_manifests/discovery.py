@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox._config import user_home
+from kairox import user_home
 
 from .config import SECTION, PluginsConfig
 from .errors import ManifestError

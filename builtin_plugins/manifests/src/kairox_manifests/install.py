@@ -36,8 +36,8 @@ from kairox import (
     PolicyDenied,
     ToolSpec,
     TrustStore,
+    user_home,
 )
-from kairox._config import user_home
 
 from .discovery import probe, sorted_formats
 from .errors import ManifestError

@@ -351,7 +351,7 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
     if not items:
         return out
     try:
-        from kairox._skills import SkillDef, SkillScope
+        from kairox import SkillDef, SkillScope
         from kairox_skills import DirectorySkillSource
     except ImportError:
         return out.fail_all(items, "kairox-skills is not installed (pip install kairox-skills)")

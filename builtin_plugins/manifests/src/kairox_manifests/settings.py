@@ -35,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from kairox._config import user_home
+from kairox import user_home
 from kairox.files import atomic_write_text, locked
 
 __all__ = ["PluginSettings", "SettingsStore", "settings_file"]

@@ -13,9 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kairox._tools import (
+from kairox import (
     AudioContent,
+    Capability,
     Content,
+    Domain,
     ImageContent,
     ResourceContent,
     ResourceLink,
@@ -24,7 +26,6 @@ from kairox._tools import (
     ToolResult,
     ToolSpec,
 )
-from kairox._types import Capability, Domain
 
 from .config import McpServerConfig
 

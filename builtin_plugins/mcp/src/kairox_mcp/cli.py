@@ -14,7 +14,7 @@ from .config import redact_config, redact_url
 from .manager import SECTION, McpServerManager, McpStartupError, manager_of
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
 __all__ = ["mcp"]
 

@@ -16,9 +16,7 @@ from typing import Any
 
 import attrs
 
-from kairox import redact_url
-from kairox._config import redact
-from kairox._types import Capability, Domain
+from kairox import Capability, Domain, redact, redact_url
 from kairox.errors import ConfigError
 
 __all__ = [

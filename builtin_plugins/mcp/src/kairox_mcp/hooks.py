@@ -12,15 +12,13 @@ from kairox.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from kairox._config import ConfigSection
-    from kairox._registrar import Registrar
-    from kairox._runtime import Runtime
+    from kairox import ConfigSection, Registrar, Runtime
     from kairox.protocols import ToolProvider
 
 
 @hookimpl
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from kairox._config import ConfigSection
+    from kairox import ConfigSection
 
     from .config import McpServerConfig
 

@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import redact
-from kairox._tools import ToolSpec
-from kairox._types import ServerState, ServerStatus
+from kairox import ServerState, ServerStatus, ToolSpec, redact
 from kairox.errors import KairoxError, ToolError
 
 from .adapter import McpToolAdapter, build_spec
@@ -37,7 +35,7 @@ if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
     from exceptiongroup import BaseExceptionGroup
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
     from .client import McpClient
 

@@ -21,11 +21,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import attrs
 
-from kairox import ToolRank, sanitize_name
-from kairox._config import NotApplied
+from kairox import NotApplied, ResourceContent, ServerState, ServerStatus, ToolRank, sanitize_name
 from kairox._features import missing_feature_message
-from kairox._tools import ResourceContent
-from kairox._types import ServerState, ServerStatus
 from kairox.errors import ConfigError, KairoxError, ToolError
 
 from ._sdklog import install_log_redaction
@@ -45,7 +42,7 @@ from .resources import (
 from .sources import UnavailableServer, load_definitions
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
     from .client import McpClient
     from .transport import McpTransport

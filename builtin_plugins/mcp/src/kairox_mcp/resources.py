@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from kairox._tools import Content, ResourceContent
+from kairox import Content, ResourceContent
 
 from .adapter import convert_content, convert_resource_contents
 
@@ -78,7 +78,7 @@ class McpPromptResult:
     @property
     def text(self) -> str:
         """The messages as ``role: text`` lines (images and resources as placeholders)."""
-        from kairox._tools import ToolResult
+        from kairox import ToolResult
 
         return "\n\n".join(f"{m.role}: {ToolResult(content=(m.content,)).text}" for m in self.messages)
 

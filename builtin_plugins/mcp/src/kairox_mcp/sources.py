@@ -20,10 +20,8 @@ from typing import Any
 
 import attrs
 
-from kairox import Declared, ServerState, WorkspaceTrust
-from kairox._config import expand_env
+from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, expand_env
 from kairox._convert import structure
-from kairox._types import Capability, Domain
 from kairox.errors import ConfigError
 
 from .config import McpServerConfig, ServerDefinition, normalize_transport

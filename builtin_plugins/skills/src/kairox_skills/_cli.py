@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from kairox._runtime import Runtime
-from kairox._skills import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
+from kairox import Runtime, SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
 from kairox.cli._util import echo_json, run_with_runtime, want_json
 
 from ._plugin import home_of

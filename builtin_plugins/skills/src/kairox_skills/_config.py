@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from kairox._config import ConfigSection
+from kairox import ConfigSection
 
 __all__ = ["SkillsConfig", "config_section"]
 

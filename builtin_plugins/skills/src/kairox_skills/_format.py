@@ -24,7 +24,8 @@ from typing import Any
 
 import yaml
 
-from kairox._skill_model import SkillDef, SkillError, SkillFrontmatter, SkillScope, SkillWarning, split_frontmatter
+from kairox import SkillDef, SkillError, SkillFrontmatter, SkillScope, SkillWarning
+from kairox._skill_model import split_frontmatter
 from kairox._yaml import YamlLimitError, safe_load_bounded
 
 from . import _simpleyaml

@@ -6,8 +6,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox._config import user_home
-from kairox._skills import SkillError, SkillScope
+from kairox import SkillError, SkillScope, user_home
 
 from ._cache import get_cache
 from ._config import SkillsConfig
@@ -15,8 +14,7 @@ from ._settings import SettingsFile, settings_path, skill_overrides
 from ._sources import DirectorySkillSource
 
 if TYPE_CHECKING:
-    from kairox._registrar import Registrar
-    from kairox._runtime import Runtime
+    from kairox import Registrar, Runtime
     from kairox.protocols import SkillSource
 
 __all__ = ["apply_settings", "home_of", "register_sources", "skills_config"]

@@ -20,8 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kairox._config import user_home
-from kairox._skills import SkillError, SkillScope
+from kairox import SkillError, SkillScope, user_home
 from kairox.files import atomic_write_text, locked
 
 __all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]

@@ -19,13 +19,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from kairox._skills import SkillDef, SkillError, SkillScope, SkillWarning
+from kairox import SkillDef, SkillError, SkillScope, SkillWarning
 
 from ._cache import Parsed, ScanCache, get_cache
 from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
 __all__ = ["IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "plugin_skill_source"]
 

@@ -14,14 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kairox._skill_model import (
-    ARGUMENT_TYPES,
-    SkillArgument,
-    SkillError,
-    SkillFrontmatter,
-    SkillScope,
-    SkillWarning,
-)
+from kairox import SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
+from kairox._skill_model import ARGUMENT_TYPES
 
 __all__ = [
     "COMPATIBILITY_LIMIT",

@@ -9,9 +9,7 @@ from kairox.hookspecs import hookimpl
 if TYPE_CHECKING:
     import click
 
-    from kairox._config import ConfigSection
-    from kairox._registrar import Registrar
-    from kairox._runtime import Runtime
+    from kairox import ConfigSection, Registrar, Runtime
     from kairox.protocols import SkillSource
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from kairox.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from kairox._registrar import Registrar
+    from kairox import Registrar
     from kairox.protocols import Transport
 
 

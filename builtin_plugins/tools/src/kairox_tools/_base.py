@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kairox._tools import ToolContext, ToolResult, ToolSpec
+from kairox import ToolContext, ToolResult, ToolSpec
 
 from ._args import ArgumentError, check_arguments
 from ._config import ToolsConfig

@@ -26,8 +26,8 @@ from typing import Any
 
 import anyio.to_thread
 
+from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
 from kairox._policy import resolve_path
-from kairox._tools import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
 
 from . import _safeopen
 from ._base import BuiltinTool, error

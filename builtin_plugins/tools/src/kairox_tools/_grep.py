@@ -27,8 +27,8 @@ import anyio
 import anyio.to_thread
 import attrs
 
+from kairox import ToolContext, ToolResult, ToolSpec
 from kairox._policy import resolve_path
-from kairox._tools import ToolContext, ToolResult, ToolSpec
 from kairox.process import open_group
 
 from ._base import BuiltinTool, ToolEnv, error

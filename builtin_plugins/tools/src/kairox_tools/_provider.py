@@ -6,8 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kairox._tools import Tool
-from kairox._types import ServerStatus
+from kairox import ServerStatus, Tool
 
 from ._base import BuiltinTool, ToolEnv
 from ._config import ToolsConfig
@@ -16,7 +15,7 @@ from ._grep import SearchGrep
 from ._shell import ShellExec
 
 if TYPE_CHECKING:
-    from kairox._runtime import Runtime
+    from kairox import Runtime
 
 __all__ = ["BUILTIN_TOOLS", "BuiltinToolsProvider", "builtin_tools"]
 

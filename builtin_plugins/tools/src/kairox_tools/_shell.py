@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kairox import ToolContext, ToolResult, ToolSpec
 from kairox._policy import resolve_path
-from kairox._tools import ToolContext, ToolResult, ToolSpec
 
 from ._base import BuiltinTool, error
 from ._output import head_tail

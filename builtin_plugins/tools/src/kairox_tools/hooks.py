@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING
 from kairox.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from kairox._config import ConfigSection
-    from kairox._registrar import Registrar
-    from kairox._runtime import Runtime
+    from kairox import ConfigSection, Registrar, Runtime
     from kairox.protocols import ToolProvider
 
 
@@ -22,7 +20,7 @@ def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: 
 
 @hookimpl
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from kairox._config import ConfigSection
+    from kairox import ConfigSection
 
     from ._config import ToolsConfig
 
