@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from kairox.process import (
@@ -31,6 +32,15 @@ FAMILY = (
     "print(os.getpid(), child.pid, flush=True)\n"
     "time.sleep(60)\n"
 )
+
+
+async def _line(process: anyio.abc.Process) -> bytes:
+    """The first line the process prints (its pids)."""
+    assert process.stdout is not None
+    line = b""
+    while not line.endswith(b"\n"):
+        line += await process.stdout.receive()
+    return line
 
 
 def test_describe_exit() -> None:
@@ -62,10 +72,7 @@ def test_kill_group_reaches_the_grandchild_after_the_leader_is_gone() -> None:
 async def test_reap_ends_a_leader_that_ignores_sigterm(tmp_path: Path) -> None:
     process = await anyio.open_process([sys.executable, "-c", FAMILY], stdout=subprocess.PIPE, start_new_session=True)
     assert process.stdout is not None
-    line = b""
-    while not line.endswith(b"\n"):
-        line += await process.stdout.receive()
-    leader, grandchild = map(int, line.split())
+    leader, grandchild = map(int, (await _line(process)).split())
     started = time.monotonic()
     code = await reap(process, grace=0.3)
     assert code == -signal.SIGKILL
@@ -80,10 +87,7 @@ async def test_open_group_kills_and_reaps_on_cancel(tmp_path: Path) -> None:
     with anyio.move_on_after(1):
         async with open_group([sys.executable, "-c", FAMILY], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}) as process:
             assert process.stdout is not None
-            line = b""
-            while not line.endswith(b"\n"):
-                line += await process.stdout.receive()
-            pids = [int(p) for p in line.split()]
+            pids = [int(p) for p in (await _line(process)).split()]
             await anyio.sleep(30)
     assert pids and not group_alive(pids[0])
 
@@ -100,10 +104,7 @@ async def test_kill_session_reaches_a_member_that_left_the_group(tmp_path: Path)
     )
     proc = await anyio.open_process([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
     assert proc.stdout is not None
-    line = b""
-    while not line.endswith(b"\n"):
-        line += await proc.stdout.receive()
-    leader, moved = map(int, line.split())
+    leader, moved = map(int, (await _line(proc)).split())
     assert moved in session_members(leader)
     kill_session(leader)
     assert await wait_session_gone(leader, 5)

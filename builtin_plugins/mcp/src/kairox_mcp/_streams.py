@@ -233,7 +233,27 @@ class Exchange:
         self.rejected_tools = {}
 
 
-class GuardedReadStream:
+class _Wrapped:
+    """Forwards what the SDK needs of a wrapped stream: close, context manager, attributes."""
+
+    _inner: Any
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class GuardedReadStream(_Wrapped):
     """The transport's read stream as the session reads it (see the module docstring)."""
 
     def __init__(self, inner: Any, exchange: Exchange, closed: anyio.Event) -> None:
@@ -268,22 +288,8 @@ class GuardedReadStream:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> GuardedReadStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-class GuardedWriteStream:
+class GuardedWriteStream(_Wrapped):
     """The transport's write stream as the session writes it: requests are noted first."""
 
     def __init__(self, inner: Any, exchange: Exchange) -> None:
@@ -293,17 +299,3 @@ class GuardedWriteStream:
     async def send(self, item: Any) -> None:
         self._exchange.sent(getattr(item, "message", None))
         await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> GuardedWriteStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
