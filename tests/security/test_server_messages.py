@@ -316,3 +316,14 @@ def test_any_tool_name_is_accepted_exactly_when_the_spec_allows_it(name: str) ->
         assert EXPORTED_NAME_RE.fullmatch(sanitize_name(f"srv.{name}"))
     else:
         assert isinstance(problem, str) and problem
+
+
+async def test_a_server_that_dies_writing_a_response_fails_the_call_with_its_exit(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    """Found by the soak test: the cut last line (its own id, no newline) was read as "the
+    response is not JSON", hiding that the server died; such a line at EOF is dropped."""
+    async with _open(tmp_path, {"c": _stdio("crash_mid_call", max_restarts=0)}) as rt:
+        message = await _fails_fast(rt, "c.crash", {"half": True, "code": 9})
+    assert "not JSON" not in message, message
+    assert "exited unexpectedly; exit code 9" in message and "about to die" in message, message

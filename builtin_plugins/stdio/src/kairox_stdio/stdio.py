@@ -290,8 +290,8 @@ class _Connection:
                     if early is not None:  # over the limit and no newline yet: fail its call now
                         await self._deliver(early, ended=False)
                 rest = splitter.flush()
-                if rest is not None:
-                    await self._deliver(rest)
+                if rest is not None:  # no newline before EOF: cut short if the server died writing it
+                    await self._deliver(rest, at_eof=True)
                 self.stdout_eof.set()
             if self.stdout_eof.is_set():
                 # EOF: let the exit watcher fill the diagnostics before the session sees the end.
@@ -313,7 +313,7 @@ class _Connection:
         finally:
             self.stdout_eof.set()
 
-    async def _deliver(self, line: Line, *, ended: bool = True) -> None:
+    async def _deliver(self, line: Line, *, ended: bool = True, at_eof: bool = False) -> None:
         item: SessionMessage | Exception
         if line.truncated:
             limit = self.t.max_message_bytes
@@ -337,6 +337,11 @@ class _Connection:
         if isinstance(item, Exception):
             self.invalid_lines += 1
             logger.debug("MCP server %r: %s", self.name, item)
+            if at_eof:
+                # the server died (or closed stdout) while writing it: its pending calls fail
+                # with why the connection ended, not with "the response is not JSON"
+                self._log_note(f"dropped an unfinished last line of {line.size} bytes at EOF")
+                return
         try:
             await self.read_w.send(item)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
