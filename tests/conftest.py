@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import peers
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -18,6 +19,26 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def no_leftovers() -> Iterator[None]:
+    """The test must leave no process behind (children, grandchildren or orphans)."""
+    with peers.no_leftover_processes():
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _test_sized_stdio_graces() -> Iterator[None]:
+    """Every ``StdioTransport()`` of the run, the one the stdio plugin registers included,
+    waits ``peers.STDIO_TEST_GRACES`` for a server that ignores EOF or SIGTERM; an explicit
+    ``StdioTransport(shutdown_grace=...)`` keeps its value."""
+    from kairox_stdio import StdioTransport
+
+    init = StdioTransport.__init__
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(init, "__kwdefaults__", {**(init.__kwdefaults__ or {}), **peers.STDIO_TEST_GRACES})
+        yield
 
 
 @pytest.fixture(autouse=True, scope="session")

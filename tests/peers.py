@@ -9,10 +9,10 @@ Import as ``import peers`` (pytest puts ``tests/`` on ``sys.path`` because of
   ``dist/index.js``. Tests are skipped when node/npm are not installed.
 - :func:`everything_http` starts it in ``sse`` or ``streamableHttp`` mode on a
   free 127.0.0.1 port and yields the endpoint URL once it accepts connections.
-- :func:`no_leftover_processes` (and the pytest fixture ``no_leftovers`` in the
-  suites' conftest) asserts that a block leaves no process behind: the test
-  process becomes a *child subreaper* (Linux), so orphaned grandchildren are
-  re-parented to it and seen, instead of vanishing under init.
+- :func:`no_leftover_processes` (and ``no_leftovers`` in ``tests/conftest.py``, the
+  one process-leak fixture of every suite) asserts that a block leaves no process
+  behind: the test process becomes a *child subreaper* (Linux), so orphaned
+  grandchildren are re-parented to it and seen, instead of vanishing under init.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ __all__ = [
     "EVERYTHING_PACKAGE",
     "EVERYTHING_VERSION",
     "FIXTURE_SERVERS",
+    "KAIROX_TEST_GRACES",
     "REPO",
+    "STDIO_TEST_GRACES",
     "cache_dir",
     "everything_http",
     "everything_server_js",
@@ -52,6 +54,21 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_SERVERS = REPO / "tests" / "fixtures" / "mcp_servers"
+
+#: test-sized graces of the stdio transport (production waits 2 s for a server to exit once
+#: its stdin is closed, and 2 s after SIGTERM); tests/conftest.py gives them to every
+#: ``StdioTransport()`` of the run. A test about the graces themselves passes its own values.
+STDIO_TEST_GRACES = {"shutdown_grace": 0.5, "term_grace": 0.5}
+
+#: the kairox CLI as a real process (``main()`` in a fresh interpreter, as the console script
+#: runs it) whose stdio servers get the test-sized graces
+KAIROX_TEST_GRACES = [
+    sys.executable,
+    "-c",
+    "import sys; from kairox_stdio import StdioTransport; "
+    f"StdioTransport.__init__.__kwdefaults__.update({STDIO_TEST_GRACES!r}); "
+    "from kairox.cli import main; sys.exit(main())",
+]
 EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION = "2026.8.31"
 

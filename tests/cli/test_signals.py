@@ -1,4 +1,10 @@
-"""The kairox CLI shuts every server down when it is told to stop (SIGTERM, SIGHUP, SIGINT)."""
+"""The kairox CLI shuts every server down when it is told to stop (SIGTERM, SIGHUP, SIGINT).
+
+The CLI runs as a real process with the stdio transport's test-sized graces
+(``peers.KAIROX_TEST_GRACES``): the called server is blocked in its tool and only goes
+at SIGTERM. ``tests/reliability/test_sigint_cli_servers.py`` runs the console script
+itself, with the production graces.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from peers import FIXTURE_SERVERS, default_signals, no_leftover_processes
+from peers import FIXTURE_SERVERS, KAIROX_TEST_GRACES, default_signals, no_leftover_processes
 
 from kairox.testing import trust_workspace
-
-KAIROX = str(Path(sys.executable).parent / "kairox")
-
 
 #: `kairox tools call` starts only the servers that own the called tool (by tool prefix); with
 #: nested prefixes both servers own `all.good.sleep`, so both run while the call is in flight
@@ -48,7 +51,7 @@ def _busy_cli(tmp_path: Path, preexec_fn: Callable[[], None]) -> subprocess.Pope
     home.mkdir()
     env = {"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)}
     trust_workspace(ws, home, env=env)  # the workspace's servers run only once it is trusted
-    argv = [KAIROX, "-w", str(ws), "tools", "call", CALLED, "--args", '{"seconds": 60}', "--yes"]
+    argv = [*KAIROX_TEST_GRACES, "-w", str(ws), "tools", "call", CALLED, "--args", '{"seconds": 60}', "--yes"]
     proc = subprocess.Popen(
         argv,
         stdout=subprocess.PIPE,
@@ -94,7 +97,9 @@ def test_a_sighup_ignored_at_start_stays_ignored_as_under_nohup(tmp_path: Path) 
         try:
             proc.send_signal(signal.SIGHUP)
             with pytest.raises(subprocess.TimeoutExpired):
-                proc.wait(timeout=2)  # still calling its 60 s tool
+                # still calling its 60 s tool (a SIGHUP that stopped it would also show below, in
+                # the exit code and the "stopped by" line)
+                proc.wait(timeout=1)
             proc.send_signal(signal.SIGTERM)
             out, err = proc.communicate(timeout=30)
         finally:

@@ -25,7 +25,7 @@ from kairox_dap._provider import DapToolProvider
 
 from .helpers import alive, live_children
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leaked_processes")]
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftovers")]
 
 DEBUGPY = {"command": sys.executable, "args": ["-m", "debugpy.adapter"], "languages": ["python"]}
 LOOP_LINE = 9

@@ -1,29 +1,32 @@
-"""The lsp.* tools through ``kairox tools call`` (a subprocess), against real servers.
+"""The lsp.* tools through ``kairox tools call``, against real servers.
 
-Each call is a fresh ``uv run kairox -w <workspace> tools call ...``: it starts
-the server declared in the workspace's kairox.toml, asks it, prints the
-result and stops it. No server process may outlive the command.
+Each call is a fresh ``kairox -w <workspace> tools call ...``: it starts the
+server declared in the workspace's kairox.toml, asks it, prints the result and
+stops it. No server process may outlive the command. The calls run in process
+(``KairoxHarness.cli``, the same command line); one test runs the real program
+(the console script in a subprocess) for the whole path.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import psutil
 import pytest
 
-from kairox.testing import trust_workspace
+from kairox.testing import KairoxHarness, trust_workspace
 
 from .helpers import server_command
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftovers")]
 
 REPO = Path(__file__).resolve().parents[2]
+KAIROX = str(Path(sys.executable).parent / "kairox")
 
 SERVERS = {
     "basedpyright": ("basedpyright-langserver", ["--stdio"]),
@@ -38,6 +41,8 @@ def _write_config(workspace: Path, server: str) -> None:
         f"command = {json.dumps(server_command(command))}\n"
         f"args = {json.dumps(args)}\n"
         'languages = ["python"]\n'
+        # test-sized: pylsp takes about a second to exit once its stdin is closed
+        "shutdown_timeout = 0.5\n"
     )
     if server == "basedpyright":
         # answered through workspace/configuration: without it basedpyright's default
@@ -46,14 +51,31 @@ def _write_config(workspace: Path, server: str) -> None:
     (workspace / "kairox.toml").write_text(text)
 
 
-def kairox(workspace: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    uv = shutil.which("uv")
-    prefix = [uv, "run", "--no-sync", "kairox"] if uv else [str(Path(sys.executable).parent / "kairox")]
-    env = {**os.environ, "KAIROX_HOME": str(home), "KAIROX_LOAD_PLUGINS": "lsp"}
+@attrs.frozen
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "KAIROX_HOME": str(home), "KAIROX_LOAD_PLUGINS": "lsp"}
+
+
+def kairox(workspace: Path, home: Path, *args: str) -> Run:
+    """``kairox -w workspace *args`` in process, with the installed lsp plugin only."""
     trust_workspace(workspace, home)  # the test's own workspace: its language server may run
-    return subprocess.run(
-        [*prefix, "-w", str(workspace), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=180
+    result = KairoxHarness(workspace, home, env=_env(home)).cli(*args, load_entrypoints=True)
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+def kairox_program(workspace: Path, home: Path, *args: str) -> Run:
+    """The same, as the real program: the venv's ``kairox`` console script in a subprocess."""
+    trust_workspace(workspace, home)
+    out = subprocess.run(
+        [KAIROX, "-w", str(workspace), *args], cwd=REPO, env=_env(home), capture_output=True, text=True, timeout=180
     )
+    return Run(out.returncode, out.stdout, out.stderr)
 
 
 def _servers_running_in(workspace: Path) -> list[psutil.Process]:
@@ -73,15 +95,17 @@ def workspace(request: pytest.FixtureRequest, project: Path) -> tuple[str, Path]
     return request.param, project
 
 
-def call(ws: tuple[str, Path], home: Path, tool: str, args: dict[str, object]) -> subprocess.CompletedProcess[str]:
-    result = kairox(ws[1], home, "tools", "call", tool, "--args", json.dumps(args))
+def call(ws: tuple[str, Path], home: Path, tool: str, args: dict[str, object], *, program: bool = False) -> Run:
+    run = kairox_program if program else kairox
+    result = run(ws[1], home, "tools", "call", tool, "--args", json.dumps(args))
     assert _servers_running_in(ws[1]) == [], "a server outlived the CLI"
     return result
 
 
 def test_definition_across_astral_characters(workspace: tuple[str, Path], tmp_path: Path) -> None:
+    """The real program: ``kairox tools call`` in a process of its own."""
     # line 6 is `PAIR = ("😀😀", Circle(3.0))`: column 15 in characters is UTF-16 column 17
-    out = call(workspace, tmp_path, "lsp.definition", {"path": "pkg/main.py", "line": 6, "column": 15})
+    out = call(workspace, tmp_path, "lsp.definition", {"path": "pkg/main.py", "line": 6, "column": 15}, program=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "definition of `Circle` at pkg/main.py:6:15:",

@@ -21,7 +21,7 @@ from kairox_lsp._provider import LspToolProvider
 
 from .helpers import alive, live_children, server_command
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leaked_children")]
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftovers")]
 
 FAKE = str(Path(__file__).with_name("fake_lsp_server.py"))
 
@@ -200,7 +200,9 @@ async def test_server_hanging_on_exit_is_hard_killed(project: Path) -> None:
 async def test_cancelling_the_runtime_reaps_the_servers(project: Path) -> None:
     pids: list[int] = []
     with anyio.move_on_after(30) as scope:
-        async with runtime(project, {"py": pyright(), "hang": fake("hang-on-exit", file_patterns=["*.x"])}) as rt:
+        # the hanging server gets a test-sized shutdown_timeout (3 s): this test is about the reaping
+        hang = fake("hang-on-exit", file_patterns=["*.x"], shutdown_timeout=0.3)
+        async with runtime(project, {"py": pyright(), "hang": hang}) as rt:
             pids = [s.pid for s in provider(rt).servers.values() if s.pid]
             assert len(pids) == 2
             async with anyio.create_task_group() as tg:

@@ -14,7 +14,7 @@ from kairox_lsp._process import CommandNotFound, StderrTail, StdioPeer
 
 from .helpers import alive
 
-pytestmark = pytest.mark.usefixtures("no_leaked_children")
+pytestmark = pytest.mark.usefixtures("no_leftovers")
 
 ECHO = r"""
 import json, sys

@@ -1,4 +1,4 @@
-"""Fixtures of the MCP tests: real peers and process hygiene."""
+"""Fixtures of the MCP tests: real peers (process hygiene is `no_leftovers` in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,6 @@ import peers
 import pytest
 
 from kairox._runtime import Runtime
-
-
-@pytest.fixture
-def no_leftovers() -> Iterator[None]:
-    """The test must leave no process behind (children, grandchildren or orphans)."""
-    with peers.no_leftover_processes():
-        yield
 
 
 @pytest.fixture(scope="session")

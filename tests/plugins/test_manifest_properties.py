@@ -43,6 +43,11 @@ FORMAT_OBJECTS = {
     "philont": PhilontFormat(),
 }
 PROPS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+# one strategy object per format, drawn from in every example: a fresh one per draw would be
+# built and validated again each time (most of these tests' run time, the same documents)
+JSON_DOCUMENTS = {fmt: json_documents(fmt) for fmt in FORMATS}
+MANIFESTS = {fmt: manifests(fmt) for fmt in FORMATS}
+INVALID_MANIFESTS = {fmt: invalid_manifests(fmt) for fmt in FORMATS}
 
 
 @contextmanager
@@ -86,7 +91,7 @@ def assert_inside(m: PluginManifest, root: Path) -> None:
 @PROPS
 @given(data=st.data())
 def test_any_json_gives_a_manifest_or_a_manifest_error(fmt: str, data: st.DataObject) -> None:
-    document = data.draw(json_documents(fmt))
+    document = data.draw(JSON_DOCUMENTS[fmt])
     with plugin_dir(fmt, document) as root:
         try:
             m = load(fmt, root)
@@ -108,7 +113,7 @@ def test_any_json_gives_a_manifest_or_a_manifest_error(fmt: str, data: st.DataOb
 @PROPS
 @given(data=st.data())
 def test_generated_manifests_load_and_round_trip(fmt: str, data: st.DataObject) -> None:
-    document = data.draw(manifests(fmt))
+    document = data.draw(MANIFESTS[fmt])
     with plugin_dir(fmt, document) as root:
         m = load(fmt, root)
         assert m is not None
@@ -126,7 +131,7 @@ def test_generated_manifests_load_and_round_trip(fmt: str, data: st.DataObject) 
 @PROPS
 @given(data=st.data())
 def test_wrong_type_of_a_known_field_names_that_field(fmt: str, data: st.DataObject) -> None:
-    document, path = data.draw(invalid_manifests(fmt))
+    document, path = data.draw(INVALID_MANIFESTS[fmt])
     with plugin_dir(fmt, document) as root:
         with pytest.raises(ManifestError) as info:
             load(fmt, root)

@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import peers
-import pytest
 
 # The stdio transport helpers (open_session, server, ...) live with the stdio tests.
 _STDIO_TESTS = str(Path(__file__).resolve().parent.parent / "stdio")
 if _STDIO_TESTS not in sys.path:
     sys.path.insert(0, _STDIO_TESTS)
-
-
-@pytest.fixture
-def no_leftovers() -> Iterator[None]:
-    """The test must leave no process behind (children, grandchildren or orphans)."""
-    with peers.no_leftover_processes():
-        yield

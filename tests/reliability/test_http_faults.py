@@ -46,6 +46,8 @@ from kairox_mcp.manager import manager_of
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
 TOOL_TIMEOUT = 2.0
+#: the hang test waits its tool_timeout out twice: test-sized there
+HANG_TIMEOUT = 0.5
 
 
 @attrs.define
@@ -192,14 +194,16 @@ async def test_connections_dropped_mid_call(tmp_path: Path) -> None:
 
 
 async def test_a_hung_server_times_out_and_is_reconnected(tmp_path: Path) -> None:
-    async with world(tmp_path, max_restarts=3) as w:
+    async with world(tmp_path, max_restarts=3, tool_timeout=HANG_TIMEOUT) as w:
         w.switch.mode = "hang"
-        err, first_s = await w.failing("hung", bound=TOOL_TIMEOUT + 3)
+        err, first_s = await w.failing("hung", bound=HANG_TIMEOUT + 3)
         assert isinstance(err, McpCallTimeout)
-        assert str(err) == "tools/call echo timed out after 2 s (MCP server remote; the request was cancelled)"
+        assert str(err) == (
+            f"tools/call echo timed out after {HANG_TIMEOUT:g} s (MCP server remote; the request was cancelled)"
+        )
         await w.others_serve()
         # the courtesy notifications/cancelled hangs too: the session can no longer send
-        err, second_s = await w.failing("still hung", bound=TOOL_TIMEOUT + 1 + 5 + 3)
+        err, second_s = await w.failing("still hung", bound=HANG_TIMEOUT + 1 + 5 + 3)
         assert isinstance(err, McpCallTimeout) and "the request could not be sent" in str(err)
         await w.others_serve()
         w.switch.mode = "ok"
@@ -207,5 +211,5 @@ async def test_a_hung_server_times_out_and_is_reconnected(tmp_path: Path) -> Non
         assert await w.echo("remote", "unwedged") == "unwedged"
         assert w.failed and "could not be sent" in w.failed[0].error and w.failed[0].will_restart
         assert manager_of(w.rt).server("remote").restarts == 1
-    report("hang -> timeout at tool_timeout 2 s", first_s)
+    report(f"hang -> timeout at tool_timeout {HANG_TIMEOUT:g} s", first_s)
     report("hang, wedged session -> timeout", second_s)

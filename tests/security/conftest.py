@@ -1,22 +1,14 @@
-"""Fixtures of the security tests: the attack workspace, its 127.0.0.1 listener, process hygiene."""
+"""Fixtures of the security tests: the attack workspace and its 127.0.0.1 listener."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-import peers
 import pytest
 from security_helpers import Attack, Listener, build_attack, listening
 
 from kairox.testing import KairoxHarness
-
-
-@pytest.fixture
-def no_leftovers() -> Iterator[None]:
-    """The test must leave no process behind (children, grandchildren or orphans)."""
-    with peers.no_leftover_processes():
-        yield
 
 
 @pytest.fixture

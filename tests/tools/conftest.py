@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-import peers
 import pytest
 
 import kairox_tools.hooks
@@ -46,10 +45,3 @@ async def rt(ws: Path, home: Path) -> AsyncIterator[Runtime]:
         config_documents=documents,
     ) as runtime:
         yield runtime
-
-
-@pytest.fixture
-def no_leftovers() -> Iterator[None]:
-    """The test must leave no process behind (children, grandchildren or orphans)."""
-    with peers.no_leftover_processes():
-        yield

@@ -1,7 +1,9 @@
-"""The ``kairox`` command line with the built-in tools, run as a real process in a temp workspace.
+"""The ``kairox`` command line with the built-in tools, in a temp workspace.
 
 ``KAIROX_HOME`` points at an empty directory so the user's own config is never
-read; ``KAIROX_LOAD_PLUGINS=tools`` keeps other plugins out of these tests.
+read; ``KAIROX_LOAD_PLUGINS=tools`` keeps other plugins out of these tests. The
+commands run in process (``KairoxHarness.cli``); ``tools list`` and the prompts on
+a pseudo-terminal run as a real process, the workspace found from its directory.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
+
+from kairox.testing import KairoxHarness
 
 KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
 
@@ -28,8 +33,22 @@ def cli_env(home: Path) -> dict[str, str]:
     return env
 
 
-def kairox(ws: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+@attrs.frozen
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def kairox(ws: Path, home: Path, *args: str) -> Run:
+    """``kairox --workspace WS *args`` in process, stdin not a terminal."""
+    result = KairoxHarness(ws, home, env=cli_env(home)).cli(*args, load_entrypoints=True)
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+def kairox_program(ws: Path, home: Path, *args: str) -> Run:
+    """The real program in ``ws`` (the workspace is its working directory), stdin not a terminal."""
+    out = subprocess.run(
         [*KAIROX, *args],
         cwd=ws,
         env=cli_env(home),
@@ -38,10 +57,11 @@ def kairox(ws: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]
         text=True,
         timeout=60,
     )
+    return Run(out.returncode, out.stdout, out.stderr)
 
 
 def test_tools_list_shows_each_builtin_tool_with_its_decision(ws: Path, home: Path) -> None:
-    p = kairox(ws, home, "tools", "list")
+    p = kairox_program(ws, home, "tools", "list")
     assert p.returncode == 0, p.stderr
     rows = {line.split()[0]: line.split(maxsplit=4) for line in p.stdout.splitlines()}
     assert rows["fs.read"][1:] == ["builtin-tools", "local", "read", "allow"]
@@ -50,7 +70,7 @@ def test_tools_list_shows_each_builtin_tool_with_its_decision(ws: Path, home: Pa
     # a write's decision depends on where it lands: both are shown
     assert rows["fs.write"][1:] == ["builtin-tools", "local", "write", "allow inside the writable roots, ask outside"]
     assert rows["shell.exec"][1:] == ["builtin-tools", "system", "execute", "ask"]
-    js = kairox(ws, home, "--json", "tools", "list")
+    js = kairox_program(ws, home, "--json", "tools", "list")
     write = next(t for t in json.loads(js.stdout)["tools"] if t["id"] == "fs.write")
     assert write["decisions"]["inside"]["decision"] == "allow"
     assert write["decisions"]["outside"]["decision"] == "ask"

@@ -11,6 +11,7 @@ import anyio
 import psutil
 import pytest
 
+import kairox_tools._proc
 from kairox._runtime import Runtime
 from kairox._tools import ToolContext, ToolResult
 from kairox.errors import PolicyDenied, ToolError
@@ -95,9 +96,14 @@ async def test_timeout_kills_the_whole_process_group(ws: Path, tool_env: ToolEnv
     assert not _alive(int(pidfile.read_text()))
 
 
-async def test_a_command_ignoring_sigterm_is_killed(ws: Path, tool_env: ToolEnv, no_leftovers: None) -> None:
+async def test_a_command_ignoring_sigterm_is_killed(
+    ws: Path, tool_env: ToolEnv, no_leftovers: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kairox_tools._proc, "TERM_GRACE", 0.3)  # test-sized (2 s): SIGKILL comes after it
+    started = time.monotonic()
     r = await run(tool_env, command="trap '' TERM; echo ready; sleep 30", timeout=0.3)
     assert r.structured is not None and r.structured["timed_out"] and r.structured["stdout"] == "ready\n"
+    assert time.monotonic() - started < 10  # not the 30 s of the sleep
 
 
 async def test_background_leftovers_are_stopped_when_the_command_exits(
