@@ -220,12 +220,12 @@ class StdioPeer:
         return self.process.returncode
 
     def kill(self) -> None:
-        """Kill the process, its group and its session now (no waiting)."""
+        """Kill the process, its group and its session now (no waiting).
+
+        The leader leads the group, so SIGKILL to the group reaches it. No
+        ``process.kill()`` on top: it polls the child first and may reap it before
+        asyncio's watcher does, which then reports exit code 255 instead of -9."""
         kill_session(self.pid)
-        try:
-            self.process.kill()
-        except ProcessLookupError:
-            pass
 
     async def aclose(self, grace: float = 2.0) -> int | None:
         """Close stdin, give the process ``grace`` seconds, then kill its group and reap it.
