@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         load_config,
         redact,
     )
+    from ._convert import describe_value
     from ._events import (
         Event,
         EventBus,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from ._home import user_home
     from ._hooks import Block, ContextPiece, HookRegistry, ToolCall
     from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
-    from ._names import ToolRank, assign_exported_names, sanitize_name
+    from ._names import ENTRY_NAME_RE, ToolRank, assign_exported_names, sanitize_name
     from ._policy import Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
     from ._registrar import Registrar
     from ._runtime import (
@@ -140,7 +141,8 @@ _EXPORTS: dict[str, str] = {
     ),
     **dict.fromkeys(["Block", "ContextPiece", "HookRegistry", "ToolCall"], "_hooks"),
     **dict.fromkeys(["LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"], "_host"),
-    **dict.fromkeys(["ToolRank", "assign_exported_names", "sanitize_name"], "_names"),
+    **dict.fromkeys(["ENTRY_NAME_RE", "ToolRank", "assign_exported_names", "sanitize_name"], "_names"),
+    "describe_value": "_convert",
     **dict.fromkeys(["Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"),
     "Registrar": "_registrar",
     **dict.fromkeys(
@@ -237,6 +239,7 @@ __all__ = [
     "Declared",
     "Deny",
     "Domain",
+    "ENTRY_NAME_RE",
     "Event",
     "EventBus",
     "FunctionTool",
@@ -308,6 +311,7 @@ __all__ = [
     "assign_exported_names",
     "build_plugin_host",
     "describe_entry",
+    "describe_value",
     "expand_env",
     "fingerprint",
     "hookimpl",

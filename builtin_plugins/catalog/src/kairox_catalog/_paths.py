@@ -17,8 +17,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kairox._convert import describe_value
-from kairox._names import ENTRY_NAME_RE
+from kairox import ENTRY_NAME_RE, describe_value
 
 __all__ = [
     "NAME_RE",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kairox._convert import describe_value
+from kairox import describe_value
 
 __all__ = ["EntryProblem", "Obj", "safe_name"]
 

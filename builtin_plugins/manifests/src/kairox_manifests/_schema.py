@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import attrs
 
-from kairox._convert import describe_value, structure
+from kairox import describe_value
+from kairox._convert import structure
 from kairox.errors import ConfigError
 
 from .errors import ManifestError, Problem

@@ -76,6 +76,6 @@ def expand_root(value: Any, root: Path) -> Any:
 
 
 def _describe(value: Any) -> str:
-    from kairox._convert import describe_value
+    from kairox import describe_value
 
     return describe_value(value)

@@ -7,8 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from kairox._convert import describe_value
-from kairox._names import ENTRY_NAME_RE
+from kairox import ENTRY_NAME_RE, describe_value
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem

@@ -8,8 +8,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kairox import ApprovalPolicy, Permissions, SandboxPolicy
-from kairox._convert import describe_value
+from kairox import ApprovalPolicy, Permissions, SandboxPolicy, describe_value
 
 from .._schema import join, parse_document, read_json
 from ..compat import KNOWN_PLATFORMS, parse_range, parse_requirement
