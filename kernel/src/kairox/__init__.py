@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         load_config,
         redact,
     )
-    from ._convert import describe_value
+    from ._convert import describe_value, structure
     from ._events import (
         Event,
         EventBus,
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ._hooks import Block, ContextPiece, HookRegistry, ToolCall
     from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
     from ._names import ENTRY_NAME_RE, ToolRank, assign_exported_names, sanitize_name
-    from ._policy import Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
+    from ._policy import DEFAULT_PATH_ARGUMENTS, Allow, Ask, Decision, Deny, PolicyConfig, PolicyEngine
     from ._registrar import Registrar
     from ._runtime import (
         ApprovalAnswer,
@@ -142,8 +142,10 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["Block", "ContextPiece", "HookRegistry", "ToolCall"], "_hooks"),
     **dict.fromkeys(["LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"], "_host"),
     **dict.fromkeys(["ENTRY_NAME_RE", "ToolRank", "assign_exported_names", "sanitize_name"], "_names"),
-    "describe_value": "_convert",
-    **dict.fromkeys(["Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"),
+    **dict.fromkeys(["describe_value", "structure"], "_convert"),
+    **dict.fromkeys(
+        ["DEFAULT_PATH_ARGUMENTS", "Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"
+    ),
     "Registrar": "_registrar",
     **dict.fromkeys(
         [
@@ -235,6 +237,7 @@ __all__ = [
     "ConfigSection",
     "Content",
     "ContextPiece",
+    "DEFAULT_PATH_ARGUMENTS",
     "Decision",
     "Declared",
     "Deny",
@@ -321,6 +324,7 @@ __all__ = [
     "redact",
     "redact_url",
     "sanitize_name",
+    "structure",
     "terminal_safe",
     "user_home",
 ]

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import redact_url
-from kairox._convert import structure
+from kairox import redact_url, structure
 from kairox.errors import ConfigError
 
 from .model import CatalogEntry, EntryError, SourceResult, entry_errors

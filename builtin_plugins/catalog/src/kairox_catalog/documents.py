@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import attrs
 
-from kairox._convert import structure
+from kairox import structure
 from kairox.errors import ConfigError
 
 from ._paths import name_problem

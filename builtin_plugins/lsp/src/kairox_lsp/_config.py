@@ -17,7 +17,8 @@ from typing import Any
 
 import attrs
 
-from kairox._convert import ValueMismatch, structure
+from kairox import structure
+from kairox._convert import ValueMismatch
 from kairox.errors import ConfigError
 
 __all__ = [

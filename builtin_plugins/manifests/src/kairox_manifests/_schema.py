@@ -10,8 +10,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from kairox import describe_value
-from kairox._convert import structure
+from kairox import describe_value, structure
 from kairox.errors import ConfigError
 
 from .errors import ManifestError, Problem

@@ -20,8 +20,7 @@ from typing import Any
 
 import attrs
 
-from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, expand_env
-from kairox._convert import structure
+from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, expand_env, structure
 from kairox.errors import ConfigError
 
 from .config import McpServerConfig, ServerDefinition, normalize_transport

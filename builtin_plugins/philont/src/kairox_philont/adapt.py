@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kairox import Block, Capability, Domain, TextContent, ToolResult, ToolSpec
-from kairox._policy import DEFAULT_PATH_ARGUMENTS
+from kairox import DEFAULT_PATH_ARGUMENTS, Block, Capability, Domain, TextContent, ToolResult, ToolSpec
 
 __all__ = ["absolute_paths", "hook_answer", "hook_payload", "result_from", "result_to_wire", "tool_spec"]
 
