@@ -29,7 +29,7 @@ KNOWN_CROSS_PRIVATE = {
     ("kairox_philont", "kairox_manifests.formats._common"),
     ("kairox_philont", "kairox_manifests.formats._meta"),
 }
-KERNEL_PRIVATE_BUDGET = 18
+KERNEL_PRIVATE_BUDGET = 14
 
 
 def _imports(path: Path) -> Iterator[str]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         load_config,
         redact,
     )
-    from ._convert import describe_value, structure
+    from ._convert import ValueMismatch, describe_value, structure
     from ._events import (
         Event,
         EventBus,
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         TrustRequest,
     )
     from ._secrets import redact_url
+    from ._skill_model import split_frontmatter
     from ._skills import (
         RenderedSkill,
         SkillArgument,
@@ -94,6 +95,7 @@ if TYPE_CHECKING:
     )
     from ._trust import Declared, TrustState, TrustStore, WorkspaceTrust, describe_entry, fingerprint
     from ._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy, ServerState, ServerStatus
+    from ._yaml import YamlLimitError, safe_load_bounded
     from .errors import (
         ConfigError,
         KairoxError,
@@ -142,7 +144,9 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(["Block", "ContextPiece", "HookRegistry", "ToolCall"], "_hooks"),
     **dict.fromkeys(["LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"], "_host"),
     **dict.fromkeys(["ENTRY_NAME_RE", "ToolRank", "assign_exported_names", "sanitize_name"], "_names"),
-    **dict.fromkeys(["describe_value", "structure"], "_convert"),
+    **dict.fromkeys(["ValueMismatch", "describe_value", "structure"], "_convert"),
+    "split_frontmatter": "_skill_model",
+    **dict.fromkeys(["YamlLimitError", "safe_load_bounded"], "_yaml"),
     **dict.fromkeys(
         ["DEFAULT_PATH_ARGUMENTS", "Allow", "Ask", "Decision", "Deny", "PolicyConfig", "PolicyEngine"], "_policy"
     ),
@@ -310,7 +314,9 @@ __all__ = [
     "TrustRequest",
     "TrustState",
     "TrustStore",
+    "ValueMismatch",
     "WorkspaceTrust",
+    "YamlLimitError",
     "assign_exported_names",
     "build_plugin_host",
     "describe_entry",
@@ -323,7 +329,9 @@ __all__ = [
     "load_config",
     "redact",
     "redact_url",
+    "safe_load_bounded",
     "sanitize_name",
+    "split_frontmatter",
     "structure",
     "terminal_safe",
     "user_home",

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from kairox._convert import ValueMismatch
+from kairox import ValueMismatch
 from kairox_lsp._config import EXTENSION_LANGUAGES, matches
 
 __all__ = ["DapServerConfig", "handles", "patterns_for"]

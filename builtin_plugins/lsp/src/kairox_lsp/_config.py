@@ -17,8 +17,7 @@ from typing import Any
 
 import attrs
 
-from kairox import structure
-from kairox._convert import ValueMismatch
+from kairox import ValueMismatch, structure
 from kairox.errors import ConfigError
 
 __all__ = [

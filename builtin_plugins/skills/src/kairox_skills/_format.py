@@ -24,9 +24,16 @@ from typing import Any
 
 import yaml
 
-from kairox import SkillDef, SkillError, SkillFrontmatter, SkillScope, SkillWarning
-from kairox._skill_model import split_frontmatter
-from kairox._yaml import YamlLimitError, safe_load_bounded
+from kairox import (
+    SkillDef,
+    SkillError,
+    SkillFrontmatter,
+    SkillScope,
+    SkillWarning,
+    YamlLimitError,
+    safe_load_bounded,
+    split_frontmatter,
+)
 
 from . import _simpleyaml
 from ._structure import frontmatter_from_mapping, frontmatter_to_mapping, full_from_mapping, quick_from_mapping
