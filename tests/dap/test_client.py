@@ -229,6 +229,37 @@ def test_output_reads_add_up_to_everything_once(chunks: list[tuple[str, str]], d
     assert "".join(seen) == "".join(text for _c, text in chunks)
 
 
+def test_a_line_split_over_output_events_gets_one_prefix() -> None:
+    # debugpy sent a traceback's last line as "NameError: " and "name 'this' is not defined\n"
+    buffer = OutputBuffer()
+    for text in ["Traceback (most recent call last):\n", "    this is not python\n", "NameError: "]:
+        buffer.add("stderr", text)
+    buffer.add("stderr", "name 'this' is not defined\n")
+    buffer.add("stdout", "out")
+    buffer.add("stderr", "err\n")
+    assert buffer.text() == (
+        "[stderr] Traceback (most recent call last):\n[stderr]     this is not python\n"
+        "[stderr] NameError: name 'this' is not defined\nout\n[stderr] err\n"
+    )
+
+
+@given(st.text(alphabet="ab\n", max_size=60), st.lists(st.integers(0, 60), max_size=8), st.data())
+def test_how_an_adapter_splits_output_does_not_change_what_is_shown(
+    text: str, cuts: list[int], data: st.DataObject
+) -> None:
+    whole = OutputBuffer()
+    whole.add("stderr", text)
+    points = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    split = OutputBuffer()
+    reads = []
+    for a, b in zip(points, points[1:]):
+        split.add("stderr", text[a:b])
+        if data.draw(st.booleans()):
+            reads.append(split.read_new())
+    reads.append(split.read_new())
+    assert split.text() == whole.text() == "".join(reads)
+
+
 @given(st.lists(st.text(min_size=1, max_size=30), max_size=40), st.integers(10, 100))
 def test_output_is_bounded_and_says_what_it_dropped(texts: list[str], limit: int) -> None:
     buffer = OutputBuffer(max_chars=limit)

@@ -63,50 +63,78 @@ class _Pending:
     response: dict[str, Any] | None = None
 
 
+_PLAIN = ("stdout", "console")
+
+
+def _stream(category: str) -> str:
+    return "" if category in _PLAIN else category
+
+
+def _render_chunk(category: str, text: str, at_start: bool, previous: str | None) -> str:
+    """One output chunk as shown: lines of other categories than stdout/console get ``[category] ``.
+
+    Adapters split output anywhere (debugpy sends a traceback line in pieces), so the prefix goes at
+    the start of each *line*, not of each event; a line cut off by another category ends first.
+    """
+    out = []
+    if previous is not None and _stream(previous) != _stream(category) and not at_start:
+        out.append("\n")
+        at_start = True
+    if category in _PLAIN:
+        return "".join(out) + text
+    for line in text.splitlines(keepends=True):
+        out.append(f"[{category}] {line}" if at_start else line)
+        at_start = line.endswith(("\n", "\r"))
+    return "".join(out)
+
+
 class OutputBuffer:
     """The program's output (``output`` events), bounded, with a read mark for "what is new"."""
 
     def __init__(self, max_chars: int = 256 * 1024) -> None:
         self.max_chars = max_chars
-        self._chunks: collections.deque[tuple[str, str]] = collections.deque()
+        # (category, text, starts a line, category of the chunk before)
+        self._chunks: collections.deque[tuple[str, str, bool, str | None]] = collections.deque()
         self._size = 0
         self._total = 0  # characters ever added
         self._read = 0  # characters handed out by read_new
+        self._at_start = True
+        self._last: str | None = None
         self.dropped = 0
 
     def add(self, category: str, text: str) -> None:
-        self._chunks.append((category, text))
+        if not text:
+            return
+        self._chunks.append((category, text, self._at_start, self._last))
+        self._at_start = text.endswith(("\n", "\r"))
+        self._last = category
         self._size += len(text)
         self._total += len(text)
         while self._size > self.max_chars and len(self._chunks) > 1:
-            _cat, old = self._chunks.popleft()
+            old = self._chunks.popleft()[1]
             self._size -= len(old)
             self.dropped += len(old)
 
-    def _render(self, chunks: list[tuple[str, str]]) -> str:
-        parts = []
-        for category, text in chunks:
-            parts.append(f"[{category}] {text}" if category not in ("stdout", "console") else text)
-        return "".join(parts)
-
     def text(self) -> str:
-        return self._render(list(self._chunks))
+        return "".join(_render_chunk(c, t, s, p) for c, t, s, p in self._chunks)
 
     def read_new(self) -> str:
         """Output added since the last call (what was dropped meanwhile is noted)."""
         start = self._total - self._size  # absolute offset of the first kept character
         skipped = max(0, start - self._read)
-        chunks: list[tuple[str, str]] = []
+        parts: list[str] = []
         offset = start
-        for category, text in self._chunks:
+        for category, text, at_start, previous in self._chunks:
             end = offset + len(text)
             if end > self._read:
                 cut = max(0, self._read - offset)
-                chunks.append((category, text[cut:]))
+                if cut:
+                    at_start, previous = text[cut - 1] in "\r\n", category
+                parts.append(_render_chunk(category, text[cut:], at_start, previous))
             offset = end
         self._read = self._total
         note = f"[... {skipped} characters of output dropped]\n" if skipped else ""
-        return note + self._render(chunks)
+        return note + "".join(parts)
 
 
 class DapClient(PeerClient):
