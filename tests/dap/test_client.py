@@ -252,7 +252,7 @@ def test_how_an_adapter_splits_output_does_not_change_what_is_shown(
     points = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
     split = OutputBuffer()
     reads = []
-    for a, b in zip(points, points[1:]):
+    for a, b in itertools.pairwise(points):
         split.add("stderr", text[a:b])
         if data.draw(st.booleans()):
             reads.append(split.read_new())
