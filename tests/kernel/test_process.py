@@ -11,8 +11,11 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kairox.process import (
+    OutputTail,
     describe_exit,
     group_alive,
     kill_group,
@@ -111,3 +114,41 @@ async def test_kill_session_reaches_a_member_that_left_the_group(tmp_path: Path)
     await proc.wait()
     await proc.aclose()
     assert moved not in session_members(leader)
+
+
+@given(
+    st.lists(st.binary(max_size=40), max_size=20),
+    st.integers(8, 200),
+    st.integers(1, 30),
+    st.integers(0, 3),
+)
+def test_output_tail_is_the_same_however_the_bytes_are_chunked(
+    chunks: list[bytes], limit: int, max_line: int, head: int
+) -> None:
+    chunked = OutputTail(limit, max_line, head_lines=head)
+    for chunk in chunks:
+        chunked.feed(chunk)
+    whole = OutputTail(limit, max_line, head_lines=head)
+    whole.feed(b"".join(chunks))
+    assert chunked.lines() == whole.lines()
+    assert chunked.total_bytes == whole.total_bytes == sum(map(len, chunks))
+    kept = sum(len(line) + 1 for line in whole.lines()[head:] if not line.startswith("[..."))
+    assert kept <= limit + 4 * max_line  # the tail's bound, and the unfinished line's
+
+
+def test_output_tail_keeps_the_head_and_the_last_lines_and_counts_the_rest() -> None:
+    tail = OutputTail(max_bytes=30, head_lines=2)
+    for i in range(100):
+        tail.append(f"line {i}\n")
+    assert tail.lines() == ["line 0", "line 1", "[... 95 lines dropped ...]", "line 97", "line 98", "line 99"]
+    assert tail.text(3) == "[... 97 earlier lines not shown]\nline 97\nline 98\nline 99"
+    assert tail.total_lines == 100
+
+
+def test_an_endless_line_is_cut_into_pieces_not_held_whole() -> None:
+    tail = OutputTail(max_bytes=100, max_line=10)
+    for _ in range(1000):
+        tail.feed(b"x" * 100)
+    assert tail.total_bytes == 100_000
+    assert len(tail._partial) <= 10
+    assert sum(len(line) + 1 for line in tail.lines()) <= 111

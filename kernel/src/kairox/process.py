@@ -15,6 +15,7 @@ a fallback that signals the child alone elsewhere.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
@@ -30,6 +31,7 @@ import anyio
 import anyio.abc
 
 __all__ = [
+    "OutputTail",
     "describe_exit",
     "group_alive",
     "kill_group",
@@ -44,6 +46,89 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _PROC = "/proc"
+
+
+class OutputTail:
+    """What a child wrote to a stream (its stderr, mostly), bounded whatever it writes.
+
+    The first ``head_lines`` lines are kept (where a crash usually says why), then
+    the last lines up to ``max_bytes``; lines in between are dropped and counted,
+    so a server that writes 50 MB on its way out costs a few KB. A line longer
+    than ``max_line`` bytes is kept as pieces of that size, and an endless line
+    without a newline is cut the same way, never held whole.
+
+    Feed it raw bytes (:meth:`feed`) or lines a reader already split (:meth:`append`).
+    """
+
+    def __init__(self, max_bytes: int = 64 * 1024, max_line: int = 2000, *, head_lines: int = 0) -> None:
+        self.max_bytes = max_bytes
+        self.max_line = max_line
+        self.head_lines = head_lines
+        self._head: list[str] = []
+        self._lines: collections.deque[str] = collections.deque()
+        self._size = 0
+        self._partial = b""
+        self.dropped = 0  # lines dropped between the head and the tail
+        self.total_bytes = 0
+        self.total_lines = 0
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes as they were read; a line is complete at its ``\\n``."""
+        self.total_bytes += len(data)
+        *lines, rest = (self._partial + data).split(b"\n")
+        for raw in lines:
+            self._add_line(raw.rstrip(b"\r"))
+        while len(rest) > self.max_line:
+            self._add(rest[: self.max_line])
+            rest = rest[self.max_line :]
+        self._partial = rest
+
+    def append(self, line: str) -> None:
+        """Add one line a reader already split (its line ending is dropped)."""
+        raw = line.rstrip("\r\n").encode("utf-8", "replace")
+        self.total_bytes += len(raw) + 1
+        self._add_line(raw)
+
+    def _add_line(self, raw: bytes) -> None:
+        self.total_lines += 1
+        for start in range(0, max(len(raw), 1), self.max_line):
+            self._add(raw[start : start + self.max_line])
+
+    def _add(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace")
+        if len(self._head) < self.head_lines:
+            self._head.append(line)
+            return
+        self._lines.append(line)
+        self._size += len(line) + 1
+        while self._size > self.max_bytes and self._lines:
+            self._size -= len(self._lines.popleft()) + 1
+            self.dropped += 1
+
+    def lines(self) -> list[str]:
+        """The kept lines in order, with a marker where lines were dropped after the head."""
+        marker = [f"[... {self.dropped} lines dropped ...]"] if self.dropped and self._head else []
+        out = [*self._head, *marker, *self._lines]
+        if self._partial:
+            out.append(self._partial.decode("utf-8", "replace"))
+        return out
+
+    def tail(self, n: int = 20) -> list[str]:
+        """The last ``n`` kept lines."""
+        return self.lines()[-n:] if n else []
+
+    def text(self, max_lines: int = 40) -> str:
+        """The last ``max_lines`` lines as one text, saying how many earlier ones are not shown."""
+        lines = self.lines()
+        if not max_lines or len(lines) <= max_lines:
+            skipped = 0 if self._head else self.dropped
+            shown = lines
+        else:
+            kept = [*self._head, *self._lines] + ([self._partial.decode("utf-8", "replace")] if self._partial else [])
+            shown = kept[-max_lines:]
+            skipped = self.dropped + len(kept) - len(shown)
+        head = [f"[... {skipped} earlier lines not shown]"] if skipped else []
+        return "\n".join(head + shown)
 
 
 def describe_exit(returncode: int | None) -> str:
