@@ -4,16 +4,22 @@
 - A feature package uses another one's public names only. The private imports
   that remain (issue 16) are listed in :data:`KNOWN_CROSS_PRIVATE`; a new one
   fails, and so does a listed one that is gone (strike it: the list only shrinks).
-- Imports of the kernel's private modules (``kairox._*``, ``kairox.cli._*``) from
-  feature packages and ``contrib/`` may not grow past :data:`KERNEL_PRIVATE_BUDGET`
-  (a ratchet: lower it when you remove some; the goal is zero).
+- Feature packages and ``contrib/`` import no private kernel module (``kairox._*``,
+  ``kairox.cli._*``): ruff's TID251 (banned-api, in the test command's lint) says so
+  at the line; this file checks that the ban list names every private module.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +35,6 @@ KNOWN_CROSS_PRIVATE = {
     ("kairox_philont", "kairox_manifests.formats._common"),
     ("kairox_philont", "kairox_manifests.formats._meta"),
 }
-KERNEL_PRIVATE_BUDGET = 14
 
 
 def _imports(path: Path) -> Iterator[str]:
@@ -76,7 +81,20 @@ def test_feature_packages_use_each_other_s_public_names_only() -> None:
     assert KNOWN_CROSS_PRIVATE - found == set(), "gone: strike it from KNOWN_CROSS_PRIVATE"
 
 
-def test_private_kernel_imports_do_not_grow() -> None:
-    count = sum(1 for _, path in _feature_files() for module in _imports(path) if _kernel_private(module))
-    assert count <= KERNEL_PRIVATE_BUDGET, f"{count} imports of kairox._* (budget {KERNEL_PRIVATE_BUDGET})"
-    assert count >= KERNEL_PRIVATE_BUDGET - 5, f"down to {count}: lower KERNEL_PRIVATE_BUDGET"
+def test_no_feature_package_imports_a_private_kernel_module() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}: {module}"
+        for _, path in _feature_files()
+        for module in _imports(path)
+        if _kernel_private(module)
+    ]
+    assert found == []
+
+
+def test_the_lint_bans_every_private_kernel_module() -> None:
+    kernel = ROOT / "kernel" / "src" / "kairox"
+    private = {f"kairox.{p.stem}" for p in kernel.glob("_*.py") if p.stem != "__init__"}
+    private |= {f"kairox.cli.{p.stem}" for p in (kernel / "cli").glob("_*.py") if p.stem != "__init__"}
+    ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert "TID251" in ruff["select"]
+    assert set(ruff["flake8-tidy-imports"]["banned-api"]) == private

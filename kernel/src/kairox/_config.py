@@ -30,6 +30,7 @@ from ._home import user_home
 from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret, redact_args, redact_argv
 from .errors import ConfigError
+from .files import is_inside
 
 if TYPE_CHECKING:
     from ._trust import Declared, TrustState, WorkspaceTrust
@@ -347,7 +348,8 @@ def load_config(
             docs.append((str(path), data))
             # found through the workspace (a symlink to a file elsewhere included), or resolving into it
             inside = ws_real is not None and (
-                _inside(_real(path), ws_real) or (ws_abs is not None and _inside(os.path.abspath(path), ws_abs))
+                is_inside(Path(_real(path)), Path(ws_real))
+                or (ws_abs is not None and is_inside(Path(os.path.abspath(path)), Path(ws_abs)))
             )
             config.scopes[str(path)] = "workspace" if inside and _real(path) != _real(user_file) else "user"
     docs.extend(documents or [])
@@ -360,10 +362,6 @@ def load_config(
 
 def _real(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(path))
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _merge(config: Config, file: str, data: dict[str, Any]) -> None:

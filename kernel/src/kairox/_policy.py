@@ -40,6 +40,7 @@ from ._types import (
     SandboxPolicy,
 )
 from .errors import ConfigError
+from .files import is_inside, resolve_path
 
 __all__ = [
     "DEFAULT_PATH_ARGUMENTS",
@@ -210,19 +211,6 @@ def decide_cell(
 # -- paths ------------------------------------------------------------------------
 
 
-def resolve_path(value: str, base: Path) -> Path:
-    """Resolve a path argument the way the OS would: ``~``, relative to ``base``, ``..`` and symlinks.
-
-    Tools that write must resolve their path arguments with this same function,
-    so that the engine checks exactly the file the tool writes.
-    """
-    expanded = os.path.expanduser(value)
-    path = Path(expanded)
-    if not path.is_absolute():
-        path = base / path
-    return Path(os.path.realpath(path))
-
-
 def _resolve_target(value: str, base: Path) -> Path | None:
     """A path argument (or ``file:`` URI) resolved; ``None`` when it cannot be (checked as outside)."""
     if value.startswith(("file:", "FILE:")):
@@ -236,13 +224,6 @@ def _resolve_target(value: str, base: Path) -> Path | None:
         return resolve_path(value, base)
     except (ValueError, OSError, RuntimeError):
         return None  # a NUL byte, an unknown ~user, a name the OS refuses
-
-
-def _is_inside(path: Path, root: Path) -> bool:
-    try:
-        return os.path.commonpath([str(path), str(root)]) == str(root)
-    except ValueError:
-        return False
 
 
 _GLOB_PART = re.compile(r"\*|\?|\[[^\]]*\]")
@@ -379,7 +360,7 @@ class PolicyEngine:
         targets = self.targets(spec, arguments)
         if not targets:
             return "none"
-        if all(t is not None and any(_is_inside(t, r) for r in self.roots) and not _shared(t) for t in targets):
+        if all(t is not None and any(is_inside(t, r) for r in self.roots) and not _shared(t) for t in targets):
             return "inside"
         return "outside"
 

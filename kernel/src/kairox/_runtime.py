@@ -491,7 +491,7 @@ class Runtime:
         self.events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
         outcome, detail = "failed", ""
         try:
-            confined = await self._authorize(spec, args, session, approver)
+            confined = await self.authorize(spec, args, session=session, approver=approver)
             if self.host.pm.hook.kairox_pre_tool_call.get_hookimpls() or self.hooks.for_event("pre_tool_call"):
                 confined = await self._pre_tool_call(call, approver, confined)
             context = ToolContext(self, session, call_id, progress, timeout, confined_to=confined)
@@ -531,10 +531,21 @@ class Runtime:
                 )
             )
 
-    async def _authorize(
-        self, spec: ToolSpec, args: Mapping[str, Any], session: Session | None, approver: Approver | None
+    async def authorize(
+        self,
+        spec: ToolSpec,
+        args: Mapping[str, Any],
+        *,
+        session: Session | None = None,
+        approver: Approver | None = None,
     ) -> tuple[Path, ...] | None:
-        """Decide the call (asking the approver when the policy asks); raise when it is refused.
+        """The one approval flow: the policy decides ``spec`` with ``args``; on *ask*, the
+        approver (``approver``, else the session's, else the runtime's) is asked once, and an
+        "allow for the session" answer is remembered. Raises :class:`PolicyDenied` when the
+        policy denies, nobody can be asked, or the answer is anything but an explicit allow.
+
+        Every tool call passes here; so do plugins' own privileged acts (an install writing
+        a config file describes itself as a :class:`ToolSpec` and calls this).
 
         Returns the roots the call's writes must stay inside when the policy allowed
         it only because its targets resolved inside them (:attr:`ToolContext.confined_to`)."""
@@ -550,7 +561,7 @@ class Runtime:
         approved = session.approved if session is not None else self._approved
         if spec.id in approved:
             return None
-        approver = approver or self.approver
+        approver = approver or (session.approver if session is not None else None) or self.approver
         if approver is None:
             raise PolicyDenied(
                 f"needs approval ({decision.reason}), and no approver is available (non-interactive)", tool=spec.id
@@ -579,7 +590,7 @@ class Runtime:
         if blocked:
             raise PolicyDenied(f"blocked by a hook: {blocked[0]}", tool=call.tool.id)
         if call.arguments != original:
-            return await self._authorize(call.tool, call.arguments, call.session, approver)
+            return await self.authorize(call.tool, call.arguments, session=call.session, approver=approver)
         return confined
 
     def _report(self, outcome: HookOutcome) -> None:

@@ -1,5 +1,8 @@
 """Writing files so that readers never see half of one.
 
+:func:`resolve_path` and :func:`is_inside` are how every check of "is this path
+inside that root" is made, by the policy engine and by the tools that write.
+
 Settings, config edits, and the catalog's, skills' and entry points' caches all go
 through :func:`atomic_write_bytes`: a temp file in the same directory,
 flushed and fsynced, then ``os.replace`` over the target (atomic on POSIX and on
@@ -15,7 +18,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["STALE_TEMP_AGE", "atomic_write_bytes", "atomic_write_text", "locked"]
+__all__ = ["STALE_TEMP_AGE", "atomic_write_bytes", "atomic_write_text", "is_inside", "locked", "resolve_path"]
 
 
 @contextlib.contextmanager
@@ -97,3 +100,25 @@ def _remove_stale_temp_files(path: Path) -> None:
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = True) -> None:
     """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode, fsync=fsync)
+
+
+def resolve_path(value: str, base: Path) -> Path:
+    """Resolve a path argument the way the OS would: ``~``, relative to ``base``, ``..`` and symlinks.
+
+    Tools that write must resolve their path arguments with this same function,
+    so that the engine checks exactly the file the tool writes.
+    """
+    expanded = os.path.expanduser(value)
+    path = Path(expanded)
+    if not path.is_absolute():
+        path = base / path
+    return Path(os.path.realpath(path))
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """``path`` is ``root`` or below it, compared as given: resolve both first
+    (:func:`resolve_path`) to compare the files the OS would reach."""
+    try:
+        return os.path.commonpath([str(path), str(root)]) == str(root)
+    except ValueError:
+        return False

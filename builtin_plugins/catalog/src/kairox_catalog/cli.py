@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kairox.cli._util import echo_json, run_with_runtime, tty_approver, want_json
+from kairox.cli import echo_json, run_with_runtime, tty_approver, want_json
 from kairox.errors import PolicyDenied
 
 from .catalog import Catalog, CatalogSnapshot, EntryNotFound

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ToolSpec
-from kairox._config import workspace_config_files
+from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ToolSpec, workspace_config_files
 from kairox.errors import PolicyDenied
 
 from ._paths import name_problem

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import attrs
+import tomlkit
 
 from kairox import ServerState
-from kairox._compat import tomllib
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -35,7 +35,7 @@ class Verification:
 
 
 def _read_back(target: Path, name: str) -> dict[str, Any]:
-    data = tomllib.loads(target.read_text(encoding="utf-8"))
+    data = tomlkit.parse(target.read_text(encoding="utf-8")).unwrap()
     table = data.get("mcp_servers", {}).get(name)
     if not isinstance(table, dict):
         raise ValueError(f"[mcp_servers.{name}] is not in {target} after writing it")

@@ -70,7 +70,7 @@ def _narrow(declared: Permissions | None, plugin: Permissions | None) -> Permiss
         return declared
     if declared is None:
         return plugin
-    from kairox._types import APPROVAL_STRICTNESS, SANDBOX_STRICTNESS
+    from kairox import APPROVAL_STRICTNESS, SANDBOX_STRICTNESS
 
     def stricter(a: Any, b: Any, order: list[Any]) -> Any:
         if a is None or b is None:
@@ -292,7 +292,7 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
     if not items:
         return out
     try:
-        from kairox_lsp._provider import PROVIDER_NAME, LspToolProvider, add_plugin_servers
+        from kairox_lsp import PROVIDER_NAME, LspToolProvider, add_plugin_servers
     except ImportError:
         return out.fail_all(items, "kairox-lsp is not installed (pip install kairox-lsp)")
     provider = runtime.providers.get(PROVIDER_NAME)

@@ -21,8 +21,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import attrs
 
-from kairox import NotApplied, ResourceContent, ServerState, ServerStatus, ToolRank, sanitize_name
-from kairox._features import missing_feature_message
+from kairox import (
+    NotApplied,
+    ResourceContent,
+    ServerState,
+    ServerStatus,
+    ToolRank,
+    missing_feature_message,
+    sanitize_name,
+)
 from kairox.errors import ConfigError, KairoxError, ToolError
 
 from ._sdklog import install_log_redaction

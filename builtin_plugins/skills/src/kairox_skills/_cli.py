@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kairox import Runtime, SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
-from kairox.cli._util import echo_json, run_with_runtime, want_json
+from kairox.cli import echo_json, run_with_runtime, want_json
 
 from ._plugin import home_of
 from ._settings import SettingsFile, settings_path

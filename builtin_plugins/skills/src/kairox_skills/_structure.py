@@ -14,8 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kairox import SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
-from kairox._skill_model import ARGUMENT_TYPES
+from kairox import ARGUMENT_TYPES, SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
 
 __all__ = [
     "COMPATIBILITY_LIMIT",

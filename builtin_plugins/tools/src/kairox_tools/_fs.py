@@ -26,8 +26,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
-from kairox._policy import resolve_path
+from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, resolve_path
 
 from . import _safeopen
 from ._base import BuiltinTool, error

@@ -27,8 +27,7 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from kairox import ToolContext, ToolResult, ToolSpec
-from kairox._policy import resolve_path
+from kairox import ToolContext, ToolResult, ToolSpec, resolve_path
 from kairox.process import open_group
 
 from ._base import BuiltinTool, ToolEnv, error

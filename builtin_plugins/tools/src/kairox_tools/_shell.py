@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kairox import ToolContext, ToolResult, ToolSpec
-from kairox._policy import resolve_path
+from kairox import ToolContext, ToolResult, ToolSpec, resolve_path
 
 from ._base import BuiltinTool, error
 from ._output import head_tail

@@ -1,0 +1,61 @@
+"""The public names of :mod:`kairox_manifests`, listed once (type checkers read this; at run
+time ``__init__.py`` loads each from its module on first use, ``lazy_loader.attach_stub``)."""
+
+from . import (
+    activation as activation,
+    discovery as discovery,
+    errors as errors,
+    formats as formats,
+    inventory as inventory,
+    loader as loader,
+    model as model,
+    settings as settings,
+)
+from .activation import (
+    Activation as Activation,
+    ActivationContext as ActivationContext,
+)
+from .discovery import (
+    Candidate as Candidate,
+    DiscoveryContext as DiscoveryContext,
+    Location as Location,
+    discover as discover,
+    probe as probe,
+)
+from .errors import (
+    ManifestError as ManifestError,
+    Problem as Problem,
+)
+from .formats import (
+    BaseFormat as BaseFormat,
+    ClaudeDefaultLayout as ClaudeDefaultLayout,
+    ClaudeFormat as ClaudeFormat,
+    CodexFormat as CodexFormat,
+    KairoxFormat as KairoxFormat,
+    builtin_formats as builtin_formats,
+)
+from .inventory import (
+    PluginRecord as PluginRecord,
+    evaluate as evaluate,
+)
+from .loader import (
+    PluginLoader as PluginLoader,
+    loader_of as loader_of,
+    survey as survey,
+)
+from .model import (
+    CodeEntry as CodeEntry,
+    Compatibility as Compatibility,
+    Contribution as Contribution,
+    HookDecl as HookDecl,
+    InventoryItem as InventoryItem,
+    PluginManifest as PluginManifest,
+    PluginManifestView as PluginManifestView,
+    Publisher as Publisher,
+    Requirement as Requirement,
+    Trust as Trust,
+)
+from .settings import (
+    PluginSettings as PluginSettings,
+    SettingsStore as SettingsStore,
+)

@@ -1,0 +1,44 @@
+"""The public names of :mod:`kairox_mcp`, listed once (type checkers read this; at run
+time ``__init__.py`` loads each from its module on first use, ``lazy_loader.attach_stub``)."""
+
+from .adapter import (
+    McpToolAdapter as McpToolAdapter,
+    build_spec as build_spec,
+    convert_result as convert_result,
+    normalize_schema as normalize_schema,
+)
+from .config import (
+    McpServerConfig as McpServerConfig,
+    ServerDefinition as ServerDefinition,
+)
+from .events import (
+    McpServerFailed as McpServerFailed,
+    McpServerReady as McpServerReady,
+    McpServerStarting as McpServerStarting,
+    McpServerStopped as McpServerStopped,
+    McpToolsRefreshed as McpToolsRefreshed,
+)
+from .lifecycle import (
+    ServerLifecycle as ServerLifecycle,
+)
+from .manager import (
+    McpServerManager as McpServerManager,
+    McpStartupError as McpStartupError,
+    manager_of as manager_of,
+)
+from .resources import (
+    McpPrompt as McpPrompt,
+    McpPromptResult as McpPromptResult,
+    McpResource as McpResource,
+    McpResourceTemplate as McpResourceTemplate,
+)
+from .sources import (
+    UnavailableServer as UnavailableServer,
+    parse_mcp_json as parse_mcp_json,
+)
+from .transport import (
+    ConnectContext as ConnectContext,
+    Diagnostics as Diagnostics,
+    McpTransport as McpTransport,
+    StderrBuffer as StderrBuffer,
+)

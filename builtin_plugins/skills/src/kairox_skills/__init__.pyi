@@ -1,0 +1,27 @@
+"""The public names of :mod:`kairox_skills`, listed once (type checkers read this; at run
+time ``__init__.py`` loads each from its module on first use, ``lazy_loader.attach_stub``)."""
+
+from ._cache import (
+    ScanCache as ScanCache,
+    get_cache as get_cache,
+)
+from ._config import (
+    SkillsConfig as SkillsConfig,
+)
+from ._format import (
+    dump_skill as dump_skill,
+    parse_frontmatter as parse_frontmatter,
+    parse_skill as parse_skill,
+)
+from ._settings import (
+    SettingsFile as SettingsFile,
+    settings_path as settings_path,
+)
+from ._sources import (
+    DirectorySkillSource as DirectorySkillSource,
+    plugin_skill_source as plugin_skill_source,
+)
+from ._structure import (
+    frontmatter_from_mapping as frontmatter_from_mapping,
+    frontmatter_to_mapping as frontmatter_to_mapping,
+)

@@ -1,0 +1,12 @@
+"""The public names of :mod:`kairox_stdio`, listed once (type checkers read this; at run
+time ``__init__.py`` loads each from its module on first use, ``lazy_loader.attach_stub``)."""
+
+from ._env import (
+    BASE_ENV_VARS as BASE_ENV_VARS,
+    build_env as build_env,
+)
+from .stdio import (
+    InvalidServerMessage as InvalidServerMessage,
+    StdioServerError as StdioServerError,
+    StdioTransport as StdioTransport,
+)
