@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from kairox import ContextPiece, FunctionTool, ServerState, ServerStatus, ToolSpec
-from kairox._skills import SkillError
+from kairox import ContextPiece, FunctionTool, ServerState, ServerStatus, SkillError, ToolSpec
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

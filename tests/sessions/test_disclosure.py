@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 import kairox
-from kairox import ImageContent
-from kairox._skills import SkillDef, SkillError
+from kairox import ImageContent, SkillDef, SkillError
 
 KAIROX = str(Path(sys.executable).parent / "kairox")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox._skills import SkillDef, SkillError
+from kairox import SkillDef, SkillError
 from kairox_skills import DirectorySkillSource
 from kairox_skills import _sources as sources_module
 from kairox_skills._cache import FORMAT_VERSION, ScanCache

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import kairox_skills.hooks
-from kairox._skills import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
+from kairox import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
 from kairox.hookspecs import hookimpl
 from kairox.testing import EventLog, KairoxHarness
 from kairox_skills import SettingsFile, parse_skill

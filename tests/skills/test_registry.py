@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from kairox._events import EventBus
-from kairox._skills import (
+from kairox import (
     SkillArgument,
     SkillDef,
     SkillError,
@@ -21,8 +20,9 @@ from kairox._skills import (
     SkillScope,
     SkillsScanned,
     SkillWarning,
-    render_template,
 )
+from kairox._events import EventBus
+from kairox._skill_model import render_template
 from kairox._tools import FunctionTool, ToolRegistry, ToolResult, ToolSpec
 from kairox.testing import EventLog
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox._skills import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
+from kairox import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
 from kairox_skills import DirectorySkillSource, plugin_skill_source
 from kairox_skills._cache import ScanCache
 from kairox_skills._sources import parse_file

@@ -93,21 +93,21 @@ from ._secrets import (
     redact_url as redact_url,
 )
 from ._skill_model import (
-    ARGUMENT_TYPES as ARGUMENT_TYPES,
-    split_frontmatter as split_frontmatter,
-)
-from ._skills import (
     RenderedSkill as RenderedSkill,
     SkillArgument as SkillArgument,
     SkillDef as SkillDef,
     SkillError as SkillError,
     SkillFrontmatter as SkillFrontmatter,
-    SkillLoadFailed as SkillLoadFailed,
-    SkillLoadWarning as SkillLoadWarning,
     SkillMatch as SkillMatch,
-    SkillRegistry as SkillRegistry,
     SkillScope as SkillScope,
     SkillWarning as SkillWarning,
+    ARGUMENT_TYPES as ARGUMENT_TYPES,
+    split_frontmatter as split_frontmatter,
+)
+from ._skills import (
+    SkillLoadFailed as SkillLoadFailed,
+    SkillLoadWarning as SkillLoadWarning,
+    SkillRegistry as SkillRegistry,
     SkillsChanged as SkillsChanged,
     SkillsScanned as SkillsScanned,
 )

@@ -1,7 +1,7 @@
 """Skills: the registry (discovery ships as the kairox-skills plugin).
 
 Skill sources (``kairox_register_skill_sources``) yield :class:`SkillDef`
-objects (the data model is in ``_skill_model`` and re-exported here); the
+objects (the data model is in ``_skill_model``); the
 :class:`SkillRegistry` deduplicates them by name (session over workspace over
 user), remembers what each winner shadows, ranks skills for a prompt, and
 prepares one to run: its tools must be registered and its arguments are
@@ -21,17 +21,13 @@ import attrs
 
 from ._events import Event, EventBus
 from ._skill_model import (
-    ARGUMENT_TYPES,
     RenderedSkill,
-    SkillArgument,
     SkillDef,
     SkillError,
-    SkillFrontmatter,
     SkillMatch,
     SkillScope,
     SkillWarning,
     render_template,
-    split_frontmatter,
 )
 
 if TYPE_CHECKING:
@@ -39,22 +35,11 @@ if TYPE_CHECKING:
     from .protocols import SkillSource
 
 __all__ = [
-    "ARGUMENT_TYPES",
-    "RenderedSkill",
-    "SkillArgument",
-    "SkillDef",
-    "SkillError",
-    "SkillFrontmatter",
     "SkillLoadFailed",
     "SkillLoadWarning",
-    "SkillMatch",
     "SkillRegistry",
-    "SkillScope",
-    "SkillWarning",
     "SkillsChanged",
     "SkillsScanned",
-    "render_template",
-    "split_frontmatter",
 ]
 
 logger = logging.getLogger(__name__)

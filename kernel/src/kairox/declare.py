@@ -1,0 +1,104 @@
+"""Registration hooks in one line each, lazy by default.
+
+Most of a plugin's ``hooks`` module is the same three moves: add an object to a
+registrar, add a config section, add a CLI command, each importing its module
+only when kairox calls the hook (so ``import your_plugin.hooks`` stays cheap).
+These helpers write that hook for you; what they return is an ordinary pluggy
+implementation, so give it the hook's name:
+
+    from kairox.declare import adds, command, config_section
+
+    kairox_register_config_sections = config_section(
+        "dap_servers", "kairox_dap._config:DapServerConfig", entries=True, needs_trust=True,
+        description="debug adapters started by dap.launch",
+    )
+    kairox_register_tool_providers = adds("kairox_dap._provider:DapToolProvider", runtime=True)
+    kairox_register_commands = command("dap", "kairox_dap.cli:dap", "Debug adapters.")
+
+A target is ``"package.module:attribute"``; it is imported when the hook runs,
+and a target that does not import is that plugin's load failure (reported, the
+other plugins load). Write the hook by hand where it does more than this.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    import click
+
+    from ._registrar import Registrar
+    from ._runtime import Runtime
+
+__all__ = ["adds", "command", "config_section", "load_target"]
+
+
+def _check(target: str) -> str:
+    module, sep, attribute = target.partition(":")
+    if not sep or not module or not attribute:
+        raise ValueError(f"target {target!r} is not 'package.module:attribute'")
+    return target
+
+
+def load_target(target: str) -> Any:
+    """The object ``"package.module:attribute"`` names (dotted attributes allowed)."""
+    module, _, attribute = _check(target).partition(":")
+    value: Any = importlib.import_module(module)
+    for part in attribute.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def adds(*targets: str, runtime: bool = False) -> Callable[..., None]:
+    """A registration hook that adds ``target()`` (``target(runtime)`` with ``runtime=True``)
+    for each target, in order: transports, tool providers, skill, catalog and manifest formats.
+
+    ``runtime=True`` fits only the hooks that pass one (tool providers, skill and catalog
+    sources); on another hook pluggy refuses the implementation when the plugin loads."""
+    names = [_check(t) for t in targets]
+    if not names:
+        raise ValueError("adds() needs at least one target")
+    if runtime:
+
+        def with_runtime(registrar: Registrar[Any], runtime: Runtime) -> None:
+            for name in names:
+                registrar.add(load_target(name)(runtime))
+
+        return hookimpl(with_runtime)
+
+    def without_runtime(registrar: Registrar[Any]) -> None:
+        for name in names:
+            registrar.add(load_target(name)())
+
+    return hookimpl(without_runtime)
+
+
+def config_section(name: str, schema: str, **options: Any) -> Callable[[Registrar[Any]], None]:
+    """A ``kairox_register_config_sections`` hook adding one :class:`ConfigSection`
+    named ``name`` whose schema is the ``schema`` target; ``options`` are the section's
+    other fields (``entries``, ``needs_trust``, ``description``, ``default``, ``merge``)."""
+    _check(schema)
+
+    def kairox_register_config_sections(registrar: Registrar[Any]) -> None:
+        from ._config import ConfigSection
+
+        registrar.add(ConfigSection(name=name, schema=load_target(schema), **options))
+
+    return hookimpl(kairox_register_config_sections)
+
+
+def command(name: str, target: str, help: str, *, hidden: bool = False) -> Callable[[click.Group], None]:
+    """A ``kairox_register_commands`` hook adding ``kairox NAME``, imported from ``target``
+    only when it runs or shows its own help (:func:`kairox.cli.lazy_command`)."""
+    _check(target)
+
+    def kairox_register_commands(cli: click.Group) -> None:
+        from .cli import lazy_command
+
+        cli.add_command(lazy_command(name, target, help, hidden=hidden))
+
+    return hookimpl(kairox_register_commands)
