@@ -24,12 +24,6 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[1]
 
 KNOWN_CROSS_PRIVATE = {
-    ("kairox_dap", "kairox_lsp._config"),
-    ("kairox_dap", "kairox_lsp._documents"),
-    ("kairox_dap", "kairox_lsp._peerclient"),
-    ("kairox_dap", "kairox_lsp._positions"),
-    ("kairox_dap", "kairox_lsp._process"),
-    ("kairox_manifests", "kairox_lsp._provider"),
     ("kairox_philont", "kairox_manifests._proc"),
     ("kairox_philont", "kairox_manifests._schema"),
     ("kairox_philont", "kairox_manifests.formats._common"),

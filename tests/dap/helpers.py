@@ -1,14 +1,11 @@
-"""Helpers shared by the DAP tests."""
+"""Helpers shared by the DAP tests; those it shares with the LSP tests live in tests/lsp/helpers.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from peers import alive, live_descendants
+from lsp.helpers import MemoryPeer, alive, config_runtime, json_values, live_children, open_runtime, serve
 
 SAMPLE = Path(__file__).with_name("sample_program.py")
 
-
-# process checks live in tests/peers.py, shared by every suite
-live_children = live_descendants
-__all__ = ["SAMPLE", "alive", "live_children"]
+__all__ = ["SAMPLE", "MemoryPeer", "alive", "config_runtime", "json_values", "live_children", "open_runtime", "serve"]

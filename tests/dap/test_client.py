@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
@@ -13,23 +12,13 @@ from hypothesis import strategies as st
 
 from kairox_dap._client import ConnectionLost, DapClient, DapError, OutputBuffer, RequestTimeout
 
+from .helpers import MemoryPeer, json_values, serve
 
-class FakeAdapter:
-    def __init__(self) -> None:
-        self._to_adapter_send, self._to_adapter = anyio.create_memory_object_stream[dict[str, Any]](100)
-        self._to_client, self._to_client_recv = anyio.create_memory_object_stream[dict[str, Any]](100)
-        self.seq = 1000
 
-    async def send(self, message: Mapping[str, Any]) -> None:
-        await self._to_adapter_send.send(dict(message))
+class FakeAdapter(MemoryPeer):
+    """A scripted debug adapter: ``respond`` to a request, send an ``event``."""
 
-    async def messages(self) -> AsyncIterator[Any]:
-        async for message in self._to_client_recv:
-            yield message
-
-    async def recv(self) -> dict[str, Any]:
-        with anyio.fail_after(5):
-            return await self._to_adapter.receive()
+    seq = 1000
 
     async def respond(
         self, request: dict[str, Any], body: Any = None, *, success: bool = True, message: str = ""
@@ -46,18 +35,11 @@ class FakeAdapter:
             reply["body"] = body
         if message:
             reply["message"] = message
-        await self._to_client.send(reply)
+        await self.say(reply)
 
     async def event(self, name: str, body: Any = None) -> None:
         self.seq += 1
-        await self._to_client.send({"seq": self.seq, "type": "event", "event": name, "body": body or {}})
-
-
-async def _serve(client: DapClient, body: Any) -> None:
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(client.run)
-        await body()
-        tg.cancel_scope.cancel()
+        await self.say({"seq": self.seq, "type": "event", "event": name, "body": body or {}})
 
 
 @pytest.mark.anyio
@@ -81,7 +63,7 @@ async def test_launch_is_not_awaited_before_configuration_done() -> None:
         await adapter.respond(launch)
         assert await client.response(launch_seq) is None
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -107,7 +89,7 @@ async def test_events_that_arrive_before_the_wait_are_not_missed() -> None:
         assert event["body"] == {"reason": "breakpoint"} and index == cursor + 1
         assert await client.wait_event({"stopped"}, after=index + 1, timeout=0.05) is None
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -125,7 +107,7 @@ async def test_wait_event_ends_early_when_told() -> None:
         with pytest.raises(DapError, match="launch failed: no such program"):
             await client.response(seq)
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -146,7 +128,7 @@ async def test_error_format_is_used_in_the_message() -> None:
                 request, {"error": {"id": 1, "format": "name 'x' is not defined"}}, success=False, message="error"
             )
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -162,7 +144,7 @@ async def test_timeout_and_cancel_request() -> None:
         cancel = await adapter.recv()
         assert cancel["command"] == "cancel" and cancel["arguments"] == {"requestId": sent["seq"]}
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -171,14 +153,12 @@ async def test_reverse_requests_are_refused() -> None:
     client = DapClient(adapter)
 
     async def body() -> None:
-        await adapter._to_client.send(
-            {"seq": 5, "type": "request", "command": "runInTerminal", "arguments": {"args": ["x"]}}
-        )
+        await adapter.say({"seq": 5, "type": "request", "command": "runInTerminal", "arguments": {"args": ["x"]}})
         reply = await adapter.recv()
         assert reply["type"] == "response" and reply["request_seq"] == 5
         assert reply["success"] is False and reply["command"] == "runInTerminal"
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -189,14 +169,14 @@ async def test_loss_fails_requests_and_waits() -> None:
     async def body() -> None:
         seq = await client.send_request("continue")
         await adapter.recv()
-        adapter._to_client.close()
+        adapter.hang_up()
         with anyio.fail_after(1):
             with pytest.raises(ConnectionLost, match="debugpy closed the connection: exit code -9"):
                 await client.response(seq, timeout=30)
             with pytest.raises(ConnectionLost):
                 await client.wait_event({"stopped"}, after=0, timeout=30)
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -214,7 +194,7 @@ async def test_output_events_fill_the_buffer_without_telemetry() -> None:
         assert client.output.read_new() == "hello\n[stderr] oops\n"
         assert client.output.read_new() == ""
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["stdout", "console"]), st.text(max_size=20)), max_size=30), st.data())
@@ -273,18 +253,11 @@ def test_output_is_bounded_and_says_what_it_dropped(texts: list[str], limit: int
     assert new.endswith(kept)
 
 
-dap_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 5) | st.text(max_size=6),
-    lambda c: (
-        st.lists(c, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(
-                ["seq", "type", "event", "body", "command", "request_seq", "success", "output", "category"]
-            ),
-            c,
-            max_size=6,
-        )
-    ),
+dap_values = json_values(
+    ["seq", "type", "event", "body", "command", "request_seq", "success", "output", "category"],
+    max_int=5,
+    max_text=6,
+    max_size=6,
     max_leaves=20,
 )
 
@@ -298,7 +271,7 @@ def test_any_messages_leave_the_client_working(messages: list[Any]) -> None:
 
         async def body() -> None:
             for message in messages:
-                await adapter._to_client.send(message)
+                await adapter.say(message)
             async with anyio.create_task_group() as tg:
                 got: list[Any] = []
 
@@ -313,6 +286,6 @@ def test_any_messages_leave_the_client_working(messages: list[Any]) -> None:
                 await adapter.respond(request, {"threads": []})
             assert got == [{"threads": []}] and not client.closed
 
-        await _serve(client, body)
+        await serve(client, body)
 
     anyio.run(main)

@@ -15,17 +15,11 @@ from kairox import Runtime
 from kairox_dap._config import DapServerConfig, handles, patterns_for
 from kairox_dap._provider import DapToolProvider
 
+from .helpers import config_runtime, open_runtime
+
 
 def _runtime(tmp_path: Path, document: dict[str, Any]) -> Runtime:
-    return Runtime(
-        tmp_path,
-        home=tmp_path / "home",
-        env={},
-        load_entrypoints=False,
-        plugins=[kairox_dap.hooks],
-        config_files=[],
-        config_documents=[("ws/kairox.toml", document)],
-    )
+    return config_runtime(tmp_path, kairox_dap.hooks, document)
 
 
 def test_entries_are_structured_and_bad_ones_dropped(tmp_path: Path) -> None:
@@ -54,14 +48,7 @@ def test_tools_only_while_an_adapter_is_configured(tmp_path: Path) -> None:
     import anyio
 
     async def tools(document: dict[str, Any]) -> list[str]:
-        async with Runtime.open(
-            tmp_path,
-            home=tmp_path / "home",
-            load_entrypoints=False,
-            plugins=[kairox_dap.hooks],
-            config_files=[],
-            config_documents=[("kairox.toml", document)],
-        ) as rt:
+        async with open_runtime(tmp_path, kairox_dap.hooks, document) as rt:
             assert isinstance(rt.providers.get("dap"), DapToolProvider)
             return [s.id for s in rt.tools.specs() if s.id.startswith("dap.")]
 

@@ -23,7 +23,7 @@ from kairox import ApprovalAnswer, ApprovalRequest, Event, PolicyDenied, Runtime
 from kairox_dap import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
 from kairox_dap._provider import DapToolProvider
 
-from .helpers import alive, live_children
+from .helpers import alive, live_children, open_runtime
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftovers")]
 
@@ -40,16 +40,8 @@ async def runtime(
             asked.append(request)
         return ApprovalAnswer.ALLOW_ONCE
 
-    async with Runtime.open(
-        workspace,
-        home=workspace / ".home",
-        load_entrypoints=False,
-        plugins=[kairox_dap.hooks],
-        config_files=[],
-        config_documents=[("kairox.toml", {"dap_servers": {"debugpy": {**DEBUGPY, **extra}}})],
-        approver=approve,
-        start=False,
-    ) as rt:
+    document = {"dap_servers": {"debugpy": {**DEBUGPY, **extra}}}
+    async with open_runtime(workspace, kairox_dap.hooks, document, approver=approve, start=False) as rt:
         if events is not None:
             rt.events.subscribe(events.append)
         await rt.start_providers()

@@ -152,3 +152,11 @@ def test_an_endless_line_is_cut_into_pieces_not_held_whole() -> None:
     assert tail.total_bytes == 100_000
     assert len(tail._partial) <= 10
     assert sum(len(line) + 1 for line in tail.lines()) <= 111
+
+
+def test_output_tail_without_a_head_keeps_the_last_lines_of_whole_lines_cut_into_pieces() -> None:
+    tail = OutputTail(max_bytes=20, max_line=10)
+    tail.feed(b"first\r\nsecond\nthird line that is long\nlast")
+    assert tail.lines() == [" that is l", "ong", "last"]  # \r dropped; pieces of 10 bytes; the rest dropped
+    assert tail.dropped == 3
+    assert tail.text(2).splitlines() == ["[... 4 earlier lines not shown]", "ong", "last"]

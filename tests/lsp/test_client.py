@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,38 +14,21 @@ from hypothesis import strategies as st
 
 from kairox_lsp._client import ConnectionLost, LspClient, LspError, RequestTimeout, lookup_setting
 
+from .helpers import MemoryPeer, serve
 
-class FakePeer:
-    """Both ends of a message pipe: the client side and a scripted server side."""
 
-    def __init__(self) -> None:
-        self._to_server_send, self._to_server = anyio.create_memory_object_stream[dict[str, Any]](100)
-        self._to_client, self._to_client_recv = anyio.create_memory_object_stream[dict[str, Any]](100)
-
-    async def send(self, message: Mapping[str, Any]) -> None:
-        await self._to_server_send.send(dict(message))
-
-    async def messages(self) -> AsyncIterator[Any]:
-        async for message in self._to_client_recv:
-            yield message
-
-    # the server's side
-    async def recv(self) -> dict[str, Any]:
-        with anyio.fail_after(5):
-            return await self._to_server.receive()
+class FakePeer(MemoryPeer):
+    """A scripted language server: ``reply`` sends JSON-RPC to the client."""
 
     async def reply(self, message: dict[str, Any]) -> None:
-        await self._to_client.send({"jsonrpc": "2.0", **message})
+        await self.say({"jsonrpc": "2.0", **message})
 
-    def hang_up(self) -> None:
-        self._to_client.close()
-
-
-async def _serve(client: LspClient, body: Any) -> None:
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(client.run)
-        await body()
-        tg.cancel_scope.cancel()
+    @asynccontextmanager
+    async def calling(self, call: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:
+        """Run ``call()`` in the background: the block gets the request it sent; the call ends with the block."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            yield await self.recv()
 
 
 @pytest.mark.anyio
@@ -53,19 +37,17 @@ async def test_request_and_result() -> None:
     client = LspClient(peer)
 
     async def body() -> None:
-        async with anyio.create_task_group() as tg:
-            results: list[Any] = []
+        results: list[Any] = []
 
-            async def call() -> None:
-                results.append(await client.request("textDocument/hover", {"x": 1}))
+        async def call() -> None:
+            results.append(await client.request("textDocument/hover", {"x": 1}))
 
-            tg.start_soon(call)
-            msg = await peer.recv()
+        async with peer.calling(call) as msg:
             assert msg["method"] == "textDocument/hover" and msg["params"] == {"x": 1}
             await peer.reply({"id": msg["id"], "result": {"contents": "doc"}})
         assert results == [{"contents": "doc"}]
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -74,18 +56,15 @@ async def test_error_answer_raises_lsp_error() -> None:
     client = LspClient(peer)
 
     async def body() -> None:
-        async with anyio.create_task_group() as tg:
+        async def call() -> None:
+            with pytest.raises(LspError) as info:
+                await client.request("workspace/symbol", {})
+            assert info.value.code == -32601
 
-            async def call() -> None:
-                with pytest.raises(LspError) as info:
-                    await client.request("workspace/symbol", {})
-                assert info.value.code == -32601
-
-            tg.start_soon(call)
-            msg = await peer.recv()
+        async with peer.calling(call) as msg:
             await peer.reply({"id": msg["id"], "error": {"code": -32601, "message": "nope"}})
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -102,7 +81,7 @@ async def test_timeout_sends_cancel_request() -> None:
         # a late answer is ignored
         await peer.reply({"id": sent["id"], "result": 1})
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -117,7 +96,7 @@ async def test_cancelled_caller_sends_cancel_request() -> None:
         cancel = await peer.recv()
         assert cancel["method"] == "$/cancelRequest" and cancel["params"] == {"id": sent["id"]}
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -126,14 +105,11 @@ async def test_lost_connection_fails_pending_requests_at_once() -> None:
     client = LspClient(peer, name="srv", describe_loss=lambda: "exit code -9")
 
     async def body() -> None:
-        async with anyio.create_task_group() as tg:
+        async def call() -> None:
+            with pytest.raises(ConnectionLost, match="srv closed the connection: exit code -9"):
+                await client.request("textDocument/definition", timeout=30)
 
-            async def call() -> None:
-                with pytest.raises(ConnectionLost, match="srv closed the connection: exit code -9"):
-                    await client.request("textDocument/definition", timeout=30)
-
-            tg.start_soon(call)
-            await peer.recv()
+        async with peer.calling(call):
             with anyio.fail_after(1):  # promptly, not after the 30 s timeout
                 peer.hang_up()
                 await client.wait_closed()
@@ -141,7 +117,7 @@ async def test_lost_connection_fails_pending_requests_at_once() -> None:
         with pytest.raises(ConnectionLost):
             await client.request("again")
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -183,7 +159,7 @@ async def test_server_requests_are_answered() -> None:
         assert answers[9]["result"] == [{"uri": "file:///work/proj", "name": "proj"}]
         assert answers[10]["error"]["code"] == -32601
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -212,7 +188,7 @@ async def test_wait_idle_follows_progress() -> None:
             await peer.reply({"method": "$/progress", "params": {"token": 1, "value": {"kind": "end"}}})
         assert done == [True]
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -233,7 +209,7 @@ async def test_wait_diagnostics_needs_a_publication_after_the_change() -> None:
         assert await client.wait_diagnostics(uri, 1)
         assert client.diagnostics[uri] == (2, [diag])
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -263,7 +239,7 @@ async def test_initialize_negotiates_and_sends_settings() -> None:
         assert client.encoding == "utf-8"
         assert client.supports("hoverProvider") and not client.supports("definitionProvider")
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -279,7 +255,7 @@ async def test_shutdown_sends_shutdown_then_exit() -> None:
             await peer.reply({"id": msg["id"], "result": None})
             assert (await peer.recv())["method"] == "exit"
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 @pytest.mark.anyio
@@ -288,22 +264,20 @@ async def test_malformed_messages_are_ignored() -> None:
     client = LspClient(peer)
 
     async def body() -> None:
-        await peer._to_client.send([1, 2])  # type: ignore[arg-type]
+        await peer.say([1, 2])
         await peer.reply({"id": [1], "result": 1})
         await peer.reply({"method": "$/progress", "params": "x"})
         await peer.reply({"method": "textDocument/publishDiagnostics", "params": {"uri": 3}})
-        async with anyio.create_task_group() as tg:
-            got: list[Any] = []
+        got: list[Any] = []
 
-            async def call() -> None:
-                got.append(await client.request("ping"))
+        async def call() -> None:
+            got.append(await client.request("ping"))
 
-            tg.start_soon(call)
-            msg = await peer.recv()
+        async with peer.calling(call) as msg:
             await peer.reply({"id": msg["id"], "result": "pong"})
         assert got == ["pong"] and not client.closed
 
-    await _serve(client, body)
+    await serve(client, body)
 
 
 names = st.text(alphabet="abcxyz", min_size=1, max_size=3)

@@ -22,17 +22,11 @@ from kairox_lsp._config import (
     patterns_for,
 )
 
+from .helpers import config_runtime
+
 
 def _runtime(tmp_path: Path, document: dict[str, Any], env: dict[str, str] | None = None) -> Runtime:
-    return Runtime(
-        tmp_path,
-        home=tmp_path / "home",
-        env=env or {},
-        load_entrypoints=False,
-        plugins=[kairox_lsp.hooks],
-        config_files=[],
-        config_documents=[("ws/kairox.toml", document)],
-    )
+    return config_runtime(tmp_path, kairox_lsp.hooks, document, env)
 
 
 def test_section_entries_are_structured_and_bad_ones_dropped(tmp_path: Path) -> None:

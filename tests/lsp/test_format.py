@@ -11,35 +11,30 @@ from hypothesis import strategies as st
 from kairox_lsp._format import Location, Renderer, hover_text, locations_of
 from kairox_lsp._tools import _flatten_symbols, _name_start
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 50) | st.text(max_size=8),
-    lambda c: (
-        st.lists(c, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(
-                [
-                    "uri",
-                    "range",
-                    "start",
-                    "line",
-                    "character",
-                    "targetUri",
-                    "targetSelectionRange",
-                    "contents",
-                    "name",
-                    "kind",
-                    "value",
-                    "language",
-                    "children",
-                    "selectionRange",
-                    "location",
-                    "containerName",
-                ]
-            ),
-            c,
-            max_size=5,
-        )
-    ),
+from .helpers import json_values
+
+lsp_values = json_values(
+    [
+        "uri",
+        "range",
+        "start",
+        "line",
+        "character",
+        "targetUri",
+        "targetSelectionRange",
+        "contents",
+        "name",
+        "kind",
+        "value",
+        "language",
+        "children",
+        "selectionRange",
+        "location",
+        "containerName",
+    ],
+    max_int=50,
+    max_text=8,
+    max_size=5,
     max_leaves=25,
 )
 
@@ -48,7 +43,7 @@ ranges = st.fixed_dictionaries({"start": positions, "end": positions})
 uris = st.sampled_from(["file:///ws/a.py", "file:///ws/b%20c.py", "untitled:1"])
 
 
-@given(json_values)
+@given(lsp_values)
 def test_locations_of_any_answer(answer: Any) -> None:
     for loc in locations_of(answer):
         assert isinstance(loc, Location)
@@ -72,7 +67,7 @@ def test_locations_and_links_are_all_kept(items: list[dict[str, Any]]) -> None:
         assert (loc.line, loc.character) == (start["line"], start["character"])
 
 
-@given(json_values)
+@given(lsp_values)
 def test_hover_text_of_any_answer(answer: Any) -> None:
     assert isinstance(hover_text(answer), str)
 
@@ -84,7 +79,7 @@ def test_hover_shapes() -> None:
     assert hover_text(None) == ""
 
 
-@given(json_values)
+@given(lsp_values)
 def test_symbols_of_any_answer(answer: Any) -> None:
     for depth, qualified, sym in _flatten_symbols(answer):
         assert depth >= 0 and isinstance(qualified, str) and isinstance(sym, dict)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -19,12 +20,9 @@ messages = st.dictionaries(st.text(max_size=10), json_values, max_size=6)
 
 
 def _chunks(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    out, prev = [], 0
-    for p in [*points, len(data)]:
-        out.append(data[prev:p])
-        prev = p
-    return out
+    """``data`` cut at ``cuts`` (modulo its length): empty pieces included."""
+    points = [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
+    return [data[start:end] for start, end in itertools.pairwise(points)]
 
 
 @given(st.lists(messages, max_size=5), st.lists(st.integers(0, 10_000), max_size=12))

@@ -10,9 +10,9 @@ import pytest
 
 import kairox_lsp.hooks
 from kairox import Runtime, ServerState
+from kairox_lsp import ToolInputError
 from kairox_lsp._config import LspServerConfig
 from kairox_lsp._provider import LspToolProvider
-from kairox_lsp._tools import ToolInputError
 
 
 def test_importing_hooks_loads_none_of_the_work_modules() -> None:

@@ -19,7 +19,7 @@ from kairox import Event, Runtime, ServerState, ToolsChanged
 from kairox_lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped, add_plugin_servers
 from kairox_lsp._provider import LspToolProvider
 
-from .helpers import alive, live_children, server_command
+from .helpers import alive, live_children, open_runtime, server_command
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("no_leftovers")]
 
@@ -42,21 +42,15 @@ def fake(mode: str, **extra: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def runtime(
-    workspace: Path, servers: dict[str, Any], events: list[Event] | None = None
+    workspace: Path, servers: dict[str, Any], events: list[Event] | None = None, *, lazy: bool = False
 ) -> AsyncIterator[Runtime]:
-    rt_cm = Runtime.open(
-        workspace,
-        home=workspace / ".home",
-        load_entrypoints=False,
-        plugins=[kairox_lsp.hooks],
-        config_files=[],
-        config_documents=[("kairox.toml", {"lsp_servers": servers})],
-        start=False,
-    )
-    async with rt_cm as rt:
+    """A runtime with the lsp plugin and ``servers``, started (``lazy``: by the first tool call)."""
+    document = {"lsp_servers": servers}
+    async with open_runtime(workspace, kairox_lsp.hooks, document, start="lazy" if lazy else False) as rt:
         if events is not None:
             rt.events.subscribe(events.append)
-        await rt.start_providers()
+        if not lazy:
+            await rt.start_providers()
         yield rt
 
 
@@ -106,6 +100,26 @@ async def test_events_tools_and_status_over_a_normal_life(project: Path) -> None
     assert len(stopped) == 1 and stopped[0].server == "py"
     assert any(isinstance(e, ToolsChanged) and "lsp.definition" in e.removed for e in events)
     assert alive([pid]) == []
+
+
+@pytest.mark.anyio
+async def test_a_server_started_by_a_lazy_runtime_s_first_call_is_stopped_by_aclose(project: Path) -> None:
+    """``start="lazy"`` (``kairox tools call``): the server starts for the call (start_for), and
+    ``Runtime.aclose`` stops it as it stops a provider started at open: goodbye, exit, reaped."""
+    events: list[Event] = []
+    async with runtime(project, {"py": pyright()}, events, lazy=True) as rt:
+        assert not any(isinstance(e, LspServerStarting) for e in events)
+        result = await rt.call_tool("lsp.definition", DEFINITION)
+        assert result.text.splitlines()[1] == "pkg/shapes.py:8:7: class Circle:"
+        server = provider(rt).servers["py"]
+        pid = server.pid
+        assert pid is not None and alive([pid]) == [pid]
+        await rt.aclose()  # not the cancellation at the end of the runtime's block
+        assert server.state is ServerState.STOPPED
+        assert alive([pid]) == []
+        [stopped] = [e for e in events if isinstance(e, LspServerStopped)]
+        assert stopped.returncode == 0  # it exited after shutdown + exit, it was not killed
+        assert "lsp.definition" not in rt.tools
 
 
 @pytest.mark.anyio

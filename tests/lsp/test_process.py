@@ -1,4 +1,7 @@
-"""StdioPeer: framing over a real child, process groups, grace + kill, bounded stderr."""
+"""StdioPeer: framing over a real child, process groups, grace + kill, bounded stderr.
+
+The stderr record itself (:class:`kairox.process.OutputTail`) is tested in tests/kernel/test_process.py.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,9 @@ import time
 
 import anyio
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from kairox_lsp._process import CommandNotFound, StderrTail, StdioPeer
+from kairox.process import OutputTail
+from kairox_lsp import CommandNotFound, StdioPeer
 
 from .helpers import alive
 
@@ -67,6 +69,16 @@ async def _wait_for_stderr(peer: StdioPeer, text: str, timeout: float = 10) -> N
             await anyio.sleep(0.02)
 
 
+async def _started(script: str, says: str) -> StdioPeer:
+    """A python child running ``script``, once it wrote ``says`` to stderr."""
+    peer = await StdioPeer.spawn(sys.executable, ["-c", script])
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(peer.drain_stderr)
+        await _wait_for_stderr(peer, says)
+        tg.cancel_scope.cancel()
+    return peer
+
+
 @pytest.mark.anyio
 async def test_echo_round_trip_with_non_ascii() -> None:
     peer = await StdioPeer.spawn(sys.executable, ["-c", ECHO])
@@ -89,11 +101,7 @@ async def test_echo_round_trip_with_non_ascii() -> None:
 
 @pytest.mark.anyio
 async def test_the_whole_group_and_session_is_killed() -> None:
-    peer = await StdioPeer.spawn(sys.executable, ["-c", GRANDCHILD])
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.drain_stderr)
-        await _wait_for_stderr(peer, "grandchild")
-        tg.cancel_scope.cancel()
+    peer = await _started(GRANDCHILD, "grandchild")
     words = next(line for line in peer.stderr.lines() if "grandchild" in line).split()
     pids = [peer.pid, int(words[1]), int(words[2])]
     assert alive(pids) == pids
@@ -103,11 +111,7 @@ async def test_the_whole_group_and_session_is_killed() -> None:
 
 @pytest.mark.anyio
 async def test_a_process_that_ignores_stdin_and_sigterm_is_hard_killed() -> None:
-    peer = await StdioPeer.spawn(sys.executable, ["-c", STUBBORN])
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(peer.drain_stderr)
-        await _wait_for_stderr(peer, "ready")
-        tg.cancel_scope.cancel()
+    peer = await _started(STUBBORN, "ready")
     started = time.monotonic()
     code = await peer.aclose(grace=0.3)
     assert time.monotonic() - started < 5
@@ -138,6 +142,7 @@ async def test_stderr_flood_is_drained_and_bounded() -> None:
             tg.cancel_scope.cancel()
     finally:
         await peer.aclose(grace=1)
+    assert isinstance(peer.stderr, OutputTail)  # the kernel's bounded record
     assert peer.stderr.total_bytes > 4_000_000
     assert sum(len(line) + 1 for line in peer.stderr.lines()) <= 4096
     assert "earlier lines not shown" in peer.stderr.text(5)
@@ -149,23 +154,3 @@ async def test_missing_command() -> None:
         await StdioPeer.spawn("kairox-no-such-language-server")
     with pytest.raises(CommandNotFound):
         await StdioPeer.spawn("./no/such/server")
-
-
-@given(st.lists(st.binary(max_size=50), max_size=30), st.integers(4, 64), st.integers(16, 400))
-def test_stderr_tail_is_bounded_and_does_not_depend_on_chunking(chunks: list[bytes], max_line: int, limit: int) -> None:
-    chunked = StderrTail(max_bytes=limit, max_line=max_line)
-    for chunk in chunks:
-        chunked.feed(chunk)
-    whole = StderrTail(max_bytes=limit, max_line=max_line)
-    whole.feed(b"".join(chunks))
-    assert chunked.lines() == whole.lines()
-    assert chunked.total_bytes == whole.total_bytes == sum(map(len, chunks))
-    assert sum(len(line.encode("utf-8", "replace")) for line in chunked._lines) <= limit * 3
-
-
-def test_stderr_tail_keeps_the_last_lines() -> None:
-    tail = StderrTail(max_bytes=20, max_line=10)
-    tail.feed(b"first\r\nsecond\nthird line that is long\nlast")
-    assert tail.lines() == [" that is l", "ong", "last"]  # pieces of 10 bytes; the rest dropped
-    assert tail.dropped == 3
-    assert tail.text(2).splitlines() == ["[... 4 earlier lines not shown]", "ong", "last"]

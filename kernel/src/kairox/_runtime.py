@@ -42,7 +42,8 @@ from ._hooks import Block, HookRegistry, ToolCall
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
 from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from ._registrar import Registrar
-from ._skills import RenderedSkill, SkillDef, SkillRegistry
+from ._skill_model import RenderedSkill, SkillDef
+from ._skills import SkillRegistry
 from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec
 from ._trust import Declared, TrustStore, WorkspaceTrust
 from ._types import Capability, ServerState, ServerStatus
@@ -200,6 +201,8 @@ class Runtime:
         self._catalog_sources: Registrar[CatalogSource] | None = None
         self._discovered = False
         self._lazy = False
+        #: providers whose start_for ran (lazy activation): aclose stops them too
+        self._activated: set[str] = set()
         #: seconds a provider's start() may take before it is marked failed
         self.provider_start_timeout = PROVIDER_START_TIMEOUT
         #: size limits applied to every tool result (see ToolResult.limited)
@@ -382,6 +385,7 @@ class Runtime:
             fn = getattr(provider, "start_for", None)
             if fn is None:
                 return
+            self._activated.add(provider.name)
             try:
                 with anyio.fail_after(self.provider_start_timeout):
                     await fn(name, dict(arguments))
@@ -447,7 +451,7 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop every started provider (in parallel, each bounded in time)."""
-        started = [p for p in self.providers if p.name in self._provider_states]
+        started = [p for p in self.providers if p.name in self._provider_states or p.name in self._activated]
 
         async def stop(provider: ToolProvider) -> None:
             try:
@@ -456,6 +460,7 @@ class Runtime:
             except Exception:
                 logger.exception("provider %s failed to stop", provider.name)
             self._provider_states.pop(provider.name, None)
+            self._activated.discard(provider.name)
             self.tools.remove_provider(provider.name)
             self.events.publish(ProviderStopped(provider=provider.name))
 

@@ -1,7 +1,8 @@
 """DAP client whose operations become Kairox tools while a debug adapter is configured.
 
-Framing and child-process handling come from kairox-lsp. Names are loaded
-lazily so that importing the package is cheap.
+The peer layer (framing, child process, client loop, server lifecycle, tool
+errors) comes from kairox-lsp's public names. Names are loaded lazily so that
+importing the package is cheap.
 """
 
 from __future__ import annotations

@@ -19,9 +19,8 @@ from typing import Any
 
 import anyio
 import anyio.abc
-import attrs
 
-from kairox_lsp._peerclient import MessagePeer, PeerClient
+from kairox_lsp import MessagePeer, PeerClient, PendingRequest
 
 __all__ = ["ConnectionLost", "DapClient", "DapError", "OutputBuffer", "RequestTimeout", "as_dict"]
 
@@ -54,13 +53,6 @@ class RequestTimeout(TimeoutError):
 
 class ConnectionLost(ConnectionError):
     """The adapter's output closed before the response came."""
-
-
-@attrs.define
-class _Pending:
-    command: str
-    done: anyio.Event = attrs.field(factory=anyio.Event)
-    response: dict[str, Any] | None = None
 
 
 _PLAIN = ("stdout", "console")
@@ -156,7 +148,6 @@ class DapClient(PeerClient):
         self.output = OutputBuffer()
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._seq = itertools.count(1)
-        self._pending: dict[int, _Pending] = {}
         self._events: collections.deque[dict[str, Any]] = collections.deque()
         self._event_base = 0  # absolute index of _events[0]
         self._changed = anyio.Event()
@@ -166,10 +157,7 @@ class DapClient(PeerClient):
         self._changed = anyio.Event()
 
     # -- reading ------------------------------------------------------------
-    def _dispatch(self, message: Any, tg: anyio.abc.TaskGroup) -> None:
-        if not isinstance(message, dict):
-            logger.warning("%s: ignoring a message that is not an object", self.name)
-            return
+    def _dispatch(self, message: dict[str, Any], tg: anyio.abc.TaskGroup) -> None:
         kind = message.get("type")
         if kind == "response":
             seq = message.get("request_seq")
@@ -260,7 +248,7 @@ class DapClient(PeerClient):
         message: dict[str, Any] = {"seq": seq, "type": "request", "command": command}
         if arguments is not None:
             message["arguments"] = arguments
-        self._pending[seq] = _Pending(command)
+        self._pending[seq] = PendingRequest(command)
         try:
             await self._send(message)
         except BaseException:
@@ -280,13 +268,13 @@ class DapClient(PeerClient):
         except TimeoutError:
             self._pending.pop(seq, None)
             await self._cancel(seq)
-            raise RequestTimeout(f"{pending.command}: no answer from {self.name} within {limit:g} s") from None
+            raise RequestTimeout(f"{pending.name}: no answer from {self.name} within {limit:g} s") from None
         self._pending.pop(seq, None)
         response = pending.response
         if response is None:
             raise ConnectionLost(self._lost or self._loss_text())
         if not response.get("success", False):
-            raise DapError(pending.command, str(response.get("message") or ""), response.get("body"))
+            raise DapError(pending.name, str(response.get("message") or ""), response.get("body"))
         return response.get("body")
 
     async def request(self, command: str, arguments: Any = None, *, timeout: float | None = None) -> Any:

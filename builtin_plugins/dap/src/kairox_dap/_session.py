@@ -16,8 +16,7 @@ from typing import Any
 
 import attrs
 
-from kairox_lsp._documents import read_text
-from kairox_lsp._positions import line_at
+from kairox_lsp import line_at, read_text
 
 from ._client import DapClient, as_dict
 

@@ -9,22 +9,18 @@ target); reading the stack, variables and output is ``read``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from kairox import Capability, Domain, ToolContext, ToolResult, ToolSpec
+from kairox import Capability
+from kairox_lsp import PeerErrors, PeerTool, ToolInputError, object_schema
 
 from ._client import ConnectionLost, DapError, RequestTimeout
 from ._lifecycle import AdapterUnavailable
 from ._session import SessionEnded
 
-__all__ = ["TOOLS", "DapTool", "ToolInputError", "bool_arg", "int_arg", "number_arg", "str_arg"]
+__all__ = ["DAP_ERRORS", "TOOLS", "ToolInputError", "bool_arg", "build_tools", "int_arg", "number_arg", "str_arg"]
 
 logger = logging.getLogger(__name__)
-
-
-class ToolInputError(ValueError):
-    """Bad arguments or nothing to act on: shown to the caller as an error result."""
 
 
 _WAIT = {"type": "number", "exclusiveMinimum": 0, "description": "Seconds to wait for the program to stop or end."}
@@ -32,21 +28,14 @@ _THREAD = {"type": "integer", "description": "Thread id (default: the thread tha
 _SERVER = {"type": "string", "description": "Debug adapter to use (default: the one configured for the program)."}
 
 
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
-
-
-_STEP = _schema({"thread": _THREAD, "wait": {**_WAIT, "default": 30}})
+_STEP = object_schema({"thread": _THREAD, "wait": {**_WAIT, "default": 30}})
 
 #: tool -> (description, schema, capability)
 TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
     "dap.launch": (
         "Start a program under the debugger. Breakpoints set before are applied first; returns where it "
         "stopped (or that it ended) and its output so far.",
-        _schema(
+        object_schema(
             {
                 "program": {"type": "string", "description": "The program (script) to debug."},
                 "args": {"type": "array", "items": {"type": "string"}, "default": []},
@@ -62,7 +51,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
     ),
     "dap.set_breakpoints": (
         "Set the breakpoints of one file (replacing its previous ones); works before and during a session.",
-        _schema(
+        object_schema(
             {
                 "file": {"type": "string"},
                 "lines": {"type": "array", "items": {"type": "integer", "minimum": 1}},
@@ -86,13 +75,13 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
     "dap.step_out": ("Run until the current function returns.", _STEP, Capability.WRITE),
     "dap.stack_trace": (
         "The call stack of the stopped program: #index function  path:line:col: source.",
-        _schema({"thread": _THREAD, "levels": {"type": "integer", "minimum": 1, "default": 20}}),
+        object_schema({"thread": _THREAD, "levels": {"type": "integer", "minimum": 1, "default": 20}}),
         Capability.READ,
     ),
     "dap.variables": (
         "Variables of a stack frame (0 = innermost), by scope (default: the first, usually Locals; `all` for "
         "every cheap scope), expanded to `depth` levels.",
-        _schema(
+        object_schema(
             {
                 "frame": {"type": "integer", "minimum": 0, "default": 0},
                 "scope": {"type": "string"},
@@ -103,7 +92,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
     ),
     "dap.evaluate": (
         "Evaluate an expression in a stack frame of the stopped program (it can run code in the program).",
-        _schema(
+        object_schema(
             {
                 "expression": {"type": "string"},
                 "frame": {"type": "integer", "minimum": 0, "default": 0},
@@ -115,12 +104,12 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
     ),
     "dap.output": (
         "The program's output since the last dap.output (or all of it that is kept).",
-        _schema({"all": {"type": "boolean", "default": False}}),
+        object_schema({"all": {"type": "boolean", "default": False}}),
         Capability.READ,
     ),
     "dap.disconnect": (
         "End the debug session: the program is terminated and the adapter stopped (nothing is left running).",
-        _schema({}),
+        object_schema({}),
         Capability.WRITE,
     ),
 }
@@ -160,46 +149,22 @@ def bool_arg(args: dict[str, Any], name: str, default: bool) -> bool:
     return value
 
 
-Operation = Callable[[dict[str, Any]], Awaitable[str]]
+#: what the ``dap.*`` tools report as error results (see :func:`kairox_lsp.peer_error_text`)
+DAP_ERRORS: PeerErrors = [
+    ((SessionEnded, AdapterUnavailable, IndexError, ValueError), "{}"),
+    (DapError, "the debug adapter refused: {}"),
+    (ConnectionLost, "the debug adapter went away: {}"),
+    ((RequestTimeout, TimeoutError), "timed out: {}"),
+]
 
 
-class DapTool:
-    """One ``dap.*`` tool; failures the caller can act on become error results."""
-
-    def __init__(self, spec: ToolSpec, operation: Operation) -> None:
-        self._spec = spec
-        self._operation = operation
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._spec
-
-    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        try:
-            return ToolResult.from_text(await self._operation(dict(arguments)))
-        except (ToolInputError, SessionEnded, AdapterUnavailable, IndexError, ValueError) as exc:
-            return ToolResult.from_text(str(exc), is_error=True)
-        except DapError as exc:
-            return ToolResult.from_text(f"the debug adapter refused: {exc}", is_error=True)
-        except ConnectionLost as exc:
-            return ToolResult.from_text(f"the debug adapter went away: {exc}", is_error=True)
-        except (RequestTimeout, TimeoutError) as exc:
-            return ToolResult.from_text(f"timed out: {exc}", is_error=True)
-
-
-def build_tools(operations: object, provider: str) -> list[DapTool]:
+def build_tools(operations: object, provider: str) -> list[PeerTool]:
+    """The ``dap.*`` tools over ``operations`` (the provider: a method per tool)."""
     tools = []
-    for name, (description, schema, capability) in TOOLS.items():
-        spec = ToolSpec(
-            id=name,
-            description=description,
-            input_schema=schema,
-            domain=Domain.LOCAL,
-            capability=capability,
-            provider=provider,
-            annotations={"readOnlyHint": capability is Capability.READ},
-            path_arguments=(),
-        )
+    for name, summary in TOOLS.items():
         method = "continue_" if name == "dap.continue" else name.split(".", 1)[1]  # `continue` is a keyword
-        tools.append(DapTool(spec, getattr(operations, method)))
+        read_only = summary[2] is Capability.READ
+        tools.append(
+            PeerTool.local(name, summary, provider, getattr(operations, method), DAP_ERRORS, readOnlyHint=read_only)
+        )
     return tools

@@ -19,9 +19,8 @@ from typing import Any
 
 import anyio
 import anyio.abc
-import attrs
 
-from ._peerclient import MessagePeer, PeerClient
+from ._peerclient import MessagePeer, PeerClient, PendingRequest
 from ._positions import Encoding, negotiated_encoding
 
 __all__ = [
@@ -79,13 +78,6 @@ class ConnectionLost(ConnectionError):
     """The server's output closed (it exited or crashed) before the answer came."""
 
 
-@attrs.define
-class _Pending:
-    method: str
-    done: anyio.Event = attrs.field(factory=anyio.Event)
-    response: dict[str, Any] | None = None
-
-
 def lookup_setting(settings: Mapping[str, Any], section: str | None) -> Any:
     """The value for a ``workspace/configuration`` item: nested tables or flat dotted keys both work."""
     if not section:
@@ -135,7 +127,6 @@ class LspClient(PeerClient):
         self.encoding: Encoding = "utf-16"
         self.registrations: dict[str, dict[str, Any]] = {}
         self._ids = itertools.count(1)
-        self._pending: dict[int, _Pending] = {}
         # progress: token -> title of what is running
         self.progress: dict[str | int, str] = {}
         self._activity = anyio.Event()
@@ -152,10 +143,7 @@ class LspClient(PeerClient):
         self._diag_changed = anyio.Event()
 
     # -- reading ------------------------------------------------------------
-    def _dispatch(self, message: Any, tg: anyio.abc.TaskGroup) -> None:
-        if not isinstance(message, dict):
-            logger.warning("%s: ignoring a message that is not an object", self.name)
-            return
+    def _dispatch(self, message: dict[str, Any], tg: anyio.abc.TaskGroup) -> None:
         method = message.get("method")
         if not isinstance(method, str):
             rid = message.get("id")
@@ -185,7 +173,7 @@ class LspClient(PeerClient):
         ``$/cancelRequest``) or :class:`ConnectionLost`.
         """
         rid = next(self._ids)
-        pending = _Pending(method)
+        pending = PendingRequest(method)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params

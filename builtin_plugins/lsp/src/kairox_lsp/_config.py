@@ -11,21 +11,23 @@ from __future__ import annotations
 import fnmatch
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
 import attrs
 
-from kairox import ValueMismatch, structure
+from kairox import ValueMismatch, inherit_env, structure
 from kairox.errors import ConfigError
 
 __all__ = [
     "EXTENSION_LANGUAGES",
     "ClaudeLspServer",
     "LspServerConfig",
+    "PeerServerConfig",
     "child_env",
     "language_for",
+    "language_patterns",
     "matches",
     "parse_lsp_servers",
     "patterns_for",
@@ -85,13 +87,14 @@ def _non_empty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> No
 
 
 @attrs.frozen
-class LspServerConfig:
-    """One language server (``[lsp_servers.NAME]`` in ``kairox.toml``).
+class PeerServerConfig:
+    """What every configured peer process has (the base of ``[lsp_servers.NAME]`` and
+    ``[dap_servers.NAME]`` entries): how to start it, the files it is for, its timeouts.
 
     ``env`` values are added to the runtime's environment; an empty value means
-    "the same-named variable of the environment kairox runs in". ``settings``
-    answers ``workspace/configuration`` (looked up by the dotted section) and is
-    sent with ``workspace/didChangeConfiguration`` after start.
+    "the same-named variable of the environment kairox runs in" (:func:`child_env`).
+    Files are routed by ``file_patterns`` (globs), else by ``languages``
+    (:func:`language_patterns`).
     """
 
     command: str = attrs.field(validator=_non_empty)
@@ -99,11 +102,23 @@ class LspServerConfig:
     languages: list[str] = attrs.field(factory=list)
     file_patterns: list[str] = attrs.field(factory=list)
     env: dict[str, str] = attrs.field(factory=dict)
-    initialization_options: Any = None
-    settings: dict[str, Any] = attrs.field(factory=dict)
     startup_timeout: float = attrs.field(default=30.0, validator=_positive)
     shutdown_timeout: float = attrs.field(default=3.0, validator=_positive)
     request_timeout: float = attrs.field(default=30.0, validator=_positive)
+
+
+@attrs.frozen
+class LspServerConfig(PeerServerConfig):
+    """One language server (``[lsp_servers.NAME]`` in ``kairox.toml``).
+
+    The fields of :class:`PeerServerConfig`, and: ``settings`` answers
+    ``workspace/configuration`` (looked up by the dotted section) and is sent
+    with ``workspace/didChangeConfiguration`` after start; a server that exits
+    on its own is restarted (``restart_on_crash``) up to ``max_restarts`` times.
+    """
+
+    initialization_options: Any = None
+    settings: dict[str, Any] = attrs.field(factory=dict)
     restart_on_crash: bool = True
     max_restarts: int = attrs.field(default=3, validator=_not_negative)
     extension_to_language: dict[str, str] = attrs.field(factory=dict)
@@ -233,7 +248,12 @@ def patterns_for(config: LspServerConfig) -> list[str]:
         return list(config.file_patterns)
     if config.extension_to_language:
         return [f"*{ext}" for ext in config.extension_to_language]
-    wanted = set(config.languages)
+    return language_patterns(config.languages)
+
+
+def language_patterns(languages: Iterable[str]) -> list[str]:
+    """The globs of the files of ``languages`` (``python`` -> ``*.py``, ``*.pyi``), from :data:`EXTENSION_LANGUAGES`."""
+    wanted = set(languages)
     return [f"*{ext}" for ext, lang in EXTENSION_LANGUAGES.items() if lang in wanted]
 
 
@@ -263,12 +283,6 @@ def language_for(config: LspServerConfig, path: PurePath) -> str:
 
 
 def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The server's environment: ``base`` plus ``extra`` ("" = take the same-named base variable)."""
-    env = dict(base)
-    for key, value in extra.items():
-        if value == "":
-            if key in base:
-                env[key] = base[key]
-        else:
-            env[key] = value
-    return env
+    """The server's environment: ``base`` plus ``extra`` ("" = take the same-named base variable,
+    see :func:`kairox.inherit_env`)."""
+    return {**base, **inherit_env(extra, base)}

@@ -1,30 +1,27 @@
 """LspServerLifecycle: one language server process, started, watched and restarted.
 
-States (as :class:`~kairox.ServerState`): ``starting`` -> ``ready`` ->
-``stopped`` | ``failed``; each transition is an event
-(:mod:`kairox_lsp._events`). A server that exits on its own after it was ready
-is restarted with exponential backoff, up to ``max_restarts`` times, and every
-document it had open is opened again. Requests in flight when it dies fail at
-once (:class:`~kairox_lsp.ConnectionLost`). The process is always reaped: on
-stop (``shutdown`` + ``exit``, close stdin, grace, kill the group), on crash
-and on cancellation.
+A :class:`~kairox_lsp.ManagedServer` (states, reaping) speaking LSP: each
+transition is an event (:mod:`kairox_lsp._events`). A server that exits on its
+own after it was ready is restarted with exponential backoff, up to
+``max_restarts`` times, and every document it had open is opened again.
+Requests in flight when it dies fail at once (:class:`~kairox_lsp.ConnectionLost`).
+On stop it gets ``shutdown`` + ``exit`` before stdin is closed and its group killed.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any
 
 import anyio
 
-from kairox import EventBus, ServerState
+from kairox import Event, ServerState
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
-from ._config import LspServerConfig, child_env, language_for, patterns_for
+from ._config import LspServerConfig, language_for, patterns_for
 from ._documents import DocumentStore
 from ._events import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
+from ._managed import ManagedServer
 from ._process import StdioPeer
 
 __all__ = ["BACKOFF_BASE", "BACKOFF_MAX", "LspServerLifecycle", "ServerUnavailable"]
@@ -39,69 +36,29 @@ class ServerUnavailable(RuntimeError):
     """The server is not running (failed, stopped, or did not come back in time)."""
 
 
-class LspServerLifecycle:
-    """Runs one configured server; :meth:`run` is the supervising task."""
+class LspServerLifecycle(ManagedServer[LspServerConfig, LspClient]):
+    """Runs one configured language server; :meth:`run` is the supervising task."""
 
-    def __init__(
-        self,
-        name: str,
-        config: LspServerConfig,
-        *,
-        workspace: Path,
-        env: Mapping[str, str],
-        events: EventBus | None = None,
-        source: str = "",
-        on_change: Callable[[LspServerLifecycle], None] | None = None,
-    ) -> None:
-        self.name = name
-        self.config = config
-        self.workspace = workspace
-        self.env = env
-        self.events = events or EventBus()
-        self.source = source
-        self.on_change = on_change
-        self.patterns = patterns_for(config)
-        self.documents = DocumentStore(lambda path: language_for(config, path))
-        self.state = ServerState.STOPPED
-        self.client: LspClient | None = None
-        self.peer: StdioPeer | None = None
-        #: capabilities of the last connection that reached ``ready`` (kept while restarting)
-        self.capabilities: dict[str, Any] = {}
-        self.error = ""
-        self.restarts = 0
-        self.attempts = 0
-        self.returncode: int | None = None
-        self._stopping = False
-        self._wake = anyio.Event()
-        self._changed = anyio.Event()
-        self._done = anyio.Event()
-        self._attempt_scope: anyio.CancelScope | None = None
-        self._running = False
+    kind = "language server"
+    initialize_errors = (LspError, ConnectionLost, RequestTimeout)
+
+    @functools.cached_property
+    def patterns(self) -> list[str]:
+        """The globs of the files this server handles."""
+        return patterns_for(self.config)
+
+    @functools.cached_property
+    def documents(self) -> DocumentStore:
+        """The documents open on the server (opened again on each new connection)."""
+        return DocumentStore(lambda path: language_for(self.config, path))
 
     # -- state --------------------------------------------------------------
-    @property
-    def pid(self) -> int | None:
-        return self.peer.pid if self.peer is not None and self.client is not None else None
-
     @property
     def available(self) -> bool:
         """Ready, or restarting after having been ready (its tools stay registered meanwhile)."""
         if self.state is ServerState.READY:
             return True
         return self.state is ServerState.STARTING and bool(self.capabilities) and not self._stopping
-
-    def _set(self, state: ServerState) -> None:
-        self.state = state
-        self._changed.set()
-        self._changed = anyio.Event()
-        if self.on_change is not None:
-            try:
-                self.on_change(self)
-            except Exception:
-                logger.exception("lsp server %s: state-change callback failed", self.name)
-
-    def _tail(self) -> str:
-        return self.peer.stderr.text(40) if self.peer is not None else ""
 
     async def wait_settled(self, timeout: float) -> ServerState:
         """Wait until the server is no longer starting (bounded); returns the state."""
@@ -129,125 +86,42 @@ class LspServerLifecycle:
             raise ServerUnavailable(f"language server {self.name} is stopped")
         raise ServerUnavailable(f"language server {self.name} is not ready after {limit:g} s ({self.state.value})")
 
-    # -- the supervising task ---------------------------------------------------
-    async def run(self) -> None:
-        """Start the server and keep it running until :meth:`stop` (or cancellation)."""
-        self._running = True
-        try:
-            while not self._stopping:
-                self.attempts += 1
-                self._wake = anyio.Event()
-                scope = self._attempt_scope = anyio.CancelScope()
-                reached, error = False, ""
-                with scope:
-                    try:
-                        reached, error = await self._run_once()
-                    except Exception as exc:  # a bug here must never take the runtime down
-                        logger.exception("language server %s: supervisor error", self.name)
-                        reached, error = False, f"internal error: {type(exc).__name__}: {exc}"
-                self._attempt_scope = None
-                if self._stopping:
-                    break
-                if scope.cancel_called and not error:  # pragma: no cover - only stop() cancels it
-                    break
-                can_restart = (
-                    self.config.restart_on_crash
-                    and self.restarts < self.config.max_restarts
-                    and (reached or self.attempts > 1)
-                )
-                delay = min(BACKOFF_BASE * 2**self.restarts, BACKOFF_MAX) if can_restart else None
-                self.error = error
-                logger.warning("language server %s: %s", self.name, error)
-                self.events.publish(
-                    LspServerFailed(self.name, error, self._tail(), returncode=self.returncode, restart_in=delay)
-                )
-                if delay is None:
-                    self._set(ServerState.FAILED)
-                    break
-                self.restarts += 1
-                self._wake = anyio.Event()
-                self._set(ServerState.STARTING)
-                if not self._stopping:
-                    with anyio.move_on_after(delay):
-                        await self._wake.wait()
-        finally:
-            self.client = None
-            if self.state is not ServerState.FAILED:
-                self._set(ServerState.STOPPED)
-                self.events.publish(LspServerStopped(self.name, self.returncode))
-            self._done.set()
-
-    async def _run_once(self) -> tuple[bool, str]:
-        """One process from start to exit: (it reached ready, why it ended or "" when stopped)."""
+    # -- the protocol ------------------------------------------------------------
+    def _connect(self, peer: StdioPeer) -> LspClient:
         cfg = self.config
-        self._set(ServerState.STARTING)
-        self.events.publish(LspServerStarting(self.name, cfg.command, self.attempts))
-        self.returncode = None
-        try:
-            peer = await StdioPeer.spawn(cfg.command, cfg.args, env=child_env(self.env, cfg.env), cwd=self.workspace)
-        except OSError as exc:
-            return False, f"cannot start {cfg.command!r}: {exc}"
-        self.peer = peer
-        client = LspClient(
+        return LspClient(
             peer,
             name=self.name,
             root=self.workspace,
             settings=cfg.settings,
             request_timeout=cfg.request_timeout,
-            describe_loss=lambda: self._describe_loss(peer),
+            describe_loss=lambda: self.describe_loss(peer),
         )
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(peer.drain_stderr)
-                tg.start_soon(client.run)
-                tg.start_soon(self._wake_on_close, client)
-                try:
-                    with anyio.fail_after(cfg.startup_timeout):
-                        await client.initialize(initialization_options=cfg.initialization_options)
-                        await self.documents.reopen(client)
-                except TimeoutError:
-                    tg.cancel_scope.cancel()
-                    return False, f"no answer to initialize within {cfg.startup_timeout:g} s"
-                except (LspError, ConnectionLost, RequestTimeout) as exc:
-                    tg.cancel_scope.cancel()
-                    return False, f"initialize failed: {exc}"
-                self.client = client
-                self.capabilities = dict(client.server_capabilities)
-                self.error = ""
-                self._set(ServerState.READY)
-                self.events.publish(
-                    LspServerRunning(self.name, peer.pid, client.encoding, str(client.server_info.get("name", "")))
-                )
-                while not self._stopping and not client.closed:
-                    await self._wake.wait()
-                if self._stopping and not client.closed:
-                    await client.shutdown(cfg.shutdown_timeout)
-                    tg.cancel_scope.cancel()
-                    return True, ""
-                tg.cancel_scope.cancel()
-            code = await peer.wait(1.0)
-            return True, f"exited with code {code}" if code is not None else "closed its output"
-        finally:
-            self.client = None
-            self.returncode = await peer.aclose(cfg.shutdown_timeout)
 
-    async def _wake_on_close(self, client: LspClient) -> None:
-        await client.wait_closed()
-        self._wake.set()
+    async def _initialize(self, client: LspClient) -> None:
+        await client.initialize(initialization_options=self.config.initialization_options)
+        await self.documents.reopen(client)
 
-    def _describe_loss(self, peer: StdioPeer) -> str:
-        code = peer.returncode
-        parts = [f"exit code {code}" if code is not None else "it closed its output"]
-        tail = peer.stderr.lines()[-5:]
-        if tail:
-            parts.append("stderr: " + " | ".join(line.strip() for line in tail if line.strip()))
-        return "; ".join(parts)
+    def _on_ready(self, client: LspClient, peer: StdioPeer) -> None:
+        self.capabilities = dict(client.server_capabilities)
+        self.events.publish(
+            LspServerRunning(self.name, peer.pid, client.encoding, str(client.server_info.get("name", "")))
+        )
 
-    async def stop(self) -> None:
-        """Stop the server (graceful, then forced) and wait for the supervising task to end."""
-        self._stopping = True
-        self._wake.set()
-        if self.state is not ServerState.READY and self._attempt_scope is not None:
-            self._attempt_scope.cancel()
-        if self._running:
-            await self._done.wait()
+    async def _goodbye(self, client: LspClient) -> None:
+        await client.shutdown(self.config.shutdown_timeout)
+
+    def _restart_delay(self, reached: bool) -> float | None:
+        cfg = self.config
+        if cfg.restart_on_crash and self.restarts < cfg.max_restarts and (reached or self.attempts > 1):
+            return min(BACKOFF_BASE * 2.0**self.restarts, BACKOFF_MAX)
+        return None
+
+    def _starting_event(self) -> Event:
+        return LspServerStarting(self.name, self.config.command, self.attempts)
+
+    def _failed_event(self, error: str, restart_in: float | None) -> Event:
+        return LspServerFailed(self.name, error, self.stderr_tail(), returncode=self.returncode, restart_in=restart_in)
+
+    def _stopped_event(self) -> Event:
+        return LspServerStopped(self.name, self.returncode)

@@ -3,7 +3,11 @@
 A subclass sets :attr:`PeerClient.peer_label` ("server", "debug adapter") and
 :attr:`PeerClient.connection_lost` (its own exception type), implements
 ``_dispatch`` (one message from the peer) and may extend ``_poke`` (wake what
-waits on the connection's activity).
+waits on the connection's activity). Requests waiting for their answer are
+:class:`PendingRequest` entries of ``_pending`` (by id): when the connection is
+lost, every one of them is woken at once.
+
+Public for other peer clients (kairox-dap): ``from kairox_lsp import PeerClient``.
 """
 
 from __future__ import annotations
@@ -14,22 +18,29 @@ from typing import Any, ClassVar, Protocol
 
 import anyio
 import anyio.abc
+import attrs
 
-__all__ = ["MessagePeer", "PeerClient"]
+__all__ = ["MessagePeer", "PeerClient", "PendingRequest"]
 
 logger = logging.getLogger(__name__)
 
 
 class MessagePeer(Protocol):
-    """Sends and receives framed messages (a :class:`~kairox_lsp._process.StdioPeer` or a fake)."""
+    """Sends and receives framed messages (a :class:`~kairox_lsp.StdioPeer` or a fake)."""
 
     async def send(self, message: Mapping[str, Any]) -> None: ...
 
     def messages(self) -> AsyncIterator[Any]: ...
 
 
-class _HasDone(Protocol):
-    done: anyio.Event
+@attrs.define
+class PendingRequest:
+    """A request sent and not answered yet: ``done`` is set when its ``response`` came
+    (or the connection was lost, with ``response`` still ``None``)."""
+
+    name: str  # the LSP method, the DAP command
+    done: anyio.Event = attrs.field(factory=anyio.Event)
+    response: dict[str, Any] | None = None
 
 
 class PeerClient:
@@ -50,7 +61,7 @@ class PeerClient:
         self.name = name
         self.request_timeout = request_timeout
         self.describe_loss = describe_loss
-        self._pending: dict[int, Any] = {}
+        self._pending: dict[int, PendingRequest] = {}
         self._lost: str | None = None
         self._closed = anyio.Event()
 
@@ -84,11 +95,14 @@ class PeerClient:
 
     # -- reading ------------------------------------------------------------
     async def run(self) -> None:
-        """Read until the peer's output closes; ``_dispatch`` may start tasks in ``tg``."""
+        """Read until the peer's output closes; ``_dispatch`` gets each object and may start tasks in ``tg``."""
         try:
             async with anyio.create_task_group() as tg:
                 async for message in self.peer.messages():
-                    self._dispatch(message, tg)
+                    if isinstance(message, dict):
+                        self._dispatch(message, tg)
+                    else:
+                        logger.warning("%s: ignoring a message that is not an object", self.name)
                 tg.cancel_scope.cancel()
         except Exception as exc:
             logger.debug("%s: reading failed", self.name, exc_info=True)
@@ -96,7 +110,8 @@ class PeerClient:
         finally:
             self._mark_lost()
 
-    def _dispatch(self, message: Any, tg: anyio.abc.TaskGroup) -> None:
+    def _dispatch(self, message: dict[str, Any], tg: anyio.abc.TaskGroup) -> None:
+        """One message from the peer (an object; anything else was logged and dropped)."""
         raise NotImplementedError
 
     # -- sending ------------------------------------------------------------

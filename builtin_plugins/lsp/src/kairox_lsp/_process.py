@@ -3,9 +3,10 @@
 Shared by the LSP and DAP clients. The child runs in its own session (and so
 its own process group), so that closing it also ends whatever it started:
 node workers in its group, and on Linux also processes that moved to a group
-of their own inside its session (debugpy's debuggee). Its stderr is always drained into a bounded buffer,
-never to the terminal: a chatty server cannot block on a full pipe, and the
-tail is there for diagnostics when it fails.
+of their own inside its session (debugpy's debuggee). Its stderr is always
+drained into a bounded :class:`kairox.process.OutputTail`, never to the
+terminal: a chatty server cannot block on a full pipe, and the tail is there
+for diagnostics when it fails.
 
 Closing: the caller first says goodbye in its protocol (LSP ``shutdown`` +
 ``exit``, DAP ``disconnect``), then :meth:`StdioPeer.aclose` closes stdin,
@@ -14,7 +15,6 @@ waits a grace period for the process to exit, and kills the whole group.
 
 from __future__ import annotations
 
-import collections
 import logging
 import os
 import shutil
@@ -27,13 +27,12 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kairox.process import kill_group, kill_session, session_members, wait_session_gone
+from kairox.process import OutputTail, kill_group, kill_session, session_members, wait_session_gone
 
 from ._framing import BadMessage, FrameDecoder, encode_message
 
 __all__ = [
     "CommandNotFound",
-    "StderrTail",
     "StdioPeer",
     "kill_group",
     "kill_session",
@@ -48,59 +47,6 @@ READ_CHUNK = 64 * 1024
 
 class CommandNotFound(FileNotFoundError):
     """The server's command is not on ``PATH`` (or the path does not exist)."""
-
-
-class StderrTail:
-    """The last lines a process wrote to stderr, bounded in bytes.
-
-    Lines beyond the bound are dropped from the front and counted, so a server
-    that writes 300k lines on exit costs a fixed amount of memory.
-    """
-
-    def __init__(self, max_bytes: int = 64 * 1024, max_line: int = 2000) -> None:
-        self.max_bytes = max_bytes
-        self.max_line = max_line
-        self._lines: collections.deque[str] = collections.deque()
-        self._size = 0
-        self._partial = b""
-        self.dropped = 0
-        self.total_bytes = 0
-
-    def feed(self, data: bytes) -> None:
-        """Add bytes; a line longer than ``max_line`` bytes is kept as pieces of that size."""
-        self.total_bytes += len(data)
-        *lines, rest = (self._partial + data).split(b"\n")
-        for raw in lines:
-            raw = raw.rstrip(b"\r")
-            for start in range(0, max(len(raw), 1), self.max_line):
-                self._append(raw[start : start + self.max_line])
-        # an endless line without a newline is cut into pieces, never kept whole
-        while len(rest) > self.max_line:
-            self._append(rest[: self.max_line])
-            rest = rest[self.max_line :]
-        self._partial = rest
-
-    def _append(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace")
-        self._lines.append(line)
-        self._size += len(line) + 1
-        while self._size > self.max_bytes and self._lines:
-            self._size -= len(self._lines.popleft()) + 1
-            self.dropped += 1
-
-    def lines(self) -> list[str]:
-        out = list(self._lines)
-        if self._partial:
-            out.append(self._partial.decode("utf-8", "replace"))
-        return out
-
-    def text(self, max_lines: int = 40) -> str:
-        """The last ``max_lines`` lines (with a note when earlier ones were dropped)."""
-        lines = self.lines()
-        shown = lines[-max_lines:] if max_lines else lines
-        skipped = self.dropped + len(lines) - len(shown)
-        head = [f"[... {skipped} earlier lines not shown]"] if skipped else []
-        return "\n".join(head + shown)
 
 
 def resolve_command(command: str, env: Mapping[str, str], cwd: Path | None = None) -> str:
@@ -123,8 +69,10 @@ class StdioPeer:
 
     def __init__(self, process: anyio.abc.Process, argv: Sequence[str], *, stderr_bytes: int = 64 * 1024) -> None:
         self.process = process
+        #: the child's pid, which is also its process group's and session's id
+        self.pid: int = process.pid
         self.argv = list(argv)
-        self.stderr = StderrTail(stderr_bytes)
+        self.stderr = OutputTail(stderr_bytes)
         self._write_lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended
         self._closed = False
 
@@ -156,11 +104,8 @@ class StdioPeer:
         return cls(process, argv, stderr_bytes=stderr_bytes)
 
     @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
     def returncode(self) -> int | None:
+        """Its exit code once it exited (negative: the signal that killed it), else ``None``."""
         return self.process.returncode
 
     async def send(self, message: Mapping[str, Any]) -> None:

@@ -23,7 +23,8 @@ from kairox.errors import ConfigError
 
 from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
 from ._lifecycle import LspServerLifecycle
-from ._tools import TOOL_CAPABILITIES, LspOperations, ToolInputError, build_tools
+from ._peertools import ToolInputError
+from ._tools import TOOL_CAPABILITIES, LspOperations, build_tools
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -110,7 +111,7 @@ class LspToolProvider:
         if server.name in self._launched:
             return
         self._launched.add(server.name)
-        self.runtime.spawn(server.run, name=f"lsp server {server.name}")
+        server.launch(self.runtime.spawn)
 
     def _add_configured(self, runtime: Runtime) -> None:
         configs: dict[str, LspServerConfig] = runtime.config.section(SECTION)

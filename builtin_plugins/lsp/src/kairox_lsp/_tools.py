@@ -11,34 +11,30 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import attrs
 
-from kairox import Capability, Domain, ToolContext, ToolResult, ToolSpec
+from kairox import Capability, ToolResult
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
 from ._documents import OpenDocument, SourceCache, uri_to_path
 from ._format import Location, Renderer, hover_text, kind_name, locations_of, severity_name
 from ._lifecycle import LspServerLifecycle, ServerUnavailable
+from ._peertools import PeerErrors, PeerTool, ToolInputError, object_schema
 from ._positions import Encoding, from_server_character, to_server_character
 
 if TYPE_CHECKING:
     from ._provider import LspToolProvider
 
-__all__ = ["TOOL_CAPABILITIES", "LspTool", "build_tools"]
+__all__ = ["LSP_ERRORS", "TOOL_CAPABILITIES", "LspOperations", "build_tools"]
 
 logger = logging.getLogger(__name__)
 
 #: seconds after start during which an empty workspace answer is not trusted
 WARMUP = 10.0
-
-
-class ToolInputError(ValueError):
-    """Bad arguments, or nothing to act on: shown to the caller as an error result."""
 
 
 _PATH = {"type": "string", "description": "File path, relative to the workspace or absolute."}
@@ -52,13 +48,6 @@ _SYMBOL = {
 _SERVER = {"type": "string", "description": "Language server to ask (default: the one whose file patterns match)."}
 
 
-def _schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
-
-
 _POSITIONAL = {"path": _PATH, "line": _LINE, "column": _COLUMN, "symbol": _SYMBOL, "server": _SERVER}
 
 #: tool -> (description, input schema, server capability it needs or None)
@@ -66,12 +55,12 @@ TOOL_CAPABILITIES: dict[str, tuple[str, dict[str, Any], str | None]] = {
     "lsp.definition": (
         "Go to the definition of the symbol at a position (or of a named symbol). "
         "Returns path:line:col with the source line of each definition.",
-        _schema(_POSITIONAL),
+        object_schema(_POSITIONAL),
         "definitionProvider",
     ),
     "lsp.references": (
         "Find every reference to the symbol at a position (or a named symbol) across the workspace.",
-        _schema(
+        object_schema(
             {
                 **_POSITIONAL,
                 "include_declaration": {"type": "boolean", "default": True},
@@ -82,17 +71,17 @@ TOOL_CAPABILITIES: dict[str, tuple[str, dict[str, Any], str | None]] = {
     ),
     "lsp.hover": (
         "Type information and documentation of the symbol at a position (or a named symbol).",
-        _schema(_POSITIONAL),
+        object_schema(_POSITIONAL),
         "hoverProvider",
     ),
     "lsp.document_symbols": (
         "The classes, functions, variables ... defined in one file, as an indented outline.",
-        _schema({"path": _PATH, "server": _SERVER}, ["path"]),
+        object_schema({"path": _PATH, "server": _SERVER}, ["path"]),
         "documentSymbolProvider",
     ),
     "lsp.workspace_symbols": (
         "Search symbols by name across the workspace.",
-        _schema(
+        object_schema(
             {
                 "query": {"type": "string", "description": "Name or part of a name."},
                 "server": _SERVER,
@@ -104,7 +93,7 @@ TOOL_CAPABILITIES: dict[str, tuple[str, dict[str, Any], str | None]] = {
     ),
     "lsp.diagnostics": (
         "Errors and warnings the language server reports for a file (or every open file when no path is given).",
-        _schema({"path": _PATH, "server": _SERVER}),
+        object_schema({"path": _PATH, "server": _SERVER}),
         None,
     ),
 }
@@ -369,12 +358,22 @@ class LspOperations:
         return ToolResult.from_text("\n".join(lines), structured=structured)
 
     # -- the tools ----------------------------------------------------------------
-    async def definition(self, args: dict[str, Any]) -> ToolResult:
+    async def _ask_at(
+        self, args: dict[str, Any], need: tuple[str, str], method: str, extra: Any = None, *, idle: bool = False
+    ) -> tuple[_Target, Any]:
+        """The target of ``args`` and the server's answer to ``method`` there.
+
+        ``need`` is the capability and what it is called; ``extra`` params are added;
+        ``idle``: first wait for the server's indexing to end (its answer counts only then)."""
         target = await self._target(args)
-        self._require(target, "definitionProvider", "go to definition")
-        result = await target.client.request(
-            "textDocument/definition", {"textDocument": target.text_document, "position": target.position}
-        )
+        self._require(target, *need)
+        if idle:
+            await target.client.wait_idle(target.server.config.request_timeout)
+        params = {"textDocument": target.text_document, "position": target.position, **(extra or {})}
+        return target, await target.client.request(method, params)
+
+    async def definition(self, args: dict[str, Any]) -> ToolResult:
+        target, result = await self._ask_at(args, ("definitionProvider", "go to definition"), "textDocument/definition")
         locs = locations_of(result)
         if not locs:
             return ToolResult.from_text(f"no definition found for {self._where(target)}")
@@ -382,20 +381,16 @@ class LspOperations:
         return self._listing(f"{noun} of {self._where(target)}:", self._renderer(target.server, target.client), locs)
 
     async def references(self, args: dict[str, Any]) -> ToolResult:
-        target = await self._target(args)
-        self._require(target, "referencesProvider", "find references")
         include = args.get("include_declaration", True)
         if not isinstance(include, bool):
             raise ToolInputError("`include_declaration` must be true or false")
         limit = _int_arg(args, "limit", 200)
-        await target.client.wait_idle(target.server.config.request_timeout)
-        result = await target.client.request(
+        target, result = await self._ask_at(
+            args,
+            ("referencesProvider", "find references"),
             "textDocument/references",
-            {
-                "textDocument": target.text_document,
-                "position": target.position,
-                "context": {"includeDeclaration": include},
-            },
+            {"context": {"includeDeclaration": include}},
+            idle=True,
         )
         locs = sorted(locations_of(result), key=lambda loc: (loc.uri, loc.line, loc.character))
         if not locs:
@@ -406,11 +401,7 @@ class LspOperations:
         )
 
     async def hover(self, args: dict[str, Any]) -> ToolResult:
-        target = await self._target(args)
-        self._require(target, "hoverProvider", "hover")
-        result = await target.client.request(
-            "textDocument/hover", {"textDocument": target.text_document, "position": target.position}
-        )
+        target, result = await self._ask_at(args, ("hoverProvider", "hover"), "textDocument/hover")
         text = hover_text(result)
         if not text:
             return ToolResult.from_text(f"no hover information for {self._where(target)}")
@@ -526,50 +517,24 @@ class LspOperations:
         return ToolResult.from_text(text, structured={"diagnostics": items})
 
 
-Operation = Callable[[dict[str, Any]], Awaitable[ToolResult]]
+#: what the ``lsp.*`` tools report as error results (see :func:`kairox_lsp.peer_error_text`)
+LSP_ERRORS: PeerErrors = [
+    (ServerUnavailable, "{}"),
+    (ConnectionLost, "the language server went away during the request: {}"),
+    (RequestTimeout, "{}"),
+    (LspError, "the language server answered with an error: {}"),
+    (OSError, "cannot read the file: {}"),
+]
 
 
-class LspTool:
-    """One ``lsp.*`` tool; failures the caller can act on become error results."""
-
-    def __init__(self, spec: ToolSpec, operation: Operation) -> None:
-        self._spec = spec
-        self._operation = operation
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._spec
-
-    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        try:
-            return await self._operation(dict(arguments))
-        except ToolInputError as exc:
-            return ToolResult.from_text(str(exc), is_error=True)
-        except ServerUnavailable as exc:
-            return ToolResult.from_text(str(exc), is_error=True)
-        except ConnectionLost as exc:
-            return ToolResult.from_text(f"the language server went away during the request: {exc}", is_error=True)
-        except RequestTimeout as exc:
-            return ToolResult.from_text(str(exc), is_error=True)
-        except LspError as exc:
-            return ToolResult.from_text(f"the language server answered with an error: {exc}", is_error=True)
-        except OSError as exc:
-            return ToolResult.from_text(f"cannot read the file: {exc}", is_error=True)
-
-
-def build_tools(operations: LspOperations, names: list[str], provider_name: str) -> list[LspTool]:
+def build_tools(operations: LspOperations, names: list[str], provider_name: str) -> list[PeerTool]:
+    """The ``lsp.*`` tools ``names`` (all read-only) over ``operations``."""
     tools = []
     for name in names:
         description, schema, _capability = TOOL_CAPABILITIES[name]
-        spec = ToolSpec(
-            id=name,
-            description=description,
-            input_schema=schema,
-            domain=Domain.LOCAL,
-            capability=Capability.READ,
-            provider=provider_name,
-            annotations={"readOnlyHint": True, "openWorldHint": False},
-            path_arguments=(),
+        operation = getattr(operations, name.split(".", 1)[1])
+        summary = (description, schema, Capability.READ)
+        tools.append(
+            PeerTool.local(name, summary, provider_name, operation, LSP_ERRORS, readOnlyHint=True, openWorldHint=False)
         )
-        tools.append(LspTool(spec, getattr(operations, name.split(".", 1)[1])))
     return tools
