@@ -7,45 +7,6 @@ importing the package is cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import lazy_loader
 
-from kairox.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from ._client import ConnectionLost, DapClient, DapError, OutputBuffer, RequestTimeout
-    from ._config import DapServerConfig
-    from ._events import DapServerFailed, DapServerRunning, DapServerStarting, DapServerStopped
-    from ._lifecycle import AdapterUnavailable, DapServerLifecycle
-    from ._provider import DapToolProvider
-    from ._session import Breakpoint, DebugSession, SessionEnded
-
-_EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["ConnectionLost", "DapClient", "DapError", "OutputBuffer", "RequestTimeout"], "_client"),
-    "DapServerConfig": "_config",
-    **dict.fromkeys(["DapServerFailed", "DapServerRunning", "DapServerStarting", "DapServerStopped"], "_events"),
-    **dict.fromkeys(["AdapterUnavailable", "DapServerLifecycle"], "_lifecycle"),
-    "DapToolProvider": "_provider",
-    **dict.fromkeys(["Breakpoint", "DebugSession", "SessionEnded"], "_session"),
-}
-
-__all__ = [
-    "AdapterUnavailable",
-    "Breakpoint",
-    "ConnectionLost",
-    "DapClient",
-    "DapError",
-    "DapServerConfig",
-    "DapServerFailed",
-    "DapServerLifecycle",
-    "DapServerRunning",
-    "DapServerStarting",
-    "DapServerStopped",
-    "DapToolProvider",
-    "DebugSession",
-    "OutputBuffer",
-    "RequestTimeout",
-    "SessionEnded",
-]
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
