@@ -207,6 +207,10 @@ async def build_turn_context(
     cwd: Path | None = None,
     skill_budget: int | None = SKILL_BUDGET,
 ) -> TurnContext:
+    """What the model should see this turn: instructions, the skills index (cut to
+    ``skill_budget`` tokens, prompt matches first) and matches, injected context
+    (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens).
+    ``Session.turn_context`` is this function, bound to the session."""
     runtime = session.runtime
     instructions, problems = load_instructions(runtime, cwd=cwd)
     injected: list[ContextPiece] = []

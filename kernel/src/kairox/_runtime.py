@@ -20,7 +20,7 @@ import anyio.abc
 import attrs
 
 from ._config import Config, ConfigSection, load_config
-from ._context import SKILL_BUDGET
+from ._context import build_turn_context
 from ._dispatch import HookOutcome
 from ._events import (
     Event,
@@ -50,7 +50,6 @@ from ._types import Capability, ServerState, ServerStatus
 from .errors import ConfigError, PolicyDenied, ToolError, ToolNotFound
 
 if TYPE_CHECKING:
-    from ._context import TurnContext
     from ._tools import Tool
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
@@ -671,23 +670,10 @@ class Session:
         kwargs.setdefault("approver", self.approver)
         return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
 
-    async def turn_context(
-        self,
-        prompt: str,
-        *,
-        tool_budget: int | None = None,
-        max_skills: int = 5,
-        cwd: Path | None = None,
-        skill_budget: int | None = SKILL_BUDGET,
-    ) -> TurnContext:
-        """What the model should see this turn: instructions, the skills index (cut to
-        ``skill_budget`` tokens, prompt matches first) and matches, injected context
-        (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens)."""
-        from ._context import build_turn_context
-
-        return await build_turn_context(
-            self, prompt, tool_budget=tool_budget, max_skills=max_skills, cwd=cwd, skill_budget=skill_budget
-        )
+    #: ``await session.turn_context(prompt, *, tool_budget=None, max_skills=5, cwd=None,
+    #: skill_budget=SKILL_BUDGET)``: what the model should see this turn (see
+    #: :func:`kairox._context.build_turn_context`)
+    turn_context = build_turn_context
 
     def add_skill(self, skill: SkillDef) -> SkillDef:
         """Add a session-scoped skill: it shadows workspace and user skills of the
