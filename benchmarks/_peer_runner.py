@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,31 @@ Server = dict[str, Any]  # {"name", "command", "args"}
 
 def _result(data: dict[str, Any]) -> None:
     print(json.dumps(data))
+
+
+async def _echo_times(
+    call: Callable[..., Awaitable[Any]],
+    *lead: Any,
+    check: Callable[[Any, str], bool],
+    calls: int,
+    warm: int = 20,
+) -> dict[str, Any]:
+    """``latency``: ``call(*lead, {"message": ...})`` ``warm`` times untimed, then ``calls`` times,
+    each timed alone (the library's own call, no wrapper around it); ``check(reply, message)`` holds."""
+    for _ in range(warm):
+        await call(*lead, {"message": "warm"})
+    times = []
+    for i in range(calls):
+        message = f"m{i}"
+        t0 = time.perf_counter()
+        reply = await call(*lead, {"message": message})
+        times.append(time.perf_counter() - t0)
+        assert check(reply, message), reply
+    return {"times": times}
+
+
+def _first_text(reply: Any, message: str) -> bool:
+    return bool(reply.content[0].text == message)
 
 
 # -- kairox ---------------------------------------------------------------------
@@ -67,15 +93,7 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int) -> dict[s
         tools = [t for t in rt.tools.specs() if t.id.split(".", 1)[0] in names]
         if scenario == "latency":
             name = f"{servers[0]['name']}.echo"
-            for _ in range(20):
-                await rt.call_tool(name, {"message": "warm"})
-            times = []
-            for i in range(calls):
-                t0 = time.perf_counter()
-                result = await rt.call_tool(name, {"message": f"m{i}"})
-                times.append(time.perf_counter() - t0)
-                assert result.text == f"m{i}", result.text
-            return {"times": times}
+            return await _echo_times(rt.call_tool, name, check=lambda r, m: bool(r.text == m), calls=calls)
     return {"seconds": ready, "tools": len(tools)}
 
 
@@ -92,15 +110,7 @@ async def sdk_run(scenario: str, servers: list[Server], calls: int) -> dict[str,
         with open(os.devnull, "w") as devnull:
             async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as session:
                 await session.initialize()
-                for _ in range(20):
-                    await session.call_tool("echo", {"message": "warm"})
-                times = []
-                for i in range(calls):
-                    t0 = time.perf_counter()
-                    res = await session.call_tool("echo", {"message": f"m{i}"})
-                    times.append(time.perf_counter() - t0)
-                    assert res.content[0].text == f"m{i}"  # type: ignore[union-attr]
-        return {"times": times}
+                return await _echo_times(session.call_tool, "echo", check=_first_text, calls=calls)
 
     # several servers: each in its own task (contexts must exit in the task that entered them)
     done = anyio.Event()
@@ -145,15 +155,7 @@ async def fastmcp_run(scenario: str, servers: list[Server], calls: int) -> dict[
             seconds = time.perf_counter() - started
             if scenario == "latency":
                 name = "echo" if len(servers) == 1 else f"{servers[0]['name']}_echo"
-                for _ in range(20):
-                    await client.call_tool(name, {"message": "warm"})
-                times = []
-                for i in range(calls):
-                    t0 = time.perf_counter()
-                    res = await client.call_tool(name, {"message": f"m{i}"})
-                    times.append(time.perf_counter() - t0)
-                    assert res.content[0].text == f"m{i}"  # type: ignore[union-attr]
-                return {"times": times}
+                return await _echo_times(client.call_tool, name, check=_first_text, calls=calls)
             return {"seconds": seconds, "tools": len(tools)}
     except Exception as exc:
         return {"seconds": time.perf_counter() - started, "tools": 0, "errors": [f"{type(exc).__name__}: {exc}"[:200]]}
@@ -177,15 +179,9 @@ async def langchain_run(scenario: str, servers: list[Server], calls: int, persis
             else:
                 tools = await client.get_tools(server_name=first)
             echo = next(t for t in tools if t.name == "echo")
-            for _ in range(5 if not persistent else 20):
-                await echo.ainvoke({"message": "warm"})
-            times = []
-            for i in range(calls):
-                t0 = time.perf_counter()
-                res = await echo.ainvoke({"message": f"m{i}"})
-                times.append(time.perf_counter() - t0)
-                assert f"m{i}" in str(res), res
-        return {"times": times}
+            return await _echo_times(
+                echo.ainvoke, check=lambda r, m: m in str(r), calls=calls, warm=5 if not persistent else 20
+            )
     try:
         tools = await client.get_tools()
     except BaseException as exc:  # an ExceptionGroup when one server fails

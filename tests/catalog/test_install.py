@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from kairox import ApprovalAnswer
 from kairox._compat import tomllib
 from kairox.errors import PolicyDenied
 from kairox.testing import Approvals, KairoxHarness
 from kairox_catalog.builtin import BUILTIN_ENTRIES
 from kairox_catalog.install import Installer, InstallError, InstallOptions
 from kairox_catalog.model import CatalogEntry, Input, LaunchRecipe, Requirement
-from kairox_catalog.prepare import prepare_command
+from kairox_catalog.prepare import CommandFailed, prepare_command, run_command
 from kairox_catalog.progress import RecordingProgress
 
 PY = sys.executable
@@ -173,6 +175,27 @@ async def test_a_deny_rule_refuses_even_with_an_approver(harness: KairoxHarness)
 
 
 @pytest.mark.anyio
+async def test_a_deny_without_an_approver_does_not_suggest_yes(harness: KairoxHarness) -> None:
+    harness.write_config('[policy.rules]\n"fs.write" = "deny"\n')
+    async with harness.open(start=False) as rt:
+        with pytest.raises(PolicyDenied, match="denied by a rule") as info:
+            await Installer(rt).install(REMOTE, NO_SLOW)
+    assert "--yes" not in str(info.value)  # --yes never overrides a deny
+
+
+@pytest.mark.anyio
+async def test_allow_for_the_session_is_asked_once_per_runtime(harness: KairoxHarness) -> None:
+    harness.write_config(STRICT)
+    answers = Approvals(ApprovalAnswer.ALLOW_SESSION)
+    async with harness.open(start=False) as rt:
+        installer = Installer(rt, approver=answers)
+        await installer.install(REMOTE, InstallOptions(scope="user", prepare=False, verify=False))
+        await installer.uninstall("hosted", scope="user")
+    assert [r.tool.id for r in answers.requests] == ["fs.write"]  # the uninstall's write was not asked again
+    assert "hosted" not in tomllib.loads((harness.home / "kairox.toml").read_text()).get("mcp_servers", {})
+
+
+@pytest.mark.anyio
 async def test_unmet_requirements_stop_the_install_with_what_to_do(harness: KairoxHarness) -> None:
     entry = CatalogEntry(
         name="needy", launch=LaunchRecipe(command=PY), requirements=(Requirement("kairox-no-such-runtime", ">=1"),)
@@ -272,3 +295,18 @@ def test_pre_install_commands_derived_from_the_recipe() -> None:
     ]  # fmt: skip
     assert prepare_command(REMOTE, "", []) is None
     assert prepare_command(CatalogEntry(name="x", launch=LaunchRecipe(command="my-bin")), "my-bin", []) is None
+
+
+#: 100 000 numbered lines, one 100 kB line without an end, then status 3
+FLOOD = "import sys\nfor i in range(100_000):\n    print('line', i)\nsys.stdout.write('x' * 100_000)\nsys.exit(3)\n"
+
+
+@pytest.mark.anyio
+async def test_a_helper_command_keeps_only_the_end_of_its_output() -> None:
+    with pytest.raises(CommandFailed, match="exited with status 3") as info:
+        await run_command([PY, "-c", FLOOD], env=dict(os.environ), keep=5)
+    message = str(info.value)
+    assert "line 99999\n" in message and "line 99995\n" not in message  # the last 5 lines: 4 and the long one
+    assert message.endswith("\n    " + "x" * 500)  # a long line is shown cut
+    ok = await run_command([PY, "-c", "print('a  '); print('b' * 1200)"], env=dict(os.environ), keep=5)
+    assert ok.returncode == 0 and ok.output == ("a", "b" * 500)

@@ -29,6 +29,15 @@ def source(server: CatalogServer, path: str, cache: Path, **kw: float) -> Remote
     )
 
 
+async def cached_source(server: CatalogServer, cache: Path, **kw: float) -> RemoteSource:
+    """A source of ``/c.json`` whose first load cached :data:`DOC`; with a TTL of 0, every
+    later load asks the server again."""
+    server.serve("/c.json", DOC)
+    src = source(server, "/c.json", cache, ttl=0, **kw)
+    await src.load()
+    return src
+
+
 @pytest.mark.anyio
 async def test_good_document_is_fetched_then_served_from_cache_within_the_ttl(
     catalog_server: CatalogServer, tmp_path: Path
@@ -78,9 +87,7 @@ async def test_last_modified_alone_revalidates_too(catalog_server: CatalogServer
 
 @pytest.mark.anyio
 async def test_a_changed_document_replaces_the_cached_copy(catalog_server: CatalogServer, tmp_path: Path) -> None:
-    catalog_server.serve("/c.json", DOC)
-    src = source(catalog_server, "/c.json", tmp_path, ttl=0)
-    await src.load()
+    src = await cached_source(catalog_server, tmp_path)
     catalog_server.serve("/c.json", DOC2)
     result = await src.load()
     assert [e.name for e in result.entries] == ["two"] and src.last_origin == "network"
@@ -91,9 +98,7 @@ async def test_a_changed_document_replaces_the_cached_copy(catalog_server: Catal
 async def test_failing_server_serves_the_cached_copy_with_a_warning(
     catalog_server: CatalogServer, tmp_path: Path
 ) -> None:
-    catalog_server.serve("/c.json", DOC)
-    src = source(catalog_server, "/c.json", tmp_path, ttl=0)
-    await src.load()
+    src = await cached_source(catalog_server, tmp_path)
     catalog_server.serve("/c.json", {"error": "boom"}, status=500)
     result = await src.load()
     assert [e.name for e in result.entries] == ["one"]
@@ -105,9 +110,7 @@ async def test_failing_server_serves_the_cached_copy_with_a_warning(
 async def test_slow_server_times_out_and_the_cached_copy_is_served(
     catalog_server: CatalogServer, tmp_path: Path
 ) -> None:
-    catalog_server.serve("/c.json", DOC)
-    src = source(catalog_server, "/c.json", tmp_path, ttl=0, timeout=0.3)
-    await src.load()
+    src = await cached_source(catalog_server, tmp_path, timeout=0.3)
     catalog_server.serve("/c.json", DOC2, delay=2.0)
     result = await src.load()
     assert [e.name for e in result.entries] == ["one"]
@@ -124,9 +127,7 @@ async def test_slow_server_without_a_cache_is_a_source_error(catalog_server: Cat
 
 @pytest.mark.anyio
 async def test_offline_serves_the_cache(catalog_server: CatalogServer, tmp_path: Path) -> None:
-    catalog_server.serve("/c.json", DOC)
-    src = source(catalog_server, "/c.json", tmp_path, ttl=0)
-    await src.load()
+    src = await cached_source(catalog_server, tmp_path)
     catalog_server.__exit__()  # the server is gone: connection refused
     result = await src.load()
     assert [e.name for e in result.entries] == ["one"] and src.last_origin == "stale"
@@ -137,9 +138,7 @@ async def test_offline_serves_the_cache(catalog_server: CatalogServer, tmp_path:
 async def test_malformed_document_never_replaces_a_good_cached_copy(
     catalog_server: CatalogServer, tmp_path: Path
 ) -> None:
-    catalog_server.serve("/c.json", DOC)
-    src = source(catalog_server, "/c.json", tmp_path, ttl=0)
-    await src.load()
+    src = await cached_source(catalog_server, tmp_path)
     catalog_server.serve("/c.json", raw=b'{"entries": [ {"name": ')
     result = await src.load()
     assert [e.name for e in result.entries] == ["one"]

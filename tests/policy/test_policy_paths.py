@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import example, given
@@ -71,15 +72,10 @@ def fresh_tree() -> Iterator[dict[str, Path]]:
     (ws / "loop").symlink_to("loop")
     (ws / "sub" / "up").symlink_to("../..")
     (outside / "back_in").symlink_to(ws / "sub")
-    old_home = os.environ.get("HOME")
-    os.environ["HOME"] = str(home)
     try:
-        yield {"base": base, "ws": ws, "outside": outside, "home": home}
+        with mock.patch.dict(os.environ, {"HOME": str(home)}):  # `~` is this tree's home
+            yield {"base": base, "ws": ws, "outside": outside, "home": home}
     finally:
-        if old_home is None:
-            os.environ.pop("HOME", None)
-        else:
-            os.environ["HOME"] = old_home
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -45,6 +45,18 @@ async def wait_until_gone(pid: int, timeout: float) -> None:
     assert gone(pid), f"pid {pid} still running after {timeout} s"
 
 
+async def crash_fails_the_call_within_a_second(session: ClientSession, code: int) -> float:
+    """Call the server's ``crash`` tool (it exits with ``code`` mid-call): the pending call
+    fails as a closed connection in under a second. Returns the seconds it took."""
+    started = time.monotonic()
+    with pytest.raises(MCPError) as err:
+        await session.call_tool("crash", {"code": code})
+    elapsed = time.monotonic() - started
+    assert err.value.error.code == CONNECTION_CLOSED
+    assert elapsed < 1.0
+    return elapsed
+
+
 async def test_crash_on_start(tmp_path: Path) -> None:
     ctx = context(tmp_path, name="crashy")
     started = time.monotonic()
@@ -67,12 +79,7 @@ async def test_crash_mid_call_fails_the_pending_call_within_a_second(tmp_path: P
     with anyio.fail_after(20):
         async with open_session(server("crash_mid_call"), ctx) as session:
             assert (await session.call_tool("echo", {"message": "before"})).content[0].text == "before"
-            started = time.monotonic()
-            with pytest.raises(MCPError) as err:
-                await session.call_tool("crash", {"code": 7})
-            elapsed = time.monotonic() - started
-            assert err.value.error.code == CONNECTION_CLOSED
-            assert elapsed < 1.0
+            elapsed = await crash_fails_the_call_within_a_second(session, 7)
             # later calls fail at once too
             with pytest.raises(MCPError):
                 await session.call_tool("echo", {"message": "after"})
@@ -170,12 +177,7 @@ async def test_server_crash_with_a_grandchild_holding_the_pipes(tmp_path: Path) 
     with anyio.fail_after(20):
         async with open_session(server("grandchild"), ctx) as session:
             grandchild = int((await session.call_tool("grandchild_pid", {})).content[0].text)
-            started = time.monotonic()
-            with pytest.raises(MCPError) as err:
-                await session.call_tool("crash", {"code": 5})
-            elapsed = time.monotonic() - started
-            assert err.value.error.code == CONNECTION_CLOSED
-            assert elapsed < 1.0
+            elapsed = await crash_fails_the_call_within_a_second(session, 5)
             assert ctx.diagnostics.exit_code == 5
             # the exit watcher kills the orphan while the connection is still open
             await wait_until_gone(grandchild, FAST.term_grace + 2)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-import kairox_tools._fs
+import kairox_tools._base
 import kairox_tools._safeopen
 import kairox_tools.hooks
 from kairox._hooks import ToolCall
@@ -201,16 +201,16 @@ async def test_a_component_swapped_after_the_tool_resolved_the_path_is_not_follo
     (ws / "d").mkdir()
     (ws / "d" / "f.txt").write_text("inside\n")
     (outside / "f.txt").write_text("outside\n")
-    resolve = kairox_tools._fs._resolve
+    resolve = kairox_tools._base.ToolEnv.resolve
 
-    def resolve_then_swap(value: str, workspace: Path) -> Path:
-        path = resolve(value, workspace)
+    def resolve_then_swap(env: kairox_tools._base.ToolEnv, value: str, what: str = "path") -> Path:
+        path = resolve(env, value, what)
         if value.startswith("d/"):
             (ws / "d").rename(ws / "d-was")
             (ws / "d").symlink_to(outside)
         return path
 
-    monkeypatch.setattr(kairox_tools._fs, "_resolve", resolve_then_swap)
+    monkeypatch.setattr(kairox_tools._base.ToolEnv, "resolve", resolve_then_swap)
     for mode in ("overwrite", "append", "create"):
         if (ws / "d").is_symlink():
             (ws / "d").unlink()

@@ -19,17 +19,13 @@ def _open(ws: Path, home: Path, *plugins: object) -> Any:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    h = tmp_path / "home"
-    h.mkdir()
-    return h
+def home(kairox_home: Path) -> Path:
+    return kairox_home
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    w = tmp_path / "ws"
-    w.mkdir()
-    return w
+def ws(kairox_workspace: Path) -> Path:
+    return kairox_workspace
 
 
 @pytest.mark.anyio

@@ -6,23 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from skills_helpers import write
 
-import kairox_skills.hooks
 from kairox import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
 from kairox.hookspecs import hookimpl
 from kairox.testing import EventLog, KairoxHarness
 from kairox_skills import SettingsFile, parse_skill
-
-
-@pytest.fixture
-def kairox_plugins() -> list[object]:
-    return [kairox_skills.hooks]
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def md(name: str, description: str, extra: str = "", body: str = "") -> str:

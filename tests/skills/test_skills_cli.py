@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from skills_helpers import write
 
-import kairox_skills.hooks
 from kairox.testing import InMemoryToolProvider, KairoxHarness
-
-
-@pytest.fixture
-def kairox_plugins() -> list[object]:
-    return [kairox_skills.hooks]
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
 
 PR_REVIEW = """---
 name: pr-review

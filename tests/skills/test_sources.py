@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from skills_helpers import write
 
 from kairox import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
 from kairox_skills import DirectorySkillSource, plugin_skill_source
@@ -15,12 +16,6 @@ from kairox_skills._cache import ScanCache
 from kairox_skills._sources import parse_file
 
 CORPUS = Path(__file__).parent / "corpus"
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def md(name: str, description: str = "does things", extra: str = "", body: str = "body\n") -> str:

@@ -7,24 +7,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tools_helpers import NO_TEMP_DIR, open_tools_runtime
 
-import kairox_tools.hooks
-from kairox._runtime import Runtime
+from kairox import Runtime
 from kairox_tools import ToolEnv, ToolsConfig
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path.resolve()
+def ws(kairox_workspace: Path) -> Path:
+    return kairox_workspace.resolve()
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
+def home(kairox_home: Path) -> Path:
+    return kairox_home
 
 
 @pytest.fixture
@@ -35,13 +31,5 @@ def tool_env(ws: Path) -> ToolEnv:
 @pytest.fixture
 async def rt(ws: Path, home: Path) -> AsyncIterator[Runtime]:
     """A runtime over ``ws`` with only the built-in tools (no other plugin, no user config)."""
-    documents = [("test", {"policy": {"include_temp_dir": False}})]
-    async with Runtime.open(
-        ws,
-        home=home,
-        env=dict(os.environ),
-        plugins=[kairox_tools.hooks],
-        load_entrypoints=False,
-        config_documents=documents,
-    ) as runtime:
+    async with open_tools_runtime(ws, home, [NO_TEMP_DIR]) as runtime:
         yield runtime

@@ -11,11 +11,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tools_helpers import NO_TEMP_DIR, open_tools_runtime
 
 from kairox._runtime import Runtime
 from kairox._tools import ImageContent, TextContent, ToolContext, ToolResult
@@ -286,15 +288,10 @@ def trick_tree() -> Iterator[dict[str, Path]]:
     (ws / "out").symlink_to(outside)
     (ws / "dangling").symlink_to(outside / "made-by-link")
     (ws / "sub" / "up").symlink_to("../..")
-    old = os.environ.get("HOME")
-    os.environ["HOME"] = str(home)
     try:
-        yield {"base": base, "ws": ws, "outside": outside, "home": home}
+        with mock.patch.dict(os.environ, {"HOME": str(home)}):  # `~` is this tree's home
+            yield {"base": base, "ws": ws, "outside": outside, "home": home}
     finally:
-        if old is None:
-            os.environ.pop("HOME", None)
-        else:
-            os.environ["HOME"] = old
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -310,22 +307,13 @@ PREFIXES = ["", "/", "~/", "<base>/", "<ws>/", "file://<base>/"]
 @given(st.sampled_from(PREFIXES), st.lists(st.sampled_from(PARTS), max_size=6))
 def test_fs_write_through_the_runtime_never_lands_outside_the_workspace(prefix: str, parts: list[str]) -> None:
     """End to end: whatever the path, an unapproved fs.write changes nothing outside the workspace."""
-    import kairox_tools.hooks
-
     with trick_tree() as t:
         value = prefix.replace("<base>", str(t["base"])).replace("<ws>", str(t["ws"])) + "/".join(parts)
         before_outside, before_home = snapshot(t["outside"]), snapshot(t["home"])
         before_base = {p.name for p in t["base"].iterdir()}
 
         async def go() -> None:
-            async with Runtime.open(
-                t["ws"],
-                home=t["home"],
-                env={"HOME": str(t["home"])},
-                plugins=[kairox_tools.hooks],
-                load_entrypoints=False,
-                config_documents=[("test", {"policy": {"include_temp_dir": False}})],
-            ) as rt:
+            async with open_tools_runtime(t["ws"], t["home"], [NO_TEMP_DIR], env={"HOME": str(t["home"])}) as rt:
                 with contextlib.suppress(PolicyDenied):
                     await rt.call_tool("fs.write", {"path": value, "content": "payload"})
 

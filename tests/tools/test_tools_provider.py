@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tools_helpers import open_tools_runtime
 
-import kairox_tools.hooks
+from kairox import ToolContext
 from kairox._host import build_plugin_host
 from kairox._policy import Allow, Ask
 from kairox._runtime import Runtime
-from kairox_tools import TOOL_IDS, ToolsConfig
+from kairox_tools import BUILTIN_TOOLS, TOOL_IDS, ToolEnv, ToolsConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -23,17 +23,6 @@ EXPECTED = {
     "shell.exec": ("system", "execute", ("cwd",)),
     "search.grep": ("local", "read", ()),
 }
-
-
-def open_rt(ws: Path, home: Path, documents: list[tuple[str, dict[str, Any]]] | None = None) -> Any:
-    return Runtime.open(
-        ws,
-        home=home,
-        env=dict(os.environ),
-        plugins=[kairox_tools.hooks],
-        load_entrypoints=False,
-        config_documents=documents,
-    )
 
 
 async def test_the_provider_registers_the_five_tools_with_their_declarations(rt: Runtime) -> None:
@@ -73,7 +62,7 @@ async def test_the_entry_point_is_installed(ws: Path, home: Path) -> None:
 
 
 async def test_disabled_tools_are_not_registered(ws: Path, home: Path) -> None:
-    async with open_rt(ws, home, [("t", {"tools": {"disabled": ["shell.exec"]}})]) as rt:
+    async with open_tools_runtime(ws, home, [("t", {"tools": {"disabled": ["shell.exec"]}})]) as rt:
         assert not rt.config.errors
         ids = {s.id for s in rt.tools.specs()}
         assert "shell.exec" not in ids and "fs.write" in ids
@@ -82,7 +71,7 @@ async def test_disabled_tools_are_not_registered(ws: Path, home: Path) -> None:
 async def test_tools_section_values_reach_the_tools(ws: Path, home: Path) -> None:
     # the user's config (a workspace's [tools], which names the shell, applies only once trusted)
     (ws / "f.txt").write_text("1\n2\n3\n")
-    async with open_rt(ws, home, [("user", {"tools": {"read_lines": 2, "max_output_chars": 500}})]) as rt:
+    async with open_tools_runtime(ws, home, [("user", {"tools": {"read_lines": 2, "max_output_chars": 500}})]) as rt:
         assert rt.config.section("tools") == ToolsConfig(read_lines=2, max_output_chars=500)
         r = await rt.call_tool("fs.read", {"path": "f.txt", "line_numbers": False})
         assert r.text.splitlines()[:2] == ["1", "2"] and "offset=3" in r.text
@@ -101,7 +90,7 @@ async def test_tools_section_values_reach_the_tools(ws: Path, home: Path) -> Non
 async def test_bad_tools_config_is_reported_and_the_defaults_apply(
     ws: Path, home: Path, table: dict[str, Any], path: str, words: str
 ) -> None:
-    async with open_rt(ws, home, [("doc", table and {"tools": table})]) as rt:
+    async with open_tools_runtime(ws, home, [("doc", table and {"tools": table})]) as rt:
         errors = [e for e in rt.config.errors if e.path.startswith("tools")]
         assert len(errors) == 1, rt.config.errors
         assert errors[0].path == path and words in errors[0].message
@@ -110,7 +99,7 @@ async def test_bad_tools_config_is_reported_and_the_defaults_apply(
 
 
 async def test_stop_removes_the_tools(ws: Path, home: Path) -> None:
-    async with open_rt(ws, home) as rt:
+    async with open_tools_runtime(ws, home) as rt:
         assert "fs.read" in rt.tools
     assert "fs.read" not in rt.tools
 
@@ -123,3 +112,21 @@ async def test_decisions_of_the_builtin_tools_under_the_default_policy(rt: Runti
     assert isinstance(decide(rt.tools.get_spec("fs.write"), {"path": "a.txt", "content": ""}), Allow)
     assert isinstance(decide(rt.tools.get_spec("fs.write"), {"path": "/etc/x", "content": ""}), Ask)
     assert isinstance(decide(rt.tools.get_spec("shell.exec"), {"command": "ls"}), Ask)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("fs.read", {"path": "bad\x00name"}, "cannot use the path 'bad\\x00name'"),
+        ("fs.write", {"path": "bad\x00name", "content": "x"}, "cannot use the path 'bad\\x00name'"),
+        ("fs.list", {"path": "bad\x00name"}, "cannot use the path 'bad\\x00name'"),
+        ("search.grep", {"pattern": "x", "path": "bad\x00name"}, "cannot use the path 'bad\\x00name'"),
+        ("shell.exec", {"command": "true", "cwd": "bad\x00name"}, "cannot use the directory 'bad\\x00name'"),
+    ],
+)
+async def test_a_path_the_os_cannot_resolve_is_an_error_result_of_every_tool(
+    tool_env: ToolEnv, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    (cls,) = [c for c in BUILTIN_TOOLS if c.SPEC.id == tool]
+    result = await cls(tool_env).call(arguments, ToolContext())
+    assert result.is_error and result.text.startswith(message), result.text

@@ -7,7 +7,7 @@ digit, then letters, digits, ``.``, ``_`` or ``-``, at most 128 characters. Such
 a name is never ``.`` or ``..``, has no separator, NUL or newline, so joined
 under a directory it names a child of that directory. A skill's name satisfies
 the skills plugin's hard rule too (no ``:``, ``/``, ``\\`` or control characters).
-Both use the kernel's ``kairox._names.ENTRY_NAME_RE``.
+Both use the kernel's ``kairox.ENTRY_NAME_RE``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kairox import ENTRY_NAME_RE, describe_value
+from kairox import ENTRY_NAME_RE, describe_value, is_inside
 
 __all__ = [
     "NAME_RE",
     "NAME_RULE",
-    "is_inside",
     "local_path_problem",
     "name_problem",
     "require_inside",
+    "resolves_inside",
     "subpath_problem",
 ]
 
@@ -72,18 +72,16 @@ def local_path_problem(value: str) -> str | None:
     return None
 
 
-def is_inside(path: Path, root: Path) -> bool:
+def resolves_inside(path: Path, root: Path) -> bool:
     """``path`` is ``root`` or below it once both are resolved (symbolic links followed)."""
     try:
-        real_path = Path(os.path.realpath(path))
-        real_root = Path(os.path.realpath(root))
+        return is_inside(Path(os.path.realpath(path)), Path(os.path.realpath(root)))
     except (OSError, ValueError):
         return False
-    return real_path == real_root or real_path.is_relative_to(real_root)
 
 
 def require_inside(path: Path, root: Path, what: str) -> None:
     """Raise :class:`OSError` unless ``path`` resolves strictly below ``root`` (both resolved)."""
-    real_path, real_root = os.path.realpath(path), os.path.realpath(root)
-    if real_path == real_root or not is_inside(path, root):
+    real_path, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if real_path == real_root or not is_inside(real_path, real_root):
         raise OSError(f"refusing {what} {path}: it resolves to {real_path}, outside {real_root}")

@@ -1,4 +1,4 @@
-"""Installing plugins and skills into their user or workspace directories.
+"""Where plugins and skills are installed, and putting one there.
 
 Plugins go to ``$KAIROX_HOME/plugins/NAME`` or ``<workspace>/.kairox/plugins/NAME``,
 skills to ``.../skills/NAME``. The files are fetched into a temporary directory
@@ -6,6 +6,9 @@ next to the target (a local copy, ``git clone``, ``npm pack``, or one
 downloaded file such as a ``SKILL.md``), checked, marked with
 ``.kairox-catalog.json`` and moved into place with ``os.replace``. Uninstall
 removes only directories that carry the marker.
+
+This module knows the directories and the files; asking the policy and reporting
+is :mod:`kairox_catalog.install`'s (which imports this one, never the reverse).
 """
 
 from __future__ import annotations
@@ -19,21 +22,25 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
 
-from ._paths import NAME_RE, is_inside, name_problem, require_inside, subpath_problem
+from ._paths import NAME_RE, name_problem, require_inside, resolves_inside, subpath_problem
 from .fetch import USER_AGENT, is_remote, local_path, read_capped
 from .model import CatalogEntry, InstallSource
 from .prepare import CommandFailed, run_command
+from .progress import Progress
+from .sources import kairox_home
 
 if TYPE_CHECKING:
-    from .install import Installer, InstallOptions, InstallReport, Scope
+    from kairox import Runtime
 
-__all__ = ["MARKER", "bundle_dir", "install_bundle", "uninstall_bundles"]
+__all__ = ["MARKER", "BundleError", "Scope", "bundle_dir", "bundle_target", "installed_bundles", "place_bundle"]
+
+Scope = Literal["user", "workspace"]
 
 MARKER = ".kairox-catalog.json"
 _DIRS = {"plugin": "plugins", "skill": "skills"}
@@ -41,10 +48,13 @@ _MANIFESTS = (".kairox-plugin/plugin.json", ".codex-plugin/plugin.json", ".claud
 _MAX_DOWNLOAD = 8 * 1024 * 1024
 
 
-def bundle_dir(installer: Installer, kind: str, scope: Scope) -> Path:
-    from .sources import kairox_home
+class BundleError(Exception):
+    """A bundle could not be fetched, checked or put in place; the message says why."""
 
-    base = kairox_home(installer.runtime) if scope == "user" else installer.runtime.workspace / ".kairox"
+
+def bundle_dir(runtime: Runtime, kind: str, scope: Scope) -> Path:
+    """The directory the bundles of ``kind`` (plugin, skill) of ``scope`` are installed in."""
+    base = kairox_home(runtime) if scope == "user" else runtime.workspace / ".kairox"
     return base / _DIRS[kind]
 
 
@@ -68,7 +78,7 @@ def _safe_extract(archive: Path, dest: Path) -> None:
     name, no symbolic or hard link, no device or FIFO (only files and directories)."""
     with tarfile.open(archive) as tar:
         for member in tar.getmembers():
-            inside = is_inside(dest / member.name, dest) and not os.path.isabs(member.name)
+            inside = resolves_inside(dest / member.name, dest) and not os.path.isabs(member.name)
             if not inside or not (member.isfile() or member.isdir()):
                 raise OSError(f"refusing archive member {member.name!r} (outside the package, a link or a device)")
         if hasattr(tarfile, "data_filter"):  # Python 3.10.12+, 3.11.4+: the same checks once more
@@ -94,16 +104,16 @@ def _copy_tree(src: Path, dest: Path, ignore: tuple[str, ...]) -> None:
             mode = path.lstat().st_mode
             if stat.S_ISLNK(mode):
                 link = os.readlink(path)
-                if os.path.isabs(link) or not is_inside(path, root):
+                if os.path.isabs(link) or not resolves_inside(path, root):
                     raise OSError(f"refusing {rel}: a symbolic link to {link!r}, outside what is installed")
             elif not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 raise OSError(f"refusing {rel}: not a regular file or directory")
     shutil.copytree(root, dest, symlinks=True, ignore=shutil.ignore_patterns(*ignore))
 
 
-async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str, name: str) -> Path:
+async def _fetch(runtime: Runtime, src: InstallSource, work: Path, kind: str) -> Path:
     """Put the bundle's files in a directory under ``work``; return it."""
-    env = installer.runtime.env
+    env = runtime.env
     out = work / "bundle"
     if src.type == "path":
         if is_remote(src.path):
@@ -112,7 +122,7 @@ async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str
             )
         path = local_path(src.path)
         if not path.is_absolute():
-            path = installer.runtime.workspace / path
+            path = runtime.workspace / path
         if path.is_dir():
             await anyio.to_thread.run_sync(_copy_tree, path, out, (".git", "node_modules"))
         elif path.is_file():
@@ -137,7 +147,7 @@ async def _fetch(installer: Installer, src: InstallSource, work: Path, kind: str
         if _is_sha(src.ref):
             await run_command(["git", "-C", str(repo), "checkout", "--quiet", src.ref], env=env, timeout=120)
         root = (repo / src.path).resolve() if src.path else repo
-        if subpath_problem(src.path) or not is_inside(root, repo) or not root.is_dir():
+        if subpath_problem(src.path) or not resolves_inside(root, repo) or not root.is_dir():
             raise OSError(f"{src.path!r} is not a directory in {url}")
         await anyio.to_thread.run_sync(_copy_tree, root, out, (".git",))
         return out
@@ -180,47 +190,41 @@ def _check_bundle(root: Path, kind: str, name: str) -> str:
     raise OSError(f"{name} has no plugin manifest ({', '.join(_MANIFESTS[:3])}) nor components")
 
 
-def _target(installer: Installer, parent: Path, name: str, scope: Scope) -> Path:
-    """``parent / name``, checked to stay in ``parent`` (and, for a workspace install, ``parent``
-    in the workspace: a cloned repository may carry a ``.kairox/plugins`` symlink)."""
-    from .install import InstallError
-
+def bundle_target(runtime: Runtime, kind: str, scope: Scope, name: str) -> Path:
+    """Where the bundle ``name`` of ``kind`` and ``scope`` goes: ``bundle_dir / name``, checked
+    to stay in that directory (and, for a workspace install, that directory in the workspace: a
+    cloned repository may carry a ``.kairox/plugins`` symlink). Raises :class:`BundleError`."""
     problem = name_problem(name)
     if problem is not None:
-        raise InstallError(f"cannot install {name!r}: {problem}")
+        raise BundleError(f"cannot install {name!r}: {problem}")
+    parent = bundle_dir(runtime, kind, scope)
     target = parent / name
     try:
         if scope == "workspace":
-            require_inside(parent, installer.runtime.workspace, "the bundle directory")
+            require_inside(parent, runtime.workspace, "the bundle directory")
         require_inside(target, parent, "the install target")
     except OSError as exc:
-        raise InstallError(str(exc)) from None
+        raise BundleError(str(exc)) from None
     return target
 
 
-async def install_bundle(installer: Installer, entry: CatalogEntry, options: InstallOptions) -> InstallReport:
-    from .install import InstallError, InstallReport, authorize_write
-
+async def place_bundle(runtime: Runtime, progress: Progress, entry: CatalogEntry, scope: Scope) -> Path:
+    """Fetch ``entry``'s files, check them, mark them and move them to :func:`bundle_target`
+    (replacing what is there); return that directory. Raises :class:`BundleError`."""
     src = entry.install
     if src is None:
-        raise InstallError(f"{entry.name} has no install source")
-    parent = bundle_dir(installer, entry.kind, options.scope)
-    target = _target(installer, parent, entry.name, options.scope)
-    report = InstallReport(entry=entry, scope=options.scope, target=target)
-    report.checks = await installer.check(entry)
-    installer._require(entry, report.checks, options)
-    if target.exists() and not options.force:
-        raise InstallError(f"{target} already exists; pass --force to replace it")
-    await authorize_write(installer.runtime, target, installer.approver, f"install {entry.kind} {entry.name}")
+        raise BundleError(f"{entry.name} has no install source")
+    target = bundle_target(runtime, entry.kind, scope, entry.name)
+    parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=parent))
     try:
-        async with installer.progress.step(f"Fetching {entry.kind} {entry.name} from {src.describe()}") as step:
+        async with progress.step(f"Fetching {entry.kind} {entry.name} from {src.describe()}") as step:
             try:
-                root = await _fetch(installer, src, work, entry.kind, entry.name)
+                root = await _fetch(runtime, src, work, entry.kind)
                 step.detail = _check_bundle(root, entry.kind, entry.name)
             except (OSError, CommandFailed, tarfile.TarError) as exc:
-                raise InstallError(f"cannot install {entry.name}: {exc}") from None
+                raise BundleError(f"cannot install {entry.name}: {exc}") from None
         marker: dict[str, Any] = {
             "name": entry.name,
             "kind": entry.kind,
@@ -231,33 +235,29 @@ async def install_bundle(installer: Installer, entry: CatalogEntry, options: Ins
         }
         (root / MARKER).unlink(missing_ok=True)  # never write through a link the bundle brought
         (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        bundle_target(runtime, entry.kind, scope, entry.name)  # again: the directories may have changed
         try:
-            _target(installer, parent, entry.name, options.scope)  # again: the directories may have changed
             if target.is_symlink() or target.exists():
                 target.rename(work / "old")
             root.rename(target)
         except OSError as exc:
-            raise InstallError(f"cannot install {entry.name}: {exc}") from None
+            raise BundleError(f"cannot install {entry.name}: {exc}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    report.written = {"directory": str(target)}
-    installer.progress.info(f"installed {entry.kind} {entry.name} into {target}")
-    return report
+    return target
 
 
-async def uninstall_bundles(installer: Installer, name: str, scopes: list[Scope]) -> list[str]:
-    from .install import authorize_write
-
-    removed: list[str] = []
+def installed_bundles(runtime: Runtime, name: str, scopes: list[Scope]) -> list[tuple[str, Path]]:
+    """``(kind, directory)`` of each catalog install of ``name`` in ``scopes``: a directory
+    (not a link) directly in a bundle directory that carries the :data:`MARKER`."""
+    found: list[tuple[str, Path]] = []
     if name_problem(name) is not None:  # never a catalog install's name: nothing to look for
-        return removed
+        return found
     for scope in scopes:
         for kind in _DIRS:
-            parent = bundle_dir(installer, kind, scope)
+            parent = bundle_dir(runtime, kind, scope)
             target = parent / name
-            if target.is_symlink() or not is_inside(target, parent) or not (target / MARKER).is_file():
+            if target.is_symlink() or not resolves_inside(target, parent) or not (target / MARKER).is_file():
                 continue
-            await authorize_write(installer.runtime, target, installer.approver, f"uninstall {kind} {name}")
-            await anyio.to_thread.run_sync(shutil.rmtree, target)
-            removed.append(f"{kind} {target}")
-    return removed
+            found.append((kind, target))
+    return found

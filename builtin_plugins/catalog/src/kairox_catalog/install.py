@@ -7,23 +7,28 @@ user-scope install under ``$KAIROX_HOME`` outside the workspace asks), pre-insta
 the packages, write ``[mcp_servers.NAME]`` keeping the rest of the file and its
 comments (tomlkit, temp file + ``os.replace``), then start the server once to
 see it reach Ready. Plugins and skills go to their directories the same way
-(:mod:`kairox_catalog.bundles`).
+(:mod:`kairox_catalog.bundles` knows the directories and the files).
+
+Every write is asked about through :meth:`kairox.Runtime.authorize`, the one
+approval flow, as a call of :data:`WRITE_SPEC`.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 import attrs
 
 from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ToolSpec, workspace_config_files
 from kairox.errors import PolicyDenied
 
 from ._paths import name_problem
+from .bundles import BundleError, Scope, bundle_target, installed_bundles, place_bundle
 from .model import CatalogEntry, Input
 from .prepare import CommandFailed, prepare_command, run_command
 from .progress import NullProgress, Progress
@@ -49,8 +54,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-Scope = Literal["user", "workspace"]
 
 #: the write the policy engine is asked about (same id as the built-in file-write tool)
 WRITE_SPEC = ToolSpec(
@@ -130,25 +133,25 @@ def config_target(runtime: Runtime, scope: Scope) -> Path:
 
 
 async def authorize_write(runtime: Runtime, path: Path, approver: Approver | None, purpose: str) -> None:
-    """Ask the policy engine about writing ``path``; on Ask, the approver. Raises :class:`PolicyDenied`."""
+    """Ask about writing ``path`` (:meth:`Runtime.authorize` of :data:`WRITE_SPEC`; on *ask*, the
+    approver, else the runtime's). Raises :class:`PolicyDenied`; when the policy asks and nobody
+    can be asked, the message says how to approve from the command line."""
     arguments = {"path": str(path), "purpose": purpose}
-    decision = runtime.policy.decide(WRITE_SPEC, arguments)
-    if decision.kind == "allow":
-        return
-    if decision.kind == "deny":
-        raise PolicyDenied(decision.reason, tool=WRITE_SPEC.id)
-    approver = approver or runtime.approver
-    if approver is None:
+    asked: list[ApprovalRequest] = []
+
+    def nobody(request: ApprovalRequest) -> ApprovalAnswer:  # stands in when nobody can be asked
+        asked.append(request)
+        return ApprovalAnswer.DENY
+
+    try:
+        await runtime.authorize(WRITE_SPEC, arguments, approver=approver or runtime.approver or nobody)
+    except PolicyDenied:
+        if not asked:  # the policy denied, or a real approver declined
+            raise
         raise PolicyDenied(
-            f"writing {path} needs approval ({decision.reason}) and nobody can be asked here; pass --yes to approve",
+            f"writing {path} needs approval ({asked[0].reason}) and nobody can be asked here; pass --yes to approve",
             tool=WRITE_SPEC.id,
-        )
-    answer = approver(ApprovalRequest(WRITE_SPEC, arguments, decision.reason))
-    if inspect.isawaitable(answer):
-        answer = await answer
-    if answer is True or answer in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-        return
-    raise PolicyDenied(f"the user declined writing {path} ({decision.reason})", tool=WRITE_SPEC.id)
+        ) from None
 
 
 def _escape(value: str) -> str:
@@ -254,9 +257,7 @@ class Installer:
         if problem is not None:
             raise InstallError(f"cannot install {entry.name!r}: {problem}")
         if entry.kind != "mcp-server":
-            from .bundles import install_bundle
-
-            return await install_bundle(self, entry, options)
+            return await self._install_bundle(entry, options)
         env = self.runtime.env
         target = config_target(self.runtime, options.scope)
         report = InstallReport(entry=entry, scope=options.scope, target=target)
@@ -293,6 +294,28 @@ class Installer:
                 v = report.verification
                 step.ok = v.outcome == "ready"
                 step.detail = f"ready, {v.tools} tools" if step.ok else f"{v.outcome}: {v.detail}"
+        return report
+
+    async def _install_bundle(self, entry: CatalogEntry, options: InstallOptions) -> InstallReport:
+        """A plugin or a skill: into its directory (:mod:`kairox_catalog.bundles`)."""
+        if entry.install is None:
+            raise InstallError(f"{entry.name} has no install source")
+        try:
+            target = bundle_target(self.runtime, entry.kind, options.scope, entry.name)
+        except BundleError as exc:
+            raise InstallError(str(exc)) from None
+        report = InstallReport(entry=entry, scope=options.scope, target=target)
+        report.checks = await self.check(entry)
+        self._require(entry, report.checks, options)
+        if target.exists() and not options.force:
+            raise InstallError(f"{target} already exists; pass --force to replace it")
+        await authorize_write(self.runtime, target, self.approver, f"install {entry.kind} {entry.name}")
+        try:
+            await place_bundle(self.runtime, self.progress, entry, options.scope)
+        except BundleError as exc:
+            raise InstallError(str(exc)) from None
+        report.written = {"directory": str(target)}
+        self.progress.info(f"installed {entry.kind} {entry.name} into {target}")
         return report
 
     def _require(self, entry: CatalogEntry, checks: list[RequirementCheck], options: InstallOptions) -> None:
@@ -335,9 +358,10 @@ class Installer:
                 remove_server(doc, name)
                 write_document(target, doc)
                 removed.append(f"[mcp_servers.{name}] from {target}")
-        from .bundles import uninstall_bundles
-
-        removed.extend(await uninstall_bundles(self, name, scopes))
+        for kind, directory in installed_bundles(self.runtime, name, scopes):
+            await authorize_write(self.runtime, directory, self.approver, f"uninstall {kind} {name}")
+            await anyio.to_thread.run_sync(shutil.rmtree, directory)
+            removed.append(f"{kind} {directory}")
         if not removed:
             where = " or ".join(str(config_target(self.runtime, s)) for s in scopes)
             raise InstallError(f"{name} is not installed (looked in {where} and the plugin and skill directories)")

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections import deque
 from collections.abc import Mapping, Sequence
 
 import anyio
 import anyio.abc
 import attrs
 
-from kairox.process import kill_group
+from kairox.process import OutputTail, kill_group
 
 from .model import CatalogEntry
 
@@ -27,6 +26,8 @@ __all__ = ["CommandFailed", "CommandResult", "prepare_command", "run_command"]
 #: uvx options that take a value (so the value is not mistaken for the package)
 _UVX_VALUED = {"--from", "--with", "--with-editable", "--with-requirements", "--python", "-p", "--index", "--index-url"}
 _NPX_VALUED = {"--package", "-p", "--registry", "--cache", "--userconfig"}
+#: characters of an output line shown in a message or result
+_SHOWN_LINE = 500
 
 
 class CommandFailed(Exception):
@@ -96,7 +97,8 @@ async def run_command(
     Raises :class:`CommandFailed` when it cannot start, exits non-zero or times out;
     the process group is killed on timeout and cancellation.
     """
-    tail: deque[str] = deque(maxlen=keep)
+    # a long line (a progress bar, a JSON blob) is one line here, shown cut: it never pushes the error out
+    output = OutputTail(max_bytes=256 * 1024, max_line=64 * 1024)
     try:
         process = await anyio.open_process(
             list(argv),
@@ -114,16 +116,8 @@ async def run_command(
 
     async def drain() -> None:
         assert process.stdout is not None
-        buffer = b""
         async for chunk in process.stdout:
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                tail.append(line.decode("utf-8", "replace").rstrip()[:500])
-            if len(buffer) > 65536:
-                buffer = buffer[-65536:]
-        if buffer:
-            tail.append(buffer.decode("utf-8", "replace").rstrip()[:500])
+            output.feed(chunk)
         drained.set()
 
     try:
@@ -136,17 +130,21 @@ async def run_command(
                     await drained.wait()
                 tg.cancel_scope.cancel()
     except TimeoutError:
-        raise CommandFailed(_explain(argv, f"timed out after {timeout:g} s", tail)) from None
+        raise CommandFailed(_explain(argv, f"timed out after {timeout:g} s", _shown(output, keep))) from None
     finally:
         kill_group(process.pid)  # the group: stragglers too, after the leader exited
         with anyio.CancelScope(shield=True):
             await process.aclose()
     if process.returncode != 0:
-        raise CommandFailed(_explain(argv, f"exited with status {process.returncode}", tail))
-    return CommandResult(process.returncode or 0, tuple(tail))
+        raise CommandFailed(_explain(argv, f"exited with status {process.returncode}", _shown(output, keep)))
+    return CommandResult(process.returncode or 0, _shown(output, keep))
 
 
-def _explain(argv: Sequence[str], what: str, tail: deque[str]) -> str:
+def _shown(output: OutputTail, keep: int) -> tuple[str, ...]:
+    return tuple(line.rstrip()[:_SHOWN_LINE] for line in output.tail(keep))
+
+
+def _explain(argv: Sequence[str], what: str, tail: Sequence[str]) -> str:
     lines = [line for line in tail if line.strip()][-12:]
     shown = "\n".join(f"    {line}" for line in lines)
     return f"`{' '.join(argv)}` {what}" + (f"; its last output:\n{shown}" if shown else "")

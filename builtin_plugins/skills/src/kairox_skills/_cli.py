@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn
 
 import click
 
@@ -79,9 +80,20 @@ def _echo_problems(errors: list[dict[str, Any]], warnings: list[dict[str, Any]])
             click.echo(f"{kind}: {where}{field}: {p['message']}", err=True)
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"kairox: {message}", err=True)
     raise click.exceptions.Exit(1)
+
+
+def _run_or_fail(
+    ctx: click.Context, go: Callable[[Runtime], Awaitable[dict[str, Any] | str]], *, start: bool = False
+) -> dict[str, Any]:
+    """``go`` in a runtime; a message it returns instead of data (no such skill, a refused
+    change) ends the command with that message and exit 1."""
+    data = run_with_runtime(ctx, go, start=start)
+    if isinstance(data, str):
+        _fail(data)
+    return data
 
 
 @click.group()
@@ -143,10 +155,7 @@ def show_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
             data["body_error"] = str(exc)
         return data
 
-    data = run_with_runtime(ctx, go, start=False)
-    if isinstance(data, str):
-        _fail(data)
-        return
+    data = _run_or_fail(ctx, go)
     if want_json(ctx, as_json):
         echo_json(data)
         return
@@ -248,10 +257,7 @@ def render_cmd(ctx: click.Context, name: str, args: tuple[str, ...], check_tools
             "text": ready.text,
         }
 
-    data = run_with_runtime(ctx, go, start=check_tools)
-    if isinstance(data, str):
-        _fail(data)
-        return
+    data = _run_or_fail(ctx, go, start=check_tools)
     if want_json(ctx, as_json):
         echo_json(data)
         return
@@ -277,10 +283,7 @@ def _set_enabled(ctx: click.Context, name: str, scope: str, enabled: bool) -> No
         effective, decided = rt.skills.enabled_state(name)
         return {"name": name, "scope": scope, "file": str(path), "enabled": effective, "decided_by": decided}
 
-    data = run_with_runtime(ctx, go, start=False)
-    if isinstance(data, str):
-        _fail(data)
-        return
+    data = _run_or_fail(ctx, go)
     word = "enabled" if enabled else "disabled"
     click.echo(f"{name}: {word} in the {scope} settings ({data['file']})")
     if data["enabled"] != enabled and data["decided_by"] is not None:

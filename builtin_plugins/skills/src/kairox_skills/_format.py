@@ -36,7 +36,7 @@ from kairox import (
 )
 
 from . import _simpleyaml
-from ._structure import frontmatter_from_mapping, frontmatter_to_mapping, full_from_mapping, quick_from_mapping
+from ._structure import frontmatter_from_mapping, frontmatter_to_mapping
 
 __all__ = [
     "MAX_FRONTMATTER",
@@ -273,17 +273,14 @@ def _parse_frontmatter(
     text: str, file: str | None, folder: str | None, fallback_name: str | None, first_line: int
 ) -> tuple[SkillFrontmatter, list[SkillWarning]]:
     data, warnings = load_yaml(text, file=file, first_line=first_line)
-    quick = quick_from_mapping(data, folder)
-    if quick is not None:
-        return quick, warnings
     cache: dict[str, int] = {}
 
-    def line_of(key: str) -> int | None:
+    def line_of(key: str) -> int | None:  # the key lines are found only for a message (never on the quick path)
         if not cache:
             cache.update(_key_lines(text, first_line) or {"": 0})
         return cache.get(key)
 
-    fm, more = full_from_mapping(data, file=file, folder=folder, fallback_name=fallback_name, line_of=line_of)
+    fm, more = frontmatter_from_mapping(data, file=file, folder=folder, fallback_name=fallback_name, line_of=line_of)
     return fm, warnings + more
 
 

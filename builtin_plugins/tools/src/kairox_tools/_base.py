@@ -1,4 +1,4 @@
-"""What every built-in tool shares: its environment, argument checking, path display."""
+"""What every built-in tool shares: its environment, argument checking, paths, read-only specs."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kairox import ToolContext, ToolResult, ToolSpec
+from kairox import ToolContext, ToolResult, ToolSpec, is_inside, resolve_path
 
 from ._args import ArgumentError, check_arguments
 from ._config import ToolsConfig
 from ._output import safe_text
 
-__all__ = ["BuiltinTool", "ToolEnv", "error"]
+__all__ = ["BuiltinTool", "PathProblem", "ToolEnv", "error", "read_only_spec"]
+
+
+class PathProblem(Exception):
+    """A path argument the OS cannot resolve; the message says which and why (the tool's error result)."""
 
 
 @attrs.frozen
@@ -32,6 +36,14 @@ class ToolEnv:
     ) -> ToolEnv:
         return cls(Path(os.path.realpath(workspace)), config or ToolsConfig(), dict(os.environ if env is None else env))
 
+    def resolve(self, value: str, what: str = "path") -> Path:
+        """A path argument as the policy engine resolves it (:func:`kairox.resolve_path`: ``~``,
+        relative to the workspace, ``..``, symbolic links followed). Raises :class:`PathProblem`."""
+        try:
+            return resolve_path(value, self.workspace)
+        except (ValueError, OSError, RuntimeError) as exc:
+            raise PathProblem(f"cannot use the {what} {value!r}: {exc}") from None
+
     def display(self, path: Path) -> str:
         """A path as the model should see it: relative to the workspace when inside it."""
         try:
@@ -41,12 +53,27 @@ class ToolEnv:
         return safe_text(str(rel))
 
     def is_inside_workspace(self, path: Path) -> bool:
-        return path == self.workspace or self.workspace in path.parents
+        """``path`` (resolved, :func:`kairox.resolve_path`) is the workspace or below it."""
+        return is_inside(path, self.workspace)
 
 
 def error(message: str, **structured: Any) -> ToolResult:
     """An error result the model can act on."""
     return ToolResult.from_text(message, is_error=True, structured={"error": message, **structured})
+
+
+def read_only_spec(id: str, title: str, description: str, input_schema: dict[str, Any]) -> ToolSpec:
+    """The spec of a tool that only reads this machine: local, read, no path it writes."""
+    return ToolSpec(
+        id=id,
+        title=title,
+        description=description,
+        input_schema=input_schema,
+        domain="local",
+        capability="read",
+        path_arguments=(),
+        annotations={"readOnlyHint": True},
+    )
 
 
 class BuiltinTool:
@@ -66,7 +93,10 @@ class BuiltinTool:
             args = check_arguments(self.SPEC.input_schema, arguments)
         except ArgumentError as exc:
             return error(f"{self.SPEC.id}: invalid arguments: {exc}")
-        return await self.run(args, context)
+        try:
+            return await self.run(args, context)
+        except PathProblem as exc:  # from ToolEnv.resolve, in any tool
+            return error(str(exc))
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -1,7 +1,7 @@
 """fs.read, fs.write, fs.list: files on this machine.
 
-Paths are resolved with the policy engine's own function
-(:func:`kairox._policy.resolve_path`: ``~``, relative to the workspace, ``..``,
+Paths are resolved with the policy engine's own function (``ToolEnv.resolve``:
+:func:`kairox.resolve_path`: ``~``, relative to the workspace, ``..``,
 symbolic links followed), so the file a tool touches is the file the policy
 checked. Blocking file work runs in a worker thread.
 
@@ -26,10 +26,10 @@ from typing import Any
 
 import anyio.to_thread
 
-from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, resolve_path
+from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, is_inside
 
 from . import _safeopen
-from ._base import BuiltinTool, error
+from ._base import BuiltinTool, error, read_only_spec
 from ._output import SNIFF_BYTES, image_type, looks_binary, safe_text
 
 __all__ = ["FsList", "FsRead", "FsWrite"]
@@ -38,19 +38,8 @@ __all__ = ["FsList", "FsRead", "FsWrite"]
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 
 
-class _PathProblem(Exception):
-    pass
-
-
-def _resolve(value: str, workspace: Path) -> Path:
-    try:
-        return resolve_path(value, workspace)
-    except (ValueError, OSError, RuntimeError) as exc:
-        raise _PathProblem(f"cannot use the path {value!r}: {exc}") from None
-
-
 class FsRead(BuiltinTool):
-    SPEC = ToolSpec(
+    SPEC = read_only_spec(
         id="fs.read",
         title="Read a file",
         description=(
@@ -74,10 +63,6 @@ class FsRead(BuiltinTool):
             "required": ["path"],
             "additionalProperties": False,
         },
-        domain="local",
-        capability="read",
-        path_arguments=(),
-        annotations={"readOnlyHint": True},
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -85,10 +70,7 @@ class FsRead(BuiltinTool):
 
     def _read(self, args: dict[str, Any]) -> ToolResult:
         cfg = self.env.config
-        try:
-            path = _resolve(args["path"], self.env.workspace)
-        except _PathProblem as exc:
-            return error(str(exc))
+        path = self.env.resolve(args["path"])
         shown = self.env.display(path)
         try:
             st = path.stat()
@@ -241,10 +223,7 @@ class FsWrite(BuiltinTool):
         """Write as ``args`` say; with ``roots``, the write must land inside them
         (:attr:`kairox.ToolContext.confined_to`), and a file with more than one hard link is refused."""
         raw: str = args["path"]
-        try:
-            path = _resolve(raw, self.env.workspace)
-        except _PathProblem as exc:
-            return error(str(exc))
+        path = self.env.resolve(raw)
         shown = self.env.display(path)
         data = args["content"].encode("utf-8")
         mode: str = args["mode"]
@@ -252,7 +231,7 @@ class FsWrite(BuiltinTool):
         if len(data) > limit:
             return error(f"content is {len(data)} bytes; fs.write takes at most {limit}", path=shown)
         single_link = roots is not None
-        if roots is not None and not any(_is_inside(path, root) for root in roots):
+        if roots is not None and not any(is_inside(path, root) for root in roots):
             return error(
                 f"{safe_text(raw)!r} now leads to {shown}, outside the writable roots the policy allowed it for "
                 "(a symbolic link on the way changed after the check); not written",
@@ -323,15 +302,8 @@ def _shared(shown: str, links: int) -> ToolResult:
     )
 
 
-def _is_inside(path: Path, root: Path) -> bool:
-    try:
-        return os.path.commonpath([str(path), str(root)]) == str(root)
-    except ValueError:
-        return False
-
-
 class FsList(BuiltinTool):
-    SPEC = ToolSpec(
+    SPEC = read_only_spec(
         id="fs.list",
         title="List a directory",
         description=(
@@ -351,20 +323,13 @@ class FsList(BuiltinTool):
             },
             "additionalProperties": False,
         },
-        domain="local",
-        capability="read",
-        path_arguments=(),
-        annotations={"readOnlyHint": True},
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         return await anyio.to_thread.run_sync(self._list, args)
 
     def _list(self, args: dict[str, Any]) -> ToolResult:
-        try:
-            root = _resolve(args["path"], self.env.workspace)
-        except _PathProblem as exc:
-            return error(str(exc))
+        root = self.env.resolve(args["path"])
         shown = self.env.display(root)
         if not root.exists():
             return error(f"no such directory: {shown}", path=shown)

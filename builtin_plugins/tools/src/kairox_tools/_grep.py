@@ -27,11 +27,11 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from kairox import ToolContext, ToolResult, ToolSpec, resolve_path
-from kairox.process import open_group
+from kairox import ToolContext, ToolResult
+from kairox.process import OutputTail, open_group
 
-from ._base import BuiltinTool, ToolEnv, error
-from ._output import SNIFF_BYTES, HeadTail, cut_line
+from ._base import BuiltinTool, ToolEnv, error, read_only_spec
+from ._output import SNIFF_BYTES, cut_line
 
 __all__ = ["GrepHit", "SearchGrep", "python_search", "ripgrep_search"]
 
@@ -65,7 +65,7 @@ class GrepError(Exception):
 
 
 class SearchGrep(BuiltinTool):
-    SPEC = ToolSpec(
+    SPEC = read_only_spec(
         id="search.grep",
         title="Search files",
         description=(
@@ -90,18 +90,11 @@ class SearchGrep(BuiltinTool):
             "required": ["pattern"],
             "additionalProperties": False,
         },
-        domain="local",
-        capability="read",
-        path_arguments=(),
-        annotations={"readOnlyHint": True},
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
         cfg = self.env.config
-        try:
-            root = resolve_path(args["path"], self.env.workspace)
-        except (ValueError, OSError, RuntimeError) as exc:
-            return error(f"cannot use the path {args['path']!r}: {exc}")
+        root = self.env.resolve(args["path"])
         shown = self.env.display(root)
         if not root.exists():
             return error(f"no such file or directory: {shown}", path=shown)
@@ -201,7 +194,7 @@ async def ripgrep_search(rg: str, q: GrepQuery, env: ToolEnv) -> tuple[list[Grep
     hits: list[GrepHit] = []
     matches = 0
     limited = False
-    err = HeadTail(8_000)
+    err = OutputTail(max_bytes=8_000)  # ripgrep's diagnostics (a regex it cannot parse)
     async with open_group(ripgrep_argv(rg, q), cwd=env.workspace, env=env.env) as process:
         assert process.stdout is not None and process.stderr is not None
         stderr = process.stderr

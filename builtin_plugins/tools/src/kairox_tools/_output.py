@@ -48,7 +48,14 @@ def cut_line(line: str, limit: int) -> str:
 
 
 class HeadTail:
-    """A byte buffer that keeps the first and last ``limit // 2`` bytes of a stream."""
+    """A byte buffer that keeps the first and last ``limit // 2`` bytes of a stream.
+
+    For what a command writes that *is* the tool's result (shell.exec's stdout and
+    stderr): the kept bytes are shown as they were, ``\r``, long lines and all, around
+    a byte count of what was left out. A child's diagnostics (ripgrep's stderr) go to
+    :class:`kairox.process.OutputTail` instead, which keeps lines (cut to a maximum
+    length, line endings dropped) for a message.
+    """
 
     def __init__(self, limit: int) -> None:
         self.head_limit = limit // 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kairox import ToolContext, ToolResult, ToolSpec, resolve_path
+from kairox import ToolContext, ToolResult, ToolSpec
 
 from ._base import BuiltinTool, error
 from ._output import head_tail
@@ -55,10 +55,7 @@ class ShellExec(BuiltinTool):
         command: str = args["command"]
         if not command.strip():
             return error("shell.exec: the command is empty")
-        try:
-            cwd = resolve_path(args["cwd"], self.env.workspace)
-        except (ValueError, OSError, RuntimeError) as exc:
-            return error(f"cannot use the directory {args['cwd']!r}: {exc}")
+        cwd = self.env.resolve(args["cwd"], "directory")
         shown_cwd = self.env.display(cwd)
         if not self.env.is_inside_workspace(cwd):
             return error(f"cwd {shown_cwd} is outside the workspace {self.env.workspace}; commands run inside it")

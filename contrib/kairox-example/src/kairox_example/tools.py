@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import FunctionTool, ServerStatus, ToolResult, ToolSpec
+from kairox import FunctionTool, ServerStatus, ToolResult, ToolSpec, is_inside, resolve_path
 
 from .config import ExampleConfig
 
@@ -37,8 +37,8 @@ class FileProblem(Exception):
 
 
 def _read(workspace: Path, path: str, max_bytes: int) -> tuple[Path, bytes]:
-    target = (workspace / path).resolve()
-    if not target.is_relative_to(workspace):
+    target = resolve_path(path, workspace)  # as the OS would: relative to the workspace, `..`, links followed
+    if not is_inside(target, workspace):  # the runtime's workspace is resolved already
         raise FileProblem(f"{path}: outside the workspace")
     try:
         size = target.stat().st_size
