@@ -73,13 +73,17 @@ def test_the_conventions_checker_finds_broken_rules(tmp_path: Path) -> None:
         '[project]\nname = "kairox-bad"\n[project.entry-points.kairox]\nbad = "x"\n'
     )
     (pkg / "__init__.py").write_text("")
-    (pkg / "hooks.py").write_text("import json\n\nCACHE = {}\n\n\ndef helper():\n    return json\n")
+    (pkg / "hooks.py").write_text(
+        "import json\n\nfrom kairox.declare import command\nCACHE = {}\n\n\ndef helper():\n    return json\n\n\n"
+        "kairox_register_commands = command('bad', 'kairox_bad.cli:main', 'help')\nkairox_thing = dict()\n"
+    )
     proc = _check(tmp_path)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
         f"error: {tmp_path / 'pyproject.toml'}: entry point bad = 'x', expected kairox_bad.hooks",
         f"error: {pkg / 'py.typed'}: missing",
-        f"error: {pkg / 'hooks.py'}:3: CACHE is not a @hookimpl kairox_* function",
-        f"error: {pkg / 'hooks.py'}:6: helper is not a @hookimpl kairox_* function",
+        f"error: {pkg / 'hooks.py'}:4: CACHE is not a @hookimpl kairox_* function (or a kairox.declare one)",
+        f"error: {pkg / 'hooks.py'}:7: helper is not a @hookimpl kairox_* function (or a kairox.declare one)",
+        f"error: {pkg / 'hooks.py'}:12: kairox_thing is not a @hookimpl kairox_* function (or a kairox.declare one)",
         f"error: {pkg / 'hooks.py'}: no `from __future__ import annotations`",
     ]

@@ -32,6 +32,19 @@ def _is_hookimpl(node: ast.stmt) -> bool:
     return "hookimpl" in names and node.name.startswith("kairox_")
 
 
+DECLARE = ("adds", "command", "config_section")
+
+
+def _is_declared(node: ast.stmt) -> bool:
+    """``kairox_register_x = adds(...)`` (or ``command(...)``, ``config_section(...)``) from kairox.declare."""
+    if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+        return False
+    func = node.value.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return called in DECLARE and len(names) == len(node.targets) and all(n.startswith("kairox_") for n in names)
+
+
 def check_hooks(hooks: Path) -> list[str]:
     problems = []
     tree = ast.parse(hooks.read_text(encoding="utf-8"))
@@ -39,11 +52,13 @@ def check_hooks(hooks: Path) -> list[str]:
         docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
         if docstring or isinstance(node, (ast.Import, ast.ImportFrom)) or _is_type_checking(node):
             continue
-        if _is_hookimpl(node):
+        if _is_hookimpl(node) or _is_declared(node):
             continue
         targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
         what = getattr(node, "name", None) or ", ".join(targets) or type(node).__name__
-        problems.append(f"error: {hooks}:{node.lineno}: {what} is not a @hookimpl kairox_* function")
+        problems.append(
+            f"error: {hooks}:{node.lineno}: {what} is not a @hookimpl kairox_* function (or a kairox.declare one)"
+        )
     return problems
 
 

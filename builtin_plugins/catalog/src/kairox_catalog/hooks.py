@@ -8,27 +8,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kairox import hookimpl
+from kairox.declare import command, config_section
 
 if TYPE_CHECKING:
-    import click
+    from kairox import Registrar, Runtime
 
-    from kairox import ConfigSection, Registrar, Runtime
-
-
-@hookimpl
-def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from kairox import ConfigSection
-
-    from .config import CatalogConfig
-
-    registrar.add(
-        ConfigSection(
-            name="catalog",
-            schema=CatalogConfig,
-            needs_trust=True,
-            description="marketplace catalog: remote sources (URL, kind), cache TTL, HTTP timeout",
-        )
-    )
+kairox_register_config_sections = config_section(
+    "catalog",
+    "kairox_catalog.config:CatalogConfig",
+    needs_trust=True,
+    description="marketplace catalog: remote sources (URL, kind), cache TTL, HTTP timeout",
+)
+kairox_register_commands = command(
+    "catalog",
+    "kairox_catalog.cli:catalog",
+    "Browse and install MCP servers, plugins and skills from the catalog sources.",
+)
 
 
 @hookimpl
@@ -36,16 +31,3 @@ def kairox_register_catalog_sources(registrar: Registrar[Any], runtime: Runtime)
     from .sources import register_sources
 
     register_sources(registrar, runtime)
-
-
-@hookimpl
-def kairox_register_commands(cli: click.Group) -> None:
-    from kairox.cli import lazy_command
-
-    cli.add_command(
-        lazy_command(
-            "catalog",
-            "kairox_catalog.cli:catalog",
-            "Browse and install MCP servers, plugins and skills from the catalog sources.",
-        )
-    )

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from kairox import ConfigSection
-
-__all__ = ["SkillsConfig", "config_section"]
+__all__ = ["SkillsConfig"]
 
 
 @attrs.frozen
@@ -22,11 +20,3 @@ class SkillsConfig:
     user_dirs: list[str] = attrs.field(factory=list)
     workspace_dirs: list[str] = attrs.field(factory=list)
     cache: bool = True
-
-
-def config_section() -> ConfigSection:
-    return ConfigSection(
-        name="skills",
-        schema=SkillsConfig,
-        description="Skill directories and the scan cache (kairox-skills).",
-    )

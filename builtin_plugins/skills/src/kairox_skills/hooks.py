@@ -1,23 +1,23 @@
-"""kairox-skills hook implementations (the work lives in sibling modules)."""
+"""kairox-skills hook implementations (the work lives in sibling modules, imported
+when kairox calls the hook)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kairox.declare import command, config_section
 from kairox.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    import click
-
-    from kairox import ConfigSection, Registrar, Runtime
+    from kairox import Registrar, Runtime
     from kairox.protocols import SkillSource
 
-
-@hookimpl
-def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from ._config import config_section
-
-    registrar.add(config_section())
+kairox_register_config_sections = config_section(
+    "skills", "kairox_skills._config:SkillsConfig", description="Skill directories and the scan cache (kairox-skills)."
+)
+kairox_register_commands = command(
+    "skills", "kairox_skills._cli:skills", "List, show, match, render, enable and disable skills."
+)
 
 
 @hookimpl
@@ -25,12 +25,3 @@ def kairox_register_skill_sources(registrar: Registrar[SkillSource], runtime: Ru
     from ._plugin import register_sources
 
     register_sources(registrar, runtime)
-
-
-@hookimpl
-def kairox_register_commands(cli: click.Group) -> None:
-    from kairox.cli import lazy_command
-
-    cli.add_command(
-        lazy_command("skills", "kairox_skills._cli:skills", "List, show, match, render, enable and disable skills.")
-    )

@@ -1,8 +1,9 @@
 """Hook implementations of kairox-example: only hookimpls live here.
 
 kairox imports this module for every command (``kairox plugins`` included), so
-it stays cheap: the real work is imported inside each function, when the hook
-is first called.
+it stays cheap: the real work is imported when a hook is first called. The
+registrations are one line each (``kairox.declare``); ``pre_tool_call`` does more
+than add something, so it is written out.
 """
 
 from __future__ import annotations
@@ -10,34 +11,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kairox import hookimpl
+from kairox.declare import adds, command, config_section
 
 if TYPE_CHECKING:
-    import click
+    from kairox import Block, ToolCall
 
-    from kairox import Block, ConfigSection, Registrar, Runtime, ToolCall
-    from kairox.protocols import ToolProvider
-
-
-@hookimpl
-def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from kairox import ConfigSection
-
-    from .config import ExampleConfig
-
-    registrar.add(
-        ConfigSection(
-            name="example",
-            schema=ExampleConfig,
-            description="kairox-example: files its tools and guard protect, largest file its tools read",
-        )
-    )
-
-
-@hookimpl
-def kairox_register_tool_providers(registrar: Registrar[ToolProvider], runtime: Runtime) -> None:
-    from .tools import ExampleToolsProvider
-
-    registrar.add(ExampleToolsProvider())
+kairox_register_config_sections = config_section(
+    "example",
+    "kairox_example.config:ExampleConfig",
+    description="kairox-example: files its tools and guard protect, largest file its tools read",
+)
+kairox_register_tool_providers = adds("kairox_example.tools:ExampleToolsProvider")
+# lazy: the command's module is imported only when `kairox example ...` runs,
+# so this plugin costs nothing on every other kairox command
+kairox_register_commands = command(
+    "example", "kairox_example.cli:example", "kairox-example: count words, check protected files."
+)
 
 
 @hookimpl
@@ -45,14 +34,3 @@ def kairox_pre_tool_call(call: ToolCall) -> Block | None:
     from .guard import check_call
 
     return check_call(call)
-
-
-@hookimpl
-def kairox_register_commands(cli: click.Group) -> None:
-    # lazy: the command's module is imported only when `kairox example ...` runs,
-    # so this plugin costs nothing on every other kairox command
-    from kairox.cli import lazy_command
-
-    cli.add_command(
-        lazy_command("example", "kairox_example.cli:example", "kairox-example: count words, check protected files.")
-    )
