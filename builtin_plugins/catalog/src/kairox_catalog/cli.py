@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kairox.cli import echo_json, run_with_runtime, tty_approver, want_json
+from kairox.cli import echo_json, parse_pairs, run_with_runtime, tty_approver, want_json
 from kairox.errors import PolicyDenied
 
 from .catalog import Catalog, CatalogSnapshot, EntryNotFound
@@ -211,16 +211,6 @@ def _prompter(interactive: bool) -> Callable[[Input, bool], str | None]:
     return ask
 
 
-def _parse_inputs(values: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--input")
-        out[key] = value
-    return out
-
-
 @catalog.command("install")
 @click.argument("name")
 @click.option(
@@ -251,7 +241,7 @@ def install_cmd(
     as_json: bool,
 ) -> None:
     """Install NAME: check requirements, write the config, pre-install, start once to verify."""
-    values = _parse_inputs(inputs)
+    values = parse_pairs(inputs, option="--input", metavar="NAME")
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     options = InstallOptions(
         scope=scope,  # type: ignore[arg-type]

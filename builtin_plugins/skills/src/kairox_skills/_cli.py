@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import click
 
 from kairox import Runtime, SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
-from kairox.cli import echo_json, run_with_runtime, want_json
+from kairox.cli import echo_json, parse_pairs, run_with_runtime, want_json
 
 from ._plugin import home_of
 from ._settings import SettingsFile, settings_path
@@ -215,16 +215,6 @@ def match_cmd(ctx: click.Context, prompt: str, limit: int, as_json: bool) -> Non
         click.echo(f"{r['score']:5.1f}  {r['name']}  ({'; '.join(r['reasons'])})")
 
 
-def _parse_args(pairs: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--arg")
-        out[key] = value
-    return out
-
-
 @skills.command("render")
 @click.argument("name")
 @click.option("--arg", "args", multiple=True, metavar="KEY=VALUE", help="An argument (repeatable).")
@@ -242,7 +232,7 @@ def render_cmd(ctx: click.Context, name: str, args: tuple[str, ...], check_tools
     Exits 1 when the skill is unknown or disabled, a tool it lists is not
     registered, or an argument is missing or invalid.
     """
-    arguments = _parse_args(args)
+    arguments = parse_pairs(args, option="--arg")
 
     async def go(rt: Runtime) -> dict[str, Any] | str:
         try:

@@ -4,24 +4,14 @@
 denied call or failed tool in ``fn`` ends the command with a one-line error,
 exit 1),
 ``want_json(ctx, flag)`` and ``echo_json(data)`` follow the global ``--json``,
-``tty_approver(yes)`` asks the user on a terminal, ``lazy_command(name,
-"module:attr", help)`` defers importing a command's module until it runs."""
+``tty_approver(yes)`` asks the user on a terminal, ``parse_pairs(values,
+option=)`` reads repeated ``KEY=VALUE`` options, ``lazy_command(name,
+"module:attr", help)`` defers importing a command's module until it runs.
+
+The names are listed once, in ``__init__.pyi``."""
 
 from __future__ import annotations
 
-from ._lazy import LazyCommand, lazy_command
-from ._main import build_cli, cli, main
-from ._util import CommandFailed, echo_json, run_with_runtime, tty_approver, want_json
+import lazy_loader
 
-__all__ = [
-    "CommandFailed",
-    "LazyCommand",
-    "build_cli",
-    "cli",
-    "echo_json",
-    "lazy_command",
-    "main",
-    "run_with_runtime",
-    "tty_approver",
-    "want_json",
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,7 +17,7 @@ from .._host import PluginHost, build_plugin_host
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
     from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime, StartMode
 
-__all__ = ["CliState", "CommandFailed", "echo_json", "run_with_runtime", "tty_approver"]
+__all__ = ["CliState", "CommandFailed", "echo_json", "parse_pairs", "run_with_runtime", "tty_approver", "want_json"]
 
 T = TypeVar("T")
 
@@ -55,6 +55,18 @@ class CommandFailed(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"kairox: {self.kind}: {self.format_message()}", err=True, file=file)
+
+
+def parse_pairs(values: Iterable[str], *, option: str, metavar: str = "KEY") -> dict[str, str]:
+    """``KEY=VALUE`` option values (``--arg a=1 --arg b=2``) as a dict; the value may hold
+    ``=``; a value without ``=`` or with an empty key is a usage error naming ``option``."""
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected {metavar}=VALUE, got {item!r}", param_hint=option)
+        out[key] = value
+    return out
 
 
 def _as_command_failure(exc: Exception) -> Exception:

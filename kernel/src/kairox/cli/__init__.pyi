@@ -1,0 +1,20 @@
+"""The public names of :mod:`kairox.cli`, listed once (type checkers read this; at run
+time ``__init__.py`` loads each from its module on first use, ``lazy_loader.attach_stub``)."""
+
+from ._lazy import (
+    LazyCommand as LazyCommand,
+    lazy_command as lazy_command,
+)
+from ._main import (
+    build_cli as build_cli,
+    cli as cli,
+    main as main,
+)
+from ._util import (
+    CommandFailed as CommandFailed,
+    echo_json as echo_json,
+    parse_pairs as parse_pairs,
+    run_with_runtime as run_with_runtime,
+    tty_approver as tty_approver,
+    want_json as want_json,
+)
