@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,12 +24,7 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parents[1]
 
-KNOWN_CROSS_PRIVATE = {
-    ("kairox_philont", "kairox_manifests._proc"),
-    ("kairox_philont", "kairox_manifests._schema"),
-    ("kairox_philont", "kairox_manifests.formats._common"),
-    ("kairox_philont", "kairox_manifests.formats._meta"),
-}
+KNOWN_CROSS_PRIVATE: set[tuple[str, str]] = set()
 
 
 def _imports(path: Path) -> Iterator[str]:
@@ -92,3 +88,37 @@ def test_the_lint_bans_every_private_kernel_module() -> None:
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     assert "TID251" in ruff["select"]
     assert set(ruff["flake8-tidy-imports"]["banned-api"]) == private
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].strip().lower().replace("-", "_") for r in requirements}
+
+
+def test_a_feature_package_declares_every_package_it_imports() -> None:
+    """A module-level import needs a dependency; a function-local one (an optional
+    feature, its absence reported) needs at least an optional dependency (an extra)."""
+    problems = []
+    for pyproject in sorted([*ROOT.glob("builtin_plugins/*/pyproject.toml"), *ROOT.glob("contrib/*/pyproject.toml")]):
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+        required = _requirement_names(project.get("dependencies", []))
+        extras = set().union(*map(_requirement_names, project.get("optional-dependencies", {}).values()))
+        src = pyproject.parent / "src"
+        own = {p.name for p in src.iterdir() if p.is_dir()}
+        for path in sorted(src.rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            top_level = {id(node) for node in tree.body}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    modules = [node.module]
+                elif isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                else:
+                    continue
+                for module in modules:
+                    top = module.split(".")[0]
+                    if not top.startswith("kairox_") or top in own:
+                        continue
+                    allowed = required if id(node) in top_level else required | extras
+                    if top not in allowed:
+                        problems.append(f"{path.relative_to(ROOT)}: imports {top}, not declared in {pyproject.name}")
+    assert problems == []

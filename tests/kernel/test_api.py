@@ -41,7 +41,14 @@ def test_names_load_lazily() -> None:
 
 
 def test_cli_helpers_for_plugins() -> None:
-    assert set(kairox.cli.__all__) >= {"run_with_runtime", "echo_json", "want_json", "tty_approver", "main", "parse_pairs"}
+    assert set(kairox.cli.__all__) >= {
+        "run_with_runtime",
+        "echo_json",
+        "want_json",
+        "tty_approver",
+        "main",
+        "parse_pairs",
+    }
 
 
 def test_parse_pairs_reads_repeated_key_value_options() -> None:

@@ -15,10 +15,11 @@ import peers
 import pytest
 from mcp_helpers import open_runtime
 
+from kairox._events import ToolsChanged
 from kairox._tools import ImageContent
 from kairox._types import Capability, ServerState
-from kairox.errors import ToolError, ToolNotFound
-from kairox_mcp import McpServerFailed, McpServerReady, manager_of
+from kairox.errors import KairoxError, ToolError, ToolNotFound
+from kairox_mcp import McpServerConfig, McpServerFailed, McpServerReady, ServerDefinition, manager_of
 
 pytestmark = pytest.mark.integration
 
@@ -259,3 +260,63 @@ async def test_servers_from_mcp_json_and_philont_run_like_the_others(tmp_path: P
         assert (spec.domain.value, spec.capability.value) == ("local", "read")
         assert (await rt.call_tool("phil.echo", {"message": "no approval needed"})).text == "no approval needed"
         assert mcp.server("ph").config.tool_timeout_s == 5.0
+
+
+def clock(name: str = "clock", **fields: Any) -> ServerDefinition:
+    """mcp-server-time (PyPI) as a server added from code."""
+    return ServerDefinition(name, McpServerConfig(command=str(BIN / "mcp-server-time"), **fields), origin="code")
+
+
+@pytest.mark.anyio
+async def test_a_server_added_at_run_time_starts_and_registers_and_removing_it_takes_it_back(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    async with open_runtime(tmp_path, {}) as rt:
+        mcp = manager_of(rt)
+        seen: list[Any] = []
+        rt.events.subscribe(seen.append)
+        server = await mcp.add_server(clock())
+        assert server is not None and server.state is ServerState.READY
+        pid = server.diagnostics.pid
+        assert pid is not None and peers.alive([pid]) == [pid]
+        assert [s.id for s in rt.tools.by_provider("mcp:clock")] == ["clock.convert_time", "clock.get_current_time"]
+        now = await rt.call_tool("clock.get_current_time", {"timezone": "UTC"}, approver=yes)
+        assert now.structured is not None and now.structured["timezone"] == "UTC"
+        assert [(s.name, s.state) for s in mcp.status()] == [("clock", ServerState.READY)]
+        with pytest.raises(KairoxError, match="running; remove it first"):
+            await mcp.add_server(clock())
+
+        assert await mcp.remove_server("clock")
+        assert rt.tools.by_provider("mcp:clock") == [] and mcp.status() == []
+        with anyio.fail_after(5):
+            while peers.alive([pid]):  # noqa: ASYNC110 - polling the process table
+                await anyio.sleep(0.02)
+        with pytest.raises(ToolNotFound):
+            await rt.call_tool("clock.get_current_time", {"timezone": "UTC"}, approver=yes)
+        assert not await mcp.remove_server("clock")  # gone: nothing left to remove
+    kinds = [e.kind for e in seen if e.kind.startswith("McpServer")]
+    assert kinds == ["McpServerStarting", "McpServerReady", "McpServerStopped"]
+    changes = [e for e in seen if isinstance(e, ToolsChanged) and e.provider == "mcp:clock"]
+    tools = {"clock.convert_time", "clock.get_current_time"}
+    assert [(set(c.added), set(c.removed)) for c in changes] == [(tools, set()), (set(), tools)]
+
+
+@pytest.mark.anyio
+async def test_a_server_added_before_the_manager_starts_is_only_defined(tmp_path: Path, no_leftovers: None) -> None:
+    async with open_runtime(tmp_path, {}, start=False) as rt:
+        mcp = manager_of(rt)
+        assert await mcp.add_server(clock()) is None
+        assert await mcp.add_server(clock("later", enabled=False)) is None
+        assert [(s.name, s.state, s.detail) for s in mcp.status()] == [
+            ("clock", ServerState.STOPPED, "not started"),
+            ("later", ServerState.STOPPED, "disabled"),
+        ]
+        assert rt.tools.by_provider("mcp:clock") == [] and mcp.servers == {}  # no process yet
+        await rt.start_providers()  # the manager's start starts it with the others
+        assert mcp.server("clock").state is ServerState.READY
+        assert [s.id for s in rt.tools.by_provider("mcp:clock")] == ["clock.convert_time", "clock.get_current_time"]
+        assert "later" not in mcp.servers  # disabled: not started by default ...
+        assert await mcp.add_server(clock("later", enabled=False)) is None
+        explicit = await mcp.add_server(clock("later", enabled=False), start=True)  # ... but when asked to
+        assert explicit is not None and explicit.state is ServerState.READY
+        assert len(rt.tools.by_provider("mcp:later")) == 2

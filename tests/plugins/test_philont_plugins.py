@@ -24,6 +24,12 @@ def philont_dir(h: KairoxHarness, user_home: Path, scope: str = "user") -> Path:
     return (user_home if scope == "user" else h.workspace) / ".philont" / "plugins"
 
 
+def code_plugin(h: KairoxHarness, user_home: Path, plugin_id: str, body: str, sandbox: str = "worker") -> Path:
+    """A user Philont plugin ``plugin_id`` whose ``index.py`` is ``body``."""
+    manifest = {"id": plugin_id, "sandbox": sandbox}
+    return write_plugin(philont_dir(h, user_home) / plugin_id, {"plugin.json": manifest, "index.py": body})
+
+
 def loader(rt: Any) -> PluginLoader:
     found = loader_of(rt)
     assert found is not None
@@ -134,10 +140,7 @@ async def test_worker_calls_run_concurrently_and_match_by_id(kairox_harness: Kai
         "        return args['tag']\n"
         "    ctx.register_tool('slow', slow, domain='local', capability='read')\n"
     )
-    write_plugin(
-        philont_dir(kairox_harness, user_home) / "w",
-        {"plugin.json": {"id": "w", "sandbox": "worker"}, "index.py": body},
-    )
+    code_plugin(kairox_harness, user_home, "w", body)
     results: dict[str, str] = {}
     async with kairox_harness.open() as rt:
 
@@ -153,13 +156,7 @@ async def test_worker_calls_run_concurrently_and_match_by_id(kairox_harness: Kai
 async def test_worker_that_fails_to_register_reports_the_traceback(
     kairox_harness: KairoxHarness, user_home: Path
 ) -> None:
-    write_plugin(
-        philont_dir(kairox_harness, user_home) / "broken",
-        {
-            "plugin.json": {"id": "broken", "sandbox": "worker"},
-            "index.py": "import json\ndef register(ctx):\n    json.loads('{oops')\n",
-        },
-    )
+    code_plugin(kairox_harness, user_home, "broken", "import json\ndef register(ctx):\n    json.loads('{oops')\n")
     async with kairox_harness.open() as rt:
         state, reason = state_of(rt, "broken")
     assert state == "failed"
@@ -205,10 +202,7 @@ async def test_worker_hooks_see_sessions(kairox_harness: KairoxHarness, user_hom
         "                      if p['tool'] == 'h.seen' and p['arguments'].get('x') == 'raw' else None)\n"
         "    ctx.register_tool('seen', lambda a: {'seen': SEEN, 'x': a.get('x')}, domain='local', capability='read')\n"
     )
-    write_plugin(
-        philont_dir(kairox_harness, user_home) / "h",
-        {"plugin.json": {"id": "h", "sandbox": "worker"}, "index.py": body},
-    )
+    code_plugin(kairox_harness, user_home, "h", body)
     async with kairox_harness.open() as rt:
         async with rt.session() as session:
             sid = session.id
@@ -264,10 +258,7 @@ async def test_a_relative_path_argument_reaches_the_handler_as_the_path_the_poli
         "        return args['path']\n"
         "    ctx.register_tool('note', note, domain='local', capability='write')\n"
     )
-    write_plugin(
-        philont_dir(kairox_harness, user_home) / "notes",
-        {"plugin.json": {"id": "notes", "sandbox": sandbox}, "index.py": body},
-    )
+    code_plugin(kairox_harness, user_home, "notes", body, sandbox)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)

@@ -33,6 +33,12 @@ def settings(h: KairoxHarness) -> SettingsStore:
     return SettingsStore(h.workspace, h.env)
 
 
+def guard_plugin(root: Path, name: str = "guard") -> Path:
+    """A plugin whose ``pre_tool_call`` hook script blocks a call with ``x == "no"``."""
+    hooks = [{"event": "pre_tool_call", "script": "./g.py"}]
+    return write_plugin(root, {".kairox-plugin/plugin.json": {"name": name, "hooks": hooks}, "g.py": GUARD})
+
+
 def philont_plugin(root: Path, plugin_id: str, body: str, **manifest: Any) -> Path:
     return write_plugin(root, {"plugin.json": {"id": plugin_id, "main": "main.py", **manifest}, "main.py": body})
 
@@ -92,16 +98,7 @@ async def test_workspace_plugin_shadows_a_user_plugin_of_the_same_name(kairox_ha
 
 
 def repo_hooks(h: KairoxHarness) -> Path:
-    return write_plugin(
-        ws_dir(h) / "repo-hooks",
-        {
-            ".kairox-plugin/plugin.json": {
-                "name": "repo-hooks",
-                "hooks": [{"event": "pre_tool_call", "script": "./g.py"}],
-            },
-            "g.py": GUARD,
-        },
-    )
+    return guard_plugin(ws_dir(h) / "repo-hooks", "repo-hooks")
 
 
 async def test_untrusted_workspace_plugin_is_not_loaded_and_the_approver_is_not_asked(
@@ -262,13 +259,7 @@ async def test_permissions_narrow_the_policy_for_plugin_tools(kairox_harness: Ka
 
 
 async def test_hook_scripts_fire_through_the_runtime(kairox_harness: KairoxHarness) -> None:
-    write_plugin(
-        user_dir(kairox_harness) / "guard",
-        {
-            ".kairox-plugin/plugin.json": {"name": "guard", "hooks": [{"event": "pre_tool_call", "script": "./g.py"}]},
-            "g.py": GUARD,
-        },
-    )
+    guard_plugin(user_dir(kairox_harness) / "guard")
     philont_plugin(user_dir(kairox_harness) / "good", "good", TOOLS)
     async with kairox_harness.open() as rt:
         assert (await rt.call_tool("good.echo", {"x": "yes"})).text == "yes"
@@ -309,13 +300,7 @@ async def test_plugins_off_entirely(kairox_harness: KairoxHarness) -> None:
 
 
 async def test_unload_takes_everything_back(kairox_harness: KairoxHarness) -> None:
-    write_plugin(
-        user_dir(kairox_harness) / "guard",
-        {
-            ".kairox-plugin/plugin.json": {"name": "guard", "hooks": [{"event": "pre_tool_call", "script": "./g.py"}]},
-            "g.py": GUARD,
-        },
-    )
+    guard_plugin(user_dir(kairox_harness) / "guard")
     philont_plugin(user_dir(kairox_harness) / "good", "good", TOOLS)
     async with kairox_harness.open() as rt:
         assert await loader(rt).unload("guard") and await loader(rt).unload("good")

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
+import peers
 import pytest
-from plugin_helpers import copy_fixture
+from plugin_helpers import FIXTURES, copy_fixture, write_plugin
 
 from kairox import ApprovalAnswer, ContextPiece, PolicyDenied, ServerState, ToolError
 from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness
@@ -154,23 +157,79 @@ async def test_all_formats_in_one_runtime(kairox_harness: KairoxHarness, user_ho
         assert log.of(PluginHookFailed) == []
 
 
-async def test_plugin_permissions_reach_its_mcp_tools(kairox_harness: KairoxHarness) -> None:
-    from plugin_helpers import FIXTURES, write_plugin
+NOTES_SERVER = FIXTURES / "codex" / "release-notes" / "mcp" / "notes_server.py"
 
-    server = FIXTURES / "codex" / "release-notes" / "mcp" / "notes_server.py"
-    write_plugin(
-        kairox_harness.home / "plugins" / "scoped",
-        {
-            ".kairox-plugin/plugin.json": {
-                "name": "scoped",
-                "mcpServers": {"notes": {"command": "python", "args": [str(server)]}},
-                "permissions": {"tools": ["scoped.notes.render_notes"]},
-            }
-        },
-    )
+
+def notes_bundle(harness: KairoxHarness, name: str, **manifest: Any) -> Path:
+    """A user bundle ``name`` whose MCP server ``notes`` is the mcp SDK's notes server of the
+    release-notes fixture (tools ``<name>.notes.add_note`` and ``<name>.notes.render_notes``)."""
+    servers = {"notes": {"command": "python", "args": [str(NOTES_SERVER)]}}
+    plugin = {".kairox-plugin/plugin.json": {"name": name, "mcpServers": servers, **manifest}}
+    return write_plugin(harness.home / "plugins" / name, plugin)
+
+
+async def test_plugin_permissions_reach_its_mcp_tools(kairox_harness: KairoxHarness) -> None:
+    notes_bundle(kairox_harness, "scoped", permissions={"tools": ["scoped.notes.render_notes"]})
     approvals = Approvals(ApprovalAnswer.ALLOW_ONCE)  # MCP tools without annotations ask (system/execute)
     async with kairox_harness.open(approver=approvals) as rt:
         assert {"scoped.notes.add_note", "scoped.notes.render_notes"} <= {t.id for t in rt.tools.specs()}
         assert (await rt.call_tool("scoped.notes.render_notes", {})).text == "# Notes"
         with pytest.raises(PolicyDenied, match="not among the tools its plugin's permissions allow"):
             await rt.call_tool("scoped.notes.add_note", {"text": "x"})
+
+
+async def test_a_bundle_routed_into_a_running_runtime_starts_its_server_and_its_undo_stops_it(
+    kairox_harness: KairoxHarness, no_leftovers: None
+) -> None:
+    from kairox_manifests.model import Contribution
+    from kairox_manifests.routing import route_mcp_servers
+    from kairox_mcp import manager_of
+
+    config = {"command": sys.executable, "args": [str(NOTES_SERVER)]}
+    notes = Contribution("mcp_server", "notes", NOTES_SERVER.parent, config)
+    async with kairox_harness.open(approver=Approvals(ApprovalAnswer.ALLOW_ONCE)) as rt:
+        routed = await route_mcp_servers(rt, "late", [notes])  # the manager runs: the server starts now
+        assert (routed.loaded, routed.failed) == (["mcp_server/notes"], {})
+        mcp = manager_of(rt)
+        assert mcp.server("late:notes").state is ServerState.READY
+        assert {t.id for t in rt.tools.by_provider("mcp:late:notes")} == {
+            "late.notes.add_note",
+            "late.notes.render_notes",
+        }
+        assert (await rt.call_tool("late.notes.render_notes", {})).text == "# Notes"
+        for undo in routed.undo:
+            await undo()
+        assert rt.tools.by_provider("mcp:late:notes") == []
+        assert "late:notes" not in {s.name for s in mcp.status()}
+
+
+async def test_unloading_a_bundle_stops_its_mcp_server(kairox_harness: KairoxHarness, no_leftovers: None) -> None:
+    from kairox_mcp import manager_of
+
+    notes_bundle(kairox_harness, "jot")
+    async with kairox_harness.open() as rt:
+        mcp = manager_of(rt)
+        pid = mcp.server("jot:notes").diagnostics.pid
+        assert mcp.server("jot:notes").state is ServerState.READY and "jot.notes.render_notes" in rt.tools
+        assert await loader_of(rt).unload("jot")  # type: ignore[union-attr]
+        assert "jot.notes.render_notes" not in rt.tools and "jot:notes" not in {s.name for s in mcp.status()}
+        assert pid is not None and peers.alive([pid]) == []
+
+
+async def test_plugin_permissions_narrower_than_the_policy_ask_the_approver_for_its_mcp_tools(
+    kairox_harness: KairoxHarness,
+) -> None:
+    from kairox import SandboxPolicy
+
+    notes_bundle(kairox_harness, "narrow", permissions={"sandboxPolicy": "read_only"})
+    kairox_harness.write_config('[policy.rules]\n"narrow.notes.*" = "allow"\n', where="user")  # the user's: allow
+    approvals = Approvals(ApprovalAnswer.DENY)
+    async with kairox_harness.open(approver=approvals) as rt:
+        with pytest.raises(PolicyDenied, match="the plugin's permissions: the user declined") as info:
+            await rt.call_tool("narrow.notes.render_notes", {})
+        assert "read_only" in str(info.value)
+        [asked] = approvals.requests  # once, about the spec with the plugin's permissions on it
+        assert asked.tool.permissions is not None and asked.tool.permissions.sandbox is SandboxPolicy.READ_ONLY
+        approvals.answer = ApprovalAnswer.ALLOW_ONCE
+        assert (await rt.call_tool("narrow.notes.render_notes", {})).text == "# Notes"
+        assert len(approvals.requests) == 2

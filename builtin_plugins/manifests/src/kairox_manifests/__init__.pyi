@@ -11,6 +11,13 @@ from . import (
     model as model,
     settings as settings,
 )
+from ._proc import (
+    drain_into as drain_into,
+)
+from ._schema import (
+    parse_document as parse_document,
+    read_json as read_json,
+)
 from .activation import (
     Activation as Activation,
     ActivationContext as ActivationContext,
@@ -31,8 +38,15 @@ from .formats import (
     ClaudeDefaultLayout as ClaudeDefaultLayout,
     ClaudeFormat as ClaudeFormat,
     CodexFormat as CodexFormat,
+    Collector as Collector,
     KairoxFormat as KairoxFormat,
+    RawCompatibility as RawCompatibility,
+    RawPermissions as RawPermissions,
     builtin_formats as builtin_formats,
+    check_name as check_name,
+    compatibility_from as compatibility_from,
+    permissions_from as permissions_from,
+    person_from as person_from,
 )
 from .inventory import (
     PluginRecord as PluginRecord,

@@ -1,6 +1,7 @@
 """Child processes of plugins (hook scripts, workers): bounded output, interpreters.
 
-Process groups, reaping and exit descriptions are in kairox.process.
+Process groups, reaping, exit descriptions and the bounded record of a stream
+(:class:`~kairox.process.OutputTail`) are in kairox.process.
 """
 
 from __future__ import annotations
@@ -9,48 +10,15 @@ import contextlib
 import os
 import shutil
 import sys
-from collections import deque
 from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream
 
-__all__ = ["TailBuffer", "drain_into", "interpreter_for", "read_bounded"]
+from kairox.process import OutputTail
 
-
-class TailBuffer:
-    """The last ``max_lines`` lines of a stream (each cut to ``max_line`` characters)."""
-
-    def __init__(self, max_lines: int = 200, max_line: int = 2000) -> None:
-        self._lines: deque[str] = deque(maxlen=max_lines)
-        self._partial = b""
-        self._max_line = max_line
-        self.total_bytes = 0
-
-    def feed(self, chunk: bytes) -> None:
-        self.total_bytes += len(chunk)
-        data = self._partial + chunk
-        *lines, self._partial = data.split(b"\n")
-        if len(self._partial) > self._max_line * 4:
-            self._partial = self._partial[-self._max_line * 4 :]
-        for raw in lines:
-            self._add(raw)
-
-    def _add(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip("\r")
-        if len(line) > self._max_line:
-            line = line[: self._max_line] + " [...]"
-        self._lines.append(line)
-
-    def lines(self) -> list[str]:
-        out = list(self._lines)
-        if self._partial:
-            out.append(self._partial.decode("utf-8", "replace")[: self._max_line])
-        return out
-
-    def tail(self, n: int = 20) -> str:
-        return "\n".join(self.lines()[-n:])
+__all__ = ["drain_into", "interpreter_for", "read_bounded"]
 
 
 async def read_bounded(stream: ByteReceiveStream, limit: int) -> tuple[bytes, bool]:
@@ -70,7 +38,8 @@ async def read_bounded(stream: ByteReceiveStream, limit: int) -> tuple[bytes, bo
     return b"".join(chunks), truncated
 
 
-async def drain_into(stream: ByteReceiveStream, buffer: TailBuffer) -> None:
+async def drain_into(stream: ByteReceiveStream, buffer: OutputTail) -> None:
+    """Feed ``stream`` into ``buffer`` until it ends (a child's stderr: it never blocks on a full pipe)."""
     with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         async for chunk in stream:
             buffer.feed(chunk)

@@ -39,9 +39,9 @@ import anyio
 import attrs
 
 from kairox import Block, ContextPiece
-from kairox.process import describe_exit, reap
+from kairox.process import OutputTail, describe_exit, reap
 
-from ._proc import TailBuffer, drain_into, interpreter_for, read_bounded
+from ._proc import drain_into, interpreter_for, read_bounded
 from .events import PluginHookFailed, PluginHookRan
 from .model import HookDecl
 
@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 30.0
 MAX_STDOUT = 1024 * 1024
+#: of a hook's stderr: the last bytes kept, and the last lines a failure shows
+MAX_STDERR = 16 * 1024
+STDERR_LINES = 20
 #: Claude Code tool names for kairox's built-in tools, so Claude matchers ("Write|Edit") still match
 _CLAUDE_NAMES: dict[str, tuple[str, ...]] = {
     "fs.read": ("Read",),
@@ -270,7 +273,7 @@ class ScriptHook:
             )
         except OSError as exc:
             raise _HookError(f"cannot start {argv[0]}: {exc}") from None
-        stderr = TailBuffer(max_lines=50)
+        stderr = OutputTail(MAX_STDERR)
         stdout = b""
         timed_out = False
         try:
@@ -290,16 +293,16 @@ class ScriptHook:
         finally:
             code = await reap(process)
         if timed_out:
-            raise _HookError(f"timed out after {self.timeout:g} s (killed)", stderr.tail())
+            raise _HookError(f"timed out after {self.timeout:g} s (killed)", stderr.text(STDERR_LINES))
         text = stdout.decode("utf-8", "replace")
         if code == 2 and self.decl.event == "pre_tool_call":
-            return HookAnswer(block=stderr.tail(5).strip() or "blocked by a plugin hook (exit code 2)")
+            return HookAnswer(block="\n".join(stderr.tail(5)).strip() or "blocked by a plugin hook (exit code 2)")
         if code != 0:
-            raise _HookError(f"the hook {describe_exit(code)}", stderr.tail())
+            raise _HookError(f"the hook {describe_exit(code)}", stderr.text(STDERR_LINES))
         try:
             return parse_answer(text, text_is_context=self.decl.event in ("pre_turn", "session_start"))
         except ValueError as exc:
-            raise _HookError(str(exc), stderr.tail()) from None
+            raise _HookError(str(exc), stderr.text(STDERR_LINES)) from None
 
 
 class _HookError(Exception):

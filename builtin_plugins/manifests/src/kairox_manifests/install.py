@@ -2,9 +2,9 @@
 
 ``install`` copies a plugin directory into the user (``$KAIROX_HOME/plugins``)
 or workspace (``.kairox/plugins``) plugin directory. The copy is a write the
-policy engine decides like any tool's (a synthetic ``plugins.install`` write
-tool whose target is the destination): a destination outside the writable
-roots asks the approver, a denial stops it. The copy goes to a temporary
+runtime authorizes like any tool call (``Runtime.authorize`` with a synthetic
+``plugins.install`` write tool whose target is the destination): a destination
+outside the writable roots asks the approver, a denial stops it. The copy goes to a temporary
 sibling first and is renamed into place, so a half-copied plugin is never
 loaded. Installing into the workspace records the user's trust in what was
 installed (the bundle's fingerprint in ``$KAIROX_HOME/trust.json``, as
@@ -15,7 +15,6 @@ Uninstalling it forgets that trust.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import os
 import shutil
@@ -26,18 +25,7 @@ from typing import TYPE_CHECKING
 import anyio
 import attrs
 
-from kairox import (
-    Allow,
-    ApprovalAnswer,
-    ApprovalRequest,
-    Capability,
-    Deny,
-    Domain,
-    PolicyDenied,
-    ToolSpec,
-    TrustStore,
-    user_home,
-)
+from kairox import Capability, Domain, ToolSpec, TrustStore, user_home
 
 from .discovery import probe, sorted_formats
 from .errors import ManifestError
@@ -81,22 +69,8 @@ def plugin_dir(runtime: Runtime, scope: str) -> Path:
 
 
 async def _authorize(runtime: Runtime, spec: ToolSpec, destination: Path, approver: Approver | None) -> None:
-    args = {"destination": str(destination)}
-    decision = runtime.policy.decide(spec, args)
-    if isinstance(decision, Allow):
-        return
-    if isinstance(decision, Deny):
-        raise PolicyDenied(decision.reason, tool=spec.id)
-    approver = approver or runtime.approver
-    if approver is None:
-        raise PolicyDenied(
-            f"needs approval ({decision.reason}), and no approver is available (non-interactive)", tool=spec.id
-        )
-    answer = approver(ApprovalRequest(spec, args, decision.reason))
-    if inspect.isawaitable(answer):
-        answer = await answer
-    if answer is not True and answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-        raise PolicyDenied(f"the user declined ({decision.reason})", tool=spec.id)
+    """The runtime's approval flow for the write ``spec`` describes; raises :class:`~kairox.PolicyDenied`."""
+    await runtime.authorize(spec, {"destination": str(destination)}, approver=approver)
 
 
 def read_plugin(runtime: Runtime, source: Path) -> PluginManifest:

@@ -13,7 +13,6 @@ to take them back (``undo``):
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -21,7 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import Permissions, ServerState, Tool, ToolContext, ToolRank, ToolResult, ToolSpec
+from kairox import (
+    Allow,
+    Block,
+    Permissions,
+    PolicyDenied,
+    ServerState,
+    Tool,
+    ToolContext,
+    ToolRank,
+    ToolResult,
+    ToolSpec,
+)
 
 from .model import Contribution
 
@@ -154,9 +164,9 @@ def route_hooks(runtime: Runtime, plugin: str, hooks: Sequence[tuple[str, Callab
 
 def permission_guard(runtime: Runtime, providers: set[str], permissions: Permissions) -> Callable[..., Any]:
     """A ``pre_tool_call`` hook applying a plugin's permissions to tools another provider
-    registered for it (its MCP servers' tools): the policy decides again with the plugin's
-    permissions on the spec; a deny blocks, an ask goes to the approver like any ask."""
-    from kairox import Allow, ApprovalAnswer, ApprovalRequest, Block, Deny
+    registered for it (its MCP servers' tools): the call is authorized again
+    (:meth:`~kairox.Runtime.authorize`) with the plugin's permissions on the spec when
+    they decide otherwise than the runtime already did; a refusal blocks the call."""
 
     async def guard(call: Any) -> Any:
         spec = call.tool
@@ -166,20 +176,11 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
         decision = runtime.policy.decide(narrowed, call.arguments)
         if isinstance(decision, Allow) or isinstance(runtime.policy.decide(spec, call.arguments), type(decision)):
             return None  # no narrower than what the runtime already decided and asked about
-        if isinstance(decision, Deny):
-            return Block(f"the plugin's permissions: {decision.reason}")
-        session = call.session
-        approver = (session.approver if session is not None else None) or runtime.approver
-        if approver is None:
-            return Block(f"the plugin's permissions need approval ({decision.reason}); nobody can be asked")
-        answer = approver(
-            ApprovalRequest(narrowed, dict(call.arguments), decision.reason, session.id if session else None)
-        )
-        if inspect.isawaitable(answer):
-            answer = await answer
-        if answer is True or answer in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-            return None
-        return Block(f"the user declined ({decision.reason})")
+        try:
+            await runtime.authorize(narrowed, call.arguments, session=call.session)
+        except PolicyDenied as exc:
+            return Block(f"the plugin's permissions: {exc.reason}")
+        return None
 
     return guard
 
@@ -199,8 +200,10 @@ def _mcp_manager(runtime: Runtime) -> Any:
 async def route_mcp_servers(
     runtime: Runtime, plugin: str, items: Sequence[Contribution], permissions: Permissions | None = None
 ) -> Routed:
-    """Hand servers to kairox-mcp's manager (defined, not started: the manager starts them
-    with its own start, or when a call needs one of their tools).
+    """Add servers to kairox-mcp's manager (``McpServerManager.add_server``; the undo is
+    ``remove_server``). At a runtime's discover stage they are only defined: the manager
+    starts them with its own start, or when a call needs one of their tools; a bundle
+    routed once the manager runs has its servers started at once.
 
     An entry that cannot be defined (an unset ``${VAR}``, a bad field) is a failed
     server in the manager, with the reason, never a silent loss. kairox-mcp has no
@@ -235,21 +238,16 @@ async def route_mcp_servers(
         if config.tool_prefix is None:
             config = attrs.evolve(config, tool_prefix=f"{plugin}.{item.name}")
         try:
-            manager.add_server(ServerDefinition(name, config, source=str(item.source), origin=provider_name(plugin)))
+            await manager.add_server(
+                ServerDefinition(name, config, source=str(item.source), origin=provider_name(plugin))
+            )
         except Exception as exc:
             out.failed[item.key] = f"{type(exc).__name__}: {exc}"
             continue
         names.append(name)
         out.loaded.append(item.key)
 
-    async def undo() -> None:
-        for name in names:
-            try:
-                await manager.remove_server(name)
-            except Exception:
-                logger.exception("stopping MCP server %s failed", name)
-
-    out.undo.append(undo)
+    out.undo.append(_removing("MCP server", manager.remove_server, names))
     if names and permissions is not None:
         guard = permission_guard(runtime, {f"mcp:{n}" for n in names}, permissions)
         out.undo.append(_async(runtime.hooks.add("pre_tool_call", guard, source=provider_name(plugin))))
@@ -274,6 +272,20 @@ def hold_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution
                 provider_name(plugin),
             )
         )
+
+
+def _removing(what: str, remove: Callable[[str], Awaitable[Any]], names: list[str]) -> Undo:
+    """The undo of servers handed to a manager: ``remove`` each of ``names``, one failing
+    (logged) never keeping the others."""
+
+    async def undo() -> None:
+        for name in names:
+            try:
+                await remove(name)
+            except Exception:
+                logger.exception("stopping %s %s failed", what, name)
+
+    return undo
 
 
 def _async(fn: Callable[[], Any]) -> Undo:
@@ -307,14 +319,7 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
         added.append(f"{plugin}:{item.name}")
         out.loaded.append(item.key)
 
-    async def undo() -> None:
-        for name in added:
-            try:
-                await provider.remove_server(name)
-            except Exception:
-                logger.exception("stopping LSP server %s failed", name)
-
-    out.undo.append(undo)
+    out.undo.append(_removing("LSP server", provider.remove_server, added))
     return out
 
 

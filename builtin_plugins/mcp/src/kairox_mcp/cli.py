@@ -14,7 +14,11 @@ from .config import redact_config, redact_url
 from .manager import SECTION, McpServerManager, McpStartupError, manager_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kairox import Runtime
+
+    from .lifecycle import ServerLifecycle
 
 __all__ = ["mcp"]
 
@@ -42,6 +46,29 @@ async def _start(manager: McpServerManager, names: list[str] | None) -> None:
         await manager.start_servers(names)
     except McpStartupError:
         pass  # the server rows say which failed
+
+
+def _started_alone(
+    ctx: click.Context, server: str, describe: Callable[[Runtime, ServerLifecycle], dict[str, Any]]
+) -> dict[str, Any]:
+    """Start ``server`` alone, describe it (its name, state and detail, plus ``describe``'s
+    fields), stop it. A server that is not configured is the command's error."""
+
+    async def go(rt: Runtime) -> dict[str, Any]:
+        manager = manager_of(rt)
+        if server not in manager.definitions:
+            return {"unknown": _unknown(server, manager)}
+        try:
+            await _start(manager, [server])
+            s = manager.server(server)
+            return {"server": server, "state": s.state.value, "detail": s.detail, **describe(rt, s)}
+        finally:
+            await manager.stop()
+
+    data: dict[str, Any] = run_with_runtime(ctx, go, start=False)
+    if "unknown" in data:
+        raise click.ClickException(data["unknown"])
+    return data
 
 
 @click.group()
@@ -155,14 +182,10 @@ def mcp_status(ctx: click.Context, as_json: bool) -> None:
 def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
     """Start SERVER and list its tools (canonical id, exported name, domain/capability)."""
 
-    async def go(rt: Runtime) -> dict[str, Any]:
-        manager = manager_of(rt)
-        if server not in manager.definitions:
-            return {"unknown": _unknown(server, manager)}
-        try:
-            await _start(manager, [server])
-            s = manager.server(server)
-            tools = [
+    def tools(rt: Runtime, s: ServerLifecycle) -> dict[str, Any]:
+        specs = rt.tools.by_provider(s.provider_key)
+        return {
+            "tools": [
                 {
                     "id": spec.id,
                     "exported_name": spec.exported_name,
@@ -170,15 +193,11 @@ def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
                     "capability": spec.capability.value,
                     "description": spec.description,
                 }
-                for spec in rt.tools.by_provider(s.provider_key)
+                for spec in specs
             ]
-            return {"server": server, "state": s.state.value, "detail": s.detail, "tools": tools}
-        finally:
-            await manager.stop()
+        }
 
-    data = run_with_runtime(ctx, go, start=False)
-    if "unknown" in data:
-        raise click.ClickException(data["unknown"])
+    data = _started_alone(ctx, server, tools)
     if want_json(ctx, as_json):
         echo_json(data)
     elif data["state"] != "ready":
@@ -202,27 +221,10 @@ def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
 def mcp_logs(ctx: click.Context, server: str, lines: int, as_json: bool) -> None:
     """Start SERVER and show the tail of its stderr (and MCP log messages)."""
 
-    async def go(rt: Runtime) -> dict[str, Any]:
-        manager = manager_of(rt)
-        if server not in manager.definitions:
-            return {"unknown": _unknown(server, manager)}
-        try:
-            await _start(manager, [server])
-            s = manager.server(server)
-            diag = s.diagnostics
-            return {
-                "server": server,
-                "state": s.state.value,
-                "detail": s.detail,
-                "exit_code": diag.exit_code,
-                "lines": s.stderr_tail(lines),
-            }
-        finally:
-            await manager.stop()
+    def logs(rt: Runtime, s: ServerLifecycle) -> dict[str, Any]:
+        return {"exit_code": s.diagnostics.exit_code, "lines": s.stderr_tail(lines)}
 
-    data = run_with_runtime(ctx, go, start=False)
-    if "unknown" in data:
-        raise click.ClickException(data["unknown"])
+    data = _started_alone(ctx, server, logs)
     if want_json(ctx, as_json):
         echo_json(data)
         return

@@ -457,18 +457,11 @@ class ServerLifecycle:
         progress: ProgressFn | None = None,
     ) -> Any:
         """``tools/call`` on the current session; a dead server fails with its diagnostic."""
-        client, attempt = self.client, self._attempt
-        if client is None or self.state is not ServerState.READY:
-            raise self._not_ready()
-        module = _client_module  # set: a client exists only once import_client() finished
-        assert module is not None
-        try:
-            return await client.call_tool(name, arguments, timeout=timeout, progress=progress)
-        except module.McpConnectionClosed as exc:
-            raise await self._closed_error(exc, attempt) from exc
+        return await self.request(lambda client: client.call_tool(name, arguments, timeout=timeout, progress=progress))
 
     async def request(self, fn: Callable[[McpClient], Awaitable[Any]]) -> Any:
-        """Run ``fn(client)`` on the current session (resources, prompts, ping)."""
+        """Run ``fn(client)`` on the current session (a tool call, resources, prompts, ping);
+        not ready fails at once with why, a connection that closes with its diagnostic."""
         client, attempt = self.client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise self._not_ready()

@@ -91,6 +91,7 @@ class McpServerManager:
         #: problems found reading .mcp.json / Philont mcp.json (also in runtime.config.errors)
         self.errors: list[ConfigError] = []
         self._servers: dict[str, ServerLifecycle] = {}
+        self._started = False
         install_log_redaction()  # before anything logs a server's URL (-vv)
         self._load()
 
@@ -122,7 +123,7 @@ class McpServerManager:
             reason = "; ".join(str(e) for e in errors)
             unavailable.append(UnavailableServer(name, source, ServerState.FAILED, reason, name, "kairox.toml"))
         for definition in list(self.definitions.values()):
-            self.add_server(definition)  # the same checks for every source (trust_annotations)
+            self._define(definition)  # the same checks for every source (trust_annotations)
         for u in unavailable:
             self.add_unavailable(u)
         config.errors.extend(self.errors)
@@ -146,12 +147,11 @@ class McpServerManager:
             return ToolRank.WORKSPACE
         return ToolRank.BUNDLE if definition.origin.startswith("plugin:") else ToolRank.USER
 
-    def add_server(self, definition: ServerDefinition) -> None:
-        """Declare a server from code or another plugin (manifests). It replaces a
-        same-named definition that is not running; start it with :meth:`start_servers`."""
+    def _define(self, definition: ServerDefinition) -> None:
+        """Know ``definition`` (replacing a same-named one that is not running); start nothing."""
         running = self._servers.get(definition.name)
         if running is not None and not running.done:
-            raise KairoxError(f"MCP server {definition.name} is running; stop it first")
+            raise KairoxError(f"MCP server {definition.name} is running; remove it first")
         if definition.config.trust_annotations and not self._owned_by_user(definition):
             logger.warning(
                 "MCP server %s: trust_annotations is honoured only in your own config (%s); ignored",
@@ -168,8 +168,34 @@ class McpServerManager:
                         "honoured only in your own config",
                     )
                 )
+        self._servers.pop(definition.name, None)  # a finished run of the old definition
         self.definitions[definition.name] = definition
         self.unavailable.pop(definition.name, None)
+
+    async def add_server(self, definition: ServerDefinition, *, start: bool | None = None) -> ServerLifecycle | None:
+        """Add a server at run time (from code, or another plugin: kairox-manifests' bundles).
+
+        It is checked as a configured server is (``trust_annotations`` counts only in the
+        user's own config) and replaces a same-named server that is not running.
+
+        It starts now with ``start=True``, or by default (``None``) when this manager has
+        started its servers and the server is enabled: the call returns once it is ready or
+        has failed (as :meth:`start_servers`: a ``required`` one that failed raises
+        :class:`McpStartupError`), its tools registered under provider ``mcp:<name>`` and
+        the ``McpServer*`` events published as for any server. Otherwise (``start=False``;
+        before the manager starts: a runtime's discover stage, a lazy runtime) it is only
+        defined, and starts with the others or when a call needs one of its tools.
+
+        Returns the started server, else ``None``. Raises :class:`KairoxError` when a
+        server of that name is running (:meth:`remove_server` it first).
+        """
+        self._define(definition)
+        if start is None:
+            start = self._started and definition.config.enabled
+        if not start:
+            return None
+        await self.start_servers([definition.name])
+        return self._servers[definition.name]
 
     def add_unavailable(self, server: UnavailableServer) -> None:
         """Declare a server that cannot start (untrusted, or broken), so listings show it and
@@ -182,12 +208,16 @@ class McpServerManager:
             return
         self.unavailable[server.name] = server
 
-    async def remove_server(self, name: str) -> None:
-        """Stop a server (if running) and forget its definition (a bundle was unloaded)."""
-        if name in self._servers:
-            await self._stop_one(self._servers.pop(name))
-        self.definitions.pop(name, None)
-        self.unavailable.pop(name, None)
+    async def remove_server(self, name: str) -> bool:
+        """Take a server out at run time (a bundle was unloaded): stop it if it runs (its
+        tools are unregistered, ``McpServerStopped`` is published), then forget it, defined
+        or listed as unavailable. Returns whether a server of that name was known."""
+        server = self._servers.pop(name, None)
+        if server is not None:
+            await self._stop_one(server)
+        defined = self.definitions.pop(name, None) is not None
+        held = self.unavailable.pop(name, None) is not None
+        return server is not None or defined or held
 
     def transport_for(self, config: McpServerConfig) -> tuple[McpTransport | None, str]:
         """The registered transport for ``config.type``, or why there is none."""
@@ -203,6 +233,7 @@ class McpServerManager:
     # -- ToolProvider ------------------------------------------------------------------------
     async def start(self, runtime: Runtime) -> None:
         """Start every enabled server; return when each is ready or failed."""
+        self._started = True  # from now on add_server starts what it adds
         await self.start_servers()
 
     async def start_servers(self, names: Iterable[str] | None = None) -> None:
@@ -237,6 +268,7 @@ class McpServerManager:
 
     async def stop(self) -> None:
         """Stop every server in parallel (graceful, then cut); never raises."""
+        self._started = False
         servers = list(self._servers.values())
         async with anyio.create_task_group() as tg:
             for server in servers:

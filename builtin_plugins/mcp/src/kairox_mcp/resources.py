@@ -83,27 +83,17 @@ class McpPromptResult:
         return "\n\n".join(f"{m.role}: {ToolResult(content=(m.content,)).text}" for m in self.messages)
 
 
+def _optional(sdk_object: Any, *names: str) -> dict[str, Any]:
+    """The optional fields ``names`` of an SDK object (``None`` where it lacks one: older SDKs)."""
+    return {name: getattr(sdk_object, name, None) for name in names}
+
+
 def resource_from_sdk(server: str, r: Any) -> McpResource:
-    return McpResource(
-        server=server,
-        uri=str(r.uri),
-        name=r.name,
-        title=getattr(r, "title", None),
-        description=getattr(r, "description", None),
-        mime_type=getattr(r, "mime_type", None),
-        size=getattr(r, "size", None),
-    )
+    return McpResource(server, str(r.uri), r.name, **_optional(r, "title", "description", "mime_type", "size"))
 
 
 def template_from_sdk(server: str, t: Any) -> McpResourceTemplate:
-    return McpResourceTemplate(
-        server=server,
-        uri_template=str(t.uri_template),
-        name=t.name,
-        title=getattr(t, "title", None),
-        description=getattr(t, "description", None),
-        mime_type=getattr(t, "mime_type", None),
-    )
+    return McpResourceTemplate(server, str(t.uri_template), t.name, **_optional(t, "title", "description", "mime_type"))
 
 
 def resource_contents_from_sdk(result: Any) -> list[ResourceContent]:
@@ -112,10 +102,9 @@ def resource_contents_from_sdk(result: Any) -> list[ResourceContent]:
 
 def prompt_from_sdk(server: str, p: Any) -> McpPrompt:
     return McpPrompt(
-        server=server,
-        name=p.name,
-        title=getattr(p, "title", None),
-        description=getattr(p, "description", None),
+        server,
+        p.name,
+        **_optional(p, "title", "description"),
         arguments=tuple(
             McpPromptArgument(a.name, getattr(a, "description", None), bool(getattr(a, "required", False)))
             for a in (getattr(p, "arguments", None) or ())

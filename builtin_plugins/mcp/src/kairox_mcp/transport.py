@@ -12,7 +12,6 @@ level (the stream item types are named in strings only).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from kairox import redact
+from kairox.process import OutputTail
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream, WriteStream
@@ -59,39 +59,33 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-class StderrBuffer:
-    """A bounded record of a server's stderr: the first ``head`` and last ``tail``
-    lines are kept, everything between is counted and dropped. Never unbounded,
-    whatever the server writes (50 MB of stderr costs a few KB here)."""
+class StderrBuffer(OutputTail):
+    """A server's stderr (and what kairox notes about the connection), bounded whatever the
+    server writes: :class:`kairox.process.OutputTail` keeps the first ``head`` lines and the
+    last ``max_bytes`` bytes of lines, counting what it drops between them (50 MB of stderr
+    costs a few KB here). Transports :meth:`append` lines.
 
-    def __init__(self, head: int = 50, tail: int = 200, max_line: int = 2000) -> None:
-        self._head_max = head
-        self._head: list[str] = []
-        self._tail: deque[str] = deque(maxlen=tail)
-        self._max_line = max_line
-        self.dropped = 0
-        self.total_lines = 0
+    Two things differ for a server's stderr. Lines are read back redacted (URL passwords,
+    secret-looking values: whoever wrote them, the server, the HTTP stack's errors, the SDK's
+    log records). And a line longer than ``max_line`` bytes is cut (ending in `` [...]``), not
+    split: its pieces would be redacted one by one, and a secret cut in two would escape."""
+
+    CUT = " [...]"
+
+    def __init__(self, head: int = 50, max_bytes: int = 16 * 1024, max_line: int = 2000) -> None:
+        super().__init__(max_bytes, max_line, head_lines=head)
 
     def append(self, line: str) -> None:
-        line = line.rstrip("\r\n")
-        if len(line) > self._max_line:
-            line = line[: self._max_line] + " [...]"
-        self.total_lines += 1
-        if len(self._head) < self._head_max:
-            self._head.append(line)
-            return
-        if len(self._tail) == self._tail.maxlen:
-            self.dropped += 1
-        self._tail.append(line)
+        raw = line.rstrip("\r\n").encode("utf-8", "replace")
+        if len(raw) > self.max_line:
+            line = raw[: self.max_line - len(self.CUT)].decode("utf-8", "ignore") + self.CUT
+        super().append(line)
 
     def lines(self) -> list[str]:
-        """The kept lines, URL passwords and secret-looking values redacted (whoever wrote
-        them: the server, the HTTP stack's errors, the SDK's log records)."""
-        marker = [f"[... {self.dropped} lines dropped ...]"] if self.dropped else []
-        return [redact(line) for line in (*self._head, *marker, *self._tail)]
+        return [redact(line) for line in super().lines()]
 
-    def tail(self, n: int = 20) -> list[str]:
-        return self.lines()[-n:]
+    def text(self, max_lines: int = 40) -> str:
+        return str(redact(super().text(max_lines)))
 
 
 @attrs.define

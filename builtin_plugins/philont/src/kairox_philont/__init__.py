@@ -1,1 +1,3 @@
 """Philont compatibility: ``plugin.json`` code plugins, direct or in a worker process."""
+
+from __future__ import annotations

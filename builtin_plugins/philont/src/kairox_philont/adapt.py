@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from kairox import DEFAULT_PATH_ARGUMENTS, Block, Capability, Domain, TextContent, ToolResult, ToolSpec
+from kairox import DEFAULT_PATH_ARGUMENTS, Block, Capability, Domain, TextContent, Tool, ToolResult, ToolSpec
+from kairox_manifests import Activation, ActivationContext
 
-__all__ = ["absolute_paths", "hook_answer", "hook_payload", "result_from", "result_to_wire", "tool_spec"]
+from .context import HOOK_EVENTS
+
+__all__ = [
+    "absolute_paths",
+    "activation_of",
+    "hook_answer",
+    "hook_payload",
+    "result_from",
+    "result_to_wire",
+    "tool_spec",
+]
 
 
 def tool_spec(plugin_id: str, described: dict[str, Any]) -> ToolSpec:
@@ -26,6 +38,40 @@ def tool_spec(plugin_id: str, described: dict[str, Any]) -> ToolSpec:
         provider=f"plugin:{plugin_id}",
         **kwargs,
     )
+
+
+def activation_of(
+    context: ActivationContext,
+    plugin_id: str,
+    tools: Iterable[tuple[dict[str, Any], Callable[[ToolSpec], Tool]]],
+    hooks: Iterable[tuple[str, Callable[[str], Callable[..., Any]]]],
+    **fields: Any,
+) -> Activation:
+    """What a plugin's ``register(ctx)`` registered, as an :class:`Activation`: each tool
+    (``(described, make the tool for its spec)``) and hook (``(Philont event, make the hook
+    for the kairox event)``) the settings leave enabled, keyed ``tool/<name>`` and
+    ``hook/<event>`` (``hook/<event>-2`` for an event's second hook); the others are
+    ``skipped``. ``fields`` are the activation's other fields (``close``, ``status``)."""
+    activation = Activation(**fields)
+    for described, make_tool in tools:
+        key = f"tool/{described['name']}"
+        if not context.is_enabled(key):
+            activation.skipped.append(key)
+            continue
+        spec = tool_spec(plugin_id, described)
+        activation.tools.append(make_tool(spec))
+        activation.tool_keys[spec.id] = key
+    counts: dict[str, int] = {}
+    for philont_event, make_hook in hooks:
+        counts[philont_event] = counts.get(philont_event, 0) + 1
+        n = counts[philont_event]
+        key = f"hook/{philont_event}" if n == 1 else f"hook/{philont_event}-{n}"
+        if not context.is_enabled(key):
+            activation.skipped.append(key)
+            continue
+        event = HOOK_EVENTS[philont_event]
+        activation.hooks.append((event, make_hook(event), key))
+    return activation
 
 
 def absolute_paths(arguments: dict[str, Any], workspace: Path | None) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import logging
@@ -12,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kairox import ToolContext, ToolResult, ToolSpec
-from kairox_manifests.activation import Activation, ActivationContext
 
-from .adapt import absolute_paths, hook_answer, hook_payload, result_from, result_to_wire, tool_spec
-from .context import HOOK_EVENTS, PhilontContext, load_main
+from .adapt import absolute_paths, activation_of, hook_answer, hook_payload, result_from, result_to_wire
+from .context import PhilontContext, load_main
 
 if TYPE_CHECKING:
-    from kairox_manifests.model import PluginManifest
+    from kairox_manifests import Activation, ActivationContext, PluginManifest
 
 __all__ = ["DirectTool", "activate_direct", "module_name_for"]
 
@@ -96,28 +96,14 @@ async def activate_direct(manifest: PluginManifest, context: ActivationContext) 
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
-    activation = Activation()
-    for name, tool in ctx.tools.items():
-        key = f"tool/{name}"
-        if not context.is_enabled(key):
-            activation.skipped.append(key)
-            continue
-        spec = tool_spec(code.tool_prefix, tool.describe())
-        activation.tools.append(DirectTool(spec, tool.handler))
-        activation.tool_keys[spec.id] = key
-    counts: dict[str, int] = {}
-    for philont_event, handler in ctx.hooks:
-        counts[philont_event] = counts.get(philont_event, 0) + 1
-        hook_name = philont_event if counts[philont_event] == 1 else f"{philont_event}-{counts[philont_event]}"
-        key = f"hook/{hook_name}"
-        if not context.is_enabled(key):
-            activation.skipped.append(key)
-            continue
-        event = HOOK_EVENTS[philont_event]
-        activation.hooks.append((event, _hook(event, handler), key))
 
     async def close() -> None:
         sys.modules.pop(module_name, None)
 
-    activation.close = close
-    return activation
+    return activation_of(
+        context,
+        code.tool_prefix,
+        [(tool.describe(), functools.partial(DirectTool, handler=tool.handler)) for tool in ctx.tools.values()],
+        [(philont_event, functools.partial(_hook, handler=handler)) for philont_event, handler in ctx.hooks],
+        close=close,
+    )

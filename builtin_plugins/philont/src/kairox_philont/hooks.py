@@ -1,27 +1,10 @@
-"""kairox-philont hookimpls: the Philont ``plugin.json`` manifest format."""
+"""kairox-philont hookimpls: the Philont ``plugin.json`` manifest format and its [philont] section."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from kairox.declare import adds, config_section
 
-from kairox import hookimpl
-
-if TYPE_CHECKING:
-    from kairox import ConfigSection, Registrar
-    from kairox.protocols import ManifestFormat
-
-
-@hookimpl
-def kairox_register_manifest_formats(registrar: Registrar[ManifestFormat]) -> None:
-    from .manifest import PhilontFormat
-
-    registrar.add(PhilontFormat())
-
-
-@hookimpl
-def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
-    from kairox import ConfigSection
-
-    from .config import SECTION, PhilontConfig
-
-    registrar.add(ConfigSection(name=SECTION, schema=PhilontConfig, description="Philont plugin.json code plugins"))
+kairox_register_manifest_formats = adds("kairox_philont.manifest:PhilontFormat")
+kairox_register_config_sections = config_section(
+    "philont", "kairox_philont.config:PhilontConfig", description="Philont plugin.json code plugins"
+)

@@ -19,19 +19,25 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import attrs
 
-from kairox_manifests._schema import parse_document, read_json
-from kairox_manifests.discovery import PRIORITY_USER, PRIORITY_WORKSPACE, Location
-from kairox_manifests.errors import ManifestError, Problem
-from kairox_manifests.formats._common import Collector, check_name
-from kairox_manifests.formats._meta import (
+from kairox_manifests import (
     BaseFormat,
+    CodeEntry,
+    Collector,
+    Contribution,
+    Location,
+    ManifestError,
+    PluginManifest,
+    Problem,
     RawCompatibility,
     RawPermissions,
+    check_name,
     compatibility_from,
+    parse_document,
     permissions_from,
     person_from,
+    read_json,
 )
-from kairox_manifests.model import CodeEntry, Contribution, PluginManifest
+from kairox_manifests.discovery import PRIORITY_USER, PRIORITY_WORKSPACE
 from kairox_manifests.paths import resolve_inside
 
 if TYPE_CHECKING:
@@ -141,18 +147,16 @@ class PhilontFormat(BaseFormat):
             metadata["displayName"] = doc.name
         if doc.requiresEnv:
             metadata["requiresEnv"] = list(doc.requiresEnv)
-        return PluginManifest(
-            name=plugin_id,
-            format=self.name,
-            root=root,
-            manifest_file=file,
+        return self.manifest_of(
+            plugin_id,
+            root,
+            file,
+            out,
             version=doc.version,
             description=doc.description or "",
             publisher=person_from(doc.author, file=f, path="author", problems=problems),
             permissions=permissions_from(doc.permissions),
             compatibility=compatibility_from(doc.compatibility, file=f, path="compatibility", problems=problems),
-            contributions=tuple(out.items),
-            problems=tuple(problems),
             metadata=metadata,
             code=CodeEntry(
                 runtime="philont",

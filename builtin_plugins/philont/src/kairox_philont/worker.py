@@ -11,6 +11,7 @@ runtime and the other plugins go on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import logging
@@ -25,17 +26,16 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from kairox import ServerState, ServerStatus, ToolContext, ToolError, ToolResult, ToolSpec
-from kairox.process import describe_exit, reap
-from kairox_manifests._proc import TailBuffer, drain_into
-from kairox_manifests.activation import Activation, ActivationContext
+from kairox.process import OutputTail, describe_exit, reap
+from kairox_manifests import drain_into
 
-from .adapt import absolute_paths, hook_answer, hook_payload, result_from, tool_spec
+from .adapt import absolute_paths, activation_of, hook_answer, hook_payload, result_from
 from .context import HOOK_EVENTS
 from .direct import module_name_for
 
 if TYPE_CHECKING:
     from kairox import Runtime
-    from kairox_manifests.model import PluginManifest
+    from kairox_manifests import Activation, ActivationContext, PluginManifest
 
 __all__ = ["BASE_ENV", "WorkerProcess", "WorkerTool", "activate_worker", "worker_env"]
 
@@ -46,6 +46,8 @@ BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
 STARTUP_TIMEOUT = 30.0
 CLOSE_GRACE = 3.0
 MAX_LINE = 64 * 1024 * 1024
+#: the last bytes of a worker's stderr kept
+MAX_STDERR = 32 * 1024
 
 
 def worker_env(parent: Mapping[str, str], requires: tuple[str, ...], root: Path) -> dict[str, str]:
@@ -68,7 +70,7 @@ class WorkerProcess:
         self.config = config
         self.env = env
         self.cwd = cwd
-        self.stderr = TailBuffer(max_lines=200)
+        self.stderr = OutputTail(MAX_STDERR)
         self.process: Process | None = None
         self.ready: dict[str, Any] | None = None
         self.dead: str | None = None
@@ -100,7 +102,7 @@ class WorkerProcess:
         return self.ready
 
     def _tail(self) -> str:
-        tail = self.stderr.tail(15).strip()
+        tail = self.stderr.text(15).strip()
         return f"\nstderr (last lines):\n{tail}" if tail else ""
 
     async def _read(self) -> None:
@@ -136,7 +138,7 @@ class WorkerProcess:
             self.dead = f"register() failed: {message.get('error')}"
             tb = str(message.get("traceback") or "")
             for tb_line in tb.splitlines():
-                self.stderr.feed(tb_line.encode() + b"\n")
+                self.stderr.append(tb_line)
             self._started.set()
             return
         mid = message.get("id")
@@ -204,9 +206,9 @@ class WorkerProcess:
     def status(self) -> ServerStatus:
         if self.dead is not None and not self.closing:
             state, detail = ServerState.FAILED, self.dead
-            tail = self.stderr.tail(3).strip()
-            if tail:
-                detail += f" | {tail.splitlines()[-1]}"
+            last = [line.strip() for line in self.stderr.tail(3) if line.strip()]
+            if last:
+                detail += f" | {last[-1]}"
         elif self.ready is not None and self.dead is None:
             pid = self.process.pid if self.process else "?"
             state, detail = ServerState.READY, f"worker pid {pid}"
@@ -267,27 +269,14 @@ async def activate_worker(manifest: PluginManifest, context: ActivationContext) 
     from .config import philont_config
 
     ready = await worker.start(runtime, timeout=philont_config(runtime.config).startup_timeout)
-    activation = Activation(close=worker.close, status=lambda: [worker.status()])
-    for described in ready.get("tools", []):
-        if not isinstance(described, dict) or not isinstance(described.get("name"), str):
-            continue
-        key = f"tool/{described['name']}"
-        if not context.is_enabled(key):
-            activation.skipped.append(key)
-            continue
-        spec = tool_spec(code.tool_prefix, described)
-        activation.tools.append(WorkerTool(spec, worker, described["name"]))
-        activation.tool_keys[spec.id] = key
-    counts: dict[str, int] = {}
-    for index, philont_event in enumerate(ready.get("hooks", [])):
-        if philont_event not in HOOK_EVENTS:
-            continue
-        counts[philont_event] = counts.get(philont_event, 0) + 1
-        hook_name = philont_event if counts[philont_event] == 1 else f"{philont_event}-{counts[philont_event]}"
-        key = f"hook/{hook_name}"
-        if not context.is_enabled(key):
-            activation.skipped.append(key)
-            continue
-        event = HOOK_EVENTS[philont_event]
-        activation.hooks.append((event, _worker_hook(worker, event, index), key))
-    return activation
+    tools = [
+        (described, functools.partial(WorkerTool, worker=worker, name=described["name"]))
+        for described in ready.get("tools", [])
+        if isinstance(described, dict) and isinstance(described.get("name"), str)
+    ]
+    hooks = [
+        (philont_event, functools.partial(_worker_hook, worker, index=index))
+        for index, philont_event in enumerate(ready.get("hooks", []))
+        if philont_event in HOOK_EVENTS
+    ]
+    return activation_of(context, code.tool_prefix, tools, hooks, close=worker.close, status=lambda: [worker.status()])

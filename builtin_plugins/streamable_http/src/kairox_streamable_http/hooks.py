@@ -2,17 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from kairox.declare import adds
 
-from kairox.hookspecs import hookimpl
-
-if TYPE_CHECKING:
-    from kairox import Registrar
-    from kairox.protocols import Transport
-
-
-@hookimpl
-def kairox_register_transports(registrar: Registrar[Transport]) -> None:
-    from .streamable_http import StreamableHttpTransport
-
-    registrar.add(StreamableHttpTransport())
+kairox_register_transports = adds("kairox_streamable_http.streamable_http:StreamableHttpTransport")

@@ -1,13 +1,36 @@
-"""The manifest formats kairox-manifests registers."""
+"""The manifest formats kairox-manifests registers, and what a format is built with
+(another package's format, e.g. kairox-philont's, uses the same pieces)."""
 
 from __future__ import annotations
 
-from ._meta import BaseFormat
+from ._common import Collector, check_name
+from ._meta import (
+    BaseFormat,
+    RawCompatibility,
+    RawPermissions,
+    compatibility_from,
+    permissions_from,
+    person_from,
+)
 from .claude import ClaudeDefaultLayout, ClaudeFormat
 from .codex import CodexFormat
 from .kairox import KairoxFormat
 
-__all__ = ["BaseFormat", "ClaudeDefaultLayout", "ClaudeFormat", "CodexFormat", "KairoxFormat", "builtin_formats"]
+__all__ = [
+    "BaseFormat",
+    "ClaudeDefaultLayout",
+    "ClaudeFormat",
+    "CodexFormat",
+    "Collector",
+    "KairoxFormat",
+    "RawCompatibility",
+    "RawPermissions",
+    "builtin_formats",
+    "check_name",
+    "compatibility_from",
+    "permissions_from",
+    "person_from",
+]
 
 
 def builtin_formats() -> list[BaseFormat]:

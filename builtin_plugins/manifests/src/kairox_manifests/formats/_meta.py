@@ -14,6 +14,7 @@ from .._schema import join, parse_document, read_json
 from ..compat import KNOWN_PLATFORMS, parse_range, parse_requirement
 from ..errors import ManifestError, Problem
 from ..model import Compatibility, PluginManifest, Publisher
+from ._common import Collector
 
 __all__ = [
     "BaseFormat",
@@ -21,6 +22,7 @@ __all__ = [
     "RawPermissions",
     "RawPerson",
     "compatibility_from",
+    "fields_set",
     "permissions_from",
     "person_from",
 ]
@@ -104,6 +106,18 @@ def compatibility_from(
     return Compatibility(kairox_version=raw.kairoxVersion, platforms=tuple(raw.platforms), requires=tuple(requires))
 
 
+def fields_set(doc: Any, *names: str) -> dict[str, Any]:
+    """The fields ``names`` of a manifest document that are set (neither ``None`` nor an empty
+    string, list or table), copied, for :attr:`PluginManifest.metadata`."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = getattr(doc, name)
+        if value is None or (isinstance(value, (str, list, dict)) and not value):
+            continue
+        out[name] = list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+    return out
+
+
 class BaseFormat:
     """A manifest format that reads ``<root>/<manifest>``.
 
@@ -127,3 +141,17 @@ class BaseFormat:
 
     def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
         raise NotImplementedError
+
+    def manifest_of(self, name: str, root: Path, file: Path | None, out: Collector, **fields: Any) -> PluginManifest:
+        """The manifest of the plugin ``name`` at ``root`` in this format, read from ``file``:
+        what ``out`` collected (contributions, and the warnings found reading it) and ``fields``
+        (the other :class:`PluginManifest` fields)."""
+        return PluginManifest(
+            name=name,
+            format=self.name,
+            root=root,
+            manifest_file=file,
+            contributions=tuple(out.items),
+            problems=tuple(out.problems),
+            **fields,
+        )

@@ -28,7 +28,7 @@ from ._common import (
     mcp_servers,
     path_list,
 )
-from ._meta import BaseFormat, person_from
+from ._meta import BaseFormat, fields_set, person_from
 
 __all__ = ["ClaudeDefaultLayout", "ClaudeFormat", "ClaudeManifestDoc"]
 
@@ -133,25 +133,17 @@ class ClaudeFormat(BaseFormat):
         if not KEBAB.match(name):
             problems.append(Problem(f"{name!r} is not kebab-case (lowercase words joined by -)", file=f, path="name"))
         out = _components(root, doc, f, problems)
-        metadata: dict[str, Any] = {}
-        for key in ("displayName", "repository", "license", "metadata"):
-            if getattr(doc, key) is not None:
-                metadata[key] = getattr(doc, key)
-        if doc.keywords:
-            metadata["keywords"] = list(doc.keywords)
-        return PluginManifest(
-            name=name,
-            format=self.name,
-            root=root,
-            manifest_file=file,
+        return self.manifest_of(
+            name,
+            root,
+            file,
+            out,
             version=doc.version,
             description=doc.description or "",
             homepage=doc.homepage,
             publisher=person_from(doc.author, file=f, path="author", problems=problems),
-            contributions=tuple(out.items),
-            problems=tuple(problems),
             default_enabled=doc.defaultEnabled,
-            metadata=metadata,
+            metadata=fields_set(doc, "displayName", "repository", "license", "metadata", "keywords"),
         )
 
 
@@ -169,12 +161,4 @@ class ClaudeDefaultLayout(BaseFormat):
         if not root.is_dir() or not any((root / m).exists() for m in self.MARKERS):
             return None
         name = check_name(root.name, file=str(root), path="(directory name)")
-        problems: list[Problem] = []
-        out = _components(root, None, None, problems)
-        return PluginManifest(
-            name=name,
-            format=self.name,
-            root=root,
-            contributions=tuple(out.items),
-            problems=tuple(problems),
-        )
+        return self.manifest_of(name, root, None, _components(root, None, None, []))

@@ -17,7 +17,7 @@ from ..errors import ManifestError, Problem
 from ..model import PluginManifest
 from ..paths import resolve_inside
 from ._common import Collector, add_components, check_name, mcp_servers
-from ._meta import BaseFormat, person_from
+from ._meta import BaseFormat, fields_set, person_from
 
 __all__ = ["CodexFormat", "CodexManifestDoc"]
 
@@ -83,29 +83,20 @@ class CodexFormat(BaseFormat):
         elif doc.mcpServers is None and (root / ".mcp.json").is_file():
             mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)")
         apps = codex_path(root, doc.apps, "apps", f, problems)
-        metadata: dict[str, Any] = {}
+        metadata = fields_set(doc, "repository", "license", "keywords", "interface")
         if apps is not None:
             metadata["apps"] = str(apps)
-        for key in ("repository", "license"):
-            if getattr(doc, key) is not None:
-                metadata[key] = getattr(doc, key)
-        if doc.keywords:
-            metadata["keywords"] = list(doc.keywords)
-        if doc.interface:
-            metadata["interface"] = dict(doc.interface)
         description = doc.description
         if not description and doc.interface and isinstance(doc.interface.get("shortDescription"), str):
             description = doc.interface["shortDescription"]
-        return PluginManifest(
-            name=name,
-            format=self.name,
-            root=root,
-            manifest_file=file,
+        return self.manifest_of(
+            name,
+            root,
+            file,
+            out,
             version=(doc.version or "").strip() or None,
             description=description or "",
             homepage=doc.homepage,
             publisher=person_from(doc.author, file=f, path="author", problems=problems),
-            contributions=tuple(out.items),
-            problems=tuple(problems),
             metadata=metadata,
         )

@@ -16,6 +16,7 @@ from ._meta import (
     RawCompatibility,
     RawPermissions,
     compatibility_from,
+    fields_set,
     permissions_from,
     person_from,
 )
@@ -80,35 +81,27 @@ class KairoxFormat(BaseFormat):
             declared = path_list(getattr(doc, field), file=f, path=field)
             add_components(root, kind, declared, () if declared else (default,), out, problems, file=f)
         kairox_hooks(root, doc.hooks, out, file=f, path="hooks")
-        if doc.mcpServers is not None:
-            mcp_servers(root, doc.mcpServers, out, file=f, path="mcpServers")
-        elif (root / ".mcp.json").is_file():
-            mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)")
-        if doc.lspServers is not None:
-            lsp_servers(root, doc.lspServers, out, file=f, path="lspServers")
-        elif (root / ".lsp.json").is_file():
-            lsp_servers(root, "./.lsp.json", out, file=f, path="(.lsp.json)")
-        publisher = person_from(doc.publisher, file=f, path="publisher", problems=problems)
-        compat = compatibility_from(doc.compatibility, file=f, path="compatibility", problems=problems)
-        metadata: dict[str, Any] = {}
-        if doc.license:
-            metadata["license"] = doc.license
-        if doc.keywords:
-            metadata["keywords"] = list(doc.keywords)
-        return PluginManifest(
-            name=name,
-            format=self.name,
-            root=root,
-            manifest_file=file,
+        for field, default, load in (
+            ("mcpServers", ".mcp.json", mcp_servers),
+            ("lspServers", ".lsp.json", lsp_servers),
+        ):
+            declared = getattr(doc, field)
+            if declared is not None:
+                load(root, declared, out, file=f, path=field)
+            elif (root / default).is_file():
+                load(root, f"./{default}", out, file=f, path=f"({default})")
+        return self.manifest_of(
+            name,
+            root,
+            file,
+            out,
             version=doc.version,
             description=doc.description,
             homepage=doc.homepage,
-            publisher=publisher,
+            publisher=person_from(doc.publisher, file=f, path="publisher", problems=problems),
             trust=doc.trust,
             permissions=permissions_from(doc.permissions),
-            compatibility=compat,
-            contributions=tuple(out.items),
-            problems=tuple(problems),
+            compatibility=compatibility_from(doc.compatibility, file=f, path="compatibility", problems=problems),
             default_enabled=doc.defaultEnabled,
-            metadata=metadata,
+            metadata=fields_set(doc, "license", "keywords"),
         )
