@@ -16,7 +16,7 @@ import pytest
 
 import kairox_lsp.hooks
 from kairox import Event, Runtime, ServerState, ToolsChanged
-from kairox_lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped, add_plugin_servers
+from kairox_lsp import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped, add_bundle_servers
 from kairox_lsp._provider import LspToolProvider
 
 from .helpers import alive, live_children, open_runtime, server_command
@@ -256,7 +256,7 @@ async def test_plugin_servers_start_and_bring_their_tools(project: Path) -> None
     events: list[Event] = []
     async with runtime(project, {}, events) as rt:
         assert "lsp.definition" not in rt.tools
-        errors = add_plugin_servers(
+        errors = add_bundle_servers(
             rt,
             "pyplugin",
             {
@@ -278,6 +278,6 @@ async def test_plugin_servers_start_and_bring_their_tools(project: Path) -> None
         assert status.name == "pyplugin:pyright" and status.source == "plugin pyplugin"
         result = await rt.call_tool("lsp.definition", DEFINITION)
         assert result.text.splitlines()[1] == "pkg/shapes.py:8:7: class Circle:"
-        assert add_plugin_servers(rt, "pyplugin", "../outside.json", root=project)[0].message.endswith(
+        assert add_bundle_servers(rt, "pyplugin", "../outside.json", root=project)[0].message.endswith(
             "leaves the plugin directory"
         )

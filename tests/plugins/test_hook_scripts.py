@@ -16,7 +16,7 @@ from plugin_helpers import write_executable
 
 from kairox import Block, ContextPiece, Runtime, ToolCall, ToolResult, ToolSpec
 from kairox.testing import EventLog, KairoxHarness
-from kairox_manifests.events import PluginHookFailed, PluginHookRan
+from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.hookscripts import HookAnswer, ScriptHook, claude_aliases, parse_answer
 from kairox_manifests.model import HookDecl
 
@@ -44,7 +44,7 @@ async def test_python_hook_adds_context_to_the_turn(kairox_harness: KairoxHarnes
         async with rt.session() as session:
             value = await hook(session=session, prompt="three little words")
     assert value == ContextPiece("words: 3", source="plugin:demo", title="h")
-    [ran] = log.of(PluginHookRan)
+    [ran] = log.of(BundleHookRan)
     assert (ran.plugin, ran.hook, ran.event, ran.outcome) == ("demo", "h", "pre_turn", "context")
 
 
@@ -86,7 +86,7 @@ async def test_non_executable_unknown_type_is_a_failure_event(kairox_harness: Ka
         log = EventLog(rt.events)
         hook = make_hook(rt, tmp_path, HookDecl("pre_turn", script=script))
         assert await hook(session=None, prompt="x") is None
-    [failed] = log.of(PluginHookFailed)
+    [failed] = log.of(BundleHookFailed)
     assert "not executable" in failed.error
 
 
@@ -116,7 +116,7 @@ async def test_failures_are_events_and_the_call_goes_on(
         log = EventLog(rt.events)
         hook = make_hook(rt, tmp_path, HookDecl("pre_tool_call", script=script))
         assert await hook(call=tool_call(rt)) is None
-    [failed] = log.of(PluginHookFailed)
+    [failed] = log.of(BundleHookFailed)
     assert fragment in failed.error
     if "boom" in body:
         assert "boom" in failed.stderr
@@ -133,7 +133,7 @@ async def test_timeout_kills_the_hook_and_its_children(kairox_harness: KairoxHar
         assert await hook(session=None, prompt="x") is None
         elapsed = time.monotonic() - started
     assert elapsed < 10
-    [failed] = log.of(PluginHookFailed)
+    [failed] = log.of(BundleHookFailed)
     assert "timed out after 0.5 s" in failed.error
     child = int(pid_file.read_text())
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE

@@ -12,13 +12,13 @@ from kairox import ApprovalPolicy, Permissions, SandboxPolicy
 from kairox_manifests.discovery import probe, sorted_formats
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.formats import ClaudeDefaultLayout, ClaudeFormat, CodexFormat, KairoxFormat, builtin_formats
-from kairox_manifests.model import PluginManifest, Requirement, Trust
+from kairox_manifests.model import BundleManifest, Requirement, Trust
 from kairox_philont.manifest import PhilontFormat
 
 ALL_FORMATS = sorted_formats([*builtin_formats(), PhilontFormat()])
 
 
-def keys(manifest: PluginManifest) -> list[str]:
+def keys(manifest: BundleManifest) -> list[str]:
     return [c.key for c in manifest.contributions]
 
 

@@ -32,7 +32,7 @@ from kairox.testing_strategies import (
 )
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.formats import ClaudeFormat, CodexFormat, KairoxFormat
-from kairox_manifests.model import PluginManifest
+from kairox_manifests.model import BundleManifest
 from kairox_manifests.paths import is_inside
 from kairox_philont.manifest import PhilontFormat
 
@@ -69,11 +69,11 @@ def plugin_dir(fmt: str, document: Any, *, extra: dict[str, str] | None = None) 
         shutil.rmtree(base, ignore_errors=True)
 
 
-def load(fmt: str, root: Path) -> PluginManifest | None:
+def load(fmt: str, root: Path) -> BundleManifest | None:
     return FORMAT_OBJECTS[fmt].probe(root)
 
 
-def contribution_paths(m: PluginManifest) -> list[Path]:
+def contribution_paths(m: BundleManifest) -> list[Path]:
     paths = [c.source for c in m.contributions]
     paths += [c.config.script for c in m.by_kind("hook") if c.config.script is not None]
     if m.code is not None:
@@ -81,7 +81,7 @@ def contribution_paths(m: PluginManifest) -> list[Path]:
     return paths
 
 
-def assert_inside(m: PluginManifest, root: Path) -> None:
+def assert_inside(m: BundleManifest, root: Path) -> None:
     real_root = Path(os.path.realpath(root))
     for path in contribution_paths(m):
         assert is_inside(Path(os.path.realpath(path)), real_root), f"{path} is outside {real_root}"
@@ -120,7 +120,7 @@ def test_generated_manifests_load_and_round_trip(fmt: str, data: st.DataObject) 
         expected_name = document["id"] if fmt == "philont" else document["name"] or root.name
         assert m.name == expected_name
         assert m.format == fmt
-        again = PluginManifest.from_dict(json.loads(json.dumps(m.to_dict())))
+        again = BundleManifest.from_dict(json.loads(json.dumps(m.to_dict())))
         assert again == m
         assert_inside(m, root)
         # loading twice gives the same manifest (no hidden state)

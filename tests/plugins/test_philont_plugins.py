@@ -13,7 +13,7 @@ from plugin_helpers import copy_fixture, write_plugin
 
 from kairox import Block, PolicyDenied, ServerState, ToolError
 from kairox.testing import KairoxHarness
-from kairox_manifests.loader import PluginLoader, loader_of
+from kairox_manifests.loader import BundleLoader, loader_of
 from kairox_philont.context import PhilontContext
 from kairox_philont.worker import BASE_ENV
 
@@ -30,7 +30,7 @@ def code_plugin(h: KairoxHarness, user_home: Path, plugin_id: str, body: str, sa
     return write_plugin(philont_dir(h, user_home) / plugin_id, {"plugin.json": manifest, "index.py": body})
 
 
-def loader(rt: Any) -> PluginLoader:
+def loader(rt: Any) -> BundleLoader:
     found = loader_of(rt)
     assert found is not None
     return found

@@ -10,9 +10,9 @@ from plugin_helpers import write_plugin
 
 from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState, TrustStore
 from kairox.testing import Approvals, EventLog, KairoxHarness
-from kairox_manifests.events import PluginLoaded, PluginNotLoaded
-from kairox_manifests.install import read_plugin
-from kairox_manifests.loader import PluginLoader, loader_of
+from kairox_manifests.events import BundleLoaded, BundleNotLoaded
+from kairox_manifests.install import read_bundle
+from kairox_manifests.loader import BundleLoader, loader_of
 from kairox_manifests.settings import SettingsStore
 from kairox_manifests.trust import bundle_item
 
@@ -50,7 +50,7 @@ def register(ctx):
 """
 
 
-def loader(rt: Any) -> PluginLoader:
+def loader(rt: Any) -> BundleLoader:
     found = loader_of(rt)
     assert found is not None
     return found
@@ -122,7 +122,7 @@ async def test_untrusted_workspace_plugin_loads_once_trusted_and_not_after_a_cha
 
     async def trust_bundle() -> None:  # what `kairox plugin trust repo-hooks` records (see test_plugin_cli.py)
         async with kairox_harness.open(start=False) as rt:
-            item = bundle_item(read_plugin(rt, root), rt.workspace)
+            item = bundle_item(read_bundle(rt, root), rt.workspace)
         assert item.key == "bundle:.kairox/plugins/repo-hooks"
         store.trust(kairox_harness.workspace, [item], replace=False)
 
@@ -226,9 +226,9 @@ async def test_events_for_loaded_and_not_loaded(kairox_harness: KairoxHarness) -
     log = EventLog()
     async with kairox_harness.open(plugins=[_event_recorder(log)]):
         pass
-    [loaded] = log.of(PluginLoaded)
+    [loaded] = log.of(BundleLoaded)
     assert loaded.plugin == "good" and set(loaded.contributions) == {"tool/echo", "tool/save"}
-    [not_loaded] = log.of(PluginNotLoaded)
+    [not_loaded] = log.of(BundleNotLoaded)
     assert (not_loaded.plugin, not_loaded.state) == ("off", "disabled")
 
 

@@ -7,7 +7,7 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from kairox_manifests.settings import PluginSettings, SettingsStore
+from kairox_manifests.settings import BundleSettings, SettingsStore
 
 
 def store(tmp_path: Path) -> SettingsStore:
@@ -21,11 +21,11 @@ def test_enable_disable_plugin_and_contribution(tmp_path: Path) -> None:
     s.set_enabled("user", "docs", False, "hook/pre_turn.inject")
     s.set_enabled("workspace", "docs", True)
     merged = s.load()
-    assert merged.plugin_enabled("docs") is True  # the workspace file wins
+    assert merged.bundle_enabled("docs") is True  # the workspace file wins
     assert merged.contribution_enabled("docs", "hook/pre_turn.inject") is False
     assert merged.contribution_enabled("docs", "skill/x") is True
-    assert merged.plugin_enabled("other") is True
-    assert merged.plugin_enabled("other", default=False) is False
+    assert merged.bundle_enabled("other") is True
+    assert merged.bundle_enabled("other", default=False) is False
     data = json.loads(s.file("user").read_text())
     assert data["version"] == 1
     assert data["plugins"]["docs"] == {"enabled": False, "contributions": {"hook/pre_turn.inject": False}}
@@ -53,15 +53,15 @@ def test_broken_files_are_ignored(tmp_path: Path) -> None:
     s.file("user").write_text("{not json")
     assert s.load().plugins == {}
     s.set_enabled("user", "x", False)  # a broken file is replaced by a valid one
-    assert s.load().plugin_enabled("x") is False
+    assert s.load().bundle_enabled("x") is False
 
 
 def test_merged_ignores_wrong_shapes() -> None:
-    merged = PluginSettings.merged(
+    merged = BundleSettings.merged(
         [("user", {"plugins": {"a": "nope", "b": {"enabled": "yes"}}, "paths": ["/p", 3]}), ("workspace", {})]
     )
     assert "a" not in merged.plugins
-    assert merged.plugin_enabled("b") is True  # a non-boolean is no answer
+    assert merged.bundle_enabled("b") is True  # a non-boolean is no answer
     assert merged.paths == [("/p", "user")]
 
 

@@ -20,7 +20,7 @@ from plugin_helpers import FIXTURES, copy_fixture, write_plugin
 
 from kairox import ApprovalAnswer, ContextPiece, PolicyDenied, ServerState, ToolError
 from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness
-from kairox_manifests.events import PluginHookFailed, PluginHookRan
+from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.loader import loader_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
@@ -152,9 +152,9 @@ async def test_all_formats_in_one_runtime(kairox_harness: KairoxHarness, user_ho
         ]
         assert {e["tool_name"] for e in claude_audit} >= {"Bash", "mcp__code-review_time__get_current_time"}
         assert all(e["hook_event_name"] == "PostToolUse" for e in claude_audit)
-        ran = {(e.plugin, e.event) for e in log.of(PluginHookRan)}
+        ran = {(e.plugin, e.event) for e in log.of(BundleHookRan)}
         assert ("code-review", "pre_tool_call") in ran and ("docs-helper", "post_tool_call") in ran
-        assert log.of(PluginHookFailed) == []
+        assert log.of(BundleHookFailed) == []
 
 
 NOTES_SERVER = FIXTURES / "codex" / "release-notes" / "mcp" / "notes_server.py"

@@ -140,12 +140,12 @@ class _EventPlugin:
 
 @pytest.mark.anyio
 async def test_a_plugin_loader_adds_namespaced_skills(layout: KairoxHarness, tmp_path: Path) -> None:
-    from kairox_skills import plugin_skill_source
+    from kairox_skills import bundle_skill_source
 
     bundle = tmp_path / "acme-plugin" / "skills"
     write(bundle / "review" / "SKILL.md", md("review", "Acme's review"))
     async with layout.open(start=False) as rt:
-        await rt.skills.add_source(plugin_skill_source("acme", bundle), rt)
+        await rt.skills.add_source(bundle_skill_source("acme", bundle), rt)
         names = [s.name for s in rt.skills.skills()]
         assert "acme:review" in names and "review" in names
         acme = rt.skills.get("acme:review")

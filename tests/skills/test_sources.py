@@ -11,7 +11,7 @@ import pytest
 from skills_helpers import write
 
 from kairox import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
-from kairox_skills import DirectorySkillSource, plugin_skill_source
+from kairox_skills import DirectorySkillSource, bundle_skill_source
 from kairox_skills._cache import ScanCache
 from kairox_skills._sources import parse_file
 
@@ -88,7 +88,7 @@ def test_scope_comes_from_where_the_file_was_found(tmp_path: Path) -> None:
 
 def test_plugin_skills_are_namespaced(tmp_path: Path) -> None:
     write(tmp_path / "lint" / "SKILL.md", md("lint"))
-    source = plugin_skill_source("acme", tmp_path, cache=ScanCache())
+    source = bundle_skill_source("acme", tmp_path, cache=ScanCache())
     (skill,) = list(source.scan())
     assert isinstance(skill, SkillDef)
     assert (skill.name, skill.scope, skill.source, skill.namespace) == (

@@ -26,7 +26,7 @@ from kairox.errors import ConfigError
 
 from ._paths import name_problem
 from ._reader import EntryProblem, Obj
-from .marketplace import marketplace_base, plugin_to_entry
+from .marketplace import bundle_to_entry, marketplace_base
 from .model import CatalogEntry, EntryError, SourceResult, entry_errors
 from .registry import registry_items, server_to_entry, skip_reason
 
@@ -182,5 +182,5 @@ def _marketplace(data: Any, source: str, location: str) -> SourceResult:
     return _collect(
         source,
         [(f"plugins[{i}]", item) for i, item in enumerate(plugins)],
-        lambda item, where: plugin_to_entry(item, where, base=base, plugin_root=plugin_root),
+        lambda item, where: bundle_to_entry(item, where, base=base, plugin_root=plugin_root),
     )

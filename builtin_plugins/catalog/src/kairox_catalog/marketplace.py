@@ -16,7 +16,7 @@ from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, InstallSource, Requirement
 
-__all__ = ["marketplace_base", "plugin_to_entry"]
+__all__ = ["marketplace_base", "bundle_to_entry"]
 
 
 def marketplace_base(location: str) -> str:
@@ -95,7 +95,7 @@ def _source(plugin: Obj, base: str, plugin_root: str) -> tuple[InstallSource, tu
     raise EntryProblem(src.path("source"), f"unknown source type {kind!r} (github, url, git-subdir, npm)")
 
 
-def plugin_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") -> CatalogEntry:
+def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") -> CatalogEntry:
     plugin = Obj(data, where)
     raw_name = plugin.text("name", required=True)
     name = safe_name(raw_name)

@@ -71,5 +71,5 @@ from ._process import (
 from ._provider import (
     LspToolProvider as LspToolProvider,
     PROVIDER_NAME as PROVIDER_NAME,
-    add_plugin_servers as add_plugin_servers,
+    add_bundle_servers as add_bundle_servers,
 )

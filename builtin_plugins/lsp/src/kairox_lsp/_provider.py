@@ -1,7 +1,7 @@
 """LspToolProvider: runs the configured language servers and registers ``lsp.*`` tools.
 
 Servers come from ``[lsp_servers.NAME]`` and from plugins
-(:func:`add_plugin_servers`). They start in parallel, each on its own (one
+(:func:`add_bundle_servers`). They start in parallel, each on its own (one
 failing never stops the others). While at least one server is running (or
 restarting after having run), the tools its capabilities allow are
 registered; when none is, they are removed. Each call is routed to the
@@ -29,7 +29,7 @@ from ._tools import TOOL_CAPABILITIES, LspOperations, build_tools
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["PROVIDER_NAME", "LspToolProvider", "add_plugin_servers"]
+__all__ = ["PROVIDER_NAME", "LspToolProvider", "add_bundle_servers"]
 
 logger = logging.getLogger(__name__)
 
@@ -289,7 +289,7 @@ class LspToolProvider:
         self.runtime.tools.replace_provider(self.name, build_tools(self.operations, list(names), self.name))
 
 
-def add_plugin_servers(
+def add_bundle_servers(
     runtime: Runtime,
     plugin: str,
     servers: Any,

@@ -49,11 +49,11 @@ from .formats import (
     person_from as person_from,
 )
 from .inventory import (
-    PluginRecord as PluginRecord,
+    BundleRecord as BundleRecord,
     evaluate as evaluate,
 )
 from .loader import (
-    PluginLoader as PluginLoader,
+    BundleLoader as BundleLoader,
     loader_of as loader_of,
     survey as survey,
 )
@@ -63,13 +63,13 @@ from .model import (
     Contribution as Contribution,
     HookDecl as HookDecl,
     InventoryItem as InventoryItem,
-    PluginManifest as PluginManifest,
-    PluginManifestView as PluginManifestView,
+    BundleManifest as BundleManifest,
+    BundleManifestView as BundleManifestView,
     Publisher as Publisher,
     Requirement as Requirement,
     Trust as Trust,
 )
 from .settings import (
-    PluginSettings as PluginSettings,
+    BundleSettings as BundleSettings,
     SettingsStore as SettingsStore,
 )

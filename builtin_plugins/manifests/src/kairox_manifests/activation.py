@@ -23,7 +23,7 @@ from kairox import ServerStatus, Tool
 if TYPE_CHECKING:
     from kairox import Runtime
 
-    from .model import PluginManifest
+    from .model import BundleManifest
 
 __all__ = ["Activation", "ActivationContext"]
 
@@ -31,7 +31,7 @@ __all__ = ["Activation", "ActivationContext"]
 @attrs.define
 class ActivationContext:
     runtime: Runtime
-    manifest: PluginManifest
+    manifest: BundleManifest
     #: whether a contribution key (``tool/<name>``, ``hook/<name>``) is enabled in the settings
     is_enabled: Callable[[str], bool]
 

@@ -15,7 +15,7 @@ from kairox.errors import KairoxError
 if TYPE_CHECKING:
     from kairox import Runtime
 
-    from .inventory import PluginRecord
+    from .inventory import BundleRecord
 
 __all__ = ["plugin_group"]
 
@@ -65,7 +65,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
             click.echo(f"{'':<{w}}  ! {v['reason']}")
 
 
-def _inspect_record(rt: Runtime, target: str) -> PluginRecord:
+def _inspect_record(rt: Runtime, target: str) -> BundleRecord:
     from .discovery import Candidate, DiscoveryContext, Location, probe
     from .errors import ManifestError
     from .inventory import evaluate
@@ -154,12 +154,12 @@ def _print_view(d: dict[str, Any]) -> None:
 @click.pass_context
 def install_cmd(ctx: click.Context, path: Path, scope: str, force: bool, yes: bool, as_json: bool) -> None:
     """Copy the plugin at PATH into the user or workspace plugin directory."""
-    from .install import install_plugin
+    from .install import install_bundle
 
     approver = tty_approver(yes)
 
     async def go(rt: Runtime) -> dict[str, Any]:
-        result = await install_plugin(rt, path, scope=scope, approver=approver, force=force)
+        result = await install_bundle(rt, path, scope=scope, approver=approver, force=force)
         return {"name": result.name, "path": str(result.path), "scope": scope, "replaced": result.replaced}
 
     data = _run(ctx, go, approver)
@@ -177,12 +177,12 @@ def install_cmd(ctx: click.Context, path: Path, scope: str, force: bool, yes: bo
 @click.pass_context
 def uninstall_cmd(ctx: click.Context, name: str, scope: str, yes: bool) -> None:
     """Remove an installed plugin from the user or workspace plugin directory."""
-    from .install import uninstall_plugin
+    from .install import uninstall_bundle
 
     approver = tty_approver(yes)
 
     async def go(rt: Runtime) -> str:
-        return str(await uninstall_plugin(rt, name, scope=scope, approver=approver))
+        return str(await uninstall_bundle(rt, name, scope=scope, approver=approver))
 
     removed = _run(ctx, go, approver)
     click.echo(f"removed {removed}")

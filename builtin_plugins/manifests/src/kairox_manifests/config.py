@@ -6,7 +6,7 @@ from typing import Literal
 
 import attrs
 
-__all__ = ["SECTION", "PluginsConfig"]
+__all__ = ["SECTION", "BundlesConfig"]
 
 SECTION = "plugins"
 
@@ -17,7 +17,7 @@ def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) ->
 
 
 @attrs.frozen
-class PluginsConfig:
+class BundlesConfig:
     """``[plugins]``::
 
     [plugins]

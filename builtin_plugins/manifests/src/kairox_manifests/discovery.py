@@ -26,11 +26,11 @@ import attrs
 
 from kairox import user_home
 
-from .config import SECTION, PluginsConfig
+from .config import SECTION, BundlesConfig
 from .errors import ManifestError
-from .model import PluginManifest
+from .model import BundleManifest
 from .paths import is_inside
-from .settings import PluginSettings, SettingsStore
+from .settings import BundleSettings, SettingsStore
 
 if TYPE_CHECKING:
     from kairox import Runtime, WorkspaceTrust
@@ -63,7 +63,7 @@ class Candidate:
 
     root: Path
     location: Location
-    manifest: PluginManifest | None = None
+    manifest: BundleManifest | None = None
     error: ManifestError | None = None
     shadowed_by: Candidate | None = None
     #: whether it may load without asking (decided once, see :func:`.trust.candidate_trust`)
@@ -84,8 +84,8 @@ class DiscoveryContext:
     workspace: Path
     env: Mapping[str, str]
     home: Path
-    config: PluginsConfig
-    settings: PluginSettings
+    config: BundlesConfig
+    settings: BundleSettings
     formats: list[Any]
     #: the file that set each [plugins] key (to tell user from workspace config)
     config_sources: dict[str, str] = attrs.field(factory=dict)
@@ -99,8 +99,8 @@ class DiscoveryContext:
     workspace_values: dict[str, Any] = attrs.field(factory=dict)
 
     @classmethod
-    def from_runtime(cls, runtime: Runtime, *, settings: PluginSettings | None = None) -> DiscoveryContext:
-        config = runtime.config.section(SECTION) if SECTION in runtime.config.sections else PluginsConfig()
+    def from_runtime(cls, runtime: Runtime, *, settings: BundleSettings | None = None) -> DiscoveryContext:
+        config = runtime.config.section(SECTION) if SECTION in runtime.config.sections else BundlesConfig()
         sources = {
             key: runtime.config.source_of(SECTION, key) or ""
             for key in ("paths", "workspace_trust", "disabled", "enabled")
@@ -162,7 +162,7 @@ def sorted_formats(formats: Iterable[Any]) -> list[Any]:
     return sorted(formats, key=lambda f: (getattr(f, "priority", 0), getattr(f, "name", "")))
 
 
-def probe(root: Path, formats: Iterable[Any]) -> tuple[PluginManifest | None, ManifestError | None]:
+def probe(root: Path, formats: Iterable[Any]) -> tuple[BundleManifest | None, ManifestError | None]:
     """Ask each format in turn; the first that recognises ``root`` decides."""
     for fmt in formats:
         try:

@@ -7,16 +7,16 @@ import attrs
 from kairox import Event
 
 __all__ = [
-    "PluginContributionFailed",
-    "PluginHookFailed",
-    "PluginHookRan",
-    "PluginLoaded",
-    "PluginNotLoaded",
+    "BundleContributionFailed",
+    "BundleHookFailed",
+    "BundleHookRan",
+    "BundleLoaded",
+    "BundleNotLoaded",
 ]
 
 
 @attrs.frozen
-class PluginLoaded(Event):
+class BundleLoaded(Event):
     plugin: str
     format: str
     root: str
@@ -25,7 +25,7 @@ class PluginLoaded(Event):
 
 
 @attrs.frozen
-class PluginNotLoaded(Event):
+class BundleNotLoaded(Event):
     """A discovered plugin that is not loaded: ``state`` is ``disabled``, ``incompatible``,
     ``untrusted``, ``shadowed`` or ``failed``; ``reason`` says why."""
 
@@ -36,7 +36,7 @@ class PluginNotLoaded(Event):
 
 
 @attrs.frozen
-class PluginContributionFailed(Event):
+class BundleContributionFailed(Event):
     """One contribution (``kind/name``) of a loaded plugin could not be routed."""
 
     plugin: str
@@ -45,7 +45,7 @@ class PluginContributionFailed(Event):
 
 
 @attrs.frozen
-class PluginHookRan(Event):
+class BundleHookRan(Event):
     """A manifest hook script ran; ``outcome`` is ``ok``, ``context``, ``blocked``, ``rewrote`` or ``skipped``."""
 
     plugin: str
@@ -57,7 +57,7 @@ class PluginHookRan(Event):
 
 
 @attrs.frozen
-class PluginHookFailed(Event):
+class BundleHookFailed(Event):
     """A manifest hook script failed (did not start, timed out, exited non-zero, answered
     nonsense). The call or turn it observed goes on as if the hook were absent."""
 

@@ -22,10 +22,10 @@ def kairox_register_manifest_formats(registrar: Registrar[ManifestFormat]) -> No
 
 kairox_register_config_sections = config_section(
     "plugins",
-    "kairox_manifests.config:PluginsConfig",
+    "kairox_manifests.config:BundlesConfig",
     description="plugin directories, disabled plugins/contributions, workspace trust, hook timeout",
 )
-kairox_register_tool_providers = adds("kairox_manifests.loader:PluginLoader", runtime=True)
+kairox_register_tool_providers = adds("kairox_manifests.loader:BundleLoader", runtime=True)
 kairox_register_commands = command(
     "plugin",
     "kairox_manifests.cli:plugin_group",

@@ -18,7 +18,7 @@ The interpreter follows the file type (``.py`` -> this Python, ``.js``/``.mjs``
 -> node, ``.sh`` -> sh, else the file itself); a Claude ``command`` that is not a
 single script path runs through ``sh -c``. Each run has a timeout, runs in its
 own process group and is killed with its children when it overruns. Failures
-are :class:`~kairox_manifests.events.PluginHookFailed` events, never errors.
+are :class:`~kairox_manifests.events.BundleHookFailed` events, never errors.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from kairox import Block, ContextPiece
 from kairox.process import OutputTail, describe_exit, reap
 
 from ._proc import drain_into, interpreter_for, read_bounded
-from .events import PluginHookFailed, PluginHookRan
+from .events import BundleHookFailed, BundleHookRan
 from .model import HookDecl
 
 if TYPE_CHECKING:
@@ -225,13 +225,13 @@ class ScriptHook:
             answer = await self._run(self.payload(kwargs))
         except _HookError as exc:
             self.runtime.events.publish(
-                PluginHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
+                BundleHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
             )
             return self._on_failure(exc.message)
         except Exception as exc:  # never let a hook break the call it observes
             logger.debug("hook %s of %s failed", self.name, self.plugin, exc_info=True)
             self.runtime.events.publish(
-                PluginHookFailed(plugin=self.plugin, hook=self.name, event=event, error=f"{type(exc).__name__}: {exc}")
+                BundleHookFailed(plugin=self.plugin, hook=self.name, event=event, error=f"{type(exc).__name__}: {exc}")
             )
             return self._on_failure(f"{type(exc).__name__}: {exc}")
         value: Any = None
@@ -244,7 +244,7 @@ class ScriptHook:
         elif event == "pre_turn" and answer.context:
             value, outcome = ContextPiece(answer.context, source=f"plugin:{self.plugin}", title=self.name), "context"
         self.runtime.events.publish(
-            PluginHookRan(
+            BundleHookRan(
                 plugin=self.plugin,
                 hook=self.name,
                 event=event,

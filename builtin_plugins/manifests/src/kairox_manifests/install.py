@@ -29,13 +29,13 @@ from kairox import Capability, Domain, ToolSpec, TrustStore, user_home
 
 from .discovery import probe, sorted_formats
 from .errors import ManifestError
-from .model import PluginManifest
+from .model import BundleManifest
 from .trust import bundle_item
 
 if TYPE_CHECKING:
     from kairox import Approver, Runtime
 
-__all__ = ["INSTALL_SPEC", "UNINSTALL_SPEC", "InstallResult", "install_plugin", "plugin_dir", "uninstall_plugin"]
+__all__ = ["INSTALL_SPEC", "UNINSTALL_SPEC", "InstallResult", "install_bundle", "bundle_dir", "uninstall_bundle"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class InstallResult:
     format: str = ""
 
 
-def plugin_dir(runtime: Runtime, scope: str) -> Path:
+def bundle_dir(runtime: Runtime, scope: str) -> Path:
     if scope == "user":
         return (runtime.home or user_home(runtime.env)) / "plugins"
     if scope == "workspace":
@@ -73,7 +73,7 @@ async def _authorize(runtime: Runtime, spec: ToolSpec, destination: Path, approv
     await runtime.authorize(spec, {"destination": str(destination)}, approver=approver)
 
 
-def read_plugin(runtime: Runtime, source: Path) -> PluginManifest:
+def read_bundle(runtime: Runtime, source: Path) -> BundleManifest:
     """The manifest of the plugin at ``source``; :class:`ManifestError` when it is not a (valid) plugin."""
     if not source.is_dir():
         raise ManifestError("not a directory", file=str(source))
@@ -96,7 +96,7 @@ def _copy_into_place(runtime: Runtime, source: Path, dest: Path, exists: bool) -
     staging = Path(tempfile.mkdtemp(prefix=f".install-{dest.name}-", dir=str(parent)))
     try:
         shutil.copytree(source, staging / "plugin", symlinks=True, ignore=IGNORED)
-        read_plugin(runtime, staging / "plugin")  # the copy must still be a valid plugin
+        read_bundle(runtime, staging / "plugin")  # the copy must still be a valid plugin
         old: Path | None = None
         if exists:
             old = staging / "previous"
@@ -111,7 +111,7 @@ def _copy_into_place(runtime: Runtime, source: Path, dest: Path, exists: bool) -
         shutil.rmtree(staging, ignore_errors=True)
 
 
-async def install_plugin(
+async def install_bundle(
     runtime: Runtime, source: Path, *, scope: str = "user", approver: Approver | None = None, force: bool = False
 ) -> InstallResult:
     """Copy the plugin at ``source`` into the scope's plugin directory (``<dir>/<plugin name>``).
@@ -120,10 +120,10 @@ async def install_plugin(
     (the policy or the user refused) or ``FileExistsError`` (installed already, no ``force``).
     """
 
-    def prepare() -> tuple[PluginManifest, Path, Path, bool]:
+    def prepare() -> tuple[BundleManifest, Path, Path, bool]:
         real = Path(os.path.realpath(source))
-        manifest = read_plugin(runtime, real)
-        dest = plugin_dir(runtime, scope) / manifest.name
+        manifest = read_bundle(runtime, real)
+        dest = bundle_dir(runtime, scope) / manifest.name
         if Path(os.path.realpath(dest)) == real:
             raise ManifestError("the plugin is already in place", file=str(real))
         return manifest, real, dest, dest.exists() or dest.is_symlink()
@@ -140,7 +140,7 @@ async def install_plugin(
 
 def find_installed(runtime: Runtime, name: str, scope: str) -> Path | None:
     """The directory of the plugin ``name`` in the scope's plugin directory."""
-    parent = plugin_dir(runtime, scope)
+    parent = bundle_dir(runtime, scope)
     direct = parent / name
     if direct.is_dir():
         return direct
@@ -155,18 +155,18 @@ def find_installed(runtime: Runtime, name: str, scope: str) -> Path | None:
     return None
 
 
-async def uninstall_plugin(
+async def uninstall_bundle(
     runtime: Runtime, name: str, *, scope: str = "user", approver: Approver | None = None
 ) -> Path:
     target = await anyio.to_thread.run_sync(find_installed, runtime, name, scope)
     if target is None:
-        raise FileNotFoundError(f"no plugin {name!r} is installed in {plugin_dir(runtime, scope)}")
+        raise FileNotFoundError(f"no plugin {name!r} is installed in {bundle_dir(runtime, scope)}")
     await _authorize(runtime, UNINSTALL_SPEC, target, approver)
 
     def remove() -> None:
         if scope == "workspace":
             with contextlib.suppress(OSError, ManifestError):
-                key = bundle_item(read_plugin(runtime, target), runtime.workspace).key
+                key = bundle_item(read_bundle(runtime, target), runtime.workspace).key
                 _trust_store(runtime).revoke(runtime.workspace, [key])
         if target.is_symlink():
             target.unlink()
@@ -184,5 +184,5 @@ def _trust_store(runtime: Runtime) -> TrustStore:
 def _trust_installed(runtime: Runtime, dest: Path) -> None:
     """Record the user's trust in the bundle just installed into the workspace, as it is now
     (its fingerprint is of the installed files); the workspace's other items are untouched."""
-    item = bundle_item(read_plugin(runtime, dest), runtime.workspace)
+    item = bundle_item(read_bundle(runtime, dest), runtime.workspace)
     _trust_store(runtime).trust(runtime.workspace, [item], replace=False)

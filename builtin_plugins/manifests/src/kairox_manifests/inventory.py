@@ -15,14 +15,14 @@ import attrs
 from .compat import check_compatibility
 from .discovery import Candidate, DiscoveryContext
 from .errors import Problem
-from .model import Contribution, InventoryItem, PluginManifest, PluginManifestView, permissions_to_dict
+from .model import BundleManifest, BundleManifestView, Contribution, InventoryItem, permissions_to_dict
 
 __all__ = [
     "ItemState",
-    "PluginRecord",
+    "BundleRecord",
     "contribution_enabled",
     "evaluate",
-    "plugin_enabled",
+    "bundle_enabled",
     "trust_of",
 ]
 
@@ -35,7 +35,7 @@ class ItemState:
 
 
 @attrs.define
-class PluginRecord:
+class BundleRecord:
     """One discovered plugin and what became of it."""
 
     candidate: Candidate
@@ -54,10 +54,10 @@ class PluginRecord:
         return self.candidate.name
 
     @property
-    def manifest(self) -> PluginManifest | None:
+    def manifest(self) -> BundleManifest | None:
         return self.candidate.manifest
 
-    def view(self) -> PluginManifestView:
+    def view(self) -> BundleManifestView:
         cand = self.candidate
         m = cand.manifest
         problems: list[Problem] = list(m.problems) if m else []
@@ -68,7 +68,7 @@ class PluginRecord:
             st = self.items.get(c.key, ItemState())
             inventory.append(InventoryItem(c.kind, c.name, str(c.source), st.enabled, st.loaded, st.detail))
         compat = m.compatibility.to_dict() if m else {}
-        return PluginManifestView(
+        return BundleManifestView(
             name=self.name,
             format=m.format if m else "?",
             root=str(cand.root),
@@ -103,7 +103,7 @@ def _disabled(ctx: DiscoveryContext, scope: str) -> list[str]:
     return out
 
 
-def plugin_enabled(ctx: DiscoveryContext, manifest: PluginManifest, scope: str = "workspace") -> tuple[bool, str]:
+def bundle_enabled(ctx: DiscoveryContext, manifest: BundleManifest, scope: str = "workspace") -> tuple[bool, str]:
     """Whether the settings let the plugin load. A bundle of the user's own is switched
     off only by the user's files and settings, never by a workspace's."""
     name = manifest.name
@@ -139,10 +139,10 @@ def trust_of(ctx: DiscoveryContext, candidate: Candidate) -> tuple[bool, str]:
 
 def evaluate(
     candidate: Candidate, ctx: DiscoveryContext, *, env: Mapping[str, str] | None = None, check: bool = True
-) -> PluginRecord:
+) -> BundleRecord:
     """Everything but trust prompting and activation: failed / shadowed / disabled /
     incompatible / untrusted / available, with the per-contribution enabled flags."""
-    rec = PluginRecord(candidate)
+    rec = BundleRecord(candidate)
     if candidate.error is not None:
         rec.state, rec.reason = "failed", str(candidate.error)
         return rec
@@ -159,7 +159,7 @@ def evaluate(
         if not rec.trusted and winner.trusted:
             rec.reason = f"ignored: an untrusted copy; the trusted {winner.name} from {winner.root} loads instead"
         return rec
-    enabled, why = plugin_enabled(ctx, manifest, candidate.scope)
+    enabled, why = bundle_enabled(ctx, manifest, candidate.scope)
     if not enabled:
         rec.state, rec.reason = "disabled", why
         return rec

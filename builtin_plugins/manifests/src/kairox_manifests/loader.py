@@ -25,13 +25,13 @@ from kairox import ServerState, ServerStatus
 from kairox.errors import ConfigError
 
 from .activation import Activation, ActivationContext
-from .config import PluginsConfig
+from .config import BundlesConfig
 from .discovery import DiscoveryContext, discover
-from .events import PluginContributionFailed, PluginLoaded, PluginNotLoaded
+from .events import BundleContributionFailed, BundleLoaded, BundleNotLoaded
 from .hookscripts import ScriptHook
-from .inventory import ItemState, PluginRecord, evaluate
+from .inventory import BundleRecord, ItemState, evaluate
 from .loadstate import LoadState
-from .model import Contribution, PluginManifestView
+from .model import BundleManifestView, Contribution
 from .routing import (
     Routed,
     hold_mcp_servers,
@@ -45,7 +45,7 @@ from .routing import (
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["PluginLoader", "loader_of", "survey"]
+__all__ = ["BundleLoader", "loader_of", "survey"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ PROVIDER_NAME = "plugins"
 UNROUTED = {"agent": "kairox has no agent registry", "output_style": "kairox has no output styles"}
 
 
-def survey(runtime: Runtime, *, check: bool = True) -> list[PluginRecord]:
+def survey(runtime: Runtime, *, check: bool = True) -> list[BundleRecord]:
     """Discover and evaluate every plugin without loading anything (for ``kairox plugin list``).
 
     The runtime's own discovery is used when it ran (so a bundle whose inventory
@@ -102,19 +102,19 @@ def _packages_in_disabled(runtime: Runtime, ctx: DiscoveryContext, bundles: set[
     return errors
 
 
-def loader_of(runtime: Runtime) -> PluginLoader | None:
+def loader_of(runtime: Runtime) -> BundleLoader | None:
     provider = runtime.providers.get(PROVIDER_NAME)
-    return provider if isinstance(provider, PluginLoader) else None
+    return provider if isinstance(provider, BundleLoader) else None
 
 
-class PluginLoader:
+class BundleLoader:
     """The ``plugins`` provider."""
 
     name = PROVIDER_NAME
 
     def __init__(self, runtime: Runtime | None = None) -> None:
         self.runtime = runtime
-        self.records: list[PluginRecord] = []
+        self.records: list[BundleRecord] = []
         self.ctx: DiscoveryContext | None = None
         self._discovered = False
 
@@ -148,7 +148,7 @@ class PluginLoader:
                     tg.start_soon(self._guarded, rec, self._activate)
                 elif rec.state not in ("loaded", "failed"):
                     runtime.events.publish(
-                        PluginNotLoaded(
+                        BundleNotLoaded(
                             plugin=rec.name, root=str(rec.candidate.root), state=rec.state, reason=rec.reason
                         )
                     )
@@ -196,10 +196,10 @@ class PluginLoader:
         return LoadState(self.ctx.home, self.ctx.workspace)
 
     # -- queries --------------------------------------------------------------------------
-    def views(self) -> list[PluginManifestView]:
+    def views(self) -> list[BundleManifestView]:
         return [r.view() for r in self.records]
 
-    def record(self, name: str) -> PluginRecord | None:
+    def record(self, name: str) -> BundleRecord | None:
         for rec in self.records:
             if rec.name == name and rec.state != "shadowed":
                 return rec
@@ -215,7 +215,7 @@ class PluginLoader:
         return True
 
     # -- loading -----------------------------------------------------------------------------
-    async def _guarded(self, rec: PluginRecord, stage: Any) -> None:
+    async def _guarded(self, rec: BundleRecord, stage: Any) -> None:
         """Run one stage of a plugin; a failure rolls the plugin back and costs it alone."""
         assert self.runtime is not None
         runtime = self.runtime
@@ -230,7 +230,7 @@ class PluginLoader:
             if stage == self._activate:  # remembered for `plugin list`, which loads nothing
                 await anyio.to_thread.run_sync(self._load_state().failed, rec.candidate.root, rec.reason)
             runtime.events.publish(
-                PluginNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state="failed", reason=rec.reason)
+                BundleNotLoaded(plugin=rec.name, root=str(rec.candidate.root), state="failed", reason=rec.reason)
             )
             return
         if stage == self._activate:
@@ -238,7 +238,7 @@ class PluginLoader:
             rec.state = "loaded"
             m = rec.manifest
             runtime.events.publish(
-                PluginLoaded(
+                BundleLoaded(
                     plugin=rec.name,
                     format=m.format if m else "?",
                     root=str(rec.candidate.root),
@@ -247,14 +247,14 @@ class PluginLoader:
                 )
             )
 
-    def _hold_servers(self, rec: PluginRecord) -> None:
+    def _hold_servers(self, rec: BundleRecord) -> None:
         """An untrusted bundle's MCP servers are listed (as untrusted), never defined or started."""
         m = rec.manifest
         if m is None or self.runtime is None:
             return
         hold_mcp_servers(self.runtime, m.name, [c for c in m.contributions if c.kind == "mcp_server"], rec.reason)
 
-    def _enabled(self, rec: PluginRecord, key: str) -> bool:
+    def _enabled(self, rec: BundleRecord, key: str) -> bool:
         st = rec.items.get(key)
         if st is not None:
             return st.enabled
@@ -264,7 +264,7 @@ class PluginLoader:
         kind, _, name = key.partition("/")
         return contribution_enabled(self.ctx, rec.name, Contribution(kind, name, Path()))
 
-    def _apply(self, rec: PluginRecord, routed: Routed) -> None:
+    def _apply(self, rec: BundleRecord, routed: Routed) -> None:
         assert self.runtime is not None
         rec.undo.extend(routed.undo)
         for key in routed.loaded:
@@ -272,9 +272,9 @@ class PluginLoader:
         for key, reason in routed.failed.items():
             st = rec.items.setdefault(key, ItemState())
             st.loaded, st.detail = False, reason
-            self.runtime.events.publish(PluginContributionFailed(plugin=rec.name, contribution=key, error=reason))
+            self.runtime.events.publish(BundleContributionFailed(plugin=rec.name, contribution=key, error=reason))
 
-    async def _route_inventory(self, rec: PluginRecord) -> None:
+    async def _route_inventory(self, rec: BundleRecord) -> None:
         """Discover stage: skills to the registry, server definitions to their managers."""
         runtime, m = self.runtime, rec.manifest
         assert runtime is not None and m is not None
@@ -289,14 +289,14 @@ class PluginLoader:
                 if c.kind == kind:
                     rec.items[c.key].detail = reason
 
-    async def _activate(self, rec: PluginRecord) -> None:
+    async def _activate(self, rec: BundleRecord) -> None:
         """Start stage: hook scripts, the plugin's code and the tools it registers."""
         runtime, ctx, m = self.runtime, self.ctx, rec.manifest
         assert runtime is not None and ctx is not None and m is not None
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
         hooks: list[tuple[str, Any, str]] = []
         # a workspace's [plugins] hook_timeout never shortens the hooks of the user's own bundles
-        default = PluginsConfig().hook_timeout
+        default = BundlesConfig().hook_timeout
         timeout = ctx.values_for(rec.candidate.scope).get("hook_timeout", default)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             timeout = default
@@ -330,7 +330,7 @@ class PluginLoader:
             hooks.extend(activation.hooks)
         self._apply(rec, route_hooks(runtime, m.name, hooks))
 
-    async def _run_code(self, rec: PluginRecord) -> Activation:
+    async def _run_code(self, rec: BundleRecord) -> Activation:
         runtime, m = self.runtime, rec.manifest
         assert runtime is not None and m is not None and m.code is not None
         fmt = runtime.manifest_formats.get(m.format)
@@ -342,7 +342,7 @@ class PluginLoader:
             raise TypeError(f"format {m.format}: activate() returned {type(result).__name__}, not an Activation")
         return result
 
-    async def _unload(self, rec: PluginRecord) -> None:
+    async def _unload(self, rec: BundleRecord) -> None:
         undo, rec.undo = list(reversed(rec.undo)), []
         for fn in undo:
             try:

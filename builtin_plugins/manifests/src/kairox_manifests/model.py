@@ -1,9 +1,9 @@
 """The normalised plugin manifest every format produces, and its flat view.
 
-A :class:`PluginManifest` is what a manifest format's ``probe(root)`` returns:
+A :class:`BundleManifest` is what a manifest format's ``probe(root)`` returns:
 identity, declared permissions, compatibility, trust, publisher, and one
 :class:`Contribution` per thing the plugin adds (a skill, a hook, an MCP
-server...). It never depends on the runtime; :class:`PluginManifestView` adds
+server...). It never depends on the runtime; :class:`BundleManifestView` adds
 what the loader decided (enabled, trusted, compatible, loaded) for display.
 """
 
@@ -26,8 +26,8 @@ __all__ = [
     "Contribution",
     "HookDecl",
     "InventoryItem",
-    "PluginManifest",
-    "PluginManifestView",
+    "BundleManifest",
+    "BundleManifestView",
     "Publisher",
     "Requirement",
     "Trust",
@@ -218,7 +218,7 @@ def permissions_from_dict(data: dict[str, Any] | None) -> Permissions | None:
 
 
 @attrs.frozen
-class PluginManifest:
+class BundleManifest:
     """A plugin as its manifest describes it, whatever the format.
 
     ``problems`` holds the warnings found while reading it (unknown fields,
@@ -274,7 +274,7 @@ class PluginManifest:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> PluginManifest:
+    def from_dict(cls, data: dict[str, Any]) -> BundleManifest:
         compat = data.get("compatibility") or {}
         publisher = data.get("publisher")
         return cls(
@@ -322,7 +322,7 @@ class InventoryItem:
 
 
 @attrs.frozen
-class PluginManifestView:
+class BundleManifestView:
     """A plugin as ``kairox plugin list/inspect`` shows it: the manifest plus
     what settings, trust and compatibility made of it.
 

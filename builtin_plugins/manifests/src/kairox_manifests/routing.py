@@ -304,7 +304,7 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
     if not items:
         return out
     try:
-        from kairox_lsp import PROVIDER_NAME, LspToolProvider, add_plugin_servers
+        from kairox_lsp import PROVIDER_NAME, LspToolProvider, add_bundle_servers
     except ImportError:
         return out.fail_all(items, "kairox-lsp is not installed (pip install kairox-lsp)")
     provider = runtime.providers.get(PROVIDER_NAME)
@@ -312,7 +312,7 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
         return out.fail_all(items, "kairox-lsp's provider is not loaded in this runtime")
     added: list[str] = []
     for item in items:
-        errors = add_plugin_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
+        errors = add_bundle_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
         if errors:
             out.failed[item.key] = "; ".join(str(e) for e in errors)
             continue
@@ -326,7 +326,7 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
 # -- skills ----------------------------------------------------------------------------------
 
 
-class _PluginSkillSource:
+class _BundleSkillSource:
     """The enabled skills (and commands) of one plugin, through kairox-skills' directory reader.
 
     The reader scans directories; a plugin may have disabled some of its skills, so
@@ -366,7 +366,7 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
     dirs = list(dict.fromkeys(c.source if c.source.is_dir() else c.source.parent for c in items))
     inner = DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin)
     try:
-        await registry.add_source(_PluginSkillSource(source_name, inner, allowed), runtime)
+        await registry.add_source(_BundleSkillSource(source_name, inner, allowed), runtime)
     except Exception as exc:
         return out.fail_all(items, f"{type(exc).__name__}: {exc}")
     found = {str(s.path): s for s in registry.all_found() if isinstance(s, SkillDef) and s.source == source_name}

@@ -38,7 +38,7 @@ import attrs
 from kairox import user_home
 from kairox.files import atomic_write_text, locked
 
-__all__ = ["PluginSettings", "SettingsStore", "settings_file"]
+__all__ = ["BundleSettings", "SettingsStore", "settings_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def settings_file(scope: str, *, workspace: Path, env: Mapping[str, str] | None 
 
 
 @attrs.define
-class PluginSettings:
+class BundleSettings:
     """The merged settings of one runtime."""
 
     plugins: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -74,7 +74,7 @@ class PluginSettings:
         settings file never changes one of the user's own bundles."""
         return self.user_plugins.get(plugin, {}) if scope == "user" else self._entry(plugin)
 
-    def plugin_enabled(self, plugin: str, default: bool = True, scope: str = "workspace") -> bool:
+    def bundle_enabled(self, plugin: str, default: bool = True, scope: str = "workspace") -> bool:
         value = self.entry(plugin, scope).get("enabled")
         return value if isinstance(value, bool) else default
 
@@ -94,7 +94,7 @@ class PluginSettings:
         return value if isinstance(value, str) and value else None
 
     @classmethod
-    def merged(cls, documents: list[tuple[str, dict[str, Any]]]) -> PluginSettings:
+    def merged(cls, documents: list[tuple[str, dict[str, Any]]]) -> BundleSettings:
         """Merge ``(scope, document)`` pairs, lowest precedence first."""
         out = cls()
         for scope, doc in documents:
@@ -147,8 +147,8 @@ class SettingsStore:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def load(self) -> PluginSettings:
-        return PluginSettings.merged([("user", self.read("user")), ("workspace", self.read("workspace"))])
+    def load(self) -> BundleSettings:
+        return BundleSettings.merged([("user", self.read("user")), ("workspace", self.read("workspace"))])
 
     def update(self, scope: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """Apply ``change`` to the scope's document under the lock and write it atomically."""

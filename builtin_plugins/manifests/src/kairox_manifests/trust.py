@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from kairox import Declared, describe_entry
 
-from .model import Contribution, HookDecl, PluginManifest
+from .model import BundleManifest, Contribution, HookDecl
 
 if TYPE_CHECKING:
     from .discovery import Candidate, DiscoveryContext
@@ -101,7 +101,7 @@ def _hook_command(c: Contribution) -> str:
     return f"hook {c.name}"
 
 
-def bundle_key(manifest: PluginManifest, workspace: Path) -> str:
+def bundle_key(manifest: BundleManifest, workspace: Path) -> str:
     """The key of a bundle's trust item: its root, relative to the workspace."""
     try:
         rel = Path(os.path.realpath(manifest.root)).relative_to(os.path.realpath(workspace)).as_posix()
@@ -110,7 +110,7 @@ def bundle_key(manifest: PluginManifest, workspace: Path) -> str:
     return f"bundle:{rel}"
 
 
-def bundle_item(manifest: PluginManifest, workspace: Path) -> Declared:
+def bundle_item(manifest: BundleManifest, workspace: Path) -> Declared:
     """The bundle's trust item: key by its root (relative to the workspace), what it runs."""
     root = manifest.root
     commands: list[str] = []

@@ -18,7 +18,7 @@ from .adapt import absolute_paths, activation_of, hook_answer, hook_payload, res
 from .context import PhilontContext, load_main
 
 if TYPE_CHECKING:
-    from kairox_manifests import Activation, ActivationContext, PluginManifest
+    from kairox_manifests import Activation, ActivationContext, BundleManifest
 
 __all__ = ["DirectTool", "activate_direct", "module_name_for"]
 
@@ -67,7 +67,7 @@ def _hook(event: str, handler: Callable[..., Any]) -> Callable[..., Any]:
     return hook
 
 
-async def activate_direct(manifest: PluginManifest, context: ActivationContext) -> Activation:
+async def activate_direct(manifest: BundleManifest, context: ActivationContext) -> Activation:
     code = manifest.code
     assert code is not None
     runtime = context.runtime

@@ -21,12 +21,12 @@ import attrs
 
 from kairox_manifests import (
     BaseFormat,
+    BundleManifest,
     CodeEntry,
     Collector,
     Contribution,
     Location,
     ManifestError,
-    PluginManifest,
     Problem,
     RawCompatibility,
     RawPermissions,
@@ -119,7 +119,7 @@ class PhilontFormat(BaseFormat):
             return []
         return philont_locations(workspace, env)
 
-    def probe(self, root: Path) -> PluginManifest | None:
+    def probe(self, root: Path) -> BundleManifest | None:
         file = Path(root) / self.manifest
         if not file.is_file():
             return None
@@ -128,7 +128,7 @@ class PhilontFormat(BaseFormat):
             return None  # some other tool's plugin.json (a Philont manifest always has an id)
         return self.parse(Path(os.path.realpath(root)), data, file)
 
-    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
         f = str(file)
         problems: list[Problem] = []
         doc = parse_document(data, PhilontManifestDoc, file=f, problems=problems)
@@ -167,7 +167,7 @@ class PhilontFormat(BaseFormat):
             ),
         )
 
-    async def activate(self, manifest: PluginManifest, context: ActivationContext) -> Activation:
+    async def activate(self, manifest: BundleManifest, context: ActivationContext) -> Activation:
         """Run the plugin's ``register(ctx)``: in this process (``direct``) or in a worker."""
         assert manifest.code is not None
         env = context.runtime.env

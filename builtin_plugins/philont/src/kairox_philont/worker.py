@@ -35,7 +35,7 @@ from .direct import module_name_for
 
 if TYPE_CHECKING:
     from kairox import Runtime
-    from kairox_manifests import Activation, ActivationContext, PluginManifest
+    from kairox_manifests import Activation, ActivationContext, BundleManifest
 
 __all__ = ["BASE_ENV", "WorkerProcess", "WorkerTool", "activate_worker", "worker_env"]
 
@@ -250,7 +250,7 @@ def _worker_hook(worker: WorkerProcess, event: str, index: int) -> Any:
     return hook
 
 
-async def activate_worker(manifest: PluginManifest, context: ActivationContext) -> Activation:
+async def activate_worker(manifest: BundleManifest, context: ActivationContext) -> Activation:
     code = manifest.code
     assert code is not None
     runtime = context.runtime

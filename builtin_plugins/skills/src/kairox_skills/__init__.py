@@ -1,7 +1,7 @@
 """Filesystem skill sources: kairox skill files and Agent Skills folders.
 
 The public API (imported lazily, so loading the plugin stays cheap):
-:class:`DirectorySkillSource`, :func:`plugin_skill_source` (for plugin
+:class:`DirectorySkillSource`, :func:`bundle_skill_source` (for plugin
 loaders), :func:`parse_skill` / :func:`dump_skill` (the file format),
 :class:`SettingsFile`, :class:`ScanCache`.
 """

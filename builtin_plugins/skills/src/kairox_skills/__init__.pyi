@@ -19,7 +19,7 @@ from ._settings import (
 )
 from ._sources import (
     DirectorySkillSource as DirectorySkillSource,
-    plugin_skill_source as plugin_skill_source,
+    bundle_skill_source as bundle_skill_source,
 )
 from ._structure import (
     frontmatter_from_mapping as frontmatter_from_mapping,

@@ -27,7 +27,7 @@ from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "plugin_skill_source"]
+__all__ = ["IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "bundle_skill_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -216,11 +216,11 @@ def _with_stat(
         yield entry.path, folder, stat
 
 
-def plugin_skill_source(
+def bundle_skill_source(
     plugin: str, directory: str | os.PathLike[str], *, cache: ScanCache | None = None
 ) -> DirectorySkillSource:
     """The skills a plugin bundles (``<plugin>:<name>``), for a plugin loader:
 
-    ``await runtime.skills.add_source(plugin_skill_source("foo", root / "skills"), runtime)``
+    ``await runtime.skills.add_source(bundle_skill_source("foo", root / "skills"), runtime)``
     """
     return DirectorySkillSource(f"plugin:{plugin}", SkillScope.PLUGIN, [directory], namespace=plugin, cache=cache)

@@ -13,7 +13,7 @@ from kairox import ApprovalPolicy, Permissions, SandboxPolicy, describe_value
 from .._schema import join, parse_document, read_json
 from ..compat import KNOWN_PLATFORMS, parse_range, parse_requirement
 from ..errors import ManifestError, Problem
-from ..model import Compatibility, PluginManifest, Publisher
+from ..model import BundleManifest, Compatibility, Publisher
 from ._common import Collector
 
 __all__ = [
@@ -108,7 +108,7 @@ def compatibility_from(
 
 def fields_set(doc: Any, *names: str) -> dict[str, Any]:
     """The fields ``names`` of a manifest document that are set (neither ``None`` nor an empty
-    string, list or table), copied, for :attr:`PluginManifest.metadata`."""
+    string, list or table), copied, for :attr:`BundleManifest.metadata`."""
     out: dict[str, Any] = {}
     for name in names:
         value = getattr(doc, name)
@@ -122,7 +122,7 @@ class BaseFormat:
     """A manifest format that reads ``<root>/<manifest>``.
 
     ``probe(root)`` returns ``None`` when the file is absent, a
-    :class:`PluginManifest` when it parses, and raises
+    :class:`BundleManifest` when it parses, and raises
     :class:`~kairox_manifests.ManifestError` when it is there but wrong.
     """
 
@@ -133,20 +133,20 @@ class BaseFormat:
     def manifest_file(self, root: Path) -> Path:
         return root / self.manifest
 
-    def probe(self, root: Path) -> PluginManifest | None:
+    def probe(self, root: Path) -> BundleManifest | None:
         file = self.manifest_file(root)
         if not file.is_file():
             return None
         return self.parse(Path(root).resolve(), read_json(file), file)
 
-    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
         raise NotImplementedError
 
-    def manifest_of(self, name: str, root: Path, file: Path | None, out: Collector, **fields: Any) -> PluginManifest:
+    def manifest_of(self, name: str, root: Path, file: Path | None, out: Collector, **fields: Any) -> BundleManifest:
         """The manifest of the plugin ``name`` at ``root`` in this format, read from ``file``:
         what ``out`` collected (contributions, and the warnings found reading it) and ``fields``
-        (the other :class:`PluginManifest` fields)."""
-        return PluginManifest(
+        (the other :class:`BundleManifest` fields)."""
+        return BundleManifest(
             name=name,
             format=self.name,
             root=root,

@@ -17,7 +17,7 @@ import attrs
 
 from .._schema import join, parse_document, read_json
 from ..errors import ManifestError, Problem
-from ..model import PluginManifest
+from ..model import BundleManifest
 from ..paths import resolve_inside
 from ._common import (
     Collector,
@@ -125,7 +125,7 @@ class ClaudeFormat(BaseFormat):
     priority = 30
     manifest = ".claude-plugin/plugin.json"
 
-    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
         f = str(file)
         problems: list[Problem] = []
         doc = parse_document(data, ClaudeManifestDoc, file=f, problems=problems)
@@ -156,7 +156,7 @@ class ClaudeDefaultLayout(BaseFormat):
 
     MARKERS = ("skills", "commands", "agents", DEFAULT_HOOKS, ".mcp.json", ".lsp.json", "output-styles")
 
-    def probe(self, root: Path) -> PluginManifest | None:
+    def probe(self, root: Path) -> BundleManifest | None:
         root = Path(root).resolve()
         if not root.is_dir() or not any((root / m).exists() for m in self.MARKERS):
             return None

@@ -14,7 +14,7 @@ import attrs
 
 from .._schema import parse_document
 from ..errors import ManifestError, Problem
-from ..model import PluginManifest
+from ..model import BundleManifest
 from ..paths import resolve_inside
 from ._common import Collector, add_components, check_name, mcp_servers
 from ._meta import BaseFormat, fields_set, person_from
@@ -65,7 +65,7 @@ class CodexFormat(BaseFormat):
     priority = 20
     manifest = ".codex-plugin/plugin.json"
 
-    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
         f = str(file)
         problems: list[Problem] = []
         doc = parse_document(data, CodexManifestDoc, file=f, problems=problems)

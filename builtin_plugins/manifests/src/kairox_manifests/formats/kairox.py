@@ -9,7 +9,7 @@ import attrs
 
 from .._schema import parse_document
 from ..errors import Problem
-from ..model import PluginManifest, Trust
+from ..model import BundleManifest, Trust
 from ._common import Collector, add_components, check_name, kairox_hooks, lsp_servers, mcp_servers, path_list
 from ._meta import (
     BaseFormat,
@@ -67,7 +67,7 @@ class KairoxFormat(BaseFormat):
     priority = 10
     manifest = ".kairox-plugin/plugin.json"
 
-    def parse(self, root: Path, data: Any, file: Path) -> PluginManifest:
+    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
         f = str(file)
         problems: list[Problem] = []
         doc = parse_document(data, KairoxManifestDoc, file=f, problems=problems)
