@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from kairox.files import atomic_write_bytes, atomic_write_text
+from kairox._compat import tomllib
+from kairox.errors import ConfigError
+from kairox.files import atomic_write_bytes, atomic_write_text, read_document
 
 
 def test_replaces_the_file_and_sets_the_mode(tmp_path: Path) -> None:
@@ -47,3 +53,36 @@ def test_fsync_is_skipped_only_when_asked(tmp_path: Path, monkeypatch: pytest.Mo
     assert synced == [] and (tmp_path / "cache.json").read_bytes() == b"{}"
     atomic_write_bytes(tmp_path / "settings.json", b"{}")
     assert len(synced) == 1
+
+
+def test_read_document_missing_is_none_without_an_error(tmp_path: Path) -> None:
+    errors: list[ConfigError] = []
+    assert read_document(tmp_path / "nope.json", errors, json.loads, "JSON") is None
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{not json", "invalid JSON"),
+        (b"\xff\xfe\x00", "cannot read"),
+        (b"[" * 100_000 + b"]" * 100_000, "invalid JSON"),  # too deep: RecursionError, not a crash
+    ],
+)
+def test_read_document_reports_a_bad_file_by_name(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "doc.json"
+    path.write_bytes(content)
+    errors: list[ConfigError] = []
+    assert read_document(path, errors, json.loads, "JSON") is None
+    assert len(errors) == 1 and errors[0].file == str(path) and message in str(errors[0])
+
+
+@given(st.binary(max_size=200))
+def test_read_document_never_raises_on_any_bytes(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "doc.toml"
+        path.write_bytes(data)
+        errors: list[ConfigError] = []
+        value = read_document(path, errors, tomllib.loads, "TOML")
+        assert (value is None) == bool(errors)
+        assert all(e.file == str(path) for e in errors)

@@ -127,6 +127,7 @@ from ._tools import (
     ToolRegistry as ToolRegistry,
     ToolResult as ToolResult,
     ToolSpec as ToolSpec,
+    ToolView as ToolView,
 )
 from ._trust import (
     Declared as Declared,

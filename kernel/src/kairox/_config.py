@@ -30,7 +30,7 @@ from ._home import user_home
 from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret, redact_args, redact_argv
 from .errors import ConfigError
-from .files import is_inside
+from .files import is_inside, read_document
 
 if TYPE_CHECKING:
     from ._trust import Declared, TrustState, WorkspaceTrust
@@ -295,19 +295,8 @@ def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str]
 
 
 def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, Any] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
-        return None
-    try:
-        data: dict[str, Any] = tomllib.loads(text)
-        return data
-    except tomllib.TOMLDecodeError as exc:
-        errors.append(ConfigError(f"invalid TOML: {exc}", file=str(path)))
-        return None
+    data: dict[str, Any] | None = read_document(path, errors, tomllib.loads, "TOML")
+    return data
 
 
 def load_config(

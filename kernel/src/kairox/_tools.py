@@ -36,6 +36,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
+    "ToolView",
 ]
 
 EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
@@ -446,7 +447,7 @@ class ToolRegistry:
             raise ToolNotFound(f"no tool named {name!r}{hint}")
         if entry.spec is entry.tool.spec:
             return entry.tool
-        return _SpecView(entry.tool, entry.spec)
+        return ToolView(entry.tool, entry.spec)
 
     def get_spec(self, name: str) -> ToolSpec:
         return self.resolve(name).spec
@@ -471,8 +472,10 @@ class ToolRegistry:
         return len(self._entries)
 
 
-class _SpecView:
-    """A registered tool seen with the registry's spec (exported name filled in)."""
+class ToolView:
+    """``tool`` seen with another ``spec`` (its calls go to ``tool``): the registry hands out
+    tools with their exported names filled in this way, and a bundle's tools carry its
+    narrowed permissions. ``inner`` is the tool itself."""
 
     def __init__(self, tool: Tool, spec: ToolSpec) -> None:
         self._tool = tool

@@ -15,10 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["STALE_TEMP_AGE", "atomic_write_bytes", "atomic_write_text", "is_inside", "locked", "resolve_path"]
+from .errors import ConfigError
+
+__all__ = [
+    "STALE_TEMP_AGE",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "is_inside",
+    "locked",
+    "read_document",
+    "resolve_path",
+]
 
 
 @contextlib.contextmanager
@@ -122,3 +133,21 @@ def is_inside(path: Path, root: Path) -> bool:
         return os.path.commonpath([str(path), str(root)]) == str(root)
     except ValueError:
         return False
+
+
+def read_document(path: Path, errors: list[ConfigError], loads: Callable[[str], Any], kind: str) -> Any | None:
+    """A config document (``kind``: ``"TOML"``, ``"JSON"``) parsed by ``loads``, or ``None``:
+    missing is ``None`` alone; unreadable, not UTF-8, invalid or nested too deep adds a
+    :class:`ConfigError` naming the file to ``errors`` (the caller goes on without it)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
+        return None
+    try:
+        return loads(text)
+    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError and TOMLDecodeError are ValueErrors
+        errors.append(ConfigError(f"invalid {kind}: {exc}", file=str(path)))
+        return None

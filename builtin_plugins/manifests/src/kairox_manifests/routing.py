@@ -27,10 +27,8 @@ from kairox import (
     PolicyDenied,
     ServerState,
     Tool,
-    ToolContext,
     ToolRank,
-    ToolResult,
-    ToolSpec,
+    ToolView,
 )
 
 from .model import Contribution
@@ -94,27 +92,12 @@ def _narrow(declared: Permissions | None, plugin: Permissions | None) -> Permiss
     )
 
 
-class _PermissionedTool:
-    """A tool seen with its plugin's permissions on its spec."""
-
-    def __init__(self, tool: Tool, spec: ToolSpec) -> None:
-        self._tool = tool
-        self._spec = spec
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._spec
-
-    async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        return await self._tool.call(arguments, context)
-
-
 def with_permissions(tool: Tool, permissions: Permissions | None) -> Tool:
     """``tool`` with ``ToolSpec.permissions`` narrowed by the plugin's declared permissions."""
     if permissions is None:
         return tool
     spec = tool.spec
-    return _PermissionedTool(tool, attrs.evolve(spec, permissions=_narrow(spec.permissions, permissions)))
+    return ToolView(tool, attrs.evolve(spec, permissions=_narrow(spec.permissions, permissions)))
 
 
 def route_tools(

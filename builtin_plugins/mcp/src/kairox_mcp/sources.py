@@ -22,6 +22,7 @@ import attrs
 
 from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, expand_env, structure
 from kairox.errors import ConfigError
+from kairox.files import read_document
 
 from .config import McpServerConfig, ServerDefinition, normalize_transport
 
@@ -73,21 +74,6 @@ def _expand(value: Any, env: Mapping[str, str], path: str, file: str) -> Any:
     if isinstance(value, dict):
         return {k: _expand(v, env, f"{path}.{k}", file) for k, v in value.items()}
     return value
-
-
-def _read_json(path: Path, errors: list[ConfigError]) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.append(ConfigError(f"invalid JSON: {exc}", file=str(path)))
-        return None
 
 
 def _to_config(fields: dict[str, Any], *, path: str, file: str) -> McpServerConfig:
@@ -248,7 +234,7 @@ def load_workspace_mcp_json(
     """A workspace ``.mcp.json``, entry by entry: an entry the user's trust does not cover is
     held (unexpanded); one that fails to parse or expand is a failed server, not a silent loss."""
     errors: list[ConfigError] = []
-    data = _read_json(path, errors)
+    data = read_document(path, errors, json.loads, "JSON")
     if data is None:
         return [], [], errors
     file = str(path)
@@ -293,7 +279,7 @@ def load_definitions(
     merged: dict[str, ServerDefinition] = {}
 
     philont_path = philont_config_path(env, home)
-    data = _read_json(philont_path, errors)
+    data = read_document(philont_path, errors, json.loads, "JSON")
     if data is not None:
         defs, errs = parse_philont_mcp_json(data, file=str(philont_path), env=env)
         errors.extend(errs)
