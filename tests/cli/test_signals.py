@@ -19,8 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 from peers import FIXTURE_SERVERS, KAIROX_TEST_GRACES, default_signals, no_leftover_processes
-
-from kairox.testing import trust_workspace
+from shared_helpers import busy_cli_call
 
 #: `kairox tools call` starts only the servers that own the called tool (by tool prefix); with
 #: nested prefixes both servers own `all.good.sleep`, so both run while the call is in flight
@@ -46,20 +45,7 @@ def _workspace(tmp_path: Path) -> Path:
 def _busy_cli(tmp_path: Path, preexec_fn: Callable[[], None]) -> subprocess.Popen[str]:
     """`kairox tools call` on a tool that sleeps, once both servers (and the grandchild's
     `sleep`) run and the call had time to reach its server."""
-    ws = _workspace(tmp_path)
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)}
-    trust_workspace(ws, home, env=env)  # the workspace's servers run only once it is trusted
-    argv = [*KAIROX_TEST_GRACES, "-w", str(ws), "tools", "call", CALLED, "--args", '{"seconds": 60}', "--yes"]
-    proc = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        preexec_fn=preexec_fn,
-    )
+    proc = busy_cli_call(KAIROX_TEST_GRACES, _workspace(tmp_path), tmp_path, CALLED, preexec_fn)
     cli = psutil.Process(proc.pid)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -17,6 +17,7 @@ import anyio
 import peers
 import pytest
 from mcp_helpers import open_runtime
+from shared_helpers import serve_asgi
 
 from kairox._tools import ImageContent, TextContent
 from kairox._types import Capability, Domain, ServerState
@@ -171,20 +172,9 @@ class Recorder:
 
 @contextlib.asynccontextmanager
 async def served(app: Any) -> AsyncIterator[tuple[int, Recorder]]:
-    import uvicorn
-
     recorder = Recorder(app)
-    port = peers.free_port()
-    server = uvicorn.Server(uvicorn.Config(recorder, host="127.0.0.1", port=port, log_level="error", lifespan="on"))
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-                await anyio.sleep(0.01)
-        try:
-            yield port, recorder
-        finally:
-            server.should_exit = True
+    async with serve_asgi(recorder) as port:
+        yield port, recorder
 
 
 def sdk_server() -> Any:
@@ -199,20 +189,25 @@ def sdk_server() -> Any:
     return server
 
 
+async def add_through(tmp_path: Path, config: dict[str, Any], env: dict[str, str], *, secret: str) -> None:
+    """Call ``rec.add`` (2 + 3) through the server ``rec`` of ``config``; the secret the
+    configuration reads from ``env`` shows nowhere in the server's status."""
+    async with open_runtime(tmp_path, {"rec": config}, env=env) as rt:
+        assert (await rt.call_tool("rec.add", {"a": 2, "b": 3}, approver=yes)).text == "5"
+        assert secret not in repr(manager_of(rt).status())
+
+
 @pytest.mark.anyio
 async def test_streamable_http_sends_headers_and_deletes_its_session(tmp_path: Path) -> None:
+    config = {
+        "type": "streamable-http",
+        "headers": {"X-Trace": "${TRACE_ID}"},
+        "api_key_env": "RECORD_TOKEN",
+        "env_http_headers": {"X-Org": "ORG_ID"},
+    }
+    env = {"PATH": "/usr/bin:/bin", "TRACE_ID": "trace-7", "RECORD_TOKEN": "s3cret", "ORG_ID": "org-1"}
     async with served(sdk_server().streamable_http_app()) as (port, recorder):
-        config = {
-            "type": "streamable-http",
-            "url": f"http://127.0.0.1:{port}/mcp",
-            "headers": {"X-Trace": "${TRACE_ID}"},
-            "api_key_env": "RECORD_TOKEN",
-            "env_http_headers": {"X-Org": "ORG_ID"},
-        }
-        env = {"PATH": "/usr/bin:/bin", "TRACE_ID": "trace-7", "RECORD_TOKEN": "s3cret", "ORG_ID": "org-1"}
-        async with open_runtime(tmp_path, {"rec": config}, env=env) as rt:
-            assert (await rt.call_tool("rec.add", {"a": 2, "b": 2}, approver=yes)).text == "4"
-            assert "s3cret" not in repr(manager_of(rt).status())
+        await add_through(tmp_path, {**config, "url": f"http://127.0.0.1:{port}/mcp"}, env, secret="s3cret")
         methods = [m for m, _, _ in recorder.requests]
         assert methods[0] == "POST" and methods[-1] == "DELETE"
         for _, path, headers in recorder.requests:
@@ -226,16 +221,10 @@ async def test_streamable_http_sends_headers_and_deletes_its_session(tmp_path: P
 
 @pytest.mark.anyio
 async def test_sse_sends_headers_on_the_stream_and_the_posts(tmp_path: Path) -> None:
+    config = {"type": "sse", "headers": {"X-Trace": "${TRACE_ID:-none}"}, "bearer_token_env_var": "RECORD_TOKEN"}
+    env = {"PATH": "/usr/bin:/bin", "RECORD_TOKEN": "t0k"}
     async with served(sdk_server().sse_app()) as (port, recorder):
-        config = {
-            "type": "sse",
-            "url": f"http://127.0.0.1:{port}/sse",
-            "headers": {"X-Trace": "${TRACE_ID:-none}"},
-            "bearer_token_env_var": "RECORD_TOKEN",
-        }
-        env = {"PATH": "/usr/bin:/bin", "RECORD_TOKEN": "t0k"}
-        async with open_runtime(tmp_path, {"rec": config}, env=env) as rt:
-            assert (await rt.call_tool("rec.add", {"a": 1, "b": 2}, approver=yes)).text == "3"
+        await add_through(tmp_path, {**config, "url": f"http://127.0.0.1:{port}/sse"}, env, secret="t0k")
         assert recorder.requests[0][:2] == ("GET", "/sse")
         assert {m for m, _, _ in recorder.requests} == {"GET", "POST"}
         for _, _, headers in recorder.requests:

@@ -3,15 +3,14 @@ with the real built-in tools and real files."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
+from shared_helpers import open_with_builtin_tools as opened
 
-import kairox_tools.hooks
 from kairox._events import (
     Event,
     HookFailed,
@@ -36,18 +35,6 @@ def ws(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "escape").symlink_to(tmp_path)  # a way out of the workspace
     return path.resolve()
-
-
-def opened(ws: Path, *plugins: object, approver: Any = None) -> Any:
-    return Runtime.open(
-        ws,
-        home=ws.parent / "home",
-        env=dict(os.environ),
-        plugins=[kairox_tools.hooks, *plugins],
-        load_entrypoints=False,
-        config_documents=[("test", {"policy": {"include_temp_dir": False}})],
-        approver=approver,
-    )
 
 
 class Recorder:

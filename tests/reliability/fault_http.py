@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
-import peers
 from anyio.abc import SocketStream
+from shared_helpers import serve_asgi
 
 
 def mcp_app(name: str) -> Any:
@@ -91,24 +91,10 @@ class FaultSwitch:
         await send({"type": "http.response.body", "body": body})
 
 
-@contextlib.asynccontextmanager
-async def served(app: Any) -> AsyncIterator[int]:
-    """Serve ``app`` with uvicorn on 127.0.0.1; yields the port."""
-    import uvicorn
-
-    port = peers.free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", lifespan="on")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve)
-        with anyio.fail_after(10):
-            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
-                await anyio.sleep(0.01)
-        try:
-            yield port
-        finally:
-            server.should_exit = True
-            server.force_exit = True  # do not wait for the open streams of hung requests
+def served(app: Any) -> contextlib.AbstractAsyncContextManager[int]:
+    """Serve ``app`` with uvicorn on 127.0.0.1; yields the port. Stopping does not wait for
+    the open streams of hung requests."""
+    return serve_asgi(app, log_level="critical", force_exit=True)
 
 
 class TcpProxy:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,8 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 from peers import FIXTURE_SERVERS, default_signals, no_leftover_processes
-
-from kairox.testing import trust_workspace
+from shared_helpers import busy_cli_call
 
 KAIROX = str(Path(sys.executable).parent / "kairox")
 
@@ -70,20 +68,8 @@ def started_processes(cli: psutil.Process) -> tuple[list[psutil.Process], list[s
 @pytest.mark.parametrize("tool", ["good.sleep", "other.sleep"])
 def test_sigint_to_the_cli_with_five_servers_leaves_nothing(tmp_path: Path, tool: str) -> None:
     ws, called = workspace(tmp_path, tool)
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)}
-    trust_workspace(ws, home, env=env)  # the workspace's servers run only once it is trusted
-    argv = [KAIROX, "-w", str(ws), "tools", "call", called, "--args", '{"seconds": 60}', "--yes"]
     with no_leftover_processes(settle=5.0):
-        proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            preexec_fn=default_signals,
-        )
+        proc = busy_cli_call([KAIROX], ws, tmp_path, called, default_signals)
         try:
             cli = psutil.Process(proc.pid)
             deadline = time.monotonic() + 60

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared_helpers import open_with_builtin_tools as opened
 
 import kairox_tools._base
 import kairox_tools._safeopen
@@ -31,7 +32,6 @@ from kairox.testing import Approvals, make_plugin
 
 pytestmark = pytest.mark.anyio
 
-STRICT = [("test", {"policy": {"include_temp_dir": False}})]
 #: approved writes per race; the unfixed tool put about a quarter of them outside
 RACE_CALLS = 400
 SWITCH_INTERVAL = 0.0002
@@ -62,17 +62,6 @@ def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
     if request.param == "paths":
         monkeypatch.setattr(kairox_tools._safeopen, "DIR_FD", False)
     return str(request.param)
-
-
-def opened(ws: Path, *plugins: object, documents: Any = STRICT) -> Any:
-    return Runtime.open(
-        ws,
-        home=ws.parent / "home",
-        env=dict(os.environ),
-        plugins=[kairox_tools.hooks, *plugins],
-        load_entrypoints=False,
-        config_documents=documents,
-    )
 
 
 @pytest.fixture

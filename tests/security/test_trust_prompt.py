@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from security_helpers import KAIROX, SECRET, Attack, run_kairox
+from shared_helpers import converse_on_pty
 
 from kairox import TrustStore
 
@@ -43,25 +42,8 @@ def on_a_tty(
         start_new_session=True,
     )
     os.close(slave)
-    seen = b""
-    asked = False
-    deadline = time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the child closed its end
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-                if not asked and PROMPT in seen:
-                    asked = True
-                    os.write(master, answer if answer is not None else b"n\n")
-            elif proc.poll() is not None:
-                break
+        seen, asked = converse_on_pty(master, proc, PROMPT, answer if answer is not None else b"n\n", timeout=timeout)
         try:
             code = proc.wait(timeout=10)
         except subprocess.TimeoutExpired:  # still waiting (for an answer nobody was shown): a failure

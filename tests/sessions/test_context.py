@@ -126,7 +126,17 @@ async def test_pre_turn_context_is_labelled_and_a_failing_hook_is_reported(ws: P
     assert "<!-- context from ContextPlugin status -->\ntitled" in tc.render()
 
 
-class ManyTools:
+class NoServersProvider:
+    """A tool provider without servers: nothing to stop, no status."""
+
+    async def stop(self) -> None:
+        return None
+
+    def status(self) -> list[kairox.ServerStatus]:
+        return []
+
+
+class ManyTools(NoServersProvider):
     name = "many"
 
     async def start(self, runtime: kairox.Runtime) -> None:
@@ -138,12 +148,6 @@ class ManyTools:
                 capability="read",
             )
             runtime.tools.add(FunctionTool(spec, lambda: "ok"), provider=self.name)
-
-    async def stop(self) -> None:
-        return None
-
-    def status(self) -> list[kairox.ServerStatus]:
-        return []
 
 
 class ManyToolsPlugin:
@@ -212,17 +216,11 @@ def test_tool_result_limits_keep_small_results_and_cut_big_ones() -> None:
     assert "[image image/png, 2 bytes]" in small.text
 
 
-class HangingProvider:
+class HangingProvider(NoServersProvider):
     name = "hangs"
 
     async def start(self, runtime: kairox.Runtime) -> None:
         await anyio.sleep_forever()
-
-    async def stop(self) -> None:
-        return None
-
-    def status(self) -> list[kairox.ServerStatus]:
-        return []
 
 
 class HangingPlugin:

@@ -10,13 +10,17 @@ from hypothesis import strategies as st
 
 from kairox_stdio import BASE_ENV_VARS, build_env
 
-RUNTIME = {
+#: the variables of ``RUNTIME`` in the base set
+BASE_PART = {
     "PATH": "/usr/bin",
     "HOME": "/home/u",
     "LANG": "C.UTF-8",
     "HTTPS_PROXY": "http://proxy:3128",
     "no_proxy": "localhost",
     "SSL_CERT_FILE": "/etc/ca.pem",
+}
+RUNTIME = {
+    **BASE_PART,
     "OPENAI_API_KEY": "sk-secret",
     "GITHUB_TOKEN": "ghp_secret",
     "BASH_FUNC_x%%": "() { echo hi; }",
@@ -26,14 +30,7 @@ RUNTIME = {
 
 def test_base_set_only_by_default() -> None:
     env = build_env(RUNTIME)
-    assert env == {
-        "PATH": "/usr/bin",
-        "HOME": "/home/u",
-        "LANG": "C.UTF-8",
-        "HTTPS_PROXY": "http://proxy:3128",
-        "no_proxy": "localhost",
-        "SSL_CERT_FILE": "/etc/ca.pem",
-    }
+    assert env == BASE_PART
 
 
 def test_declared_env_inherit_marker_and_literal_values() -> None:

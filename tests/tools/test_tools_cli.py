@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import attrs
 import pytest
+from shared_helpers import converse_on_pty
 
 from kairox.testing import KairoxHarness
 
@@ -136,25 +135,8 @@ def _run_on_a_tty(ws: Path, home: Path, args: list[str], answer: bytes) -> tuple
         [*KAIROX, *args], cwd=ws, env=cli_env(home), stdin=slave, stderr=slave, stdout=subprocess.PIPE, text=False
     )
     os.close(slave)
-    seen = b""
-    answered = False
-    deadline = time.monotonic() + 60
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-                if not answered and b"[d]eny?" in seen:
-                    os.write(master, answer)
-                    answered = True
-            elif proc.poll() is not None:
-                break
+        seen, _ = converse_on_pty(master, proc, b"[d]eny?", answer, timeout=60, poll=0.2)
         out = proc.stdout.read().decode() if proc.stdout else ""
         code = proc.wait(timeout=30)
     finally:

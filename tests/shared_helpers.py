@@ -1,0 +1,122 @@
+"""Helpers shared by tests of several directories.
+
+Import as ``from shared_helpers import ...`` (pytest puts ``tests/`` on ``sys.path`` because of
+``tests/conftest.py``), as for ``peers``.
+
+- :func:`open_with_builtin_tools` — a :class:`~kairox._runtime.Runtime` with only the built-in tools.
+- :func:`busy_cli_call` — ``kairox tools call`` of a tool that sleeps, as a real process.
+- :func:`converse_on_pty` — read a child's pseudo-terminal and answer its prompt once.
+- :func:`serve_asgi` — run an ASGI app with uvicorn on a free 127.0.0.1 port (in-process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import peers
+
+__all__ = ["STRICT_POLICY", "busy_cli_call", "converse_on_pty", "open_with_builtin_tools", "serve_asgi"]
+
+#: a config document that leaves the temp dir out of the writable roots: the workspace is the only one
+STRICT_POLICY = [("test", {"policy": {"include_temp_dir": False}})]
+
+
+def open_with_builtin_tools(ws: Path, *plugins: object, documents: Any = STRICT_POLICY, approver: Any = None) -> Any:
+    """``Runtime.open`` of ``ws`` (home ``ws/../home``) with the built-in tools, ``plugins``,
+    no entry points and the config ``documents``."""
+    import kairox_tools.hooks
+    from kairox._runtime import Runtime
+
+    return Runtime.open(
+        ws,
+        home=ws.parent / "home",
+        env=dict(os.environ),
+        plugins=[kairox_tools.hooks, *plugins],
+        load_entrypoints=False,
+        config_documents=documents,
+        approver=approver,
+    )
+
+
+def busy_cli_call(
+    command: Sequence[str], ws: Path, tmp_path: Path, tool: str, preexec_fn: Callable[[], None]
+) -> subprocess.Popen[str]:
+    """Start ``COMMAND -w WS tools call TOOL --args '{"seconds": 60}' --yes`` (text pipes) with a
+    fresh ``tmp_path/home`` that trusts ``ws``, so the workspace's servers run."""
+    from kairox.testing import trust_workspace
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "KAIROX_HOME": str(home), "HOME": str(home)}
+    trust_workspace(ws, home, env=env)  # the workspace's servers run only once it is trusted
+    argv = [*command, "-w", str(ws), "tools", "call", tool, "--args", '{"seconds": 60}', "--yes"]
+    return subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=preexec_fn,
+    )
+
+
+def converse_on_pty(
+    master: int,
+    proc: subprocess.Popen[Any],
+    prompt: bytes,
+    answer: bytes,
+    *,
+    timeout: float,
+    poll: float = 0.1,
+) -> tuple[bytes, bool]:
+    """Read what ``proc`` shows on the pseudo-terminal ``master`` until it closes its end, exits
+    or ``timeout`` seconds pass; write ``answer`` once, the first time ``prompt`` is seen.
+    Returns (everything read, whether ``prompt`` came)."""
+    seen = b""
+    asked = False
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], poll)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not asked and prompt in seen:
+                asked = True
+                os.write(master, answer)
+        elif proc.poll() is not None:
+            break
+    return seen, asked
+
+
+@contextlib.asynccontextmanager
+async def serve_asgi(app: Any, *, log_level: str = "error", force_exit: bool = False) -> AsyncIterator[int]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 once it has started; yields the port. With
+    ``force_exit`` the server does not wait for open streams (of hung requests) when it stops."""
+    import uvicorn
+
+    port = peers.free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level, lifespan="on"))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve)
+        with anyio.fail_after(10):
+            while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+                await anyio.sleep(0.01)
+        try:
+            yield port
+        finally:
+            server.should_exit = True
+            if force_exit:
+                server.force_exit = True
