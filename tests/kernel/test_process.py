@@ -160,3 +160,11 @@ def test_output_tail_without_a_head_keeps_the_last_lines_of_whole_lines_cut_into
     assert tail.lines() == [" that is l", "ong", "last"]  # \r dropped; pieces of 10 bytes; the rest dropped
     assert tail.dropped == 3
     assert tail.text(2).splitlines() == ["[... 4 earlier lines not shown]", "ong", "last"]
+
+
+def test_a_flood_of_empty_lines_is_bounded_in_lines_too() -> None:
+    tail = OutputTail(max_bytes=64 * 1024, max_lines=100)
+    tail.feed(b"\n" * 1_000_000)
+    assert len(tail.lines()) == 100
+    assert tail.dropped == 1_000_000 - 100
+    assert tail.total_lines == 1_000_000

@@ -52,7 +52,7 @@ class OutputTail:
     """What a child wrote to a stream (its stderr, mostly), bounded whatever it writes.
 
     The first ``head_lines`` lines are kept (where a crash usually says why), then
-    the last lines up to ``max_bytes``; lines in between are dropped and counted,
+    the last lines up to ``max_bytes`` (and ``max_lines``); lines in between are dropped and counted,
     so a server that writes 50 MB on its way out costs a few KB. A line longer
     than ``max_line`` bytes is kept as pieces of that size, and an endless line
     without a newline is cut the same way, never held whole.
@@ -60,8 +60,12 @@ class OutputTail:
     Feed it raw bytes (:meth:`feed`) or lines a reader already split (:meth:`append`).
     """
 
-    def __init__(self, max_bytes: int = 64 * 1024, max_line: int = 2000, *, head_lines: int = 0) -> None:
+    def __init__(
+        self, max_bytes: int = 64 * 1024, max_line: int = 2000, *, head_lines: int = 0, max_lines: int = 2000
+    ) -> None:
         self.max_bytes = max_bytes
+        #: lines kept in the tail at most (a flood of empty lines costs entries, not bytes)
+        self.max_lines = max_lines
         self.max_line = max_line
         self.head_lines = head_lines
         self._head: list[str] = []
@@ -101,7 +105,7 @@ class OutputTail:
             return
         self._lines.append(line)
         self._size += len(line) + 1
-        while self._size > self.max_bytes and self._lines:
+        while (self._size > self.max_bytes or len(self._lines) > self.max_lines) and self._lines:
             self._size -= len(self._lines.popleft()) + 1
             self.dropped += 1
 
