@@ -168,3 +168,29 @@ def test_a_flood_of_empty_lines_is_bounded_in_lines_too() -> None:
     assert len(tail.lines()) == 100
     assert tail.dropped == 1_000_000 - 100
     assert tail.total_lines == 1_000_000
+
+
+def test_a_redacting_tail_hides_secrets_and_cuts_long_lines_instead_of_splitting() -> None:
+    tail = OutputTail(max_line=40, redact=True)
+    tail.feed(b"auth failed TOKEN=lspsecret-JJJ\n")
+    tail.feed(b"x" * 30 + b" password=" + b"y" * 100)  # an endless line with a secret across the cut
+    tail.feed(b"z" * 50 + b"\nafter\n")
+    lines = tail.lines()
+    assert "lspsecret-JJJ" not in "\n".join(lines) and "lspsecret-JJJ" not in tail.text()
+    assert lines[0] == "auth failed TOKEN=<redacted>"
+    assert lines[1].endswith(OutputTail.CUT) and len(lines[1].encode()) <= 40
+    assert "y" * 10 not in "\n".join(lines)  # no piece of the cut line's rest is kept
+    assert lines[2:] == ["after"]
+    plain = OutputTail(max_line=40)
+    plain.feed(b"auth failed TOKEN=lspsecret-JJJ\n")
+    assert plain.lines() == ["auth failed TOKEN=lspsecret-JJJ"]  # redaction is asked for, not implied
+
+
+@given(st.lists(st.binary(max_size=60), max_size=15), st.integers(10, 40))
+def test_a_redacting_tail_is_the_same_however_the_bytes_are_chunked(chunks: list[bytes], max_line: int) -> None:
+    chunked = OutputTail(200, max_line, redact=True)
+    for chunk in chunks:
+        chunked.feed(chunk)
+    whole = OutputTail(200, max_line, redact=True)
+    whole.feed(b"".join(chunks))
+    assert chunked.lines() == whole.lines()

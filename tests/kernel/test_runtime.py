@@ -607,3 +607,26 @@ async def test_status_survives_a_provider_whose_status_raises(
         status = rt.status()
     assert [s.name for s in status.servers] == ["git"]
     assert "status() of provider broken failed" in caplog.text
+
+
+async def test_an_approver_that_raises_is_a_denial(kairox_harness: KairoxHarness) -> None:
+    ran: list[int] = []
+    tool = FunctionTool(ToolSpec("mem.run", "runs", domain="local", capability="execute"), lambda: ran.append(1))
+
+    def broken(request: object) -> object:
+        raise RuntimeError("the prompt went away")
+
+    async def broken_async(request: object) -> object:
+        await anyio.lowlevel.checkpoint()
+        raise ApproverGone()
+
+    provider = InMemoryToolProvider("mem", [tool])
+    async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
+        for approver in (broken, broken_async):
+            with pytest.raises(PolicyDenied, match="the approver failed"):
+                await rt.call_tool("mem.run", approver=approver)
+    assert ran == []
+
+
+class ApproverGone(Exception):
+    """Like click.Abort: an ordinary exception from an approver."""

@@ -154,3 +154,18 @@ async def test_missing_command() -> None:
         await StdioPeer.spawn("kairox-no-such-language-server")
     with pytest.raises(CommandNotFound):
         await StdioPeer.spawn("./no/such/server")
+
+
+@pytest.mark.anyio
+async def test_a_server_s_stderr_is_read_back_redacted() -> None:
+    # a language server (or debug adapter) may echo a token it was given: status shows this tail
+    script = "import sys; sys.stderr.write('auth failed TOKEN=lspsecret-JJJ via https://u:pw-KKK@example.com\\n')"
+    peer = await StdioPeer.spawn(sys.executable, ["-c", script])
+    try:
+        with anyio.fail_after(30):
+            await peer.drain_stderr()
+    finally:
+        await peer.aclose(grace=1)
+    shown = peer.stderr.text()
+    assert "auth failed" in shown
+    assert "lspsecret-JJJ" not in shown and "pw-KKK" not in shown

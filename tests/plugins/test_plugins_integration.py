@@ -233,3 +233,19 @@ async def test_plugin_permissions_narrower_than_the_policy_ask_the_approver_for_
         approvals.answer = ApprovalAnswer.ALLOW_ONCE
         assert (await rt.call_tool("narrow.notes.render_notes", {})).text == "# Notes"
         assert len(approvals.requests) == 2
+
+
+async def test_an_approver_that_fails_at_the_bundle_permission_prompt_blocks_the_call(
+    kairox_harness: KairoxHarness,
+) -> None:
+    import click
+
+    notes_bundle(kairox_harness, "narrow", permissions={"sandboxPolicy": "read_only"})
+    kairox_harness.write_config('[policy.rules]\n"narrow.notes.*" = "allow"\n', where="user")
+
+    def ctrl_c(request: object) -> object:
+        raise click.Abort()  # what tty_approver's prompt raises on Ctrl-C or EOF
+
+    async with kairox_harness.open(approver=ctrl_c) as rt:
+        with pytest.raises(PolicyDenied, match="the approver failed"):
+            await rt.call_tool("narrow.notes.render_notes", {})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -85,3 +86,26 @@ def test_an_oauth_code_in_a_url_is_redacted() -> None:
 
     assert "SECRETCODE" not in redact_url("http://localhost:3000/callback?code=SECRETCODE&state=s")
     assert "state=s" in redact_url("http://localhost:3000/callback?code=SECRETCODE&state=s")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("MCP error -32600: nope Bearer hdrsecret-HHH echoed", "hdrsecret-HHH"),
+        ("Authorization: Bearer abc123xyz", "abc123xyz"),
+        ("x-api-key: Basic Zm9vOmJhcg==", "Zm9vOmJhcg=="),
+        ("password: hunter2", "hunter2"),
+        ('api_key="q1w2e3"', "q1w2e3"),
+        ('{"token": "jsonsecret"}', "jsonsecret"),
+        ("auth failed TOKEN=lspsecret-JJJ", "lspsecret-JJJ"),
+    ],
+)
+def test_what_servers_echo_back_is_redacted(text: str, secret: str) -> None:
+    # reviewers found these in LSP stderr and MCP error messages shown by `kairox status`
+    shown = redact_args(text)
+    assert secret not in shown and "<redacted>" in shown
+
+
+def test_ordinary_words_stay() -> None:
+    for text in ("the token expired", "normal text: fine", "basic usage", "Authorization failed"):
+        assert redact_args(text) == text

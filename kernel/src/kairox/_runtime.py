@@ -570,9 +570,14 @@ class Runtime:
             raise PolicyDenied(
                 f"needs approval ({decision.reason}), and no approver is available (non-interactive)", tool=spec.id
             )
-        answer = approver(ApprovalRequest(spec, dict(args), decision.reason, session.id if session else None))
-        if inspect.isawaitable(answer):
-            answer = await answer
+        try:
+            answer = approver(ApprovalRequest(spec, dict(args), decision.reason, session.id if session else None))
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception as exc:  # Ctrl-C at a prompt (click.Abort), a broken UI: nobody said yes
+            raise PolicyDenied(
+                f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({decision.reason})", tool=spec.id
+            ) from exc
         if answer is True:
             answer = ApprovalAnswer.ALLOW_ONCE
         # only an explicit allow allows: anything else (False, None, "deny", a typo) denies

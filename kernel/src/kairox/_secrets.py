@@ -44,7 +44,10 @@ def redact_url(url: str) -> str:
 
 
 _SECRET_WORD = r"[\w.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|auth|credential)[\w.-]*"
-_SECRET_ASSIGN = re.compile(rf"(?i)(\b{_SECRET_WORD}[=:])([^\s'\"&]+)")
+# ``token=X``, ``password: X``, ``"api_key": "X"``, ``api_key = 'X'``
+_SECRET_ASSIGN = re.compile(rf"(?i)(\b{_SECRET_WORD}[\"']?\s*[=:]\s*[\"']?)(?!(?:bearer|basic)\s)([^\s'\"&,}}]+)")
+# ``Authorization: Bearer X`` (the word before it may be anything: a server's own message)
+_BEARER = re.compile(r"(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{6,})")
 _SECRET_FLAG = re.compile(rf"(?i)((?:^|\s)--?{_SECRET_WORD})(\s+)([^\s-][^\s]*)")
 _URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
 
@@ -53,7 +56,8 @@ def redact_args(command_line: str) -> str:
     """A command line safe to print: ``--token=X``, ``--api-key X``, ``PASSWORD=X`` and URL
     secrets hidden."""
     text = _URL.sub(lambda m: redact_url(m.group(0)), command_line)
-    text = _SECRET_ASSIGN.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _SECRET_ASSIGN.sub(lambda m: m.group(1) + REDACTED if m.group(2) != REDACTED else m.group(0), text)
     return _SECRET_FLAG.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
 
 

@@ -48,6 +48,12 @@ logger = logging.getLogger(__name__)
 _PROC = "/proc"
 
 
+def _redacted(lines: list[str]) -> list[str]:
+    from ._config import redact  # only redacting tails pay for the config module
+
+    return [str(redact(line)) for line in lines]
+
+
 class OutputTail:
     """What a child wrote to a stream (its stderr, mostly), bounded whatever it writes.
 
@@ -58,11 +64,26 @@ class OutputTail:
     without a newline is cut the same way, never held whole.
 
     Feed it raw bytes (:meth:`feed`) or lines a reader already split (:meth:`append`).
+
+    With ``redact=True`` (a server's stderr: it may echo a token it was given) lines
+    are read back with URL passwords and secret-looking values redacted, and a line
+    longer than ``max_line`` is cut (ending in ``[...]``) instead of split: pieces are
+    redacted one by one, and a secret cut in two would slip through.
     """
 
+    CUT = " [...]"
+
     def __init__(
-        self, max_bytes: int = 64 * 1024, max_line: int = 2000, *, head_lines: int = 0, max_lines: int = 2000
+        self,
+        max_bytes: int = 64 * 1024,
+        max_line: int = 2000,
+        *,
+        head_lines: int = 0,
+        max_lines: int = 2000,
+        redact: bool = False,
     ) -> None:
+        self.redact = redact
+        self._skipping = False  # the rest of a line that was cut (redact mode) is dropped
         self.max_bytes = max_bytes
         #: lines kept in the tail at most (a flood of empty lines costs entries, not bytes)
         self.max_lines = max_lines
@@ -80,8 +101,16 @@ class OutputTail:
         """Add bytes as they were read; a line is complete at its ``\\n``."""
         self.total_bytes += len(data)
         *lines, rest = (self._partial + data).split(b"\n")
+        if self._skipping:  # what follows a cut line up to its newline is dropped
+            if lines:
+                lines, self._skipping = lines[1:], False
+            else:
+                rest = b""
         for raw in lines:
             self._add_line(raw.rstrip(b"\r"))
+        if self.redact and len(rest) > self.max_line:
+            self._add_line(rest)
+            rest, self._skipping = b"", True
         while len(rest) > self.max_line:
             self._add(rest[: self.max_line])
             rest = rest[self.max_line :]
@@ -95,6 +124,10 @@ class OutputTail:
 
     def _add_line(self, raw: bytes) -> None:
         self.total_lines += 1
+        if self.redact and len(raw) > self.max_line:
+            cut = raw[: self.max_line - len(self.CUT)].decode("utf-8", "ignore") + self.CUT
+            self._add(cut.encode("utf-8"))
+            return
         for start in range(0, max(len(raw), 1), self.max_line):
             self._add(raw[start : start + self.max_line])
 
@@ -115,7 +148,7 @@ class OutputTail:
         out = [*self._head, *marker, *self._lines]
         if self._partial:
             out.append(self._partial.decode("utf-8", "replace"))
-        return out
+        return _redacted(out) if self.redact else out
 
     def tail(self, n: int = 20) -> list[str]:
         """The last ``n`` kept lines."""
@@ -132,6 +165,8 @@ class OutputTail:
             shown = kept[-max_lines:]
             skipped = self.dropped + len(kept) - len(shown)
         head = [f"[... {skipped} earlier lines not shown]"] if skipped else []
+        if self.redact and shown is not lines:
+            shown = _redacted(shown)
         return "\n".join(head + shown)
 
 

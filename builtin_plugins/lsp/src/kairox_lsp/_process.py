@@ -72,7 +72,7 @@ class StdioPeer:
         #: the child's pid, which is also its process group's and session's id
         self.pid: int = process.pid
         self.argv = list(argv)
-        self.stderr = OutputTail(stderr_bytes)
+        self.stderr = OutputTail(stderr_bytes, redact=True)  # a server may echo a token it was given
         self._write_lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended
         self._closed = False
 

@@ -163,6 +163,8 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
             await runtime.authorize(narrowed, call.arguments, session=call.session)
         except PolicyDenied as exc:
             return Block(f"the plugin's permissions: {exc.reason}")
+        except Exception as exc:  # a guard that cannot decide blocks: it never lets the call through
+            return Block(f"the plugin's permissions could not be checked ({type(exc).__name__}: {exc})")
         return None
 
     return guard

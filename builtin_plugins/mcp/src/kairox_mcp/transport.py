@@ -63,29 +63,12 @@ class StderrBuffer(OutputTail):
     """A server's stderr (and what kairox notes about the connection), bounded whatever the
     server writes: :class:`kairox.process.OutputTail` keeps the first ``head`` lines and the
     last ``max_bytes`` bytes of lines, counting what it drops between them (50 MB of stderr
-    costs a few KB here). Transports :meth:`append` lines.
-
-    Two things differ for a server's stderr. Lines are read back redacted (URL passwords,
-    secret-looking values: whoever wrote them, the server, the HTTP stack's errors, the SDK's
-    log records). And a line longer than ``max_line`` bytes is cut (ending in `` [...]``), not
-    split: its pieces would be redacted one by one, and a secret cut in two would escape."""
-
-    CUT = " [...]"
+    costs a few KB here), read back redacted (``redact=True``: URL passwords, secret-looking
+    values, whoever wrote them: the server, the HTTP stack's errors, the SDK's log records).
+    Transports :meth:`append` lines."""
 
     def __init__(self, head: int = 50, max_bytes: int = 16 * 1024, max_line: int = 2000) -> None:
-        super().__init__(max_bytes, max_line, head_lines=head)
-
-    def append(self, line: str) -> None:
-        raw = line.rstrip("\r\n").encode("utf-8", "replace")
-        if len(raw) > self.max_line:
-            line = raw[: self.max_line - len(self.CUT)].decode("utf-8", "ignore") + self.CUT
-        super().append(line)
-
-    def lines(self) -> list[str]:
-        return [redact(line) for line in super().lines()]
-
-    def text(self, max_lines: int = 40) -> str:
-        return str(redact(super().text(max_lines)))
+        super().__init__(max_bytes, max_line, head_lines=head, redact=True)
 
 
 @attrs.define
