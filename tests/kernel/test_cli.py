@@ -361,14 +361,39 @@ def test_lazy_command_imports_its_module_only_when_it_runs(harness: KairoxHarnes
     assert harness.cli("lazy", "nope").exit_code == 2
 
 
-def test_lazy_command_with_a_bad_target(harness: KairoxHarness) -> None:
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("json:dumps", "command 'bad': json:dumps is not a click command"),
+        ("kairox_no_such_module:cli", "command 'bad' cannot load kairox_no_such_module:cli: ModuleNotFoundError"),
+        ("json:nope", "command 'bad' cannot load json:nope: AttributeError"),
+    ],
+)
+def test_lazy_command_with_a_bad_target_is_one_line(harness: KairoxHarness, target: str, says: str) -> None:
     from kairox.cli import lazy_command
 
     harness.register(
-        make_plugin("bad", kairox_register_commands=lambda cli: cli.add_command(lazy_command("bad", "json:dumps")))
+        make_plugin("bad", kairox_register_commands=lambda cli: cli.add_command(lazy_command("bad", target)))
     )
     result = harness.cli("bad", catch_exceptions=True)
-    assert isinstance(result.exception, TypeError) and "not a click command" in str(result.exception)
+    assert result.exit_code == 1 and says in result.stderr and "Traceback" not in result.stderr
+
+
+def test_lazy_command_targets_may_name_a_dotted_attribute(harness: KairoxHarness, fake_site) -> None:
+    from kairox.cli import lazy_command
+
+    fake_site.add(
+        "fake-lazy2",
+        entry_points={},
+        modules={"fake_lazy_dotted": LAZY_MODULE + "\nclass Commands:\n    greet = greet\n"},
+    )
+    harness.register(
+        make_plugin(
+            "dotted",
+            kairox_register_commands=lambda cli: cli.add_command(lazy_command("dl", "fake_lazy_dotted:Commands.greet")),
+        )
+    )
+    assert harness.cli("dl", "ada").stdout == "hello ada\n"
 
 
 def test_workspace_must_exist(harness: KairoxHarness, tmp_path: Path) -> None:

@@ -32,7 +32,11 @@ STATE_WORDS = {"available": "enabled"}
 
 @click.group("plugin")
 def plugin_group() -> None:
-    """Manifest plugins (.kairox-plugin, .codex-plugin, .claude-plugin, Philont plugin.json)."""
+    """Bundles: the plugin directories of Claude Code, Codex, Philont and kairox.
+
+    A bundle is a directory with a manifest (.claude-plugin/, .codex-plugin/,
+    .kairox-plugin/, Philont plugin.json) that brings skills, hooks, MCP and
+    language servers. Python packages that extend kairox are `kairox plugins`."""
 
 
 def _summary(inventory: list[dict[str, Any]]) -> str:

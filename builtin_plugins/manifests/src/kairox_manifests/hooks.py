@@ -29,5 +29,5 @@ kairox_register_tool_providers = adds("kairox_manifests.loader:BundleLoader", ru
 kairox_register_commands = command(
     "plugin",
     "kairox_manifests.cli:plugin_group",
-    "Manifest plugins (.kairox-plugin, .codex-plugin, .claude-plugin, Philont plugin.json).",
+    "Bundles: Claude Code, Codex, Philont plugin dirs.",
 )

@@ -75,7 +75,7 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
 def _print_status(data: dict[str, Any]) -> None:
     click.echo(f"workspace: {data['workspace']}")
     click.echo(f"config:    {', '.join(data['config_files']) or '(no kairox.toml found)'}")
-    click.echo(f"plugins:   {len(data['plugins'])} loaded, {len(data['failures'])} failed")
+    click.echo(f"plugin packages: {len(data['plugins'])} loaded, {len(data['failures'])} failed")
     for f in data["failures"]:
         who = f["distribution"] or f["plugin"]
         click.echo(f"  ! {who} {f['version'] or ''} ({f['stage']}): {f['error']}")
@@ -142,7 +142,9 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @JSON_FLAG
 @click.pass_context
 def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
-    """List installed plugins (distribution, version, hooks) and load errors."""
+    """Plugin packages (Python distributions) and load errors.
+
+    Bundles (.claude-plugin, .codex-plugin, ... directories) are `kairox plugin list`."""
     host = state_of(ctx).get_host()
     infos = host.plugins(include_builtin=show_all)
     data = {

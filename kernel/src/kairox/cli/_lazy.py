@@ -14,7 +14,6 @@ else. Register a lazy command instead:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -34,12 +33,19 @@ class LazyCommand(click.Command):
         self._command: click.Command | None = None
 
     def load(self) -> click.Command:
-        """Import ``module:attribute`` and return the real command."""
+        """Import ``module:attribute`` (dotted attributes allowed) and return the real command;
+        a target that does not load is a one-line error naming the command and the target."""
         if self._command is None:
-            module, _, attribute = self.target.partition(":")
-            command = getattr(importlib.import_module(module), attribute)
+            from ..declare import load_target
+
+            try:
+                command = load_target(self.target)
+            except Exception as exc:
+                raise click.ClickException(
+                    f"command {self.name!r} cannot load {self.target}: {type(exc).__name__}: {exc}"
+                ) from exc
             if not isinstance(command, click.Command):
-                raise TypeError(f"{self.target} is not a click command")
+                raise click.ClickException(f"command {self.name!r}: {self.target} is not a click command")
             self._command = command
         return self._command
 
