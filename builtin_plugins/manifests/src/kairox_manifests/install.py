@@ -68,11 +68,6 @@ def bundle_dir(runtime: Runtime, scope: str) -> Path:
     raise ValueError(f"unknown scope {scope!r}; expected user or workspace")
 
 
-async def _authorize(runtime: Runtime, spec: ToolSpec, destination: Path, approver: Approver | None) -> None:
-    """The runtime's approval flow for the write ``spec`` describes; raises :class:`~kairox.PolicyDenied`."""
-    await runtime.authorize(spec, {"destination": str(destination)}, approver=approver)
-
-
 def read_bundle(runtime: Runtime, source: Path) -> BundleManifest:
     """The manifest of the plugin at ``source``; :class:`ManifestError` when it is not a (valid) plugin."""
     if not source.is_dir():
@@ -129,7 +124,7 @@ async def install_bundle(
         return manifest, real, dest, dest.exists() or dest.is_symlink()
 
     manifest, real_source, dest, exists = await anyio.to_thread.run_sync(prepare)
-    await _authorize(runtime, INSTALL_SPEC, dest, approver)
+    await runtime.authorize(INSTALL_SPEC, {"destination": str(dest)}, approver=approver)
     if exists and not force:
         raise FileExistsError(f"{dest} exists (plugin {manifest.name} is installed); use --force to replace it")
     await anyio.to_thread.run_sync(_copy_into_place, runtime, real_source, dest, exists)
@@ -161,7 +156,7 @@ async def uninstall_bundle(
     target = await anyio.to_thread.run_sync(find_installed, runtime, name, scope)
     if target is None:
         raise FileNotFoundError(f"no plugin {name!r} is installed in {bundle_dir(runtime, scope)}")
-    await _authorize(runtime, UNINSTALL_SPEC, target, approver)
+    await runtime.authorize(UNINSTALL_SPEC, {"destination": str(target)}, approver=approver)
 
     def remove() -> None:
         if scope == "workspace":
