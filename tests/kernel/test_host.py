@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pluggy
 import pytest
 
@@ -272,3 +274,15 @@ def test_a_hook_that_raises_halfway_registers_nothing() -> None:
     sections = host.dispatch.register_config_sections(Registrar("config section"))
     assert "first" not in sections and "policy" in sections
     assert [f.plugin for f in host.failures] == ["half"]
+
+
+def test_plugin_names_in_the_environment_are_compared_as_pep_503_names(
+    fake_site, caplog: pytest.LogCaptureFixture
+) -> None:
+    install_four(fake_site)
+    env = env_only("good", "broken", "badreg", KAIROX_DISABLE_PLUGINS="Fake_Broken, BADREG, fake-typo")
+    with caplog.at_level(logging.WARNING, logger="kairox._host"):
+        host = build_plugin_host(env=env)
+    assert [p.name for p in host.plugins()] == ["good"]
+    assert "KAIROX_DISABLE_PLUGINS names no installed plugin package: fake-typo" in caplog.text
+    assert "Fake_Broken" not in caplog.text

@@ -19,7 +19,7 @@ def harness(tmp_path: Path) -> KairoxHarness:
     return KairoxHarness(tmp_path / "ws", tmp_path / "home")
 
 
-@pytest.mark.parametrize("name", ["mcp", "kairox-mcp"])
+@pytest.mark.parametrize("name", ["mcp", "kairox-mcp", "kairox_MCP"])
 def test_a_package_name_in_plugins_disabled_is_an_error_pointing_to_the_variable(
     harness: KairoxHarness, name: str
 ) -> None:

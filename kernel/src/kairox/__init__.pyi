@@ -59,6 +59,7 @@ from ._host import (
     PluginHost as PluginHost,
     PluginInfo as PluginInfo,
     build_plugin_host as build_plugin_host,
+    package_key as package_key,
 )
 from ._names import (
     ENTRY_NAME_RE as ENTRY_NAME_RE,

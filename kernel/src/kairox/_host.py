@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
 import traceback
 from collections.abc import Iterable, Mapping
@@ -18,7 +19,7 @@ from ._dispatch import Dispatcher, wrapper_hooks
 from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, index_home, installed_entry_points, kernel_version
 from .errors import RegistrationError
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host"]
+__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host", "package_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -183,14 +184,24 @@ def _installed(env: Mapping[str, str]) -> InstalledEntryPoints:
     return installed_entry_points(ENTRY_POINT_GROUP, env, index_home(env))
 
 
+def package_key(name: str) -> str:
+    """A plugin package's name as kairox compares it: PEP 503 (``Kairox_Example`` and
+    ``kairox-example`` are one name), so the import name of a package matches too."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: InstalledEntryPoints) -> None:
-    only = _env_list(env, "KAIROX_LOAD_PLUGINS")
-    disabled = set(_env_list(env, "KAIROX_DISABLE_PLUGINS") or [])
+    listed_only = _env_list(env, "KAIROX_LOAD_PLUGINS")
+    only = None if listed_only is None else {package_key(n) for n in listed_only}
+    listed_disabled = _env_list(env, "KAIROX_DISABLE_PLUGINS") or []
+    disabled = {package_key(n) for n in listed_disabled}
     seen: dict[str, str | None] = {}
+    known: set[str] = set()
     for ep in installed.entry_points:
         dist_name, version = ep.dist_name, ep.version
-        names = {ep.name} | ({dist_name} if dist_name else set())
-        if only is not None and not names & set(only):
+        names = {package_key(ep.name)} | ({package_key(dist_name)} if dist_name else set())
+        known |= names
+        if only is not None and not names & only:
             continue
         if names & disabled:
             continue
@@ -220,6 +231,10 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
             )
             continue
         host.register(plugin, name=ep.name)
+    for variable, listed in (("KAIROX_LOAD_PLUGINS", listed_only or []), ("KAIROX_DISABLE_PLUGINS", listed_disabled)):
+        unknown = [n for n in listed if package_key(n) not in known]
+        if unknown:
+            logger.warning("%s names no installed plugin package: %s", variable, ", ".join(unknown))
 
 
 def _check_pending(host: PluginHost) -> None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import ServerState, ServerStatus
+from kairox import ServerState, ServerStatus, package_key
 from kairox.errors import ConfigError
 
 from .activation import Activation, ActivationContext
@@ -81,16 +81,16 @@ def _packages_in_disabled(runtime: Runtime, ctx: DiscoveryContext, bundles: set[
     what does keep a package from loading."""
     packages: set[str] = set()
     for info in runtime.host.plugins(include_builtin=True):
-        packages.add(info.name)
+        packages.add(package_key(info.name))
         if info.distribution:
-            packages.add(info.distribution)
+            packages.add(package_key(info.distribution))
     errors = []
     for values in (ctx.user_values, ctx.workspace_values):
         listed = values.get("disabled")
         if not isinstance(listed, list):
             continue
         for i, name in enumerate(listed):
-            if isinstance(name, str) and ":" not in name and name not in bundles and name in packages:
+            if isinstance(name, str) and ":" not in name and name not in bundles and package_key(name) in packages:
                 errors.append(
                     ConfigError(
                         f"{name!r} is a Python plugin package, not a bundle: [plugins] disabled turns off manifest "
