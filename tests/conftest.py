@@ -1,4 +1,13 @@
-"""Repository-wide test configuration."""
+"""Repository-wide test configuration.
+
+``uv run pytest`` runs on several pytest-xdist workers (``-n auto --dist loadgroup`` in
+pyproject.toml; the number is :func:`pytest_xdist_auto_num_workers`). Most tests wait on
+real peer processes (npm and PyPI MCP servers, language servers, debugpy) rather than
+compute, so more workers than cores pay off. Every test gets its own ``tmp_path`` (per
+worker), ports come from ``peers.free_port``, and ``no_leftovers`` looks only at the
+worker's own descendants. :func:`pytest_collection_modifyitems` starts the long tests
+first so that none of them is the tail of the run.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +23,62 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("default", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("slow", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+#: workers of ``-n auto`` per CPU core (the tests mostly wait on peer processes), and at most
+WORKERS_PER_CORE = 2
+MAX_WORKERS = 16
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: ``$PYTEST_XDIST_AUTO_NUM_WORKERS`` if set, else ``WORKERS_PER_CORE`` per
+    core (up to ``MAX_WORKERS``); no workers (one process) with ``-s``, whose output the
+    workers would swallow."""
+    if env := os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return int(env)
+    if config.getoption("capture") == "no":
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(WORKERS_PER_CORE * cores, MAX_WORKERS)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    """Lower starts earlier: the lint and type checks, ``slow`` tests, tests sharing a
+    module-scoped fixture, tests talking to real servers or processes, then the rest
+    (mostly quick in-process tests, which fill the workers up at the end)."""
+    if item.path.name == "test_quality.py":
+        return 0
+    if item.get_closest_marker("slow"):
+        return 1
+    if _module_fixture(item):
+        return 2
+    if item.get_closest_marker("integration") or "no_leftovers" in getattr(item, "fixturenames", ()):
+        return 3
+    return 4
+
+
+def _module_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses a module-, class- or package-scoped fixture (built once per
+    module, e.g. the virtual environments of tests/contrib)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        defs and defs[-1].scope in ("module", "class", "package")
+        for name, defs in info.name2fixturedefs.items()
+        if name != "anyio_backend"  # anyio's own is module-scoped and costs nothing
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order and group the run for the xdist workers (deterministic: every worker must
+    collect the same list). Tests of a module that share a module-scoped fixture get one
+    ``xdist_group`` per module, so the fixture is built once, on one worker. The quality
+    checks (one group of their own, tests/test_quality.py) go first, mypy first of all."""
+    for item in items:
+        if _module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(config.rootpath).as_posix()))
+    order = {id(item): n for n, item in enumerate(items)}
+    items.sort(key=lambda item: (_start_rank(item), "[mypy]" not in item.name, order[id(item)]))
 
 
 @pytest.fixture

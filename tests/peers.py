@@ -13,6 +13,8 @@ Import as ``import peers`` (pytest puts ``tests/`` on ``sys.path`` because of
   one process-leak fixture of every suite) asserts that a block leaves no process
   behind: the test process becomes a *child subreaper* (Linux), so orphaned
   grandchildren are re-parented to it and seen, instead of vanishing under init.
+  It looks only at descendants of the process running the test, so parallel xdist
+  workers (siblings, each its own subreaper) never see each other's processes.
 """
 
 from __future__ import annotations
@@ -111,12 +113,17 @@ def everything_server_js() -> Path:
         pytest.skip("node and npm are needed for server-everything")
     prefix = cache_dir() / "npm" / f"server-everything-{EVERYTHING_VERSION}"
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if entry.is_file():
+    # written once npm install succeeded: while another process (an xdist worker) installs,
+    # index.js may already be there without its dependencies
+    done = prefix / ".installed"
+    if done.is_file() and entry.is_file():
         return entry
-    prefix.mkdir(parents=True, exist_ok=True)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
     with _file_lock(prefix.parent / f"server-everything-{EVERYTHING_VERSION}.lock"):
-        if entry.is_file():  # another process installed it while we waited
+        if entry.is_file():  # installed by another process while we waited (or before .installed existed)
+            done.touch()
             return entry
+        prefix.mkdir(exist_ok=True)
         proc = subprocess.run(
             [
                 "npm",
@@ -135,6 +142,7 @@ def everything_server_js() -> Path:
         )
         if proc.returncode != 0 or not entry.is_file():
             pytest.fail(f"npm install {EVERYTHING_PACKAGE} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        done.touch()
     return entry
 
 
@@ -155,13 +163,36 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _listens_on(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """Whether ``proc`` or one of its descendants has a listening socket on ``port``."""
+    try:
+        root = psutil.Process(proc.pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return False
+    for p in tree:
+        try:
+            conns = p.net_connections(kind="tcp") if hasattr(p, "net_connections") else p.connections(kind="tcp")
+        except psutil.Error:
+            continue
+        if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in conns):
+            return True
+    return False
+
+
 def wait_for_port(port: int, *, timeout: float = 20.0, proc: subprocess.Popen[bytes] | None = None) -> None:
-    """Return once ``127.0.0.1:port`` accepts a TCP connection; raise if ``proc`` dies or time runs out."""
+    """Return once ``127.0.0.1:port`` accepts a TCP connection; raise if ``proc`` dies or time runs out.
+
+    With ``proc``, the listener must be ``proc`` (or a descendant): a port from
+    :func:`free_port` is free only when asked, and a parallel test (another xdist
+    worker) may take it first; then the server exits or times out, never talks to the
+    other test's server."""
     deadline = time.monotonic() + timeout
     while True:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+                if proc is None or _listens_on(proc, port):
+                    return
         except OSError:
             pass
         if proc is not None and proc.poll() is not None:

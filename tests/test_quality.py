@@ -15,6 +15,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
+# one worker runs the three, first of the whole run (tests/conftest.py sorts them to the
+# front, mypy first): mypy is the longest single CPU-bound step and must not be the tail
+pytestmark = pytest.mark.xdist_group("quality")
+
 CHECKS = {
     "ruff check": [str(BIN / "ruff"), "check", "--no-cache", "."],
     "ruff format": [str(BIN / "ruff"), "format", "--check", "--no-cache", "."],
