@@ -19,7 +19,15 @@ from ._dispatch import Dispatcher, wrapper_hooks
 from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, index_home, installed_entry_points, kernel_version
 from .errors import RegistrationError
 
-__all__ = ["DEFAULT_PLUGINS", "ENTRY_POINT_GROUP", "LoadFailure", "PluginHost", "PluginInfo", "build_plugin_host", "package_key"]
+__all__ = [
+    "DEFAULT_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "LoadFailure",
+    "PluginHost",
+    "PluginInfo",
+    "build_plugin_host",
+    "package_key",
+]
 
 logger = logging.getLogger(__name__)
 
