@@ -51,6 +51,11 @@ def build_venv(root: Path, *packages: Path) -> None:
     uv = shutil.which("uv")
     assert uv, "uv is needed to build the test environment (the README installs it)"
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    # copies, not hard links to uv's cache: a new link changes the status-change time of
+    # files the suite's own environment shares with the cache (its dist-info
+    # entry_points.txt), which the entry point index fingerprints, so a test of the index
+    # running at the same time (another xdist worker) would see "something was installed"
+    env["UV_LINK_MODE"] = "copy"
     for cmd in (
         [uv, "venv", "--quiet", str(root), "--python", sys.executable],
         [uv, "pip", "install", "--quiet", "--python", str(root / "bin" / "python"), *map(str, packages)],

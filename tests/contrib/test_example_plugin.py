@@ -14,9 +14,11 @@ EXAMPLE = ROOT / "contrib" / "kairox-example"
 
 
 def test_the_example_tests_pass_with_only_the_kairox_pytest_plugin() -> None:
-    """Run like an author would: pytest in the plugin's directory, fixtures from kairox.testing (pytest11)."""
+    """Run like an author would: pytest in the plugin's directory, fixtures from kairox.testing (pytest11).
+    In one process (``-n 0``): it finds this repository's pyproject.toml, whose addopts start
+    pytest-xdist workers."""
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", "--rootdir", str(EXAMPLE)],
+        [sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:cacheprovider", "-n", "0", "--rootdir", str(EXAMPLE)],
         cwd=EXAMPLE,
         capture_output=True,
         text=True,

@@ -17,10 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
-from stdio_helpers import FAST, context
+from stdio_helpers import context
 
 from kairox_mcp.config import McpServerConfig
-from kairox_stdio import InvalidServerMessage
+from kairox_stdio import InvalidServerMessage, StdioTransport
+
+#: ``cat`` exits as soon as it has written the file; the transport then reads what is left for
+#: ``exit_drain`` (0.25 s by default), which a loaded machine (parallel test workers) can need
+#: more of for 25 lines: this property is about framing, not about that bound
+PATIENT = StdioTransport(shutdown_grace=0.5, term_grace=0.5, kill_wait=2.0, exit_drain=10.0)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=20),
@@ -53,7 +58,7 @@ async def test_framing_through_a_real_pipe(tmp_path: Path, lines: list[bytes], c
     out.write_bytes(b"".join(line + (b"\r\n" if crlf else b"\n") for line in lines))
     got: list[Any] = []
     with anyio.fail_after(20):
-        async with FAST.connect(McpServerConfig(command="cat", args=[str(out)]), context(tmp_path)) as (read, _w):
+        async with PATIENT.connect(McpServerConfig(command="cat", args=[str(out)]), context(tmp_path)) as (read, _w):
             async for item in read:
                 got.append(item)
     expected = [line for line in lines if line.strip()]
