@@ -24,6 +24,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -165,14 +166,28 @@ def test_parse_skill_refuses_the_bomb(tmp_path: Path) -> None:
 # -- the loader itself (never expands a bomb: safe in process) ---------------------------------
 
 
-def test_the_billion_laughs_is_refused_in_milliseconds() -> None:
+def _peak_bytes(fn: Any) -> int:
+    """The most memory ``fn()`` had allocated at once (work measured, not wall time:
+    a timed assertion fails on a loaded machine; an expanded bomb costs gigabytes)."""
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return peak
+
+
+def test_the_billion_laughs_is_refused_before_it_expands() -> None:
     from kairox._yaml import YamlLimitError, safe_load_bounded
 
     for levels, width in [(9, 9), (4, 1000), (30, 2)]:
-        started = time.perf_counter()
-        with pytest.raises(YamlLimitError, match="alias"):
-            safe_load_bounded(billion_laughs(levels, width))
-        assert time.perf_counter() - started < 0.5
+
+        def load(text: str = billion_laughs(levels, width)) -> None:
+            with pytest.raises(YamlLimitError, match="alias"):
+                safe_load_bounded(text)
+
+        assert _peak_bytes(load) < 16 * 1024 * 1024
 
 
 def test_merge_key_bombs_and_recursive_aliases_are_refused() -> None:
@@ -201,10 +216,8 @@ def test_deep_nesting_and_long_input_are_refused() -> None:
         safe_load_bounded("k: " + "[" * 100_000 + "]" * 100_000)
     with pytest.raises(YamlLimitError, match="longer than"):
         safe_load_bounded("k: v\n" * 300_000)
-    started = time.perf_counter()
-    with pytest.raises(YamlLimitError, match="integer"):
+    with pytest.raises(YamlLimitError, match="integer"):  # refused by its length, before int() runs
         safe_load_bounded("k: 1" + ":00" * 300_000, max_length=1 << 21)
-    assert time.perf_counter() - started < 1
 
 
 def test_ordinary_anchors_still_load() -> None:
@@ -350,15 +363,13 @@ def check_bounded(text: str) -> None:
     pairs = [(python, yaml.SafeLoader), (c, yaml.CSafeLoader), (c_events, yaml.CSafeLoader)]
     for bounded, plain in pairs:
         limits = _Limits(100, 10_000, 1 << 20, 64)
-        started = time.perf_counter()
         try:
             got: tuple[str, Any] = ("ok", _load(text, bounded, limits, MAX_LENGTH))
         except YamlLimitError:
             continue  # refused: the unbounded loader is not run (it may build a bomb)
         except Exception as exc:
             got = (type(exc).__name__, None)
-        finally:
-            assert time.perf_counter() - started < 1.0, text
+        # accepted: within the limits (at most 10,000 nodes), so the reference load is bounded too
         assert got == reference(plain, text), (bounded.__name__, text)
 
 
