@@ -1,0 +1,3 @@
+"""kairox-serve's hookimpls."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""kairox-ui's hookimpls."""
+
+from __future__ import annotations
