@@ -67,7 +67,10 @@ def test_sigint_leaves_no_process_behind(with_node: bool) -> None:
         assert not p.is_running() or p.status() == psutil.STATUS_ZOMBIE, p
     assert "grandchild: started sleep" not in err  # server stderr is captured, never shown
     assert "Starting default (STDIO) server" not in err
-    assert "KeyboardInterrupt" in err or proc.returncode == -signal.SIGINT
+    # the holder is a plain anyio program: on Python 3.10 anyio's backport of asyncio.Runner
+    # ends it with CancelledError where 3.11+ raise KeyboardInterrupt (no Task.uncancel())
+    interrupted = "KeyboardInterrupt" in err or (sys.version_info < (3, 11) and "CancelledError" in err)
+    assert interrupted or proc.returncode == -signal.SIGINT
     print(
         f"[reliability] SIGINT with 3 servers ({'node' if with_node else 'python'}): all gone in {elapsed:.2f} s",
         file=sys.stderr,

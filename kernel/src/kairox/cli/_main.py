@@ -76,4 +76,17 @@ def main(argv: list[str] | None = None) -> Any:
     sys.stderr = SafeStream(sys.stderr)
     configure_logging(0)  # the group's callback raises it for -v/-vv
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    return build_cli().main(args=argv, prog_name="kairox")
+    if sys.version_info >= (3, 11):
+        return build_cli().main(args=argv, prog_name="kairox")
+    import asyncio
+
+    try:
+        return build_cli().main(args=argv, prog_name="kairox")
+    except asyncio.CancelledError:
+        # Python 3.10: anyio's backport of asyncio.Runner answers Ctrl-C by cancelling the
+        # main task, but without Task.uncancel() it cannot turn that back into the
+        # KeyboardInterrupt 3.11+ raises, so a bare CancelledError (and its traceback) would
+        # end the program. Nothing else cancels the main task; say what click says for
+        # Ctrl-C on 3.11+ (every server was shut down by the time the cancellation got here).
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
