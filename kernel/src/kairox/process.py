@@ -32,6 +32,8 @@ import anyio.abc
 
 __all__ = [
     "OutputTail",
+    "scripts_dir",
+    "server_env",
     "describe_exit",
     "group_alive",
     "kill_group",
@@ -168,6 +170,31 @@ class OutputTail:
         if self.redact and shown is not lines:
             shown = _redacted(shown)
         return "\n".join(head + shown)
+
+
+def scripts_dir() -> str:
+    """The directory of the console scripts installed next to kairox (a venv's ``bin/``)."""
+    import sysconfig
+
+    return sysconfig.get_path("scripts")
+
+
+def server_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a server kairox starts: its ``PATH`` ends with :func:`scripts_dir`.
+
+    A server command installed into kairox's own environment (``mcp-server-time`` beside
+    ``kairox`` in a venv's ``bin/``) is found although that environment is not activated:
+    the user's ``PATH`` comes first, so a command found there still wins. Without ``PATH``,
+    the system's default path comes first."""
+    out = dict(env)
+    extra = scripts_dir()
+    path = out.get("PATH")
+    entries = (path if path is not None else os.defpath).split(os.pathsep)
+    if extra and os.path.normcase(os.path.normpath(extra)) not in {
+        os.path.normcase(os.path.normpath(e)) for e in entries if e
+    }:
+        out["PATH"] = os.pathsep.join([*(e for e in entries if e), extra]) if any(entries) else extra
+    return out
 
 
 def describe_exit(returncode: int | None) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kairox.process import OutputTail, kill_group, kill_session, session_members, wait_session_gone
+from kairox.process import OutputTail, kill_group, kill_session, server_env, session_members, wait_session_gone
 
 from ._framing import BadMessage, FrameDecoder, encode_message
 
@@ -87,7 +87,8 @@ class StdioPeer:
         stderr_bytes: int = 64 * 1024,
     ) -> StdioPeer:
         """Start ``command args`` in its own process group with piped stdio."""
-        full_env = dict(os.environ if env is None else env)
+        # commands installed next to kairox are found without activating its environment
+        full_env = server_env(os.environ if env is None else env)
         workdir = Path(cwd) if cwd is not None else None
         executable = resolve_command(command, full_env, workdir)
         argv = [executable, *args]

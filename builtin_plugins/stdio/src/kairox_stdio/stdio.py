@@ -43,7 +43,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 
 from kairox.errors import KairoxError
-from kairox.process import describe_exit, group_alive, kill_group
+from kairox.process import describe_exit, group_alive, kill_group, server_env
 from kairox_mcp.transport import (
     MAX_MESSAGE_BYTES,
     UNREADABLE_HEAD,
@@ -157,12 +157,15 @@ def resolve_command(server: Any, context: ConnectContext) -> tuple[list[str], di
     if not command or not isinstance(command, str):
         raise StdioServerError("no command configured")
     args = [str(a) for a in (getattr(server, "args", None) or ())]
-    env = build_env(
-        context.env,
-        env=getattr(server, "env", None),
-        env_vars=getattr(server, "env_vars", None),
-        inherit_env=bool(getattr(server, "inherit_env", False)),
-        server_name=context.server_name,
+    # server_env: commands installed next to kairox are found without activating its environment
+    env = server_env(
+        build_env(
+            context.env,
+            env=getattr(server, "env", None),
+            env_vars=getattr(server, "env_vars", None),
+            inherit_env=bool(getattr(server, "inherit_env", False)),
+            server_name=context.server_name,
+        )
     )
     raw_cwd = getattr(server, "cwd", None)
     cwd = Path(context.workspace)
