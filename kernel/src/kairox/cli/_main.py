@@ -17,7 +17,9 @@ from ._util import CliState
 __all__ = ["build_cli", "cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True, no_args_is_help=True
+)
 @click.option(
     "--workspace",
     "-w",
@@ -30,13 +32,37 @@ __all__ = ["build_cli", "cli", "main"]
 @click.option(
     "--verbose", "-v", count=True, help="Log more to stderr: -v info, -vv debug, -vvv also HTTP internals (redacted)."
 )
+@click.option("--version", is_flag=True, help="Print kairox's version (with -v, every plugin package's too) and exit.")
 @click.pass_context
-def cli(ctx: click.Context, workspace: Path | None, as_json: bool, verbose: int) -> None:
+def cli(ctx: click.Context, workspace: Path | None, as_json: bool, verbose: int, version: bool) -> None:
     """Kairox: MCP servers, skills, plugins, LSP/DAP as tools, under one policy."""
-    ctx.call_on_close(configure_logging(verbose))
     state: CliState = ctx.ensure_object(CliState)
+    if version:
+        _print_version(state, as_json=as_json, verbose=verbose > 0)
+        ctx.exit(0)
+    if ctx.invoked_subcommand is None:
+        ctx.fail("Missing command.")  # what click says when a group runs with options only
+    ctx.call_on_close(configure_logging(verbose))
     state.workspace = (workspace or Path.cwd()).resolve()
     state.json = as_json
+
+
+def _print_version(state: CliState, *, as_json: bool, verbose: bool) -> None:
+    from .._entrypoints import kernel_version
+    from ._util import echo_json
+
+    kernel = kernel_version() or "unknown"
+    packages: dict[str, str] = {}
+    if verbose:
+        for info in state.get_host().plugins():
+            if info.distribution and info.distribution != "kairox":
+                packages.setdefault(info.distribution, info.version or "unknown")
+    if as_json:
+        echo_json({"kairox": kernel, **({"plugin_packages": dict(sorted(packages.items()))} if verbose else {})})
+        return
+    click.echo(f"kairox {kernel} (Python {sys.version.split()[0]})")
+    for name, ver in sorted(packages.items()):
+        click.echo(f"  {name} {ver}")
 
 
 def build_cli(host: PluginHost | None = None) -> click.Group:
@@ -47,6 +73,8 @@ def build_cli(host: PluginHost | None = None) -> click.Group:
         params=list(cli.params),
         help=cli.help,
         context_settings=cli.context_settings,
+        invoke_without_command=True,
+        no_args_is_help=True,
     )
     register_core_commands(group)
     host = host or build_plugin_host()
