@@ -30,12 +30,12 @@ class Venv:
         env["KAIROX_HOME"] = str(self.home)
         return env
 
-    def run(self, program: str, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, program: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.bin / program), "--workspace", str(self.workspace), *args],
             capture_output=True,
             text=True,
-            env=self.env(),
+            env={**self.env(), **(env or {})},
             timeout=120,
         )
 

@@ -1,5 +1,7 @@
 """contrib/kairox-minimal: a runtime built from only kairox + kairox-tools + kairox-skills works,
-and a config that needs a missing plugin is an error naming its distribution (never a traceback).
+a config that needs a missing plugin is an error naming its distribution (never a traceback),
+and as a distribution (issue 18, item 4) it chooses the plugin set and default config even
+where more plugin packages are installed next to it.
 
 Builds a real, separate virtual environment with ``uv`` from the local paths.
 """
@@ -24,9 +26,8 @@ def test_only_the_chosen_plugins_are_installed(venv) -> None:
     assert venv.python("import importlib.util as u; print(u.find_spec('mcp') is None)") == "True"
 
 
-@pytest.mark.parametrize("program", ["kairox", "kairox-minimal"])
-def test_plugins_and_status(venv, program: str) -> None:
-    plugins = venv.run(program, "plugins", "--json")
+def test_plugins_and_status(venv) -> None:
+    plugins = venv.run("kairox", "plugins", "--json")
     assert plugins.returncode == 0, plugins.stderr
     data = json.loads(plugins.stdout)
     assert sorted((p["name"], p["distribution"]) for p in data["plugins"]) == [
@@ -34,7 +35,13 @@ def test_plugins_and_status(venv, program: str) -> None:
         ("tools", "kairox-tools"),
     ]
     assert data["failures"] == []
-    status = venv.run(program, "status", "--json")
+    assert data["distribution"] == {
+        "name": "minimal",
+        "package": "kairox-minimal",
+        "version": "0.1.0",
+        "plugins": ["kairox-tools", "kairox-skills"],
+    }
+    status = venv.run("kairox", "status", "--json")
     assert status.returncode == 0, status.stdout + status.stderr
     assert json.loads(status.stdout)["ok"] is True
 
@@ -72,3 +79,51 @@ def test_config_needing_a_missing_plugin_names_the_distribution(venv, config: st
     assert any(distribution in e for e in data["config_errors"])
     shown = venv.run("kairox", "config", "show")
     assert shown.returncode == 0 and distribution in shown.stderr
+
+
+def test_its_default_config_is_the_lowest_layer(venv) -> None:
+    shown = json.loads(venv.run("kairox", "config", "show", "--json").stdout)
+    approval = shown["sections"]["policy"]["approval"]
+    assert (approval["value"], approval["source"]) == ("untrusted", "<distribution minimal (kairox-minimal)>")
+    (venv.home / "kairox.toml").write_text('[policy]\napproval = "on_request"\n')
+    try:
+        shown = json.loads(venv.run("kairox", "config", "show", "--json").stdout)
+        # [policy] shows each layer, lowest first: the user's own file comes after (and wins;
+        # tests/kernel/test_distributions.py checks the merged value)
+        layers = [(row["value"], row["source"]) for row in shown["sections"]["policy"].values()]
+        assert layers == [
+            ("untrusted", "<distribution minimal (kairox-minimal)>"),
+            ("on_request", str(venv.home / "kairox.toml")),
+        ]
+    finally:
+        (venv.home / "kairox.toml").unlink()
+
+
+def test_plugin_packages_installed_next_to_it_are_not_loaded(make_venv) -> None:
+    """As when kairox-mcp comes into the environment as another package's dependency."""
+    plus = make_venv(
+        "minimal-plus",
+        "kernel",
+        "builtin_plugins/tools",
+        "builtin_plugins/skills",
+        "contrib/kairox-minimal",
+        "builtin_plugins/mcp",
+        "builtin_plugins/stdio",
+    )
+    data = json.loads(plus.run("kairox", "plugins", "--json").stdout)
+    assert sorted(p["name"] for p in data["plugins"]) == ["skills", "tools"]
+    left_out = {n["distribution"]: n["why"] for n in data["not_loaded"]}
+    assert left_out == {
+        "kairox-mcp": "not in the plugin set of distribution 'minimal' (kairox-minimal)",
+        "kairox-stdio": "not in the plugin set of distribution 'minimal' (kairox-minimal)",
+    }
+    (plus.workspace / "kairox.toml").write_text('[mcp_servers.time]\ncommand = "mcp-server-time"\n')
+    status = plus.run("kairox", "status")
+    assert status.returncode == 1
+    assert (
+        'config section "mcp_servers" is provided by kairox-mcp, which is installed but not loaded: '
+        "not in the plugin set of distribution 'minimal' (kairox-minimal)"
+    ) in status.stdout
+    # the user can still choose every installed plugin package
+    everything = json.loads(plus.run("kairox", "plugins", "--json", env={"KAIROX_DISTRIBUTION": "none"}).stdout)
+    assert {"mcp", "stdio", "tools", "skills"} <= {p["name"] for p in everything["plugins"]}

@@ -22,6 +22,10 @@ from ._convert import (
     describe_value as describe_value,
     structure as structure,
 )
+from ._distribution import (
+    Distribution as Distribution,
+    DistributionChoice as DistributionChoice,
+)
 from ._entrypoints import (
     kernel_version as kernel_version,
 )

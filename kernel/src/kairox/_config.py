@@ -308,6 +308,7 @@ def load_config(
     files: list[Path] | None = None,
     documents: list[tuple[str, dict[str, Any]]] | None = None,
     trust: WorkspaceTrust | None = None,
+    defaults: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> Config:
     """Read, merge and structure the configuration. Never raises for bad content.
 
@@ -317,7 +318,9 @@ def load_config(
     the workspace's: with ``trust`` given, its ``${VAR}`` are expanded only when
     the user trusts the workspace, and its entries of ``needs_trust`` sections
     only apply when the trust covers them (else they are in :attr:`Config.held`).
-    Without ``trust`` every file is taken as trusted.
+    Without ``trust`` every file is taken as trusted. ``defaults`` are the lowest layer,
+    below the user's file: a distribution's default config (name, data), trusted like the
+    user's own.
     """
     env = os.environ if env is None else env
     config = Config(sections={name: sec for name, sec in sections.items()}, workspace=workspace)
@@ -328,6 +331,9 @@ def load_config(
         if workspace is not None:
             files += [f for f in workspace_config_files(workspace) if _real(f) != _real(user_file)]
     docs: list[tuple[str, dict[str, Any]]] = []
+    for name, data in defaults or []:
+        docs.append((name, data))
+        config.scopes[name] = "user"
     ws_real = _real(workspace) if workspace is not None else None
     ws_abs = os.path.abspath(workspace) if workspace is not None else None
     for path in files:

@@ -16,6 +16,7 @@ import pluggy
 
 from . import hookspecs
 from ._dispatch import Dispatcher, wrapper_hooks
+from ._distribution import DISTRIBUTION_GROUP, DistributionChoice, choose_distribution
 from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, index_home, installed_entry_points, kernel_version
 from .errors import RegistrationError
 
@@ -81,6 +82,10 @@ class PluginHost:
         self._dists: dict[str, tuple[str | None, str | None]] = {}
         self._builtin: set[str] = set()
         self.dispatch = Dispatcher(self)
+        #: the distribution that chose the plugin set (:mod:`kairox._distribution`)
+        self.distribution = DistributionChoice()
+        #: installed plugin packages that were not loaded: entry-point name -> (package, why)
+        self.not_loaded: dict[str, tuple[str | None, str]] = {}
 
     @property
     def hook(self) -> Any:
@@ -178,7 +183,9 @@ def build_plugin_host(
         host._dists[modname] = ("kairox", installed.kernel_version if installed else kernel_version())
         host.register(importlib.import_module(modname), name=modname, builtin=True)
     if installed is not None:
+        host.distribution = choose_distribution(installed_entry_points(DISTRIBUTION_GROUP, env, index_home(env)), env)
         _load_entry_points(host, env, installed)
+    _remember_not_loaded(host)
     for plugin in plugins:
         host.register(plugin)
     _check_pending(host)
@@ -199,6 +206,13 @@ def package_key(name: str) -> str:
 
 
 def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: InstalledEntryPoints) -> None:
+    choice = host.distribution
+    for problem in choice.problems:
+        host.record(
+            LoadFailure("distribution", choice.package, choice.version, "distribution", problem),
+            RegistrationError(problem),
+        )
+    shipped = None if choice.distribution is None else {package_key(n) for n in choice.distribution.plugins}
     listed_only = _env_list(env, "KAIROX_LOAD_PLUGINS")
     only = None if listed_only is None else {package_key(n) for n in listed_only}
     listed_disabled = _env_list(env, "KAIROX_DISABLE_PLUGINS") or []
@@ -209,9 +223,17 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
         dist_name, version = ep.dist_name, ep.version
         names = {package_key(ep.name)} | ({package_key(dist_name)} if dist_name else set())
         known |= names
-        if only is not None and not names & only:
-            continue
-        if names & disabled:
+        why = None
+        if choice.problems:
+            why = f"no plugin package loads until the distribution problem is fixed ({choice.problems[0]})"
+        elif shipped is not None and not names & shipped:
+            why = f"not in the plugin set of {choice.label}"
+        elif only is not None and not names & only:
+            why = "not listed in KAIROX_LOAD_PLUGINS"
+        elif names & disabled:
+            why = "listed in KAIROX_DISABLE_PLUGINS"
+        if why is not None:
+            host.not_loaded.setdefault(ep.name, (dist_name, why))
             continue
         if ep.name in seen:
             other = seen[ep.name]
@@ -243,6 +265,20 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
         unknown = [n for n in listed if package_key(n) not in known]
         if unknown:
             logger.warning("%s names no installed plugin package: %s", variable, ", ".join(unknown))
+    if choice.distribution is not None and not choice.problems:
+        for name in choice.distribution.plugins:
+            if package_key(name) not in known:
+                message = f"{choice.label} lists plugin package {name!r}, which is not installed"
+                host.record(
+                    LoadFailure(name, choice.package, choice.version, "distribution", message),
+                    RegistrationError(message),
+                )
+
+
+def _remember_not_loaded(host: PluginHost) -> None:
+    from ._features import remember_not_loaded
+
+    remember_not_loaded({dist or name: why for name, (dist, why) in host.not_loaded.items()})
 
 
 def _check_pending(host: PluginHost) -> None:

@@ -255,6 +255,7 @@ class Runtime:
     @asynccontextmanager
     async def open(
         cls,
+            defaults=self.host.distribution.config_documents(),
         workspace: str | os.PathLike[str] = ".",
         *,
         start: StartMode = True,

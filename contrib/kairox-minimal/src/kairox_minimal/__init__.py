@@ -1,25 +1,23 @@
-"""kairox-minimal: kairox with ``kairox-tools`` and ``kairox-skills`` only.
+"""kairox-minimal: kairox with ``kairox-tools`` and ``kairox-skills`` only (a worked example
+of a distribution; ``docs/distributions.md`` walks through it).
 
-A custom distribution is just a package whose dependencies pick the plugins:
-kairox finds whatever is installed through the ``kairox`` entry-point group.
-``kairox-minimal`` runs the ordinary ``kairox`` CLI restricted to the plugins
-this distribution ships (``KAIROX_LOAD_PLUGINS``), so plugins that happen to be
-installed next to it are not loaded unless the user asks for them.
+A distribution is a package whose dependencies pick the plugin packages and which declares
+itself in the ``kairox.distributions`` entry-point group (see ``pyproject.toml``). Where it
+is installed, ``kairox`` and ``kairox.Runtime.open()`` load exactly :data:`DISTRIBUTION`'s
+plugin set, even when more plugin packages are installed next to it, and its ``config`` is
+the lowest configuration layer (below the user's ``~/.kairox/kairox.toml``).
 """
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from kairox import Distribution
 
-__all__ = ["PLUGINS", "main"]
+__all__ = ["DISTRIBUTION"]
 
-#: entry-point names of the plugins this distribution ships
-PLUGINS = ("tools", "skills")
-
-
-def main(argv: list[str] | None = None) -> Any:
-    os.environ.setdefault("KAIROX_LOAD_PLUGINS", ",".join(PLUGINS))
-    from kairox.cli import main as kairox_main
-
-    return kairox_main(argv)
+DISTRIBUTION = Distribution(
+    "minimal",
+    plugins=("kairox-tools", "kairox-skills"),
+    # defaults a team would ship: every tool that is not read-only asks first
+    config={"policy": {"approval": "untrusted"}},
+    description="kairox with the built-in tools and filesystem skills only",
+)

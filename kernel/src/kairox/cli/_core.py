@@ -14,6 +14,7 @@ from ..errors import KairoxError, PolicyDenied, ToolError
 from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
+    from .._host import PluginHost
     from .._runtime import Runtime, RuntimeStatus
 
 __all__ = ["register_core_commands"]
@@ -31,6 +32,18 @@ def _failure_dict(f: Any) -> dict[str, Any]:
     }
 
 
+def _distribution_dict(host: PluginHost) -> dict[str, Any] | None:
+    choice = host.distribution
+    if choice.distribution is None:
+        return None
+    dist = choice.distribution
+    return {"name": dist.name, "package": choice.package, "version": choice.version, "plugins": list(dist.plugins)}
+
+
+def _not_loaded(host: PluginHost) -> list[dict[str, Any]]:
+    return [{"plugin": name, "distribution": dist, "why": why} for name, (dist, why) in sorted(host.not_loaded.items())]
+
+
 def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
     return {
         "ok": status.ok,
@@ -41,6 +54,8 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
             for p in status.plugins
         ],
         "failures": [_failure_dict(f) for f in status.failures],
+        "distribution": _distribution_dict(rt.host),
+        "not_loaded": _not_loaded(rt.host),
         "config_errors": [str(e) for e in status.config_errors],
         "providers": [attrs.asdict(p) for p in status.providers],
         "servers": [
@@ -75,7 +90,10 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
 def _print_status(data: dict[str, Any]) -> None:
     click.echo(f"workspace: {data['workspace']}")
     click.echo(f"config:    {', '.join(data['config_files']) or '(no kairox.toml found)'}")
-    click.echo(f"plugin packages: {len(data['plugins'])} loaded, {len(data['failures'])} failed")
+    not_loaded = f", {len(data['not_loaded'])} not loaded" if data["not_loaded"] else ""
+    dist = data["distribution"]
+    of = f" (distribution {dist['name']}, {dist['package']})" if dist else ""
+    click.echo(f"plugin packages: {len(data['plugins'])} loaded, {len(data['failures'])} failed{not_loaded}{of}")
     for f in data["failures"]:
         who = f["distribution"] or f["plugin"]
         click.echo(f"  ! {who} {f['version'] or ''} ({f['stage']}): {f['error']}")
@@ -159,16 +177,23 @@ def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
             for p in infos
         ],
         "failures": [_failure_dict(f) for f in host.failures],
+        "distribution": _distribution_dict(host),
+        "not_loaded": _not_loaded(host),
     }
     if want_json(ctx, as_json):
         echo_json(data)
         return
+    if data["distribution"]:
+        d = data["distribution"]
+        click.echo(f"distribution {d['name']} ({d['package']} {d['version'] or ''}): {', '.join(d['plugins'])}")
     for p in data["plugins"]:
         dist = f"{p['distribution']} {p['version'] or ''}".strip() if p["distribution"] else "(inline)"
         click.echo(f"{p['name']:<18} {dist:<32} {', '.join(h.removeprefix('kairox_') for h in p['hooks'])}")
     for f in data["failures"]:
         dist = f"{f['distribution'] or ''} {f['version'] or ''}".strip()
         click.echo(f"! {f['plugin']:<16} {dist:<32} failed ({f['stage']}): {f['error']}")
+    for n in data["not_loaded"]:
+        click.echo(f"- {n['plugin']:<16} {n['distribution'] or '':<32} installed, not loaded: {n['why']}")
 
 
 @click.group()
