@@ -47,3 +47,19 @@ def test_options_without_a_command_still_fail() -> None:
     assert "Missing command" in out.stderr
     bare = run()
     assert bare.returncode == 2 and "Usage: kairox" in bare.stdout + bare.stderr
+
+
+def test_the_module_version_is_the_installed_distributions() -> None:
+    import kairox
+
+    assert kairox.__version__ == metadata.version("kairox")
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import kairox; kairox.__version__"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "importlib.metadata" in imported or "importlib_metadata" in imported  # read from the metadata
+    assert not {"mcp", "httpx", "pluggy"} & imported  # and nothing heavy

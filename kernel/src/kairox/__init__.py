@@ -15,4 +15,12 @@ from __future__ import annotations
 
 import lazy_loader
 
-__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
+_lazy_getattr, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":  # the installed distribution's, read when first asked for
+        from ._entrypoints import kernel_version
+
+        return kernel_version() or "unknown"
+    return _lazy_getattr(name)

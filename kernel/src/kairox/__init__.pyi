@@ -4,6 +4,8 @@ Type checkers read this stub; at run time ``kairox/__init__.py`` reads it too
 (``lazy_loader.attach_stub``) and imports each name from its module on first use.
 """
 
+__version__: str
+
 from ._config import (
     Config as Config,
     ConfigLayer as ConfigLayer,
