@@ -331,8 +331,8 @@ def load_config(
         if workspace is not None:
             files += [f for f in workspace_config_files(workspace) if _real(f) != _real(user_file)]
     docs: list[tuple[str, dict[str, Any]]] = []
-    for name, data in defaults or []:
-        docs.append((name, data))
+    for name, default in defaults or []:
+        docs.append((name, default))
         config.scopes[name] = "user"
     ws_real = _real(workspace) if workspace is not None else None
     ws_abs = os.path.abspath(workspace) if workspace is not None else None

@@ -165,7 +165,7 @@ def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     Bundles (.claude-plugin, .codex-plugin, ... directories) are `kairox plugin list`."""
     host = state_of(ctx).get_host()
     infos = host.plugins(include_builtin=show_all)
-    data = {
+    data: dict[str, Any] = {
         "plugins": [
             {
                 "name": p.name,
