@@ -89,12 +89,14 @@ from ._runtime import (
     ApprovalAnswer as ApprovalAnswer,
     ApprovalRequest as ApprovalRequest,
     Approver as Approver,
+    HostCallback as HostCallback,
     Runtime as Runtime,
     RuntimeStatus as RuntimeStatus,
     Session as Session,
     StartMode as StartMode,
     TrustPrompt as TrustPrompt,
     TrustRequest as TrustRequest,
+    current_session as current_session,
 )
 from ._secrets import (
     redact_url as redact_url,

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from ._runtime import Runtime, Session
 
 __all__ = [
+    "MAX_PROVIDER_INSTRUCTIONS",
+    "MAX_SOURCE_INSTRUCTIONS",
     "SKILL_BUDGET",
     "SkillEntry",
     "SkillSuggestion",
@@ -45,6 +47,11 @@ SKILLS_SEARCH_ID = "skills.search"
 SKILL_BUDGET = 4_000
 #: the Agent Skills limit on a description; a longer one is cut in the index
 MAX_DESCRIPTION = 1024
+#: characters of one provider source's own instructions (an MCP server's ``instructions``)
+#: in the turn context; a longer text is cut with a note
+MAX_SOURCE_INSTRUCTIONS = 8_000
+#: characters of all providers' instructions together; sources past it are left out, with a problem
+MAX_PROVIDER_INSTRUCTIONS = 32_000
 
 
 @attrs.frozen
@@ -142,6 +149,42 @@ def _pieces(value: Any, source: str) -> list[ContextPiece]:
     return [ContextPiece(str(value), source)]
 
 
+def provider_instructions(runtime: Runtime, problems: list[str]) -> list[Instruction]:
+    """What tool providers say the model should know (an MCP server's ``instructions``):
+    each provider with an ``instructions()`` method returns ``(source, text)`` pairs. Each is
+    labelled by its source (scope ``"provider"``), cut to :data:`MAX_SOURCE_INSTRUCTIONS`
+    characters, and all together kept within :data:`MAX_PROVIDER_INSTRUCTIONS`."""
+    out: list[Instruction] = []
+    used = 0
+    for provider in runtime.providers:
+        fn = getattr(provider, "instructions", None)
+        if fn is None or not callable(fn):
+            continue
+        try:
+            pairs = list(fn())
+        except Exception as exc:
+            problems.append(f"instructions of provider {provider.name} failed: {type(exc).__name__}: {exc}")
+            continue
+        for source, text in pairs:
+            text = str(text).strip()
+            if not text:
+                continue
+            if len(text) > MAX_SOURCE_INSTRUCTIONS:
+                cut = len(text) - MAX_SOURCE_INSTRUCTIONS
+                text = (
+                    text[:MAX_SOURCE_INSTRUCTIONS]
+                    + f"\n[... {cut} more characters of {source}'s instructions left out]"
+                )
+            if used + len(text) > MAX_PROVIDER_INSTRUCTIONS:
+                problems.append(
+                    f"instructions of {source} left out: over {MAX_PROVIDER_INSTRUCTIONS} characters in all"
+                )
+                continue
+            used += len(text)
+            out.append(Instruction(text=text, source=str(source), scope="provider"))
+    return out
+
+
 def _entry(skill: Any) -> SkillEntry:
     description = skill.description
     if len(description) > MAX_DESCRIPTION:
@@ -207,12 +250,14 @@ async def build_turn_context(
     cwd: Path | None = None,
     skill_budget: int | None = SKILL_BUDGET,
 ) -> TurnContext:
-    """What the model should see this turn: instructions, the skills index (cut to
+    """What the model should see this turn: instructions (the configured ones, then tool
+    providers' own, such as each MCP server's, labelled by server), the skills index (cut to
     ``skill_budget`` tokens, prompt matches first) and matches, injected context
     (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens).
     ``Session.turn_context`` is this function, bound to the session."""
     runtime = session.runtime
     instructions, problems = load_instructions(runtime, cwd=cwd)
+    instructions = [*instructions, *provider_instructions(runtime, problems)]
     injected: list[ContextPiece] = []
     for outcome in await runtime.dispatch.pre_turn(session, prompt):
         if outcome.error is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import enum
 import inspect
@@ -61,8 +62,10 @@ __all__ = [
     "RuntimeStatus",
     "Session",
     "StartMode",
+    "HostCallback",
     "TrustPrompt",
     "TrustRequest",
+    "current_session",
 ]
 
 logger = logging.getLogger(__name__)
@@ -89,6 +92,23 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Union[ApprovalAnswer, bool]]]]
+
+
+#: a host callback for requests an MCP server sends the client: ``sampling_callback``,
+#: ``elicitation_callback`` and ``list_roots_callback`` take the MCP SDK's own signatures
+#: (``mcp.client.session.SamplingFnT``, ``ElicitationFnT``, ``ListRootsFnT``: an async
+#: function of ``(context, params)``, or ``(context)`` for roots, returning the SDK's result
+#: type or ``ErrorData``), so a callback written for ``mcp.ClientSession`` works unchanged.
+#: The kernel only holds them (it never imports ``mcp``); kairox-mcp calls them.
+HostCallback = Callable[..., Awaitable[Any]]
+
+_current_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar("kairox_session", default=None)
+
+
+def current_session() -> Session | None:
+    """The session whose tool call is running in this task (set by :meth:`Runtime.call_tool`
+    around the tool's own call), or ``None``: outside a tool call, or a call without a session."""
+    return _current_session.get()
 
 
 @attrs.frozen
@@ -172,8 +192,17 @@ class Runtime:
         config_documents: list[tuple[str, dict[str, Any]]] | None = None,
         config_files: list[Path] | None = None,
         trusted: bool | None = None,
+        sampling_callback: HostCallback | None = None,
+        elicitation_callback: HostCallback | None = None,
+        list_roots_callback: HostCallback | None = None,
     ) -> None:
         self.workspace = Path(workspace).resolve()
+        #: host callbacks for MCP servers' requests (see :data:`HostCallback`): a server is told
+        #: the client can sample / elicit exactly when the runtime has that callback
+        self.sampling_callback = sampling_callback
+        self.elicitation_callback = elicitation_callback
+        self.list_roots_callback = list_roots_callback
+        self._roots_listeners: list[Callable[[], Awaitable[None]]] = []
         self.env: Mapping[str, str] = dict(os.environ if env is None else env)
         self.home = Path(home).resolve() if home is not None else None
         #: the decide stage: what of the workspace the user's trust covers (``trusted``
@@ -226,6 +255,7 @@ class Runtime:
             files=self._config_files,
             documents=self._config_documents,
             trust=self.trust,
+            defaults=self.host.distribution.config_documents(),
         )
         policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
         self.policy = PolicyEngine.build(policy_config, self.workspace)
@@ -255,7 +285,6 @@ class Runtime:
     @asynccontextmanager
     async def open(
         cls,
-            defaults=self.host.distribution.config_documents(),
         workspace: str | os.PathLike[str] = ".",
         *,
         start: StartMode = True,
@@ -270,6 +299,10 @@ class Runtime:
         trust and the runtime is discovered again under it. Activation follows
         ``start`` (:data:`StartMode`): everything, nothing, or ``"lazy"`` (what a
         tool call needs, when it needs it).
+
+        The other keywords are the constructor's; among them the host callbacks for MCP
+        servers' requests, with the MCP SDK's signatures (:data:`HostCallback`):
+        ``sampling_callback``, ``elicitation_callback``, ``list_roots_callback``.
         """
         rt = cls(workspace, **kwargs)
         if start is not False and trust_prompt is not None:
@@ -500,6 +533,7 @@ class Runtime:
             if self.host.pm.hook.kairox_pre_tool_call.get_hookimpls() or self.hooks.for_event("pre_tool_call"):
                 confined = await self._pre_tool_call(call, approver, confined)
             context = ToolContext(self, session, call_id, progress, timeout, confined_to=confined)
+            token = _current_session.set(session)
             try:
                 if timeout is not None:
                     # move_on_after, not fail_after: a TimeoutError the tool raises itself
@@ -514,6 +548,8 @@ class Runtime:
                 raise
             except Exception as exc:
                 raise ToolError(f"{spec.id} failed: {type(exc).__name__}: {exc}") from exc
+            finally:
+                _current_session.reset(token)
             result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
             outcome = "error" if result.is_error else "ok"
             await self.dispatch.post_tool_call(call, result)
@@ -543,6 +579,7 @@ class Runtime:
         *,
         session: Session | None = None,
         approver: Approver | None = None,
+        reason: str | None = None,
     ) -> tuple[Path, ...] | None:
         """The one approval flow: the policy decides ``spec`` with ``args``; on *ask*, the
         approver (``approver``, else the session's, else the runtime's) is asked once, and an
@@ -553,7 +590,10 @@ class Runtime:
         a config file describes itself as a :class:`ToolSpec` and calls this).
 
         Returns the roots the call's writes must stay inside when the policy allowed
-        it only because its targets resolved inside them (:attr:`ToolContext.confined_to`)."""
+        it only because its targets resolved inside them (:attr:`ToolContext.confined_to`).
+
+        ``reason`` (say, "server X wants to ask the model") is what the approver is told
+        instead of the policy's own reason."""
         # the targets are resolved once: the decision and the confinement see the same
         location = self.policy.location(spec, args) if spec.capability is Capability.WRITE else "none"
         decision = self.policy.decide_at(spec, location)
@@ -567,23 +607,24 @@ class Runtime:
         if spec.id in approved:
             return None
         approver = approver or (session.approver if session is not None else None) or self.approver
+        asked = reason or decision.reason
         if approver is None:
             raise PolicyDenied(
-                f"needs approval ({decision.reason}), and no approver is available (non-interactive)", tool=spec.id
+                f"needs approval ({asked}), and no approver is available (non-interactive)", tool=spec.id
             )
         try:
-            answer = approver(ApprovalRequest(spec, dict(args), decision.reason, session.id if session else None))
+            answer = approver(ApprovalRequest(spec, dict(args), asked, session.id if session else None))
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception as exc:  # Ctrl-C at a prompt (click.Abort), a broken UI: nobody said yes
             raise PolicyDenied(
-                f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({decision.reason})", tool=spec.id
+                f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({asked})", tool=spec.id
             ) from exc
         if answer is True:
             answer = ApprovalAnswer.ALLOW_ONCE
         # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
         if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-            raise PolicyDenied(f"the user declined ({decision.reason})", tool=spec.id)
+            raise PolicyDenied(f"the user declined ({asked})", tool=spec.id)
         if answer == ApprovalAnswer.ALLOW_SESSION:
             approved.add(spec.id)
         return None
@@ -612,9 +653,25 @@ class Runtime:
 
     # -- sessions ---------------------------------------------------------------
     @asynccontextmanager
-    async def session(self, *, approver: Approver | None = None) -> AsyncIterator[Session]:
-        """``async with rt.session() as s``: start/end hooks fire exactly once each."""
-        session = Session(self, approver=approver)
+    async def session(
+        self,
+        *,
+        approver: Approver | None = None,
+        sampling_callback: HostCallback | None = None,
+        elicitation_callback: HostCallback | None = None,
+        list_roots_callback: HostCallback | None = None,
+    ) -> AsyncIterator[Session]:
+        """``async with rt.session() as s``: start/end hooks fire exactly once each.
+
+        The host callbacks (:data:`HostCallback`) answer what an MCP server asks while a
+        tool call of this session runs, in place of the runtime's."""
+        session = Session(
+            self,
+            approver=approver,
+            sampling_callback=sampling_callback,
+            elicitation_callback=elicitation_callback,
+            list_roots_callback=list_roots_callback,
+        )
         await self.dispatch.session_start(session)
         self.events.publish(SessionStarted(session_id=session.id))
         reason = "closed"
@@ -632,6 +689,34 @@ class Runtime:
                 await self.dispatch.session_end(session, reason)
                 self.skills.end_session(session.id)
                 self.events.publish(SessionEnded(session_id=session.id, reason=reason))
+
+    # -- roots -------------------------------------------------------------------
+    def roots(self) -> tuple[Path, ...]:
+        """What MCP servers are told the client's roots are (``roots/list``, unless a
+        ``list_roots_callback`` answers): the workspace, then the configured writable roots
+        (``[policy] writable_roots``; not the temporary directory ``include_temp_dir`` adds)."""
+        configured = PolicyEngine.build(attrs.evolve(self.policy.config, include_temp_dir=False), self.workspace)
+        return tuple(dict.fromkeys([self.workspace, *configured.roots]))
+
+    def on_roots_changed(self, listener: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+        """Call ``listener`` whenever :meth:`roots_changed` is; returns a function that removes it.
+        (kairox-mcp sends each ready server ``notifications/roots/list_changed``.)"""
+        self._roots_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._roots_listeners:
+                self._roots_listeners.remove(listener)
+
+        return remove
+
+    async def roots_changed(self) -> None:
+        """Tell every listener the roots changed: call it after changing what
+        :meth:`roots` or a ``list_roots_callback`` returns. A failing listener is logged."""
+        for listener in list(self._roots_listeners):
+            try:
+                await listener()
+            except Exception:
+                logger.exception("a roots listener failed")
 
     # -- status ------------------------------------------------------------------
     def status(self) -> RuntimeStatus:
@@ -663,10 +748,21 @@ class Runtime:
 class Session:
     """One conversation: its approvals, state and session-scoped skills end with it."""
 
-    def __init__(self, runtime: Runtime, *, approver: Approver | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        approver: Approver | None = None,
+        sampling_callback: HostCallback | None = None,
+        elicitation_callback: HostCallback | None = None,
+        list_roots_callback: HostCallback | None = None,
+    ) -> None:
         self.id = uuid.uuid4().hex[:12]
         self.runtime = runtime
         self.approver = approver
+        self.sampling_callback = sampling_callback
+        self.elicitation_callback = elicitation_callback
+        self.list_roots_callback = list_roots_callback
         self.approved: set[str] = set()
         self.state: dict[str, Any] = {}
         self.activated: list[RenderedSkill] = []

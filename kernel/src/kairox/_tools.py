@@ -46,6 +46,10 @@ def _freeze_schema(value: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(value) if value else dict(EMPTY_SCHEMA)
 
 
+def _icon_tuple(icons: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(icons)
+
+
 @attrs.frozen
 class ToolSpec:
     """What a tool is: identity, schema and the facts the policy engine needs.
@@ -63,7 +67,13 @@ class ToolSpec:
     provider: str = ""
     title: str | None = None
     output_schema: dict[str, Any] | None = None
+    #: what the tool says about itself (MCP ``annotations``): untrusted, it decides nothing
+    #: unless the user trusts its server (``trust_annotations``)
     annotations: dict[str, Any] = attrs.field(factory=dict)
+    #: icons the tool's server gave it (MCP ``icons``: ``{"src", "mimeType", "sizes", "theme"}``)
+    icons: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=_icon_tuple)
+    #: the tool's MCP ``_meta``, as sent
+    meta: dict[str, Any] = attrs.field(factory=dict)
     #: argument names that hold a filesystem path the tool writes to (policy checks them)
     path_arguments: tuple[str, ...] | None = None
     #: argument name of the working directory for execute tools
@@ -79,10 +89,16 @@ class ToolSpec:
         }
 
 
+#: every content block may carry MCP ``annotations`` (``audience``, ``priority``,
+#: ``lastModified``) and ``_meta`` as its server sent them (``None``: none sent)
+
+
 @attrs.frozen
 class TextContent:
     text: str
     type: Literal["text"] = "text"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -90,6 +106,8 @@ class ImageContent:
     data: str  # base64
     mime_type: str
     type: Literal["image"] = "image"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
     def raw(self) -> bytes:
         return base64.b64decode(self.data)
@@ -100,6 +118,8 @@ class AudioContent:
     data: str  # base64
     mime_type: str
     type: Literal["audio"] = "audio"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -111,6 +131,8 @@ class ResourceContent:
     text: str | None = None
     blob: str | None = None
     type: Literal["resource"] = "resource"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -120,6 +142,23 @@ class ResourceLink:
     mime_type: str | None = None
     description: str | None = None
     type: Literal["resource_link"] = "resource_link"
+    title: str | None = None
+    #: the resource's size in bytes, as the server states it
+    size: int | None = None
+    icons: tuple[dict[str, Any], ...] | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+
+#: fields of content blocks left out of :meth:`ToolResult.to_dict` when unset
+_OPTIONAL_BLOCK_FIELDS = frozenset({"annotations", "meta", "title", "size", "icons"})
+
+
+def _block_dict(block: Content) -> dict[str, Any]:
+    data = attrs.asdict(block, filter=lambda a, v: not (a.name in _OPTIONAL_BLOCK_FIELDS and v is None))
+    if "meta" in data:
+        data["_meta"] = data.pop("meta")
+    return data
 
 
 Content = Union[TextContent, ImageContent, AudioContent, ResourceContent, ResourceLink]
@@ -181,7 +220,9 @@ class ToolResult:
         for block in self.content:
             if isinstance(block, TextContent) and len(block.text) > max_text:
                 cut = len(block.text) - max_text
-                blocks.append(TextContent(block.text[:max_text] + f"\n[... truncated: {cut} more characters ...]"))
+                blocks.append(
+                    attrs.evolve(block, text=block.text[:max_text] + f"\n[... truncated: {cut} more characters ...]")
+                )
                 changed = True
             elif isinstance(block, (ImageContent, AudioContent)) and _b64_size(block.data) > max_binary:
                 blocks.append(
@@ -206,11 +247,16 @@ class ToolResult:
         return attrs.evolve(self, content=tuple(blocks)) if changed else self
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "content": [attrs.asdict(c) for c in self.content],
+        """JSON-ready: content blocks (their ``annotations`` and ``_meta`` when sent),
+        ``structured``, ``is_error``, and the result's ``_meta`` when it has one."""
+        data: dict[str, Any] = {
+            "content": [_block_dict(c) for c in self.content],
             "structured": self.structured,
             "is_error": self.is_error,
         }
+        if self.meta:
+            data["_meta"] = dict(self.meta)
+        return data
 
 
 ProgressCallback = Callable[[float, Union[float, None], Union[str, None]], Union[None, Awaitable[None]]]

@@ -48,6 +48,11 @@ class ToolProvider(Protocol):
     - ``why_missing(name) -> str | None``: why the tool ``name`` is not there
       (its server failed, with the diagnostic; it is untrusted, with the command
       that trusts it), or ``None`` when it would not be yours.
+    - ``instructions() -> Iterable[tuple[str, str]]``: (source, text) pairs that
+      ``Session.turn_context`` shows the model, labelled by source and bounded (an MCP
+      server's ``instructions``).
+    - ``withheld_tools() -> list[tuple[str, str]]``: (tool id, why) for tools a server
+      lists that are not offered (``kairox tools list`` shows them under ``not_offered``).
     """
 
     name: str

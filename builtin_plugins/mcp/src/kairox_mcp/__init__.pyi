@@ -12,6 +12,10 @@ from .config import (
     ServerDefinition as ServerDefinition,
 )
 from .events import (
+    McpLogMessage as McpLogMessage,
+    McpPromptsChanged as McpPromptsChanged,
+    McpResourcesChanged as McpResourcesChanged,
+    McpResourceUpdated as McpResourceUpdated,
     McpServerFailed as McpServerFailed,
     McpServerReady as McpServerReady,
     McpServerStarting as McpServerStarting,

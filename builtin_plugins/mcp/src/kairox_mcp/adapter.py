@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from kairox import (
     AudioContent,
     Capability,
@@ -42,6 +44,7 @@ __all__ = [
     "convert_result",
     "normalize_schema",
     "tool_problem",
+    "withheld_reason",
 ]
 
 logger = logging.getLogger(__name__)
@@ -144,17 +147,47 @@ def classify(config: McpServerConfig, annotations: Mapping[str, Any] | None) -> 
     return domain, capability
 
 
+def _plain(value: Any) -> Any:
+    """A pydantic object (or a mapping of them) as plain JSON data; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _dict_or_none(value: Any) -> dict[str, Any] | None:
+    data = _plain(value)
+    return dict(data) if isinstance(data, Mapping) else None
+
+
 def _annotations_of(tool: Any) -> dict[str, Any]:
-    ann = getattr(tool, "annotations", None)
-    if ann is None:
-        return {}
-    if isinstance(ann, Mapping):
-        return dict(ann)
-    dump = getattr(ann, "model_dump", None)
-    if dump is None:
-        return {}
-    data: dict[str, Any] = dump(by_alias=True, exclude_none=True, mode="json")
-    return data
+    return _dict_or_none(getattr(tool, "annotations", None)) or {}
+
+
+def _icons_of(value: Any) -> tuple[dict[str, Any], ...]:
+    icons = _plain(getattr(value, "icons", None))
+    if not isinstance(icons, list):
+        return ()
+    return tuple(dict(i) for i in icons if isinstance(i, Mapping))
+
+
+def withheld_reason(tool: Any) -> str | None:
+    """Why an MCP tool is not offered to the model, or ``None``: a tool whose
+    ``execution.taskSupport`` is ``"required"`` can only run as a task, and kairox calls
+    tools directly (the SDK's client has no task API), so offering it would only fail."""
+    execution = getattr(tool, "execution", None)
+    support = (
+        execution.get("taskSupport") if isinstance(execution, Mapping) else getattr(execution, "task_support", None)
+    )
+    if support == "required":
+        return 'it must run as a task (execution.taskSupport is "required"), which kairox does not do'
+    return None
 
 
 def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
@@ -173,6 +206,8 @@ def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
         title=getattr(tool, "title", None) or annotations.get("title"),
         output_schema=dict(output_schema) if isinstance(output_schema, Mapping) else None,
         annotations=annotations,
+        icons=_icons_of(tool),
+        meta=_dict_or_none(getattr(tool, "meta", None)) or {},
     )
 
 
@@ -180,24 +215,42 @@ def _str_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _extras(block: Any) -> dict[str, Any]:
+    """A block's ``annotations`` (audience, priority, lastModified) and ``_meta``."""
+    return {
+        "annotations": _dict_or_none(getattr(block, "annotations", None)),
+        "meta": _dict_or_none(getattr(block, "meta", None)),
+    }
+
+
 def convert_content(block: Any) -> Content:
-    """One MCP content block as a kairox content block, unchanged in kind."""
+    """One MCP content block as a kairox content block, unchanged in kind, with its
+    ``annotations`` and ``_meta``."""
     kind = getattr(block, "type", None)
     if kind == "text":
-        return TextContent(block.text)
+        return TextContent(block.text, **_extras(block))
     if kind == "image":
-        return ImageContent(data=block.data, mime_type=block.mime_type)
+        return ImageContent(data=block.data, mime_type=block.mime_type, **_extras(block))
     if kind == "audio":
-        return AudioContent(data=block.data, mime_type=block.mime_type)
+        return AudioContent(data=block.data, mime_type=block.mime_type, **_extras(block))
     if kind == "resource_link":
+        size = getattr(block, "size", None)
         return ResourceLink(
             uri=str(block.uri),
             name=getattr(block, "name", "") or "",
             mime_type=getattr(block, "mime_type", None),
             description=getattr(block, "description", None),
+            title=getattr(block, "title", None),
+            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            icons=_icons_of(block) or None,
+            **_extras(block),
         )
     if kind == "resource":
-        return convert_resource_contents(block.resource)
+        inner = convert_resource_contents(block.resource)
+        extras = _extras(block)
+        return attrs.evolve(
+            inner, annotations=extras["annotations"], meta=extras["meta"] if extras["meta"] is not None else inner.meta
+        )
     dump = getattr(block, "model_dump", None)
     rendered = json.dumps(dump(mode="json", by_alias=True), ensure_ascii=False) if dump else repr(block)
     return TextContent(f"[unsupported MCP content {kind!r}] {rendered}")
@@ -210,6 +263,7 @@ def convert_resource_contents(contents: Any) -> ResourceContent:
         mime_type=getattr(contents, "mime_type", None),
         text=getattr(contents, "text", None),
         blob=getattr(contents, "blob", None),
+        meta=_dict_or_none(getattr(contents, "meta", None)),
     )
 
 

@@ -194,7 +194,12 @@ def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
                     "description": spec.description,
                 }
                 for spec in specs
-            ]
+            ],
+            # listed by the server, not offered to the model (a tool that must run as a task)
+            "not_offered": [
+                {"id": f"{s.config.tool_prefix or s.name}.{tool}", "reason": why}
+                for tool, why in s.withheld_tools.items()
+            ],
         }
 
     data = _started_alone(ctx, server, tools)
@@ -209,7 +214,9 @@ def mcp_tools(ctx: click.Context, server: str, as_json: bool) -> None:
         wid = max((len(r["id"]) for r in rows), default=0)
         for r in rows:
             first = (r["description"] or "").strip().splitlines()
-            click.echo(f"{r['id']:<{wid}}  {r['domain']:<7} {r['capability']:<7} {first[0] if first else ''}")
+            click.echo(f"{r['id']:<{wid}}  {r['domain']:<7} {r['capability']:<7} {safe(first[0] if first else '')}")
+        for r in data.get("not_offered", []):
+            click.echo(f"- {safe(r['id'])}  not offered: {safe(r['reason'])}")
     ctx.exit(0 if data["state"] == "ready" else 1)
 
 

@@ -6,11 +6,13 @@ lazily, the first time a server connects (see ``lifecycle.import_client``).
 
 from __future__ import annotations
 
+import json
 import logging
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp.types as types
@@ -22,10 +24,15 @@ from kairox.errors import ToolError
 
 from ._sdklog import capture_sdk_logs
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
-from .config import McpServerConfig
+from .config import LOG_LEVELS, McpServerConfig
+from .events import McpLogMessage, McpResourceUpdated
+from .host import HostBridge
 from .transport import ConnectContext, Diagnostics, McpTransport
 
-__all__ = ["McpCallTimeout", "McpClient", "McpConnectionClosed", "McpRequestError"]
+if TYPE_CHECKING:
+    from kairox import Event, Runtime
+
+__all__ = ["McpCallTimeout", "McpClient", "McpConnectionClosed", "McpRequestError", "McpUrlElicitationRequired"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +44,23 @@ MAX_PAGES = 1000
 SEND_GRACE = 1.0
 
 ListChanged = Callable[[str], Awaitable[None]]
+#: characters of a log record's data kept in its event and in the logs
+MAX_LOG_DATA = 4000
+
+
+def log_data_text(data: Any) -> str:
+    """A log record's data as one bounded, redacted text (JSON unless it is a string)."""
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = json.dumps(data, ensure_ascii=False, default=repr)
+        except (TypeError, ValueError):  # pragma: no cover - default=repr makes anything dump
+            text = repr(data)
+    text = str(redact(text))
+    if len(text) > MAX_LOG_DATA:
+        text = text[:MAX_LOG_DATA] + f"... [{len(text) - MAX_LOG_DATA} more characters]"
+    return text
 
 
 class McpConnectionClosed(ToolError):
@@ -53,6 +77,28 @@ class McpRequestError(ToolError):
     def __init__(self, message: str, code: int) -> None:
         super().__init__(message)
         self.code = code
+
+
+class McpUrlElicitationRequired(McpRequestError):
+    """The server answered ``-32042`` (URL elicitation required): the user must open
+    ``urls`` (each with the server's message) before the request can succeed."""
+
+    def __init__(self, message: str, code: int, urls: list[tuple[str, str]]) -> None:
+        super().__init__(message, code)
+        #: (url, the server's message for it)
+        self.urls = urls
+
+
+def _url_elicitations(data: Any) -> list[tuple[str, str]]:
+    """The ``(url, message)`` pairs of a ``-32042`` error's ``data.elicitations`` (what is
+    well formed of it: a server's error data is outside input)."""
+    items = data.get("elicitations") if isinstance(data, dict) else None
+    out: list[tuple[str, str]] = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            message = item.get("message")
+            out.append((item["url"], message if isinstance(message, str) else ""))
+    return out
 
 
 def _client_info() -> types.Implementation:
@@ -79,6 +125,7 @@ class McpClient:
         diagnostics: Diagnostics,
         closed: anyio.Event,
         exchange: Exchange | None = None,
+        host: HostBridge | None = None,
     ) -> None:
         self.server = server
         self.session = session
@@ -87,6 +134,8 @@ class McpClient:
         self.closed = closed
         self.exchange = exchange or Exchange(server, diagnostics)
         self.initialize_result: types.InitializeResult | None = None
+        #: answers what the server asks (sampling, elicitation, roots)
+        self.host = host or HostBridge(server, None, None)
 
     @classmethod
     @asynccontextmanager
@@ -98,9 +147,17 @@ class McpClient:
         context: ConnectContext,
         *,
         on_list_changed: ListChanged | None = None,
+        runtime: Runtime | None = None,
+        publish: Callable[[Event], None] | None = None,
     ) -> AsyncIterator[McpClient]:
-        """Connect and enter the session (not yet initialised: call :meth:`initialize`)."""
+        """Connect and enter the session (not yet initialised: call :meth:`initialize`).
+
+        With ``runtime``, the server's requests are answered with its host callbacks
+        (:class:`~kairox_mcp.host.HostBridge`): the client declares sampling and
+        elicitation exactly when the runtime has those callbacks, and roots always.
+        ``publish`` gets the server's resource updates and log records as events."""
         closed = anyio.Event()
+        host = HostBridge(server, config, runtime)
         diagnostics = context.diagnostics
         exchange = Exchange(server, diagnostics)
 
@@ -109,6 +166,10 @@ class McpClient:
                 diagnostics.stderr.append(f"[kairox] unreadable message from the server: {message}")
                 return
             method = getattr(message, "method", None)
+            if isinstance(message, types.ResourceUpdatedNotification):
+                if publish is not None:
+                    publish(McpResourceUpdated(server=server, uri=str(message.params.uri)))
+                return
             if on_list_changed is None or not isinstance(method, str):
                 return
             if method.startswith("notifications/") and method.endswith("/list_changed"):
@@ -117,8 +178,10 @@ class McpClient:
 
         async def logging_callback(params: types.LoggingMessageNotificationParams) -> None:
             source = f" {params.logger}" if params.logger else ""
-            data = params.data if isinstance(params.data, str) else repr(params.data)
+            data = log_data_text(params.data)
             diagnostics.stderr.append(f"[log {params.level}{source}] {data}")
+            if publish is not None:
+                publish(McpLogMessage(server=server, level=str(params.level), logger=params.logger, data=data))
 
         with capture_sdk_logs(diagnostics):
             async with transport.connect(config, context) as (read, write):
@@ -128,8 +191,9 @@ class McpClient:
                     message_handler=message_handler,
                     logging_callback=logging_callback,
                     client_info=_client_info(),
+                    **host.kwargs(),
                 ) as session:
-                    yield cls(server, session, diagnostics, closed, exchange)
+                    yield cls(server, session, diagnostics, closed, exchange, host)
 
     # -- errors ---------------------------------------------------------------
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
@@ -141,6 +205,13 @@ class McpClient:
         if exc.code == types.REQUEST_TIMEOUT:
             after = f" after {timeout:g} s" if timeout is not None else ""
             return McpCallTimeout(f"{what} timed out{after} (MCP server {self.server}; the request was cancelled)")
+        if exc.code == types.URL_ELICITATION_REQUIRED:
+            urls = _url_elicitations(exc.data)
+            opens = "; ".join(f"open {redact(url)}" + (f" ({message})" if message else "") for url, message in urls)
+            text = f"{what} failed (MCP server {self.server}): {redact(exc.message)}" + (
+                f": {opens}, then try again" if opens else ""
+            )
+            return McpUrlElicitationRequired(text, exc.code, urls)
         if exc.data == UNREADABLE:  # made by GuardedReadStream: the reason is the whole story
             return McpRequestError(f"{what} failed (MCP server {self.server}): {exc.message}", exc.code)
         return McpRequestError(
@@ -179,6 +250,56 @@ class McpClient:
         """Whether the server declared ``tools`` / ``resources`` / ``prompts``."""
         caps = self.capabilities
         return caps is not None and getattr(caps, feature, None) is not None
+
+    async def roots_changed(self) -> None:
+        """``notifications/roots/list_changed`` (the roots kairox reports changed)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated as of 2026-07-28; the handshake revisions have it
+            await self.session.send_roots_list_changed()
+
+    async def set_log_level(self, level: str) -> None:
+        """``logging/setLevel``: the server sends log records of ``level`` and above."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # deprecated as of 2026-07-28
+                await self.session.set_logging_level(cast(Any, level))
+        except MCPError as exc:
+            raise self._map(exc, "logging/setLevel") from exc
+
+    async def subscribe(self, uri: str) -> None:
+        """``resources/subscribe``: the server sends ``notifications/resources/updated`` for ``uri``."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # removed in 2026-07-28 (listen); the handshake revisions have it
+                await self.session.subscribe_resource(uri)
+        except MCPError as exc:
+            raise self._map(exc, f"resources/subscribe {uri}") from exc
+
+    async def unsubscribe(self, uri: str) -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                await self.session.unsubscribe_resource(uri)
+        except MCPError as exc:
+            raise self._map(exc, f"resources/unsubscribe {uri}") from exc
+
+    async def complete(
+        self, ref: dict[str, str], argument: str, value: str, context: dict[str, str] | None = None
+    ) -> types.Completion:
+        """``completion/complete`` for ``argument`` of a prompt (``{"type": "ref/prompt", "name":
+        ...}``) or a resource template (``{"type": "ref/resource", "uri": ...}``)."""
+        reference: types.PromptReference | types.ResourceTemplateReference
+        if ref.get("type") == "ref/prompt":
+            reference = types.PromptReference.model_validate(ref)
+        else:
+            reference = types.ResourceTemplateReference.model_validate(ref)
+        try:
+            result = await self.session.complete(reference, {"name": argument, "value": value}, context)
+        except MCPError as exc:
+            raise self._map(exc, "completion/complete") from exc
+        return result.completion
 
     async def ping(self) -> None:
         try:
@@ -248,7 +369,7 @@ class McpClient:
         """
         try:
             # the SDK's records from this (the caller's) task go to the server's diagnostics
-            with capture_sdk_logs(self.diagnostics):
+            with capture_sdk_logs(self.diagnostics), self.host.track():
                 with anyio.move_on_after(None if timeout is None else timeout + SEND_GRACE) as deadline:
                     result = await self.session.call_tool(
                         name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)

@@ -22,6 +22,7 @@ from kairox.errors import ConfigError
 __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
+    "HOST_REQUEST_MODES",
     "TRANSPORT_ALIASES",
     "McpServerConfig",
     "ServerDefinition",
@@ -55,6 +56,23 @@ def normalize_transport(name: str) -> str:
 def _positive(_inst: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
     if value is not None and not value > 0:
         raise ConfigError(f"expected a number > 0, got {value!r}", path=attribute.name)
+
+
+#: what a server's sampling / elicitation requests get: the policy's ask, always, or never
+HOST_REQUEST_MODES = ("ask", "allow", "deny")
+
+
+def _host_request_mode(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if value not in HOST_REQUEST_MODES:
+        raise ConfigError(f'expected "ask", "allow" or "deny", got {value!r}', path=attribute.name)
+
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _log_level(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and value not in LOG_LEVELS:
+        raise ConfigError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}", path=attribute.name)
 
 
 def _not_negative(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -119,6 +137,16 @@ class McpServerConfig:
     #: let the tools' MCP annotations (readOnlyHint, destructiveHint, openWorldHint) set their
     #: capability and domain; honoured only from the user's own config (never a workspace's or a bundle's)
     trust_annotations: bool = False
+    # -- requests the server sends the client ---------------------------------------
+    #: ``sampling/createMessage`` (the server wants to ask the model): "ask" passes the policy
+    #: like a tool call that asks, "allow" answers without asking, "deny" refuses. "allow" is
+    #: honoured only from the user's own config (a workspace's becomes "ask")
+    sampling: str = attrs.field(default="ask", validator=_host_request_mode)
+    #: ``elicitation/create`` (the server wants to ask the user), the same three modes
+    elicitation: str = attrs.field(default="ask", validator=_host_request_mode)
+    #: sent with ``logging/setLevel`` after initialize (to a server that declares logging):
+    #: debug, info, notice, warning, error, critical, alert or emergency
+    log_level: str | None = attrs.field(default=None, validator=_log_level)
 
     def __attrs_post_init__(self) -> None:
         if self.type == "stdio":

@@ -6,7 +6,17 @@ import attrs
 
 from kairox import Event
 
-__all__ = ["McpServerFailed", "McpServerReady", "McpServerStarting", "McpServerStopped", "McpToolsRefreshed"]
+__all__ = [
+    "McpLogMessage",
+    "McpPromptsChanged",
+    "McpResourceUpdated",
+    "McpResourcesChanged",
+    "McpServerFailed",
+    "McpServerReady",
+    "McpServerStarting",
+    "McpServerStopped",
+    "McpToolsRefreshed",
+]
 
 
 @attrs.frozen
@@ -51,3 +61,38 @@ class McpToolsRefreshed(Event):
 
     server: str
     tools: int
+
+
+@attrs.frozen
+class McpResourcesChanged(Event):
+    """The server's resource list changed (``notifications/resources/list_changed``)."""
+
+    server: str
+
+
+@attrs.frozen
+class McpResourceUpdated(Event):
+    """A resource the client subscribed to changed (``notifications/resources/updated``)."""
+
+    server: str
+    uri: str
+
+
+@attrs.frozen
+class McpPromptsChanged(Event):
+    """The server's prompt list changed (``notifications/prompts/list_changed``)."""
+
+    server: str
+
+
+@attrs.frozen
+class McpLogMessage(Event):
+    """A log record the server sent (``notifications/message``); also in ``kairox mcp logs``.
+
+    ``data`` is the record's data as text (JSON unless it was a string), secrets redacted,
+    at most :data:`kairox_mcp.client.MAX_LOG_DATA` characters."""
+
+    server: str
+    level: str
+    logger: str | None
+    data: str

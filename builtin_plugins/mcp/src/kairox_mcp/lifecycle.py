@@ -26,9 +26,17 @@ import attrs
 from kairox import ServerState, ServerStatus, ToolSpec, redact
 from kairox.errors import KairoxError, ToolError
 
-from .adapter import McpToolAdapter, build_spec
+from .adapter import McpToolAdapter, build_spec, withheld_reason
 from .config import ServerDefinition, redact_url
-from .events import McpServerFailed, McpServerReady, McpServerStarting, McpServerStopped, McpToolsRefreshed
+from .events import (
+    McpPromptsChanged,
+    McpResourcesChanged,
+    McpServerFailed,
+    McpServerReady,
+    McpServerStarting,
+    McpServerStopped,
+    McpToolsRefreshed,
+)
 from .transport import ConnectContext, Diagnostics, McpTransport
 
 if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
@@ -162,6 +170,8 @@ class ServerLifecycle:
         self.client: McpClient | None = None
         self.tool_specs: list[ToolSpec] = []
         self.skipped_tools: list[str] = []
+        #: tools of the server not offered to the model, by name: why
+        self.withheld_tools: dict[str, str] = {}
         self.restarts = 0
         self.last_failure: Diagnostics | None = None
         self.startup_s: float | None = None
@@ -307,9 +317,20 @@ class ServerLifecycle:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 self._scope = scope
                 async with client_module.McpClient.open(
-                    self.name, self.transport, config, context, on_list_changed=self._on_list_changed
+                    self.name,
+                    self.transport,
+                    config,
+                    context,
+                    on_list_changed=self._on_list_changed,
+                    runtime=self.runtime,
+                    publish=self.runtime.events.publish,
                 ) as client:
                     await client.initialize()
+                    if config.log_level and client.supports("logging"):
+                        try:
+                            await client.set_log_level(config.log_level)
+                        except ToolError as exc:
+                            attempt.diagnostics.stderr.append(f"[kairox] logging/setLevel failed: {exc}")
                     tools = await client.list_tools() if client.supports("tools") else []
                     scope.deadline = math.inf
                     self._become_ready(client, tools, time.perf_counter() - started)
@@ -352,6 +373,9 @@ class ServerLifecycle:
         self.detail = f"{client.server_info}, protocol {proto}".strip(", ")
         if self.skipped_tools:
             self.detail += f"; {len(self.skipped_tools)} tools skipped (id taken)"
+        if self.withheld_tools:
+            named = ", ".join(list(self.withheld_tools)[:3]) + (", ..." if len(self.withheld_tools) > 3 else "")
+            self.detail += f"; {len(self.withheld_tools)} tools not offered ({named}: must run as tasks)"
         invalid = list(client.rejected_tools)
         if invalid:
             named = ", ".join(invalid[:3]) + (", ..." if len(invalid) > 3 else "")
@@ -373,11 +397,16 @@ class ServerLifecycle:
         adapters: list[McpToolAdapter] = []
         seen: set[str] = set()
         skipped: list[str] = []
+        withheld: dict[str, str] = {}
         mine = {spec.id for spec in registry.by_provider(self.provider_key)}
         for tool in tools:
             if not self.config.tool_enabled(tool.name) or tool.name in seen:
                 continue
             seen.add(tool.name)
+            why = withheld_reason(tool)
+            if why is not None:
+                withheld[tool.name] = why
+                continue
             spec = build_spec(self.name, self.config, tool)
             held = registry.rank_of(spec.id)
             if held is not None and spec.id not in mine and held <= self.rank:
@@ -387,6 +416,7 @@ class ServerLifecycle:
         if skipped:
             logger.warning("MCP server %s: tool ids already registered elsewhere: %s", self.name, ", ".join(skipped))
         self.skipped_tools = skipped
+        self.withheld_tools = withheld
         # One atomic swap; tools whose spec did not change stay as they are, so the
         # ToolsChanged event names exactly what was added, changed or removed.
         current = {spec.id: spec for spec in registry.by_provider(self.provider_key)}
@@ -406,6 +436,12 @@ class ServerLifecycle:
         self.tool_specs = []
 
     async def _on_list_changed(self, kind: str) -> None:
+        if kind == "resources":
+            self.runtime.events.publish(McpResourcesChanged(server=self.name))
+            return
+        if kind == "prompts":
+            self.runtime.events.publish(McpPromptsChanged(server=self.name))
+            return
         if kind != "tools":
             return
         client = self.client

@@ -94,6 +94,9 @@ class McpServerManager:
         self._started = False
         install_log_redaction()  # before anything logs a server's URL (-vv)
         self._load()
+        on_roots_changed = getattr(runtime, "on_roots_changed", None)
+        if on_roots_changed is not None:
+            on_roots_changed(self._roots_changed)
 
     # -- configuration --------------------------------------------------------------
     def _load(self) -> None:
@@ -168,6 +171,28 @@ class McpServerManager:
                         "honoured only in your own config",
                     )
                 )
+        loosened = [key for key in ("sampling", "elicitation") if getattr(definition.config, key) == "allow"]
+        if loosened and not self._owned_by_user(definition):
+            logger.warning(
+                'MCP server %s: %s = "allow" is honoured only in your own config (%s); it asks instead',
+                definition.name,
+                " and ".join(loosened),
+                definition.source or definition.origin,
+            )
+            config = definition.config
+            for key in loosened:
+                config = attrs.evolve(config, **{key: "ask"})  # type: ignore[arg-type]
+            definition = attrs.evolve(definition, config=config)
+            if definition.origin == "kairox.toml" and definition.source:
+                for key in loosened:
+                    self.runtime.config.not_applied.append(
+                        NotApplied(
+                            SECTION,
+                            f"{definition.name}.{key}",
+                            definition.source,
+                            '"allow" is honoured only in your own config; it asks',
+                        )
+                    )
         self._servers.pop(definition.name, None)  # a finished run of the old definition
         self.definitions[definition.name] = definition
         self.unavailable.pop(definition.name, None)
@@ -292,6 +317,22 @@ class McpServerManager:
         await self.start_servers([name])
         return self._servers[name]
 
+    async def _roots_changed(self) -> None:
+        """Tell every ready server its roots changed (``notifications/roots/list_changed``)."""
+
+        async def one(server: ServerLifecycle) -> None:
+            client = server.client
+            if client is None:
+                return
+            try:
+                await client.roots_changed()
+            except Exception as exc:
+                logger.info("MCP server %s: roots/list_changed not sent: %s", server.name, exc)
+
+        async with anyio.create_task_group() as tg:
+            for server in self.ready_servers():
+                tg.start_soon(one, server)
+
     def status(self) -> Sequence[ServerStatus]:
         out: list[ServerStatus] = []
         for name, definition in self.definitions.items():
@@ -334,6 +375,10 @@ class McpServerManager:
                 return f"MCP server {server_name} failed: {server.detail}{stderr}"
             if server.state is not ServerState.READY:
                 return f"MCP server {server_name} is {server.state.value}: {server.detail}"
+            prefix = definition.config.tool_prefix or server_name
+            for tool, why in server.withheld_tools.items():
+                if name in (f"{prefix}.{tool}", sanitize_name(f"{prefix}.{tool}")):
+                    return f"MCP server {server_name}'s tool {tool} is not offered: {why}"
             return f"MCP server {server_name} has no tool {name!r} (it has {len(server.tool_specs)} tools)"
         for u in self.unavailable.values():
             if _prefixed(name, u.prefix or u.name):
@@ -360,6 +405,14 @@ class McpServerManager:
 
     def ready_servers(self) -> list[ServerLifecycle]:
         return [s for s in self._servers.values() if s.state is ServerState.READY]
+
+    def withheld_tools(self) -> list[tuple[str, str]]:
+        """Tools of ready servers that are not offered to the model: (canonical id, why)."""
+        out: list[tuple[str, str]] = []
+        for server in self.ready_servers():
+            prefix = server.config.tool_prefix or server.name
+            out.extend((f"{prefix}.{tool}", why) for tool, why in server.withheld_tools.items())
+        return sorted(out)
 
     def logs(self, name: str, lines: int = 50) -> list[str]:
         """The server's stderr tail (and MCP log messages)."""
@@ -411,6 +464,66 @@ class McpServerManager:
             return [prompt_from_sdk(c.server, p) for p in await c.list_prompts()]
 
         return await self._each(server, "prompts", fn)
+
+    async def subscribe(self, server: str, uri: str) -> None:
+        """``resources/subscribe``: from now on a change of ``uri`` is an
+        :class:`~kairox_mcp.McpResourceUpdated` event. Raises :class:`~kairox.ToolError` when
+        the server cannot (it does not declare ``resources.subscribe``, or refuses)."""
+        lifecycle = self.server(server)
+
+        async def fn(c: McpClient) -> None:
+            caps = c.capabilities
+            if caps is None or caps.resources is None or not caps.resources.subscribe:
+                raise ToolError(f"MCP server {server} does not support resource subscriptions")
+            await _with_timeout(c.subscribe(uri))
+
+        await lifecycle.request(fn)
+
+    async def unsubscribe(self, server: str, uri: str) -> None:
+        """``resources/unsubscribe``."""
+        await self.server(server).request(lambda c: _with_timeout(c.unsubscribe(uri)))
+
+    async def set_log_level(self, server: str, level: str) -> None:
+        """``logging/setLevel`` now (``log_level`` in the config sends it at every start)."""
+        await self.server(server).request(lambda c: _with_timeout(c.set_log_level(level)))
+
+    async def complete(
+        self,
+        server: str,
+        *,
+        argument: str,
+        value: str,
+        prompt: str | None = None,
+        resource_template: str | None = None,
+        context: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """``completion/complete``: values the server suggests for ``argument`` (typed so far:
+        ``value``) of the prompt ``prompt`` or the resource template ``resource_template``;
+        ``context`` holds the arguments already chosen."""
+        if (prompt is None) == (resource_template is None):
+            raise KairoxError("complete: give exactly one of prompt= or resource_template=")
+        ref = (
+            {"type": "ref/prompt", "name": prompt}
+            if prompt is not None
+            else {"type": "ref/resource", "uri": str(resource_template)}
+        )
+
+        async def fn(c: McpClient) -> list[str]:
+            completion = await _with_timeout(c.complete(ref, argument, value, dict(context) if context else None))
+            return list(completion.values)
+
+        values: list[str] = await self.server(server).request(fn)
+        return values
+
+    def instructions(self) -> list[tuple[str, str]]:
+        """Each ready server's ``instructions`` (from ``initialize``), labelled by server:
+        ``turn_context`` shows them, bounded, to the model."""
+        out: list[tuple[str, str]] = []
+        for server in sorted(self.ready_servers(), key=lambda s: s.name):
+            text = server.client.instructions if server.client is not None else None
+            if text and text.strip():
+                out.append((f"MCP server {server.name}", text))
+        return out
 
     async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> McpPromptResult:
         """``prompts/get``: the prompt's messages with ``arguments`` filled in."""

@@ -241,7 +241,7 @@ def tools() -> None:
 def tools_list(ctx: click.Context, as_json: bool) -> None:
     """Every tool with its provider, domain, capability and policy decision."""
 
-    async def go(rt: Runtime) -> list[dict[str, Any]]:
+    async def go(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
         rows = []
         for spec in rt.tools.specs():
             decision = rt.policy.decide(spec, {})
@@ -265,17 +265,23 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
                     for d in [rt.policy.decide_at(spec, where)]
                 }
             rows.append(row)
-        return rows
+        # tools a server lists that are not offered (an optional provider method), with why
+        withheld = []
+        for provider in rt.providers:
+            listed = getattr(provider, "withheld_tools", None)
+            for tool_id, why in listed() if callable(listed) else ():
+                withheld.append({"id": tool_id, "provider": provider.name, "reason": why})
+        return rows, withheld
 
-    rows = run_with_runtime(ctx, go)
+    rows, withheld = run_with_runtime(ctx, go)
     if want_json(ctx, as_json):
-        echo_json({"tools": rows})
+        echo_json({"tools": rows, "not_offered": withheld})
         return
-    if not rows:
+    if not rows and not withheld:
         click.echo("(no tools)")
         return
-    w_id = max(len(r["id"]) for r in rows)
-    w_prov = max(len(r["provider"]) for r in rows)
+    w_id = max((len(r["id"]) for r in rows), default=0)
+    w_prov = max((len(r["provider"]) for r in rows), default=0)
     for r in rows:
         decision = r["decision"]
         if "decisions" in r:
@@ -283,6 +289,8 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
             if inside != outside:
                 decision = f"{inside} inside the writable roots, {outside} outside"
         click.echo(f"{r['id']:<{w_id}}  {r['provider']:<{w_prov}}  {r['domain']:<7} {r['capability']:<7} {decision}")
+    for w in withheld:
+        click.echo(f"{safe(w['id'])}  {w['provider']}  not offered: {safe(w['reason'])}")
 
 
 @tools.command("call")

@@ -1,0 +1,210 @@
+"""The host side of one MCP connection: what a server asks the client.
+
+A server may ask the client to sample the model (``sampling/createMessage``), to ask
+the user (``elicitation/create``, form or URL mode) and for its roots (``roots/list``).
+:class:`HostBridge` answers these for one server with the runtime's host callbacks
+(``Runtime.open(sampling_callback=..., elicitation_callback=..., list_roots_callback=...)``,
+the MCP SDK's own signatures), or with a session's when the request arrives while a
+tool call of exactly one session runs on that server.
+
+Sampling and elicitation pass the policy first, like a tool call that asks
+("MCP server X wants to ask the model"), as the per-server ``sampling`` /
+``elicitation`` setting says (``ask``, ``allow``, ``deny``). Roots default to the
+workspace and the policy's writable roots as ``file://`` URIs.
+
+This module imports ``mcp``: only ``kairox_mcp.client`` imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.client.session import ClientRequestContext
+
+from kairox import Capability, Domain, ToolSpec, current_session
+from kairox.errors import PolicyDenied
+
+from .config import McpServerConfig
+
+if TYPE_CHECKING:
+    from kairox import Runtime, Session
+
+__all__ = ["USER_REJECTED", "HostBridge", "host_request_spec"]
+
+logger = logging.getLogger(__name__)
+
+#: the error code the MCP spec suggests for "the user rejected the sampling request"
+USER_REJECTED = -1
+#: characters of a server's message shown in an approval reason
+EXCERPT = 200
+
+
+def host_request_spec(server: str, kind: str) -> ToolSpec:
+    """The :class:`~kairox.ToolSpec` a server's ``sampling`` / ``elicitation`` request is
+    decided as (id ``mcp.<server>.<kind>``: a ``[policy.rules]`` entry may name it)."""
+    if kind == "sampling":
+        description = f"MCP server {server} asks the host to sample the model (sampling/createMessage)"
+        domain = Domain.NETWORK
+    else:
+        description = f"MCP server {server} asks the user a question (elicitation/create)"
+        domain = Domain.LOCAL
+    return ToolSpec(
+        id=f"mcp.{server}.{kind}",
+        description=description,
+        domain=domain,
+        capability=Capability.EXECUTE,
+        provider=f"mcp:{server}",
+    )
+
+
+def _excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT else text[:EXCERPT] + "..."
+
+
+def _sampling_text(params: types.CreateMessageRequestParams) -> str:
+    """The text of the last message that has any, for the approval reason."""
+    for message in reversed(params.messages):
+        content = message.content
+        blocks = content if isinstance(content, list) else [content]
+        texts = [b.text for b in blocks if isinstance(b, types.TextContent)]
+        if texts:
+            return _excerpt(" ".join(texts))
+    return ""
+
+
+class HostBridge:
+    """Answers one server's requests; ``kwargs()`` are the ``ClientSession`` callbacks.
+
+    ``calls`` holds the session of every ``tools/call`` running on the connection
+    (``kairox.current_session()`` of its caller): a request that arrives while the
+    calls running are one session's goes to that session's callbacks; otherwise (no
+    call, or calls of several sessions: the request cannot be told apart) to the runtime's.
+    """
+
+    def __init__(self, server: str, config: McpServerConfig | None, runtime: Runtime | None) -> None:
+        self.server = server
+        self.config = config
+        self.runtime = runtime
+        self.calls: list[Session | None] = []
+
+    # -- the ClientSession's callbacks ------------------------------------------------
+    def kwargs(self) -> dict[str, Any]:
+        """``sampling_callback`` / ``elicitation_callback`` exactly when the runtime has that
+        callback (the SDK declares the capability when one is given); roots always."""
+        out: dict[str, Any] = {"list_roots_callback": self.list_roots}
+        rt = self.runtime
+        if rt is not None and rt.sampling_callback is not None:
+            out["sampling_callback"] = self.sampling
+        if rt is not None and rt.elicitation_callback is not None:
+            out["elicitation_callback"] = self.elicitation
+        return out
+
+    def session(self) -> Session | None:
+        """The one session whose calls are running now, else ``None`` (the runtime's callbacks)."""
+        sessions = {id(s): s for s in self.calls if s is not None}
+        if len(sessions) == 1 and None not in self.calls:
+            return next(iter(sessions.values()))
+        return None
+
+    def track(self) -> _Track:
+        """``with bridge.track():`` around a ``tools/call``: records the caller's session."""
+        return _Track(self)
+
+    def _callback(self, kind: str, session: Session | None) -> Callable[..., Awaitable[Any]] | None:
+        attr = f"{kind}_callback"
+        mine = getattr(session, attr, None) if session is not None else None
+        return mine or (getattr(self.runtime, attr, None) if self.runtime is not None else None)
+
+    async def sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        session = self.session()
+        callback = self._callback("sampling", session)
+        if callback is None:  # pragma: no cover - the capability is declared only with one
+            return types.ErrorData(code=types.INVALID_REQUEST, message="Sampling not supported")
+        text = _sampling_text(params)
+        reason = f"MCP server {self.server} wants to ask the model" + (f': "{text}"' if text else "")
+        refused = await self._decide("sampling", params, session, reason)
+        if refused is not None:
+            return types.ErrorData(code=USER_REJECTED, message=refused)
+        answer: types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData = await self._run(
+            "sampling", callback, context, params
+        )
+        return answer
+
+    async def elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        session = self.session()
+        callback = self._callback("elicitation", session)
+        if callback is None:  # pragma: no cover - the capability is declared only with one
+            return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
+        if isinstance(params, types.ElicitRequestURLParams):
+            reason = f"MCP server {self.server} wants you to open {params.url}: {_excerpt(params.message)}"
+        else:
+            reason = f"MCP server {self.server} wants to ask you: {_excerpt(params.message)}"
+        refused = await self._decide("elicitation", params, session, reason)
+        if refused is not None:
+            logger.info("MCP server %s: elicitation declined: %s", self.server, refused)
+            return types.ElicitResult(action="decline")
+        answer: types.ElicitResult | types.ErrorData = await self._run("elicitation", callback, context, params)
+        return answer
+
+    async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        session = self.session()
+        callback = self._callback("list_roots", session)
+        if callback is not None:
+            answer: types.ListRootsResult | types.ErrorData = await self._run("list_roots", callback, context)
+            return answer
+        roots = self.runtime.roots() if self.runtime is not None else ()
+        return types.ListRootsResult.model_validate(
+            {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in roots]}
+        )
+
+    # -- policy ---------------------------------------------------------------------------
+    async def _decide(self, kind: str, params: Any, session: Session | None, reason: str) -> str | None:
+        """``None`` when the request may go on, else why not."""
+        mode = getattr(self.config, kind, "ask")
+        if mode == "deny":
+            return f'{kind} is denied for MCP server {self.server} ({kind} = "deny")'
+        if mode == "allow" or self.runtime is None:
+            return None
+        try:
+            arguments = params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            json.dumps(arguments)
+        except Exception:  # pragma: no cover - the SDK's models always dump
+            arguments = {}
+        try:
+            await self.runtime.authorize(
+                host_request_spec(self.server, kind), arguments, session=session, reason=reason
+            )
+        except PolicyDenied as exc:
+            return str(exc)
+        return None
+
+    async def _run(self, kind: str, callback: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        try:
+            return await callback(*args)
+        except Exception as exc:
+            logger.warning("MCP server %s: the host's %s callback failed", self.server, kind, exc_info=True)
+            return types.ErrorData(
+                code=types.INTERNAL_ERROR, message=f"the host's {kind} callback failed: {type(exc).__name__}: {exc}"
+            )
+
+
+class _Track:
+    def __init__(self, bridge: HostBridge) -> None:
+        self.bridge = bridge
+        self.session: Session | None = None
+
+    def __enter__(self) -> None:
+        self.session = current_session()
+        self.bridge.calls.append(self.session)
+
+    def __exit__(self, *exc: object) -> None:
+        self.bridge.calls.remove(self.session)
