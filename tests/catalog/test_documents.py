@@ -153,15 +153,15 @@ def test_registry_camel_case_server_json() -> None:
     assert entry.name == "weather" and entry.title == "Weather" and entry.version == "1.2.0"
     assert entry.launch is not None
     assert entry.launch.command == "npx"
-    assert entry.launch.args == ("-y", "@example/weather-mcp@1.2.0", "--units", "metric")
+    assert entry.launch.args == ("-y", "@example/weather-mcp@1.2.0", "--units", "metric", "{city}")
     assert [r.runtime for r in entry.requirements] == ["node"]
-    key, units = entry.inputs
+    key, units, city = entry.inputs
     assert (key.name, key.required, key.secret) == ("WEATHER_API_KEY", True, True)
     assert (units.name, units.default, units.required) == ("UNITS", "metric", False)
+    assert (city.name, city.kind, city.required) == ("city", "arg", True)
     assert entry.homepage == "https://example.com/weather"
     assert entry.repository == "https://github.com/example/weather"
     assert "io.github.example/weather" in entry.tags
-    assert any("<city>" in n for n in entry.notes)
 
 
 def test_registry_older_snake_case_fields() -> None:

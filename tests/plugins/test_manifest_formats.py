@@ -103,6 +103,7 @@ def test_philont_fixtures() -> None:
 
 
 def test_resolution_order_kairox_then_codex_then_claude(tmp_path: Path) -> None:
+    # every manifest is read; the name (metadata) comes from the first, and the disagreement is a warning
     root = write_plugin(
         tmp_path / "multi",
         {
@@ -112,9 +113,13 @@ def test_resolution_order_kairox_then_codex_then_claude(tmp_path: Path) -> None:
     )
     manifest, _ = probe(root, ALL_FORMATS)
     assert manifest is not None and manifest.name == "from-codex"
+    assert manifest.all_formats == ("codex", "claude")
+    [conflict] = [p for p in manifest.problems if p.kind == "manifest-conflict"]
+    assert conflict.path == "name" and conflict.file == str(root / ".claude-plugin/plugin.json")
     write_plugin(root, {".kairox-plugin/plugin.json": {"name": "from-kairox"}})
     manifest, _ = probe(root, ALL_FORMATS)
     assert manifest is not None and manifest.name == "from-kairox"
+    assert manifest.all_formats == ("kairox", "codex", "claude")
 
 
 # -- Claude details -------------------------------------------------------------------------
@@ -326,7 +331,8 @@ def test_symlinked_default_directory_out_of_the_root_is_ignored(tmp_path: Path) 
     assert "outside the plugin root" in m.problems[0].message
 
 
-def test_codex_bad_paths_warn_and_are_ignored(tmp_path: Path) -> None:
+def test_codex_bad_paths_warn_and_the_defaults_are_read(tmp_path: Path) -> None:
+    # as in Codex: a declared path it cannot use is a warning, and the default location is read instead
     root = write_plugin(
         tmp_path / "p",
         {
@@ -337,7 +343,7 @@ def test_codex_bad_paths_warn_and_are_ignored(tmp_path: Path) -> None:
     )
     m = CodexFormat().probe(root)
     assert m is not None
-    assert m.contributions == ()
+    assert keys(m) == ["skill/s", "mcp_server/x"]
     assert [p.path for p in m.problems] == ["skills", "mcpServers"]
 
 

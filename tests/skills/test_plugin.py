@@ -33,7 +33,19 @@ def layout(kairox_harness: KairoxHarness) -> KairoxHarness:
 async def test_user_and_workspace_sources(layout: KairoxHarness) -> None:
     async with layout.open(start=False) as rt:
         reg = rt.skills
-        assert sorted(rt.skill_sources.names()) == ["user", "workspace"]
+        assert sorted(rt.skill_sources.names()) == sorted(
+            [
+                "user",
+                "workspace",
+                "claude-user",
+                "claude-user-commands",
+                "codex-user",
+                "agents-user",
+                "claude-workspace",
+                "claude-workspace-commands",
+                "agents-workspace",
+            ]
+        )
         assert [(s.name, s.scope.value) for s in reg.skills()] == [
             ("deploy", "workspace"),
             ("notes", "user"),
@@ -125,7 +137,7 @@ async def test_events_report_the_scan(layout: KairoxHarness) -> None:
     async with layout.open(start=False, plugins=[_EventPlugin(collect)]) as rt:
         assert rt.skills is not None
     scanned = log.of(SkillsScanned)
-    assert [(s.sources, s.skills, s.errors) for s in scanned] == [(("user", "workspace"), 4, 1)]
+    assert [({"user", "workspace"} <= set(s.sources), s.skills, s.errors) for s in scanned] == [(True, 4, 1)]
     assert [Path(e.file or "").name for e in log.of(SkillLoadFailed)] == ["broken.md"]
 
 

@@ -25,9 +25,9 @@ def test_skills_list_shows_the_repository_skills(repo: KairoxHarness) -> None:
     # kairox-lsp and kairox-dap, and a section nobody provides is a config problem
     result = repo.cli("skills", "list", load_entrypoints=True)
     assert result.exit_code == 0
-    assert [line.split()[:3] for line in result.stdout.splitlines()] == [
-        ["plugin-conventions", "workspace", "on"],
-        ["pr-review", "workspace", "on"],
+    assert [line.split()[:4] for line in result.stdout.splitlines()] == [
+        ["plugin-conventions", "workspace", "kairox", "on"],
+        ["pr-review", "workspace", "kairox", "on"],
     ]
     assert result.stderr == ""  # no errors, no warnings
     status = repo.cli("status")

@@ -48,9 +48,9 @@ def test_list(harness: KairoxHarness) -> None:
     code, out, err = run(harness, "skills", "list")
     assert code == 0
     assert out.splitlines() == [
-        "notes      user      on  Take meeting notes",
-        "odd-name   workspace on  Odd: very",
-        "pr-review  workspace on  Review a pull request against the style guide (shadows user)",
+        "notes      user      kairox  on  Take meeting notes",
+        "odd-name   workspace kairox  on  Odd: very (2 warnings)",
+        "pr-review  workspace kairox  on  Review a pull request against the style guide (shadows user)",
     ]
     ws = harness.workspace / ".kairox" / "skills"
     lines = err.splitlines()
@@ -65,12 +65,14 @@ def test_list(harness: KairoxHarness) -> None:
 
 def test_list_by_scope_and_as_json(harness: KairoxHarness) -> None:
     code, out, _ = run(harness, "skills", "list", "--scope", "user")
-    assert (code, out) == (0, "notes  user      on  Take meeting notes\n")
+    assert (code, out) == (0, "notes  user      kairox  on  Take meeting notes\n")
     code, out, _ = run(harness, "skills", "list", "--json")
     data = json.loads(out)
     assert [s["name"] for s in data["skills"]] == ["notes", "odd-name", "pr-review"]
     pr = data["skills"][2]
-    assert pr["shadows"] == [{"scope": "user", "source": "user", "path": str(harness.home / "skills" / "pr-review.md")}]
+    assert pr["shadows"] == [
+        {"scope": "user", "source": "user", "origin": "kairox", "path": str(harness.home / "skills" / "pr-review.md")}
+    ]
     assert (pr["model"], pr["tools"], [a["name"] for a in pr["arguments"]]) == ("careful", ["git.diff"], ["pr", "base"])
     assert [e["field"] for e in data["errors"]] == ["description"]
     assert len(data["warnings"]) == 2
@@ -84,7 +86,7 @@ def test_show(harness: KairoxHarness) -> None:
     assert head.splitlines() == [
         "name:        pr-review",
         "description: Review a pull request against the style guide",
-        "scope:       workspace (source workspace, file)",
+        "scope:       workspace (source workspace, file, from kairox)",
         f"path:        {ws / 'pr-review.md'}",
         "state:       enabled",
         "keywords:    review, pull request",
@@ -148,13 +150,13 @@ def test_enable_and_disable_persist_per_scope(harness: KairoxHarness) -> None:
     assert (code, out) == (0, f"notes: disabled in the user settings ({harness.home / 'settings.json'})\n")
     assert json.loads((harness.home / "settings.json").read_text()) == {"skills": {"enabled": {"notes": False}}}
     listed = run(harness, "skills", "list")[1]
-    assert "notes      user      off Take meeting notes" in listed
+    assert "notes      user      kairox  off Take meeting notes" in listed
     assert "skills:    2" in run(harness, "status")[1]
 
     code, out, err = run(harness, "skills", "enable", "notes")  # workspace by default, beats the user setting
     ws_settings = harness.workspace / ".kairox" / "settings.json"
     assert (code, out, err) == (0, f"notes: enabled in the workspace settings ({ws_settings})\n", "")
-    assert "notes      user      on  Take meeting notes" in run(harness, "skills", "list")[1]
+    assert "notes      user      kairox  on  Take meeting notes" in run(harness, "skills", "list")[1]
 
     code, _, err = run(harness, "skills", "disable", "notes", "--scope", "user")
     assert err == "note: the workspace settings keep it enabled\n"

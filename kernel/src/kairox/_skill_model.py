@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+import shlex
 from collections.abc import Container, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import attrs
 from .errors import KairoxError
 
 __all__ = [
+    "ARGUMENTS",
     "ARGUMENT_TYPES",
     "RenderedSkill",
     "SkillArgument",
@@ -153,7 +155,8 @@ class SkillFrontmatter:
     """The fields of a skill file's frontmatter (see FORMATS.md).
 
     ``allowed_tools``, ``license``, ``compatibility`` and ``metadata`` come from
-    the Agent Skills format; ``extra`` keeps every other key so a file is
+    the Agent Skills format, ``disable_model_invocation`` from Claude Code's
+    (``disable-model-invocation``); ``extra`` keeps every other key so a file is
     written back as it was read.
     """
 
@@ -169,6 +172,9 @@ class SkillFrontmatter:
     metadata: Mapping[str, Any] = attrs.field(factory=dict)
     allowed_tools: tuple[str, ...] = ()
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+    #: ``disable-model-invocation: true`` (Agent Skills / Claude Code): listed and
+    #: runnable by the user, never offered to the model nor matched for it
+    disable_model_invocation: bool = False
 
     def argument(self, name: str) -> SkillArgument | None:
         return next((a for a in self.arguments if a.name == name), None)
@@ -206,18 +212,61 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+#: the argument that carries a Claude command's (or Claude skill's) whole argument string
+ARGUMENTS = "ARGUMENTS"
+#: ``{{ name }}`` (groups 1-2) or a Claude ``$ARGUMENTS`` / ``$ARGUMENTS[N]`` / ``$N`` (groups 3-5)
+_WITH_DOLLAR = re.compile(
+    _PLACEHOLDER.pattern + r"|(\\?)\$(?:ARGUMENTS\[([0-9]+)\]|ARGUMENTS(?![A-Za-z0-9_])|([1-9])(?![0-9]))"
+)
+
+
+def _positional(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unclosed quote: split on blanks
+        return text.split()
+
+
 def render_template(body: str, values: Mapping[str, Any]) -> str:
-    """Replace ``{{ name }}`` for each name in ``values``; ``\\{{ name }}`` stays literal."""
+    """Replace ``{{ name }}`` for each name in ``values``; ``\\{{ name }}`` stays literal.
+
+    When ``values`` has :data:`ARGUMENTS` (declared by Claude commands and
+    Claude skills), Claude's spellings are replaced too: ``$ARGUMENTS`` (the
+    whole string), ``$ARGUMENTS[0]`` and ``$1``..``$9`` (its shell-split words,
+    ``$1`` the first); ``\\$ARGUMENTS`` stays literal. A non-empty value the body
+    never mentions is appended as ``ARGUMENTS: value`` (as Claude Code does).
+    Each placeholder is replaced once: a value is never read for placeholders again.
+    """
+    claude = ARGUMENTS in values
+    whole = _format_value(values[ARGUMENTS]) if claude else ""
+    words = _positional(whole) if claude else []
+    used = False
 
     def repl(m: re.Match[str]) -> str:
-        escaped, name = m.group(1), m.group(2)
-        if name not in values:
+        nonlocal used
+        name = m.group(2)
+        if name is not None:  # {{ name }}
+            if name not in values:
+                return m.group(0)
+            if m.group(1):
+                return m.group(0)[1:]
+            used = used or name == ARGUMENTS
+            return _format_value(values[name])
+        if not claude:
             return m.group(0)
-        if escaped:
+        if m.group(3):
             return m.group(0)[1:]
-        return _format_value(values[name])
+        used = True
+        index, digit = m.group(4), m.group(5)
+        if index is None and digit is None:
+            return whole
+        i = int(index) if index is not None else int(digit) - 1
+        return words[i] if 0 <= i < len(words) else ""
 
-    return _PLACEHOLDER.sub(repl, body)
+    text = (_WITH_DOLLAR if claude else _PLACEHOLDER).sub(repl, body)
+    if whole and not used:
+        text = f"{text.rstrip()}\n\nARGUMENTS: {whole}\n"
+    return text
 
 
 def _fspath(value: str | os.PathLike[str] | None) -> str | None:
@@ -240,6 +289,10 @@ class SkillDef:
     namespace: str | None = None
     body_text: str | None = attrs.field(default=None, repr=False)
     warnings: tuple[SkillWarning, ...] = ()
+    #: the tool whose folder it was found in (``"claude"``, ``"codex"``, ``"agents"``);
+    #: ``None`` for kairox's own folders, plugins and sessions. On a name clash in one
+    #: scope kairox's own skill wins over an imported one.
+    origin: str | None = None
 
     @property
     def path(self) -> Path | None:
@@ -262,6 +315,12 @@ class SkillDef:
     @property
     def description(self) -> str:
         return self.frontmatter.description
+
+    @property
+    def model_invocable(self) -> bool:
+        """``False`` for ``disable-model-invocation: true``: the user runs it; the model
+        is never offered it (not in the skills index, never matched)."""
+        return not self.frontmatter.disable_model_invocation
 
     @property
     def keywords(self) -> tuple[str, ...]:

@@ -106,17 +106,24 @@ def _has_phrase(haystack: str, words: list[str]) -> bool:
     return bool(words) and f" {' '.join(words)} " in haystack
 
 
+def _invoked(name: str, prompt: str) -> bool:
+    return f"/{name}" in prompt or f"${name}" in prompt
+
+
 def _score(skill: SkillDef, prompt: str, joined: str, words: set[str]) -> tuple[float, list[str]]:
     score = 0.0
     reasons: list[str] = []
     name = skill.name
-    if re.search(rf"(?<![\w/$])[/$]{re.escape(name)}(?![\w-])", prompt):
-        score += 10
-        reasons.append(f"invoked as /{name}")
-    name_words = _tokens(name)
+    own = skill.frontmatter.name  # the plugin namespace is never scored: it is on every skill of the plugin
+    for called in dict.fromkeys((name, own)):
+        if _invoked(called, prompt) and re.search(rf"(?<![\w/$])[/$]{re.escape(called)}(?![\w:-])", prompt):
+            score += 10
+            reasons.append(f"invoked as /{called}")
+            break
+    name_words = _tokens(own)
     if _has_phrase(joined, name_words):
         score += 4
-        reasons.append(f"name {name!r}")
+        reasons.append(f"name {own!r}")
     else:
         hits = [w for w in dict.fromkeys(name_words) if w in words and w not in _STOP]
         if hits:
@@ -271,12 +278,13 @@ class SkillRegistry:
         shadows: dict[str, tuple[SkillDef, ...]] = {}
         duplicates: list[SkillWarning] = []
         for name, defs in candidates.items():
-            ordered = sorted(defs, key=lambda s: -s.scope.rank)  # stable: first found wins a tie
+            # in one scope kairox's own folders beat imported ones; stable: first found wins a tie
+            ordered = sorted(defs, key=lambda s: (-s.scope.rank, s.origin is not None))
             winners[name] = ordered[0]
             if len(ordered) > 1:
                 shadows[name] = tuple(ordered[1:])
                 for other in ordered[1:]:
-                    if other.scope is ordered[0].scope:
+                    if other.scope is ordered[0].scope and other.origin == ordered[0].origin:
                         duplicates.append(
                             SkillWarning(
                                 f"skill {name!r} is defined twice in the {other.scope.value} scope; "
@@ -347,13 +355,21 @@ class SkillRegistry:
         session_id: str | None = None,
         include_disabled: bool = False,
         scope: SkillScope | str | None = None,
+        include_user_only: bool = False,
     ) -> list[SkillDef]:
-        """The effective skills (one per name), sorted by name."""
+        """The effective skills (one per name), sorted by name: what the model may be offered.
+
+        Skills marked ``disable-model-invocation`` are left out unless
+        ``include_user_only`` (listing them for the user; they still run through
+        :meth:`prepare`); disabled ones unless ``include_disabled``.
+        """
         wanted = SkillScope(scope) if scope is not None else None
         return [
             s
             for s in self._view(session_id).values()
-            if (include_disabled or self.is_enabled(s.name)) and (wanted is None or s.scope is wanted)
+            if (include_disabled or self.is_enabled(s.name))
+            and (wanted is None or s.scope is wanted)
+            and (include_user_only or s.model_invocable)
         ]
 
     def shadowed(self, name: str, *, session_id: str | None = None) -> tuple[SkillDef, ...]:
@@ -384,6 +400,8 @@ class SkillRegistry:
         Each match carries its score and the reasons: ``/name`` in the prompt
         (10), the whole name (4) or name words (1.5 each), each keyword phrase
         (3), description words (0.5 each, at most 3). Scores below 1 are dropped.
+        A plugin skill's namespace is not scored (``/plugin:name`` and ``/name``
+        both invoke it). Skills marked ``disable-model-invocation`` are never matched.
         """
         words = _tokens(prompt)
         joined = f" {' '.join(words)} "

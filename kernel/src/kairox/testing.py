@@ -308,9 +308,18 @@ def trust_workspace(
     return keys
 
 
+#: other tools' homes a runtime reads things from (their skill folders: ``~/.claude/skills``,
+#: ``$CODEX_HOME/skills``, ...), left out of a test runtime's environment
+OTHER_HOMES = ("CODEX_HOME", "USERPROFILE", "CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
+
+
 def _clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
+    """The environment of a test runtime: no ``KAIROX_*`` variable but ``KAIROX_HOME``, and
+    ``HOME`` is the test's own home too, so nothing the user keeps in ``~`` (other tools'
+    skills, configs) reaches a test."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_") and k not in OTHER_HOMES}
     env["KAIROX_HOME"] = str(home)
+    env["HOME"] = str(home)
     return env
 
 

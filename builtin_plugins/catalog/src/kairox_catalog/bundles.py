@@ -38,7 +38,16 @@ from .sources import kairox_home
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["MARKER", "BundleError", "Scope", "bundle_dir", "bundle_target", "installed_bundles", "place_bundle"]
+__all__ = [
+    "MARKER",
+    "BundleError",
+    "Scope",
+    "assemble_plugin",
+    "bundle_dir",
+    "bundle_target",
+    "installed_bundles",
+    "place_bundle",
+]
 
 Scope = Literal["user", "workspace"]
 
@@ -190,6 +199,51 @@ def _check_bundle(root: Path, kind: str, name: str) -> str:
     raise OSError(f"{name} has no plugin manifest ({', '.join(_MANIFESTS[:3])}) nor components")
 
 
+#: Claude component fields -> their default folder (a strict: false entry listing a kind
+#: installs only what it lists of that kind, so the default folder holds only those)
+_COMPONENT_DIRS = {"skills": "skills", "commands": "commands", "agents": "agents", "outputStyles": "output-styles"}
+_OWN_MANIFESTS = (".claude-plugin", ".codex-plugin", ".kairox-plugin", "plugin.json")
+
+
+def _copy_item(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+    else:
+        shutil.copy2(src, dest, follow_symlinks=False)
+
+
+def assemble_plugin(root: Path, manifest: dict[str, Any], out: Path) -> Path:
+    """A plugin as a ``strict: false`` marketplace entry describes it, built in ``out`` from
+    the fetched ``root`` (already checked by :func:`_copy_tree`).
+
+    Of each component kind the entry lists (``skills``, ``commands``, ``agents``,
+    ``outputStyles``) only the listed paths are copied (the rest of that kind's default
+    folder is left out); everything else is copied as it is, except the plugin's own
+    manifests, which the entry replaces: ``.claude-plugin/plugin.json`` is written from it
+    (inline ``hooks``, ``mcpServers`` and ``lspServers`` included). Raises ``OSError`` naming
+    a listed path that is missing or leaves the plugin.
+    """
+    listed = {field: manifest[field] for field in _COMPONENT_DIRS if field in manifest}
+    skipped = {".git", *_OWN_MANIFESTS, *(_COMPONENT_DIRS[f] for f in listed)}
+    out.mkdir(parents=True)
+    for child in sorted(root.iterdir()):
+        if child.name not in skipped:
+            _copy_item(child, out / child.name)
+    for field, paths in listed.items():
+        for rel in paths:
+            src = root / rel
+            if subpath_problem(rel) or not resolves_inside(src, root):
+                raise OSError(f"{field}: {rel!r} is outside the plugin")
+            if not (src.exists() or src.is_symlink()):
+                raise OSError(f"{field}: {rel!r} does not exist in the plugin")
+            clean = Path(os.path.normpath(rel))
+            _copy_item(src, out / clean)
+    (out / ".claude-plugin").mkdir(exist_ok=True)
+    (out / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
 def bundle_target(runtime: Runtime, kind: str, scope: Scope, name: str) -> Path:
     """Where the bundle ``name`` of ``kind`` and ``scope`` goes: ``bundle_dir / name``, checked
     to stay in that directory (and, for a workspace install, that directory in the workspace: a
@@ -222,6 +276,8 @@ async def place_bundle(runtime: Runtime, progress: Progress, entry: CatalogEntry
         async with progress.step(f"Fetching {entry.kind} {entry.name} from {src.describe()}") as step:
             try:
                 root = await _fetch(runtime, src, work, entry.kind)
+                if entry.kind == "plugin" and entry.manifest:
+                    root = await anyio.to_thread.run_sync(assemble_plugin, root, entry.manifest, work / "assembled")
                 step.detail = _check_bundle(root, entry.kind, entry.name)
             except (OSError, CommandFailed, tarfile.TarError) as exc:
                 raise BundleError(f"cannot install {entry.name}: {exc}") from None

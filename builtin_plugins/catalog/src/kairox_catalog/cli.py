@@ -124,7 +124,9 @@ def _input_line(item: Input) -> str:
     flags = [w for w, on in (("required", item.required), ("secret", item.secret)) if on]
     if item.default is not None:
         flags.append(f"default {item.default!r}")
-    label = item.name if item.kind == "env" else f"header {item.name}"
+    label = {"env": item.name, "header": f"header {item.name}", "arg": f"argument {item.placeholder}"}.get(
+        item.kind, f"url {item.placeholder}"
+    )
     return (
         f"  {label}"
         + (f" ({', '.join(flags)})" if flags else "")

@@ -16,19 +16,17 @@ Three formats:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any, Literal
 
-import attrs
-
 from kairox import structure
-from kairox.errors import ConfigError
 
+from ._collect import collect as _collect
+from ._collect import name_of as _name_of
 from ._paths import name_problem
 from ._reader import EntryProblem, Obj
 from .marketplace import bundle_to_entry, marketplace_base
-from .model import CatalogEntry, EntryError, SourceResult, entry_errors
-from .registry import registry_items, server_to_entry, skip_reason
+from .model import CatalogEntry, EntryError, SourceResult
+from .registry import registry_items, server_to_entry, skip_reason, version_key
 
 __all__ = ["DOCUMENT_KINDS", "DocumentKind", "detect_kind", "parse_document", "parse_text"]
 
@@ -90,42 +88,6 @@ def parse_document(data: Any, *, source: str, kind: str = "auto", location: str 
     return SourceResult(errors=(EntryError(source, "document", f"unknown document kind {actual!r}"),))
 
 
-def _name_of(item: Any) -> str:
-    if isinstance(item, dict):
-        name = item.get("name")
-        if isinstance(name, str):
-            return name[:80]
-    return ""
-
-
-def _collect(
-    source: str, items: list[tuple[str, Any]], convert: Callable[[Any, str], CatalogEntry | None]
-) -> SourceResult:
-    entries: list[CatalogEntry] = []
-    errors: list[EntryError] = []
-    for where, item in items:
-        try:
-            entry = convert(item, where)
-        except EntryProblem as exc:
-            errors.append(EntryError(source, exc.where, exc.reason, _name_of(item)))
-            continue
-        except ConfigError as exc:
-            for err in getattr(exc, "errors", [exc]):
-                errors.append(EntryError(source, err.path or where, err.message, _name_of(item)))
-            continue
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            errors.append(EntryError(source, where, str(exc) or type(exc).__name__, _name_of(item)))
-            continue
-        if entry is None:
-            continue
-        problems = entry_errors(entry, source, where)
-        if problems:  # a name or path that would leave its directory: see kairox_catalog._paths
-            errors.extend(problems)
-            continue
-        entries.append(attrs.evolve(entry, source=source))
-    return SourceResult(entries=tuple(entries), errors=tuple(errors))
-
-
 def _kairox(data: Any, source: str) -> SourceResult:
     if isinstance(data, dict):
         items = data.get("entries")
@@ -160,17 +122,27 @@ def _registry(data: Any, source: str) -> SourceResult:
         else:
             items.append((where, server))
     result = _collect(source, items, server_to_entry)
-    # several versions of one server may be listed: keep the first of each name
-    seen: set[str] = set()
-    unique = []
+    # several versions of one server may be listed: the newest (semver) of each name wins,
+    # in the place of the first listed; a name two servers share goes to the first listed
+    best: dict[str, CatalogEntry] = {}
     for entry in result.entries:
-        if entry.name not in seen:
-            seen.add(entry.name)
-            unique.append(entry)
-    return SourceResult(entries=tuple(unique), errors=(*result.errors, *skipped))
+        held = best.get(entry.name)
+        if held is None:
+            best[entry.name] = entry
+        elif held.tags[:1] == entry.tags[:1] and version_key(entry.version) > version_key(held.version):
+            skipped.append(EntryError(source, entry.name, f"version {held.version} superseded by {entry.version}"))
+            best[entry.name] = entry
+        else:
+            why = f"superseded by version {held.version}" if held.tags[:1] == entry.tags[:1] else "name already used"
+            skipped.append(EntryError(source, entry.name, f"version {entry.version}: {why}"))
+    return SourceResult(entries=tuple(best.values()), errors=(*result.errors, *skipped))
 
 
 def _marketplace(data: Any, source: str, location: str) -> SourceResult:
+    from .codex_marketplace import is_codex_marketplace, parse_codex_marketplace
+
+    if is_codex_marketplace(data, location):
+        return parse_codex_marketplace(data, source=source, location=location)
     try:
         doc = Obj(data, "")
         metadata = doc.obj("metadata")

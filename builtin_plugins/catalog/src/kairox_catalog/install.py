@@ -16,6 +16,7 @@ approval flow, as a call of :data:`WRITE_SPEC`.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -166,6 +167,9 @@ def _no_prompt(_input: Input, _secret: bool) -> str | None:
 class _Inputs:
     env: dict[str, str] = attrs.field(factory=dict)
     headers: dict[str, str] = attrs.field(factory=dict)
+    #: ``{name}`` -> value for the launch arguments (``arg``) and the URL (``url``)
+    args: dict[str, str] = attrs.field(factory=dict)
+    url: dict[str, str] = attrs.field(factory=dict)
     secrets: dict[str, str] = attrs.field(factory=dict)  # for the verification run only
     env_needed: list[str] = attrs.field(factory=list)
 
@@ -186,10 +190,7 @@ def _collect_inputs(
                 out.secrets[var] = given
             if not environ.get(var):
                 out.env_needed.append(var)
-            if item.kind == "env":
-                out.env[item.name] = reference
-            else:
-                out.headers[item.name] = item.template.replace("{value}", reference) if item.template else reference
+            _put(out, item, reference)
             continue
         value = values.get(item.name)
         if value is None and item.required:
@@ -199,16 +200,35 @@ def _collect_inputs(
         if value is None:
             if item.required:
                 missing.append(item.name)
+            elif item.kind in ("arg", "url"):  # a placeholder is never left as "{name}": its default, or empty
+                _put(out, item, _escape(item.default) if item.default is not None else "")
             continue
-        text = _escape(value)
-        if item.kind == "env":
-            out.env[item.name] = text
-        else:
-            out.headers[item.name] = item.template.replace("{value}", text) if item.template else text
+        _put(out, item, _escape(value))
     if missing:
         flags = " ".join(f"--input {m}=VALUE" for m in missing)
         raise InstallError(f"{entry.name} needs {', '.join(missing)}; pass {flags}")
     return out
+
+
+def _put(out: _Inputs, item: Input, text: str) -> None:
+    """Where an input's value goes: the server's environment, a header, the arguments or the URL."""
+    value = item.template.replace("{value}", text) if item.template else text
+    if item.kind == "env":
+        out.env[item.name] = value
+    elif item.kind == "header":
+        out.headers[item.name] = value
+    elif item.kind == "arg":
+        out.args[item.placeholder] = value
+    else:
+        out.url[item.placeholder] = value
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each ``{name}`` of ``values`` replaced, in one pass (a value is never read again)."""
+    if not values:
+        return text
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(values, key=len, reverse=True)))
+    return pattern.sub(lambda m: values[m.group(0)], text)
 
 
 def server_values(entry: CatalogEntry, inputs: _Inputs, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -220,12 +240,12 @@ def server_values(entry: CatalogEntry, inputs: _Inputs, environ: Mapping[str, st
     if launch.transport == "stdio":
         command, args = resolve_command(launch.command, launch.args, environ)
         values["command"] = command
-        values["args"] = list(args)
+        values["args"] = [_fill(a, inputs.args) for a in args]
         env = {**{k: _escape(v) for k, v in launch.env.items()}, **inputs.env}
         if env:
             values["env"] = env
     else:
-        values["url"] = launch.url
+        values["url"] = _fill(launch.url, inputs.url)
         headers = {**{k: _escape(v) for k, v in launch.headers.items()}, **inputs.headers}
         if headers:
             values["headers"] = headers

@@ -16,7 +16,7 @@ from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, InstallSource, Requirement
 
-__all__ = ["marketplace_base", "bundle_to_entry"]
+__all__ = ["MANIFEST_FIELDS", "bundle_to_entry", "inline_manifest", "marketplace_base"]
 
 
 def marketplace_base(location: str) -> str:
@@ -95,6 +95,65 @@ def _source(plugin: Obj, base: str, plugin_root: str) -> tuple[InstallSource, tu
     raise EntryProblem(src.path("source"), f"unknown source type {kind!r} (github, url, git-subdir, npm)")
 
 
+#: the fields of a marketplace entry that are plugin manifest fields (Claude's plugin.json)
+MANIFEST_FIELDS = (
+    "version",
+    "description",
+    "author",
+    "homepage",
+    "repository",
+    "license",
+    "keywords",
+    "commands",
+    "agents",
+    "skills",
+    "outputStyles",
+    "hooks",
+    "mcpServers",
+    "lspServers",
+)
+#: component fields that list paths (a string or a list of strings)
+PATH_FIELDS = ("commands", "agents", "skills", "outputStyles")
+#: component fields that are a path, an inline table, or a list of either
+TABLE_FIELDS = ("hooks", "mcpServers", "lspServers")
+
+
+def _paths(plugin: Obj, key: str) -> list[str]:
+    value = plugin.data.get(key)
+    items = [value] if isinstance(value, str) else plugin.strings(key)
+    for i, item in enumerate(items):
+        where = plugin.path(key) if isinstance(value, str) else f"{plugin.path(key)}[{i}]"
+        if _escapes(item):
+            raise EntryProblem(where, f"path {item!r} escapes the plugin root")
+        problem = subpath_problem(item)
+        if problem is not None or not item.strip():
+            raise EntryProblem(where, f"path {problem or 'must not be empty'}")
+    return list(items)
+
+
+def inline_manifest(plugin: Obj, name: str) -> dict[str, Any]:
+    """The plugin manifest a ``strict: false`` entry declares: its manifest fields, checked
+    (component paths stay inside the plugin; tables are tables)."""
+    out: dict[str, Any] = {"name": name}
+    for key in MANIFEST_FIELDS:
+        if key not in plugin.data or plugin.data[key] is None:
+            continue
+        value = plugin.data[key]
+        if key in PATH_FIELDS:
+            value = _paths(plugin, key)
+        elif key in TABLE_FIELDS:
+            items = value if isinstance(value, list) else [value]
+            for i, item in enumerate(items):
+                where = f"{plugin.path(key)}[{i}]" if isinstance(value, list) else plugin.path(key)
+                if isinstance(item, str):
+                    if _escapes(item) or subpath_problem(item):
+                        raise EntryProblem(where, f"path {item!r} escapes the plugin root")
+                elif not isinstance(item, dict):
+                    raise EntryProblem(where, "expected a path or a table")
+        out[key] = value
+    return out
+
+
 def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") -> CatalogEntry:
     plugin = Obj(data, where)
     raw_name = plugin.text("name", required=True)
@@ -106,7 +165,18 @@ def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") 
     category = plugin.text("category")
     if category:
         tags.append(category)
+    strict = plugin.flag("strict", default=True)
+    manifest = {} if strict else inline_manifest(plugin, raw_name)
+    notes: tuple[str, ...] = ()
+    if manifest:
+        listed = [f"{k} {', '.join(manifest[k])}" for k in PATH_FIELDS if k in manifest]
+        notes = (
+            "the marketplace entry is the plugin's manifest (strict: false)"
+            + (f"; installs only the listed {'; '.join(listed)}" if listed else ""),
+        )
     return CatalogEntry(
+        manifest=manifest,
+        notes=notes,
         name=name,
         kind="plugin",
         title=plugin.text("displayName") or raw_name,

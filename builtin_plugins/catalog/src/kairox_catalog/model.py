@@ -56,13 +56,16 @@ class Input:
 
     ``kind="env"``: an environment variable of the server (``name`` is the
     variable). ``kind="header"``: an HTTP header of a remote server (``name``
-    is the header); its value is ``template`` with ``{value}`` replaced (e.g.
-    ``"Bearer {value}"``), and when secret it is read from ``env_var`` at start.
-    A secret is never written to a file: the config gets ``${VAR}`` instead.
+    is the header). For both the value is ``template`` with ``{value}``
+    replaced (e.g. ``"Bearer {value}"``) when there is a template, and when
+    secret it is read from ``env_var`` at start. ``kind="arg"``: the value
+    replaces ``{name}`` in the launch arguments; ``kind="url"``: ``{name}`` in
+    the remote URL. A secret is never written to a file: the config gets
+    ``${VAR}`` instead.
     """
 
     name: str
-    kind: Literal["env", "header"] = "env"
+    kind: Literal["env", "header", "arg", "url"] = "env"
     description: str = ""
     required: bool = False
     secret: bool = False
@@ -78,6 +81,11 @@ class Input:
         if self.kind == "env":
             return self.name
         return "".join(c if c.isalnum() else "_" for c in self.name).upper()
+
+    @property
+    def placeholder(self) -> str:
+        """What an ``arg`` or ``url`` input replaces: ``{name}``."""
+        return "{" + self.name + "}"
 
 
 @attrs.frozen
@@ -156,7 +164,8 @@ class CatalogEntry:
     skill directory); ``source`` names the catalog source it came from (filled
     in by the catalog). ``launch`` is set for MCP servers, ``install`` for
     plugins and skills. ``prepare`` is an optional command that pre-installs
-    the packages (derived from the recipe when empty).
+    the packages (derived from the recipe when empty). ``manifest`` is set for a
+    marketplace plugin whose entry is its manifest (``strict: false``).
     """
 
     name: str
@@ -175,6 +184,9 @@ class CatalogEntry:
     tags: tuple[str, ...] = ()
     source: str = ""
     notes: tuple[str, ...] = ()
+    #: plugins: the Claude plugin manifest the marketplace entry itself is (``strict: false``):
+    #: what is installed is what it lists (see :func:`kairox_catalog.bundles.assemble_plugin`)
+    manifest: dict[str, Any] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not self.name.strip():
@@ -213,7 +225,8 @@ class EntryError:
 
     def __str__(self) -> str:
         # a name with NUL, a newline, an escape sequence, ... is shown quoted, never raw
-        shown = self.name if self.name.isprintable() else repr(self.name)
+        name = self.name if len(self.name) <= 80 else self.name[:77] + "..."
+        shown = name if name.isprintable() else repr(name)
         label = f"{self.where} ({shown})" if self.name else self.where
         return f"{self.source}: {label}: {self.reason}"
 

@@ -16,7 +16,7 @@ from typing import Any
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, Input, LaunchRecipe, Requirement
 
-__all__ = ["registry_items", "server_to_entry"]
+__all__ = ["registry_items", "server_to_entry", "version_key"]
 
 _OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 _TEMPLATE_VAR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -27,16 +27,6 @@ _RUNTIMES: dict[str, tuple[str, Requirement]] = {
     "pypi": ("uvx", Requirement("uv")),
     "oci": ("docker", Requirement("docker")),
     "nuget": ("dnx", Requirement("dotnet", ">=10")),
-}
-_HINT_REQUIREMENTS: dict[str, Requirement] = {
-    "npx": Requirement("node", ">=18"),
-    "node": Requirement("node", ">=18"),
-    "uvx": Requirement("uv"),
-    "uv": Requirement("uv"),
-    "python": Requirement("python", ">=3.10"),
-    "docker": Requirement("docker"),
-    "podman": Requirement("podman"),
-    "dnx": Requirement("dotnet", ">=10"),
 }
 _TRANSPORTS = {
     "stdio": "stdio",
@@ -126,10 +116,149 @@ def server_to_entry(data: Any, where: str) -> CatalogEntry:
     )
 
 
+_REGISTRY_ALIASES = {"docker": "oci", "npmjs": "npm", "python": "pypi"}
+#: runtime hints each registry type can honour -> (command, requirement); others fall back with a note
+_HINTS: dict[str, dict[str, tuple[str, Requirement]]] = {
+    "npm": {
+        "npx": ("npx", Requirement("node", ">=18")),
+        "node": ("npx", Requirement("node", ">=18")),
+        "bunx": ("bunx", Requirement("bun")),
+    },
+    "pypi": {"uvx": ("uvx", Requirement("uv")), "uv": ("uvx", Requirement("uv"))},
+    "oci": {"docker": ("docker", Requirement("docker")), "podman": ("podman", Requirement("podman"))},
+    "nuget": {"dnx": ("dnx", Requirement("dotnet", ">=10")), "dotnet": ("dnx", Requirement("dotnet", ">=10"))},
+}
+_ENV_FLAGS = ("-e", "--env")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class _Args:
+    """The arguments of one package, and the inputs and notes they need."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.notes = notes
+        self.inputs: dict[str, Input] = {}
+        self.env: dict[str, str] = {}
+
+    def placeholder_inputs(self, arg: Obj, value: str, kind: str = "arg") -> None:
+        """An input per ``{name}`` in ``value`` (described by the argument's ``variables``)."""
+        variables = arg.obj("variables")
+        for var in dict.fromkeys(_TEMPLATE_VAR.findall(value)):
+            spec = variables.obj(var) if variables is not None else None
+            self.add(var, spec, kind=kind, required_default=True)
+
+    def add(self, name: str, spec: Obj | None, *, kind: str, required_default: bool, description: str = "") -> None:
+        if name in self.inputs:
+            return
+        secret = spec.flag("isSecret", "is_secret") if spec else False
+        self.inputs[name] = Input(
+            name=name,
+            kind=kind,  # type: ignore[arg-type]
+            description=(spec.text("description") if spec else "") or description,
+            required=spec.flag("isRequired", "is_required", default=required_default and not spec.has("default"))
+            if spec
+            else required_default,
+            secret=secret,
+            default=spec.opt_text("default") if spec else None,
+            env_var=name.upper() if secret else "",
+        )
+
+    def build(self, items: list[Obj], *, docker: bool = False) -> list[str]:
+        out: list[str] = []
+        for arg in items:
+            out.extend(self._one(arg, docker))
+        return out
+
+    def _one(self, arg: Obj, docker: bool) -> list[str]:
+        kind = arg.text("type", default="positional")
+        value = arg.opt_text("value")
+        if value is None:
+            value = arg.opt_text("default")
+        hint = arg.text("valueHint", "value_hint")
+        required = arg.flag("isRequired", "is_required")
+        if arg.flag("isRepeated", "is_repeated"):
+            label = arg.text("name") if kind == "named" else hint or "value"
+            self.notes.append(f"the argument {label} may be repeated: add more to args after installing")
+        if kind == "named":
+            flag = arg.text("name", required=True)
+            fmt = arg.text("format")
+            if fmt == "boolean" or (not fmt and value in ("true", "false")):  # a switch: the flag alone
+                if value is None and not required:
+                    self.notes.append(f"optional switch {flag}: add it to args after installing")
+                    return []
+                return [] if value == "false" else [flag]
+            if value is None:
+                if not (required or hint or arg.has("variables")):
+                    return [flag]  # a bare flag (older documents)
+                var = _input_name(hint or flag)
+                if not required:
+                    self.notes.append(f"optional argument {flag} <{var}>: add it to args after installing")
+                    return []
+                self.add(var, None, kind="arg", required_default=True, description=arg.text("description"))
+                return [flag, "{" + var + "}"]
+            if docker and flag in _ENV_FLAGS:
+                env = _env_assignment(value)
+                if env is not None:  # -e NAME={var}: the value goes in the server's environment, not argv
+                    name, var = env
+                    variables = arg.obj("variables")
+                    self.add(name, variables.obj(var) if variables else None, kind="env", required_default=required)
+                    return [flag, name]
+            self.placeholder_inputs(arg, value)
+            return [flag, value]
+        if value is None:
+            if not hint:
+                if required:
+                    self.notes.append("needs a positional argument: add it to args after installing")
+                return []
+            var = _input_name(hint)
+            if not required:
+                self.notes.append(f"optional argument <{var}>: add it to args after installing")
+                return []
+            self.add(var, None, kind="arg", required_default=True, description=arg.text("description"))
+            return ["{" + var + "}"]
+        self.placeholder_inputs(arg, value)
+        return [value]
+
+
+_ENV_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _env_assignment(value: str) -> tuple[str, str] | None:
+    m = _ENV_VALUE.fullmatch(value)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def _input_name(text: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]+", "_", text).strip("_")
+    return name or "value"
+
+
+def _image(identifier: str, version: str, notes: list[str]) -> str:
+    """The image to run: ``identifier`` tagged with ``version`` (a ``${VERSION}`` template in a
+    repository's own ``server.json`` is replaced, or dropped when no version is known)."""
+    concrete = version if version and "${" not in version and version != "latest" else ""
+    if "${VERSION}" in identifier:
+        if concrete:
+            return identifier.replace("${VERSION}", concrete)
+        notes.append("the image version is a template (${VERSION}); the latest image runs")
+        return identifier.replace(":${VERSION}", "").replace("${VERSION}", "latest")
+    if concrete and ":" not in identifier.rsplit("/", 1)[-1] and "@" not in identifier:
+        return f"{identifier}:{concrete}"
+    return identifier
+
+
+def _untagged(image: str) -> str:
+    last = image.rsplit("/", 1)[-1]
+    if "@" in last:
+        return image.split("@", 1)[0]
+    return image[: image.rindex(":")] if ":" in last else image
+
+
 def _package(
     pkg: Obj, notes: list[str]
 ) -> tuple[LaunchRecipe, tuple[Input, ...], tuple[Requirement, ...], str, tuple[str, ...]]:
-    registry = pkg.text("registryType", "registry_type", "registry_name", required=True).lower()
+    raw = pkg.text("registryType", "registry_type", "registry_name", required=True).lower()
+    registry = _REGISTRY_ALIASES.get(raw, raw)
     identifier = pkg.text("identifier", "name", required=True)
     version = pkg.opt_text("version") or ""
     transport = pkg.obj("transport")
@@ -137,61 +266,82 @@ def _package(
     if kind != "stdio":
         raise EntryProblem(pkg.path("transport"), f"package transport {kind!r} is not launchable (only stdio)")
     if registry not in _RUNTIMES:
-        raise EntryProblem(pkg.path("registryType"), f"registry type {registry!r} is not supported")
+        raise EntryProblem(pkg.path("registryType"), f"registry type {raw!r} is not supported")
     command, requirement = _RUNTIMES[registry]
     hint_cmd = pkg.text("runtimeHint", "runtime_hint")
     if hint_cmd:
-        command = hint_cmd
-        requirement = _HINT_REQUIREMENTS.get(hint_cmd, Requirement(hint_cmd))
-    inputs = tuple(_env_input(o) for o in pkg.objects("environmentVariables", "environment_variables"))
-    runtime_args = _arguments(pkg.objects("runtimeArguments", "runtime_arguments"), notes)
-    package_args = _arguments(pkg.objects("packageArguments", "package_arguments"), notes)
+        known = _HINTS[registry].get(hint_cmd)
+        if known is not None:
+            command, requirement = known
+        else:
+            notes.append(f"runtime hint {hint_cmd!r} cannot launch a {registry} package; {command} runs it")
+    args_of = _Args(notes)
+    env_inputs = [_env_input(o, args_of) for o in pkg.objects("environmentVariables", "environment_variables")]
+    docker = registry == "oci"
+    runtime_args = args_of.build(pkg.objects("runtimeArguments", "runtime_arguments"), docker=docker)
+    package_args = args_of.build(pkg.objects("packageArguments", "package_arguments"))
+    unique: dict[str, Input] = {}
+    for item in (*(i for i in env_inputs if i is not None), *args_of.inputs.values()):
+        unique.setdefault(item.name, item)  # --input NAME=VALUE names one input: the first declared
+    inputs = tuple(unique.values())
     prepare: tuple[str, ...] = ()
-    if registry == "npm" or command in ("npx", "node"):
+    if registry == "npm":
         spec = f"{identifier}@{version}" if version and version != "latest" else identifier
-        args = ("-y", *runtime_args, spec, *package_args) if command == "npx" else (*runtime_args, spec, *package_args)
+        lead = ("-y",) if command == "npx" else ()
+        args = (*lead, *runtime_args, spec, *package_args)
         hint = f"npm install -g {spec}"
     elif registry == "pypi":
-        spec = f"{identifier}@{version}" if version else identifier
+        spec = f"{identifier}@{version}" if version and version != "latest" else identifier
         args = (*runtime_args, spec, *package_args)
-        hint = f"uv tool install {identifier}" + (f"=={version}" if version else "")
+        hint = f"uv tool install {identifier}" + (f"=={version}" if version and version != "latest" else "")
     elif registry == "oci":
-        image = f"{identifier}:{version}" if version and ":" not in identifier.rsplit("/", 1)[-1] else identifier
-        env_flags = [flag for i in inputs for flag in ("-e", i.name)]
-        run = list(runtime_args) or ["run", "-i", "--rm"]
-        args = (*run, *env_flags, image, *package_args)
+        image = _image(identifier, version, notes)
+        run = list(runtime_args)
+        bare = _untagged(image)
+        named_image = [i for i, a in enumerate(run) if a in (image, bare, identifier)]
+        for i in named_image:  # the runtime arguments name the image themselves: once, with its tag
+            run[i] = image
+        if not run or run[0] != "run":
+            run = ["run", *(f for f in ("-i", "--rm") if f not in run), *run]
+        declared = {run[i + 1] for i in range(len(run) - 1) if run[i] in _ENV_FLAGS}
+        env_flags = [flag for i in inputs if i.kind == "env" and i.name not in declared for flag in ("-e", i.name)]
+        env_flags += [f for name in args_of.env if name not in declared for f in ("-e", name)]
+        if named_image:
+            at = named_image[0]
+            args = (*run[:at], *env_flags, *run[at:], *package_args)
+        else:
+            args = (*run, *env_flags, image, *package_args)
         prepare = (command, "pull", image)
         hint = f"{command} pull {image}"
     else:  # nuget
         spec = f"{identifier}@{version}" if version else identifier
         args = (*runtime_args, spec, "--yes", *package_args)
         hint = f"dotnet tool install -g {identifier}"
-    return LaunchRecipe(command=command, args=tuple(args)), inputs, (requirement,), hint, prepare
+    launch = LaunchRecipe(command=command, args=tuple(args), env=dict(args_of.env))
+    return launch, inputs, (requirement,), hint, prepare
 
 
-def _arguments(items: list[Obj], notes: list[str]) -> list[str]:
-    out: list[str] = []
-    for arg in items:
-        kind = arg.text("type", default="positional")
-        value = arg.opt_text("value") or arg.opt_text("default") or ""
-        if kind == "named":
-            flag = arg.text("name", required=True)
-            out.extend([flag, value] if value else [flag])
-        elif value:
-            out.append(value)
-        elif arg.flag("isRequired", "is_required"):
-            hint = arg.text("valueHint", "value_hint") or arg.text("name") or "value"
-            notes.append(f"needs the argument <{hint}>: add it to args after installing")
-    return out
-
-
-def _env_input(var: Obj) -> Input:
+def _env_input(var: Obj, args: _Args) -> Input | None:
+    """An environment variable: an input, or a fixed value (``value`` with no placeholder)."""
+    name = var.text("name", required=True)
+    value = var.opt_text("value")
+    variables = _TEMPLATE_VAR.findall(value) if value else []
+    if value is not None and not variables:
+        args.env[name] = value
+        return None
+    template, description, secret = "", var.text("description"), var.flag("isSecret", "is_secret")
+    required, default = var.flag("isRequired", "is_required"), var.opt_text("default")
+    if value is not None and len(set(variables)) == 1:
+        template = value.replace("{" + variables[0] + "}", "{value}")
+        spec = var.obj("variables")
+        inner = spec.obj(variables[0]) if spec else None
+        if inner is not None:
+            secret = secret or inner.flag("isSecret", "is_secret")
+            required = required or inner.flag("isRequired", "is_required")
+            description = description or inner.text("description")
+            default = inner.opt_text("default") if default is None else default
     return Input(
-        name=var.text("name", required=True),
-        description=var.text("description"),
-        required=var.flag("isRequired", "is_required"),
-        secret=var.flag("isSecret", "is_secret"),
-        default=var.opt_text("default"),
+        name=name, description=description, required=required, secret=secret, default=default, template=template
     )
 
 
@@ -203,28 +353,55 @@ def _remote(remote: Obj) -> tuple[LaunchRecipe, tuple[Input, ...]]:
     url = remote.text("url", required=True)
     fixed: dict[str, str] = {}
     inputs: list[Input] = []
+    url_inputs = _Args([])
+    variables = remote.obj("variables")
+    for var in dict.fromkeys(_TEMPLATE_VAR.findall(url)):
+        url_inputs.add(var, variables.obj(var) if variables else None, kind="url", required_default=True)
     for header in remote.objects("headers"):
         name = header.text("name", required=True)
         value = header.opt_text("value") or ""
         secret = header.flag("isSecret", "is_secret")
-        variables = _TEMPLATE_VAR.findall(value)
-        if value and not variables and not secret:
+        names = _TEMPLATE_VAR.findall(value)
+        if value and not names and not secret:
             fixed[name] = value
             continue
         template, env_var = "", ""
-        if len(variables) == 1:
-            template = value.replace("{" + variables[0] + "}", "{value}")
-            env_var = variables[0].upper()
+        inner = header.obj("variables")
+        spec = inner.obj(names[0]) if inner is not None and len(set(names)) == 1 else None
+        if len(set(names)) == 1:
+            template = value.replace("{" + names[0] + "}", "{value}")
+            env_var = names[0].upper()
+            if spec is not None:
+                secret = secret or spec.flag("isSecret", "is_secret")
         inputs.append(
             Input(
                 name=name,
                 kind="header",
-                description=header.text("description"),
-                required=header.flag("isRequired", "is_required"),
+                description=header.text("description") or (spec.text("description") if spec else ""),
+                required=header.flag("isRequired", "is_required")
+                or (spec.flag("isRequired", "is_required") if spec else False),
                 secret=secret,
                 default=header.opt_text("default"),
                 template=template,
                 env_var=env_var,
             )
         )
+    inputs.extend(url_inputs.inputs.values())
     return LaunchRecipe(transport=transport, url=url, headers=fixed), tuple(inputs)  # type: ignore[arg-type]
+
+
+def version_key(version: str) -> tuple[Any, ...]:
+    """A sort key for versions: semver order (``1.10.0`` > ``1.9.2``; a release above its
+    pre-releases); anything that is not a version sorts below every version."""
+    text = version.strip().lstrip("vV")
+    core, _, pre = text.partition("-")
+    core = core.split("+", 1)[0]
+    parts = core.split(".")
+    if not all(_DIGITS.fullmatch(p) for p in parts):
+        return (0,)
+    numbers = tuple(int(p) for p in parts) + (0,) * max(0, 3 - len(parts))
+    pre_key: tuple[Any, ...] = (1,)
+    if pre:
+        idents = pre.split("+", 1)[0].split(".")
+        pre_key = (0, *((0, int(p), "") if _DIGITS.fullmatch(p) else (1, 0, p) for p in idents))
+    return (1, numbers, pre_key)

@@ -8,7 +8,9 @@ from . import (
     formats as formats,
     inventory as inventory,
     loader as loader,
+    merge as merge,
     model as model,
+    rules as rules,
     settings as settings,
 )
 from ._proc import (
@@ -57,6 +59,9 @@ from .loader import (
     loader_of as loader_of,
     survey as survey,
 )
+from .merge import (
+    merge_manifests as merge_manifests,
+)
 from .model import (
     CodeEntry as CodeEntry,
     Compatibility as Compatibility,
@@ -68,6 +73,10 @@ from .model import (
     Publisher as Publisher,
     Requirement as Requirement,
     Trust as Trust,
+)
+from .rules import (
+    Rule as Rule,
+    parse_rule as parse_rule,
 )
 from .settings import (
     BundleSettings as BundleSettings,

@@ -64,9 +64,14 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     w = max(len(v["name"]) for v in views)
     for v in views:
         state = STATE_WORDS.get(v["state"], v["state"])
-        click.echo(f"{v['name']:<{w}}  {v['format']:<13} {v['scope']:<9} {state:<12} {_summary(v['inventory'])}")
+        fmt = "+".join(v.get("formats") or [v["format"]])
+        click.echo(f"{v['name']:<{w}}  {fmt:<13} {v['scope']:<9} {state:<12} {_summary(v['inventory'])}")
         if v["reason"]:
             click.echo(f"{'':<{w}}  ! {v['reason']}")
+        # two manifests of one directory that disagree: each said here (the rest is in `plugin inspect`)
+        for p in v["problems"]:
+            if p.get("kind") == "manifest-conflict":
+                click.echo(f"{'':<{w}}  ! {p['file'] or v['root']}: {p['message']}")
 
 
 def _inspect_record(rt: Runtime, target: str) -> BundleRecord:
@@ -112,7 +117,8 @@ def inspect_cmd(ctx: click.Context, target: str, as_json: bool) -> None:
 
 
 def _print_view(d: dict[str, Any]) -> None:
-    click.echo(f"{d['name']} {d['version'] or ''}".rstrip() + f"  ({d['format']}, {d['scope']})")
+    fmt = "+".join(d.get("formats") or [d["format"]])
+    click.echo(f"{d['name']} {d['version'] or ''}".rstrip() + f"  ({fmt}, {d['scope']})")
     if d["description"]:
         click.echo(f"  {d['description']}")
     click.echo(f"root:          {d['root']}")

@@ -162,20 +162,47 @@ def sorted_formats(formats: Iterable[Any]) -> list[Any]:
     return sorted(formats, key=lambda f: (getattr(f, "priority", 0), getattr(f, "name", "")))
 
 
+def _ask(fmt: Any, root: Path) -> BundleManifest | None:
+    """``fmt.probe(root)``; a format's own bug is this directory's :class:`ManifestError`."""
+    try:
+        manifest: BundleManifest | None = fmt.probe(root)
+    except ManifestError:
+        raise
+    except Exception as exc:  # a format's own bug costs this plugin only
+        logger.debug("format %s failed on %s", getattr(fmt, "name", fmt), root, exc_info=True)
+        raise ManifestError(
+            f"manifest format {getattr(fmt, 'name', '?')} failed: {type(exc).__name__}: {exc}", file=str(root)
+        ) from None
+    return manifest
+
+
 def probe(root: Path, formats: Iterable[Any]) -> tuple[BundleManifest | None, ManifestError | None]:
-    """Ask each format in turn; the first that recognises ``root`` decides."""
-    for fmt in formats:
-        try:
-            manifest = fmt.probe(root)
-        except ManifestError as exc:
-            return None, exc
-        except Exception as exc:  # a format's own bug costs this plugin only
-            logger.debug("format %s failed on %s", getattr(fmt, "name", fmt), root, exc_info=True)
-            return None, ManifestError(
-                f"manifest format {getattr(fmt, 'name', '?')} failed: {type(exc).__name__}: {exc}", file=str(root)
-            )
-        if manifest is not None:
-            return manifest, None
+    """Ask every format, in order: a directory with several manifests (``.claude-plugin/``
+    and ``.codex-plugin/``...) is read by each, and the manifests are merged into one
+    (:func:`~kairox_manifests.merge.merge_manifests`: metadata from the first, the union
+    of the components, a warning where they disagree). A format marked ``fallback``
+    (Claude's manifest-less layout) is asked only when no other recognises ``root``.
+    Any manifest that is wrong fails the whole directory: a later one's components
+    never load without the first one's permissions."""
+    ordered = list(formats)
+    found: list[BundleManifest] = []
+    try:
+        for fmt in ordered:
+            if not getattr(fmt, "fallback", False):
+                manifest = _ask(fmt, root)
+                if manifest is not None:
+                    found.append(manifest)
+        if found:
+            from .merge import merge_manifests
+
+            return merge_manifests(found), None
+        for fmt in ordered:
+            if getattr(fmt, "fallback", False):
+                manifest = _ask(fmt, root)
+                if manifest is not None:
+                    return manifest, None
+    except ManifestError as exc:
+        return None, exc
     return None, None
 
 

@@ -40,20 +40,32 @@ class Problem:
     """Something wrong that did not stop the plugin (or did, when ``fatal``).
 
     ``severity`` is ``"warning"`` (unknown field, missing optional directory),
-    ``"error"`` (the plugin or one contribution is not loaded).
+    ``"error"`` (the plugin or one contribution is not loaded). ``kind`` names a
+    family of problems a reader may want to pick out: ``manifest-conflict`` (two
+    manifests of one directory disagree), ``hook-event`` (a hook event kairox has
+    no equivalent for); empty for the others.
     """
 
     message: str
     file: str | None = None
     path: str = ""
     severity: str = "warning"
+    kind: str = ""
 
     def render(self) -> str:
         where = ": ".join(p for p in (self.file, self.path) if p)
         return f"{where}: {self.message}" if where else self.message
 
     def to_dict(self) -> dict[str, str | None]:
-        return {"severity": self.severity, "file": self.file, "path": self.path, "message": self.message}
+        out: dict[str, str | None] = {
+            "severity": self.severity,
+            "file": self.file,
+            "path": self.path,
+            "message": self.message,
+        }
+        if self.kind:
+            out["kind"] = self.kind
+        return out
 
     @classmethod
     def from_error(cls, exc: ConfigError) -> Problem:

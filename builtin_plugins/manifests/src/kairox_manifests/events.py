@@ -11,6 +11,7 @@ __all__ = [
     "BundleHookFailed",
     "BundleHookRan",
     "BundleLoaded",
+    "BundleManifestsDisagree",
     "BundleNotLoaded",
 ]
 
@@ -66,3 +67,16 @@ class BundleHookFailed(Event):
     event: str
     error: str
     stderr: str = ""
+
+
+@attrs.frozen
+class BundleManifestsDisagree(Event):
+    """A directory read by several manifest formats whose manifests disagree (a name, a
+    version, two skills of one name): the first manifest in resolution order is used.
+    Published once per disagreement when the runtime discovers its bundles."""
+
+    plugin: str
+    root: str
+    file: str
+    field: str
+    message: str

@@ -19,6 +19,13 @@ The interpreter follows the file type (``.py`` -> this Python, ``.js``/``.mjs``
 single script path runs through ``sh -c``. Each run has a timeout, runs in its
 own process group and is killed with its children when it overruns. Failures
 are :class:`~kairox_manifests.events.BundleHookFailed` events, never errors.
+
+Context that does not answer a ``pre_turn`` reaches the turn context too, through
+the session (:class:`SessionHookContext` in ``session.state``, handed to
+``session.turn_context`` by :func:`context_deliverer`, a ``pre_turn`` hook the
+loader adds for each bundle): what a ``session_start`` hook answers (Claude's
+``SessionStart``) is given on every turn of that session; what a ``post_tool_call``
+hook or an ``async`` hook answers is given on the next turn only.
 """
 
 from __future__ import annotations
@@ -48,7 +55,17 @@ from .model import HookDecl
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["DEFAULT_TIMEOUT", "HookAnswer", "ScriptHook", "claude_aliases", "parse_answer"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HookAnswer",
+    "STATE_KEY",
+    "ScriptHook",
+    "SessionHookContext",
+    "claude_aliases",
+    "context_deliverer",
+    "parse_answer",
+    "session_context",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +91,48 @@ def claude_aliases(tool_id: str) -> tuple[str, ...]:
         server, _, tool = tool_id.rpartition(".")
         names = (*names, f"mcp__{server.replace('.', '_')}__{tool}")
     return names
+
+
+#: where a session keeps the context its bundles' hooks gave (``session.state[STATE_KEY][plugin]``)
+STATE_KEY = "kairox_manifests.hook_context"
+#: what a kairox session is to a Claude ``SessionStart`` matcher (sessions always start fresh)
+SESSION_SOURCE = "startup"
+
+
+@attrs.define
+class SessionHookContext:
+    """One bundle's hook context in one session: ``lasting`` pieces are given on every
+    turn (``SessionStart``), ``once`` pieces on the next turn only."""
+
+    lasting: list[ContextPiece] = attrs.field(factory=list)
+    once: list[ContextPiece] = attrs.field(factory=list)
+
+
+def session_context(session: Any, plugin: str) -> SessionHookContext | None:
+    """The hook context ``plugin`` keeps in ``session`` (``None`` without a session)."""
+    state = getattr(session, "state", None)
+    if not isinstance(state, dict):
+        return None
+    by_plugin = state.setdefault(STATE_KEY, {})
+    ctx = by_plugin.get(plugin)
+    if ctx is None:
+        ctx = by_plugin[plugin] = SessionHookContext()
+    return ctx  # type: ignore[no-any-return]
+
+
+def context_deliverer(plugin: str) -> Any:
+    """A ``pre_turn`` hook giving the turn what ``plugin``'s other hooks left for it."""
+
+    def deliver(session: Any = None, prompt: str = "") -> list[ContextPiece] | None:
+        ctx = session_context(session, plugin)
+        if ctx is None or not (ctx.lasting or ctx.once):
+            return None
+        pieces = [*ctx.lasting, *ctx.once]
+        ctx.once.clear()
+        return pieces
+
+    deliver.__qualname__ = f"context_deliverer[{plugin}]"
+    return deliver
 
 
 @attrs.frozen
@@ -146,6 +205,9 @@ class ScriptHook:
         self.runtime = runtime
         self.timeout = decl.timeout or default_timeout
         self._matcher = re.compile(decl.matcher) if decl.matcher else None
+        from .rules import parse_rule
+
+        self._rule = parse_rule(decl.condition) if decl.condition else None
 
     # -- what to run ---------------------------------------------------------------
     def argv(self, env: Mapping[str, str]) -> list[str]:
@@ -166,18 +228,44 @@ class ScriptHook:
         env.update(
             KAIROX_PLUGIN_ROOT=str(self.root),
             CLAUDE_PLUGIN_ROOT=str(self.root),
+            PLUGIN_ROOT=str(self.root),  # Codex's name
             KAIROX_WORKSPACE=str(self.runtime.workspace),
             CLAUDE_PROJECT_DIR=str(self.runtime.workspace),
             KAIROX_HOOK_EVENT=self.decl.event,
         )
         return env
 
-    def matches(self, call: Any) -> bool:
+    def matches(self, call: Any, result: Any = None) -> bool:
+        """Whether this hook runs for ``call``: its matcher (a regular expression over the
+        tool's names) and its ``if`` (a permission rule over the tool and its arguments);
+        a ``PostToolUseFailure`` hook runs only for a result that is an error."""
+        spec = call.tool
+        aliases = claude_aliases(spec.id)
+        names = (spec.id, spec.exported_name, *aliases)
+        if self._matcher is not None and not any(n and self._matcher.fullmatch(n) for n in names):
+            return False
+        if self.decl.source_event == "PostToolUseFailure" and not getattr(result, "is_error", False):
+            return False
+        if self._rule is not None:
+            arguments = call.arguments if isinstance(call.arguments, Mapping) else {}
+            home = self.runtime.env.get("HOME", "")
+            cwd = str(self.runtime.workspace)
+            if not self._rule.matches((*aliases, spec.id, spec.exported_name), arguments, cwd=cwd, home=home):
+                return False
+        return True
+
+    def matches_session(self, kwargs: Mapping[str, Any]) -> bool:
+        """A Claude ``SessionStart`` matcher is over how the session began (``startup``
+        for every kairox session); a ``SessionEnd`` one over the reason (kairox's, or
+        ``other``)."""
         if self._matcher is None:
             return True
-        spec = call.tool
-        names = (spec.id, spec.exported_name, *claude_aliases(spec.id))
-        return any(n and self._matcher.fullmatch(n) for n in names)
+        if self.decl.event == "session_start":
+            return bool(self._matcher.fullmatch(SESSION_SOURCE))
+        if self.decl.event == "session_end":
+            reason = str(kwargs.get("reason", ""))
+            return any(self._matcher.fullmatch(r) for r in (reason, "other") if r)
+        return True
 
     def payload(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         session = kwargs.get("session")
@@ -192,6 +280,8 @@ class ScriptHook:
             "plugin": self.plugin,
             "plugin_root": str(self.root),
         }
+        if self.decl.event == "session_start":
+            data["source"] = SESSION_SOURCE
         if "prompt" in kwargs:
             data["prompt"] = kwargs["prompt"]
         if "reason" in kwargs:
@@ -216,10 +306,34 @@ class ScriptHook:
     # -- running ---------------------------------------------------------------------
     async def __call__(self, **kwargs: Any) -> Any:
         """Called by the runtime with the hookspec's keyword arguments; never raises."""
-        event = self.decl.event
         call = kwargs.get("call")
-        if call is not None and not self.matches(call):
+        if call is not None and not self.matches(call, kwargs.get("result")):
             return None
+        if call is None and not self.matches_session(kwargs):
+            return None
+        if self.decl.run_async:
+            return self._start_in_background(kwargs)
+        return await self._run_once(kwargs)
+
+    def _session(self, kwargs: Mapping[str, Any]) -> Any:
+        session = kwargs.get("session")
+        call = kwargs.get("call")
+        return session if session is not None or call is None else call.session
+
+    def _start_in_background(self, kwargs: Mapping[str, Any]) -> None:
+        """An ``async`` hook: run it as a runtime task; the call or turn does not wait."""
+
+        async def run() -> None:
+            await self._run_once(kwargs, background=True)
+
+        try:
+            self.runtime.spawn(run, name=f"hook {self.plugin}:{self.name}")
+        except RuntimeError:  # the runtime is not open as a context: nothing to run it on
+            logger.debug("async hook %s of %s not started: the runtime has no task group", self.name, self.plugin)
+        return None
+
+    async def _run_once(self, kwargs: Mapping[str, Any], *, background: bool = False) -> Any:
+        event = self.decl.event
         started = time.perf_counter()
         try:
             answer = await self._run(self.payload(kwargs))
@@ -227,22 +341,35 @@ class ScriptHook:
             self.runtime.events.publish(
                 BundleHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
             )
-            return self._on_failure(exc.message)
+            return None if background else self._on_failure(exc.message)
         except Exception as exc:  # never let a hook break the call it observes
             logger.debug("hook %s of %s failed", self.name, self.plugin, exc_info=True)
             self.runtime.events.publish(
                 BundleHookFailed(plugin=self.plugin, hook=self.name, event=event, error=f"{type(exc).__name__}: {exc}")
             )
-            return self._on_failure(f"{type(exc).__name__}: {exc}")
+            return None if background else self._on_failure(f"{type(exc).__name__}: {exc}")
         value: Any = None
         outcome = "ok"
-        if event == "pre_tool_call":
+        piece = (
+            ContextPiece(answer.context, source=f"plugin:{self.plugin}", title=self.decl.source_event or self.name)
+            if answer.context
+            else None
+        )
+        if background:
+            # nothing waits for it: context goes to the next turn, a block or a rewrite cannot apply
+            if piece is not None:
+                outcome = self._keep(kwargs, piece, lasting=event == "session_start")
+            elif answer.block is not None or answer.arguments is not None:
+                outcome = "ignored"
+        elif event == "pre_tool_call":
             if answer.block is not None:
                 value, outcome = Block(answer.block), "blocked"
             elif answer.arguments is not None:
                 value, outcome = answer.arguments, "rewrote"
-        elif event == "pre_turn" and answer.context:
-            value, outcome = ContextPiece(answer.context, source=f"plugin:{self.plugin}", title=self.name), "context"
+        elif event == "pre_turn" and piece is not None:
+            value, outcome = attrs.evolve(piece, title=self.name), "context"
+        elif piece is not None and event in ("session_start", "post_tool_call"):
+            outcome = self._keep(kwargs, piece, lasting=event == "session_start")
         self.runtime.events.publish(
             BundleHookRan(
                 plugin=self.plugin,
@@ -254,6 +381,14 @@ class ScriptHook:
             )
         )
         return value
+
+    def _keep(self, kwargs: Mapping[str, Any], piece: ContextPiece, *, lasting: bool) -> str:
+        """Keep ``piece`` in the session for its turns; the outcome word for the event."""
+        ctx = session_context(self._session(kwargs), self.plugin)
+        if ctx is None:
+            return "ok"  # no session (a tool called outside one): no turn to give it to
+        (ctx.lasting if lasting else ctx.once).append(piece)
+        return "context"
 
     async def _run(self, payload: dict[str, Any]) -> HookAnswer:
         env = self.environment()

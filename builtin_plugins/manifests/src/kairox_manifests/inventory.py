@@ -87,6 +87,7 @@ class BundleRecord:
             trusted=self.trusted,
             publisher=m.publisher.to_dict() if m and m.publisher else None,
             problems=tuple(problems),
+            formats=m.all_formats if m else (),
         )
 
 

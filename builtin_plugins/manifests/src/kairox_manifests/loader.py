@@ -27,8 +27,8 @@ from kairox.errors import ConfigError
 from .activation import Activation, ActivationContext
 from .config import BundlesConfig
 from .discovery import DiscoveryContext, discover
-from .events import BundleContributionFailed, BundleLoaded, BundleNotLoaded
-from .hookscripts import ScriptHook
+from .events import BundleContributionFailed, BundleLoaded, BundleManifestsDisagree, BundleNotLoaded
+from .hookscripts import ScriptHook, context_deliverer
 from .inventory import BundleRecord, ItemState, evaluate
 from .loadstate import LoadState
 from .model import BundleManifestView, Contribution
@@ -133,6 +133,18 @@ class BundleLoader:
         candidates = await anyio.to_thread.run_sync(discover, ctx)
         self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
         runtime.config.errors.extend(_packages_in_disabled(runtime, ctx, {r.name for r in self.records}))
+        for rec in self.records:
+            for p in rec.manifest.problems if rec.manifest is not None else ():
+                if p.kind == "manifest-conflict":
+                    runtime.events.publish(
+                        BundleManifestsDisagree(
+                            plugin=rec.name,
+                            root=str(rec.candidate.root),
+                            file=p.file or "",
+                            field=p.path,
+                            message=p.message,
+                        )
+                    )
         for rec in self.records:
             if rec.state == "available":
                 await self._guarded(rec, self._route_inventory)
@@ -328,12 +340,24 @@ class BundleLoader:
                     rec.extra.append(Contribution("hook", key.partition("/")[2], m.code.main, None))
                     rec.items[key] = ItemState()
             hooks.extend(activation.hooks)
+        if any(
+            c.kind == "hook" and (c.config.event in ("session_start", "post_tool_call") or c.config.run_async)
+            for c in enabled
+        ):
+            # what these hooks answer reaches the turns of their session (before the bundle's own pre_turn hooks)
+            remove = runtime.hooks.add("pre_turn", context_deliverer(m.name), source=f"plugin:{m.name}")
+
+            async def undo_deliverer() -> None:
+                remove()
+
+            rec.undo.append(undo_deliverer)
         self._apply(rec, route_hooks(runtime, m.name, hooks))
 
     async def _run_code(self, rec: BundleRecord) -> Activation:
         runtime, m = self.runtime, rec.manifest
         assert runtime is not None and m is not None and m.code is not None
-        fmt = runtime.manifest_formats.get(m.format)
+        # the format that read the code (in a directory read by several formats, not always the first)
+        fmt = runtime.manifest_formats.get(m.code.runtime) or runtime.manifest_formats.get(m.format)
         activate = getattr(fmt, "activate", None)
         if activate is None:
             raise RuntimeError(f"manifest format {m.format} cannot run plugin code")

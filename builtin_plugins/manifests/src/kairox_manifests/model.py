@@ -95,7 +95,11 @@ class HookDecl:
     ``event`` is one of kairox's lifecycle events (``pre_turn``...); ``source_event``
     is the name the manifest used (``UserPromptSubmit`` for Claude). ``matcher``
     (tool hooks only) is a regular expression over the tool's canonical id and
-    exported name.
+    exported name. ``condition`` is Claude's ``if`` (one permission rule,
+    ``Bash(git commit *)``, see :mod:`kairox_manifests.rules`): a tool hook runs only
+    for calls it matches. ``run_async`` (Claude's and Codex's ``async``) runs the
+    script in the background: it never blocks or rewrites the call, and what it
+    answers as context reaches the session's next turn.
     """
 
     event: str
@@ -107,6 +111,8 @@ class HookDecl:
     #: ``ignore``: a failing script is reported and the call goes on; ``block``: a failing
     #: ``pre_tool_call`` script blocks the call (a guard fails closed)
     on_error: str = "ignore"
+    condition: str | None = None
+    run_async: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +123,8 @@ class HookDecl:
             "timeout": self.timeout,
             "source_event": self.source_event,
             "on_error": self.on_error,
+            "if": self.condition,
+            "async": self.run_async,
         }
 
     @classmethod
@@ -129,6 +137,8 @@ class HookDecl:
             timeout=data.get("timeout"),
             source_event=data.get("source_event", ""),
             on_error=data.get("on_error", "ignore"),
+            condition=data.get("if"),
+            run_async=bool(data.get("async", False)),
         )
 
 
@@ -224,6 +234,10 @@ class BundleManifest:
     ``problems`` holds the warnings found while reading it (unknown fields,
     a declared directory that does not exist); errors raise
     :class:`~kairox_manifests.ManifestError` instead.
+
+    ``formats`` names every manifest format that read the directory, in resolution
+    order (a directory with ``.codex-plugin/`` and ``.claude-plugin/`` is read by
+    both: see :mod:`kairox_manifests.merge`); ``format`` is the first of them.
     """
 
     name: str
@@ -242,6 +256,12 @@ class BundleManifest:
     default_enabled: bool = True
     metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
     code: CodeEntry | None = None
+    formats: tuple[str, ...] = ()
+
+    @property
+    def all_formats(self) -> tuple[str, ...]:
+        """``formats``, or just ``format`` when one format read the directory."""
+        return self.formats or (self.format,)
 
     def by_kind(self, kind: str) -> list[Contribution]:
         return [c for c in self.contributions if c.kind == kind]
@@ -271,6 +291,7 @@ class BundleManifest:
             "default_enabled": self.default_enabled,
             "metadata": self.metadata,
             "code": self.code.to_dict() if self.code else None,
+            "formats": list(self.formats),
         }
 
     @classmethod
@@ -298,6 +319,7 @@ class BundleManifest:
             default_enabled=data.get("default_enabled", True),
             metadata=dict(data.get("metadata") or {}),
             code=CodeEntry.from_dict(data["code"]) if data.get("code") else None,
+            formats=tuple(data.get("formats") or ()),
         )
 
 
@@ -349,11 +371,14 @@ class BundleManifestView:
     trusted: bool = False
     publisher: dict[str, Any] | None = None
     problems: tuple[Problem, ...] = ()
+    #: every format that read the directory (``format`` is the first)
+    formats: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "format": self.format,
+            "formats": list(self.formats or (self.format,)),
             "root": self.root,
             "scope": self.scope,
             "state": self.state,

@@ -12,7 +12,7 @@ from .errors import ManifestError
 __all__ = ["ROOT_VARIABLES", "expand_root", "is_inside", "resolve_inside"]
 
 #: variables that expand to the plugin's root directory
-ROOT_VARIABLES = ("KAIROX_PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT")
+ROOT_VARIABLES = ("KAIROX_PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT", "PLUGIN_ROOT")
 _ROOT_VAR = re.compile(r"\$\{(" + "|".join(ROOT_VARIABLES) + r")\}")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
@@ -63,7 +63,7 @@ def resolve_inside(
 
 
 def expand_root(value: Any, root: Path) -> Any:
-    """Replace ``${KAIROX_PLUGIN_ROOT}`` and ``${CLAUDE_PLUGIN_ROOT}`` in every string of ``value``."""
+    """Replace ``${KAIROX_PLUGIN_ROOT}``, ``${CLAUDE_PLUGIN_ROOT}`` and (Codex's) ``${PLUGIN_ROOT}`` in every string of ``value``."""
     if isinstance(value, str):
         if "${" not in value:
             return value

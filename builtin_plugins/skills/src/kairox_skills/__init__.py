@@ -2,7 +2,8 @@
 
 The public API (imported lazily, so loading the plugin stays cheap):
 :class:`DirectorySkillSource`, :func:`bundle_skill_source` (for plugin
-loaders), :func:`parse_skill` / :func:`dump_skill` (the file format),
+loaders), :class:`CommandSkillSource` / :func:`parse_command` (Claude commands),
+:func:`parse_skill` / :func:`dump_skill` (the file format),
 :class:`SettingsFile`, :class:`ScanCache`.
 """
 

@@ -6,7 +6,14 @@ from ._cache import (
     get_cache as get_cache,
 )
 from ._config import (
+    IMPORT_KINDS as IMPORT_KINDS,
     SkillsConfig as SkillsConfig,
+    import_kinds as import_kinds,
+)
+from ._imports import (
+    CommandSkillSource as CommandSkillSource,
+    imported_folders as imported_folders,
+    parse_command as parse_command,
 )
 from ._format import (
     dump_skill as dump_skill,

@@ -29,7 +29,7 @@ __all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]
 logger = logging.getLogger(__name__)
 
 #: bump when parsing changes what a file yields
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 RACY_SECONDS = 2.0
 
 #: what parsing one file gives: the frontmatter and its warnings, or the error
@@ -63,13 +63,14 @@ def _encode(parsed: Parsed) -> list[Any]:
         list(fm.allowed_tools),
         dict(fm.extra),
         [_problem_row(w) for w in warnings],
+        fm.disable_model_invocation,
     ]
     while len(row) > 3 and not row[-1]:  # trailing empty fields are implied (smaller file, faster load)
         row.pop()
     return row
 
 
-_ROW = [1, "", "", None, [], [], None, [], None, None, {}, [], {}, []]
+_ROW = [1, "", "", None, [], [], None, [], None, None, {}, [], {}, [], False]
 
 
 def _decode(path: str, row: list[Any]) -> Parsed:
@@ -83,9 +84,9 @@ def _decode(path: str, row: list[Any]) -> Parsed:
         return SkillFrontmatter(
             name, description, _SCOPES[scope] if scope is not None else None, tuple(keywords), tuple(tools)
         ), ()
-    if len(row) < 14:
+    if len(row) < 15:
         row = row + _ROW[len(row) :]
-    _, name, description, scope, keywords, tools, model, args, license_, compat, metadata, allowed, extra, w = row
+    _, name, description, scope, keywords, tools, model, args, license_, compat, metadata, allowed, extra, w, dmi = row
     fm = SkillFrontmatter(
         name,
         description,
@@ -99,6 +100,7 @@ def _decode(path: str, row: list[Any]) -> Parsed:
         metadata or {},
         tuple(allowed),
         extra or {},
+        dmi is True,
     )
     if not isinstance(name, str) or not isinstance(description, str):
         raise ValueError("damaged entry")

@@ -29,6 +29,18 @@ def _problem(p: SkillError | SkillWarning) -> dict[str, Any]:
     return {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
 
 
+def origin_of(skill: SkillDef) -> str:
+    """Where a skill comes from, in a word: ``kairox``, ``claude``, ``codex``, ``agents``,
+    ``plugin`` or ``session``."""
+    if skill.origin:
+        return skill.origin
+    if skill.scope is SkillScope.PLUGIN:
+        return "plugin"
+    if skill.scope is SkillScope.SESSION:
+        return "session"
+    return "kairox"
+
+
 def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) -> dict[str, Any]:
     enabled, decided = registry.enabled_state(skill.name)
     data: dict[str, Any] = {
@@ -36,6 +48,8 @@ def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
         "description": skill.description,
         "scope": skill.scope.value,
         "source": skill.source,
+        "origin": origin_of(skill),
+        "model_invocable": skill.model_invocable,
         "kind": skill.kind,
         "path": skill.file,
         "enabled": enabled,
@@ -55,7 +69,8 @@ def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
             for a in skill.arguments
         ],
         "shadows": [
-            {"scope": s.scope.value, "source": s.source, "path": s.file} for s in registry.shadowed(skill.name)
+            {"scope": s.scope.value, "source": s.source, "origin": origin_of(s), "path": s.file}
+            for s in registry.shadowed(skill.name)
         ],
         "warnings": [_problem(w) for w in skill.warnings],
     }
@@ -70,6 +85,11 @@ def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
             resources=skill.resources(),
         )
     return data
+
+
+def _where(shadowed: dict[str, Any]) -> str:
+    origin = shadowed.get("origin")
+    return f"{shadowed['scope']} {origin}" if origin and origin != "kairox" else shadowed["scope"]
 
 
 def _echo_problems(errors: list[dict[str, Any]], warnings: list[dict[str, Any]]) -> None:
@@ -111,7 +131,9 @@ def list_cmd(ctx: click.Context, scope: str | None, as_json: bool) -> None:
     async def go(rt: Runtime) -> dict[str, Any]:
         reg = rt.skills
         return {
-            "skills": [skill_dict(reg, s) for s in reg.skills(include_disabled=True, scope=scope)],
+            "skills": [
+                skill_dict(reg, s) for s in reg.skills(include_disabled=True, scope=scope, include_user_only=True)
+            ],
             "errors": [_problem(e) for e in reg.errors],
             "warnings": [_problem(w) for w in reg.warnings],
         }
@@ -127,8 +149,18 @@ def list_cmd(ctx: click.Context, scope: str | None, as_json: bool) -> None:
         width = max(len(r["name"]) for r in rows)
         for r in rows:
             state = "on " if r["enabled"] else "off"
-            shadows = f" (shadows {', '.join(s['scope'] for s in r['shadows'])})" if r["shadows"] else ""
-            click.echo(f"{r['name']:<{width}}  {r['scope']:<9} {state} {_one_line(r['description'])}{shadows}")
+            notes = []
+            if r["shadows"]:
+                notes.append(f"shadows {', '.join(_where(s) for s in r['shadows'])}")
+            if not r["model_invocable"]:
+                notes.append("user only")
+            if r["warnings"]:
+                count = len(r["warnings"])
+                notes.append(f"{count} warning{'s' if count > 1 else ''}")
+            tail = f" ({'; '.join(notes)})" if notes else ""
+            click.echo(
+                f"{r['name']:<{width}}  {r['scope']:<9} {r['origin']:<7} {state} {_one_line(r['description'])}{tail}"
+            )
     _echo_problems(data["errors"], data["warnings"])
 
 
@@ -165,9 +197,9 @@ def show_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
     rows: list[tuple[str, str]] = [
         ("name", data["name"]),
         ("description", _one_line(data["description"], 400)),
-        ("scope", f"{data['scope']} (source {data['source']}, {data['kind']})"),
+        ("scope", f"{data['scope']} (source {data['source']}, {data['kind']}, from {data['origin']})"),
         ("path", data["path"] or "(in memory)"),
-        ("state", state),
+        ("state", state if data["model_invocable"] else f"{state}; user only (disable-model-invocation)"),
     ]
     for key in ("keywords", "tools", "allowed_tools"):
         if data[key]:
@@ -258,7 +290,7 @@ def render_cmd(ctx: click.Context, name: str, args: tuple[str, ...], check_tools
 
 def _set_enabled(ctx: click.Context, name: str, scope: str, enabled: bool) -> None:
     async def go(rt: Runtime) -> dict[str, Any] | str:
-        known = {s.name for s in rt.skills.skills(include_disabled=True)}
+        known = {s.name for s in rt.skills.skills(include_disabled=True, include_user_only=True)}
         if name not in known:
             try:
                 rt.skills.require(name)

@@ -10,6 +10,7 @@ from kairox import SkillError, SkillScope, user_home
 
 from ._cache import get_cache
 from ._config import SkillsConfig
+from ._imports import CommandSkillSource, imported_folders
 from ._settings import SettingsFile, settings_path, skill_overrides
 from ._sources import DirectorySkillSource
 
@@ -50,6 +51,16 @@ def register_sources(registrar: Registrar[SkillSource], runtime: Runtime) -> Non
     ]
     registrar.add(DirectorySkillSource("user", SkillScope.USER, user_dirs, cache=cache))
     registrar.add(DirectorySkillSource("workspace", SkillScope.WORKSPACE, workspace_dirs, cache=cache))
+    folders = imported_folders(
+        config.imports, workspace=runtime.workspace, env=runtime.env, exclude=[*user_dirs, *workspace_dirs]
+    )
+    for folder in folders:  # after kairox's own: in one scope the first found wins a name clash
+        if folder.commands:
+            registrar.add(CommandSkillSource(folder.source, folder.scope, [folder.path], origin=folder.kind))
+        else:
+            registrar.add(
+                DirectorySkillSource(folder.source, folder.scope, [folder.path], cache=cache, origin=folder.kind)
+            )
     apply_settings(runtime)
 
 

@@ -19,7 +19,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from kairox import SkillDef, SkillError, SkillScope, SkillWarning
+import attrs
+
+from kairox import SkillArgument, SkillDef, SkillError, SkillScope, SkillWarning
 
 from ._cache import Parsed, ScanCache, get_cache
 from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
@@ -27,7 +29,7 @@ from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "bundle_skill_source"]
+__all__ = ["CLAUDE_ARGUMENTS", "IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "bundle_skill_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +39,8 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__"})
 IGNORED_FILES = frozenset({"readme.md", "changelog.md", "license.md", "contributing.md", "agents.md", "claude.md"})
 
 Item = Union[SkillDef, SkillError, SkillWarning]
+#: what a Claude command or skill is given: the text after ``/name`` (``$ARGUMENTS`` in its body)
+CLAUDE_ARGUMENTS = SkillArgument("ARGUMENTS", description="the text after the command ($ARGUMENTS)")
 _NAME = operator.attrgetter("name")
 
 
@@ -74,9 +78,11 @@ def parse_file(path: str, *, folder: str | None) -> Parsed:
 class DirectorySkillSource:
     """Every skill under ``dirs``, all of one ``scope``.
 
-    ``namespace`` makes names ``<namespace>:<name>`` (plugin bundles). A
-    missing directory is not an error (nobody has to create
-    ``~/.kairox/skills``).
+    ``namespace`` makes names ``<namespace>:<name>`` (plugin bundles);
+    ``origin`` names the tool whose folder this is (``"claude"``, ...; see
+    :mod:`kairox_skills._imports`): a Claude skill with no declared arguments
+    takes Claude's ``$ARGUMENTS``. A missing directory is not an error (nobody
+    has to create ``~/.kairox/skills``).
     """
 
     def __init__(
@@ -88,11 +94,13 @@ class DirectorySkillSource:
         namespace: str | None = None,
         cache: ScanCache | None = None,
         max_depth: int = MAX_DEPTH,
+        origin: str | None = None,
     ) -> None:
         self.name = name
         self.scope = SkillScope(scope)
         self.dirs = [Path(d) for d in dirs]
         self.namespace = namespace
+        self.origin = origin
         self.cache = cache if cache is not None else get_cache(None)
         self.max_depth = max_depth
 
@@ -154,7 +162,11 @@ class DirectorySkillSource:
                     field="scope",
                 ),
             )
-        return SkillDef(fm, self.scope, source=self.name, path=path, namespace=self.namespace, warnings=warnings)
+        if self.origin == "claude" and not fm.arguments:
+            fm = attrs.evolve(fm, arguments=(CLAUDE_ARGUMENTS,))
+        return SkillDef(
+            fm, self.scope, source=self.name, path=path, namespace=self.namespace, warnings=warnings, origin=self.origin
+        )
 
 
 def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_result | None]]:

@@ -40,6 +40,7 @@ KNOWN_KEYS = (
     "compatibility",
     "metadata",
     "allowed-tools",
+    "disable-model-invocation",
 )
 _KNOWN = frozenset(KNOWN_KEYS)
 ARGUMENT_KEYS = ("type", "description", "required", "default", "choices")
@@ -109,6 +110,15 @@ class _Builder:
             return str(_plain_data(value))
         self.warn(field, f"expected a string, got {_describe(value)}; ignored")
         return None
+
+    def flag(self, field: str, value: Any) -> bool:
+        """A boolean field (``true`` / ``false``, or those words as a string); anything else warns."""
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        self.warn(field, f"expected true or false, got {_describe(value)}; read as false")
+        return False
 
     def strings(self, field: str, value: Any, *, names: bool) -> tuple[str, ...]:
         if value is None:
@@ -349,6 +359,7 @@ def full_from_mapping(
         b.warn("metadata", f"expected a mapping, got {_describe(metadata)}; ignored")
         metadata = None
     fm = SkillFrontmatter(
+        disable_model_invocation=b.flag("disable-model-invocation", data.get("disable-model-invocation")),
         name=name,
         description=description,
         scope=scope,
@@ -386,6 +397,8 @@ def frontmatter_to_mapping(fm: SkillFrontmatter) -> dict[str, Any]:
         out["metadata"] = dict(fm.metadata)
     if fm.allowed_tools:
         out["allowed-tools"] = list(fm.allowed_tools)
+    if fm.disable_model_invocation:
+        out["disable-model-invocation"] = True
     out.update(fm.extra)
     return out
 

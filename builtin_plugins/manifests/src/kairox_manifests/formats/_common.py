@@ -36,7 +36,10 @@ CLAUDE_EVENTS = {
     "UserPromptSubmit": "pre_turn",
     "PreToolUse": "pre_tool_call",
     "PostToolUse": "post_tool_call",
+    "PostToolUseFailure": "post_tool_call",  # run only when the tool returned an error
 }
+#: the Claude events whose hooks see a tool call (the only ones an ``if`` condition applies to)
+TOOL_EVENTS = ("pre_tool_call", "post_tool_call")
 MCP_TYPES = ("stdio", "http", "sse", "streamable-http", "streamable_http")
 DEFAULT_HOOK_TIMEOUT = None  # the loader's [plugins] hook_timeout applies
 
@@ -59,6 +62,8 @@ class Collector:
         self._keys: set[str] = set()
         self._sources: set[tuple[str, Path]] = set()
         self.problems = problems
+        #: hook events already reported as having no kairox equivalent (reported once each)
+        self.unsupported_events: dict[str, int] = {}
 
     def add(self, item: Contribution, *, file: str | None = None, path: str = "") -> None:
         if item.config is None and (item.kind, item.source) in self._sources:
@@ -312,6 +317,24 @@ def _timeout(value: Any, *, file: str | None, path: str) -> float | None:
     return float(value)
 
 
+def _condition(value: Any, event: str, problems: list[Problem], *, file: str | None, path: str) -> str | None:
+    """A hook's ``if``: one permission rule (checked now, so a typo fails at load, not never)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ManifestError(f"expected a permission rule (a string), got {describe_value(value)}", file=file, path=path)
+    from ..rules import parse_rule
+
+    try:
+        parse_rule(value)
+    except ValueError as exc:
+        raise ManifestError(str(exc), file=file, path=path) from None
+    if event not in TOOL_EVENTS:
+        problems.append(Problem(f"`if` applies to tool events only; ignored on {event}", file=file, path=path))
+        return None
+    return value
+
+
 def claude_hooks(
     root: Path, data: Any, out: Collector, problems: list[Problem], *, file: str | None, path: str
 ) -> None:
@@ -335,7 +358,16 @@ def claude_hooks(
             )
         ours = CLAUDE_EVENTS.get(str(event))
         if ours is None:
-            problems.append(Problem(f"hook event {event!r} has no kairox equivalent; ignored", file=file, path=gpath))
+            if str(event) not in out.unsupported_events:
+                problems.append(
+                    Problem(
+                        f"hook event {event!r} has no kairox equivalent; its hooks are not run",
+                        file=file,
+                        path=gpath,
+                        kind=f"hook-event:{event}",
+                    )
+                )
+            out.unsupported_events[str(event)] = out.unsupported_events.get(str(event), 0) + len(groups)
             continue
         for i, group in enumerate(groups):
             ipath = join(gpath, i)
@@ -379,6 +411,22 @@ def claude_hooks(
                         f"expected a command (a string), got {got}", file=file, path=join(hpath, "command")
                     )
                 timeout = _timeout(handler.get("timeout"), file=file, path=join(hpath, "timeout"))
+                condition = _condition(handler.get("if"), ours, problems, file=file, path=join(hpath, "if"))
+                run_async = handler.get("async", False)
+                if not isinstance(run_async, bool):
+                    raise ManifestError(
+                        f"expected true or false, got {describe_value(run_async)}", file=file, path=join(hpath, "async")
+                    )
+                if handler.get("asyncRewake") is True:
+                    problems.append(
+                        Problem(
+                            "asyncRewake is not supported (kairox has no way to wake the model); "
+                            "the hook runs in the background (async)",
+                            file=file,
+                            path=join(hpath, "asyncRewake"),
+                        )
+                    )
+                    run_async = True
                 expanded = expand_root(command, root)
                 decl = HookDecl(
                     event=ours,
@@ -386,6 +434,8 @@ def claude_hooks(
                     matcher=matcher,
                     timeout=timeout,
                     source_event=str(event),
+                    condition=condition,
+                    run_async=run_async,
                 )
                 src = Path(file) if file else root
                 out.add(Contribution("hook", hook_name(out, ours, None, expanded), src, decl), file=file, path=hpath)

@@ -153,6 +153,8 @@ class ClaudeDefaultLayout(BaseFormat):
 
     name = "claude-layout"
     priority = 100
+    #: asked only when no manifest format recognises the directory
+    fallback = True
 
     MARKERS = ("skills", "commands", "agents", DEFAULT_HOOKS, ".mcp.json", ".lsp.json", "output-styles")
 

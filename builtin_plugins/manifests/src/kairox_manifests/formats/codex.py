@@ -1,8 +1,19 @@
 """Codex plugins: ``.codex-plugin/plugin.json``.
 
-``name`` falls back to the directory name. ``skills``, ``mcpServers`` and
-``apps`` are paths that must start with ``./`` and may not contain ``..``;
-as in Codex, a bad path is a warning and the field is ignored.
+What Codex's own manifest reader takes (``codex-rs/core-plugins``):
+
+- ``name`` (falls back to the directory name), ``version``, ``description``,
+  ``keywords``, ``interface`` (kept as metadata), ``apps`` (a path);
+- ``skills``: a path or a list of paths; absent: ``skills/``;
+- ``mcpServers``: a path to a JSON file (``{"mcpServers": {...}}`` or a bare table of
+  servers) or an inline table of servers; absent: ``.mcp.json``;
+- ``hooks``: a path, a list of paths, an inline hooks table (``{"hooks": {Event:
+  [...]}}``, Claude's shape) or a list of those; absent: ``hooks/hooks.json``.
+
+Paths must start with ``./`` and may not contain ``..``; as in Codex, a bad path is
+a warning and that path is ignored, and when nothing usable is declared the
+default location is read. A value of the wrong type (a number for ``skills``) is
+an error naming the field, as in every kairox format.
 """
 
 from __future__ import annotations
@@ -12,14 +23,18 @@ from typing import Any, Optional
 
 import attrs
 
-from .._schema import parse_document
+from kairox import describe_value
+
+from .._schema import join, parse_document, read_json
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
 from ..paths import resolve_inside
-from ._common import Collector, add_components, check_name, mcp_servers
+from ._common import Collector, add_components, check_name, claude_hooks, mcp_servers
 from ._meta import BaseFormat, fields_set, person_from
 
 __all__ = ["CodexFormat", "CodexManifestDoc"]
+
+DEFAULT_HOOKS = "hooks/hooks.json"
 
 
 @attrs.frozen
@@ -34,9 +49,10 @@ class CodexManifestDoc:
     repository: Optional[str] = None
     license: Optional[str] = None
     keywords: list[str] = attrs.field(factory=list)
-    skills: Optional[str] = None
-    mcpServers: Optional[str] = None
+    skills: Any = None
+    mcpServers: Any = None
     apps: Optional[str] = None
+    hooks: Any = None
     interface: Optional[dict[str, Any]] = None
 
 
@@ -60,6 +76,57 @@ def codex_path(root: Path, value: str | None, field: str, file: str, problems: l
     return None
 
 
+def _path_items(value: Any, field: str, file: str) -> list[tuple[str, str]]:
+    """``string | string[]`` as ``[(value, field path)]``; any other type is an error."""
+    if isinstance(value, str):
+        return [(value, field)]
+    if isinstance(value, list):
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise ManifestError(
+                    f"expected a path (a string), got {describe_value(item)}", file=file, path=join(field, i)
+                )
+            out.append((item, join(field, i)))
+        return out
+    raise ManifestError(f"expected a path or a list of paths, got {describe_value(value)}", file=file, path=field)
+
+
+def _hooks(root: Path, value: Any, out: Collector, problems: list[Problem], file: str) -> None:
+    """``hooks``: a path, a list of paths, an inline table, or a list of tables; absent
+    (or nothing usable declared): ``hooks/hooks.json``."""
+    used = False
+    if value is not None:
+        items = value if isinstance(value, list) else [value]
+        for i, item in enumerate(items):
+            ipath = join("hooks", i) if isinstance(value, list) else "hooks"
+            if isinstance(item, str):
+                src = codex_path(root, item, ipath, file, problems)
+                if src is None:
+                    continue
+                if not src.is_file():
+                    problems.append(Problem(f"{item!r} does not exist; no hooks from it", file=file, path=ipath))
+                    continue
+                used = True
+                claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+            elif isinstance(item, dict):
+                used = True
+                claude_hooks(root, item, out, problems, file=file, path=ipath)
+            else:
+                raise ManifestError(
+                    f"expected a path to a hooks file or a hooks table, got {describe_value(item)}",
+                    file=file,
+                    path=ipath,
+                )
+    if not used and (root / DEFAULT_HOOKS).is_file():
+        try:
+            src = resolve_inside(root, DEFAULT_HOOKS, file=None, path="")
+        except ManifestError:
+            problems.append(Problem(f"{DEFAULT_HOOKS} points outside the plugin root; ignored", file=str(root)))
+            return
+        claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+
+
 class CodexFormat(BaseFormat):
     name = "codex"
     priority = 20
@@ -72,16 +139,28 @@ class CodexFormat(BaseFormat):
         raw_name = doc.name.strip()
         name = check_name(raw_name or root.name, file=f, path="name" if raw_name else "name (directory name)")
         out = Collector(problems)
-        skills = codex_path(root, doc.skills, "skills", f, problems)
-        if skills is not None:
-            add_components(root, "skill", [(doc.skills or "", "skills")], (), out, problems, file=f)
-        elif doc.skills is None:
-            add_components(root, "skill", [], ("skills",), out, problems, file=f)
-        mcp = codex_path(root, doc.mcpServers, "mcpServers", f, problems)
-        if mcp is not None:
-            mcp_servers(root, doc.mcpServers, out, file=f, path="mcpServers")
-        elif doc.mcpServers is None and (root / ".mcp.json").is_file():
+        # skills: the declared paths that are usable, else skills/
+        declared = []
+        if doc.skills is not None:
+            for value, fpath in _path_items(doc.skills, "skills", f):
+                if codex_path(root, value, fpath, f, problems) is not None:
+                    declared.append((value, fpath))
+        add_components(root, "skill", declared, () if declared else ("skills",), out, problems, file=f)
+        # MCP servers: an inline table, or a path; else .mcp.json
+        mcp = doc.mcpServers
+        if isinstance(mcp, dict):
+            mcp_servers(root, mcp, out, file=f, path="mcpServers")
+        elif mcp is not None and not isinstance(mcp, str):
+            raise ManifestError(
+                f"expected a path to a JSON file or a table of servers, got {describe_value(mcp)}",
+                file=f,
+                path="mcpServers",
+            )
+        elif isinstance(mcp, str) and codex_path(root, mcp, "mcpServers", f, problems) is not None:
+            mcp_servers(root, mcp, out, file=f, path="mcpServers")
+        elif (root / ".mcp.json").is_file():
             mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)")
+        _hooks(root, doc.hooks, out, problems, f)
         apps = codex_path(root, doc.apps, "apps", f, problems)
         metadata = fields_set(doc, "repository", "license", "keywords", "interface")
         if apps is not None:

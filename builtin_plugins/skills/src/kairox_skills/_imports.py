@@ -1,0 +1,235 @@
+"""The skill folders of other tools (Claude Code, Codex, the ``.agents`` convention).
+
+Read by default, below kairox's own folders of the same scope (on a name clash
+the kairox skill wins and shows what it shadows); ``[skills] import_from``
+switches them (see :func:`kairox_skills._config.import_kinds`):
+
+=========  =========  =============================================  ==========
+kind       scope      folder                                         source
+=========  =========  =============================================  ==========
+claude     user       ``~/.claude/skills``                           claude-user
+claude     user       ``~/.claude/commands`` (commands)              claude-user-commands
+claude     workspace  ``.claude/skills``                             claude-workspace
+claude     workspace  ``.claude/commands`` (commands)                claude-workspace-commands
+codex      user       ``$CODEX_HOME/skills`` (``~/.codex/skills``)   codex-user
+agents     user       ``~/.agents/skills``                           agents-user
+agents     workspace  ``.agents/skills``                             agents-workspace
+=========  =========  =============================================  ==========
+
+A skills folder reads like any other (Agent Skills folders and kairox skill
+files). A Claude **command** is a markdown file whose name is the command
+(``review.md`` is ``review``; subfolders only organise): the frontmatter is
+optional (``description``, ``argument-hint``, ``allowed-tools``, ``model``,
+``disable-model-invocation``), a missing description is the body's first line,
+and the body's ``$ARGUMENTS`` / ``$1``... take the text after the command (the
+``ARGUMENTS`` argument). Workspace folders are workspace content exactly as
+``.kairox/skills`` is: listed and usable whether or not the workspace is trusted
+(a skill is markdown and runs nothing).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from kairox import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
+
+from ._format import load_yaml
+from ._sources import CLAUDE_ARGUMENTS, IGNORED_FILES, MAX_DEPTH, SKIP_DIRS, Item
+from ._structure import frontmatter_from_mapping
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = ["IMPORTS", "CommandSkillSource", "ImportedFolder", "imported_folders"]
+
+#: a command file larger than this is read only up to it (its description and frontmatter are at the top)
+MAX_COMMAND = 256 * 1024
+
+
+@attrs.frozen
+class ImportedFolder:
+    """One folder of another tool: its kind (``[skills] import_from``), scope, source name and path."""
+
+    kind: str
+    scope: SkillScope
+    source: str
+    path: Path
+    commands: bool = False
+
+
+#: ``(kind, scope, source, base, relative path, commands)``; base ``home``, ``codex`` or ``workspace``
+IMPORTS: tuple[tuple[str, SkillScope, str, str, str, bool], ...] = (
+    ("claude", SkillScope.USER, "claude-user", "home", ".claude/skills", False),
+    ("claude", SkillScope.USER, "claude-user-commands", "home", ".claude/commands", True),
+    ("codex", SkillScope.USER, "codex-user", "codex", "skills", False),
+    ("agents", SkillScope.USER, "agents-user", "home", ".agents/skills", False),
+    ("claude", SkillScope.WORKSPACE, "claude-workspace", "workspace", ".claude/skills", False),
+    ("claude", SkillScope.WORKSPACE, "claude-workspace-commands", "workspace", ".claude/commands", True),
+    ("agents", SkillScope.WORKSPACE, "agents-workspace", "workspace", ".agents/skills", False),
+)
+
+
+def _user_dir(env: Mapping[str, str]) -> Path:
+    home = env.get("HOME") or env.get("USERPROFILE")
+    return Path(home) if home else Path.home()
+
+
+def imported_folders(
+    kinds: Sequence[str], *, workspace: Path, env: Mapping[str, str], exclude: Sequence[Path] = ()
+) -> list[ImportedFolder]:
+    """The folders of ``kinds``, user ones first; a folder kairox already reads (``exclude``,
+    e.g. ``workspace_dirs = [".claude/skills"]``) is left out so it is not read twice."""
+    user = _user_dir(env)
+    codex = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else user / ".codex"
+    bases = {"home": user, "codex": codex, "workspace": workspace}
+    seen = {os.path.abspath(p) for p in exclude}
+    out: list[ImportedFolder] = []
+    for kind, scope, source, base, rel, commands in IMPORTS:
+        if kind not in kinds:
+            continue
+        path = bases[base] / rel
+        if os.path.abspath(path) in seen:
+            continue
+        seen.add(os.path.abspath(path))
+        out.append(ImportedFolder(kind, scope, source, path, commands))
+    return out
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text[:200]
+    return ""
+
+
+def parse_command(
+    text: str,
+    path: str,
+    *,
+    scope: SkillScope,
+    source: str,
+    origin: str | None = "claude",
+    namespace: str | None = None,
+) -> Item:
+    """One Claude command file (its whole text) as a skill named after the file
+    (``<namespace>:<name>`` for a plugin's); a :class:`~kairox.SkillError` (returned,
+    not raised) when it cannot be read."""
+    name = os.path.basename(path)[:-3]
+    try:
+        fm_text, body = split_frontmatter(text)
+    except SkillError as exc:
+        return SkillError(exc.message, file=path, line=exc.line)
+    data: Any = {}
+    warnings: list[SkillWarning] = []
+    if fm_text is not None:
+        try:
+            data, warnings = load_yaml(fm_text, file=path)
+        except SkillError as exc:
+            return exc
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            return SkillError("the frontmatter must be a mapping of fields", file=path, line=2)
+    data = dict(data)
+    data["name"] = name  # the file name is the command's name, whatever the frontmatter says
+    description = data.get("description")
+    if description is None or (isinstance(description, str) and not description.strip()):
+        data["description"] = _first_line(body) or f"Claude command /{name}"
+    if not data.get("arguments"):
+        data.pop("arguments", None)
+    try:
+        fm, more = frontmatter_from_mapping(data, file=path, fallback_name=name)
+    except SkillError as exc:
+        return exc
+    if not fm.arguments:
+        fm = attrs.evolve(fm, arguments=(CLAUDE_ARGUMENTS,))
+    kept = tuple(w for w in (*warnings, *more) if w.field != "name")  # the Agent Skills name rule is for skills
+    return SkillDef(
+        fm, scope, source=source, path=path, namespace=namespace, body_text=body, warnings=kept, origin=origin
+    )
+
+
+class CommandSkillSource:
+    """Claude commands under ``dirs`` (every ``*.md`` file, to depth :data:`MAX_DEPTH`), all of
+    one scope. A plugin loader passes ``namespace`` (``<plugin>:<name>``) and ``origin=None``;
+    a path in ``dirs`` may also be one command file."""
+
+    def __init__(
+        self,
+        name: str,
+        scope: SkillScope | str,
+        dirs: Sequence[str | os.PathLike[str]],
+        *,
+        origin: str | None = "claude",
+        namespace: str | None = None,
+    ) -> None:
+        self.name = name
+        self.scope = SkillScope(scope)
+        self.dirs = [Path(d) for d in dirs]
+        self.origin = origin
+        self.namespace = namespace
+
+    def __repr__(self) -> str:
+        return f"CommandSkillSource({self.name!r}, {self.scope.value}, {[str(d) for d in self.dirs]})"
+
+    def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
+        items: list[Item] = []
+        for root in self.dirs:
+            items.extend(self._scan_root(root))
+        return iter(items)
+
+    def _scan_root(self, root: Path) -> Iterator[Item]:
+        if root.is_file() and root.name.endswith(".md"):
+            files: Iterator[str] = iter([str(root)])
+        elif not root.is_dir():
+            if root.exists():
+                yield SkillWarning("not a directory; no commands read from it", file=str(root))
+            return
+        else:
+            files = _command_files(str(root))
+        for path in files:
+            try:
+                with open(path, "rb") as fh:
+                    raw = fh.read(MAX_COMMAND)
+            except OSError as exc:
+                yield SkillError(f"cannot read: {exc.strerror or exc}", file=path)
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            yield parse_command(
+                text, path, scope=self.scope, source=self.name, origin=self.origin, namespace=self.namespace
+            )
+
+
+def _command_files(root: str) -> Iterator[str]:
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[str, int]] = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        try:
+            st = os.stat(directory)
+            if st.st_ino:
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    if entry.name not in SKIP_DIRS:
+                        subdirs.append(entry.path)
+                elif entry.is_file() and entry.name.endswith(".md") and entry.name.lower() not in IGNORED_FILES:
+                    yield entry.path
+            except OSError:
+                continue
+        if depth < MAX_DEPTH:
+            stack.extend((d, depth + 1) for d in reversed(subdirs))
