@@ -47,6 +47,9 @@ __all__ = [
     "cache_dir",
     "everything_http",
     "everything_server_js",
+    "INSPECTOR_PACKAGE",
+    "INSPECTOR_VERSION",
+    "inspector_cli_js",
     "fixture_server",
     "free_port",
     "live_descendants",
@@ -144,6 +147,67 @@ def everything_server_js() -> Path:
             pytest.fail(f"npm install {EVERYTHING_PACKAGE} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
         done.touch()
     return entry
+
+
+# -- MCP Inspector (its CLI mode) ------------------------------------------------------
+
+INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
+INSPECTOR_VERSION = "2.12.0"
+
+
+def inspector_cli_js() -> Path:
+    """The entry script of the MCP Inspector's CLI (``node <it> --cli ...``), installed once
+    per cache directory under a file lock, as :func:`everything_server_js` installs its server.
+
+    Skips the calling test when node or npm is missing; fails it when the install fails."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip("node and npm are needed for the MCP Inspector")
+    prefix = cache_dir() / "npm" / f"inspector-{INSPECTOR_VERSION}"
+    package = prefix / "node_modules" / "@modelcontextprotocol" / "inspector"
+    done = prefix / ".installed"
+    if not (done.is_file() and package.is_dir()):
+        prefix.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(prefix.parent / f"inspector-{INSPECTOR_VERSION}.lock"):
+            if not (done.is_file() and package.is_dir()):
+                prefix.mkdir(exist_ok=True)
+                proc = subprocess.run(
+                    [
+                        "npm",
+                        "install",
+                        "--prefix",
+                        str(prefix),
+                        "--no-audit",
+                        "--no-fund",
+                        "--loglevel=error",
+                        f"{INSPECTOR_PACKAGE}@{INSPECTOR_VERSION}",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=900,
+                    start_new_session=True,
+                )
+                if proc.returncode != 0 or not package.is_dir():
+                    pytest.fail(f"npm install {INSPECTOR_PACKAGE} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+                done.touch()
+    return _inspector_entry(prefix, package)
+
+
+def _inspector_entry(prefix: Path, package: Path) -> Path:
+    """The script that runs ``--cli``: the package's own bin, else its CLI package's."""
+    import json
+
+    for pkg in (package, prefix / "node_modules" / "@modelcontextprotocol" / "inspector-cli"):
+        manifest = pkg / "package.json"
+        if not manifest.is_file():
+            continue
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        bin_field = data.get("bin")
+        if isinstance(bin_field, str):
+            return pkg / bin_field
+        if isinstance(bin_field, dict) and bin_field:
+            name = next((k for k in bin_field if "inspector" in k), next(iter(bin_field)))
+            return pkg / bin_field[name]
+    pytest.fail(f"no CLI entry found in {package}")
 
 
 def default_signals() -> None:
@@ -347,6 +411,9 @@ if __name__ == "__main__":  # `python tests/peers.py --install`: what .ci/run ca
     import argparse
 
     parser = argparse.ArgumentParser(description="Install the npm peers the test suite uses.")
-    parser.add_argument("--install", action="store_true", help="install server-everything into the cache")
+    parser.add_argument(
+        "--install", action="store_true", help="install server-everything and the MCP Inspector into the cache"
+    )
     if parser.parse_args().install:
         print(f"server-everything: {everything_server_js()}")
+        print(f"MCP Inspector CLI: {inspector_cli_js()}")

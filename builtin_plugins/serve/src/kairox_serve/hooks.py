@@ -1,3 +1,19 @@
-"""kairox-serve's hookimpls."""
+"""kairox-serve's hookimpls: the ``[serve]`` section and ``kairox serve``.
+
+Cheap to import: the MCP SDK, starlette and uvicorn load when the command runs.
+"""
 
 from __future__ import annotations
+
+from kairox.declare import command, config_section
+
+kairox_register_config_sections = config_section(
+    "serve",
+    "kairox_serve.config:ServeConfig",
+    description="kairox serve: the tools (allow/deny globs) and skills exposed, the name, version and instructions",
+)
+kairox_register_commands = command(
+    "serve",
+    "kairox_serve.cli:serve",
+    "Serve the workspace as one MCP server (stdio or streamable HTTP).",
+)

@@ -1,0 +1,130 @@
+"""``kairox serve``: the workspace as one MCP server, over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
+
+import click
+
+from kairox.cli import run_with_runtime
+
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = ["serve"]
+
+
+@click.command()
+@click.option("--stdio", "mode", flag_value="stdio", default=True, help="Serve on stdin/stdout (the default).")
+@click.option("--http", "mode", flag_value="http", help="Serve streamable HTTP at http://HOST:PORT/mcp.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (--http).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (--http).")
+@click.option(
+    "--token-env",
+    metavar="NAME",
+    default=None,
+    help="Require Authorization: Bearer <the value of the variable NAME> (--http; needed off loopback).",
+)
+@click.option("--stateless", is_flag=True, help="Keep no per-connection state, for replicas (--http).")
+@click.option(
+    "--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN", help="Also allow this browser Origin (--http)."
+)
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    mode: str,
+    host: str,
+    port: int,
+    token_env: str | None,
+    stateless: bool,
+    allow_origins: tuple[str, ...],
+) -> None:
+    """Serve the workspace's tools, skills and skill files as one MCP server.
+
+    Every tools/call goes through the workspace's policy; a call the policy asks
+    about is put to the client (elicitation) or refused. Only a trusted workspace
+    is served (`kairox trust`).
+    """
+    from kairox import KairoxError
+
+    from .runtime import start_served
+
+    if mode == "stdio":
+        if token_env or stateless or allow_origins:
+            raise click.UsageError("--token-env, --stateless and --allow-origin apply to --http")
+        from .stdio import serve_stdio
+
+        async def go_stdio(rt: Runtime) -> None:
+            await start_served(rt)
+            await serve_stdio(rt)
+
+        run_with_runtime(ctx, go_stdio, start=False)
+        return
+
+    from .http import InsecureBind, settings_from
+
+    try:
+        settings = settings_from(
+            host=host,
+            port=port,
+            token_env=token_env,
+            env=os.environ,
+            stateless=stateless,
+            allowed_origins=allow_origins,
+        )
+        from .http import check_bind
+
+        check_bind(settings)
+    except InsecureBind as exc:
+        raise click.UsageError(str(exc)) from None
+
+    async def go_http(rt: Runtime) -> None:
+        await start_served(rt)
+        await _serve_http(rt, settings)
+
+    try:
+        run_with_runtime(ctx, go_http, start=False)
+    except KairoxError as exc:  # pragma: no cover - run_with_runtime turns these into CommandFailed
+        raise click.ClickException(str(exc)) from None
+
+
+async def _serve_http(rt: Runtime, settings: object) -> None:
+    import anyio
+    import uvicorn
+
+    from .http import MCP_PATH, GatewayApp, HttpSettings
+
+    assert isinstance(settings, HttpSettings)
+
+    @contextlib.asynccontextmanager
+    async def given() -> AsyncIterator[Runtime]:
+        yield rt
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # the CLI's own handling stops the runtime
+            yield
+
+    app = GatewayApp(settings, given)
+    config = uvicorn.Config(
+        app, host=settings.host, port=settings.port, lifespan="on", log_level="warning", timeout_graceful_shutdown=5
+    )
+    server = Server(config)
+    shown = f"[{settings.host}]" if ":" in settings.host else settings.host
+    auth = f", token from ${settings.token_env}" if settings.token_env else ", no token: loopback only"
+    mode = ", stateless" if settings.stateless else ""
+    click.echo(f"kairox serve: http://{shown}:{settings.port}{MCP_PATH}{auth}{mode}", err=True)
+    try:
+        await server.serve()
+    finally:
+        if server.started and not server.should_exit:
+            server.should_exit = True
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                await server.shutdown()
+    if not server.started:
+        click.echo("kairox serve: the HTTP server did not start (see above)", err=True)
+        sys.exit(1)

@@ -1,0 +1,76 @@
+"""The ``[serve]`` section of ``kairox.toml``: what ``kairox serve`` exposes and advertises.
+
+.. code-block:: toml
+
+    [serve]
+    name = "kairox"                 # the server name MCP clients see
+    version = "1.0.0"               # the version they see (default: kairox-serve's)
+    instructions = "Use fs_read ..."  # sent in the initialize result
+    tools = ["*"]                   # exported names or canonical ids (fnmatch globs) to expose
+    deny_tools = ["shell_*"]        # never exposed; a deny wins over every allow
+    prompts = true                  # enabled skills as MCP prompts
+    resources = true                # the skills' files as MCP resources
+    skills = ["*"]                  # which skills (globs on the skill name)
+    deny_skills = []
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+__all__ = ["ServeConfig", "matches"]
+
+#: a glob longer than this is refused (a config typo, or a pattern built to be slow)
+MAX_PATTERN = 256
+
+
+def _name(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value.strip():
+        raise ValueError(f"{attribute.name} must not be empty")
+    if len(value) > 128:
+        raise ValueError(f"{attribute.name} is longer than 128 characters")
+
+
+def _patterns(_inst: Any, attribute: attrs.Attribute[Any], value: list[str]) -> None:
+    for i, pattern in enumerate(value):
+        if not pattern:
+            raise ValueError(f"{attribute.name}[{i}]: an empty pattern matches nothing")
+        if len(pattern) > MAX_PATTERN:
+            raise ValueError(f"{attribute.name}[{i}]: a pattern is at most {MAX_PATTERN} characters")
+
+
+@attrs.frozen
+class ServeConfig:
+    """What the gateway exposes (``tools``/``deny_tools``, ``prompts``, ``resources``,
+    ``skills``/``deny_skills``) and what it calls itself (``name``, ``version``,
+    ``instructions``)."""
+
+    name: str = attrs.field(default="kairox", validator=_name)
+    version: str = ""
+    instructions: str | None = None
+    tools: list[str] = attrs.field(factory=lambda: ["*"], validator=_patterns)
+    deny_tools: list[str] = attrs.field(factory=list, validator=_patterns)
+    prompts: bool = True
+    resources: bool = True
+    skills: list[str] = attrs.field(factory=lambda: ["*"], validator=_patterns)
+    deny_skills: list[str] = attrs.field(factory=list, validator=_patterns)
+
+    def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
+        """Whether a tool is exposed: some ``tools`` glob matches its exported name or
+        canonical id, and no ``deny_tools`` glob matches either."""
+        names = (exported_name, tool_id)
+        return matches(self.tools, names) and not matches(self.deny_tools, names)
+
+    def exposes_skill(self, name: str) -> bool:
+        """Whether the skill ``name`` is a prompt (and its files resources)."""
+        return matches(self.skills, (name,)) and not matches(self.deny_skills, (name,))
+
+
+def matches(patterns: Iterable[str], names: Iterable[str]) -> bool:
+    """Whether any glob of ``patterns`` matches any of ``names`` (case-sensitive fnmatch)."""
+    wanted = list(names)
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns for name in wanted)

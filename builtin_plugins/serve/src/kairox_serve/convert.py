@@ -1,0 +1,187 @@
+"""Kairox's tools, results and skills in MCP's terms (the SDK's ``mcp_types`` models)."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
+
+import mcp_types as types
+
+from kairox import (
+    AudioContent,
+    Capability,
+    Domain,
+    ImageContent,
+    ResourceContent,
+    ResourceLink,
+    TextContent,
+    ToolResult,
+    ToolSpec,
+)
+
+if TYPE_CHECKING:
+    from kairox import SkillDef
+
+__all__ = [
+    "SKILL_SCHEME",
+    "MAX_RESOURCE_BYTES",
+    "BadSkillUri",
+    "annotations_for",
+    "call_result",
+    "error_result",
+    "mcp_tool",
+    "parse_skill_uri",
+    "prompt_for",
+    "skill_files",
+    "skill_uri",
+]
+
+#: resources of skills: ``skill://<quoted skill name>/<path inside the skill>``
+SKILL_SCHEME = "skill://"
+#: a skill file larger than this is not served (``resources/read`` says so)
+MAX_RESOURCE_BYTES = 4 * 1024 * 1024
+#: the ``_meta`` key of a listed tool: its canonical id, domain and capability
+META_KEY = "io.kairox/tool"
+
+
+def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
+    """Hints derived from the tool's domain and capability, the facts kairox's policy
+    decides on. A backend server's own annotations are never passed on: a server that
+    calls its tool read-only must not make a client treat it as one."""
+    capability = spec.capability
+    read = capability is Capability.READ
+    return types.ToolAnnotations(
+        title=spec.title,
+        read_only_hint=read,
+        destructive_hint=not read,
+        idempotent_hint=read,
+        # local: the workspace only; network and system tools reach beyond it
+        open_world_hint=spec.domain is not Domain.LOCAL,
+    )
+
+
+def mcp_tool(spec: ToolSpec) -> types.Tool:
+    """The MCP ``Tool`` of a registered tool, under its exported name."""
+    return types.Tool(
+        name=spec.exported_name or spec.id,
+        title=spec.title,
+        description=spec.description or None,
+        input_schema=dict(spec.input_schema),
+        output_schema=dict(spec.output_schema) if spec.output_schema else None,
+        annotations=annotations_for(spec),
+        _meta={META_KEY: {"id": spec.id, "domain": str(spec.domain), "capability": str(spec.capability)}},
+    )
+
+
+def _content(block: Any) -> types.ContentBlock:
+    if isinstance(block, TextContent):
+        return types.TextContent(text=block.text)
+    if isinstance(block, ImageContent):
+        return types.ImageContent(data=block.data, mime_type=block.mime_type)
+    if isinstance(block, AudioContent):
+        return types.AudioContent(data=block.data, mime_type=block.mime_type)
+    if isinstance(block, ResourceLink):
+        return types.ResourceLink(
+            uri=block.uri, name=block.name or block.uri, mime_type=block.mime_type, description=block.description
+        )
+    if isinstance(block, ResourceContent):
+        resource: types.TextResourceContents | types.BlobResourceContents
+        if block.text is not None or block.blob is None:
+            resource = types.TextResourceContents(uri=block.uri, mime_type=block.mime_type, text=block.text or "")
+        else:
+            resource = types.BlobResourceContents(uri=block.uri, mime_type=block.mime_type, blob=block.blob)
+        return types.EmbeddedResource(resource=resource)
+    return types.TextContent(text=str(block))
+
+
+def call_result(result: ToolResult) -> types.CallToolResult:
+    """A kairox :class:`~kairox.ToolResult` as an MCP ``CallToolResult`` (blocks kept in kind)."""
+    return types.CallToolResult(
+        content=[_content(b) for b in result.content],
+        structured_content=result.structured,
+        is_error=result.is_error,
+    )
+
+
+def error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+# -- skills ---------------------------------------------------------------------------
+
+
+def prompt_for(skill: SkillDef) -> types.Prompt:
+    """A skill as an MCP prompt: its name, description and declared arguments."""
+    return types.Prompt(
+        name=skill.name,
+        description=skill.description or None,
+        arguments=[
+            types.PromptArgument(name=a.name, description=a.description or None, required=a.required)
+            for a in skill.arguments
+        ]
+        or None,
+    )
+
+
+def skill_uri(skill_name: str, relative: str) -> str:
+    return f"{SKILL_SCHEME}{quote(skill_name, safe='')}/{quote(relative, safe='/')}"
+
+
+class BadSkillUri(ValueError):
+    """A ``resources/read`` URI that names no skill file; ``str()`` says why."""
+
+
+def parse_skill_uri(uri: str) -> tuple[str, str]:
+    """``(skill name, relative path)`` of a ``skill://`` URI. The path is checked for
+    shape only (no ``..``, not absolute, no empty or NUL parts); whether it exists inside
+    the skill's folder is decided when it is read."""
+    if not isinstance(uri, str) or not uri.startswith(SKILL_SCHEME):
+        raise BadSkillUri(f"not a skill resource (expected {SKILL_SCHEME}<skill>/<file>)")
+    rest = uri[len(SKILL_SCHEME) :]
+    quoted_name, sep, quoted_path = rest.partition("/")
+    name = unquote(quoted_name)
+    relative = unquote(quoted_path)
+    if not name or not sep or not relative:
+        raise BadSkillUri(f"expected {SKILL_SCHEME}<skill>/<file>")
+    parts = relative.split("/")
+    if relative.startswith("/") or "\\" in relative or "\x00" in relative or "\x00" in name:
+        raise BadSkillUri("the file must be a relative path inside the skill")
+    if any(part in ("", ".", "..") for part in parts):
+        raise BadSkillUri("the file must be a relative path inside the skill (no empty, '.' or '..' parts)")
+    return name, relative
+
+
+def skill_files(skill: SkillDef) -> list[tuple[str, Path]]:
+    """Every file of a skill as ``(relative path, absolute path)``: its own file
+    (``SKILL.md``, or the skill file) and, for a folder skill, the files beside it."""
+    path = skill.path
+    if path is None:
+        return []
+    out: list[tuple[str, Path]] = [(path.name, path)]
+    root = skill.root
+    if root is not None:
+        for group in skill.resources().values():
+            out.extend((rel, root / rel) for rel in group)
+    return out
+
+
+def read_contents(uri: str, path: Path) -> types.TextResourceContents | types.BlobResourceContents:
+    """A file as resource contents: text when it is UTF-8, else a base64 blob."""
+    size = os.path.getsize(path)
+    if size > MAX_RESOURCE_BYTES:
+        raise BadSkillUri(f"the file is {size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit")
+    data = path.read_bytes()
+    mime = mimetypes.guess_type(path.name)[0]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return types.BlobResourceContents(
+            uri=uri, mime_type=mime or "application/octet-stream", blob=base64.b64encode(data).decode()
+        )
+    if mime is None and path.suffix.lower() == ".md":
+        mime = "text/markdown"
+    return types.TextResourceContents(uri=uri, mime_type=mime or "text/plain", text=text)

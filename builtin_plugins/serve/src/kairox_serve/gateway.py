@@ -1,0 +1,346 @@
+"""The gateway: a kairox runtime behind the MCP SDK's low-level ``Server``.
+
+One :class:`Gateway` per runtime. Every ``tools/call`` is a :meth:`kairox.Session.call_tool`
+of the kairox session that belongs to the client's connection (so an "allow for this
+session" lasts as long as that connection); an Ask goes to the client
+(:mod:`kairox_serve.approval`). Skills are prompts, their files resources.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from kairox import (
+    Event,
+    PolicyDenied,
+    Runtime,
+    Session,
+    SkillDef,
+    SkillError,
+    SkillsChanged,
+    ToolError,
+    ToolNotFound,
+    ToolsChanged,
+    ToolSpec,
+    is_inside,
+)
+
+from .approval import ClientApprover, InputNeeded, NotAskable, refusal
+from .config import ServeConfig
+from .convert import (
+    BadSkillUri,
+    call_result,
+    error_result,
+    mcp_tool,
+    parse_skill_uri,
+    prompt_for,
+    read_contents,
+    skill_files,
+    skill_uri,
+)
+from .forward import ClientLink
+
+__all__ = ["Gateway"]
+
+logger = logging.getLogger(__name__)
+
+RESOURCE_NOT_FOUND = -32002
+_STATE_KEY = "kairox_serve.session"
+
+
+def package_version() -> str:
+    try:
+        return version("kairox-serve")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without metadata
+        return "0"
+
+
+class _Server(Server[Any]):
+    """``Server`` whose initialize result always advertises ``listChanged`` (the HTTP
+    session manager builds it without notification options)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(
+            prompts_changed=True, resources_changed=True, tools_changed=True
+        )
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    """The SDK's per-client :class:`Connection` of a request. mcp 2.3 hands handlers the
+    per-request ``ServerSession``, which holds it; ``Context.connection`` (its public
+    spelling) is not built by the runner yet."""
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
+
+
+class _ConnectionSession:
+    """The kairox session of one client connection, made once (concurrent first requests wait)."""
+
+    def __init__(self) -> None:
+        self.ready = anyio.Event()
+        self.session: Session | None = None
+        self.link: ClientLink | None = None
+        self.error: BaseException | None = None
+
+
+class Gateway:
+    """Serve ``runtime`` as one MCP server.
+
+    ``one_client``: the process serves a single client (stdio), so one kairox session lasts
+    the whole process. ``stateless``: nothing is kept between requests (each call has a
+    session of its own), for replicas behind a load balancer.
+    """
+
+    def __init__(
+        self, runtime: Runtime, config: ServeConfig, *, stateless: bool = False, one_client: bool = False
+    ) -> None:
+        self.rt = runtime
+        self.config = config
+        self.stateless = stateless
+        self.one_client = one_client
+        self._process_session: Session | None = None
+        self._process_link: ClientLink | None = None
+        self._exposed: dict[str, ToolSpec] | None = None
+        #: connections that can take notifications (handshake era with a standalone channel)
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        handlers: dict[str, Any] = {"on_list_tools": self._list_tools, "on_call_tool": self._call_tool}
+        if config.prompts:
+            handlers.update(on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
+        if config.resources:
+            handlers.update(on_list_resources=self._list_resources, on_read_resource=self._read_resource)
+        self.server = _Server(
+            config.name,
+            version=config.version or package_version(),
+            instructions=config.instructions,
+            **handlers,
+        )
+        self.server.middleware.append(self._observe)
+
+    # -- lifetime ----------------------------------------------------------------
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Gateway]:
+        """While open, registry changes become ``list_changed`` notifications (and with
+        ``one_client`` the process's kairox session is open)."""
+        unsubscribe = [
+            self.rt.events.subscribe(self._on_change, ToolsChanged),
+            self.rt.events.subscribe(self._on_change, SkillsChanged),
+        ]
+        try:
+            if self.one_client and not self.stateless:
+                link = self._link()
+                async with self.rt.session(**link.session_kwargs()) as session:
+                    self._process_session, self._process_link = session, link
+                    try:
+                        yield self
+                    finally:
+                        self._process_session = self._process_link = None
+            else:
+                yield self
+        finally:
+            for unsub in unsubscribe:
+                unsub()
+
+    async def _observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        connection = connection_of(ctx)
+        if (
+            connection is not None
+            and not self.stateless
+            and connection.has_standalone_channel
+            and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        ):
+            self._connections.add(connection)
+        return await call_next(ctx)
+
+    async def _on_change(self, event: Event) -> None:
+        if isinstance(event, ToolsChanged):
+            self._exposed = None
+        for connection in list(self._connections):
+            if not connection.initialized.is_set():
+                continue
+            if isinstance(event, ToolsChanged):
+                await connection.send_tool_list_changed()
+            else:
+                if self.config.prompts:
+                    await connection.send_prompt_list_changed()
+                if self.config.resources:
+                    await connection.send_resource_list_changed()
+
+    def _link(self) -> ClientLink:
+        return ClientLink(self.rt, forward_roots=self.one_client)
+
+    @asynccontextmanager
+    async def _session(self, ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[tuple[Session, ClientLink]]:
+        """The kairox session of the client that sent ``ctx``'s request, and its link."""
+        if self._process_session is not None and self._process_link is not None:
+            yield self._process_session, self._process_link
+            return
+        connection = connection_of(ctx)
+        if self.stateless or connection is None or connection.session_id is None:
+            link = self._link()
+            async with self.rt.session(**link.session_kwargs()) as session:  # one request, one session
+                yield session, link
+            return
+        entry = connection.state.get(_STATE_KEY)
+        if entry is None:
+            entry = connection.state[_STATE_KEY] = _ConnectionSession()
+            try:
+                entry.link = self._link()
+                entry.session = await connection.exit_stack.enter_async_context(
+                    self.rt.session(**entry.link.session_kwargs())
+                )
+            except BaseException as exc:
+                entry.error = exc
+                raise
+            finally:
+                entry.ready.set()
+        else:
+            await entry.ready.wait()
+        if entry.session is None or entry.link is None:
+            raise MCPError(code=types.INTERNAL_ERROR, message="the session of this connection could not start")
+        yield entry.session, entry.link
+
+    # -- tools -----------------------------------------------------------------------
+    def exposed_tools(self) -> dict[str, ToolSpec]:
+        """Exported name -> spec of every tool ``[serve]`` exposes."""
+        if self._exposed is None:
+            self._exposed = {
+                spec.exported_name: spec
+                for spec in self.rt.tools.specs()
+                if spec.exported_name and self.config.exposes_tool(spec.exported_name, spec.id)
+            }
+        return self._exposed
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.exposed_tools().values()])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        spec = self.exposed_tools().get(params.name)
+        if spec is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        approver = ClientApprover(ctx, params)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(done, total, message)
+
+        async with self._session(ctx) as (session, link):
+            try:
+                with link.calling(ctx, params):
+                    result = await session.call_tool(
+                        spec.exported_name, params.arguments or {}, approver=approver, progress=progress
+                    )
+            except PolicyDenied as exc:
+                cause = exc.__cause__
+                if isinstance(cause, InputNeeded):
+                    return types.InputRequiredResult(input_requests={cause.key: cause.request})
+                if isinstance(cause, NotAskable):
+                    reason = approver.asked.reason if approver.asked is not None else exc.reason
+                    return error_result(refusal(spec.id, spec.exported_name, reason, str(cause)))
+                return error_result(f"denied: {spec.exported_name} ({spec.id}): {exc.reason}")
+            except ToolNotFound as exc:
+                return error_result(f"not found: {exc}")
+            except ToolError as exc:
+                return error_result(f"failed: {exc}")
+        return call_result(result)
+
+    # -- skills ------------------------------------------------------------------------
+    def exposed_skills(self) -> list[SkillDef]:
+        return [s for s in self.rt.skills.skills() if self.config.exposes_skill(s.name)]
+
+    def _skill(self, name: str) -> SkillDef:
+        skill = self.rt.skills.get(name)
+        if skill is None or not self.rt.skills.is_enabled(name) or not self.config.exposes_skill(name):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}")
+        return skill
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[prompt_for(s) for s in self.exposed_skills()])
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        skill = self._skill(params.name)
+        async with self._session(ctx) as (session, _link):
+            try:
+                rendered = await session.activate_skill(skill.name, params.arguments or {})
+            except SkillError as exc:
+                raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+        return types.GetPromptResult(
+            description=skill.description or None,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=rendered.text))],
+        )
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        resources = [r for skill in self.exposed_skills() for r in _resources_of(skill)]
+        return types.ListResourcesResult(resources=resources)
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        try:
+            name, relative = parse_skill_uri(uri)
+        except BadSkillUri as exc:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {exc}") from None
+        skill = self.rt.skills.get(name)
+        if skill is None or not self.rt.skills.is_enabled(name) or not self.config.exposes_skill(name):
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: no skill {name!r}")
+        files = dict(skill_files(skill))  # the listing is the whitelist: nothing else is read
+        path = files.get(relative)
+        if path is None:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {name} has no file {relative!r}")
+        real = path.resolve()
+        root = (skill.root or path.parent).resolve()
+        if not is_inside(real, root):
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {relative!r} leads outside the skill")
+        try:
+            contents = read_contents(uri, real)
+        except (OSError, BadSkillUri) as exc:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not readable: {exc}") from None
+        return types.ReadResourceResult(contents=[contents])
+
+
+def _resources_of(skill: SkillDef) -> list[types.Resource]:
+    out: list[types.Resource] = []
+    for rel, path in skill_files(skill):
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        out.append(
+            types.Resource(
+                uri=skill_uri(skill.name, rel),
+                name=f"{skill.name}/{rel}",
+                description=skill.description if rel == "SKILL.md" else f"file of the skill {skill.name}",
+                size=size,
+            )
+        )
+    return out

@@ -1,0 +1,284 @@
+"""Streamable HTTP: the gateway as an ASGI app, with a bearer token, Host and Origin checks.
+
+- ``token``: every request must carry ``Authorization: Bearer <token>`` (compared in
+  constant time); anything else is 401.
+- Bound to a loopback address, the ``Host`` header must name a loopback host (421
+  otherwise): a page whose name was re-bound to 127.0.0.1 (DNS rebinding) sends its own.
+- An ``Origin`` header (browsers send one) must be a loopback origin or one of
+  ``allowed_origins`` (403 otherwise). No CORS headers are ever sent.
+- Without a token only a loopback address is served: :func:`check_bind` refuses the rest.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from kairox import KairoxError, Runtime
+
+from .gateway import Gateway
+from .runtime import serve_config
+
+__all__ = [
+    "MCP_PATH",
+    "GatewayApp",
+    "HttpSettings",
+    "InsecureBind",
+    "bearer_token",
+    "check_bind",
+    "host_allowed",
+    "is_loopback_host",
+    "origin_allowed",
+]
+
+logger = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+_LOOPBACK_NAMES = {"localhost", "localhost.", "ip6-localhost"}
+
+
+class InsecureBind(KairoxError):
+    """A non-loopback address without a token."""
+
+
+@attrs.frozen
+class HttpSettings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: the bearer token every request must carry (``None``: no token; loopback only)
+    token: str | None = attrs.field(default=None, repr=False)
+    #: the variable the token came from (for messages; the token itself is never shown)
+    token_env: str | None = None
+    stateless: bool = False
+    allowed_origins: tuple[str, ...] = ()
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a name or an address, IPv6 with or without brackets) is loopback."""
+    name = host.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(settings: HttpSettings) -> None:
+    """Refuse to serve a non-loopback address without a token."""
+    if settings.token is None and not is_loopback_host(settings.host):
+        raise InsecureBind(
+            f"refusing to serve {settings.host} without a token: anyone who can reach it could call every tool. "
+            "Pass --token-env NAME (a variable holding a long random token) or serve 127.0.0.1"
+        )
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value (``None`` otherwise)."""
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or any(c.isspace() for c in token):
+        return None
+    return token
+
+
+def token_matches(given: str | None, expected: str) -> bool:
+    if given is None:
+        return False
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
+
+
+def _hostname(authority: str) -> str | None:
+    """The host of a ``Host`` header value (``name``, ``name:port``, ``[v6]:port``)."""
+    authority = authority.strip()
+    if not authority or any(c in authority for c in "/?#@ \t"):
+        return None
+    if authority.startswith("["):
+        end = authority.find("]")
+        if end < 0:
+            return None
+        rest = authority[end + 1 :]
+        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return None
+        return authority[: end + 1]
+    name, sep, port = authority.partition(":")
+    if sep and not port.isdigit():
+        return None
+    return name or None
+
+
+def host_allowed(host_header: str | None) -> bool:
+    """Whether a ``Host`` header names a loopback host (the check of a loopback bind)."""
+    if host_header is None:
+        return False
+    name = _hostname(host_header)
+    return name is not None and is_loopback_host(name)
+
+
+def origin_allowed(origin: str | None, allowed: Sequence[str] = ()) -> bool:
+    """Whether a request's ``Origin`` may reach the gateway: none (not a browser), a
+    loopback origin, or one of ``allowed`` (exact, scheme://host[:port])."""
+    if origin is None:
+        return True
+    origin = origin.strip()
+    if origin in allowed:
+        return True
+    try:
+        parts = urlsplit(origin)
+        port = parts.port  # raises on a bad port
+    except ValueError:
+        return False
+    del port
+    if parts.scheme not in ("http", "https") or parts.path or parts.query or parts.fragment or parts.username:
+        return False
+    return parts.hostname is not None and is_loopback_host(parts.hostname)
+
+
+async def _respond(send: Send, status: int, text: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    body = text.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+class GatewayApp:
+    """The ASGI app: its lifespan opens the runtime (``runtime``, a factory of an async
+    context manager) and the SDK's session manager; ``/mcp`` requests pass the checks
+    above and go to the manager."""
+
+    def __init__(
+        self,
+        settings: HttpSettings,
+        runtime: Callable[[], AbstractAsyncContextManager[Runtime]],
+    ) -> None:
+        check_bind(settings)
+        self.settings = settings
+        self._runtime = runtime
+        self._manager: StreamableHTTPSessionManager | None = None
+        self.gateway: Gateway | None = None
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[GatewayApp]:
+        async with AsyncExitStack() as stack:
+            rt = await stack.enter_async_context(self._runtime())
+            gateway = Gateway(rt, serve_config(rt), stateless=self.settings.stateless)
+            await stack.enter_async_context(gateway.running())
+            manager = StreamableHTTPSessionManager(
+                app=gateway.server,
+                stateless=self.settings.stateless,
+                # Host and Origin are checked here (one place, with allowed_origins); the
+                # manager still checks Content-Type and the body size
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            )
+            await stack.enter_async_context(manager.run())
+            self.gateway, self._manager = gateway, manager
+            try:
+                yield self
+            finally:
+                self.gateway = self._manager = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        refusal = self.check(scope)
+        if refusal is not None:
+            status, text, headers = refusal
+            await _respond(send, status, text, headers)
+            return
+        if scope.get("path", "").rstrip("/") != MCP_PATH:
+            await _respond(send, 404, f"not found: the MCP endpoint is {MCP_PATH}")
+            return
+        if self._manager is None:
+            await _respond(send, 503, "the gateway is not running")
+            return
+        await self._manager.handle_request(scope, receive, send)
+
+    def check(self, scope: Scope) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """Why a request is refused (status, text, headers), or ``None`` to serve it."""
+        settings = self.settings
+        if settings.token is None:
+            server = scope.get("server")
+            if server and not is_loopback_host(str(server[0])):  # served on a wider address after all
+                return 403, "refused: this gateway has no token and serves loopback only", []
+            if not host_allowed(_header(scope, b"host")):
+                return 421, "refused: the Host header must name a loopback host", []
+        elif not token_matches(bearer_token(_header(scope, b"authorization")), settings.token):
+            return 401, "unauthorized: send Authorization: Bearer <token>", [(b"www-authenticate", b"Bearer")]
+        if not origin_allowed(_header(scope, b"origin"), settings.allowed_origins):
+            return 403, "refused: this Origin may not use the gateway", []
+        return None
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self.serving():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                await receive()  # lifespan.shutdown
+        except Exception as exc:
+            text = str(exc) if isinstance(exc, KairoxError) else f"{type(exc).__name__}: {exc}"
+            logger.error("kairox serve: %s", text)
+            await send({"type": "lifespan.shutdown.failed" if started else "lifespan.startup.failed", "message": text})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+def settings_from(
+    *,
+    host: str,
+    port: int,
+    token_env: str | None,
+    env: Any,
+    stateless: bool,
+    allowed_origins: Sequence[str] = (),
+) -> HttpSettings:
+    """Settings from options: the token is read from the variable ``token_env`` names."""
+    token: str | None = None
+    if token_env:
+        token = env.get(token_env)
+        if not token:
+            raise InsecureBind(f"--token-env {token_env}: the variable {token_env} is not set or empty")
+    return HttpSettings(
+        host=host,
+        port=port,
+        token=token,
+        token_env=token_env,
+        stateless=stateless,
+        allowed_origins=tuple(o.strip() for o in allowed_origins if o.strip()),
+    )

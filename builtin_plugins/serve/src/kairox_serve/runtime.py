@@ -1,0 +1,81 @@
+"""Opening the runtime a gateway serves: only a trusted workspace is served."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from kairox import ConfigError, KairoxError, Runtime, TrustState
+
+from .config import ServeConfig
+
+__all__ = ["UntrustedWorkspace", "check_trusted", "serve_config", "served_runtime", "start_served"]
+
+
+class UntrustedWorkspace(KairoxError):
+    """``kairox serve`` refuses a workspace the user has not trusted (or that changed since)."""
+
+
+def check_trusted(rt: Runtime) -> None:
+    """Raise :class:`UntrustedWorkspace` unless the user trusts the workspace as it is now.
+
+    A gateway hands the workspace's tools to whatever connects, so it serves only what
+    the user said may run: an untrusted workspace, or one with items changed since it
+    was trusted, is refused with the command that trusts it."""
+    trust = rt.trust
+    problem = f" ({trust.problem})" if trust.problem else ""
+    if not trust.trusted:
+        raise UntrustedWorkspace(
+            f"the workspace {rt.workspace} is not trusted, and kairox serve serves only a trusted workspace{problem}; "
+            f"{trust.hint()}, then start kairox serve again"
+        )
+    pending = trust.pending
+    if pending:
+        names = ", ".join(sorted(item.name for item in pending)[:5])
+        more = f" and {len(pending) - 5} more" if len(pending) > 5 else ""
+        raise UntrustedWorkspace(
+            f"the workspace {rt.workspace} has changed since you trusted it ({names}{more}), and kairox serve "
+            f"serves only what you trusted; {trust.hint(TrustState.CHANGED)}, then start kairox serve again"
+        )
+
+
+def serve_config(rt: Runtime) -> ServeConfig:
+    """The ``[serve]`` section in effect (its defaults when the section is absent or broken)."""
+    if "serve" not in rt.config_sections:
+        return ServeConfig()
+    value = rt.config.section("serve")
+    return value if isinstance(value, ServeConfig) else ServeConfig()
+
+
+@asynccontextmanager
+async def served_runtime(workspace: str | os.PathLike[str], **kwargs: Any) -> AsyncIterator[Runtime]:
+    """``Runtime.open`` for serving: discover, refuse an untrusted workspace, then start
+    every provider (``kwargs`` go to :meth:`kairox.Runtime.open`)."""
+    async with Runtime.open(workspace, start=False, **kwargs) as rt:
+        await start_served(rt)
+        yield rt
+
+
+async def start_served(rt: Runtime) -> None:
+    """Refuse an untrusted workspace; give the runtime the gateway's host callbacks (unless
+    it has its own); start every provider."""
+    check_trusted(rt)
+    for name, callback in host_callbacks().items():
+        if getattr(rt, name, None) is None:
+            setattr(rt, name, callback)
+    await rt.start_providers()
+
+
+def host_callbacks() -> dict[str, Any]:
+    """The runtime's own sampling and elicitation callbacks (refusals): with them kairox-mcp
+    declares the capabilities to backend servers, and a request during a client's call goes
+    to that call's session instead (:class:`kairox_serve.forward.ClientLink`)."""
+    from .forward import refuse_elicitation, refuse_sampling
+
+    return {"sampling_callback": refuse_sampling, "elicitation_callback": refuse_elicitation}
+
+
+def config_errors(rt: Runtime) -> list[ConfigError]:
+    return [e for e in rt.config.errors if (e.path or "").startswith("serve")]

@@ -1,0 +1,220 @@
+"""``kairox serve --http`` and ``kairox_serve.asgi:app`` as real processes, real sockets,
+the mcp SDK's client (both protocol eras) and raw HTTP for the refusals."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import peers
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from serve_helpers import KAIROX, TOKEN, make_workspace, serve_http, uvicorn_workers
+from test_stdio import Answers, text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, token: str | None = TOKEN, **kwargs: Any) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    limits = kwargs.pop("limits", None)
+    async with httpx2.AsyncClient(headers=headers, timeout=60, **({"limits": limits} if limits else {})) as http:
+        async with Client(streamable_http_client(url, http_client=http), **kwargs) as client:
+            yield client
+
+
+def gateway_output(tmp_path: Path) -> str:
+    (log,) = tmp_path.glob("serve-*.log")
+    return log.read_text(errors="replace")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_sdk_client_over_http(tmp_path: Path, mode: str) -> None:
+    ws = make_workspace(tmp_path)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, mode=mode) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert {"fs_read", "wb_echo"} <= names
+            result = await client.call_tool("wb_echo", {"message": "over http"})
+            assert text_of(result) == "over http"
+            assert (await client.call_tool("wb_env", {})).is_error
+            refused = await client.call_tool("wb_cwd", {})
+            assert refused.is_error and "needs approval" in text_of(refused)
+            assert [p.name for p in (await client.list_prompts()).prompts] == ["greet"]
+        for decision, ok in (("once", True), ("deny", False)):
+            answers = Answers(decision)
+            async with connect(url, mode=mode, elicitation_callback=answers) as client:
+                result = await client.call_tool("wb_cwd", {})
+                assert result.is_error is not ok, text_of(result)
+                assert len(answers.asked) == 1
+
+
+async def test_allow_for_session_belongs_to_the_http_session(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        first = Answers("session")
+        async with connect(url, mode="legacy", elicitation_callback=first) as client:
+            for _ in range(2):
+                assert not (await client.call_tool("wb_cwd", {})).is_error
+        assert len(first.asked) == 1
+        second = Answers("once")
+        async with connect(url, mode="legacy", elicitation_callback=second) as client:
+            assert not (await client.call_tool("wb_cwd", {})).is_error
+        assert len(second.asked) == 1  # another connection: its own session, asked again
+
+
+async def test_refusals(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for auth in (None, "Bearer wrong", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Bearer"):
+                headers = dict(ACCEPT, **({"Authorization": auth} if auth else {}))
+                response = await http.post(url, json=INIT, headers=headers)
+                assert response.status_code == 401, auth
+                assert response.headers["www-authenticate"] == "Bearer"
+                assert "access-control-allow-origin" not in response.headers
+            good = dict(ACCEPT, Authorization=f"Bearer {TOKEN}")
+            response = await http.post(url, json=INIT, headers={**good, "Origin": "https://evil.example"})
+            assert response.status_code == 403
+            assert "access-control-allow-origin" not in response.headers
+            response = await http.post(url, json=INIT, headers={**good, "Origin": "http://localhost:5173"})
+            assert response.status_code == 200
+            assert "access-control-allow-origin" not in response.headers
+            response = await http.post(url.replace("/mcp", "/other"), json=INIT, headers=good)
+            assert response.status_code == 404
+        async with connect(url, mode="legacy") as client:
+            await client.call_tool("wb_echo", {"message": "x"})
+    # the token never shows: not in the gateway's output (its start line names only the variable)
+    output = gateway_output(tmp_path)
+    assert "token from $MCP_TOKEN" in output and TOKEN not in output
+
+
+def test_wide_bind_without_token_or_unset_token_is_refused(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--http", "--host", "0.0.0.0", "--port", str(peers.free_port())],
+        capture_output=True,
+        env=ws.env(),
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "refusing to serve 0.0.0.0 without a token" in proc.stderr.decode()
+    unset = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--http", "--token-env", "NOT_SET_ANYWHERE"],
+        capture_output=True,
+        env=ws.env(),
+        timeout=60,
+    )
+    assert unset.returncode == 2 and "NOT_SET_ANYWHERE is not set" in unset.stderr.decode()
+
+
+async def test_without_token_the_host_is_checked(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    with serve_http(ws) as (url, _proc):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            # a name re-bound to 127.0.0.1 (DNS rebinding) arrives with its own Host
+            response = await http.post(url, json=INIT, headers={**ACCEPT, "Host": "attacker.example:8000"})
+            assert response.status_code == 421
+            response = await http.post(url, json=INIT, headers=ACCEPT)
+            assert response.status_code == 200
+        async with connect(url, token=None, mode="legacy") as client:
+            assert "wb_echo" in {t.name for t in (await client.list_tools()).tools}
+
+
+async def test_four_concurrent_clients(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        seen: dict[int, list[str]] = {}
+
+        async def one(n: int) -> None:
+            async with connect(url, mode="legacy" if n % 2 else "auto") as client:
+                got = []
+                for i in range(5):
+                    result = await client.call_tool("wb_echo", {"message": f"client {n} call {i}"})
+                    got.append(text_of(result))
+                seen[n] = got
+
+        async with anyio.create_task_group() as tg:
+            for n in range(4):
+                tg.start_soon(one, n)
+        assert seen == {n: [f"client {n} call {i}" for i in range(5)] for n in range(4)}
+
+
+async def test_two_stateless_workers_serve_one_client(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, user_config='"shell.exec" = "allow"\n')
+    env = ws.env(
+        KAIROX_WORKSPACE=str(ws.root),
+        KAIROX_SERVE_TOKEN_ENV="MCP_TOKEN",
+        MCP_TOKEN=TOKEN,
+        KAIROX_SERVE_STATELESS="1",
+    )
+    with uvicorn_workers(ws, 2, env) as url:
+        # a new TCP connection for every request: the kernel spreads them over the workers
+        limits = httpx2.Limits(max_keepalive_connections=0)
+        workers: set[str] = set()
+        for mode in ("legacy", "auto"):
+            async with connect(url, mode=mode, limits=limits) as client:
+                for i in range(30):
+                    echo = await client.call_tool("wb_echo", {"message": f"m{i}"})
+                    assert text_of(echo) == f"m{i}"
+                    pid = await client.call_tool("shell_exec", {"command": "echo $PPID"})
+                    assert not pid.is_error, text_of(pid)
+                    workers.update(re.findall(r"^\d+$", text_of(pid), re.M)[:1])
+                    if len(workers) == 2 and i > 5:
+                        break
+        assert len(workers) == 2, f"one worker served every request: {workers}"
+
+
+def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
+    from kairox_serve.asgi import app_from_env
+    from kairox_serve.http import InsecureBind
+
+    with pytest.raises(InsecureBind, match="without a token"):
+        app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_HOST": "0.0.0.0"})
+    with pytest.raises(InsecureBind, match="MISSING is not set"):
+        app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "MISSING"})
+    app = app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "T", "T": TOKEN})
+    assert app.settings.token == TOKEN and TOKEN not in repr(app.settings)
+
+
+async def test_progress_and_list_changed_pass_through(tmp_path: Path) -> None:
+    """A backend's progress reaches the gateway's client (server-everything's long operation)."""
+    js = peers.everything_server_js()
+    ws = make_workspace(tmp_path, user_config='"ev.*" = "allow"\n')
+    toml = ws.root / "kairox.toml"
+    toml.write_text(toml.read_text() + f'\n[mcp_servers.ev]\ncommand = "node"\nargs = ["{js}", "stdio"]\n')
+    from kairox.testing import trust_workspace
+
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, mode="legacy") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "ev_trigger-long-running-operation" in names
+            steps: list[tuple[float, float | None]] = []
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                steps.append((done, total))
+
+            result = await client.call_tool(
+                "ev_trigger-long-running-operation", {"duration": 0.5, "steps": 4}, progress_callback=progress
+            )
+            assert not result.is_error, text_of(result)
+            assert steps == [(1, 4), (2, 4), (3, 4), (4, 4)]
+            assert isinstance(result.content[0], types.TextContent)

@@ -1,0 +1,155 @@
+"""Property tests of what the gateway reads from outside: the ``[serve]`` section, resource
+URIs of ``resources/read``, the ``Authorization``, ``Host`` and ``Origin`` headers."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kairox import ConfigError, structure
+from kairox_serve.config import ServeConfig
+from kairox_serve.convert import BadSkillUri, parse_skill_uri, skill_uri
+from kairox_serve.http import bearer_token, host_allowed, is_loopback_host, origin_allowed
+
+FIELDS = ["name", "version", "instructions", "tools", "deny_tools", "prompts", "resources", "skills", "deny_skills"]
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+tables = st.dictionaries(st.sampled_from([*FIELDS, "unknown", "tool"]), values, max_size=6)
+
+
+@given(tables)
+def test_serve_section_structures_or_names_the_field(raw: dict[str, Any]) -> None:
+    try:
+        config = structure(raw, ServeConfig, path="serve", file="kairox.toml")
+    except ConfigError as exc:
+        assert exc.file == "kairox.toml"
+        assert exc.path.startswith("serve")
+        assert str(exc).startswith("kairox.toml: serve")
+        return
+    assert isinstance(config, ServeConfig)
+    assert config.name.strip() and isinstance(config.prompts, bool)
+    for patterns in (config.tools, config.deny_tools, config.skills, config.deny_skills):
+        assert all(isinstance(p, str) and p for p in patterns)
+
+
+def test_serve_section_errors_by_example() -> None:
+    with pytest.raises(ConfigError, match=r"kairox.toml: serve.tools\[1\]: expected a string"):
+        structure({"tools": ["fs_*", 3]}, ServeConfig, path="serve", file="kairox.toml")
+    with pytest.raises(ConfigError, match="serve"):
+        structure({"name": "  "}, ServeConfig, path="serve", file="kairox.toml")
+    with pytest.raises(ConfigError, match="tool"):
+        structure({"tool": ["x"]}, ServeConfig, path="serve", file="kairox.toml")
+    config = structure({"deny_tools": ["shell_*"], "prompts": False}, ServeConfig, path="serve")
+    assert config.exposes_tool("fs_read", "fs.read") and not config.exposes_tool("shell_exec", "shell.exec")
+
+
+names = st.text(alphabet=string.ascii_letters + string.digits + "._-", min_size=1, max_size=12)
+globs = st.text(alphabet=string.ascii_letters + "._-*?", min_size=1, max_size=8)
+
+
+@given(st.lists(globs, max_size=3), st.lists(globs, min_size=1, max_size=3), names, names)
+def test_a_deny_wins(allow: list[str], deny: list[str], exported: str, tool_id: str) -> None:
+    config = ServeConfig(tools=allow, deny_tools=deny)
+    if config.exposes_tool(exported, tool_id):
+        assert not ServeConfig(tools=allow, deny_tools=[*deny, exported]).exposes_tool(exported, tool_id)
+    assert not ServeConfig(tools=["*"], deny_tools=["*"]).exposes_tool(exported, tool_id)
+    assert ServeConfig().exposes_tool(exported, tool_id)
+
+
+parts = st.text(
+    alphabet=st.characters(blacklist_characters="/\\\x00", blacklist_categories=("Cs",)), min_size=1, max_size=8
+)
+
+
+@given(st.text(min_size=1, max_size=20).filter(lambda s: "\x00" not in s), st.lists(parts, min_size=1, max_size=4))
+def test_skill_uris_round_trip(name: str, path_parts: list[str]) -> None:
+    relative = "/".join(path_parts)
+    uri = skill_uri(name, relative)
+    if any(p in (".", "..") for p in path_parts):
+        with pytest.raises(BadSkillUri):
+            parse_skill_uri(uri)
+    else:
+        assert parse_skill_uri(uri) == (name, relative)
+
+
+@given(st.text(max_size=60))
+def test_any_uri_parses_to_a_relative_path_or_is_refused(uri: str) -> None:
+    for candidate in (uri, "skill://" + uri):
+        try:
+            name, relative = parse_skill_uri(candidate)
+        except BadSkillUri:
+            continue
+        assert name and relative and not relative.startswith("/")
+        assert ".." not in relative.split("/") and "." not in relative.split("/") and "\\" not in relative
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Zs", "Cc", "Cs")), min_size=1, max_size=40))
+def test_bearer_tokens(token: str) -> None:
+    assert bearer_token(f"Bearer {token}") == token
+    assert bearer_token(f"bearer   {token}  ") == token
+    assert bearer_token(f"Basic {token}") is None
+    assert bearer_token(token) is None or token.lower().startswith("bearer")
+
+
+@given(st.text(max_size=60))
+def test_any_authorization_header(header: str) -> None:
+    token = bearer_token(header)
+    assert token is None or (token and not any(c.isspace() for c in token))
+
+
+@given(st.text(max_size=60), st.lists(st.text(max_size=30), max_size=2))
+def test_any_origin_or_host_header(header: str, allowed: list[str]) -> None:
+    allowed_origin = origin_allowed(header, allowed)
+    assert isinstance(allowed_origin, bool)
+    if allowed_origin and header.strip() not in allowed:
+        assert header.strip().startswith(("http://", "https://"))
+    assert isinstance(host_allowed(header), bool)
+
+
+@pytest.mark.parametrize(
+    ("origin", "ok"),
+    [
+        (None, True),
+        ("http://localhost:5173", True),
+        ("http://127.0.0.1", True),
+        ("http://[::1]:8000", True),
+        ("https://evil.example", False),
+        ("http://localhost.evil.example", False),
+        ("http://127.0.0.1.nip.io", False),
+        ("null", False),
+        ("http://user@localhost", False),
+        ("http://localhost:99999", False),
+    ],
+)
+def test_origins(origin: str | None, ok: bool) -> None:
+    assert origin_allowed(origin) is ok
+
+
+@pytest.mark.parametrize(
+    ("host", "ok"),
+    [
+        ("127.0.0.1:8000", True),
+        ("localhost", True),
+        ("[::1]:8000", True),
+        ("attacker.example:8000", False),
+        ("127.0.0.1.nip.io", False),
+        ("localhost:abc", False),
+        ("", False),
+        ("user@localhost", False),
+    ],
+)
+def test_hosts(host: str, ok: bool) -> None:
+    assert host_allowed(host) is ok
+
+
+def test_loopback_hosts() -> None:
+    assert is_loopback_host("127.0.0.2") and is_loopback_host("::1") and is_loopback_host("[::1]")
+    assert not is_loopback_host("0.0.0.0") and not is_loopback_host("10.0.0.1") and not is_loopback_host("example.com")

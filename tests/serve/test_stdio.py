@@ -1,0 +1,164 @@
+"""``kairox serve --stdio`` as a real process, driven by the mcp SDK's own client.
+
+Both protocol eras: ``mode="legacy"`` (the initialize handshake: Ask is a server-to-client
+``elicitation/create``) and ``mode="auto"`` (2026-07-28: Ask is an ``InputRequiredResult``
+the client answers by retrying).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+from serve_helpers import KAIROX, make_workspace, stdio_params
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
+
+MODES = ["legacy", "auto"]
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+class Answers:
+    """An elicitation callback that answers ``decision`` and records what it was asked."""
+
+    def __init__(self, decision: str | None, action: str = "accept") -> None:
+        self.decision = decision
+        self.action = action
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
+        self.asked.append(params.message)
+        if self.action != "accept":
+            return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
+        return types.ElicitResult(action="accept", content={"decision": self.decision})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_tools_prompts_resources(tmp_path: Path, mode: str) -> None:
+    ws = make_workspace(tmp_path)
+    async with Client(stdio_params(ws), mode=mode) as client:  # type: ignore[arg-type]
+        assert client.server_info is not None and client.server_info.name == "kairox"
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        # built-in and backend tools, under their exported names
+        assert {"fs_read", "fs_write", "shell_exec", "wb_echo", "wb_cwd"} <= set(tools)
+        read, write = tools["fs_read"].annotations, tools["fs_write"].annotations
+        assert read is not None and read.read_only_hint is True and read.destructive_hint is False
+        assert write is not None and write.read_only_hint is False and write.destructive_hint is True
+        # the backend declares nothing: kairox treats it as system/execute, and says so
+        echo = tools["wb_echo"].annotations
+        assert echo is not None and echo.read_only_hint is False and echo.destructive_hint is True
+        assert tools["wb_echo"].meta == {
+            "io.kairox/tool": {"id": "wb.echo", "domain": "system", "capability": "execute"}
+        }
+
+        # Allow: a built-in tool and a proxied backend tool run
+        result = await client.call_tool("fs_read", {"path": "hello.txt"})
+        assert not result.is_error and "hello from the workspace" in text_of(result)
+        result = await client.call_tool("wb_echo", {"message": "through the gateway"})
+        assert not result.is_error and text_of(result) == "through the gateway"
+        # Deny: an error result with the policy's reason
+        result = await client.call_tool("wb_env", {})
+        assert result.is_error and text_of(result).startswith("denied:")
+        assert "wb.env" in text_of(result)
+        # Ask, and this client declared no elicitation: refused, saying how to allow it
+        result = await client.call_tool("wb_cwd", {})
+        assert result.is_error
+        assert "needs approval" in text_of(result) and '"wb.cwd" = "allow"' in text_of(result)
+        assert "[policy.rules]" in text_of(result) and "elicitation" in text_of(result)
+
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert prompts["greet"].description == "Greet someone by name"
+        assert [(a.name, a.required) for a in prompts["greet"].arguments or []] == [("who", True)]
+        got = await client.get_prompt("greet", {"who": "Ada"})
+        message = got.messages[0]
+        assert message.role == "user" and isinstance(message.content, types.TextContent)
+        assert message.content.text.strip() == "Say hello to Ada, warmly."
+
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert {"skill://greet/SKILL.md", "skill://greet/references/notes.md"} <= uris
+        notes = await client.read_resource("skill://greet/references/notes.md")
+        assert isinstance(notes.contents[0], types.TextResourceContents)
+        assert notes.contents[0].text == "# Notes\nbe kind\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_errors_of_requests(tmp_path: Path, mode: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    ws = make_workspace(tmp_path)
+    async with Client(stdio_params(ws), mode=mode) as client:  # type: ignore[arg-type]
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await client.call_tool("no_such_tool", {})
+        with pytest.raises(MCPError, match="missing required argument"):
+            await client.get_prompt("greet", {})
+        for uri in ("skill://greet/../kairox.toml", "skill://greet/%2E%2E/kairox.toml", "file:///etc/passwd"):
+            with pytest.raises(MCPError, match="Resource not found"):
+                await client.read_resource(uri)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_ask_answered_by_elicitation(tmp_path: Path, mode: str) -> None:
+    ws = make_workspace(tmp_path)
+    once = Answers("once")
+    async with Client(stdio_params(ws), mode=mode, elicitation_callback=once) as client:  # type: ignore[arg-type]
+        for _ in range(2):  # "once" approves one call: the next asks again
+            result = await client.call_tool("wb_cwd", {})
+            assert not result.is_error, text_of(result)
+            assert Path(text_of(result)).name  # the backend's working directory
+        assert len(once.asked) == 2
+        assert "wb.cwd" in once.asked[0] and "asks for approval" in once.asked[0]
+
+    for answer in (Answers("deny"), Answers(None, action="decline"), Answers(None, action="cancel")):
+        async with Client(stdio_params(ws), mode=mode, elicitation_callback=answer) as client:  # type: ignore[arg-type]
+            result = await client.call_tool("wb_cwd", {})
+            assert result.is_error and "declined" in text_of(result), text_of(result)
+            assert len(answer.asked) == 1
+
+
+async def test_allow_for_the_session_lasts_the_connection(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    session = Answers("session")
+    async with Client(stdio_params(ws), mode="legacy", elicitation_callback=session) as client:  # type: ignore[arg-type]
+        for _ in range(3):
+            result = await client.call_tool("wb_cwd", {})
+            assert not result.is_error, text_of(result)
+        assert len(session.asked) == 1  # asked once, remembered for this connection
+    # a new connection (a new client process) is a new session: asked again
+    again = Answers("once")
+    async with Client(stdio_params(ws), mode="legacy", elicitation_callback=again) as client:  # type: ignore[arg-type]
+        assert not (await client.call_tool("wb_cwd", {})).is_error
+    assert len(again.asked) == 1
+
+
+def test_untrusted_workspace_is_refused(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path, trusted=False)
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
+        input=b"",
+        capture_output=True,
+        env=ws.env(),
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "is not trusted" in err and "kairox trust" in err and "serves only a trusted workspace" in err
+    assert proc.stdout == b""
+
+
+def test_changed_workspace_is_refused(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path)
+    toml = ws.root / "kairox.toml"
+    toml.write_text(toml.read_text() + '\n[mcp_servers.new]\ncommand = "true"\n', encoding="utf-8")
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve"], input=b"", capture_output=True, env=ws.env(), timeout=60
+    )
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert "changed since you trusted it" in err and "new" in err and "kairox trust" in err
