@@ -1,0 +1,330 @@
+"""What the dashboard changes, each through the runtime or the settings files the CLI writes:
+
+- skills: ``kairox skills enable/disable`` (``kairox_skills.SettingsFile``);
+- plugins: ``kairox plugin enable/disable/trust`` (``kairox_manifests.settings.SettingsStore``,
+  ``kairox_manifests.trust.bundle_item``) and path overrides in the same settings file;
+- the workspace: ``kairox trust`` (``Runtime.trust_workspace``);
+- servers: the MCP manager's ``restart`` / ``stop_server``;
+- the catalog: ``kairox catalog install/uninstall`` (``Installer``).
+
+An action that cannot be done raises :class:`ActionError` (the page shows the message).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import TYPE_CHECKING, Any
+
+from kairox import PolicyDenied, Runtime, SkillError, SkillScope, ToolError, ToolNotFound, TrustStore, redact, user_home
+from kairox_catalog.catalog import Catalog, CatalogSnapshot, EntryNotFound
+from kairox_catalog.install import Installer, InstallError, InstallOptions
+from kairox_catalog.model import entry_to_dict
+from kairox_skills import SettingsFile, settings_path
+
+from .forms import InstallRequest
+from .hub import Hub, JobProgress
+from .views import settings_env, skill_view
+
+if TYPE_CHECKING:
+    from .holder import RuntimeHolder
+
+__all__ = [
+    "ActionError",
+    "Marketplace",
+    "call_tool",
+    "override_path",
+    "render_skill",
+    "server_action",
+    "set_plugin_enabled",
+    "set_skill_enabled",
+    "trust_bundle",
+    "trust_workspace",
+]
+
+logger = logging.getLogger(__name__)
+
+
+class ActionError(Exception):
+    """An action the dashboard could not do; ``status`` is the HTTP status to answer."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# -- skills -------------------------------------------------------------------------------
+def set_skill_enabled(rt: Runtime, name: str, scope: str, enabled: bool) -> dict[str, Any]:
+    """``kairox skills enable|disable NAME --scope SCOPE``: the same settings file, then the registry."""
+    known = {s.name for s in rt.skills.skills(include_disabled=True)}
+    if name not in known:
+        raise ActionError(f"no skill named {name!r}", 404)
+    path = settings_path(scope, workspace=rt.workspace, home=rt.home or user_home(rt.env), env=rt.env)
+    try:
+        SettingsFile(path).set_skill(name, enabled)
+    except SkillError as exc:
+        raise ActionError(f"{exc}; not changed") from None
+    rt.skills.set_overrides(scope, {**rt.skills.overrides(scope), name: enabled})
+    effective, decided = rt.skills.enabled_state(name)
+    skill = rt.skills.get(name) or next(s for s in rt.skills.skills(include_disabled=True) if s.name == name)
+    return {
+        "file": str(path),
+        "skill": skill_view(rt.skills, skill),
+        "enabled": effective,
+        "decided_by": decided.value if isinstance(decided, SkillScope) else None,
+    }
+
+
+def render_skill(rt: Runtime, name: str, arguments: dict[str, str]) -> dict[str, Any]:
+    """``kairox skills render NAME --arg K=V --no-check-tools``."""
+    try:
+        ready = rt.skills.prepare(name, arguments, tools=None)
+    except SkillError as exc:
+        raise ActionError(str(exc)) from None
+    return {"name": ready.name, "model": ready.model, "tools": list(ready.tools), "text": ready.text}
+
+
+# -- plugins ------------------------------------------------------------------------------
+def _records(rt: Runtime, name: str) -> list[Any]:
+    try:
+        from kairox_manifests.loader import survey
+    except ImportError:
+        raise ActionError("kairox-manifests is not installed: there are no plugins to change", 404) from None
+    return [r for r in survey(rt, check=False) if r.name == name]
+
+
+def set_plugin_enabled(rt: Runtime, name: str, scope: str, enabled: bool, contribution: str | None) -> dict[str, Any]:
+    """``kairox plugin enable|disable NAME[:KIND/NAME] --scope SCOPE``."""
+    from kairox_manifests.settings import SettingsStore
+
+    records = _records(rt, name)
+    if not records:
+        raise ActionError(f"no plugin named {name!r} was found", 404)
+    if scope == "workspace" and {r.candidate.scope for r in records} == {"user"}:
+        raise ActionError(
+            f"{name} is one of your own plugins: a workspace's settings never change it "
+            "(a cloned repository could switch off your guards); use the user scope"
+        )
+    if contribution is not None:
+        manifest = next((r.manifest for r in records if r.manifest is not None), None)
+        keys = [c.key for c in manifest.contributions] if manifest is not None else []
+        if keys and contribution not in keys and not contribution.startswith("tool/"):
+            raise ActionError(f"plugin {name} has no contribution {contribution!r} (it has: {', '.join(keys)})")
+    store = SettingsStore(rt.workspace, settings_env(rt))
+    store.set_enabled(scope, name, enabled, contribution)
+    return {"plugin": name, "contribution": contribution, "enabled": enabled, "file": str(store.file(scope))}
+
+
+def override_path(rt: Runtime, name: str, scope: str, path: str | None) -> dict[str, Any]:
+    """Load plugin ``name`` from ``path`` instead (``plugins.NAME.path`` of the plugin settings)."""
+    from kairox_manifests.settings import SettingsStore
+
+    store = SettingsStore(rt.workspace, settings_env(rt))
+
+    def change(data: dict[str, Any]) -> None:
+        entry = data["plugins"].setdefault(name, {})
+        if path is None:
+            entry.pop("path", None)
+            if not entry:
+                data["plugins"].pop(name, None)
+        else:
+            entry["path"] = path
+
+    store.update(scope, change)
+    return {"plugin": name, "path": path, "file": str(store.file(scope))}
+
+
+def trust_bundle(rt: Runtime, name: str) -> str:
+    """``kairox plugin trust NAME``: trust one workspace plugin as it is now."""
+    from kairox_manifests.trust import bundle_item
+
+    records = [r for r in _records(rt, name) if r.manifest is not None]
+    winner = next((r for r in records if r.state != "shadowed"), None)
+    if winner is None or winner.manifest is None:
+        raise ActionError(f"no plugin named {name!r} was found", 404)
+    if winner.candidate.scope == "user":
+        return f"{name} is a user plugin ({winner.candidate.root}), trusted already"
+    item = bundle_item(winner.manifest, rt.workspace)
+    TrustStore(rt.home or user_home(rt.env)).trust(rt.workspace, [item], replace=False)
+    return f"trusting {name} ({winner.candidate.root})"
+
+
+def trust_workspace(rt: Runtime) -> dict[str, Any]:
+    """``kairox trust``: record the user's trust of everything the workspace declares now."""
+    items = [i.key for i in rt.trust.declared.values()]
+    rt.trust_workspace()
+    return {"workspace": str(rt.workspace), "trusted": items}
+
+
+# -- servers ------------------------------------------------------------------------------
+async def server_action(rt: Runtime, name: str, action: str) -> dict[str, Any]:
+    """Restart or stop the MCP server ``name`` through the runtime's MCP manager."""
+    try:
+        from kairox_mcp import manager_of
+    except ImportError:
+        raise ActionError("kairox-mcp is not installed", 404) from None
+    from kairox import KairoxError
+
+    try:
+        manager = manager_of(rt)
+        if name not in manager.definitions:
+            raise ActionError(f"no MCP server named {name!r} that can be started here", 404)
+        if action == "restart":
+            server = await manager.restart(name)
+            return {"server": name, "state": server.state.value, "detail": server.detail}
+        if action == "stop":
+            if name in manager.servers:
+                await manager.stop_server(name)
+            return {"server": name, "state": "stopped"}
+    except KairoxError as exc:
+        raise ActionError(str(exc)) from None
+    raise ActionError(f"unknown action {action!r} (restart or stop)", 404)
+
+
+# -- tools --------------------------------------------------------------------------------
+async def call_tool(rt: Runtime, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``kairox tools call NAME --args JSON``: through the policy (an Ask is asked in the page)."""
+    try:
+        result = await rt.call_tool(name, arguments)
+    except ToolNotFound as exc:
+        raise ActionError(str(exc), 404) from None
+    except PolicyDenied as exc:
+        return {"ok": False, "error": "denied", "message": str(exc)}
+    except ToolError as exc:
+        return {"ok": False, "error": "failed", "message": str(exc)}
+    return {"ok": not result.is_error, "result": result.to_dict()}
+
+
+# -- the catalog --------------------------------------------------------------------------
+def _check_dict(c: Any) -> dict[str, Any]:
+    return {
+        "requirement": str(c.requirement),
+        "ok": c.ok,
+        "path": c.path,
+        "version": c.version,
+        "problem": c.problem,
+        "fix": c.fix,
+        "describe": c.describe(),
+    }
+
+
+class Marketplace:
+    """The catalog of the current runtime (loaded once per runtime, ``refresh`` reloads)."""
+
+    def __init__(self, holder: RuntimeHolder, hub: Hub) -> None:
+        self.holder = holder
+        self.hub = hub
+        self._snapshot: tuple[int, CatalogSnapshot] | None = None
+        self.jobs: dict[str, JobProgress] = {}
+
+    async def snapshot(self, *, refresh: bool = False) -> CatalogSnapshot:
+        generation = self.holder.generation
+        if self._snapshot is None or self._snapshot[0] != generation or refresh:
+            snap = await Catalog(self.holder.rt).load(refresh=refresh)
+            self._snapshot = (generation, snap)
+        return self._snapshot[1]
+
+    async def search(self, query: str, kind: str | None, *, refresh: bool = False) -> dict[str, Any]:
+        snap = await self.snapshot(refresh=refresh)
+        kinds = [kind] if kind else None
+        if query.strip():
+            entries = [h.entry for h in snap.search(query, kinds=kinds)]
+        else:
+            entries = [e for e in snap.entries if kinds is None or e.kind in kinds]
+        rows = [
+            {
+                "key": e.key,
+                "name": e.name,
+                "kind": e.kind,
+                "source": e.source,
+                "title": e.title,
+                "description": e.description,
+                "tags": list(e.tags),
+            }
+            for e in entries
+        ]
+        return {
+            "query": query,
+            "entries": rows,
+            "sources": [{"name": s.name, "entries": s.entries, "failed": s.failed} for s in snap.sources],
+            "errors": [str(e) for e in snap.errors],
+        }
+
+    async def detail(self, key: str) -> dict[str, Any]:
+        snap = await self.snapshot()
+        try:
+            entry = snap.get(key)
+        except EntryNotFound as exc:
+            raise ActionError(str(exc).strip("'\""), 404) from None
+        checks = await Installer(self.holder.rt).check(entry)
+        data: dict[str, Any] = {**entry_to_dict(entry), "key": entry.key}
+        data["checks"] = [_check_dict(c) for c in checks]
+        data["requirements_met"] = all(c.ok for c in checks)
+        if entry.launch is not None:
+            data["command_line"] = entry.launch.command_line()
+        if entry.install is not None:
+            data["from"] = entry.install.describe()
+        result: dict[str, Any] = redact_entry(data)
+        return result
+
+    def start_install(self, request: InstallRequest) -> str:
+        """Start an install job; its steps arrive as ``install`` messages. Returns the job id."""
+        job = secrets.token_hex(6)
+        progress = JobProgress(self.hub, job)
+        self.jobs[job] = progress
+        rt = self.holder.rt
+        options = InstallOptions(
+            scope=request.scope,  # type: ignore[arg-type]
+            values=dict(request.values),
+            prepare=request.prepare,
+            verify=request.verify,
+            force=request.force,
+            ignore_requirements=request.ignore_requirements,
+        )
+
+        async def run() -> None:
+            outcome: dict[str, Any]
+            try:
+                snap = await self.snapshot()
+                entry = snap.get(request.name)
+                progress.info(f"installing {entry.key} into the {request.scope} scope")
+                async with progress.step("Checking requirements") as step:
+                    checks = await Installer(rt).check(entry)
+                    unmet = [c for c in checks if not c.ok]
+                    step.detail = "all met" if not unmet else "; ".join(c.describe() for c in unmet)
+                    step.ok = not unmet or request.ignore_requirements
+                installer = Installer(rt, progress=progress, approver=self.holder.approvals)
+                report = await installer.install(entry, options)
+                outcome = {"ok": report.ok, "report": report.to_dict()}
+            except (InstallError, PolicyDenied, EntryNotFound) as exc:
+                outcome = {"ok": False, "error": str(exc).strip("'\"")}
+            except Exception as exc:
+                logger.exception("install of %s failed", request.name)
+                outcome = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            progress.finish(outcome)
+            if outcome.get("report"):
+                self.holder.reload()  # the new server, plugin or skill shows up in the fresh runtime
+
+        rt.spawn(run, name=f"kairox-ui: install {request.name}")
+        return job
+
+    async def uninstall(self, name: str, scope: str | None) -> dict[str, Any]:
+        try:
+            removed = await Installer(self.holder.rt, approver=self.holder.approvals).uninstall(
+                name,
+                scope=scope,  # type: ignore[arg-type]
+            )
+        except (InstallError, PolicyDenied) as exc:
+            raise ActionError(str(exc)) from None
+        self.holder.reload()
+        return {"ok": True, "removed": removed}
+
+
+def redact_entry(data: dict[str, Any]) -> dict[str, Any]:
+    """An entry's launch recipe and command line as ``kairox catalog show`` would print them
+    (its inputs' ``secret`` flags stay: they say which fields to hide in the form)."""
+    out = dict(data)
+    for key in ("launch", "install", "command_line", "from"):
+        if key in out:
+            out[key] = redact(out[key], key)
+    return out

@@ -1,0 +1,138 @@
+"""The dashboard's runtime: opened once, started in the background (so the page shows
+servers going from starting to ready), and reopened after a change that only a fresh
+runtime sees (a trusted workspace, an installed server, a plugin switched on or off)."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+
+from kairox import Event, Runtime
+
+from .hub import Approvals, Hub
+
+__all__ = ["RuntimeHolder"]
+
+logger = logging.getLogger(__name__)
+
+#: seconds between two status messages while events keep coming
+STATUS_EVERY = 0.1
+
+
+class RuntimeHolder:
+    """Owns the current :class:`Runtime` (``holder.rt``) and feeds its events to the hub."""
+
+    def __init__(self, first: Runtime, hub: Hub, approvals: Approvals, *, start: bool = True) -> None:
+        self.rt = first
+        self.hub = hub
+        self.approvals = approvals
+        self.start = start
+        self.generation = 0
+        #: the last ``*Failed`` event of each server of this runtime (the pill's diagnostic)
+        self.failures: dict[str, dict[str, Any]] = {}
+        self._first = first
+        self._reload = anyio.Event()
+        self._stop = anyio.Event()
+        self._dirty = anyio.Event()
+        self._unsubscribe: Any = None
+        #: set once the providers of the current runtime finished starting
+        self.started = anyio.Event()
+        self.snapshot: Any = None  # set by the app: rt -> the status message
+
+    # -- the loop ----------------------------------------------------------------------
+    async def run(self) -> None:
+        """Serve runtimes until :meth:`stop`: attach, wait for a reload, reopen."""
+        stack: AsyncExitStack | None = None
+        rt = self._first
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._status_pump)
+                while True:
+                    self._attach(rt)
+                    await self._reload.wait()
+                    self._detach()
+                    if self._stop.is_set():
+                        break
+                    self._reload = anyio.Event()
+                    with anyio.CancelScope(shield=True):
+                        if stack is not None:
+                            await stack.aclose()
+                        else:
+                            await rt.aclose()
+                    stack = AsyncExitStack()
+                    rt = await stack.enter_async_context(
+                        Runtime.open(
+                            self._first.workspace,
+                            host=self._first.host,
+                            env=self._first.env,
+                            home=self._first.home,
+                            approver=self.approvals,
+                            start=False,
+                        )
+                    )
+                    self.generation += 1
+                    self.hub.publish("reload", {"generation": self.generation})
+                tg.cancel_scope.cancel()
+        finally:
+            if stack is not None:
+                with anyio.CancelScope(shield=True):
+                    await stack.aclose()
+
+    def reload(self) -> None:
+        """Reopen the runtime (the current one's servers stop, the new one's start)."""
+        self._reload.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._reload.set()
+
+    # -- one runtime -------------------------------------------------------------------
+    def _attach(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.failures = {}
+        self.started = anyio.Event()
+        rt.approver = self.approvals
+        self._unsubscribe = rt.events.subscribe(self._on_event)
+        self._dirty.set()
+        started = self.started
+
+        async def start() -> None:
+            try:
+                if self.start:
+                    await rt.start_providers()
+            finally:
+                started.set()
+                self._dirty.set()
+
+        rt.spawn(start, name="kairox-ui: start providers")
+
+    def _detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def _on_event(self, event: Event) -> None:
+        message = self.hub.publish_event(event)
+        data = message["data"]
+        server = message["server"]
+        if server and event.kind.endswith("Failed"):
+            self.failures[server] = data
+        self._dirty.set()
+
+    def touch(self) -> None:
+        """Something changed that no event reports (a settings file): send the status again."""
+        self._dirty.set()
+
+    async def _status_pump(self) -> None:
+        while True:
+            await self._dirty.wait()
+            self._dirty = anyio.Event()
+            if self.snapshot is not None and self.hub.clients:
+                try:
+                    self.hub.publish("status", self.snapshot(self))
+                except Exception:
+                    logger.exception("the dashboard's status snapshot failed")
+            await anyio.sleep(STATUS_EVERY)

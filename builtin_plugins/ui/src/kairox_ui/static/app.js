@@ -1,0 +1,88 @@
+// The dashboard's entry module: picks the page, keeps one EventSource open, shows approvals.
+import { api, clear, h, notice } from "./dom.js";
+import * as status from "./status.js";
+import * as marketplace from "./marketplace.js";
+import * as skills from "./skills.js";
+import * as plugins from "./plugins.js";
+import * as tools from "./tools.js";
+import * as trace from "./trace.js";
+
+const PAGES = { status, marketplace, skills, plugins, tools, trace };
+const name = document.body.dataset.page || "status";
+const page = PAGES[name] || status;
+const main = document.getElementById("main");
+
+for (const link of document.querySelectorAll("nav a")) {
+  if (link.dataset.nav === name) link.setAttribute("aria-current", "page");
+}
+
+const context = { status: null };
+
+function showApproval(question) {
+  const box = document.getElementById("approvals");
+  if (box.querySelector(`[data-approval="${CSS.escape(question.id)}"]`)) return;
+  const answer = async (reply) => {
+    card.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    try {
+      await api(`/api/approvals/${encodeURIComponent(question.id)}`, { method: "POST", body: { answer: reply } });
+    } catch (error) {
+      notice(`could not answer: ${error.message}`, "error");
+    }
+  };
+  const card = h(
+    "div",
+    { class: "approval", role: "alertdialog", dataset: { approval: question.id } },
+    h("h3", {}, "Approval needed: ", h("code", { text: question.tool })),
+    h("p", { class: "reason", text: question.reason }),
+    h("pre", { class: "arguments", text: JSON.stringify(question.arguments, null, 2) }),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { dataset: { answer: "allow_once" }, onclick: () => answer("allow_once") }, "Approve once"),
+      h("button", { dataset: { answer: "allow_session" }, onclick: () => answer("allow_session") }, "Approve for the session"),
+      h("button", { class: "danger", dataset: { answer: "deny" }, onclick: () => answer("deny") }, "Deny"),
+    ),
+  );
+  box.append(card);
+}
+
+function connect() {
+  const conn = document.getElementById("conn");
+  const source = new EventSource("/api/stream");
+  const on = (event, fn) =>
+    source.addEventListener(event, (message) => {
+      let data;
+      try {
+        data = JSON.parse(message.data);
+      } catch {
+        return;
+      }
+      fn(data);
+    });
+  source.onopen = () => {
+    conn.dataset.connected = "true";
+    conn.textContent = "live";
+  };
+  source.onerror = () => {
+    conn.dataset.connected = "false";
+    conn.textContent = "reconnecting";
+  };
+  on("status", (data) => {
+    context.status = data;
+    page.onStatus?.(data, context);
+  });
+  on("trace", (data) => page.onTrace?.(data, context));
+  on("install", (data) => page.onInstall?.(data, context));
+  on("approval", showApproval);
+  on("approval-done", (data) => {
+    document.querySelector(`#approvals [data-approval="${CSS.escape(data.id)}"]`)?.remove();
+  });
+  on("reload", (data) => {
+    notice(`the runtime was reopened (generation ${data.generation})`);
+    page.onReload?.(context);
+  });
+}
+
+clear(main);
+connect();
+Promise.resolve(page.mount(main, context)).catch((error) => notice(String(error.message || error), "error"));

@@ -1,0 +1,201 @@
+// Marketplace: search every catalog source, an entry's requirements, install with live progress.
+import { add, api, clear, h, notice, section } from "./dom.js";
+
+let list = null;
+let detail = null;
+let currentJob = null;
+let timer = null;
+// messages of jobs this page has not heard of yet: the stream may deliver a job's first steps
+// before the POST that started it has answered
+const early = new Map();
+
+export function mount(main) {
+  const input = h("input", { name: "q", type: "search", placeholder: "search the catalog (name, tags, description)", autocomplete: "off" });
+  const kind = h(
+    "select",
+    { name: "kind" },
+    h("option", { value: "" }, "every kind"),
+    ["mcp-server", "plugin", "skill"].map((k) => h("option", { value: k }, k)),
+  );
+  const refresh = h("button", { dataset: { action: "refresh" }, onclick: () => search(input.value, kind.value, true) }, "Refresh sources");
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => search(input.value, kind.value), 200);
+  });
+  kind.addEventListener("change", () => search(input.value, kind.value));
+  list = h("div", { class: "entries" });
+  detail = h("div", { class: "entry-detail" });
+  add(main, 
+    h("form", { class: "search", role: "search", onsubmit: (e) => (e.preventDefault(), search(input.value, kind.value)) }, input, kind, refresh),
+    h("div", { class: "columns" }, list, detail),
+  );
+  search("", "");
+}
+
+async function search(q, kind, refresh = false) {
+  const params = new URLSearchParams({ q, kind, refresh: refresh ? "1" : "" });
+  list.dataset.loading = "true";
+  let data;
+  try {
+    data = await api(`/api/marketplace/search?${params}`);
+  } catch (error) {
+    notice(error.message, "error");
+    return;
+  } finally {
+    list.dataset.loading = "false";
+  }
+  clear(list);
+  list.dataset.query = data.query;
+  add(list, 
+    h("p", { class: "muted", text: `${data.entries.length} entries from ${data.sources.map((s) => `${s.name} (${s.entries})`).join(", ")}` }),
+    data.sources.filter((s) => s.failed).map((s) => h("p", { class: "error", text: `source ${s.name}: ${s.failed}` })),
+    data.entries.map((e) =>
+      h(
+        "button",
+        { class: "entry", dataset: { entry: e.name, key: e.key, kind: e.kind }, onclick: () => show(e.key) },
+        h("strong", { text: e.title && e.title !== e.name ? `${e.name} - ${e.title}` : e.name }),
+        h("span", { class: "kind", text: `${e.kind}, ${e.source}` }),
+        h("span", { class: "description", text: e.description }),
+      ),
+    ),
+  );
+}
+
+function inputsForm(entry) {
+  return (entry.inputs || []).map((item) =>
+    h(
+      "label",
+      { class: "field" },
+      h("span", { text: `${item.kind === "header" ? "header " : ""}${item.name}${item.required ? " (required)" : ""}${item.secret ? " (secret: not written to the file)" : ""}` }),
+      h("input", {
+        name: `input:${item.name}`,
+        type: item.secret ? "password" : "text",
+        value: item.default ?? "",
+        placeholder: item.description || "",
+        autocomplete: "off",
+      }),
+    ),
+  );
+}
+
+async function show(key) {
+  let entry;
+  try {
+    entry = await api(`/api/marketplace/entry?${new URLSearchParams({ key })}`);
+  } catch (error) {
+    notice(error.message, "error");
+    return;
+  }
+  clear(detail);
+  const scope = h("select", { name: "scope" }, h("option", { value: "workspace" }, "workspace"), h("option", { value: "user" }, "user"));
+  const verify = h("input", { type: "checkbox", name: "verify", checked: true });
+  const force = h("input", { type: "checkbox", name: "force" });
+  const steps = h("ol", { class: "steps" });
+  const outcome = h("div", { class: "outcome", "data-mask": true });
+  const form = h(
+    "form",
+    {
+      class: "install",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const inputs = {};
+        for (const field of form.querySelectorAll("input[name^='input:']")) {
+          if (field.value !== "") inputs[field.name.slice(6)] = field.value;
+        }
+        clear(steps);
+        clear(outcome);
+        try {
+          const { job } = await api("/api/marketplace/install", {
+            method: "POST",
+            body: { name: entry.key, scope: scope.value, inputs, verify: verify.checked, force: force.checked },
+          });
+          currentJob = job;
+          steps.dataset.job = job;
+          for (const message of early.get(job) || []) onInstall(message);
+          early.clear();
+        } catch (error) {
+          outcome.dataset.outcome = "failed";
+          outcome.textContent = error.message;
+        }
+      },
+    },
+    inputsForm(entry),
+    h("label", { class: "field inline" }, "scope ", scope),
+    h("label", { class: "field inline" }, verify, " start it once to verify"),
+    h("label", { class: "field inline" }, force, " replace an existing entry"),
+    h("button", { class: "primary", type: "submit", dataset: { action: "install" } }, "Install"),
+    h(
+      "button",
+      {
+        type: "button",
+        dataset: { action: "uninstall" },
+        onclick: async () => {
+          try {
+            const result = await api("/api/marketplace/uninstall", { method: "POST", body: { name: entry.name } });
+            outcome.dataset.outcome = "uninstalled";
+            outcome.textContent = `removed ${result.removed.join("; ")}`;
+          } catch (error) {
+            notice(error.message, "error");
+          }
+        },
+      },
+      "Uninstall",
+    ),
+  );
+  detail.dataset.entry = entry.name;
+  add(detail, 
+    h("h2", { text: entry.title && entry.title !== entry.name ? `${entry.name} - ${entry.title}` : entry.name }),
+    h("p", { class: "muted", text: `${entry.kind || "mcp-server"} from ${entry.source}${entry.version ? `, version ${entry.version}` : ""}` }),
+    entry.description ? h("p", { text: entry.description }) : null,
+    entry.command_line ? h("p", {}, "launch: ", h("code", { text: entry.command_line })) : null,
+    entry.from ? h("p", {}, "from: ", h("code", { text: entry.from })) : null,
+    entry.install_hint ? h("p", { text: `install: ${entry.install_hint}` }) : null,
+    section(
+      "Requirements on this machine",
+      entry.checks.length
+        ? h(
+            "ul",
+            { class: "checks", dataset: { met: String(entry.requirements_met) } },
+            entry.checks.map((c) => h("li", { class: c.ok ? "ok" : "error", dataset: { requirement: c.requirement, ok: String(c.ok) } }, `${c.ok ? "met" : "NOT met"}: ${c.describe}`)),
+          )
+        : h("p", { class: "muted", text: "(none declared)" }),
+    ),
+    (entry.notes || []).map((n) => h("p", { class: "note", text: n })),
+    section("Install", form, steps, outcome),
+  );
+}
+
+export function onInstall(message) {
+  if (!detail) return;
+  if (message.job !== currentJob) {
+    if (!early.has(message.job)) {
+      if (early.size >= 20) return;
+      early.set(message.job, []);
+    }
+    early.get(message.job).push(message);
+    return;
+  }
+  const steps = detail.querySelector("ol.steps");
+  const outcome = detail.querySelector(".outcome");
+  if (message.type === "step") {
+    let item = [...steps.children].find((li) => li.dataset.step === message.step);
+    if (!item) {
+      item = h("li", { dataset: { step: message.step } });
+      add(steps, item);
+    }
+    item.dataset.state = message.state;
+    item.textContent = `${message.step} - ${message.state}${message.detail ? `: ${message.detail}` : ""}`;
+  } else if (message.type === "info" || message.type === "warn") {
+    add(steps, h("li", { class: message.type, dataset: { message: message.type } }, message.message));
+  } else if (message.type === "finished") {
+    outcome.dataset.outcome = message.ok ? "ok" : "failed";
+    if (message.error) outcome.textContent = `install failed: ${message.error}`;
+    else {
+      const r = message.report;
+      const v = r.verification;
+      outcome.textContent =
+        `installed ${r.name} into ${r.target} (${r.scope})` +
+        (v ? (v.outcome === "ready" ? `: it starts and offers ${v.tools} tools` : `; ${v.outcome}: ${v.detail}`) : "");
+    }
+  }
+}

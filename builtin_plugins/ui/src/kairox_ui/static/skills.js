@@ -1,0 +1,145 @@
+// Skills: every skill by scope with shadowing; enable/disable per scope; body and arguments form.
+import { add, api, clear, h, notice } from "./dom.js";
+
+let root = null;
+let panel = null;
+let scopeSelect = null;
+const GROUPS = ["workspace", "user", "session", "plugin"];
+
+export async function mount(main) {
+  scopeSelect = h("select", { name: "scope" }, h("option", { value: "workspace" }, "workspace settings"), h("option", { value: "user" }, "user settings"));
+  root = h("div", { class: "skills" });
+  panel = h("div", { class: "skill-detail" });
+  add(main, 
+    h("p", { class: "muted" }, "Enable or disable in the ", scopeSelect, " (the same files as kairox skills enable/disable; the skill files are not touched)."),
+    h("div", { class: "columns" }, root, panel),
+  );
+  await load();
+}
+
+export const onReload = () => load();
+
+async function load() {
+  let data;
+  try {
+    data = await api("/api/skills");
+  } catch (error) {
+    notice(error.message, "error");
+    return;
+  }
+  clear(root);
+  for (const group of GROUPS) {
+    const rows = data.skills.filter((s) => s.group === group);
+    if (!rows.length) continue;
+    add(root, 
+      h(
+        "section",
+        { dataset: { scope: group } },
+        h("h2", { text: `${group} skills` }),
+        h("table", {}, h("tbody", {}, rows.map(row))),
+      ),
+    );
+  }
+  if (!data.skills.length) add(root, h("p", { class: "muted", text: "(no skills)" }));
+  for (const e of data.errors) add(root, h("p", { class: "error", text: e }));
+  for (const w of data.warnings) add(root, h("p", { class: "note", text: w }));
+}
+
+function row(s) {
+  const tr = h("tr", { dataset: { skill: s.name, enabled: String(s.enabled) } });
+  const button = h(
+    "button",
+    {
+      dataset: { action: "toggle" },
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          const result = await api(`/api/skills/${encodeURIComponent(s.name)}/enabled`, {
+            method: "POST",
+            body: { scope: scopeSelect.value, enabled: tr.dataset.enabled !== "true" },
+          });
+          tr.dataset.enabled = String(result.enabled);
+          button.textContent = result.enabled ? "Disable" : "Enable";
+          state.textContent = result.enabled ? "on" : "off";
+          if (result.decided_by && result.decided_by !== scopeSelect.value)
+            notice(`the ${result.decided_by} settings keep ${s.name} ${result.enabled ? "enabled" : "disabled"}`);
+        } catch (error) {
+          notice(error.message, "error");
+        } finally {
+          button.disabled = false;
+        }
+      },
+    },
+    s.enabled ? "Disable" : "Enable",
+  );
+  const state = h("span", { class: "state", text: s.enabled ? "on" : "off" });
+  tr.append(
+    h("td", {}, h("a", { href: "#", class: "name", onclick: (e) => (e.preventDefault(), show(s.name)) }, s.name)),
+    h("td", {}, state),
+    h("td", { class: "description", text: s.description }),
+    h("td", { class: "muted", text: s.enabled_by ? `by the ${s.enabled_by} settings` : "" }),
+    h("td", { class: "shadows" }, s.shadows.length ? `shadows ${s.shadows.map((x) => `${x.scope} ${x.path || x.source}`).join(", ")}` : ""),
+    h("td", {}, button),
+  );
+  return tr;
+}
+
+function argumentField(a) {
+  const label = `${a.name} (${a.type}${a.required ? ", required" : ""})`;
+  let input;
+  if (a.choices && a.choices.length) {
+    input = h("select", { name: a.name }, a.required ? null : h("option", { value: "" }, "-"), a.choices.map((c) => h("option", { value: String(c), selected: a.default === c }, String(c))));
+  } else if (a.type === "boolean") {
+    input = h("select", { name: a.name }, h("option", { value: "" }, "-"), h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
+    if (a.default !== null && a.default !== undefined) input.value = String(a.default);
+  } else {
+    input = h("input", { name: a.name, type: a.type === "integer" || a.type === "number" ? "number" : "text", value: a.default ?? "", placeholder: a.description || "" });
+  }
+  return h("label", { class: "field" }, h("span", { text: label }), input, a.description ? h("small", { class: "muted", text: a.description }) : null);
+}
+
+async function show(name) {
+  let s;
+  try {
+    s = await api(`/api/skills/${encodeURIComponent(name)}`);
+  } catch (error) {
+    notice(error.message, "error");
+    return;
+  }
+  clear(panel);
+  const output = h("pre", { class: "rendered" });
+  const form = h(
+    "form",
+    {
+      class: "arguments",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const args = {};
+        for (const field of form.querySelectorAll("input, select")) if (field.value !== "") args[field.name] = field.value;
+        try {
+          const result = await api(`/api/skills/${encodeURIComponent(name)}/render`, { method: "POST", body: { arguments: args } });
+          output.dataset.rendered = "true";
+          output.textContent = result.text;
+        } catch (error) {
+          output.dataset.rendered = "false";
+          output.textContent = error.message;
+        }
+      },
+    },
+    s.arguments.map(argumentField),
+    h("button", { type: "submit", dataset: { action: "render" } }, "Render"),
+  );
+  panel.dataset.skill = name;
+  add(panel, 
+    h("h2", { text: s.name }),
+    h("p", { text: s.description }),
+    h("p", { class: "muted", "data-mask": true, text: `${s.scope} scope, source ${s.source}${s.path ? `, ${s.path}` : ""}` }),
+    s.tools.length ? h("p", { text: `tools: ${s.tools.join(", ")}` }) : null,
+    s.model ? h("p", { text: `model: ${s.model}` }) : null,
+    h("h3", { text: "Body" }),
+    h("pre", { class: "body", text: s.body ?? s.body_error ?? "" }),
+    h("h3", { text: "Arguments" }),
+    form,
+    output,
+  );
+}

@@ -1,0 +1,180 @@
+// Status: a pill per server and per bundle, live; diagnostics of failed servers; trust.
+import { add, api, clear, h, notice, pill } from "./dom.js";
+
+let root = null;
+const open = new Set();
+
+export function mount(main, context) {
+  root = h("div", { class: "status" }, h("p", { class: "muted", text: "waiting for the runtime..." }));
+  add(main, root);
+  if (context.status) onStatus(context.status);
+}
+
+async function act(path, body = {}) {
+  try {
+    return await api(path, { method: "POST", body });
+  } catch (error) {
+    notice(error.message, "error");
+    return null;
+  }
+}
+
+function diagnostic(row) {
+  const d = row.diagnostic;
+  const details = h(
+    "details",
+    { class: "diagnostic", open: open.has(row.name), ontoggle: () => (details.open ? open.add(row.name) : open.delete(row.name)) },
+    h("summary", {}, "diagnostic"),
+    h("p", { class: "error" }, h("strong", {}, "error: "), d.error || "(none)"),
+    h("p", {}, h("strong", {}, "exit code: "), d.exit_code === null || d.exit_code === undefined ? "-" : String(d.exit_code)),
+    h("pre", { class: "stderr", text: (d.stderr_tail || []).join("\n") || "(no stderr)" }),
+  );
+  return details;
+}
+
+function serverRow(row) {
+  const card = h("div", { class: "server", dataset: { server: row.name, state: row.state, kind: row.kind } });
+  const badge = pill(row.state);
+  if (row.diagnostic) {
+    badge.setAttribute("role", "button");
+    badge.setAttribute("tabindex", "0");
+    badge.title = "show the diagnostic";
+    badge.addEventListener("click", () => {
+      const box = card.querySelector("details.diagnostic");
+      box.open = !box.open;
+    });
+  }
+  card.append(
+    h(
+      "div",
+      { class: "line" },
+      badge,
+      h("span", { class: "name", text: row.name }),
+      h("span", { class: "kind", text: row.kind }),
+      row.state === "ready" && row.tools !== undefined ? h("span", { class: "muted", text: `${row.tools} tools` }) : null,
+      h("span", { class: "detail", text: row.detail || "" }),
+      h(
+        "span",
+        { class: "actions" },
+        (row.actions || []).map((action) =>
+          h(
+            "button",
+            {
+              dataset: { action },
+              onclick: async () => {
+                card.dataset.busy = "true";
+                await act(`/api/servers/${encodeURIComponent(row.name)}/${action}`);
+                card.dataset.busy = "false";
+              },
+            },
+            action === "restart" ? (row.state === "stopped" ? "Start" : "Restart") : "Stop",
+          ),
+        ),
+      ),
+    ),
+  );
+  if (row.diagnostic) card.append(diagnostic(row));
+  return card;
+}
+
+function trustBox(trust) {
+  if (!trust.pending.length && !trust.problem) return null;
+  const what = trust.trusted ? "has changed since you trusted it" : "is not trusted";
+  return h(
+    "section",
+    { class: "trust", dataset: { trusted: String(trust.trusted) } },
+    h("h2", { text: `This workspace ${what}` }),
+    trust.problem ? h("p", { class: "error", text: trust.problem }) : null,
+    h("p", { text: "Trusting it lets these run (and read the variables named):" }),
+    h(
+      "ul",
+      {},
+      trust.pending.map((item) =>
+        h(
+          "li",
+          { dataset: { item: item.key } },
+          h("strong", { text: `${item.kind} ${item.name}` }),
+          h("span", { class: "muted", text: ` (${item.source}) [${item.state}]` }),
+          item.runs.map((r) => h("div", { class: "mono", text: `runs: ${r}` })),
+          item.contacts.map((u) => h("div", { class: "mono", text: `contacts: ${u}` })),
+          item.reads.length ? h("div", { class: "mono", text: `reads: ${item.reads.join(", ")}` }) : null,
+          item.notes.map((n) => h("div", { class: "note", text: n })),
+        ),
+      ),
+    ),
+    h(
+      "button",
+      {
+        class: "primary",
+        dataset: { action: "trust-workspace" },
+        onclick: async (event) => {
+          event.target.disabled = true;
+          if (await act("/api/trust")) notice("workspace trusted; reopening the runtime");
+        },
+      },
+      "Trust this workspace",
+    ),
+  );
+}
+
+export function onStatus(data) {
+  if (!root) return;
+  clear(root);
+  root.dataset.generation = String(data.generation);
+  root.dataset.starting = String(data.starting);
+  add(root, 
+    h("p", { class: "muted" }, "workspace ", h("code", { text: data.workspace, "data-mask": true }), ` - ${data.tools} tools, ${data.skills} skills`),
+  );
+  const trust = trustBox(data.trust);
+  if (trust) add(root, trust);
+  add(root, 
+    h(
+      "section",
+      { class: "servers" },
+      h("h2", { text: "Servers" }),
+      data.servers.length ? data.servers.map(serverRow) : h("p", { class: "muted", text: "(no MCP, LSP or DAP servers declared)" }),
+    ),
+  );
+  add(root, 
+    h(
+      "section",
+      { class: "bundles" },
+      h("h2", { text: "Bundles" }),
+      data.bundles.length
+        ? data.bundles.map((b) =>
+            h(
+              "div",
+              { class: "server", dataset: { server: b.name, state: b.state, kind: "bundle", bundleState: b.bundle_state } },
+              h(
+                "div",
+                { class: "line" },
+                pill(b.state, b.bundle_state === "available" ? "found" : b.bundle_state),
+                h("a", { class: "name", href: "/plugins", text: b.name }),
+                h("span", { class: "kind", text: `bundle, ${b.scope}` }),
+                h("span", { class: "detail", text: b.detail || "" }),
+              ),
+            ),
+          )
+        : h("p", { class: "muted", text: "(no plugin bundles found)" }),
+    ),
+  );
+  const failed = data.providers.filter((p) => p.state === "failed");
+  if (data.plugin_failures.length || failed.length || data.config_errors.length) {
+    add(root, 
+      h(
+        "section",
+        { class: "problems" },
+        h("h2", { text: "Problems" }),
+        h(
+          "ul",
+          {},
+          data.plugin_failures.map((f) =>
+            h("li", { class: "error", dataset: { failure: f.plugin } }, `plugin package ${f.distribution || f.plugin} ${f.version || ""} (${f.stage}): ${f.error}`),
+          ),
+          failed.map((p) => h("li", { class: "error" }, `provider ${p.name} (${p.owner}) failed: ${p.error}`)),
+          data.config_errors.map((e) => h("li", { class: "error" }, `config: ${e}`)),
+        ),
+      ),
+    );
+  }
+}

@@ -1,0 +1,57 @@
+// Trace: the runtime's events, live, filterable by kind and server.
+import { add, api, clear, h, notice } from "./dom.js";
+
+const MAX_ROWS = 2000;
+let body = null;
+let kindSelect = null;
+let serverInput = null;
+const kinds = new Set();
+
+export async function mount(main) {
+  kindSelect = h("select", { name: "kind", onchange: filter }, h("option", { value: "" }, "every kind"));
+  serverInput = h("input", { name: "server", type: "search", placeholder: "server, provider, plugin or tool", oninput: filter });
+  body = h("tbody", {});
+  add(main, 
+    h("form", { class: "search", onsubmit: (e) => e.preventDefault() }, kindSelect, serverInput, h("button", { type: "button", dataset: { action: "clear" }, onclick: () => clear(body) }, "Clear")),
+    h("table", { class: "trace" }, h("thead", {}, h("tr", {}, ["time", "kind", "server", "details"].map((t) => h("th", { text: t })))), body),
+  );
+  try {
+    const data = await api("/api/events");
+    for (const e of data.events) onTrace(e);
+  } catch (error) {
+    notice(error.message, "error");
+  }
+}
+
+function visible(tr) {
+  const kind = kindSelect.value;
+  const server = serverInput.value.trim().toLowerCase();
+  return (!kind || tr.dataset.kind === kind) && (!server || tr.dataset.server.toLowerCase().includes(server));
+}
+
+function filter() {
+  for (const tr of body.children) tr.hidden = !visible(tr);
+}
+
+export function onTrace(e) {
+  if (!body || body.querySelector(`[data-seq="${e.seq}"]`)) return;
+  if (!kinds.has(e.kind)) {
+    kinds.add(e.kind);
+    kindSelect.append(h("option", { value: e.kind }, e.kind));
+  }
+  const details = Object.entries(e.data)
+    .filter(([k]) => k !== "kind")
+    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join("  ");
+  const tr = h(
+    "tr",
+    { dataset: { kind: e.kind, server: e.server, seq: e.seq } },
+    h("td", { class: "mono", text: new Date(e.time * 1000).toLocaleTimeString() }),
+    h("td", { text: e.kind }),
+    h("td", { text: e.server }),
+    h("td", { class: "mono details", text: details }),
+  );
+  tr.hidden = !visible(tr);
+  body.prepend(tr);
+  while (body.children.length > MAX_ROWS) body.lastChild.remove();
+}

@@ -1,0 +1,283 @@
+"""What each page shows, as JSON-ready dicts built from the runtime's public API.
+
+Values that come from config (commands, URLs, env, headers, errors that may quote
+them) go through :func:`kairox.redact`, as ``kairox config show`` and ``kairox status``
+print them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from kairox import Runtime, ServerState, SkillDef, SkillRegistry, redact, redact_url
+
+if TYPE_CHECKING:
+    from .holder import RuntimeHolder
+
+__all__ = [
+    "bundle_pill_state",
+    "plugins_view",
+    "skill_view",
+    "skills_view",
+    "status_view",
+    "tools_view",
+    "trust_view",
+]
+
+logger = logging.getLogger(__name__)
+
+#: a bundle's state (kairox plugin list) -> its pill
+_BUNDLE_PILLS = {
+    "loaded": "ready",
+    "available": "stopped",
+    "untrusted": "untrusted",
+    "failed": "failed",
+    "incompatible": "failed",
+    "disabled": "stopped",
+    "shadowed": "stopped",
+}
+
+
+def bundle_pill_state(state: str, loader_starting: bool = False) -> str:
+    if state == "available" and loader_starting:
+        return "starting"
+    return _BUNDLE_PILLS.get(state, "stopped")
+
+
+def _mcp_diagnostics(rt: Runtime, name: str) -> dict[str, Any]:
+    try:
+        from kairox_mcp import manager_of
+    except ImportError:  # kairox-mcp not installed: the event's diagnostic only
+        return {}
+    try:
+        server = manager_of(rt).servers.get(name)
+    except Exception:
+        return {}
+    if server is None:
+        return {}
+    return {"exit_code": server.diagnostics.exit_code, "stderr_tail": server.stderr_tail(30)}
+
+
+def trust_view(rt: Runtime) -> dict[str, Any]:
+    """The workspace's trust: what is pending, and what each pending item would run."""
+    items = []
+    for item in rt.trust.pending:
+        items.append(
+            {
+                "key": item.key,
+                "kind": item.kind,
+                "name": item.name,
+                "source": item.source,
+                "state": str(rt.trust.state_of(item.key)),
+                "runs": [redact(c) for c in item.commands],
+                "contacts": [redact_url(u) for u in item.urls],
+                "reads": list(item.env_names),
+                "notes": list(item.notes),
+            }
+        )
+    return {"trusted": rt.trust.trusted, "pending": items, "problem": rt.trust.problem or ""}
+
+
+def _bundles(rt: Runtime) -> list[dict[str, Any]]:
+    try:
+        from kairox_manifests.loader import survey
+    except ImportError:
+        return []
+    try:
+        return [r.view().to_dict() for r in survey(rt)]
+    except Exception as exc:
+        logger.warning("cannot list the plugins: %s", exc)
+        return []
+
+
+def status_view(holder: RuntimeHolder) -> dict[str, Any]:
+    """The Status page: a pill per server and per bundle, plugin packages that failed, trust."""
+    rt = holder.rt
+    status = rt.status()
+    providers = {p.name: p for p in status.providers}
+    servers = []
+    for s in status.servers:
+        row: dict[str, Any] = {
+            "name": s.name,
+            "kind": s.kind,
+            "state": s.state.value,
+            "detail": s.detail,
+            "tools": s.tools,
+            "source": s.source,
+        }
+        if s.state is ServerState.FAILED:
+            failure = holder.failures.get(s.name, {})
+            diag = _mcp_diagnostics(rt, s.name) if s.kind == "mcp" else {}
+            row["diagnostic"] = {
+                "error": failure.get("error") or s.detail,
+                "exit_code": failure.get("exit_code", diag.get("exit_code")),
+                "stderr_tail": list(diag.get("stderr_tail") or failure.get("stderr_tail") or s.log_tail),
+            }
+        row["actions"] = ["restart", "stop"] if s.kind == "mcp" and s.state is not ServerState.UNTRUSTED else []
+        servers.append(row)
+    loader = providers.get("plugins")
+    loader_starting = loader is not None and loader.state == "starting"
+    bundles = [
+        {
+            "name": b["name"],
+            "kind": "bundle",
+            "state": bundle_pill_state(b["state"], loader_starting),
+            "bundle_state": b["state"],
+            "detail": b["reason"],
+            "scope": b["scope"],
+            "root": b["root"],
+        }
+        for b in _bundles(rt)
+    ]
+    data = {
+        "generation": holder.generation,
+        "workspace": str(rt.workspace),
+        "starting": not holder.started.is_set(),
+        "servers": servers,
+        "bundles": bundles,
+        "plugin_failures": [
+            {
+                "plugin": f.plugin,
+                "distribution": f.distribution,
+                "version": f.version,
+                "stage": f.stage,
+                "error": f.error,
+            }
+            for f in status.failures
+        ],
+        "providers": [{"name": p.name, "owner": p.owner, "state": p.state, "error": p.error} for p in status.providers],
+        "config_errors": [str(e) for e in status.config_errors],
+        "tools": status.tools,
+        "skills": status.skills,
+        "trust": trust_view(rt),
+    }
+    result: dict[str, Any] = redact(data)
+    return result
+
+
+# -- skills -------------------------------------------------------------------------------
+def skill_group(skill: SkillDef) -> str:
+    return "plugin" if skill.namespace else skill.scope.value
+
+
+def skill_view(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) -> dict[str, Any]:
+    enabled, decided = registry.enabled_state(skill.name)
+    data: dict[str, Any] = {
+        "name": skill.name,
+        "description": skill.description,
+        "scope": skill.scope.value,
+        "group": skill_group(skill),
+        "source": skill.source,
+        "path": skill.file,
+        "enabled": enabled,
+        "enabled_by": decided.value if decided else None,
+        "keywords": list(skill.keywords),
+        "tools": list(skill.tools),
+        "model": skill.model,
+        "arguments": [
+            {
+                "name": a.name,
+                "type": a.type,
+                "description": a.description,
+                "required": a.required,
+                "default": a.default,
+                "choices": list(a.choices),
+            }
+            for a in skill.arguments
+        ],
+        "shadows": [
+            {"scope": s.scope.value, "source": s.source, "path": s.file} for s in registry.shadowed(skill.name)
+        ],
+        "warnings": [w.message for w in skill.warnings],
+    }
+    if full:
+        try:
+            data["body"] = skill.body()
+        except Exception as exc:
+            data["body"] = None
+            data["body_error"] = str(exc)
+    return data
+
+
+def skills_view(rt: Runtime) -> dict[str, Any]:
+    reg = rt.skills
+    return {
+        "skills": [skill_view(reg, s) for s in reg.skills(include_disabled=True)],
+        "errors": [str(e) for e in reg.errors],
+        "warnings": [str(w) for w in reg.warnings],
+    }
+
+
+# -- plugins ------------------------------------------------------------------------------
+def plugins_view(rt: Runtime) -> dict[str, Any]:
+    overrides: dict[str, str] = {}
+    problems: list[str] = []
+    try:
+        from kairox_manifests.settings import SettingsStore
+
+        settings = SettingsStore(rt.workspace, settings_env(rt)).load()
+        problems = list(settings.problems)
+        for name in settings.plugins:
+            path = settings.override_path(name)
+            if path:
+                overrides[name] = path
+    except ImportError:
+        pass
+    bundles = _bundles(rt)
+    for b in bundles:
+        b["path_override"] = overrides.get(b["name"], "")
+        for item in b["inventory"]:
+            item["key"] = f"{item['kind']}/{item['name']}"
+    status = rt.status()
+    packages = [
+        {"name": p.name, "distribution": p.distribution, "version": p.version, "hooks": list(p.hooks)}
+        for p in status.plugins
+    ]
+    failures = [
+        {"plugin": f.plugin, "distribution": f.distribution, "version": f.version, "stage": f.stage, "error": f.error}
+        for f in status.failures
+    ]
+    data = {
+        "bundles": bundles,
+        "packages": packages,
+        "failures": failures,
+        "problems": problems,
+        "trust": trust_view(rt),
+    }
+    result: dict[str, Any] = redact(data)
+    return result
+
+
+def settings_env(rt: Runtime) -> dict[str, str]:
+    """The environment the plugin settings are found with (``KAIROX_HOME`` of this runtime)."""
+    env = dict(rt.env)
+    if rt.home is not None:
+        env["KAIROX_HOME"] = str(rt.home)
+    return env
+
+
+# -- tools --------------------------------------------------------------------------------
+def tools_view(rt: Runtime) -> dict[str, Any]:
+    rows = []
+    for spec in rt.tools.specs():
+        decision = rt.policy.decide(spec, {})
+        row: dict[str, Any] = {
+            "id": spec.id,
+            "exported_name": spec.exported_name,
+            "provider": spec.provider,
+            "domain": spec.domain.value,
+            "capability": spec.capability.value,
+            "decision": decision.kind,
+            "reason": decision.reason,
+            "description": spec.description,
+            "schema": dict(spec.input_schema),
+        }
+        if spec.capability.value == "write":
+            row["decisions"] = {
+                where: {"decision": d.kind, "reason": d.reason}
+                for where in ("inside", "outside")
+                for d in [rt.policy.decide_at(spec, where)]
+            }
+        rows.append(row)
+    return {"tools": rows}

@@ -1,0 +1,91 @@
+"""``kairox ui`` as a process, over HTTP: the command line, redaction, the API's answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import peers
+from ui_helpers import UiSetup
+
+SECRET = "sk-live-0123456789abcdef"
+
+
+def test_hooks_import_no_web_stack() -> None:
+    code = (
+        "import sys, kairox_ui.hooks; "
+        "bad = [m for m in ('starlette', 'uvicorn', 'kairox_ui.app', 'kairox_catalog.catalog') if m in sys.modules]; "
+        "print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_both_commands_are_registered() -> None:
+    result = subprocess.run(
+        [*peers.KAIROX_TEST_GRACES, "--help"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert " ui " in result.stdout and " watch " in result.stdout
+
+
+def test_a_host_other_machines_reach_needs_the_flag(ui: UiSetup) -> None:
+    result = ui.cli("ui", "--no-browser", "--host", "0.0.0.0", "--port", "0")
+    assert result.returncode == 2 and "--allow-remote" in result.stderr
+    assert result.stdout == ""
+
+
+def test_secrets_of_the_config_appear_in_no_answer(ui: UiSetup) -> None:
+    argv = peers.fixture_server("crash_on_start")
+    ui.write(
+        "kairox.toml",
+        f"[mcp_servers.leaky]\ncommand = {json.dumps(argv[0])}\n"
+        f'args = [{json.dumps(argv[1])}, "--token", "{SECRET}", "--api-key={SECRET}"]\n'
+        f'env = {{ SERVICE_KEY = "{SECRET}" }}\n\n'
+        f'[mcp_servers.remote]\ntype = "streamable_http"\nurl = "http://user:{SECRET}@127.0.0.1:9/mcp?token={SECRET}"\n'
+        f'headers = {{ Authorization = "Bearer {SECRET}" }}\n',
+    )
+    server = ui.start()
+    answers = [server.request(path)[1] for path in ("/api/status", "/api/plugins", "/api/tools", "/api/events")]
+    assert "leaky" in answers[0] and "crash_on_start.py" in answers[0]  # untrusted, with what it would run
+    ui.trust()
+    status, _ = server.request("/api/reload", method="POST")
+    assert status == 200
+    for _ in range(200):
+        data = server.json("/api/status")
+        if data["generation"] == 1 and {s["name"]: s["state"] for s in data["servers"]}.get("leaky") == "failed":
+            break
+        subprocess.run(["sleep", "0.1"], check=True)
+    answers += [server.request(path)[1] for path in ("/api/status", "/api/plugins", "/api/tools", "/api/events")]
+    for text in answers:
+        assert SECRET not in text
+    assert "<redacted>" in answers[0]
+    assert SECRET not in server.stderr()
+
+
+def test_bad_request_bodies_are_400_naming_the_field(ui: UiSetup) -> None:
+    ui.write(".kairox/skills/hello.md", "---\nname: hello\ndescription: hi\nscope: workspace\n---\nHello.\n")
+    server = ui.start()
+    status, text = server.request("/api/skills/hello/enabled", method="POST", body={"scope": "moon", "enabled": True})
+    assert status == 400 and json.loads(text)["field"] == "scope"
+    status, text = server.request("/api/skills/hello/enabled", method="POST", body=[1, 2])
+    assert status == 400 and "JSON object" in json.loads(text)["error"]
+    status, text = server.request("/api/skills/nope/enabled", method="POST", body={"enabled": False})
+    assert status == 404
+    status, text = server.request("/api/approvals/none", method="POST", body={"answer": "allow_once"})
+    assert status == 404
+
+
+def test_every_page_is_the_shell_with_a_strict_policy(ui: UiSetup) -> None:
+    import urllib.request
+
+    server = ui.start()
+    pages = {"/": "status", "/marketplace": "marketplace", "/skills": "skills", "/plugins": "plugins"}
+    pages |= {"/tools": "tools", "/events": "trace"}
+    for path, name in pages.items():
+        req = urllib.request.Request(server.base + path, headers={"Authorization": f"Bearer {server.token}"})
+        with urllib.request.urlopen(req, timeout=30) as response:
+            body = response.read().decode()
+            csp = response.headers["content-security-policy"]
+        assert '<script type="module" src="/static/app.js">' in body and f'data-page="{name}"' in body
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp

@@ -1,0 +1,387 @@
+"""The dashboard in a real browser: ``kairox ui`` as a process, chromium driven by Playwright.
+
+Each test drives the page the way a user would and checks the effect where the rest of
+kairox sees it (the CLI, the settings files, the runtime's servers).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import peers
+import pytest
+from ui_helpers import PY, UiSetup, screenshot
+
+pytestmark = pytest.mark.integration
+
+SKILL = """---
+name: {name}
+description: {description}
+scope: workspace
+arguments:
+  who:
+    type: string
+    required: true
+    description: whom to greet
+---
+Say hello to {{{{who}}}}.
+"""
+
+
+def write_skill(ui: UiSetup, name: str, description: str = "Greets someone") -> None:
+    ui.write(f".kairox/skills/{name}.md", SKILL.format(name=name, description=description))
+
+
+def pill(page: Any, name: str, state: str) -> Any:
+    return page.locator(f'[data-server="{name}"][data-state="{state}"]')
+
+
+def open_page(page: Any, server: Any, path: str = "/") -> None:
+    """Load the printed URL (its token becomes the cookie), then go to ``path``."""
+    page.goto(server.url)
+    page.wait_for_selector('#conn[data-connected="true"]')
+    if path != "/":
+        page.goto(server.base + path)
+        page.wait_for_selector('#conn[data-connected="true"]')
+
+
+def test_a_pill_goes_from_starting_to_ready_without_a_reload(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("slow", "slow_start", "--delay", "4", "--name", "slow")
+    ui.trust()
+    server = ui.start()
+    open_page(page, server)
+    page.evaluate("window.__kept = 'same document'")
+    pill(page, "slow", "starting").wait_for()
+    pill(page, "slow", "ready").wait_for(timeout=60_000)
+    assert page.evaluate("window.__kept") == "same document"  # updated live, not reloaded
+    assert "2 tools" in page.locator('[data-server="slow"]').inner_text()
+
+
+def test_a_failed_pill_opens_its_diagnostic_with_the_stderr_tail(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("crash", "crash_on_start")
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    open_page(page, server)
+    failed = pill(page, "crash", "failed")
+    failed.wait_for(timeout=60_000)
+    pill(page, "echo", "ready").wait_for(timeout=60_000)
+    diagnostic = failed.locator("details.diagnostic")
+    assert not diagnostic.evaluate("d => d.open")
+    failed.locator(".pill").click()
+    assert diagnostic.evaluate("d => d.open")
+    text = diagnostic.inner_text()
+    assert "crash_on_start: fatal: cannot open /nonexistent/config.toml" in text
+    assert "exit code: 3" in text
+    screenshot(page, "status")
+
+
+def test_restart_and_stop_go_through_the_runtime(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    open_page(page, server)
+    pill(page, "echo", "ready").wait_for(timeout=60_000)
+    page.locator('[data-server="echo"] [data-action="stop"]').click()
+    pill(page, "echo", "stopped").wait_for()
+    page.locator('[data-server="echo"] [data-action="restart"]').click()
+    pill(page, "echo", "ready").wait_for(timeout=60_000)
+    states = [s["state"] for s in server.json("/api/status")["servers"] if s["name"] == "echo"]
+    assert states == ["ready"]
+
+
+def test_a_skill_toggled_in_the_page_is_disabled_for_the_cli(ui: UiSetup, page: Any) -> None:
+    write_skill(ui, "hello")
+    write_skill(ui, "other", "Another skill")
+    server = ui.start()
+    open_page(page, server, "/skills")
+    row = page.locator('[data-skill="hello"][data-enabled="true"]')
+    row.wait_for()
+    row.locator('[data-action="toggle"]').click()
+    page.locator('[data-skill="hello"][data-enabled="false"]').wait_for()
+    listed = ui.cli("skills", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    skills = {s["name"]: s for s in json.loads(listed.stdout)["skills"]}
+    assert skills["hello"]["enabled"] is False and skills["hello"]["enabled_by"] == "workspace"
+    assert skills["other"]["enabled"] is True
+    settings = json.loads((ui.workspace / ".kairox" / "settings.json").read_text())
+    assert settings == {"skills": {"enabled": {"hello": False}}}
+    # the body and the arguments form render the skill
+    page.locator('[data-skill="other"] a.name').click()
+    page.locator('.skill-detail[data-skill="other"]').wait_for()
+    page.locator('.skill-detail input[name="who"]').fill("Ada")
+    page.locator('.skill-detail [data-action="render"]').click()
+    rendered = page.locator('pre.rendered[data-rendered="true"]')
+    rendered.wait_for()
+    assert rendered.inner_text().strip() == "Say hello to Ada."
+    screenshot(page, "skills")
+
+
+@pytest.fixture
+def catalog_document(ui: UiSetup) -> Path:
+    argv = peers.fixture_server("well_behaved")
+    document = {
+        "entries": [
+            {
+                "name": "echo-server",
+                "title": "Echo",
+                "description": "A small local MCP server that echoes (the test fixture)",
+                "tags": ["echo", "test"],
+                "requirements": [{"runtime": "python", "version": ">=3.10"}],
+                "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]},
+            },
+            {
+                "name": "never-here",
+                "description": "Needs a program this machine does not have",
+                "requirements": [{"runtime": "kairox-no-such-program"}],
+                "launch": {"command": "kairox-no-such-program"},
+            },
+        ]
+    }
+    path = ui.home / "team-catalog.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ui.write(
+        "kairox.toml",
+        # the temporary directory is not writable without asking, so an install into this home asks
+        "[policy]\ninclude_temp_dir = false\n\n"
+        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
+        where="home",
+    )
+    return path
+
+
+def test_an_install_from_a_local_catalog_shows_its_progress_and_asks_in_the_page(
+    ui: UiSetup, page: Any, catalog_document: Path
+) -> None:
+    server = ui.start()
+    open_page(page, server, "/marketplace")
+    page.locator('[data-entry="echo-server"]').wait_for()
+    page.locator('input[name="q"]').fill("nothing-matches-this")
+    page.locator('[data-entry="echo-server"]').wait_for(state="detached")
+    page.locator('input[name="q"]').fill("echo")
+    page.locator('[data-entry="echo-server"]').click()
+    page.locator('.checks [data-requirement="python >=3.10"][data-ok="true"]').wait_for()
+    page.locator('select[name="scope"]').select_option("user")  # outside the workspace: the policy asks
+    page.locator('[data-action="install"]').click()
+    approval = page.locator("[data-approval]")
+    approval.wait_for()
+    assert "fs.write" in approval.inner_text() or "write" in approval.inner_text()
+    approval.locator('[data-answer="allow_once"]').click()
+    outcome = page.locator('.outcome[data-outcome="ok"]')
+    outcome.wait_for(timeout=90_000)
+    assert "it starts and offers" in outcome.inner_text()
+    steps = page.locator("ol.steps li[data-step]")
+    titles = [steps.nth(i).get_attribute("data-step") for i in range(steps.count())]
+    assert titles[0] == "Checking requirements" and titles[-1].startswith("Starting echo-server once to verify")
+    assert all(steps.nth(i).get_attribute("data-state") == "done" for i in range(steps.count()))
+    assert page.locator('[data-message="info"]', has_text="wrote [mcp_servers.echo-server]").count() == 1
+    config = (ui.home / "kairox.toml").read_text()
+    assert "[mcp_servers.echo-server]" in config
+    screenshot(page, "marketplace")
+    # an entry whose requirement is not met says so before anything is written
+    page.locator('input[name="q"]').fill("never")
+    page.locator('[data-entry="never-here"]').click()
+    page.locator('.checks[data-met="false"] [data-ok="false"]').wait_for()
+
+
+def test_an_install_the_user_denies_writes_nothing(ui: UiSetup, page: Any, catalog_document: Path) -> None:
+    server = ui.start()
+    open_page(page, server, "/marketplace")
+    page.locator('[data-entry="echo-server"]').click()
+    page.locator('select[name="scope"]').select_option("user")
+    page.locator('[data-action="install"]').click()
+    page.locator("[data-approval]").locator('[data-answer="deny"]').click()
+    outcome = page.locator('.outcome[data-outcome="failed"]')
+    outcome.wait_for()
+    assert "declined" in outcome.inner_text()
+    assert "echo-server" not in (ui.home / "kairox.toml").read_text()
+
+
+def test_an_untrusted_workspace_is_trusted_from_the_page(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    server = ui.start()
+    open_page(page, server)
+    pill(page, "echo", "untrusted").wait_for()
+    box = page.locator("section.trust")
+    assert "well_behaved.py" in box.inner_text()  # what would run, shown before trusting
+    box.locator('[data-action="trust-workspace"]').click()
+    pill(page, "echo", "ready").wait_for(timeout=60_000)
+    assert page.locator("section.trust").count() == 0
+    trusted = ui.cli("trust", "--list", "--json")
+    assert str(ui.workspace) in trusted.stdout
+
+
+def test_plugins_are_switched_per_contribution_and_trusted_from_the_page(ui: UiSetup, page: Any) -> None:
+    shutil.copytree(
+        peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
+    )
+    server = ui.start()
+    open_page(page, server, "/plugins")
+    item = page.locator('[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="true"]')
+    item.wait_for()
+    item.locator('[data-action="toggle"]').click()
+    page.locator('[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="false"]').wait_for()
+    inspected = json.loads(ui.cli("plugin", "inspect", "release-notes", "--json").stdout)
+    states = {i["name"]: i["enabled"] for i in inspected["inventory"]}
+    assert states == {"changelog": False, "notes": True}
+    settings = json.loads((ui.home / "plugin-settings.json").read_text())
+    assert settings["plugins"]["release-notes"]["contributions"] == {"skill/changelog": False}
+    screenshot(page, "plugins")
+
+
+def test_a_tool_is_called_from_its_schema_form_through_the_policy(ui: UiSetup, page: Any) -> None:
+    ui.write("notes.txt", "hello from the workspace\n")
+    server = ui.start()
+    open_page(page, server, "/tools")
+    page.locator('[data-tool="fs.read"] a').click()
+    page.locator('.tool-detail input[name="path"]').fill("notes.txt")
+    page.locator('.tool-detail [data-action="call"]').click()
+    result = page.locator('pre.result[data-outcome="ok"]')
+    result.wait_for()
+    assert "hello from the workspace" in result.inner_text()
+    screenshot(page, "tools")
+
+
+def test_the_trace_streams_events_filterable_by_kind_and_server(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    open_page(page, server, "/events")
+    page.locator('tr[data-kind="McpServerReady"][data-server="echo"]').wait_for(timeout=60_000)
+    page.locator('select[name="kind"]').select_option("McpServerReady")
+    visible = page.locator("table.trace tbody tr:not([hidden])")
+    assert {visible.nth(i).get_attribute("data-kind") for i in range(visible.count())} == {"McpServerReady"}
+    page.locator('select[name="kind"]').select_option("")
+    page.locator('input[name="server"]').fill("echo")
+    servers = {visible.nth(i).get_attribute("data-server") for i in range(visible.count())}
+    assert servers and all("echo" in s for s in servers)
+    screenshot(page, "trace")
+    # a new event arrives live
+    ui.write("notes.txt", "hi\n")
+    status, text = server.request(
+        "/api/tools/call", method="POST", body={"name": "fs.read", "arguments": {"path": "notes.txt"}}
+    )
+    assert status == 200, text
+    page.locator('input[name="server"]').fill("fs.read")
+    page.locator('tr[data-kind="ToolCallFinished"][data-server="fs.read"]:not([hidden])').wait_for()
+
+
+def test_without_the_token_every_request_is_403(ui: UiSetup, page: Any) -> None:
+    server = ui.start()
+    for path in ("/", "/skills", "/api/status", "/api/stream", "/static/app.js"):
+        status, body = server.request(path, token=False)
+        assert status == 403, (path, body)
+    status, _ = server.request("/?token=wrong", token=False)
+    assert status == 403
+    response = page.goto(server.base + "/")
+    assert response.status == 403 and "access token" in page.content()
+    response = page.goto(server.url)  # the printed URL works, and leaves the token out of the address bar
+    assert response.status == 200 and "token=" not in page.url
+    cookies = page.context.cookies()
+    assert [(c["httpOnly"], c["sameSite"]) for c in cookies] == [(True, "Strict")]
+
+
+class _EvilHandler(http.server.BaseHTTPRequestHandler):
+    target = ""
+
+    def do_GET(self) -> None:
+        page = f"""<!doctype html><script>
+        fetch({json.dumps(self.target)}, {{method: "POST", credentials: "include", mode: "no-cors",
+          headers: {{"content-type": "text/plain"}}, body: JSON.stringify({{scope: "workspace", enabled: false}})}})
+          .finally(() => {{ document.title = "sent"; }});
+        </script>"""
+        body = page.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def evil_site() -> Iterator[tuple[type[_EvilHandler], str]]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EvilHandler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield _EvilHandler, f"http://localhost:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_cross_origin_request_is_refused(ui: UiSetup, page: Any, evil_site: tuple[type[_EvilHandler], str]) -> None:
+    write_skill(ui, "hello")
+    server = ui.start()
+    open_page(page, server, "/skills")  # the browser holds the dashboard's cookie
+    handler, evil_url = evil_site
+    handler.target = server.base + "/api/skills/hello/enabled"
+    page.goto(evil_url)
+    page.wait_for_function("document.title === 'sent'")
+    # with the token itself: another Origin, no Origin, a rebinding Host: refused all the same
+    body = {"scope": "workspace", "enabled": False}
+    for headers in (
+        {"Origin": evil_url.rstrip("/")},
+        {"Origin": "null"},
+        {"Sec-Fetch-Site": "cross-site"},
+    ):
+        status, text = server.request("/api/skills/hello/enabled", method="POST", body=body, headers=headers)
+        assert status == 403, (headers, text)
+    port = server.base.rsplit(":", 1)[1]
+    status, _ = server.request("/api/status", headers={"Host": f"rebind.example:{port}"})
+    assert status == 403
+    skills = server.json("/api/skills")["skills"]
+    assert [(s["name"], s["enabled"]) for s in skills] == [("hello", True)]
+    assert not (ui.workspace / ".kairox" / "settings.json").exists()
+    _ = PY
+
+
+def test_a_workspace_bundle_is_trusted_from_the_page(ui: UiSetup, page: Any) -> None:
+    root = ui.workspace / ".kairox" / "plugins" / "greeter"
+    ui.write(
+        ".kairox/plugins/greeter/.kairox-plugin/plugin.json", json.dumps({"name": "greeter", "skills": "./skills"})
+    )
+    ui.write(
+        ".kairox/plugins/greeter/skills/greet/SKILL.md",
+        "---\nname: greet\ndescription: Greets the user\n---\nHello!\n",
+    )
+    server = ui.start()
+    open_page(page, server, "/plugins")
+    page.locator('[data-plugin="greeter"][data-state="untrusted"]').wait_for()
+    page.locator('[data-plugin="greeter"] [data-action="trust-plugin"]').click()
+    page.locator('[data-plugin="greeter"]:not([data-state="untrusted"])').wait_for()
+    listed = json.loads(ui.cli("plugin", "list", "--json").stdout)["plugins"]
+    assert [(p["name"], p["state"] != "untrusted") for p in listed] == [("greeter", True)]
+    assert root.is_dir()
+    page.goto(server.base + "/skills")
+    page.locator('[data-skill="greeter:greet"]').wait_for()
+
+
+def test_a_tool_the_policy_asks_about_is_asked_in_the_page(ui: UiSetup, page: Any) -> None:
+    marker = ui.workspace / "ran.txt"
+    server = ui.start()
+    open_page(page, server, "/tools")
+    page.locator('[data-tool="shell.exec"][data-decision="ask"] a').click()
+    page.locator('.tool-detail input[name="command"]').fill(f"echo ran > {marker}")
+    page.locator('.tool-detail [data-action="call"]').click()
+    question = page.locator("[data-approval]")
+    question.wait_for()
+    assert "shell.exec" in question.inner_text() and str(marker) in question.inner_text()
+    question.locator('[data-answer="deny"]').click()
+    result = page.locator('pre.result[data-outcome="denied"]')
+    result.wait_for()
+    assert "declined" in result.inner_text()
+    assert not marker.exists()  # the command never ran
+    page.locator('.tool-detail [data-action="call"]').click()
+    page.locator("[data-approval]").locator('[data-answer="allow_once"]').click()
+    page.locator('pre.result[data-outcome="ok"]').wait_for()
+    assert marker.read_text().strip() == "ran"
