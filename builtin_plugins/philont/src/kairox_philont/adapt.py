@@ -4,37 +4,54 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kairox import DEFAULT_PATH_ARGUMENTS, Block, Capability, Domain, TextContent, Tool, ToolResult, ToolSpec
+from kairox import (
+    DEFAULT_PATH_ARGUMENTS,
+    AudioContent,
+    Block,
+    Capability,
+    Content,
+    Domain,
+    ImageContent,
+    ResourceContent,
+    ResourceLink,
+    TextContent,
+    Tool,
+    ToolResult,
+    ToolSpec,
+)
 from kairox_manifests import Activation, ActivationContext
 
-from .context import HOOK_EVENTS
+from .context import HOOK_EVENTS, schema_of
 
 __all__ = [
     "absolute_paths",
+    "bounded_stack",
     "activation_of",
     "hook_answer",
     "hook_payload",
     "result_from",
     "result_to_wire",
+    "content_block",
     "tool_spec",
 ]
 
 
-def tool_spec(plugin_id: str, described: dict[str, Any]) -> ToolSpec:
-    """``<plugin id>.<name>``; undeclared domain/capability stay kairox's safe default (system/execute)."""
+def tool_spec(plugin_id: str, described: dict[str, Any], defaults: Mapping[str, Any] | None = None) -> ToolSpec:
+    """``<plugin id>.<name>``; a tool's own domain/capability, else the plugin's (``defaults``:
+    plugin.json ``domain``/``capability``), else kairox's safe default (system/execute)."""
     kwargs: dict[str, Any] = {}
-    if described.get("domain"):
-        kwargs["domain"] = Domain(described["domain"])
-    if described.get("capability"):
-        kwargs["capability"] = Capability(described["capability"])
+    for field, kind in (("domain", Domain), ("capability", Capability)):
+        value = described.get(field) or (defaults or {}).get(field)
+        if value:
+            kwargs[field] = kind(value)
     return ToolSpec(
         id=f"{plugin_id}.{described['name']}",
         description=str(described.get("description") or ""),
-        input_schema=described.get("parameters") or {"type": "object", "properties": {}},
+        input_schema=schema_of(described.get("parameters")),
         provider=f"plugin:{plugin_id}",
         **kwargs,
     )
@@ -58,7 +75,7 @@ def activation_of(
         if not context.is_enabled(key):
             activation.skipped.append(key)
             continue
-        spec = tool_spec(plugin_id, described)
+        spec = tool_spec(plugin_id, described, context.manifest.metadata)
         activation.tools.append(make_tool(spec))
         activation.tool_keys[spec.id] = key
     counts: dict[str, int] = {}
@@ -121,6 +138,11 @@ def result_to_wire(value: Any) -> dict[str, Any]:
         return {}
     if isinstance(value, str):
         return {"text": value}
+    if isinstance(value, dict) and isinstance(value.get("content"), list):  # MCP-style
+        wire: dict[str, Any] = {"content": value["content"], "is_error": bool(value.get("isError"))}
+        if isinstance(value.get("structuredContent"), dict):
+            wire["structured"] = value["structuredContent"]
+        return wire
     try:
         return {"json": json.loads(json.dumps(value, default=str))}
     except (TypeError, ValueError):
@@ -128,17 +150,54 @@ def result_to_wire(value: Any) -> dict[str, Any]:
 
 
 def result_from(wire: dict[str, Any]) -> ToolResult:
+    """A result as it crossed the pipe (or came from a direct handler) as a :class:`ToolResult`:
+    ``error`` (+ ``stack``, the plugin's, bounded), ``json``, MCP-style ``content`` blocks
+    (text, image, audio, resource, resource_link) or ``text``."""
     if "error" in wire:
-        return ToolResult.from_text(str(wire["error"]), is_error=True)
+        stack = bounded_stack(wire.get("stack"))
+        error = str(wire["error"])
+        text = stack if stack.startswith(error) else f"{error}\n{stack}" if stack else error
+        return ToolResult.from_text(text, is_error=True)
     if "json" in wire:
         value = wire["json"]
         as_object = value if isinstance(value, dict) else {"result": value}
         return ToolResult(content=(TextContent(json.dumps(value, ensure_ascii=False)),), structured=as_object)
-    text = wire.get("text")
-    content = (TextContent(text),) if isinstance(text, str) else ()
     raw = wire.get("structured")
     structured = raw if isinstance(raw, dict) else None
+    blocks = wire.get("content")
+    if isinstance(blocks, list):
+        content = tuple(block for block in (content_block(b) for b in blocks) if block is not None)
+    else:
+        plain = wire.get("text")
+        content = (TextContent(plain),) if isinstance(plain, str) else ()
     return ToolResult(content=content, structured=structured, is_error=bool(wire.get("is_error")))
+
+
+def content_block(block: Any) -> Content | None:
+    """One MCP-style content block (``{"type": "image", "data", "mimeType"}``, ...); an unknown
+    or malformed one becomes its JSON text, never an error."""
+    if isinstance(block, str):
+        return TextContent(block)
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    mime = block.get("mimeType") or block.get("mime_type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return TextContent(block["text"])
+    if kind in ("image", "audio") and isinstance(block.get("data"), str) and isinstance(mime, str):
+        return (ImageContent if kind == "image" else AudioContent)(block["data"], mime)
+    if kind == "resource" and isinstance(block.get("resource"), dict) and isinstance(block["resource"].get("uri"), str):
+        res = block["resource"]
+        text, blob = res.get("text"), res.get("blob")
+        return ResourceContent(
+            res["uri"],
+            res.get("mimeType") if isinstance(res.get("mimeType"), str) else None,
+            text if isinstance(text, str) else None,
+            blob if isinstance(blob, str) else None,
+        )
+    if kind == "resource_link" and isinstance(block.get("uri"), str):
+        return ResourceLink(block["uri"], str(block.get("name") or ""), mime if isinstance(mime, str) else None)
+    return TextContent(json.dumps(block, ensure_ascii=False, default=str))
 
 
 def hook_payload(event: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -172,3 +231,14 @@ def hook_answer(event: str, value: Any) -> Any:
     if isinstance(arguments, dict):
         return dict(arguments)
     return None
+
+
+def bounded_stack(stack: Any, max_lines: int = 30, max_chars: int = 4000) -> str:
+    """A plugin's stack (a JavaScript ``err.stack`` or a Python traceback), cut to size."""
+    if not isinstance(stack, str) or not stack.strip():
+        return ""
+    lines = stack.strip().splitlines()
+    if len(lines) > max_lines:
+        lines = [*lines[: max_lines - 1], f"[... {len(lines) - max_lines + 1} more lines]"]
+    text = "\n".join(lines)
+    return text if len(text) <= max_chars else text[: max_chars - 6] + " [...]"

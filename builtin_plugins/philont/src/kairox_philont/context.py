@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["HOOK_EVENTS", "PhilontContext", "RegisteredTool", "load_main"]
+__all__ = ["HOOK_EVENTS", "PhilontContext", "RegisteredTool", "load_main", "schema_of"]
 
 #: Philont hook names -> kairox lifecycle events
 HOOK_EVENTS = {
@@ -67,7 +67,7 @@ class RegisteredTool:
         }
 
 
-def _schema(value: Any) -> dict[str, Any]:
+def schema_of(value: Any) -> dict[str, Any]:
     """A tool's parameters as a top-level object schema (Philont's normalisation)."""
     if not isinstance(value, dict) or not value:
         return {"type": "object", "properties": {}}
@@ -142,7 +142,7 @@ class PhilontContext:
         if capability is not None and capability not in _CAPABILITIES:
             raise ValueError(f"tool {name!r}: capability must be one of {', '.join(_CAPABILITIES)}")
         self.tools[name] = RegisteredTool(
-            name, handler, description or (handler.__doc__ or "").strip(), _schema(parameters), domain, capability
+            name, handler, description or (handler.__doc__ or "").strip(), schema_of(parameters), domain, capability
         )
         return handler
 

@@ -3,10 +3,11 @@
 A plugin is a directory with ``plugin.json`` (``id``, ``name``, ``version``,
 ``description``, ``main``, ``requiresEnv``, ``providesTools``, ``sandbox``);
 they live in ``<workspace>/.philont/plugins/`` (priority 100) and
-``~/.philont/plugins/`` (priority 50). ``main`` is a Python file (``main.py``)
-or module (``weather.plugin``) inside the plugin; JavaScript entries cannot run
-here. Kairox reads two extensions: ``permissions`` and ``compatibility`` (as
-in ``.kairox-plugin/plugin.json``).
+``~/.philont/plugins/`` (priority 50). ``main`` is JavaScript (``index.js``,
+the default; ``.mjs``/``.cjs``; run by Node) or Python (a ``.py`` file or a
+module such as ``weather.plugin``) inside the plugin. ``domain`` and
+``capability`` are the policy defaults of the plugin's tools. Kairox reads two
+extensions: ``permissions`` and ``compatibility`` (as in ``.kairox-plugin/plugin.json``).
 """
 
 from __future__ import annotations
@@ -43,9 +44,19 @@ from kairox_manifests.paths import resolve_inside
 if TYPE_CHECKING:
     from kairox_manifests.activation import Activation, ActivationContext
 
-__all__ = ["PhilontFormat", "PhilontManifestDoc", "philont_locations"]
+__all__ = [
+    "DEFAULT_MAINS",
+    "JS_SUFFIXES",
+    "PhilontFormat",
+    "PhilontManifestDoc",
+    "is_javascript",
+    "philont_locations",
+    "resolve_main",
+]
 
-DEFAULT_MAINS = ("index.py", "main.py", "plugin.py", "__init__.py")
+#: the entry tried when ``main`` is not set, in order (Philont's default is ``index.js``)
+DEFAULT_MAINS = ("index.js", "index.mjs", "index.cjs", "index.py", "main.py", "plugin.py", "__init__.py")
+JS_SUFFIXES = (".js", ".mjs", ".cjs")
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -63,6 +74,9 @@ class PhilontManifestDoc:
     requiresEnv: list[str] = attrs.field(factory=list)
     providesTools: list[str] = attrs.field(factory=list)
     sandbox: Literal["direct", "worker"] = "direct"
+    #: the policy domain/capability of its tools that declare none (default: system/execute)
+    domain: Optional[Literal["local", "network", "system"]] = None
+    capability: Optional[Literal["read", "write", "execute"]] = None
     permissions: Optional[RawPermissions] = None
     compatibility: Optional[RawCompatibility] = None
 
@@ -80,31 +94,38 @@ def philont_locations(workspace: Path, env: Mapping[str, str]) -> list[Location]
 
 
 def resolve_main(root: Path, main: str | None, *, file: str) -> Path:
-    """The entry file: a ``.py`` path, a dotted module (``pkg.mod`` -> ``pkg/mod.py`` or
-    ``pkg/mod/__init__.py``), or the first of :data:`DEFAULT_MAINS` that exists."""
+    """The entry file: a JavaScript file (``.js``, ``.mjs``, ``.cjs``), a ``.py`` path, a
+    dotted module (``pkg.mod`` -> ``pkg/mod.py`` or ``pkg/mod/__init__.py``), or the first of
+    :data:`DEFAULT_MAINS` that exists."""
     if main is None:
         for candidate in DEFAULT_MAINS:
             if (root / candidate).is_file():
                 return resolve_inside(root, candidate, file=file, path="main")
-        raise ManifestError(f"no Python entry point ({', '.join(DEFAULT_MAINS)}); set main", file=file, path="main")
-    if main.endswith((".js", ".mjs", ".cjs", ".ts")):
+        raise ManifestError(f"no entry point ({', '.join(DEFAULT_MAINS)}); set main", file=file, path="main")
+    if main.endswith((".ts", ".mts", ".cts", ".tsx")):
         raise ManifestError(
-            f"{main!r} is JavaScript; kairox runs Python entry points (a .py file or a module)", file=file, path="main"
+            f"{main!r} is TypeScript; point main at the compiled JavaScript (.js, .mjs, .cjs)", file=file, path="main"
         )
-    if main.endswith(".py") or "/" in main:
+    if main.endswith((*JS_SUFFIXES, ".py")) or "/" in main:
         target = resolve_inside(root, main, file=file, path="main", allow_root=False)
         if target.is_dir():
-            target = target / "__init__.py"
+            target = next(
+                (target / n for n in ("index.js", "__init__.py") if (target / n).is_file()), target / "index.js"
+            )
     elif _MODULE.match(main):
         rel = main.replace(".", "/")
         target = resolve_inside(root, f"{rel}.py", file=file, path="main")
         if not target.is_file():
             target = resolve_inside(root, f"{rel}/__init__.py", file=file, path="main")
     else:
-        raise ManifestError(f"{main!r} is neither a .py file nor a module name", file=file, path="main")
+        raise ManifestError(f"{main!r} is neither a JavaScript or .py file nor a module name", file=file, path="main")
     if not target.is_file():
         raise ManifestError(f"{main!r} does not exist", file=file, path="main")
     return target
+
+
+def is_javascript(main: Path) -> bool:
+    return main.suffix.lower() in JS_SUFFIXES
 
 
 class PhilontFormat(BaseFormat):
@@ -142,7 +163,14 @@ class PhilontFormat(BaseFormat):
             if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool):
                 raise ManifestError(f"{tool!r} is not a tool name", file=f, path=f"providesTools[{i}]")
             out.add(Contribution("tool", tool, main, {"declared": True}), file=f, path=f"providesTools[{i}]")
-        metadata: dict[str, Any] = {"sandbox": doc.sandbox}
+        metadata: dict[str, Any] = {
+            "sandbox": doc.sandbox,
+            "language": "javascript" if is_javascript(main) else "python",
+        }
+        if doc.domain:
+            metadata["domain"] = doc.domain
+        if doc.capability:
+            metadata["capability"] = doc.capability
         if doc.name:
             metadata["displayName"] = doc.name
         if doc.requiresEnv:
@@ -168,7 +196,8 @@ class PhilontFormat(BaseFormat):
         )
 
     async def activate(self, manifest: BundleManifest, context: ActivationContext) -> Activation:
-        """Run the plugin's ``register(ctx)``: in this process (``direct``) or in a worker."""
+        """Run the plugin's ``register(ctx)``: JavaScript in Node (a worker of its own, or the shared
+        process), Python in this process (``direct``) or in a worker."""
         assert manifest.code is not None
         env = context.runtime.env
         missing = [v for v in manifest.code.requires_env if not env.get(v)]
@@ -176,6 +205,10 @@ class PhilontFormat(BaseFormat):
             raise RuntimeError(
                 f"requires environment variable{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not set)"
             )
+        if is_javascript(manifest.code.main):
+            from .javascript import activate_javascript
+
+            return await activate_javascript(manifest, context)
         if manifest.code.sandbox == "worker":
             from .worker import activate_worker
 
