@@ -319,3 +319,39 @@ def test_catalog_shaped_json_gives_entries_and_errors_never_an_exception(data: A
 @given(st.binary(max_size=200))
 def test_any_bytes_parse_without_an_exception(raw: bytes) -> None:
     _check(parse_text(raw, source="h"))
+
+
+def test_a_document_from_a_url_cannot_install_from_this_machines_files() -> None:
+    doc = {
+        "entries": [
+            {"name": "localsteal", "kind": "skill", "install": {"type": "path", "path": "/home/me/.ssh"}},
+            {"name": "fine", "kind": "skill", "install": {"type": "url", "url": "https://x.dev/SKILL.md"}},
+        ]
+    }
+    remote = parse_document(doc, source="r", location="https://catalog.example.com/kx.json")
+    assert [e.name for e in remote.entries] == ["fine"]
+    [refused] = remote.errors
+    assert refused.name == "localsteal" and "cannot install from this machine's files" in refused.reason
+    local = parse_document(doc, source="l", location="/srv/catalog/kx.json")
+    assert [e.name for e in local.entries] == ["localsteal", "fine"]  # a local document may
+
+
+def test_a_remote_marketplaces_relative_sources_stay_remote() -> None:
+    doc = {"name": "m", "owner": {"name": "o"}, "plugins": [{"name": "p", "source": "./plugins/p"}]}
+    result = parse_document(doc, source="m", location="https://x.dev/m/.claude-plugin/marketplace.json")
+    [entry] = result.entries
+    assert entry.install is not None and entry.install.path == "https://x.dev/m/plugins/p"
+
+
+def test_a_document_with_too_many_entries_reads_the_first_and_says_so() -> None:
+    from kairox_catalog.documents import MAX_ENTRIES
+
+    doc = {
+        "entries": [
+            {"name": f"e{i}", "kind": "skill", "install": {"type": "url", "url": "https://x.dev/s"}}
+            for i in range(MAX_ENTRIES + 5)
+        ]
+    }
+    result = parse_document(doc, source="big")
+    assert len(result.entries) == MAX_ENTRIES
+    assert result.errors[0].reason == f"lists {MAX_ENTRIES + 5} entries; only the first {MAX_ENTRIES} are read"

@@ -62,8 +62,62 @@ def parse_text(text: str | bytes, *, source: str, kind: str = "auto", location: 
     return parse_document(data, source=source, kind=kind, location=location)
 
 
+#: entries one document may list; more is one error and the rest are not read (a document
+#: within the size limit can still hold hundreds of thousands of tiny entries)
+MAX_ENTRIES = 20_000
+
+
 def parse_document(data: Any, *, source: str, kind: str = "auto", location: str = "") -> SourceResult:
-    """Entries of a parsed JSON document; every bad entry becomes an :class:`EntryError`."""
+    """Entries of a parsed JSON document; every bad entry becomes an :class:`EntryError`.
+
+    A document fetched from a URL cannot install from this machine's files: its entries with
+    a local ``path`` install source are errors (a marketplace's relative sources resolve
+    against its URL and stay remote; a local document's may name local paths)."""
+    data, too_many = _bounded(data, source)
+    result = _parse(data, source=source, kind=kind, location=location)
+    if _remote(location):
+        local = [
+            e
+            for e in result.entries
+            if e.install is not None and e.install.type == "path" and not _remote(e.install.path)
+        ]
+        if local:
+            refused = tuple(
+                EntryError(
+                    source,
+                    e.name,
+                    "a catalog document from a URL cannot install from this machine's files (install.type is path)",
+                    e.name,
+                )
+                for e in local
+            )
+            result = SourceResult(
+                entries=tuple(e for e in result.entries if e not in local), errors=(*result.errors, *refused)
+            )
+    if too_many is not None:
+        result = SourceResult(entries=result.entries, errors=(too_many, *result.errors))
+    return result
+
+
+def _remote(location: str) -> bool:
+    return location.split(":", 1)[0].lower() in ("http", "https")
+
+
+def _bounded(data: Any, source: str) -> tuple[Any, EntryError | None]:
+    """``data`` with its entry list cut at :data:`MAX_ENTRIES`, and the error that says so."""
+    if not isinstance(data, dict):
+        items, key = (data, "") if isinstance(data, list) else (None, "")
+    else:
+        key = next((k for k in ("entries", "servers", "plugins") if isinstance(data.get(k), list)), "")
+        items = data.get(key) if key else None
+    if not isinstance(items, list) or len(items) <= MAX_ENTRIES:
+        return data, None
+    error = EntryError(source, key or "document", f"lists {len(items)} entries; only the first {MAX_ENTRIES} are read")
+    cut = items[:MAX_ENTRIES]
+    return ({**data, key: cut} if isinstance(data, dict) else cut), error
+
+
+def _parse(data: Any, *, source: str, kind: str, location: str) -> SourceResult:
     actual = detect_kind(data) if kind == "auto" else kind
     if actual is None:
         return SourceResult(

@@ -237,15 +237,18 @@ def server_values(entry: CatalogEntry, inputs: _Inputs, environ: Mapping[str, st
     if launch is None:
         raise InstallError(f"{entry.name} is a {entry.kind}, not an MCP server")
     values: dict[str, Any] = {"type": launch.transport}
+    # what the catalog document says is escaped (`$${`): a `${VAR}` in it would expand to this
+    # machine's environment when kairox loads the config and reach the server (an argument,
+    # a URL's query); only the installer's own `${VAR}` for a secret input stays live
     if launch.transport == "stdio":
         command, args = resolve_command(launch.command, launch.args, environ)
-        values["command"] = command
-        values["args"] = [_fill(a, inputs.args) for a in args]
+        values["command"] = _escape(command)
+        values["args"] = [_fill(_escape(a), inputs.args) for a in args]
         env = {**{k: _escape(v) for k, v in launch.env.items()}, **inputs.env}
         if env:
             values["env"] = env
     else:
-        values["url"] = _fill(launch.url, inputs.url)
+        values["url"] = _fill(_escape(launch.url), inputs.url)
         headers = {**{k: _escape(v) for k, v in launch.headers.items()}, **inputs.headers}
         if headers:
             values["headers"] = headers
