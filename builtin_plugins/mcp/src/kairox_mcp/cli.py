@@ -8,7 +8,7 @@ import click
 
 from kairox import known_errors_for
 from kairox import terminal_safe as safe
-from kairox.cli import echo_json, run_with_runtime, want_json
+from kairox.cli import echo_json, lazy_command, run_with_runtime, want_json
 
 from .config import redact_config, redact_url
 from .manager import SECTION, McpServerManager, McpStartupError, manager_of
@@ -74,6 +74,15 @@ def _started_alone(
 @click.group()
 def mcp() -> None:
     """MCP servers: what is configured, their state, tools and logs."""
+
+
+mcp.add_command(
+    lazy_command(
+        "import",
+        "kairox_mcp.import_cli:import_cmd",
+        "Import the MCP servers other clients configured (Claude, Cursor, VS Code, Codex, Gemini CLI, Zed, Windsurf).",
+    )
+)
 
 
 @mcp.command("list")
