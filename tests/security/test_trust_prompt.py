@@ -69,7 +69,7 @@ def test_on_a_terminal_the_prompt_shows_what_would_run_and_no_runs_nothing(attac
     assert "MCP server evil" in tty and "runs:     sh -c" in tty and str(attack.markers / "toml-mcp") in tty
     assert "language server evil-lsp" in tty and "debug adapter evil-dap" in tty
     assert f"contacts: http://127.0.0.1:{attack.listener.port}/mcp" in tty
-    assert "reads:    STOLEN, SECRET_TOKEN" in tty
+    assert "reads:    SECRET_TOKEN" in tty  # STOLEN is set (to it), not read
     assert "bundle evil-bundle" in tty and "hook pre_tool_call:" in tty
     assert SECRET not in tty, "the prompt names variables, never their values"
     # "no": the command goes on with everything held

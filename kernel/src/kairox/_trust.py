@@ -117,7 +117,9 @@ def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, 
         names.append("(its whole environment: inherit_env = true)")
     env = raw.get("env")
     if isinstance(env, Mapping):
-        names.extend(str(k) for k in env)
+        # "" takes the variable from the user's environment; a literal value is set, not read
+        # (a ${VAR} inside one is found below)
+        names.extend(str(k) for k, v in env.items() if v is None or v == "")
     env_vars = raw.get("env_vars")
     if isinstance(env_vars, list):
         names.extend(str(v) for v in env_vars if isinstance(v, str))
