@@ -153,3 +153,52 @@ def test_hosts(host: str, ok: bool) -> None:
 def test_loopback_hosts() -> None:
     assert is_loopback_host("127.0.0.2") and is_loopback_host("::1") and is_loopback_host("[::1]")
     assert not is_loopback_host("0.0.0.0") and not is_loopback_host("10.0.0.1") and not is_loopback_host("example.com")
+
+
+# -- results from backends: what a backend sent besides the content is kept, or dropped -----
+
+extras = st.one_of(st.none(), st.dictionaries(st.sampled_from(["audience", "priority", "lastModified", "x"]), values))
+
+
+@given(st.lists(st.tuples(st.text(max_size=10), extras, extras), max_size=4), extras)
+def test_any_result_converts_and_keeps_its_text(blocks: list[tuple[str, Any, Any]], meta: Any) -> None:
+    from kairox import TextContent, ToolResult
+    from kairox_serve.convert import call_result
+
+    result = ToolResult(
+        content=tuple(TextContent(text, annotations=ann, meta=m) for text, ann, m in blocks), meta=meta or {}
+    )
+    converted = call_result(result)
+    assert [b.text for b in converted.content] == [text for text, _, _ in blocks]  # type: ignore[union-attr]
+    for block, (_, ann, m) in zip(converted.content, blocks, strict=True):
+        if not ann:  # nothing that can be invalid: the block's _meta is kept as it came
+            assert block.meta == (m or None)
+        elif block.meta is not None:  # kept with valid annotations, or all extras dropped
+            assert block.meta == m
+
+
+def test_result_extras_pass_through_by_example() -> None:
+    from kairox import ResourceContent, ResourceLink, TextContent, ToolResult
+    from kairox_serve.convert import call_result
+
+    result = ToolResult(
+        content=(
+            TextContent("a", annotations={"audience": ["user"], "priority": 0.5}, meta={"k": 1}),
+            ResourceLink(uri="file:///x", name="x", title="X", size=3, icons=({"src": "https://e.example/i.png"},)),
+            ResourceContent(uri="file:///y", text="t", meta={"m": 2}),
+            TextContent("b", annotations={"priority": "high"}),  # not MCP: dropped, the text stays
+        ),
+        meta={"io.modelcontextprotocol/serverInfo": {"name": "backend"}, "trace": "t1"},
+    )
+    wire = call_result(result).model_dump(by_alias=True, exclude_none=True, mode="json")
+    text, link, resource, bad = wire["content"]
+    assert text == {
+        "type": "text",
+        "text": "a",
+        "annotations": {"audience": ["user"], "priority": 0.5},
+        "_meta": {"k": 1},
+    }
+    assert (link["title"], link["size"], link["icons"]) == ("X", 3, [{"src": "https://e.example/i.png"}])
+    assert resource["resource"]["_meta"] == {"m": 2}
+    assert bad == {"type": "text", "text": "b"}
+    assert wire["_meta"] == {"trace": "t1"}  # the backend's serverInfo is not the gateway's

@@ -111,7 +111,13 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
 
     app = GatewayApp(settings, given)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, lifespan="on", log_level="warning", timeout_graceful_shutdown=5
+        app,
+        host=settings.host,
+        port=settings.port,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,  # a log record per request is a cost on every call (uvicorn picks httptools if installed)
+        timeout_graceful_shutdown=5,
     )
     server = Server(config)
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host

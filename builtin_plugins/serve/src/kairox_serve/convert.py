@@ -77,33 +77,73 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
     )
 
 
-def _content(block: Any) -> types.ContentBlock:
+#: ``_meta`` keys of a result the SDK manages itself (a backend's serverInfo is not the gateway's)
+_RESERVED_META = "io.modelcontextprotocol/"
+
+
+def _extras(block: Any) -> dict[str, Any]:
+    """A block's ``annotations`` and ``_meta``, as the backend sent them (when it did)."""
+    extras: dict[str, Any] = {}
+    if block.annotations:
+        extras["annotations"] = block.annotations
+    if block.meta:
+        extras["_meta"] = block.meta
+    return extras
+
+
+def _block(block: Any, full: bool) -> types.ContentBlock:
+    """The MCP block; ``full``: with the backend's annotations, ``_meta`` and a link's
+    title, size and icons."""
+    extras = _extras(block) if full else {}
     if isinstance(block, TextContent):
-        return types.TextContent(text=block.text)
+        return types.TextContent(text=block.text, **extras)
     if isinstance(block, ImageContent):
-        return types.ImageContent(data=block.data, mime_type=block.mime_type)
+        return types.ImageContent(data=block.data, mime_type=block.mime_type, **extras)
     if isinstance(block, AudioContent):
-        return types.AudioContent(data=block.data, mime_type=block.mime_type)
+        return types.AudioContent(data=block.data, mime_type=block.mime_type, **extras)
     if isinstance(block, ResourceLink):
+        if full:
+            extras.update(title=block.title, size=block.size, icons=list(block.icons) if block.icons else None)
         return types.ResourceLink(
-            uri=block.uri, name=block.name or block.uri, mime_type=block.mime_type, description=block.description
+            uri=block.uri,
+            name=block.name or block.uri,
+            mime_type=block.mime_type,
+            description=block.description,
+            **extras,
         )
     if isinstance(block, ResourceContent):
         resource: types.TextResourceContents | types.BlobResourceContents
+        inner = {"_meta": block.meta} if full and block.meta else {}
         if block.text is not None or block.blob is None:
-            resource = types.TextResourceContents(uri=block.uri, mime_type=block.mime_type, text=block.text or "")
+            resource = types.TextResourceContents(
+                uri=block.uri, mime_type=block.mime_type, text=block.text or "", **inner
+            )
         else:
-            resource = types.BlobResourceContents(uri=block.uri, mime_type=block.mime_type, blob=block.blob)
-        return types.EmbeddedResource(resource=resource)
+            resource = types.BlobResourceContents(uri=block.uri, mime_type=block.mime_type, blob=block.blob, **inner)
+        return types.EmbeddedResource(resource=resource, **extras)
     return types.TextContent(text=str(block))
 
 
+def _content(block: Any) -> types.ContentBlock:
+    """A kairox content block as the MCP block of the same kind, with what the backend
+    gave it besides (annotations, ``_meta``; a link's title, size, icons). Extras that are
+    not valid MCP are dropped rather than failing the call."""
+    try:
+        return _block(block, True)
+    except ValueError:  # pydantic's ValidationError: an extra is not valid MCP
+        return _block(block, False)
+
+
 def call_result(result: ToolResult) -> types.CallToolResult:
-    """A kairox :class:`~kairox.ToolResult` as an MCP ``CallToolResult`` (blocks kept in kind)."""
+    """A kairox :class:`~kairox.ToolResult` as an MCP ``CallToolResult`` (blocks kept in
+    kind, with their annotations and ``_meta``; the result's ``_meta`` without the keys the
+    SDK reserves)."""
+    meta = {k: v for k, v in result.meta.items() if not k.startswith(_RESERVED_META)} if result.meta else None
     return types.CallToolResult(
         content=[_content(b) for b in result.content],
         structured_content=result.structured,
         is_error=result.is_error,
+        _meta=meta or None,
     )
 
 

@@ -3,8 +3,10 @@
 The SDK's ``stdio_server`` reads and writes through worker threads (``anyio.wrap_file``):
 two thread hops per message. Where it can (asyncio on POSIX, stdin and stdout pipes or
 sockets) the gateway reads and writes the descriptors directly on the event loop instead,
-with the SDK's same safety: while serving, fd 0 reads ``/dev/null`` and fd 1 goes to
-stderr, so a stray ``print`` or a child's output never reaches the wire.
+each message parsed (and written) in the task that receives (or sends) it, no reader or
+writer task and channel in between. With the SDK's same safety: while serving, fd 0 reads
+``/dev/null`` and fd 1 goes to stderr, so a stray ``print`` or a child's output never
+reaches the wire.
 """
 
 from __future__ import annotations
@@ -79,49 +81,88 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
         asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
     )
     writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
-    to_server, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, from_server = anyio.create_memory_object_stream[SessionMessage](0)
-
-    async def read_lines() -> None:
-        async with to_server:
-            while True:
-                try:
-                    line = await reader.readline()
-                except ValueError as exc:  # over MAX_LINE: skipped
-                    await to_server.send(exc)
-                    continue
-                if not line:
-                    return
-                if not line.strip():
-                    continue
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except Exception as exc:
-                    await to_server.send(exc)
-                    continue
-                await to_server.send(SessionMessage(message))
-
-    async def write_lines() -> None:
-        async with from_server:
-            async for session_message in from_server:
-                data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                writer.write(data.encode("utf-8") + b"\n")
-                await writer.drain()
-
+    read_stream, write_stream = _LineReader(reader), _LineWriter(writer)
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(read_lines)
-            tg.start_soon(write_lines)
-            try:
-                yield read_stream, write_stream
-            finally:
-                tg.cancel_scope.cancel()
+        yield read_stream, write_stream
     finally:
         with contextlib.suppress(OSError):
             os.dup2(wire_in, 0)
             os.dup2(wire_out, 1)
         read_transport.close()
         write_transport.close()
+
+
+class _LineReader:
+    """The SDK's read stream over fd 0: each ``receive`` reads and parses the next line
+    itself (no reader task and channel in between: one task hop less per message)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+        self._closed = False
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                line = await self._reader.readline()
+            except ValueError as exc:  # over MAX_LINE: answered as unreadable, skipped
+                return exc
+            if not line:
+                raise anyio.EndOfStream
+            if not line.strip():
+                continue
+            try:
+                return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+            except Exception as exc:
+                return exc
+
+    def __aiter__(self) -> _LineReader:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> _LineReader:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _LineWriter:
+    """The SDK's write stream over fd 1: each ``send`` serialises the message and writes
+    it as one line, in the sender's task (no writer task in between); it waits only when
+    the pipe is full."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+        self._closed = False
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
+        try:
+            self._writer.write(data)
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:  # the client went away
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> _LineWriter:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 async def serve_stdio(rt: Runtime) -> None:
