@@ -87,7 +87,12 @@ async def raw_proxy(js: str, port: int | None, framing: str = "sdk") -> None:
                 from mcp.server.stdio import stdio_server
 
                 if framing == "kairox":  # kairox serve's line framing instead of the SDK's
-                    from kairox_serve.stdio import stdio_streams as stdio_server
+                    from kairox_serve.stdio import claim_stdio, stdio_streams
+
+                    with claim_stdio() as wire:
+                        async with stdio_streams(wire) as (read, write):
+                            await server.run(read, write, server.create_initialization_options())
+                    return
                 async with stdio_server() as (read, write):
                     await server.run(read, write, server.create_initialization_options())
                 return

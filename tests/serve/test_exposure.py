@@ -92,3 +92,21 @@ def test_importing_the_hooks_stays_cheap() -> None:
     code = "import sys, kairox_serve.hooks; print(sorted(m for m in ('mcp', 'starlette', 'uvicorn', 'httpx2') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_symlink_out_of_the_skill_is_neither_listed_nor_read(tmp_path: Path) -> None:
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not for the client\n" * 50)
+    opener = served(tmp_path, {})
+    refs = tmp_path / "ws" / ".kairox" / "skills" / "greet" / "references"
+    refs.mkdir()
+    (refs / "pw.md").symlink_to(secret)
+    (refs / "notes.md").write_text("# fine\n")
+    async with opener as rt:
+        gateway = Gateway(rt, serve_config(rt))
+        async with gateway.running(), Client(gateway.server, mode="legacy") as client:
+            listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+            assert "skill://greet/references/notes.md" in listed
+            assert "skill://greet/references/pw.md" not in listed  # its size would tell about the target
+            with pytest.raises(MCPError, match="no file"):
+                await client.read_resource("skill://greet/references/pw.md")

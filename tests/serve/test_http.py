@@ -136,6 +136,9 @@ async def test_without_token_the_host_is_checked(tmp_path: Path) -> None:
             assert response.status_code == 200
         async with connect(url, token=None, mode="legacy") as client:
             assert "wb_echo" in {t.name for t in (await client.list_tools()).tools}
+    log = (ws.root.parent / f"serve-{url.split(':')[2].split('/')[0]}.log").read_text()
+    assert "no token: loopback only" in log
+    assert "any process on this machine, any other user's too, can call this workspace's tools" in log
 
 
 async def test_four_concurrent_clients(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ the client answers by retrying).
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from serve_helpers import KAIROX, make_workspace, stdio_params
+from serve_helpers import KAIROX, make_workspace, stdio_params, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -162,3 +163,85 @@ def test_changed_workspace_is_refused(tmp_path: Path) -> None:
     assert proc.returncode == 1
     err = proc.stderr.decode()
     assert "changed since you trusted it" in err and "new" in err and "kairox trust" in err
+
+
+@pytest.mark.parametrize("wire", ["pipes", "files"])  # files: the SDK's own stdio loop (not pollable)
+def test_stdout_carries_only_json_rpc_even_while_the_runtime_opens(tmp_path: Path, wire: str) -> None:
+    """A plugin that prints at import and in register() (direct, in the gateway's own process)
+    runs while the runtime opens, before any message: its text goes to stderr, never the wire."""
+    from kairox.testing import trust_workspace
+
+    ws = make_workspace(tmp_path, trusted=False)
+    plugin = ws.root / ".kairox" / "plugins" / "noisy"
+    plugin.mkdir(parents=True)
+    (plugin / "plugin.json").write_text('{"id": "noisy", "main": "main.py", "sandbox": "direct"}')
+    (plugin / "main.py").write_text(
+        "import sys\nprint('IMPORT-TIME PRINT')\n"
+        "def register(ctx):\n"
+        "    print('REGISTER PRINT')\n"
+        "    sys.stdout.write('RAW WRITE\\n'); sys.stdout.flush()\n"
+        "    import os; os.write(1, b'FD WRITE\\n')\n"
+        "    @ctx.register_tool('hi', description='hi', domain='local', capability='read')\n"
+        "    def hi(args):\n"
+        "        print('CALL PRINT')\n"
+        "        return 'hi'\n"
+    )
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "noisy_hi", "arguments": {}}},
+    ]
+    if wire == "files":
+        (tmp_path / "in.jsonl").write_text("".join(json.dumps(m) + "\n" for m in messages))
+        with open(tmp_path / "in.jsonl", "rb") as stdin, open(tmp_path / "out.jsonl", "wb") as stdout:
+            done = subprocess.run(
+                [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
+                stdin=stdin,
+                stdout=stdout,
+                stderr=subprocess.PIPE,
+                env=ws.env(),
+                timeout=60,
+            )
+        lines = (tmp_path / "out.jsonl").read_bytes().splitlines()
+        answers = [json.loads(line) for line in lines]  # every line JSON-RPC
+        # (stdin's end comes at once from a file: the call may be cut short, never mixed in)
+        assert [a["id"] for a in answers][:1] == [1], lines
+        for text in ("IMPORT-TIME PRINT", "REGISTER PRINT", "RAW WRITE", "FD WRITE"):
+            assert text in done.stderr.decode(), done.stderr
+        return
+    proc = subprocess.Popen(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ws.env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        answers = []
+        for message in messages:
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(proc.stdout.readline()))  # a line that is not JSON fails here
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        proc.wait(timeout=60)
+    finally:
+        stop(proc)
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[1]["result"]["content"][0]["text"] == "hi", answers[1]
+    assert rest.strip() == b""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    for text in ("IMPORT-TIME PRINT", "REGISTER PRINT", "RAW WRITE", "FD WRITE", "CALL PRINT"):
+        assert text in err, err

@@ -56,13 +56,16 @@ def serve(
     if mode == "stdio":
         if token_env or stateless or allow_origins:
             raise click.UsageError("--token-env, --stateless and --allow-origin apply to --http")
-        from .stdio import serve_stdio
+        from .stdio import claim_stdio, serve_stdio
 
-        async def go_stdio(rt: Runtime) -> None:
-            await start_served(rt)
-            await serve_stdio(rt)
+        # first: what the runtime's plugins print while it opens must not reach the wire
+        with claim_stdio() as wire:
 
-        run_with_runtime(ctx, go_stdio, start=False)
+            async def go_stdio(rt: Runtime) -> None:
+                await start_served(rt)
+                await serve_stdio(rt, wire)
+
+            run_with_runtime(ctx, go_stdio, start=False)
         return
 
     from .http import InsecureBind, settings_from
@@ -124,6 +127,13 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
     auth = f", token from ${settings.token_env}" if settings.token_env else ", no token: loopback only"
     mode = ", stateless" if settings.stateless else ""
     click.echo(f"kairox serve: http://{shown}:{settings.port}{MCP_PATH}{auth}{mode}", err=True)
+    if not settings.token_env:
+        click.echo(
+            "kairox serve: warning: without --token-env any process on this machine, any other user's too, "
+            "can call this workspace's tools through the gateway (and answer its approvals as a client); "
+            "use --token-env on a machine you share",
+            err=True,
+        )
     try:
         await server.serve()
     finally:

@@ -21,6 +21,7 @@ from kairox import (
     TextContent,
     ToolResult,
     ToolSpec,
+    is_inside,
 )
 
 if TYPE_CHECKING:
@@ -204,8 +205,11 @@ def skill_files(skill: SkillDef) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = [(path.name, path)]
     root = skill.root
     if root is not None:
+        real_root = root.resolve()
         for group in skill.resources().values():
-            out.extend((rel, root / rel) for rel in group)
+            # a symlink out of the skill is neither listed (its size would tell about its
+            # target) nor read
+            out.extend((rel, root / rel) for rel in group if is_inside((root / rel).resolve(), real_root))
     return out
 
 

@@ -17,7 +17,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -29,7 +29,7 @@ from kairox import Runtime
 from .gateway import Gateway
 from .runtime import serve_config
 
-__all__ = ["serve_stdio", "stdio_streams"]
+__all__ = ["claim_stdio", "serve_stdio", "stdio_streams"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +45,36 @@ def _pollable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
-def _fast_path() -> bool:
-    if sys.platform == "win32" or not (_pollable(0) and _pollable(1)):
+@contextlib.contextmanager
+def claim_stdio() -> Iterator[tuple[int, int]]:
+    """Take the protocol's ends of fd 0 and fd 1 before anything else runs (the runtime's
+    plugins, servers and hooks included), leaving fd 0 reading ``/dev/null`` and fd 1 going
+    to stderr, so nothing but JSON-RPC ever reaches the client: yields ``(wire_in, wire_out)``
+    and restores both at the end."""
+    import fcntl
+
+    sys.stdout.flush()
+    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        yield wire_in, wire_out
+    finally:
+        with contextlib.suppress(Exception):  # what print() buffered goes where it was written to
+            sys.stdout.flush()
+        with contextlib.suppress(OSError):
+            os.dup2(wire_in, 0)
+            os.dup2(wire_out, 1)
+        for fd in (wire_in, wire_out):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _fast_path(wire: tuple[int, int]) -> bool:
+    if sys.platform == "win32" or not (_pollable(wire[0]) and _pollable(wire[1])):
         return False
     try:
         asyncio.get_running_loop()
@@ -56,22 +84,26 @@ def _fast_path() -> bool:
 
 
 @contextlib.asynccontextmanager
-async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
-    """``(read_stream, write_stream)`` of :class:`SessionMessage` over fd 0 and fd 1."""
-    if not _fast_path():
+async def stdio_streams(wire: tuple[int, int]) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` of :class:`SessionMessage` over the protocol's ends of
+    fd 0 and fd 1 (:func:`claim_stdio`; they are duplicated here, the caller keeps its own)."""
+    wire_in, wire_out = os.dup(wire[0]), os.dup(wire[1])
+    if not _fast_path(wire):
+        import io
+
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as streams:
-            yield streams
+        stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_in, "rb"), encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(wire_out, "wb"), encoding="utf-8"))
+        try:
+            async with stdio_server(stdin, stdout) as streams:
+                yield streams
+        finally:
+            with contextlib.suppress(OSError):
+                await stdin.aclose()
+            with contextlib.suppress(OSError):
+                await stdout.aclose()
         return
-    import fcntl
-
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)
     read_transport, _ = await loop.connect_read_pipe(
@@ -85,10 +117,7 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     try:
         yield read_stream, write_stream
     finally:
-        with contextlib.suppress(OSError):
-            os.dup2(wire_in, 0)
-            os.dup2(wire_out, 1)
-        read_transport.close()
+        read_transport.close()  # closes wire_in and wire_out, this function's own copies
         write_transport.close()
 
 
@@ -165,8 +194,8 @@ class _LineWriter:
         await self.aclose()
 
 
-async def serve_stdio(rt: Runtime) -> None:
-    """Serve ``rt`` until the client closes stdin."""
+async def serve_stdio(rt: Runtime, wire: tuple[int, int]) -> None:
+    """Serve ``rt`` until the client closes stdin; ``wire`` is :func:`claim_stdio`'s."""
     gateway = Gateway(rt, serve_config(rt), one_client=True)
-    async with gateway.running(), stdio_streams() as (read, write):
+    async with gateway.running(), stdio_streams(wire) as (read, write):
         await gateway.server.run(read, write, gateway.server.create_initialization_options())
