@@ -4,7 +4,8 @@
 
 Prints one JSON document on its last stdout line. The harness
 (``bench_peers.py``) runs these interleaved and repeated and reports medians
-and ratios. Libraries: ``kairox`` (Runtime API), ``sdk`` (raw ``mcp``
+and ratios. Libraries: ``kairox`` (Runtime API), ``kairox-guard`` (the same with
+contrib/kairox-example's ``pre_tool_call`` guard), ``sdk`` (raw ``mcp``
 ``ClientSession``), ``fastmcp`` (``fastmcp.Client`` with an ``mcpServers``
 config), ``langchain`` (``MultiServerMCPClient``, the library's default: a new
 session per tool call), ``langchain-session`` (one persistent session),
@@ -74,7 +75,7 @@ def _kairox_doc(servers: list[Server]) -> dict[str, Any]:
     }
 
 
-async def kairox_run(scenario: str, servers: list[Server], calls: int) -> dict[str, Any]:
+async def kairox_run(scenario: str, servers: list[Server], calls: int, guard: bool = False) -> dict[str, Any]:
     import kairox
 
     if scenario != "coldstart":
@@ -84,8 +85,10 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int) -> dict[s
     names = {s["name"] for s in servers}
     home = tempfile.mkdtemp(prefix="kairox-bench-home-")
     # kairox's own plugins only: contrib/kairox-example (installed in the dev workspace)
-    # adds a pre_tool_call guard to every call, which no peer library pays
-    env = {**os.environ, "KAIROX_HOME": home, "KAIROX_DISABLE_PLUGINS": "example"}
+    # adds a pre_tool_call guard to every call, which no peer library pays ("kairox-guard" keeps it)
+    env = {**os.environ, "KAIROX_HOME": home}
+    if not guard:
+        env["KAIROX_DISABLE_PLUGINS"] = "example"
     ws = tempfile.mkdtemp(prefix="kairox-bench-ws-")
     started = time.perf_counter()
     async with kairox.Runtime.open(ws, env=env, config_documents=[("bench", _kairox_doc(servers))]) as rt:
@@ -233,6 +236,7 @@ def main() -> None:
         return
     runners = {
         "kairox": lambda: kairox_run(scenario, servers, calls),
+        "kairox-guard": lambda: kairox_run(scenario, servers, calls, guard=True),
         "sdk": lambda: sdk_run(scenario, servers, calls),
         "fastmcp": lambda: fastmcp_run(scenario, servers, calls),
         "langchain": lambda: langchain_run(scenario, servers, calls, persistent=False),

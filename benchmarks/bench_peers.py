@@ -72,7 +72,9 @@ def have_fastmcp() -> bool:
 
 def run(library: str, scenario: str, args: dict[str, Any], python: str) -> tuple[float, dict[str, Any]]:
     t0 = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": str(REPO / "benchmarks")}
+    # a PYTHONPATH given to the harness comes first (to measure a copy of the sources)
+    paths = [p for p in (os.environ.get("PYTHONPATH", ""), str(REPO / "benchmarks")) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     proc = subprocess.run(
         [python, str(RUNNER), library, scenario, json.dumps(args)],
         capture_output=True,
@@ -142,21 +144,43 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument(
+        "--only",
+        choices=["coldstart", "latency", "parallel", "isolation"],
+        action="append",
+        help="run only these scenarios (repeatable)",
+    )
+    parser.add_argument("--no-peers", action="store_true", help="kairox and the raw SDK only (no fastmcp, langchain)")
     opts = parser.parse_args()
+    only = set(opts.only or ["coldstart", "latency", "parallel", "isolation"])
     reps = opts.reps or (2 if opts.quick else 5)
     py = sys.executable
     libs: dict[str, str] = {"kairox": py, "sdk": py}
-    if have_fastmcp():
+    # per-call latency only: kairox with contrib/kairox-example's pre_tool_call guard installed
+    guarded = ["kairox-guard"]
+    if opts.no_peers:
+        pass
+    elif have_fastmcp():
         libs["fastmcp"] = py
     else:
         print("fastmcp not installed: run with `uv run --group bench`", file=sys.stderr)
-    lc = langchain_python()
+    lc = None if opts.no_peers else langchain_python()
     if lc:
         libs["langchain"] = lc
         libs["langchain-session"] = lc
     print(f"# kairox vs MCP client libraries ({reps} repetitions, interleaved; {os.cpu_count()} CPUs)")
 
-    # 1. cold start ------------------------------------------------------------------
+    if "coldstart" in only:
+        cold_start(libs, reps)
+    if "latency" in only:
+        latency(libs, reps, opts.calls, guarded)
+    if "parallel" in only:
+        parallel(libs, reps)
+    if "isolation" in only:
+        isolation(libs)
+
+
+def cold_start(libs: dict[str, str], reps: int) -> None:
     five = [server(f"s{i}") for i in range(5)]
     cold: dict[str, list[float]] = {name: [] for name in [*libs, "kairox-cli"] if name != "langchain-session"}
     for _ in range(reps):
@@ -176,14 +200,16 @@ def main() -> None:
         [[lib, fmt_ms(statistics.median(v)), f"{statistics.median(v) / base:.2f}x"] for lib, v in cold.items() if v],
     )
 
-    # 2. per-call latency -------------------------------------------------------------------
+
+def latency(libs: dict[str, str], reps: int, n_calls: int, guarded: list[str]) -> None:
+    py = sys.executable
     one = [server("s0")]
     lat: dict[str, list[float]] = {}
-    order = ["pipe", *libs]
+    order = ["pipe", "sdk", "kairox", *guarded, *(lib for lib in libs if lib not in ("sdk", "kairox"))]
     for _ in range(max(1, reps // 2)):
         for lib in order:
             python = libs.get(lib, py)
-            calls = opts.calls if lib != "langchain" else max(20, opts.calls // 10)
+            calls = n_calls if lib != "langchain" else max(20, n_calls // 10)
             _, out = run(lib, "latency", {"servers": one, "calls": calls}, python)
             if "failed" in out:
                 print(f"latency {lib}: {out}", file=sys.stderr)
@@ -204,7 +230,8 @@ def main() -> None:
         rows,
     )
 
-    # 3. parallel start ------------------------------------------------------------------------
+
+def parallel(libs: dict[str, str], reps: int) -> None:
     rows = []
     for n in (1, 10, 20):
         slow = [server(f"slow{i}", "slow_start.py", "--delay", "0.5") for i in range(n)]
@@ -227,7 +254,8 @@ def main() -> None:
         rows,
     )
 
-    # 4. failure isolation -----------------------------------------------------------------------
+
+def isolation(libs: dict[str, str]) -> None:
     mixed = [server(f"s{i}") for i in range(4)] + [
         {"name": "crasher", "command": sys.executable, "args": [str(SERVERS / "crash_on_start.py")]}
     ]

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from ._tools import ToolResult
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
-__all__ = ["Dispatcher", "HookOutcome", "trace_hook_call", "wrapper_hooks"]
+__all__ = ["Dispatcher", "HookOutcome", "has_targets", "trace_hook_call", "wrapper_hooks"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,9 +76,28 @@ class _Target:
     argnames: tuple[str, ...] | None  # None: a runtime hook, called with every argument
 
 
+class _TraceLine:
+    """One trace line, written out only when tracing is on (pluggy's tracer calls ``str``)."""
+
+    __slots__ = ("hook", "kwargs", "plugin")
+
+    def __init__(self, hook: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
+        self.hook, self.plugin, self.kwargs = hook, plugin, kwargs
+
+    def __str__(self) -> str:
+        return f"{self.hook} -> {self.plugin}({', '.join(self.kwargs)})"
+
+
 def trace_hook_call(pm: pluggy.PluginManager, hook_name: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
     """Write one line per hook call when ``KAIROX_TRACE_PLUGINS`` turned tracing on."""
-    pm.trace.root.get("hook")(f"{hook_name} -> {plugin}({', '.join(kwargs)})")
+    pm.trace.root.get("hook")(_TraceLine(hook_name, plugin, kwargs))
+
+
+def has_targets(dispatch: Dispatcher, hook: str, runtime_hooks: bool = True) -> bool:
+    """Whether ``dispatch`` calling hook ``hook`` (``"kairox_pre_tool_call"``) would call anything
+    (with ``runtime_hooks``: counting the run-time hooks, as the lifecycle hooks do). Cheap: the
+    targets are resolved once per hook, and again only when they changed."""
+    return bool(dispatch._targets(getattr(dispatch.host.pm.hook, hook), runtime_hooks=runtime_hooks))
 
 
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
@@ -167,6 +186,10 @@ class Dispatcher:
         self.host = host
         self._hooks = hooks
         self._report = report
+        #: hook name -> (the hookimpls, the run-time hooks' version, the targets): resolved
+        #: once, again when a plugin (un)registers or a run-time hook comes or goes
+        self._resolved: dict[tuple[str, bool], tuple[list[Any], int, list[_Target]]] = {}
+        self._tracer: Any = None
 
     def bind(
         self, *, hooks: HookRegistry | None = None, report: Callable[[HookOutcome], None] | None = None
@@ -253,9 +276,21 @@ class Dispatcher:
     # -- the one executor --------------------------------------------------------
 
     def _targets(self, caller: pluggy.HookCaller, *, runtime_hooks: bool = False) -> list[_Target]:
-        """Pluggy's call order (``get_hookimpls()`` reversed), then the run-time hooks."""
+        """Pluggy's call order (``get_hookimpls()`` reversed), then the run-time hooks:
+        worked out once per hook, and again when its implementations changed."""
+        impls = caller.get_hookimpls()
+        version = self._hooks.version if runtime_hooks and self._hooks is not None else -1
+        key = (caller.name, runtime_hooks)
+        cached = self._resolved.get(key)
+        if cached is not None and cached[1] == version and cached[0] == impls:
+            return cached[2]
+        targets = self._resolve(caller, impls, runtime_hooks)
+        self._resolved[key] = (impls, version, targets)
+        return targets
+
+    def _resolve(self, caller: pluggy.HookCaller, impls: list[Any], runtime_hooks: bool) -> list[_Target]:
         targets = []
-        for impl in reversed(caller.get_hookimpls()):
+        for impl in reversed(impls):
             name = self.host.pm.get_name(impl.plugin) or impl.plugin_name
             if impl.hookwrapper or impl.wrapper:  # host.register refuses these; one registered past it is skipped
                 logger.warning("%s: the wrapper of %s is not called (kairox has no wrappers)", caller.name, name)
@@ -270,7 +305,9 @@ class Dispatcher:
         """Call one implementation with the arguments it names; what it raises is its outcome."""
         names = target.argnames
         call_args = dict(kwargs) if names is None else {k: v for k, v in kwargs.items() if k in names}
-        trace_hook_call(self.host.pm, hook, target.source, call_args)
+        if self._tracer is None:
+            self._tracer = self.host.pm.trace.root.get("hook")
+        self._tracer(_TraceLine(hook, target.source, call_args))
         try:
             value = target.fn(**call_args)
         except Exception as exc:

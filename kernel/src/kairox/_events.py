@@ -156,6 +156,8 @@ class EventBus:
 
     def __init__(self) -> None:
         self._subs: list[tuple[Subscriber, tuple[type[Event], ...]]] = []
+        #: subscribers that listen only while their predicate says so (see :meth:`subscribe`)
+        self._active: dict[int, Callable[[], bool]] = {}
         self._streams: list[tuple[MemoryObjectSendStream[Event], tuple[type[Event], ...]]] = []
         self._spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
         self.dropped = 0
@@ -163,16 +165,37 @@ class EventBus:
     def bind(self, spawn: Callable[[Callable[[], Awaitable[None]]], None] | None) -> None:
         self._spawn = spawn
 
-    def subscribe(self, fn: Subscriber, *types: type[Event]) -> Callable[[], None]:
-        """Call ``fn`` for each event (of ``types``, if given). Returns an unsubscribe function."""
+    def subscribe(
+        self, fn: Subscriber, *types: type[Event], active: Callable[[], bool] | None = None
+    ) -> Callable[[], None]:
+        """Call ``fn`` for each event (of ``types``, if given). Returns an unsubscribe function.
+
+        ``active``, when given, says whether ``fn`` wants events at all right now: while it
+        returns False, :meth:`has_listeners` does not count ``fn`` (a forwarder with nobody
+        to forward to), so publishers may skip building events for it."""
         entry = (fn, types)
         self._subs.append(entry)
+        if active is not None:
+            self._active[id(entry)] = active
 
         def unsubscribe() -> None:
             if entry in self._subs:
                 self._subs.remove(entry)
+                self._active.pop(id(entry), None)
 
         return unsubscribe
+
+    def has_listeners(self, kind: type[Event]) -> bool:
+        """Whether publishing an event of type ``kind`` would reach anyone: a subscriber or a
+        stream for it. Publishers of frequent events check this before building one."""
+        for entry in self._subs:
+            types = entry[1]
+            if types and not issubclass(kind, types):
+                continue
+            active = self._active.get(id(entry)) if self._active else None
+            if active is None or active():
+                return True
+        return any(not types or issubclass(kind, types) for _, types in self._streams)
 
     def publish(self, event: Event) -> None:
         for fn, types in list(self._subs):

@@ -7,6 +7,7 @@ Hooks that are not Python hookimpls (plugin hook scripts, Philont
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Union
@@ -54,6 +55,21 @@ class ToolCall:
 
 HookFn = Callable[..., Union[Any, Awaitable[Any]]]
 
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def snapshot_arguments(value: Any) -> Any:
+    """A deep copy of a call's arguments, fast for what JSON holds (dicts, lists, strings,
+    numbers, booleans, None); anything else is ``copy.deepcopy``'d."""
+    kind = type(value)
+    if kind is dict:
+        return {k: snapshot_arguments(v) for k, v in value.items()}
+    if kind is list:
+        return [snapshot_arguments(v) for v in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
+
 
 @attrs.frozen
 class RuntimeHook:
@@ -67,6 +83,8 @@ class HookRegistry:
 
     def __init__(self) -> None:
         self._hooks: list[RuntimeHook] = []
+        #: changes with every add and removal (the dispatcher resolves its targets again)
+        self.version = 0
 
     def add(self, event: str, fn: HookFn, *, source: str) -> Callable[[], None]:
         """Call ``fn`` for ``event`` (one of :data:`LIFECYCLE_EVENTS`) with the
@@ -76,10 +94,20 @@ class HookRegistry:
             raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(LIFECYCLE_EVENTS)}")
         hook = RuntimeHook(event, fn, source)
         self._hooks.append(hook)
-        return lambda: self._hooks.remove(hook) if hook in self._hooks else None
+        self.version += 1
+
+        def remove() -> None:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+                self.version += 1
+
+        return remove
 
     def remove_source(self, source: str) -> None:
-        self._hooks = [h for h in self._hooks if h.source != source]
+        kept = [h for h in self._hooks if h.source != source]
+        if len(kept) != len(self._hooks):
+            self._hooks = kept
+            self.version += 1
 
     def for_event(self, event: str) -> list[RuntimeHook]:
         return [h for h in self._hooks if h.event == event]

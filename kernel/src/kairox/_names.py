@@ -99,6 +99,11 @@ def assign_exported_names(
     return names, collisions
 
 
+def first_suffixed(cid: str, base: str) -> str:
+    """The name an id that lost its sanitised name ``base`` gets unless that one is used too."""
+    return _with_suffix(base, _hash(cid))
+
+
 def _suffixed(cid: str, used: Collection[str]) -> str:
     base = sanitize_name(cid)
     for length in (8, 16, 64):

@@ -260,13 +260,31 @@ class _Unverifiable:
     """A path argument holding something other than a string (cannot be checked)."""
 
 
+def _forget_decisions(engine: PolicyEngine, _attribute: object, value: Any) -> Any:
+    engine._decisions.clear()
+    return value
+
+
+#: decisions an engine remembers before it starts over (specs come and go with servers)
+_MAX_DECISIONS = 4096
+
+
 @attrs.define
 class PolicyEngine:
-    """Decides every tool call. Built from :class:`PolicyConfig` and the workspace."""
+    """Decides every tool call. Built from :class:`PolicyConfig` and the workspace.
 
-    config: PolicyConfig
-    workspace: Path
-    roots: tuple[Path, ...] = ()
+    :meth:`decide_at` depends on the tool's spec, the location and the policy only, never
+    on a call's arguments, so its decisions are remembered per spec and location (a
+    non-write tool is decided once); setting ``config``, ``workspace`` or ``roots`` forgets them.
+    """
+
+    config: PolicyConfig = attrs.field(on_setattr=_forget_decisions)
+    workspace: Path = attrs.field(on_setattr=_forget_decisions)
+    roots: tuple[Path, ...] = attrs.field(default=(), on_setattr=_forget_decisions)
+    #: id(spec), location -> (spec, decision); the spec is kept so its id cannot be reused
+    _decisions: dict[tuple[int, str], tuple[ToolSpec, Decision]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     @classmethod
     def build(cls, config: PolicyConfig, workspace: Path) -> PolicyEngine:
@@ -380,6 +398,19 @@ class PolicyEngine:
     def decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         """The decision for a call of ``spec`` whose writes land at ``location``
         (what ``kairox tools list`` can show for each location of a write tool)."""
+        if spec.capability is not Capability.WRITE:
+            location = "none"
+        key = (id(spec), location)
+        known = self._decisions.get(key)
+        if known is not None and known[0] is spec:
+            return known[1]
+        decision = self._decide_at(spec, location)
+        if len(self._decisions) >= _MAX_DECISIONS:
+            self._decisions.clear()
+        self._decisions[key] = (spec, decision)
+        return decision
+
+    def _decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         perms: Permissions = spec.permissions or Permissions()
         if perms.tools is not None and not any(fnmatch.fnmatchcase(spec.id, p) for p in perms.tools):
             return Deny("not among the tools its plugin's permissions allow")

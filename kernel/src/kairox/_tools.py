@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, runtime_checkab
 import attrs
 
 from ._events import EventBus, ToolNameCollision, ToolsChanged
-from ._names import assign_exported_names, sanitize_name
+from ._names import assign_exported_names, first_suffixed, sanitize_name
 from ._types import Capability, Domain, Permissions
 from .errors import RegistrationError, ToolNotFound
 
@@ -361,17 +361,38 @@ class ToolRegistry:
     together, inside one :meth:`batch` (the runtime's parallel start is one), are
     named from their set alone, whatever order they registered in: the best
     :class:`~kairox.ToolRank` keeps a contested name.
+
+    A change costs what it changes: each id is sanitised once, and only the
+    newcomers that compete for a name with a tool the change touched are named
+    again (the names are those :func:`~kairox.assign_exported_names` gives the
+    whole set of newcomers; it is called on the whole set only when a newcomer's
+    hash-suffixed name meets another name, which takes a crafted id).
     """
 
     def __init__(self, events: EventBus | None = None) -> None:
         self._events = events or EventBus()
         self._entries: dict[str, _Entry] = {}
         self._by_exported: dict[str, str] = {}
-        self._collisions: list[tuple[str, ...]] = []
         #: canonical id -> exported name, kept after a removal (the id gets it back)
         self._pinned: dict[str, str] = {}
+        #: every pinned name (they never change, and no two ids hold one)
+        self._taken: set[str] = set()
         self._provider_ranks: dict[str, int] = {}
         self._batch_depth = 0
+        #: canonical id -> sanitize_name(id), for every id ever registered
+        self._sanitized: dict[str, str] = {}
+        #: provider -> its registered ids (in registration order)
+        self._by_provider: dict[str, dict[str, None]] = {}
+        #: sanitised name -> the registered ids that want it (collisions: more than one)
+        self._groups: dict[str, set[str]] = {}
+        #: newcomers of the running batch (registered, no pinned name): their names and groups
+        self._fresh: dict[str, str] = {}
+        self._fresh_groups: dict[str, set[str]] = {}
+        #: losers of the fresh groups: id -> its first suffixed candidate, and how many want each
+        self._loser_names: dict[str, str] = {}
+        self._loser_counts: dict[str, int] = {}
+        #: a suffixed name met another name in this batch: name every newcomer from scratch
+        self._tangled = False
 
     # -- changes ---------------------------------------------------------
     def add(self, tool: Tool, *, provider: str | None = None, rank: int | None = None) -> ToolSpec:
@@ -388,11 +409,12 @@ class ToolRegistry:
 
     def replace_provider(self, provider: str, tools: Iterable[Tool], *, rank: int | None = None) -> None:
         """Atomically swap every tool of ``provider`` for ``tools`` (one event)."""
-        current = [tid for tid, e in self._entries.items() if e.provider == provider]
+        current = list(self._by_provider.get(provider, ()))
         self.replace(provider, add=list(tools), remove=current, rank=rank)
 
     def remove_provider(self, provider: str) -> None:
-        self.replace_provider(provider, ())
+        if provider in self._by_provider:  # a provider with no tools changes nothing
+            self.replace_provider(provider, ())
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -407,7 +429,7 @@ class ToolRegistry:
         finally:
             self._batch_depth -= 1
             if self._batch_depth == 0:
-                self._pinned.update({tid: e.spec.exported_name for tid, e in self._entries.items()})
+                self._pin_fresh()
 
     def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str], rank: int | None = None) -> None:
         """Remove ``remove`` and add ``add`` for ``provider``, as one change.
@@ -418,65 +440,186 @@ class ToolRegistry:
         if rank is not None:
             self._provider_ranks[provider] = int(rank)
         provider_rank = self._provider_ranks.get(provider, 0)
-        removed = [tid for tid in remove if tid in self._entries]
-        new_entries = dict(self._entries)
-        for tid in removed:
-            del new_entries[tid]
-        added: list[str] = []
+        entries = self._entries
+        removed = list(dict.fromkeys(tid for tid in remove if tid in entries))
+        removing = set(removed)
+        tools = list(add)
+        # check everything before changing anything: a refused change leaves the registry as it was
+        claimed: dict[str, _Entry] = {}
         displaced: dict[str, list[str]] = {}
-        for tool in add:
-            spec = tool.spec
-            if spec.id in new_entries:
-                holder = new_entries[spec.id]
+        for tool in tools:
+            tid = tool.spec.id
+            holder = claimed.get(tid) or (entries.get(tid) if tid not in removing else None)
+            if holder is not None:
                 if holder.provider == provider or holder.rank <= provider_rank:
-                    raise RegistrationError(
-                        f'tool "{spec.id}" is registered twice: by {holder.provider} and by {provider}'
-                    )
+                    raise RegistrationError(f'tool "{tid}" is registered twice: by {holder.provider} and by {provider}')
                 # a better ranked provider (the user's own server) takes its id back
-                displaced.setdefault(holder.provider, []).append(spec.id)
-                del new_entries[spec.id]
-            new_entries[spec.id] = _Entry(
-                tool, attrs.evolve(spec, provider=spec.provider or provider), provider, provider_rank
+                displaced.setdefault(holder.provider, []).append(tid)
+            spec = tool.spec
+            claimed[tid] = _Entry(
+                tool, spec if spec.provider else attrs.evolve(spec, provider=provider), provider, provider_rank
             )
-            added.append(spec.id)
-        names = self._assign(new_entries)
-        for tid, entry in new_entries.items():
-            if entry.spec.exported_name != names[tid]:
-                new_entries[tid] = attrs.evolve(entry, spec=attrs.evolve(entry.spec, exported_name=names[tid]))
-        self._entries = new_entries
-        self._by_exported = {names[tid]: tid for tid in new_entries}
+        if not removed and not claimed:
+            return
+        old_collisions = {key: self._collision(key) for key in self._keys_of([*removed, *claimed])}
+        touched: set[str] = set()
+        for tid in removed:
+            self._drop(tid, touched)
+        for ids in displaced.values():
+            for tid in ids:
+                self._drop(tid, touched)
+        for tid, entry in claimed.items():
+            self._put(tid, entry, touched)
+        self._rename(touched)
         if self._batch_depth == 0:
-            self._pinned.update(names)
-        collisions = _collision_groups(new_entries)
-        new_collisions = [c for c in collisions if c not in self._collisions]
-        self._collisions = collisions
+            self._pin_fresh()
+        added = list(claimed)
         # a replaced tool that kept its id is both removed and added
-        really_removed = tuple(t for t in removed if t not in added)
-        really_added = tuple(t for t in added if t not in removed)
-        changed = tuple(t for t in added if t in removed)
+        really_removed = tuple(t for t in removed if t not in claimed)
+        really_added = tuple(t for t in added if t not in removing)
+        changed = tuple(t for t in added if t in removing)
         for loser, ids in displaced.items():
             logger.warning("tools %s of %s are replaced by %s's, which ranks above", ", ".join(ids), loser, provider)
             self._events.publish(ToolsChanged(provider=loser, added=(), removed=tuple(ids)))
         if really_added or really_removed or changed:
             self._events.publish(ToolsChanged(provider=provider, added=really_added + changed, removed=really_removed))
-        for group in new_collisions:
-            self._events.publish(ToolNameCollision(exported_name=sanitize_name(group[0]), canonical_ids=group))
+        new_collisions = []
+        for key, before in old_collisions.items():
+            group = self._collision(key)
+            if group is not None and group != before:
+                new_collisions.append(group)
+        for group in sorted(new_collisions):
+            self._events.publish(ToolNameCollision(exported_name=self._sanitize(group[0]), canonical_ids=group))
 
     def rank_of(self, tool_id: str) -> int | None:
         """The :class:`~kairox.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
         entry = self._entries.get(tool_id)
         return None if entry is None else entry.rank
 
-    def _assign(self, entries: Mapping[str, _Entry]) -> dict[str, str]:
-        """Held names for tools that have one; the newcomers named as one set around them."""
-        names = {tid: self._pinned[tid] for tid in entries if tid in self._pinned}
-        fresh = [tid for tid in entries if tid not in names]
-        if fresh:
-            fresh_names, _ = assign_exported_names(
-                fresh, taken=set(self._pinned.values()), rank={tid: entries[tid].rank for tid in fresh}
-            )
-            names.update(fresh_names)
-        return names
+    # -- the bookkeeping behind replace() ----------------------------------
+    def _sanitize(self, tid: str) -> str:
+        name = self._sanitized.get(tid)
+        if name is None:
+            name = self._sanitized[tid] = sanitize_name(tid)
+        return name
+
+    def _keys_of(self, ids: Iterable[str]) -> set[str]:
+        return {self._sanitize(tid) for tid in ids}
+
+    def _collision(self, key: str) -> tuple[str, ...] | None:
+        group = self._groups.get(key)
+        return tuple(sorted(group)) if group is not None and len(group) > 1 else None
+
+    def _drop(self, tid: str, touched: set[str]) -> None:
+        entry = self._entries.pop(tid, None)
+        if entry is None:
+            return
+        key = self._sanitize(tid)
+        owned = self._by_provider.get(entry.provider)
+        if owned is not None:
+            owned.pop(tid, None)
+            if not owned:
+                del self._by_provider[entry.provider]
+        group = self._groups[key]
+        group.discard(tid)
+        if not group:
+            del self._groups[key]
+        name = entry.spec.exported_name
+        if self._by_exported.get(name) == tid:
+            del self._by_exported[name]
+        if tid in self._fresh:
+            del self._fresh[tid]
+            self._unlose(tid)
+            fresh_group = self._fresh_groups[key]
+            fresh_group.discard(tid)
+            if not fresh_group:
+                del self._fresh_groups[key]
+            touched.add(key)
+
+    def _put(self, tid: str, entry: _Entry, touched: set[str]) -> None:
+        key = self._sanitize(tid)
+        self._entries[tid] = entry
+        self._by_provider.setdefault(entry.provider, {})[tid] = None
+        self._groups.setdefault(key, set()).add(tid)
+        pinned = self._pinned.get(tid)
+        if pinned is not None:
+            self._set_name(tid, pinned)
+            return
+        self._fresh[tid] = ""
+        self._fresh_groups.setdefault(key, set()).add(tid)
+        touched.add(key)
+
+    def _set_name(self, tid: str, name: str) -> None:
+        entry = self._entries[tid]
+        if entry.spec.exported_name != name:
+            old = entry.spec.exported_name
+            if old and self._by_exported.get(old) == tid:
+                del self._by_exported[old]
+            spec = attrs.evolve(entry.spec, exported_name=name)
+            self._entries[tid] = _Entry(entry.tool, spec, entry.provider, entry.rank)
+        self._by_exported[name] = tid
+
+    def _rename(self, touched: set[str]) -> None:
+        """Name the newcomers again where a touched group may have moved a name: exactly the
+        names ``assign_exported_names(newcomers, taken=pinned names, rank=...)`` gives."""
+        if not self._tangled:
+            for key in touched:
+                self._name_group(key)
+        if self._tangled:
+            self._rename_all()
+            return
+        for key in touched:
+            for tid in self._fresh_groups.get(key, ()):
+                self._set_name(tid, self._fresh[tid])
+
+    def _name_group(self, key: str) -> None:
+        """One group of newcomers: the winner takes the free name, the others get suffixes."""
+        group = self._fresh_groups.get(key, set())
+        winner = None
+        if group and key not in self._taken:
+            winner = min(group, key=lambda c: (self._entries[c].rank, c != key, c))
+            self._fresh[winner] = key
+            if key in self._loser_counts:  # a newcomer's suffixed name is this group's name
+                self._tangled = True
+        for tid in group:
+            if tid == winner:
+                self._unlose(tid)
+                continue
+            candidate = self._loser_names.get(tid)
+            if candidate is None:
+                candidate = self._loser_names[tid] = first_suffixed(tid, key)
+                count = self._loser_counts.get(candidate, 0) + 1
+                self._loser_counts[candidate] = count
+                if count > 1 or candidate in self._taken or candidate in self._fresh_groups:
+                    self._tangled = True
+            self._fresh[tid] = candidate
+
+    def _unlose(self, tid: str) -> None:
+        candidate = self._loser_names.pop(tid, None)
+        if candidate is not None:
+            count = self._loser_counts[candidate] - 1
+            if count:
+                self._loser_counts[candidate] = count
+            else:
+                del self._loser_counts[candidate]
+
+    def _rename_all(self) -> None:
+        names, _ = assign_exported_names(
+            self._fresh, taken=self._taken, rank={tid: self._entries[tid].rank for tid in self._fresh}
+        )
+        for tid, name in names.items():
+            self._fresh[tid] = name
+            self._set_name(tid, name)
+
+    def _pin_fresh(self) -> None:
+        for tid, name in self._fresh.items():
+            self._pinned[tid] = name
+            self._taken.add(name)
+        self._fresh.clear()
+        self._fresh_groups.clear()
+        self._loser_names.clear()
+        self._loser_counts.clear()
+        self._tangled = False
 
     # -- lookups ---------------------------------------------------------
     def resolve(self, name: str) -> Tool:
@@ -505,11 +648,12 @@ class ToolRegistry:
         return [self._entries[t].spec for t in sorted(self._entries)]
 
     def by_provider(self, provider: str) -> list[ToolSpec]:
-        return [e.spec for t, e in sorted(self._entries.items()) if e.provider == provider]
+        return [self._entries[t].spec for t in sorted(self._by_provider.get(provider, ()))]
 
     @property
     def collisions(self) -> list[tuple[str, ...]]:
-        return list(self._collisions)
+        """Each group of registered ids that sanitise to one name (they competed for it)."""
+        return sorted(tuple(sorted(g)) for g in self._groups.values() if len(g) > 1)
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.specs())
@@ -537,11 +681,3 @@ class ToolView:
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         return await self._tool.call(arguments, context)
-
-
-def _collision_groups(entries: Mapping[str, _Entry]) -> list[tuple[str, ...]]:
-    """Each group of registered ids that sanitise to one name (they competed for it)."""
-    wanted: dict[str, list[str]] = {}
-    for tid in sorted(entries):
-        wanted.setdefault(sanitize_name(tid), []).append(tid)
-    return [tuple(group) for group in wanted.values() if len(group) > 1]

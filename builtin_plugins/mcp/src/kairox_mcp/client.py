@@ -11,6 +11,7 @@ import logging
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
+from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from kairox import redact
 from kairox.errors import ToolError
 
+from ._sdklog import _current as _sdk_diagnostics
 from ._sdklog import capture_sdk_logs
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
 from .config import LOG_LEVELS, McpServerConfig
@@ -44,6 +46,39 @@ MAX_PAGES = 1000
 SEND_GRACE = 1.0
 
 ListChanged = Callable[[str], Awaitable[None]]
+
+#: when the ``tools/call`` running in this task must have been sent (``anyio.current_time()``)
+_send_by: ContextVar[float | None] = ContextVar("kairox_mcp_send_by", default=None)
+
+
+class _SendStalled(Exception):
+    """A ``tools/call`` could not be written by its deadline (the server is not taking input)."""
+
+
+class _BoundedWriteStream(GuardedWriteStream):
+    """The session's write side: a message goes straight to the transport when it can take it
+    (no timer); only a write that has to wait is bounded, by the deadline of the ``tools/call``
+    sending it (``_send_by``). So a call costs one timer, the SDK's own read timeout."""
+
+    async def send(self, item: Any) -> None:
+        self._exchange.sent(getattr(item, "message", None))
+        send_nowait = getattr(self._inner, "send_nowait", None)
+        if send_nowait is not None:
+            try:
+                send_nowait(item)
+                return
+            except anyio.WouldBlock:
+                pass
+        deadline = _send_by.get()
+        if deadline is None:
+            await self._inner.send(item)
+            return
+        with anyio.CancelScope(deadline=deadline) as scope:
+            await self._inner.send(item)
+        if scope.cancelled_caught:
+            raise _SendStalled
+
+
 #: characters of a log record's data kept in its event and in the logs
 MAX_LOG_DATA = 4000
 
@@ -187,7 +222,7 @@ class McpClient:
             async with transport.connect(config, context) as (read, write):
                 async with ClientSession(
                     GuardedReadStream(read, exchange, closed),
-                    GuardedWriteStream(write, exchange),
+                    _BoundedWriteStream(write, exchange),
                     message_handler=message_handler,
                     logging_callback=logging_callback,
                     client_info=_client_info(),
@@ -367,16 +402,25 @@ class McpClient:
         ``timeout + SEND_GRACE`` s fails with :class:`McpCallTimeout` too, and the
         connection is declared broken (:attr:`closed`), so the lifecycle reconnects.
         """
+        # the SDK's records from this (the caller's) task go to the server's diagnostics (the
+        # log capture was installed when the session opened); the request's write is bounded
+        # by timeout + SEND_GRACE (only when it has to wait, see _BoundedWriteStream)
+        logs = _sdk_diagnostics.set(self.diagnostics)
+        send_by = _send_by.set(None if timeout is None else anyio.current_time() + timeout + SEND_GRACE)
+        stalled = False
         try:
-            # the SDK's records from this (the caller's) task go to the server's diagnostics
-            with capture_sdk_logs(self.diagnostics), self.host.track():
-                with anyio.move_on_after(None if timeout is None else timeout + SEND_GRACE) as deadline:
-                    result = await self.session.call_tool(
-                        name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)
-                    )
+            with self.host.track():
+                result = await self.session.call_tool(
+                    name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)
+                )
         except MCPError as exc:
             raise self._map(exc, f"tools/call {name}", timeout) from exc
-        if deadline.cancelled_caught:
+        except _SendStalled:
+            stalled = True
+        finally:
+            _send_by.reset(send_by)
+            _sdk_diagnostics.reset(logs)
+        if stalled:
             assert timeout is not None
             if self.diagnostics.error is None:
                 self.diagnostics.error = (
