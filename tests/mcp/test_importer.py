@@ -597,7 +597,6 @@ def test_kairox_toml_accepts_the_http_spellings(spelling: str) -> None:
     assert config.type == "streamable_http"
 
 
-@pytest.mark.xfail(strict=True, reason="kairox_mcp/config.py must infer streamable_http for a url-only entry")
 def test_kairox_toml_accepts_a_codex_url_only_entry() -> None:
     from kairox import structure
     from kairox_mcp import McpServerConfig

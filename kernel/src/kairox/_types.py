@@ -74,6 +74,8 @@ class ServerState(_StrEnum):
     FAILED = "failed"
     #: declared by a workspace the user has not trusted (or changed since): never started
     UNTRUSTED = "untrusted"
+    #: an HTTP MCP server that wants an OAuth login (``kairox mcp login NAME``)
+    NEEDS_AUTHORIZATION = "needs_authorization"
 
 
 @attrs.frozen

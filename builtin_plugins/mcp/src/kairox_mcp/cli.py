@@ -73,9 +73,11 @@ def _started_alone(
 
 @click.group()
 def mcp() -> None:
-    """MCP servers: what is configured, their state, tools and logs."""
+    """MCP servers: what is configured, their state, tools, logs and OAuth logins."""
 
 
+mcp.add_command(lazy_command("login", "kairox_mcp.auth_cli:login", "Log in to an HTTP MCP server with OAuth."))
+mcp.add_command(lazy_command("logout", "kairox_mcp.auth_cli:logout", "Forget an HTTP MCP server's OAuth tokens."))
 mcp.add_command(
     lazy_command(
         "import",
@@ -173,7 +175,7 @@ def mcp_status(ctx: click.Context, as_json: bool) -> None:
             click.echo("(no MCP servers configured)")
         width = max((len(r["name"]) for r in data["servers"]), default=0)
         for r in data["servers"]:
-            mark = "!" if r["state"] == "failed" else " "
+            mark = "!" if r["state"] == "failed" else "?" if r["state"] == "needs_authorization" else " "
             tools = f"{r['tools']} tools" if r["state"] == "ready" else ""
             took = f" in {r['startup_s']:g} s" if r["startup_s"] else ""
             click.echo(f"{mark} {r['name']:<{width}}  {r['state']:<8} {tools:<9} {r['detail']}{took}")

@@ -25,6 +25,7 @@ __all__ = [
     "HOST_REQUEST_MODES",
     "TRANSPORT_ALIASES",
     "McpServerConfig",
+    "OAuthSettings",
     "ServerDefinition",
     "normalize_transport",
     "redact_config",
@@ -80,6 +81,31 @@ def _not_negative(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> 
         raise ConfigError(f"expected a number >= 0, got {value!r}", path=attribute.name)
 
 
+def _port(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+    if not 0 <= value <= 65535:
+        raise ConfigError(f"expected a port number 0-65535, got {value!r}", path=attribute.name)
+
+
+@attrs.frozen
+class OAuthSettings:
+    """``oauth = { ... }`` of an HTTP server entry: how ``kairox mcp login`` authorizes.
+
+    Without ``client_id`` the client registers itself (dynamic client registration);
+    ``redirect_port`` 0 picks a free port for the loopback redirect (a pre-registered
+    client needs the port it was registered with)."""
+
+    #: use OAuth when the server asks for it (``false``: treat a 401 as an error)
+    enabled: bool = True
+    #: a client registered beforehand with the authorization server
+    client_id: str | None = None
+    #: environment variable holding that client's secret (confidential clients)
+    client_secret_env: str | None = None
+    #: scopes to ask for (default: what the server's challenge or metadata names)
+    scopes: list[str] = attrs.field(factory=list)
+    #: port of the loopback redirect listener on 127.0.0.1 (0: any free port)
+    redirect_port: int = attrs.field(default=0, validator=_port)
+
+
 @attrs.frozen(repr=False)
 class McpServerConfig:
     """One MCP server (``[mcp_servers.NAME]`` in ``kairox.toml``).
@@ -89,7 +115,8 @@ class McpServerConfig:
     a plugin registers.
     """
 
-    type: str = attrs.field(default="stdio", converter=normalize_transport)
+    #: "" (left out): streamable_http for an entry with only a ``url`` (as Codex writes them), else stdio
+    type: str = attrs.field(default="", converter=normalize_transport)
     # -- stdio ---------------------------------------------------------------
     command: str | None = None
     args: list[str] = attrs.field(factory=list)
@@ -147,8 +174,13 @@ class McpServerConfig:
     #: sent with ``logging/setLevel`` after initialize (to a server that declares logging):
     #: debug, info, notice, warning, error, critical, alert or emergency
     log_level: str | None = attrs.field(default=None, validator=_log_level)
+    # -- OAuth (HTTP servers) ------------------------------------------------------------
+    #: ``kairox mcp login`` settings; tokens are stored under ``$KAIROX_HOME/mcp-oauth/``
+    oauth: OAuthSettings | None = None
 
     def __attrs_post_init__(self) -> None:
+        if not self.type:
+            object.__setattr__(self, "type", "streamable_http" if self.url and not self.command else "stdio")
         if self.type == "stdio":
             if not self.command:
                 raise ConfigError('a stdio server needs `command` (or set `type = "sse"` / `"streamable_http"`)')
@@ -173,6 +205,11 @@ class McpServerConfig:
     @property
     def transport(self) -> str:
         return self.type
+
+    @property
+    def oauth_settings(self) -> OAuthSettings:
+        """``oauth``, or the defaults (dynamic registration, any free redirect port)."""
+        return self.oauth or OAuthSettings()
 
     @property
     def startup_timeout_s(self) -> float:
@@ -244,5 +281,7 @@ def redact_config(config: McpServerConfig) -> dict[str, Any]:
     for key in ("domain", "capability"):
         if data.get(key) is not None:
             data[key] = str(data[key])
+    if data.get("oauth") is not None:
+        data["oauth"] = attrs.asdict(data["oauth"])
     out: dict[str, Any] = redact(data)
     return out

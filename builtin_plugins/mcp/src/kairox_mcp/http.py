@@ -35,7 +35,7 @@ from kairox import redact
 from .config import McpServerConfig, redact_url
 from .transport import MAX_MESSAGE_BYTES, ConnectContext, Diagnostics, size_text
 
-__all__ = ["PeerWatch", "ResponseTooLarge", "WatchingTransport", "make_http_client"]
+__all__ = ["PeerWatch", "ResponseTooLarge", "WatchingTransport", "make_http_client", "oauth_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +69,11 @@ class PeerWatch:
             f"the server at {redact_url(self.url)} no longer knows our session "
             f"(HTTP {status} for its Mcp-Session-Id: expired, or the server restarted)"
         )
+
+    def mark_unauthorized(self, message: str) -> None:
+        """The server wants an OAuth login (``kairox_mcp.auth``): end the connection with
+        ``message`` (which says the command to run); the lifecycle waits for the login."""
+        self._end(message)
 
     def _end(self, error: str) -> None:
         if self.dead.is_set():
@@ -167,6 +172,25 @@ class WatchingTransport(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+def oauth_for(
+    server: McpServerConfig, context: ConnectContext, headers: dict[str, str], watch: PeerWatch
+) -> httpx2.Auth | None:
+    """The OAuth ``httpx2.Auth`` of ``server`` (stored token, refresh; a challenge marks the
+    attempt as needing ``kairox mcp login`` and ends it), or ``None`` when the entry sends its
+    own ``Authorization`` header or disables OAuth. A damaged token file raises
+    :class:`kairox_mcp.auth.TokenFileError` (naming the file)."""
+    from . import auth
+
+    if not auth.wants_oauth(server, headers):
+        return None
+
+    def needed(message: str) -> None:
+        auth.mark_needs_authorization(context.diagnostics, message)
+        watch.mark_unauthorized(message)
+
+    return auth.runtime_auth(context.server_name, server, context.env, needed)
 
 
 def make_http_client(

@@ -26,6 +26,7 @@ import attrs
 from kairox import ServerState, ServerStatus, ToolSpec, redact
 from kairox.errors import KairoxError, ToolError
 
+from . import auth
 from .adapter import McpToolAdapter, build_spec, withheld_reason
 from .config import ServerDefinition, redact_url
 from .events import (
@@ -59,6 +60,8 @@ RESET_AFTER = 60.0
 DIAGNOSTICS_GRACE = 0.5
 #: how long a graceful stop may take before the connection is cut
 STOP_GRACE = 8.0
+#: while a server needs authorization, how often its token file is checked for a login, seconds
+LOGIN_POLL = 1.0
 
 ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
@@ -244,6 +247,15 @@ class ServerLifecycle:
                 if self._stop.is_set():
                     break
                 attempt = self._attempt
+                login = auth.needs_authorization(attempt.diagnostics)
+                if login is not None:
+                    # not a crash: wait for `kairox mcp login NAME` (its token file), then connect again
+                    self.last_failure = attempt.diagnostics
+                    self._needs_login(login)
+                    await self._wait_for_login()
+                    consecutive = 0
+                    number += 1
+                    continue
                 if attempt.ready_at is not None and time.monotonic() - attempt.ready_at >= RESET_AFTER:
                     consecutive = 0
                 first_start_failed = attempt.ready_at is None and self.restarts == 0
@@ -267,6 +279,39 @@ class ServerLifecycle:
                     self.runtime.events.publish(McpServerStopped(server=self.name))
             self._settled.set()
             self._done.set()
+
+    def _needs_login(self, message: str) -> None:
+        """``needs_authorization``: the server answered 401 with ``WWW-Authenticate`` (or
+        rejected the stored token and a refresh did not help). Its tools stay registered,
+        so a call says what to run; the event carries the same message."""
+        self.state = ServerState.NEEDS_AUTHORIZATION
+        self.detail = message
+        self.diagnostics.error = message
+        self.runtime.events.publish(
+            McpServerFailed(server=self.name, error=message, will_restart=False, restarts=self.restarts)
+        )
+        logger.info("%s", message)
+        self._settled.set()
+
+    async def _wait_for_login(self) -> None:
+        """Until stopped, or the server's token file changed (a login in another process)."""
+        path = auth.token_path(self.name, self.runtime.env)
+
+        def stamp() -> tuple[int, int] | None:
+            try:
+                st = path.stat()
+            except OSError:
+                return None
+            return (st.st_mtime_ns, st.st_ino)
+
+        before = stamp()
+        while not self._stop.is_set():
+            with anyio.move_on_after(LOGIN_POLL):
+                await self._stop.wait()
+            now = stamp()
+            if now is not None and now != before:
+                return
+            before = now
 
     def _fail(self, error: str, *, will_restart: bool, delay: float) -> None:
         diag = self.diagnostics
@@ -506,7 +551,15 @@ class ServerLifecycle:
         try:
             return await fn(client)
         except module.McpConnectionClosed as exc:
+            login = auth.needs_authorization(attempt.diagnostics)
+            if login is not None:
+                raise ToolError(login) from exc
             raise await self._closed_error(exc, attempt) from exc
+        except ToolError as exc:
+            login = auth.needs_authorization(attempt.diagnostics)
+            if login is not None:  # the 401's stand-in error (-32603) arrived before the close
+                raise ToolError(login) from exc
+            raise
 
     # -- stopping ----------------------------------------------------------------------
     async def stop(self, grace: float = STOP_GRACE) -> None:

@@ -285,7 +285,8 @@ class McpServerManager:
         async with anyio.create_task_group() as tg:
             for server in started:
                 tg.start_soon(server.wait_settled)
-        failed = [s for s in started if s.definition.config.required and s.state is ServerState.FAILED]
+        unusable = (ServerState.FAILED, ServerState.NEEDS_AUTHORIZATION)
+        failed = [s for s in started if s.definition.config.required and s.state in unusable]
         if failed:
             raise McpStartupError(
                 "; ".join(f"required MCP server {s.name} failed to start: {s.detail}" for s in failed)
@@ -373,6 +374,8 @@ class McpServerManager:
                 tail = server.stderr_tail(5)
                 stderr = f"; its stderr ends: {' | '.join(tail)}" if tail else ""
                 return f"MCP server {server_name} failed: {server.detail}{stderr}"
+            if server.state is ServerState.NEEDS_AUTHORIZATION:
+                return server.detail  # says the command to run: kairox mcp login NAME
             if server.state is not ServerState.READY:
                 return f"MCP server {server_name} is {server.state.value}: {server.detail}"
             prefix = definition.config.tool_prefix or server_name

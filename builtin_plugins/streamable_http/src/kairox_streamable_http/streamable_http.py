@@ -4,7 +4,8 @@
 Server entry fields: ``url``, ``headers`` / ``http_headers`` (``${VAR}`` expanded),
 ``env_http_headers``, ``api_key_env`` / ``bearer_token_env_var`` (sent as
 ``Authorization: Bearer``), ``http_timeout`` (default 30 s), ``sse_read_timeout``
-(default 300 s).
+(default 300 s), ``oauth`` (``kairox mcp login``: a server that answers 401 with
+``WWW-Authenticate`` needs it; the stored token is sent and refreshed).
 
 A message is at most 64 MiB (``MAX_MESSAGE_BYTES``, as on stdio): a JSON response
 body over it, or one SSE event over it, fails the request it answered at once.
@@ -43,14 +44,18 @@ async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIte
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.message import SessionMessage
 
-    from kairox_mcp.http import PeerWatch, make_http_client
+    from kairox_mcp.http import PeerWatch, make_http_client, oauth_for
 
     if not server.url:
         raise ValueError("a streamable_http server needs `url`")
     watch = PeerWatch(server.url, context.diagnostics)
     # We own the client (headers, timeouts, error notes, the watch); the SDK sends the
     # session's DELETE through it when the connection closes normally.
-    async with make_http_client(server, context, watch=watch) as client:
+    headers = server.resolve_headers(context.env)
+    # OAuth (kairox mcp login): the stored token, refreshed; a 401 challenge ends the
+    # connection with "needs authorization" instead of an opaque error
+    auth = oauth_for(server, context, headers, watch)
+    async with make_http_client(server, context, headers=headers, watch=watch, auth=auth) as client:
         async with streamable_http_client(
             server.url, http_client=client, terminate_on_close=True, max_sse_event_size=MAX_MESSAGE_BYTES
         ) as (read, write):
