@@ -25,6 +25,7 @@ COMMANDS = {
     "tools call": (("tools", "call", "doc.echo", "--args", '{"text": "hello"}', "--json"), 0),
     "tools call (failed)": (("tools", "call", "doc.run", "--json"), 1),
     "context": (("context", "fix the test", "--json"), 0),
+    "agents list": (("agents", "list", "--json"), 0),
 }
 
 
@@ -104,6 +105,12 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
     mcp_json = {"mcpServers": {"search": {"command": "npx", "args": ["-y", "search-mcp"], "env": {"SEARCH_TOKEN": ""}}}}
     (kairox_harness.workspace / ".mcp.json").write_text(json.dumps(mcp_json))
     (kairox_harness.workspace / "AGENTS.md").write_text("Run the tests before committing.\n")
+    agents = kairox_harness.workspace / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews\ntools: Read, Grep\nmodel: sonnet\n---\nReview.\n"
+    )
+    (agents / "draft.md").write_text("---\nname: draft\n---\nno description\n")
     return kairox_harness
 
 

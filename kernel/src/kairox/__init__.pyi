@@ -6,6 +6,20 @@ Type checkers read this stub; at run time ``kairox/__init__.py`` reads it too
 
 __version__: str
 
+from ._agents import (
+    AgentDef as AgentDef,
+    AgentError as AgentError,
+    AgentPrepared as AgentPrepared,
+    AgentRegistry as AgentRegistry,
+    AgentRun as AgentRun,
+    DefinitionsChanged as DefinitionsChanged,
+    OutputStyle as OutputStyle,
+    OutputStyleError as OutputStyleError,
+    OutputStyleRegistry as OutputStyleRegistry,
+    claude_tool_ids as claude_tool_ids,
+    parse_agent as parse_agent,
+    parse_output_style as parse_output_style,
+)
 from ._config import (
     Config as Config,
     ConfigLayer as ConfigLayer,

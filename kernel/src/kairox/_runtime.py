@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import copy
 import enum
 import inspect
 import itertools
@@ -20,9 +19,10 @@ import anyio
 import anyio.abc
 import attrs
 
+from ._agents import AgentError, AgentPrepared, AgentRegistry, AgentRun, OutputStyleRegistry, scan_definitions
 from ._config import Config, ConfigSection, load_config
 from ._context import build_turn_context
-from ._dispatch import HookOutcome
+from ._dispatch import HookOutcome, has_targets
 from ._events import (
     Event,
     EventBus,
@@ -39,7 +39,7 @@ from ._events import (
     ToolCallStarted,
 )
 from ._home import user_home
-from ._hooks import Block, HookRegistry, ToolCall
+from ._hooks import Block, HookRegistry, ToolCall, snapshot_arguments
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
 from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from ._registrar import Registrar
@@ -213,6 +213,9 @@ class Runtime:
         self.tools = ToolRegistry(self.events)
         self.hooks = HookRegistry()
         self.skills = SkillRegistry(self.events)
+        #: agents (``.claude/agents``, bundles' ``agents/``) and output styles the host can use
+        self.agents = AgentRegistry(self.events)
+        self.output_styles = OutputStyleRegistry(self.events)
         self.host = host or build_plugin_host(plugins=plugins, load_entrypoints=load_entrypoints, env=self.env)
         #: every hook call: the host's dispatcher, with this runtime's hooks and HookFailed reports
         self.dispatch = self.host.dispatch.bind(hooks=self.hooks, report=self._report)
@@ -236,7 +239,8 @@ class Runtime:
         #: size limits applied to every tool result (see ToolResult.limited)
         self.max_result_text = 200_000
         self.max_result_binary = 20_000_000
-        self.events.subscribe(self._forward_event)
+        # listening only while some plugin implements kairox_event (events.has_listeners)
+        self.events.subscribe(self._forward_event, active=lambda: has_targets(self.dispatch, "kairox_event", False))
         self._setup()
 
     # -- construction ------------------------------------------------------
@@ -314,6 +318,7 @@ class Runtime:
             try:
                 await rt.discover()
                 await rt.skills.scan(rt.skill_sources, rt)
+                await scan_definitions(rt)
                 if start == "lazy":
                     rt._lazy = True
                     await rt.start_providers(lazy=True)
@@ -526,11 +531,14 @@ class Runtime:
         session_id = session.id if session else None
         call = ToolCall(spec, args, self, session, call_id)
         started = time.perf_counter()
-        self.events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
+        events, dispatch = self.events, self.dispatch
+        # events are built only when someone listens (a kairox_event hookimpl counts)
+        if events.has_listeners(ToolCallStarted):
+            events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
         outcome, detail = "failed", ""
         try:
             confined = await self.authorize(spec, args, session=session, approver=approver)
-            if self.host.pm.hook.kairox_pre_tool_call.get_hookimpls() or self.hooks.for_event("pre_tool_call"):
+            if has_targets(dispatch, "kairox_pre_tool_call"):
                 confined = await self._pre_tool_call(call, approver, confined)
             context = ToolContext(self, session, call_id, progress, timeout, confined_to=confined)
             token = _current_session.set(session)
@@ -552,7 +560,8 @@ class Runtime:
                 _current_session.reset(token)
             result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
             outcome = "error" if result.is_error else "ok"
-            await self.dispatch.post_tool_call(call, result)
+            if has_targets(dispatch, "kairox_post_tool_call"):
+                await dispatch.post_tool_call(call, result)
             return result
         except PolicyDenied as exc:
             outcome, detail = "denied", exc.reason
@@ -561,16 +570,17 @@ class Runtime:
             detail = str(exc)
             raise
         finally:
-            self.events.publish(
-                ToolCallFinished(
-                    tool=spec.id,
-                    call_id=call_id,
-                    duration_s=time.perf_counter() - started,
-                    outcome=outcome,
-                    detail=detail,
-                    session_id=session_id,
+            if events.has_listeners(ToolCallFinished):
+                events.publish(
+                    ToolCallFinished(
+                        tool=spec.id,
+                        call_id=call_id,
+                        duration_s=time.perf_counter() - started,
+                        outcome=outcome,
+                        detail=detail,
+                        session_id=session_id,
+                    )
                 )
-            )
 
     async def authorize(
         self,
@@ -633,7 +643,7 @@ class Runtime:
         self, call: ToolCall, approver: Approver | None, confined: tuple[Path, ...] | None
     ) -> tuple[Path, ...] | None:
         try:  # deep: a hook may change a nested path in place, and the policy must see it
-            original = copy.deepcopy(call.arguments)
+            original = snapshot_arguments(call.arguments)
         except Exception:
             original = dict(call.arguments)
         outcomes = await self.dispatch.pre_tool_call(call)  # a returned dict has replaced call.arguments
@@ -660,17 +670,24 @@ class Runtime:
         sampling_callback: HostCallback | None = None,
         elicitation_callback: HostCallback | None = None,
         list_roots_callback: HostCallback | None = None,
+        output_style: str | None = None,
     ) -> AsyncIterator[Session]:
         """``async with rt.session() as s``: start/end hooks fire exactly once each.
 
         The host callbacks (:data:`HostCallback`) answer what an MCP server asks while a
-        tool call of this session runs, in place of the runtime's."""
+        tool call of this session runs, in place of the runtime's. ``output_style`` names
+        the output style of this session in place of ``[instructions] output_style``
+        (``"default"``: none); a name that is no style raises :class:`~kairox.ConfigError`."""
+        if output_style is not None:
+            self.output_styles.ensure_scanned(self)
+            self.output_styles.selected(self.config, output_style)
         session = Session(
             self,
             approver=approver,
             sampling_callback=sampling_callback,
             elicitation_callback=elicitation_callback,
             list_roots_callback=list_roots_callback,
+            output_style=output_style,
         )
         await self.dispatch.session_start(session)
         self.events.publish(SessionStarted(session_id=session.id))
@@ -756,8 +773,11 @@ class Session:
         sampling_callback: HostCallback | None = None,
         elicitation_callback: HostCallback | None = None,
         list_roots_callback: HostCallback | None = None,
+        output_style: str | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex[:12]
+        #: this session's output style (``None``: ``[instructions] output_style``)
+        self.output_style = output_style
         self.runtime = runtime
         self.approver = approver
         self.sampling_callback = sampling_callback
@@ -791,3 +811,21 @@ class Session:
         self.activated.append(rendered)
         self.runtime.events.publish(SkillActivated(session_id=self.id, skill=rendered.name, model=rendered.model))
         return rendered
+
+    def agent(self, name: str, *, strict: bool = False) -> AgentRun:
+        """The definition of agent ``name`` to run: its prompt, pinned model and the registered
+        tools it may use (every tool when it lists none). Tools it lists that are not registered
+        are in ``unknown_tools`` (``strict``: an :class:`~kairox.AgentError` naming them).
+        An unknown agent is an :class:`~kairox.AgentError` naming the close match."""
+        self.runtime.agents.ensure_scanned(self.runtime)
+        run = self.runtime.agents.prepare(name, self.runtime.tools)
+        if strict and run.unknown_tools:
+            raise AgentError(
+                f"agent {run.name} lists tools that are not registered: {', '.join(run.unknown_tools)}",
+                file=run.agent.file,
+                field="tools",
+            )
+        self.runtime.events.publish(
+            AgentPrepared(session_id=self.id, agent=run.name, model=run.model, unknown_tools=run.unknown_tools)
+        )
+        return run

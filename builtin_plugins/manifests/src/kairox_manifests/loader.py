@@ -35,6 +35,7 @@ from .model import BundleManifestView, Contribution
 from .routing import (
     Routed,
     hold_mcp_servers,
+    route_definitions,
     route_hooks,
     route_lsp_servers,
     route_mcp_servers,
@@ -50,8 +51,6 @@ __all__ = ["BundleLoader", "loader_of", "survey"]
 logger = logging.getLogger(__name__)
 
 PROVIDER_NAME = "plugins"
-#: contribution kinds that have no registry in kairox (listed, never loaded)
-UNROUTED = {"agent": "kairox has no agent registry", "output_style": "kairox has no output styles"}
 
 
 def survey(runtime: Runtime, *, check: bool = True) -> list[BundleRecord]:
@@ -181,12 +180,7 @@ class BundleLoader:
             }.get(rec.state, ServerState.STOPPED)
             if rec.state in ("loaded", "available"):
                 n = sum(1 for st in rec.items.values() if st.loaded)
-                unrouted = {f"{kind}/" for kind in UNROUTED}
-                bad = [
-                    k
-                    for k, st in rec.items.items()
-                    if st.enabled and not st.loaded and st.detail and not k.startswith(tuple(unrouted))
-                ]
+                bad = [k for k, st in rec.items.items() if st.enabled and not st.loaded and st.detail]
                 fmt = rec.candidate.manifest.format if rec.candidate.manifest else "?"
                 detail = f"{fmt}, {n} contributions" + (f", {len(bad)} failed: {'; '.join(bad)}" if bad else "")
                 if rec.state == "available":
@@ -296,10 +290,8 @@ class BundleLoader:
             rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
         )
         self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
-        for kind, reason in UNROUTED.items():
-            for c in enabled:
-                if c.kind == kind:
-                    rec.items[c.key].detail = reason
+        for kind in ("agent", "output_style"):
+            self._apply(rec, await route_definitions(runtime, m.name, kind, [c for c in enabled if c.kind == kind]))
 
     async def _activate(self, rec: BundleRecord) -> None:
         """Start stage: hook scripts, the plugin's code and the tools it registers."""

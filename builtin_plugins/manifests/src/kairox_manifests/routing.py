@@ -8,7 +8,8 @@ to take them back (``undo``):
 - tool -> ``runtime.tools`` (provider ``plugin:<name>``), with the plugin's permissions;
 - hook -> ``runtime.hooks`` (source ``plugin:<name>``);
 - mcp_server -> kairox-mcp's manager (server ``<plugin>:<server>``, tools ``<plugin>.<server>.<tool>``);
-- lsp_server -> kairox-lsp's provider (server ``<plugin>:<server>``).
+- lsp_server -> kairox-lsp's provider (server ``<plugin>:<server>``);
+- agent -> ``runtime.agents``, output_style -> ``runtime.output_styles``, as ``<plugin>:<name>``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Routed",
     "hold_mcp_servers",
+    "route_definitions",
     "provider_name",
     "route_hooks",
     "route_lsp_servers",
@@ -365,6 +367,47 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
 
     async def undo() -> None:
         registry.remove_source(source_name)
+
+    out.undo.append(undo)
+    return out
+
+
+# -- agents and output styles ------------------------------------------------------------------
+
+
+async def route_definitions(runtime: Runtime, plugin: str, kind: str, items: Sequence[Contribution]) -> Routed:
+    """Add the plugin's agents (``kind`` ``agent``) or output styles (``output_style``) to the
+    runtime's registry as ``<plugin>:<name>``; a file that does not parse fails with the
+    file and field."""
+    import anyio
+
+    out = Routed()
+    if not items:
+        return out
+    registry = getattr(runtime, "agents" if kind == "agent" else "output_styles", None)
+    if registry is None:
+        return out.fail_all(items, f"this kairox kernel has no {kind.replace('_', ' ')} registry")
+    source = provider_name(plugin)
+
+    def read() -> tuple[list[Any], list[Any]]:
+        return registry.read_files(  # type: ignore[no-any-return]
+            [c.source for c in items], scope="plugin", source=source, namespace=plugin
+        )
+
+    found, problems = await anyio.to_thread.run_sync(read)
+    registry.set_source(source, found, problems)
+    by_file = {str(c.source): c for c in items}
+    for item in found:
+        c = by_file.get(str(item.file))
+        if c is not None:
+            out.loaded.append(c.key)
+    for problem in problems:
+        c = by_file.get(str(problem.file))
+        if c is not None:
+            out.failed[c.key] = str(problem)
+
+    async def undo() -> None:
+        registry.remove_source(source)
 
     out.undo.append(undo)
     return out

@@ -104,7 +104,7 @@ def _print_status(data: dict[str, Any]) -> None:
         click.echo("servers:")
         width = max(len(safe(s["name"])) for s in data["servers"])
         for s in data["servers"]:
-            mark = "!" if s["state"] == "failed" else "?" if s["state"] == "untrusted" else " "
+            mark = "!" if s["state"] == "failed" else "?" if s["state"] in ("untrusted", "needs_authorization") else " "
             tools = f"{s['tools']} tools" if s["state"] == "ready" else ""
             detail = f"  {safe(s['detail'])}" if s["detail"] else ""
             click.echo(f" {mark} {safe(s['name']):<{width}}  {s['kind']:<4} {s['state']:<9} {tools}{detail}")
@@ -336,10 +336,11 @@ def tools_call(ctx: click.Context, name: str, args_json: str, yes: bool, timeout
 
 
 def register_core_commands(group: click.Group) -> None:
+    from ._agents import agents
     from ._context import context
     from ._trust import trust
 
-    for command in (status, plugins, config, tools, context, trust):
+    for command in (status, plugins, config, tools, context, trust, agents):
         group.add_command(command)
 
 

@@ -1,0 +1,108 @@
+"""Property tests of the agent file parser (outside input: any bundle's or repository's ``agents/*.md``)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kairox import AgentDef, AgentError, parse_agent
+
+FILE = "/plugins/kit/agents/some-agent.md"
+
+names = st.from_regex(r"[a-z][a-z0-9]{0,10}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
+tool_names = st.sampled_from(["Read", "Grep", "Glob", "Bash", "Edit", "WebFetch", "mcp__git__status", "fs.read"])
+# texts that survive a YAML round trip as JSON strings (JSON is YAML): printable, no surrogates
+texts = st.text(
+    st.characters(min_codepoint=32, max_codepoint=0x2FFF, exclude_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1
+)
+models = st.one_of(st.none(), st.sampled_from(["sonnet", "opus", "haiku", "claude-sonnet-4-5", "inherit"]))
+
+
+@st.composite
+def agent_files(draw: st.DrawFn) -> tuple[str, dict[str, object]]:
+    """A valid agent file (frontmatter written as JSON values, which YAML reads as written)."""
+    fields: dict[str, object] = {"name": draw(names), "description": draw(texts.filter(lambda t: t.strip()))}
+    tools = draw(st.one_of(st.none(), st.lists(tool_names, max_size=5, unique=True)))
+    as_string = draw(st.booleans())
+    if tools is not None:
+        fields["tools"] = ", ".join(tools) if as_string else tools
+    model = draw(models)
+    if model is not None:
+        fields["model"] = model
+    extra = draw(st.dictionaries(st.sampled_from(["color", "permissionMode", "maxTurns"]), st.integers(0, 9)))
+    fields.update(extra)
+    body = draw(st.text(st.characters(codec="utf-8"), max_size=200))
+    lines = ["---", *(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in fields.items()), "---", body]
+    return "\n".join(lines), fields
+
+
+@given(agent_files())
+@settings(max_examples=300)
+def test_a_valid_agent_file_reads_as_written(case: tuple[str, dict[str, object]]) -> None:
+    text, fields = case
+    agent = parse_agent(text, FILE, scope="plugin", source="plugin:kit", namespace="kit")
+    assert agent.name == f"kit:{fields['name']}" and agent.own_name == fields["name"]
+    assert agent.description == str(fields["description"]).strip()
+    tools = fields.get("tools")
+    if tools is None:
+        assert agent.tools is None
+    else:
+        expected = [t for t in tools.split(", ") if t] if isinstance(tools, str) else list(tools)  # type: ignore[call-overload]
+        assert agent.tools == tuple(expected)
+    model = fields.get("model")
+    assert agent.model == (None if model in (None, "inherit") else model)
+    assert set(agent.extra) == set(fields) - {"name", "description", "tools", "model"}
+    assert agent.warnings == ()
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=400)
+def test_any_text_is_an_agent_or_an_error_naming_the_file(text: str) -> None:
+    try:
+        agent = parse_agent(text, FILE)
+    except AgentError as exc:
+        assert exc.file == FILE
+        assert str(exc).startswith(FILE)
+        return
+    assert isinstance(agent, AgentDef) and agent.description and agent.own_name
+    assert ":" not in agent.own_name and "/" not in agent.own_name
+
+
+frontmatter_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["name", "description", "tools", "disallowedTools", "model", "x"]), frontmatter_values
+    )
+)
+@settings(max_examples=400)
+def test_wrong_field_types_are_errors_naming_the_field(fields: dict[str, object]) -> None:
+    text = "---\n" + "\n".join(f"{k}: {json.dumps(v)}" for k, v in fields.items()) + "\n---\nprompt\n"
+    try:
+        agent = parse_agent(text, FILE)
+    except AgentError as exc:
+        assert exc.file == FILE
+        assert exc.field.split("[")[0] in {"name", "description", "tools", "disallowedTools", "model", ""}
+        return
+    assert agent.description
+    assert agent.tools is None or all(isinstance(t, str) and t for t in agent.tools)
+
+
+@given(st.text(max_size=300), st.text(max_size=100))
+@settings(max_examples=400)
+def test_any_frontmatter_is_an_agent_or_an_error_naming_the_file(frontmatter: str, body: str) -> None:
+    text = f"---\n{frontmatter}\n---\n{body}"
+    try:
+        agent = parse_agent(text, FILE)
+    except AgentError as exc:
+        assert exc.file == FILE and str(exc).startswith(FILE)
+        return
+    assert agent.description and agent.file == FILE
+    assert all(w.startswith(FILE) for w in agent.warnings)
