@@ -385,3 +385,165 @@ def test_a_tool_the_policy_asks_about_is_asked_in_the_page(ui: UiSetup, page: An
     page.locator("[data-approval]").locator('[data-answer="allow_once"]').click()
     page.locator('pre.result[data-outcome="ok"]').wait_for()
     assert marker.read_text().strip() == "ran"
+    # "for the session": remembered in the dashboard's session, so the next call is not asked
+    page.locator('.tool-detail input[name="command"]').fill(f"echo again >> {marker}")
+    page.locator('.tool-detail [data-action="call"]').click()
+    page.locator("[data-approval]").locator('[data-answer="allow_session"]').click()
+    page.wait_for_function("document.querySelector('[data-approval]') === null")
+    for _ in range(300):
+        if marker.read_text().split() == ["ran", "again"]:
+            break
+        page.wait_for_timeout(100)
+    assert marker.read_text().split() == ["ran", "again"]
+    command = {"command": f"echo third >> {marker}"}
+    status, text = server.request("/api/tools/call", method="POST", body={"name": "shell.exec", "arguments": command})
+    assert status == 200 and json.loads(text)["ok"], text
+    assert marker.read_text().split() == ["ran", "again", "third"]
+
+
+def test_a_language_server_pill_is_stopped_and_restarted_from_the_page(ui: UiSetup, page: Any) -> None:
+    pylsp = shutil.which("pylsp")
+    if pylsp is None:
+        pytest.skip("pylsp is not installed")
+    ui.write("shapes.py", "class Circle:\n    radius = 1.0\n")
+    ui.write(
+        "kairox.toml",
+        # test-sized: pylsp takes about a second to exit once its stdin is closed
+        f'[lsp_servers.py]\ncommand = {json.dumps(pylsp)}\nlanguages = ["python"]\nshutdown_timeout = 0.5\n',
+    )
+    ui.trust()
+    server = ui.start()
+    open_page(page, server)
+    pill(page, "py", "ready").wait_for(timeout=60_000)
+    first = next(s for s in server.json("/api/status")["servers"] if s["name"] == "py")
+    assert first["kind"] == "lsp" and first["actions"] == ["restart", "stop"]
+    page.locator('[data-server="py"] [data-action="stop"]').click()
+    pill(page, "py", "stopped").wait_for()
+    assert "lsp.hover" not in {t["id"] for t in server.json("/api/tools")["tools"]}
+    page.locator('[data-server="py"] [data-action="restart"]').click()  # labelled Start while stopped
+    pill(page, "py", "ready").wait_for(timeout=60_000)
+    again = next(s for s in server.json("/api/status")["servers"] if s["name"] == "py")
+    assert again["state"] == "ready" and again["detail"] != first["detail"]  # a new pid
+    assert "lsp.hover" in {t["id"] for t in server.json("/api/tools")["tools"]}
+
+
+BROKEN_PLUGIN = "raise RuntimeError('kairox-broken-example cannot find its settings')\n"
+SESSION_PLUGIN = """
+from kairox import SkillArgument, SkillDef, hookimpl
+
+
+@hookimpl
+def kairox_session_start(session):
+    what = SkillArgument("what", required=True)
+    session.add_skill(SkillDef.create("scratchpad", "Notes this session keeps", "Remember {{what}}.", arguments=(what,)))
+"""
+
+
+def plugin_site(ui: UiSetup) -> Path:
+    """Two installed plugin packages on the dashboard's PYTHONPATH: one whose import fails,
+    one that adds a session skill to every session."""
+    site = ui.home.parent / "site"
+    for dist, module, source in (
+        ("kairox-broken-example", "kairox_broken_example", BROKEN_PLUGIN),
+        ("kairox-session-example", "kairox_session_example", SESSION_PLUGIN),
+    ):
+        info = site / f"{module}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[kairox]\n{module} = {module}\n")
+        (site / f"{module}.py").write_text(source)
+    ui.env["PYTHONPATH"] = str(site)
+    return site
+
+
+def test_a_plugin_package_that_fails_to_load_is_a_problem_on_the_status_page(ui: UiSetup, page: Any) -> None:
+    plugin_site(ui)
+    server = ui.start()
+    open_page(page, server)
+    failure = page.locator('section.problems [data-failure="kairox_broken_example"]')
+    failure.wait_for()
+    text = failure.inner_text()
+    assert "kairox-broken-example 1.0" in text and "cannot find its settings" in text
+    # the other package loaded: it is not a problem
+    assert page.locator('section.problems [data-failure="kairox_session_example"]').count() == 0
+    packages = {p["distribution"] for p in server.json("/api/plugins")["packages"]}
+    assert "kairox-session-example" in packages and "kairox-broken-example" not in packages
+
+
+def test_skills_show_the_session_scope_and_user_only_skills(ui: UiSetup, page: Any) -> None:
+    plugin_site(ui)
+    write_skill(ui, "hello")
+    ui.write(
+        ".kairox/skills/release.md",
+        "---\nname: release\ndescription: Cut a release (run it yourself)\nscope: workspace\n"
+        "disable-model-invocation: true\n---\nTag and publish.\n",
+    )
+    server = ui.start()
+    open_page(page, server, "/skills")
+    # the skill the dashboard's session got from the plugin's session_start hook
+    session_row = page.locator('section[data-scope="session"] [data-skill="scratchpad"]')
+    session_row.wait_for()
+    assert "Notes this session keeps" in session_row.inner_text()
+    # a user-only skill is listed, marked
+    user_only = page.locator('section[data-scope="workspace"] [data-skill="release"][data-user-only="true"]')
+    user_only.wait_for()
+    assert "user only" in user_only.inner_text()
+    assert page.locator('[data-skill="hello"][data-user-only="false"] .user-only').count() == 0
+    # and rendered in the session
+    session_row.locator("a.name").click()
+    page.locator('.skill-detail[data-skill="scratchpad"]').wait_for()
+    page.locator('.skill-detail input[name="what"]').fill("the deadline")
+    page.locator('.skill-detail [data-action="render"]').click()
+    rendered = page.locator('pre.rendered[data-rendered="true"]')
+    rendered.wait_for()
+    assert rendered.inner_text().strip() == "Remember the deadline."
+    # the CLI (no session) knows nothing of it; the user-only one it lists too
+    listed = {s["name"] for s in json.loads(ui.cli("skills", "list", "--json").stdout)["skills"]}
+    assert "scratchpad" not in listed and "release" in listed
+    # a session skill added in the page shadows the workspace skill of its name
+    form = page.locator("form.session-skill")
+    form.locator('input[name="name"]').fill("hello")
+    form.locator('input[name="description"]').fill("Greets, this session's way")
+    form.locator('textarea[name="body"]').fill("Wave.")
+    form.locator('[data-action="add-session-skill"]').click()
+    added = page.locator('section[data-scope="session"] [data-skill="hello"]')
+    added.wait_for()
+    assert "shadows workspace" in added.inner_text()
+    assert page.locator('section[data-scope="workspace"] [data-skill="hello"]').count() == 0
+    status, text = server.request("/api/skills/hello/render", method="POST", body={"arguments": {}})
+    assert status == 200 and json.loads(text)["text"].strip() == "Wave.", text
+    assert not (ui.workspace / ".kairox" / "skills" / "hello.md").read_text().startswith("Wave")  # no file touched
+    # removed, the workspace skill is back
+    added.locator('[data-action="remove"]').click()
+    page.locator('section[data-scope="workspace"] [data-skill="hello"]').wait_for()
+    assert page.locator('section[data-scope="session"] [data-skill="hello"]').count() == 0
+
+
+def test_a_failed_language_server_pill_shows_its_stderr_lines_and_exit_code(ui: UiSetup, page: Any) -> None:
+    script = ui.write(
+        "bad_lsp.py", "import sys\nsys.stderr.write('lsp-boom: no config here\\nsecond line\\n')\nsys.exit(4)\n"
+    )
+    ui.write(
+        "kairox.toml",
+        f'[lsp_servers.bad]\ncommand = {json.dumps(PY)}\nargs = [{json.dumps(str(script))}]\nlanguages = ["python"]\n',
+    )
+    ui.trust()
+    server = ui.start()
+    open_page(page, server)
+    failed = pill(page, "bad", "failed")
+    failed.wait_for(timeout=60_000)
+    failed.locator(".pill").click()
+    diagnostic = failed.locator("details.diagnostic")
+    assert diagnostic.evaluate("d => d.open")
+    assert diagnostic.locator("pre.stderr").inner_text().splitlines() == ["lsp-boom: no config here", "second line"]
+    assert "exit code: 4" in diagnostic.inner_text()
+    assert failed.locator('[data-action="restart"]').count() == 1
+    failed.locator('[data-action="restart"]').click()  # it starts again, and fails the same way
+    for _ in range(300):
+        events = server.json("/api/events")["events"]
+        if len([e for e in events if e["kind"] == "LspServerFailed" and e["server"] == "bad"]) == 2:
+            break
+        page.wait_for_timeout(100)
+    kinds = [e["kind"] for e in server.json("/api/events")["events"] if e["server"] == "bad"]
+    assert kinds.count("LspServerStarting") == 2 and kinds.count("LspServerFailed") == 2, kinds
+    pill(page, "bad", "failed").wait_for()

@@ -20,6 +20,8 @@ from kairox_ui.forms import (
     parse_json_object,
     parse_path_override,
     parse_plugin_toggle,
+    parse_server_action,
+    parse_session_skill,
     parse_skill_arguments,
     parse_skill_toggle,
     parse_tool_call,
@@ -31,7 +33,21 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-FIELDS = ["scope", "enabled", "contribution", "path", "name", "inputs", "force", "prepare", "verify", "answer"]
+FIELDS = [
+    "scope",
+    "enabled",
+    "contribution",
+    "path",
+    "name",
+    "inputs",
+    "force",
+    "prepare",
+    "verify",
+    "answer",
+    "kind",
+    "description",
+    "body",
+]
 bodies = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), json_values, max_size=8)
 
 PARSERS = [
@@ -41,6 +57,8 @@ PARSERS = [
     parse_install,
     parse_uninstall,
     parse_answer,
+    parse_server_action,
+    parse_session_skill,
     parse_skill_arguments,
     parse_tool_call,
 ]
@@ -200,3 +218,28 @@ def test_tool_call_arguments_are_an_object() -> None:
         parse_tool_call({"arguments": [1]})
     assert info.value.field == "arguments"
     assert parse_tool_call({"form": {"n": "2"}}, {"properties": {"n": {"type": "number"}}}) == {"n": 2}
+
+
+def test_a_server_action_names_its_kind_or_none() -> None:
+    assert parse_server_action({}) is None
+    assert parse_server_action({"kind": "lsp"}) == "lsp"
+    with pytest.raises(FormError) as caught:
+        parse_server_action({"kind": "shell"})
+    assert caught.value.field == "kind"
+
+
+@given(st.text(max_size=80))
+def test_a_session_skill_name_is_checked_before_anything_is_added(name: str) -> None:
+    try:
+        request = parse_session_skill({"name": name, "description": "d"})
+    except FormError as exc:
+        assert exc.field == "name"
+        return
+    assert request.name == name.strip() and ":" not in request.name and 1 <= len(request.name) <= 64
+
+
+def test_a_session_skill_needs_a_description() -> None:
+    with pytest.raises(FormError) as caught:
+        parse_session_skill({"name": "notes", "description": "  "})
+    assert caught.value.field == "description"
+    assert parse_session_skill({"name": "notes", "description": "Notes", "body": "hi"}).body == "hi"

@@ -23,6 +23,9 @@ from ._lifecycle import (
 )
 from ._provider import (
     DapToolProvider as DapToolProvider,
+    provider_of as provider_of,
+    restart_server as restart_server,
+    stop_server as stop_server,
 )
 from ._session import (
     Breakpoint as Breakpoint,

@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import EventBus, ServerState, ServerStatus
+from kairox import EventBus, KairoxError, ServerState, ServerStatus
 
 from ._config import DapServerConfig, handles
-from ._lifecycle import DapServerLifecycle
+from ._lifecycle import AdapterUnavailable, DapServerLifecycle
 from ._session import Breakpoint, DebugSession
 from ._tools import TOOLS, ToolInputError, bool_arg, build_tools, int_arg, number_arg, str_arg
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["PROVIDER_NAME", "DapToolProvider"]
+__all__ = ["PROVIDER_NAME", "DapToolProvider", "provider_of", "restart_server", "stop_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,50 @@ class DapToolProvider:
                     tg.start_soon(adapter.stop)
         if self.runtime is not None:
             self.runtime.tools.remove_provider(self.name)
+
+    # -- restart and stop (the dashboard's buttons) ------------------------------------
+    def _named(self, name: str) -> DapServerLifecycle:
+        adapter = self.adapters.get(name)
+        if adapter is None:
+            known = ", ".join(self.adapters) or "none"
+            raise KairoxError(f"no debug adapter named {name!r} that can be started here (configured: {known})")
+        return adapter
+
+    async def _end_session_of(self, adapter: DapServerLifecycle) -> None:
+        session = self.session
+        if session is not None and adapter is self.current:
+            if not session.ended:
+                with anyio.move_on_after(5):
+                    await session.disconnect(terminate=True)
+            self.session = None
+
+    async def stop_server(self, name: str) -> DapServerLifecycle:
+        """Stop the adapter ``name``: its debug session ends (the debuggee is terminated) and
+        the process is reaped; it is ``stopped`` until the next ``dap.launch`` or :meth:`restart`.
+        Raises :class:`~kairox.KairoxError` for an unknown name."""
+        adapter = self._named(name)
+        async with self._lock:
+            await self._end_session_of(adapter)
+            if adapter.active:
+                await adapter.stop()
+        return adapter
+
+    async def restart(self, name: str) -> DapServerLifecycle:
+        """Stop the adapter ``name`` (ending its debug session) and start it again, idle: it
+        answers ``initialize`` and is ``ready`` (or ``failed``, with the reason in its status).
+        ``dap.launch`` still starts a fresh adapter for each debug session."""
+        adapter = self._named(name)
+        if self.runtime is None:
+            raise KairoxError(f"debug adapter {name} cannot be started: the dap provider is not running")
+        async with self._lock:
+            await self._end_session_of(adapter)
+            if adapter.active:
+                await adapter.stop()
+            try:
+                await adapter.start(self.runtime.spawn)
+            except AdapterUnavailable as exc:
+                logger.info("%s", exc)
+        return adapter
 
     def _unavailable(self) -> list[ServerStatus]:
         """Configured adapters that cannot start: untrusted (held) or broken entries."""
@@ -285,3 +329,27 @@ class DapToolProvider:
             if session.exit_code is not None and "exit code" not in text:  # the exit came with the goodbye
                 text += f" (exit code {session.exit_code})"
             return text + (f"\noutput:\n{output.rstrip()}" if output.strip() else "")
+
+
+def provider_of(runtime: Runtime) -> DapToolProvider:
+    """The runtime's ``dap`` provider (raises :class:`~kairox.KairoxError` when kairox-dap is not loaded)."""
+    provider = runtime.providers.get(PROVIDER_NAME)
+    if not isinstance(provider, DapToolProvider):
+        raise KairoxError("kairox-dap is not loaded in this runtime (pip install kairox-dap)")
+    return provider
+
+
+async def restart_server(runtime: Runtime, name: str) -> ServerStatus:
+    """Restart the debug adapter ``name`` of ``runtime`` (:meth:`DapToolProvider.restart`);
+    returns its status once it is ready or failed."""
+    provider = provider_of(runtime)
+    await provider.restart(name)
+    return next(s for s in provider.status() if s.name == name)
+
+
+async def stop_server(runtime: Runtime, name: str) -> ServerStatus:
+    """Stop the debug adapter ``name`` of ``runtime`` (:meth:`DapToolProvider.stop_server`);
+    returns its status (``stopped``) once the process is reaped."""
+    provider = provider_of(runtime)
+    await provider.stop_server(name)
+    return next(s for s in provider.status() if s.name == name)

@@ -1,7 +1,8 @@
 """LSP client whose operations become Kairox tools while a server runs.
 
 The LSP tools: :class:`LspToolProvider` (provider ``PROVIDER_NAME``),
-:func:`add_bundle_servers` for plugin loaders, :class:`LspClient`,
+:func:`add_bundle_servers` for plugin loaders,
+:func:`restart_server` / :func:`stop_server` (a runtime's server, by name; :func:`provider_of`), :class:`LspClient`,
 :class:`LspServerLifecycle` and their configuration and events.
 
 The peer layer, public for other peer-process features (kairox-dap uses it):

@@ -72,4 +72,7 @@ from ._provider import (
     LspToolProvider as LspToolProvider,
     PROVIDER_NAME as PROVIDER_NAME,
     add_bundle_servers as add_bundle_servers,
+    provider_of as provider_of,
+    restart_server as restart_server,
+    stop_server as stop_server,
 )

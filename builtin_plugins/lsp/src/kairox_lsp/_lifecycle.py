@@ -63,7 +63,10 @@ class LspServerLifecycle(ManagedServer[LspServerConfig, LspClient]):
     async def wait_settled(self, timeout: float) -> ServerState:
         """Wait until the server is no longer starting (bounded); returns the state."""
         with anyio.move_on_after(timeout):
-            while self.state is ServerState.STARTING or (self.state is ServerState.STOPPED and not self._running):
+            # a server stopped on purpose before it ever ran (stop_server) is settled too
+            while self.state is ServerState.STARTING or (
+                self.state is ServerState.STOPPED and not self._running and not self._stopping
+            ):
                 await self._changed.wait()
         return self.state
 

@@ -267,3 +267,22 @@ class ManagedServer(Generic[ConfigT, ClientT]):
             self._attempt_scope.cancel()
         if self._running:
             await self._done.wait()
+
+    async def restart(self, spawn: Spawn, *, timeout: float | None = None) -> ServerState:
+        """Stop the process if it runs, then start a fresh one (``spawn``: ``runtime.spawn``)
+        and wait (bounded by ``startup_timeout``, or ``timeout``) until it is ready or failed.
+
+        A restart asked for is a fresh start: the attempt and restart counts begin again.
+        Returns the state it settled in (``starting`` when it did not settle in time)."""
+        if self.active:
+            await self.stop()
+        self._stopping = False
+        self.error = ""
+        self.attempts = 0
+        self.restarts = 0
+        self.launch(spawn)
+        limit = self.config.startup_timeout + 1 if timeout is None else timeout
+        with anyio.move_on_after(limit):
+            while self.state is ServerState.STARTING:
+                await self._changed.wait()
+        return self.state

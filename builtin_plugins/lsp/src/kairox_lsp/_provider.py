@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import EventBus, ServerState, ServerStatus
+from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox.errors import ConfigError
 
 from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
@@ -29,7 +29,7 @@ from ._tools import TOOL_CAPABILITIES, LspOperations, build_tools
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["PROVIDER_NAME", "LspToolProvider", "add_bundle_servers"]
+__all__ = ["PROVIDER_NAME", "LspToolProvider", "add_bundle_servers", "provider_of", "restart_server", "stop_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,6 +104,36 @@ class LspToolProvider:
         if server is not None:
             await server.stop()
             self._refresh_tools()
+
+    def _named(self, name: str) -> LspServerLifecycle:
+        server = self.servers.get(name)
+        if server is None:
+            known = ", ".join(self.servers) or "none"
+            raise KairoxError(f"no language server named {name!r} that can be started here (configured: {known})")
+        return server
+
+    async def stop_server(self, name: str) -> LspServerLifecycle:
+        """Stop the server ``name`` (``shutdown``, ``exit``, close stdin, grace, kill) and wait until
+        it is reaped; it stays ``stopped`` (and its tools go when no other server provides them)
+        until :meth:`restart`. Raises :class:`~kairox.KairoxError` for an unknown name."""
+        server = self._named(name)
+        self._launched.add(name)  # stopped on purpose: nothing starts it again but restart()
+        await server.stop()
+        self._refresh_tools()
+        return server
+
+    async def restart(self, name: str) -> LspServerLifecycle:
+        """Stop the server ``name`` if it runs and start it again; returns once it is ready or
+        failed (bounded by its ``startup_timeout``). The documents it had open are opened again.
+        Raises :class:`~kairox.KairoxError` for an unknown name or a provider without a runtime."""
+        server = self._named(name)
+        if self.runtime is None or self._stopping:
+            raise KairoxError(f"language server {name} cannot be started: the lsp provider is not running")
+        self._started = True
+        self._launched.add(name)
+        await server.restart(self.runtime.spawn)
+        self._refresh_tools()
+        return server
 
     def _launch(self, server: LspServerLifecycle) -> None:
         if self.runtime is None:
@@ -287,6 +317,30 @@ class LspToolProvider:
             return
         self._tool_names = names
         self.runtime.tools.replace_provider(self.name, build_tools(self.operations, list(names), self.name))
+
+
+def provider_of(runtime: Runtime) -> LspToolProvider:
+    """The runtime's ``lsp`` provider (raises :class:`~kairox.KairoxError` when kairox-lsp is not loaded)."""
+    provider = runtime.providers.get(PROVIDER_NAME)
+    if not isinstance(provider, LspToolProvider):
+        raise KairoxError("kairox-lsp is not loaded in this runtime (pip install kairox-lsp)")
+    return provider
+
+
+async def restart_server(runtime: Runtime, name: str) -> ServerStatus:
+    """Restart the language server ``name`` of ``runtime`` (:meth:`LspToolProvider.restart`);
+    returns its status once it is ready or failed."""
+    provider = provider_of(runtime)
+    await provider.restart(name)
+    return next(s for s in provider.status() if s.name == name)
+
+
+async def stop_server(runtime: Runtime, name: str) -> ServerStatus:
+    """Stop the language server ``name`` of ``runtime`` (:meth:`LspToolProvider.stop_server`);
+    returns its status (``stopped``) once the process is reaped."""
+    provider = provider_of(runtime)
+    await provider.stop_server(name)
+    return next(s for s in provider.status() if s.name == name)
 
 
 def add_bundle_servers(

@@ -1,10 +1,12 @@
 """What the dashboard changes, each through the runtime or the settings files the CLI writes:
 
-- skills: ``kairox skills enable/disable`` (``kairox_skills.SettingsFile``);
+- skills: ``kairox skills enable/disable`` (``kairox_skills.SettingsFile``); the dashboard's
+  session's own skills (``Session.add_skill``);
 - plugins: ``kairox plugin enable/disable/trust`` (``kairox_manifests.settings.SettingsStore``,
   ``kairox_manifests.trust.bundle_item``) and path overrides in the same settings file;
 - the workspace: ``kairox trust`` (``Runtime.trust_workspace``);
-- servers: the MCP manager's ``restart`` / ``stop_server``;
+- servers: the MCP manager's ``restart`` / ``stop_server``, kairox-lsp's and kairox-dap's
+  ``restart_server`` / ``stop_server``;
 - the catalog: ``kairox catalog install/uninstall`` (``Installer``).
 
 An action that cannot be done raises :class:`ActionError` (the page shows the message).
@@ -16,15 +18,27 @@ import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from kairox import PolicyDenied, Runtime, SkillError, SkillScope, ToolError, ToolNotFound, TrustStore, redact, user_home
+from kairox import (
+    PolicyDenied,
+    Runtime,
+    Session,
+    SkillDef,
+    SkillError,
+    SkillScope,
+    ToolError,
+    ToolNotFound,
+    TrustStore,
+    redact,
+    user_home,
+)
 from kairox_catalog.catalog import Catalog, CatalogSnapshot, EntryNotFound
 from kairox_catalog.install import Installer, InstallError, InstallOptions
 from kairox_catalog.model import entry_to_dict
 from kairox_skills import SettingsFile, settings_path
 
-from .forms import InstallRequest
+from .forms import InstallRequest, SessionSkillRequest
 from .hub import Hub, JobProgress
-from .views import settings_env, skill_view
+from .views import all_skills, settings_env, skill_view
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
@@ -32,8 +46,10 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionError",
     "Marketplace",
+    "add_session_skill",
     "call_tool",
     "override_path",
+    "remove_session_skill",
     "render_skill",
     "server_action",
     "set_plugin_enabled",
@@ -54,9 +70,11 @@ class ActionError(Exception):
 
 
 # -- skills -------------------------------------------------------------------------------
-def set_skill_enabled(rt: Runtime, name: str, scope: str, enabled: bool) -> dict[str, Any]:
+def set_skill_enabled(
+    rt: Runtime, name: str, scope: str, enabled: bool, session_id: str | None = None
+) -> dict[str, Any]:
     """``kairox skills enable|disable NAME --scope SCOPE``: the same settings file, then the registry."""
-    known = {s.name for s in rt.skills.skills(include_disabled=True)}
+    known = {s.name for s in all_skills(rt, session_id)}
     if name not in known:
         raise ActionError(f"no skill named {name!r}", 404)
     path = settings_path(scope, workspace=rt.workspace, home=rt.home or user_home(rt.env), env=rt.env)
@@ -66,19 +84,38 @@ def set_skill_enabled(rt: Runtime, name: str, scope: str, enabled: bool) -> dict
         raise ActionError(f"{exc}; not changed") from None
     rt.skills.set_overrides(scope, {**rt.skills.overrides(scope), name: enabled})
     effective, decided = rt.skills.enabled_state(name)
-    skill = rt.skills.get(name) or next(s for s in rt.skills.skills(include_disabled=True) if s.name == name)
+    skill = rt.skills.get(name, session_id=session_id) or next(s for s in all_skills(rt, session_id) if s.name == name)
     return {
         "file": str(path),
-        "skill": skill_view(rt.skills, skill),
+        "skill": skill_view(rt.skills, skill, session_id=session_id),
         "enabled": effective,
         "decided_by": decided.value if isinstance(decided, SkillScope) else None,
     }
 
 
-def render_skill(rt: Runtime, name: str, arguments: dict[str, str]) -> dict[str, Any]:
-    """``kairox skills render NAME --arg K=V --no-check-tools``."""
+def add_session_skill(rt: Runtime, session: Session | None, request: SessionSkillRequest) -> dict[str, Any]:
+    """Add a skill to the dashboard's session (``Session.add_skill``): it shadows workspace and
+    user skills of its name and is gone when the session ends."""
+    if session is None or session.closed:
+        raise ActionError("the dashboard's session is not open (the runtime is being reopened); try again", 409)
+    skill = session.add_skill(SkillDef.create(request.name, request.description, request.body))
+    return {"skill": skill_view(rt.skills, skill, session_id=session.id)}
+
+
+def remove_session_skill(rt: Runtime, session: Session | None, name: str) -> dict[str, Any]:
+    """Remove a skill of the dashboard's session (the one it shadowed, if any, is back)."""
+    if session is None or session.closed:
+        raise ActionError("the dashboard's session is not open (the runtime is being reopened); try again", 409)
+    if name not in {s.name for s in rt.skills.session_skills(session.id)}:
+        raise ActionError(f"the dashboard's session has no skill named {name!r}", 404)
+    rt.skills.remove_session_skill(session.id, name)
+    return {"removed": name}
+
+
+def render_skill(rt: Runtime, name: str, arguments: dict[str, str], session_id: str | None = None) -> dict[str, Any]:
+    """``kairox skills render NAME --arg K=V --no-check-tools`` (in the dashboard's session)."""
     try:
-        ready = rt.skills.prepare(name, arguments, tools=None)
+        ready = rt.skills.prepare(name, arguments, tools=None, session_id=session_id)
     except SkillError as exc:
         raise ActionError(str(exc)) from None
     return {"name": ready.name, "model": ready.model, "tools": list(ready.tools), "text": ready.text}
@@ -157,35 +194,80 @@ def trust_workspace(rt: Runtime) -> dict[str, Any]:
 
 
 # -- servers ------------------------------------------------------------------------------
-async def server_action(rt: Runtime, name: str, action: str) -> dict[str, Any]:
-    """Restart or stop the MCP server ``name`` through the runtime's MCP manager."""
+#: the kinds of server the Status page can restart and stop
+SERVER_KINDS = ("mcp", "lsp", "dap")
+
+
+def server_kind(rt: Runtime, name: str) -> str | None:
+    """The kind (``mcp``, ``lsp``, ``dap``) of the first server called ``name`` in the runtime's status."""
+    return next((s.kind for s in rt.status().servers if s.name == name), None)
+
+
+async def server_action(rt: Runtime, name: str, action: str, kind: str | None = None) -> dict[str, Any]:
+    """Restart or stop the server ``name`` through its provider: the MCP manager's ``restart`` /
+    ``stop_server``, kairox-lsp's and kairox-dap's ``restart_server`` / ``stop_server``."""
+    from kairox import KairoxError
+
+    if action not in ("restart", "stop"):
+        raise ActionError(f"unknown action {action!r} (restart or stop)", 404)
+    kind = kind or server_kind(rt, name)
+    if kind not in SERVER_KINDS:
+        raise ActionError(f"no MCP, LSP or DAP server named {name!r} that can be started here", 404)
+    try:
+        if kind == "mcp":
+            return await _mcp_action(rt, name, action)
+        if kind == "lsp":
+            return await _peer_action(rt, name, action, "lsp")
+        return await _peer_action(rt, name, action, "dap")
+    except KairoxError as exc:
+        raise ActionError(str(exc)) from None
+
+
+async def _peer_action(rt: Runtime, name: str, action: str, kind: str) -> dict[str, Any]:
+    """A language server (kairox-lsp) or a debug adapter (kairox-dap)."""
+    try:
+        if kind == "lsp":
+            import kairox_lsp
+
+            known = set(kairox_lsp.provider_of(rt).servers)
+            restart, stop = kairox_lsp.restart_server, kairox_lsp.stop_server
+        else:
+            import kairox_dap
+
+            known = set(kairox_dap.provider_of(rt).adapters)
+            restart, stop = kairox_dap.restart_server, kairox_dap.stop_server
+    except ImportError:
+        raise ActionError(f"kairox-{kind} is not installed", 404) from None
+    if name not in known:
+        raise ActionError(f"no {kind.upper()} server named {name!r} that can be started here", 404)
+    status = await (restart if action == "restart" else stop)(rt, name)
+    return {"server": name, "kind": kind, "state": status.state.value, "detail": status.detail}
+
+
+async def _mcp_action(rt: Runtime, name: str, action: str) -> dict[str, Any]:
     try:
         from kairox_mcp import manager_of
     except ImportError:
         raise ActionError("kairox-mcp is not installed", 404) from None
-    from kairox import KairoxError
-
-    try:
-        manager = manager_of(rt)
-        if name not in manager.definitions:
-            raise ActionError(f"no MCP server named {name!r} that can be started here", 404)
-        if action == "restart":
-            server = await manager.restart(name)
-            return {"server": name, "state": server.state.value, "detail": server.detail}
-        if action == "stop":
-            if name in manager.servers:
-                await manager.stop_server(name)
-            return {"server": name, "state": "stopped"}
-    except KairoxError as exc:
-        raise ActionError(str(exc)) from None
-    raise ActionError(f"unknown action {action!r} (restart or stop)", 404)
+    manager = manager_of(rt)
+    if name not in manager.definitions:
+        raise ActionError(f"no MCP server named {name!r} that can be started here", 404)
+    if action == "restart":
+        server = await manager.restart(name)
+        return {"server": name, "kind": "mcp", "state": server.state.value, "detail": server.detail}
+    if name in manager.servers:
+        await manager.stop_server(name)
+    return {"server": name, "kind": "mcp", "state": "stopped"}
 
 
 # -- tools --------------------------------------------------------------------------------
-async def call_tool(rt: Runtime, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """``kairox tools call NAME --args JSON``: through the policy (an Ask is asked in the page)."""
+async def call_tool(
+    rt: Runtime, name: str, arguments: dict[str, Any], session: Session | None = None
+) -> dict[str, Any]:
+    """``kairox tools call NAME --args JSON``: through the policy (an Ask is asked in the page),
+    in the dashboard's ``session`` (an approval "for the session" is remembered there)."""
     try:
-        result = await rt.call_tool(name, arguments)
+        result = await (session.call_tool(name, arguments) if session is not None else rt.call_tool(name, arguments))
     except ToolNotFound as exc:
         raise ActionError(str(exc), 404) from None
     except PolicyDenied as exc:

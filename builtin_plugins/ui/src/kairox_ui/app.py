@@ -20,8 +20,10 @@ from kairox import KairoxError, redact
 from .actions import (
     ActionError,
     Marketplace,
+    add_session_skill,
     call_tool,
     override_path,
+    remove_session_skill,
     render_skill,
     server_action,
     set_plugin_enabled,
@@ -36,6 +38,8 @@ from .forms import (
     parse_json_object,
     parse_path_override,
     parse_plugin_toggle,
+    parse_server_action,
+    parse_session_skill,
     parse_skill_arguments,
     parse_skill_toggle,
     parse_tool_call,
@@ -44,7 +48,7 @@ from .forms import (
 from .holder import RuntimeHolder
 from .hub import Approvals, Hub
 from .security import Guard
-from .views import plugins_view, skill_view, skills_view, status_view, tools_view
+from .views import all_skills, plugins_view, skill_view, skills_view, status_view, tools_view
 
 __all__ = ["PAGES", "Dashboard", "build_app"]
 
@@ -90,6 +94,12 @@ class Dashboard:
     @property
     def rt(self) -> Any:
         return self.holder.rt
+
+    @property
+    def session_id(self) -> str | None:
+        """The id of the dashboard's session in the current runtime."""
+        session = self.holder.session
+        return session.id if session is not None else None
 
 
 def _shell(page: str) -> str:
@@ -162,7 +172,10 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         return {"ok": True}
 
     async def server(request: Request) -> Any:
-        return await server_action(dash.rt, request.path_params["name"], request.path_params["action"])
+        kind = parse_server_action(await _body(request))
+        result = await server_action(dash.rt, request.path_params["name"], request.path_params["action"], kind)
+        holder.touch()
+        return result
 
     async def trust(request: Request) -> Any:
         await _body(request)
@@ -176,24 +189,31 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         return {"ok": True}
 
     async def skills(request: Request) -> Any:
-        return skills_view(dash.rt)
+        return skills_view(dash.rt, dash.session_id)
 
     async def skill(request: Request) -> Any:
         name = request.path_params["name"]
-        found = next((s for s in dash.rt.skills.skills(include_disabled=True) if s.name == name), None)
+        found = next((s for s in all_skills(dash.rt, dash.session_id) if s.name == name), None)
         if found is None:
             raise ActionError(f"no skill named {name!r}", 404)
-        return skill_view(dash.rt.skills, found, full=True)
+        return skill_view(dash.rt.skills, found, full=True, session_id=dash.session_id)
 
     async def skill_enabled(request: Request) -> Any:
         scope, enabled = parse_skill_toggle(await _body(request))
-        result = set_skill_enabled(dash.rt, request.path_params["name"], scope, enabled)
+        result = set_skill_enabled(dash.rt, request.path_params["name"], scope, enabled, dash.session_id)
         holder.touch()
         return result
 
     async def skill_render(request: Request) -> Any:
         arguments = parse_skill_arguments(await _body(request))
-        return render_skill(dash.rt, request.path_params["name"], arguments)
+        return render_skill(dash.rt, request.path_params["name"], arguments, dash.session_id)
+
+    async def session_skill_add(request: Request) -> Any:
+        return add_session_skill(dash.rt, holder.session, parse_session_skill(await _body(request)))
+
+    async def session_skill_remove(request: Request) -> Any:
+        await _body(request)
+        return remove_session_skill(dash.rt, holder.session, request.path_params["name"])
 
     async def plugins(request: Request) -> Any:
         return plugins_view(dash.rt)
@@ -226,7 +246,7 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
             raise FormError("name", "is required")
         spec = next((s for s in dash.rt.tools.specs() if name in (s.id, s.exported_name)), None)
         arguments = parse_tool_call(data, dict(spec.input_schema) if spec is not None else None)
-        return await call_tool(dash.rt, name, arguments)
+        return await call_tool(dash.rt, name, arguments, holder.session)
 
     async def market_search(request: Request) -> Any:
         q = request.query_params.get("q", "")[:500]
@@ -266,6 +286,8 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         Route("/api/skills/{name:path}/enabled", _json(skill_enabled), methods=["POST"]),
         Route("/api/skills/{name:path}/render", _json(skill_render), methods=["POST"]),
         Route("/api/skills/{name:path}", _json(skill), methods=["GET"]),
+        Route("/api/session/skills", _json(session_skill_add), methods=["POST"]),
+        Route("/api/session/skills/{name:path}/remove", _json(session_skill_remove), methods=["POST"]),
         Route("/api/plugins", _json(plugins), methods=["GET"]),
         Route("/api/plugins/{name}/enabled", _json(plugin_enabled), methods=["POST"]),
         Route("/api/plugins/{name}/path", _json(plugin_path), methods=["POST"]),

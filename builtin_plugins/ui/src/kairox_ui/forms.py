@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,12 +19,15 @@ __all__ = [
     "MAX_BODY",
     "FormError",
     "InstallRequest",
+    "SessionSkillRequest",
     "coerce_arguments",
     "parse_answer",
     "parse_install",
     "parse_json_object",
     "parse_path_override",
     "parse_plugin_toggle",
+    "parse_server_action",
+    "parse_session_skill",
     "parse_skill_arguments",
     "parse_skill_toggle",
     "parse_tool_call",
@@ -34,6 +38,7 @@ __all__ = [
 MAX_BODY = 1_000_000
 SCOPES = ("user", "workspace")
 ANSWERS = ("allow_once", "allow_session", "deny")
+SERVER_KINDS = ("mcp", "lsp", "dap")
 
 
 class FormError(ValueError):
@@ -185,6 +190,40 @@ def parse_answer(data: Mapping[str, Any]) -> str:
     value = data.get("answer")
     if value not in ANSWERS:
         raise FormError("answer", f"expected one of {', '.join(ANSWERS)}, got {value!r}")
+    return str(value)
+
+
+#: a session skill's name: letters, digits, ``-``, ``_`` and ``.`` (no ``:``, which names plugin skills)
+SKILL_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9])?")
+
+
+@attrs.frozen
+class SessionSkillRequest:
+    name: str
+    description: str
+    body: str
+
+
+def parse_session_skill(data: Mapping[str, Any]) -> SessionSkillRequest:
+    """``{"name", "description", "body"?}`` of a skill to add to the dashboard's session."""
+    name = _str(data, "name", max_len=64).strip()
+    if not SKILL_NAME.fullmatch(name):
+        raise FormError("name", f"expected 1-64 letters, digits, '-', '_' or '.' (not at either end), got {name!r}")
+    description = _str(data, "description", max_len=1024).strip()
+    if not description:
+        raise FormError("description", "is empty")
+    body = _str(data, "body", default="", max_len=100_000)
+    return SessionSkillRequest(name, description, body)
+
+
+def parse_server_action(data: Mapping[str, Any]) -> str | None:
+    """``{"kind": "mcp" | "lsp" | "dap"}`` of a server's restart/stop (optional: the first server
+    of that name)."""
+    value = data.get("kind")
+    if value is None:
+        return None
+    if value not in SERVER_KINDS:
+        raise FormError("kind", f"expected one of {', '.join(SERVER_KINDS)}, got {value!r}")
     return str(value)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from kairox import Event, Runtime
+from kairox import Event, Runtime, Session
 
 from .hub import Approvals, Hub
 
@@ -23,7 +23,12 @@ STATUS_EVERY = 0.1
 
 
 class RuntimeHolder:
-    """Owns the current :class:`Runtime` (``holder.rt``) and feeds its events to the hub."""
+    """Owns the current :class:`Runtime` (``holder.rt``) and the dashboard's session in it
+    (``holder.session``), and feeds the runtime's events to the hub.
+
+    The session lives as long as its runtime: the page's tool calls run in it (so an
+    approval "for the session" is remembered there) and its session-scoped skills are the
+    Skills page's ``session`` group. A reopened runtime gets a new session."""
 
     def __init__(self, first: Runtime, hub: Hub, approvals: Approvals, *, start: bool = True) -> None:
         self.rt = first
@@ -41,18 +46,25 @@ class RuntimeHolder:
         #: set once the providers of the current runtime finished starting
         self.started = anyio.Event()
         self.snapshot: Any = None  # set by the app: rt -> the status message
+        #: the dashboard's session in the current runtime (``None`` only before :meth:`run` opened it)
+        self.session: Session | None = None
 
     # -- the loop ----------------------------------------------------------------------
     async def run(self) -> None:
         """Serve runtimes until :meth:`stop`: attach, wait for a reload, reopen."""
         stack: AsyncExitStack | None = None
+        sessions = AsyncExitStack()
         rt = self._first
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._status_pump)
                 while True:
                     self._attach(rt)
+                    self.session = await sessions.enter_async_context(rt.session())
                     await self._reload.wait()
+                    with anyio.CancelScope(shield=True):
+                        await sessions.aclose()
+                    self.session = None
                     self._detach()
                     if self._stop.is_set():
                         break
@@ -77,8 +89,9 @@ class RuntimeHolder:
                     self.hub.publish("reload", {"generation": self.generation})
                 tg.cancel_scope.cancel()
         finally:
-            if stack is not None:
-                with anyio.CancelScope(shield=True):
+            with anyio.CancelScope(shield=True):
+                await sessions.aclose()
+                if stack is not None:
                     await stack.aclose()
 
     def reload(self) -> None:

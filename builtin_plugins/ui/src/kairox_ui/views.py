@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kairox import Runtime, ServerState, SkillDef, SkillRegistry, redact, redact_url
+from kairox import Runtime, ServerState, ServerStatus, SkillDef, SkillRegistry, redact, redact_url
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
 
 __all__ = [
+    "all_skills",
     "bundle_pill_state",
     "plugins_view",
     "skill_view",
@@ -57,6 +58,21 @@ def _mcp_diagnostics(rt: Runtime, name: str) -> dict[str, Any]:
     if server is None:
         return {}
     return {"exit_code": server.diagnostics.exit_code, "stderr_tail": server.stderr_tail(30)}
+
+
+#: server kinds whose provider restarts and stops them by name (kairox-mcp, kairox-lsp, kairox-dap)
+RESTARTABLE = ("mcp", "lsp", "dap")
+
+
+def _can_act(rt: Runtime, status: ServerStatus) -> bool:
+    """Restart and stop apply to a declared server its provider runs (not an untrusted or broken entry)."""
+    if status.state is ServerState.UNTRUSTED:
+        return False
+    if status.kind == "mcp":
+        return True
+    provider = rt.providers.get(status.kind)
+    known = getattr(provider, "servers" if status.kind == "lsp" else "adapters", None)
+    return isinstance(known, dict) and status.name in known
 
 
 def trust_view(rt: Runtime) -> dict[str, Any]:
@@ -109,12 +125,15 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
         if s.state is ServerState.FAILED:
             failure = holder.failures.get(s.name, {})
             diag = _mcp_diagnostics(rt, s.name) if s.kind == "mcp" else {}
+            tail = diag.get("stderr_tail") or failure.get("stderr_tail") or s.log_tail
+            exit_code = failure.get("exit_code", failure.get("returncode", diag.get("exit_code")))
             row["diagnostic"] = {
                 "error": failure.get("error") or s.detail,
-                "exit_code": failure.get("exit_code", diag.get("exit_code")),
-                "stderr_tail": list(diag.get("stderr_tail") or failure.get("stderr_tail") or s.log_tail),
+                "exit_code": exit_code,
+                # LSP/DAP failure events carry the tail as one text, MCP diagnostics as lines
+                "stderr_tail": tail.splitlines() if isinstance(tail, str) else list(tail),
             }
-        row["actions"] = ["restart", "stop"] if s.kind == "mcp" and s.state is not ServerState.UNTRUSTED else []
+        row["actions"] = ["restart", "stop"] if s.kind in RESTARTABLE and _can_act(rt, s) else []
         servers.append(row)
     loader = providers.get("plugins")
     loader_starting = loader is not None and loader.state == "starting"
@@ -161,7 +180,9 @@ def skill_group(skill: SkillDef) -> str:
     return "plugin" if skill.namespace else skill.scope.value
 
 
-def skill_view(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) -> dict[str, Any]:
+def skill_view(
+    registry: SkillRegistry, skill: SkillDef, *, full: bool = False, session_id: str | None = None
+) -> dict[str, Any]:
     enabled, decided = registry.enabled_state(skill.name)
     data: dict[str, Any] = {
         "name": skill.name,
@@ -172,6 +193,8 @@ def skill_view(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
         "path": skill.file,
         "enabled": enabled,
         "enabled_by": decided.value if decided else None,
+        # disable-model-invocation: listed and runnable by the user, never offered to the model
+        "user_only": not skill.model_invocable,
         "keywords": list(skill.keywords),
         "tools": list(skill.tools),
         "model": skill.model,
@@ -187,7 +210,8 @@ def skill_view(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
             for a in skill.arguments
         ],
         "shadows": [
-            {"scope": s.scope.value, "source": s.source, "path": s.file} for s in registry.shadowed(skill.name)
+            {"scope": s.scope.value, "source": s.source, "path": s.file}
+            for s in registry.shadowed(skill.name, session_id=session_id)
         ],
         "warnings": [w.message for w in skill.warnings],
     }
@@ -200,10 +224,18 @@ def skill_view(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
     return data
 
 
-def skills_view(rt: Runtime) -> dict[str, Any]:
+def all_skills(rt: Runtime, session_id: str | None = None) -> list[SkillDef]:
+    """Every effective skill the user may see: disabled ones, user-only ones
+    (``disable-model-invocation``) and the session's own (``session_id``)."""
+    return rt.skills.skills(session_id=session_id, include_disabled=True, include_user_only=True)
+
+
+def skills_view(rt: Runtime, session_id: str | None = None) -> dict[str, Any]:
+    """The Skills page: every skill by scope (the dashboard's session's under ``session``)."""
     reg = rt.skills
     return {
-        "skills": [skill_view(reg, s) for s in reg.skills(include_disabled=True)],
+        "session": session_id,
+        "skills": [skill_view(reg, s, session_id=session_id) for s in all_skills(rt, session_id)],
         "errors": [str(e) for e in reg.errors],
         "warnings": [str(w) for w in reg.warnings],
     }

@@ -41,12 +41,52 @@ async function load() {
     );
   }
   if (!data.skills.length) add(root, h("p", { class: "muted", text: "(no skills)" }));
+  add(root, sessionForm());
   for (const e of data.errors) add(root, h("p", { class: "error", text: e }));
   for (const w of data.warnings) add(root, h("p", { class: "note", text: w }));
 }
 
+// A skill for the dashboard's session: it shadows workspace and user skills of its name
+// and is gone when the session ends (the dashboard stops, or the runtime is reopened).
+function sessionForm() {
+  const form = h(
+    "form",
+    {
+      class: "session-skill",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const body = {};
+        for (const field of form.querySelectorAll("input, textarea")) body[field.name] = field.value;
+        try {
+          await api("/api/session/skills", { method: "POST", body });
+          form.reset();
+          await load();
+        } catch (error) {
+          notice(error.message, "error");
+        }
+      },
+    },
+    h("h2", { text: "Add a session skill" }),
+    h("p", { class: "muted", text: "Kept in the dashboard's session only, no file written: it shadows a workspace or user skill of the same name until the session ends (the dashboard stops or reopens its runtime)." }),
+    h("label", { class: "field" }, h("span", { text: "name" }), h("input", { name: "name", required: true, maxlength: "64" })),
+    h("label", { class: "field" }, h("span", { text: "description" }), h("input", { name: "description", required: true })),
+    h("label", { class: "field" }, h("span", { text: "prompt" }), h("textarea", { name: "body", rows: "4" })),
+    h("button", { type: "submit", dataset: { action: "add-session-skill" } }, "Add to the session"),
+  );
+  return form;
+}
+
+async function removeSessionSkill(name) {
+  try {
+    await api(`/api/session/skills/${encodeURIComponent(name)}/remove`, { method: "POST" });
+    await load();
+  } catch (error) {
+    notice(error.message, "error");
+  }
+}
+
 function row(s) {
-  const tr = h("tr", { dataset: { skill: s.name, enabled: String(s.enabled) } });
+  const tr = h("tr", { dataset: { skill: s.name, enabled: String(s.enabled), userOnly: String(Boolean(s.user_only)) } });
   const button = h(
     "button",
     {
@@ -74,12 +114,22 @@ function row(s) {
   );
   const state = h("span", { class: "state", text: s.enabled ? "on" : "off" });
   tr.append(
-    h("td", {}, h("a", { href: "#", class: "name", onclick: (e) => (e.preventDefault(), show(s.name)) }, s.name)),
+    h(
+      "td",
+      {},
+      h("a", { href: "#", class: "name", onclick: (e) => (e.preventDefault(), show(s.name)) }, s.name),
+      s.user_only ? h("span", { class: "tag user-only", title: "disable-model-invocation: run by you, never offered to the model", text: "user only" }) : null,
+    ),
     h("td", {}, state),
     h("td", { class: "description", text: s.description }),
     h("td", { class: "muted", text: s.enabled_by ? `by the ${s.enabled_by} settings` : "" }),
     h("td", { class: "shadows" }, s.shadows.length ? `shadows ${s.shadows.map((x) => `${x.scope} ${x.path || x.source}`).join(", ")}` : ""),
-    h("td", {}, button),
+    h(
+      "td",
+      {},
+      button,
+      s.scope === "session" ? h("button", { dataset: { action: "remove" }, onclick: () => removeSessionSkill(s.name) }, "Remove") : null,
+    ),
   );
   return tr;
 }

@@ -63,7 +63,7 @@ function serverRow(row) {
               dataset: { action },
               onclick: async () => {
                 card.dataset.busy = "true";
-                await act(`/api/servers/${encodeURIComponent(row.name)}/${action}`);
+                await act(`/api/servers/${encodeURIComponent(row.name)}/${action}`, { kind: row.kind });
                 card.dataset.busy = "false";
               },
             },
