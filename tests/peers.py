@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -106,26 +106,34 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def everything_server_js() -> Path:
-    """``dist/index.js`` of server-everything, installed once per cache directory.
+def _npm_install(
+    package: str,
+    version: str,
+    prefix: Path,
+    present: Callable[[], bool],
+    *,
+    needed_for: str,
+    timeout: float,
+    adopt: bool = False,
+) -> None:
+    """``npm install PACKAGE@VERSION`` into ``prefix`` (a folder of the cache) once, under a
+    file lock beside it so that parallel processes (xdist workers) do not race.
 
-    Skips the calling test when node or npm is missing; fails it (with npm's
-    output) when the install itself fails.
-    """
+    ``present()`` says whether the install's files are there; ``prefix/.installed`` is
+    written once npm succeeded (while another process installs, the files may be there
+    without their dependencies). ``adopt``: files found while holding the lock count
+    without ``.installed`` (caches written before it existed). Skips the calling test
+    when node or npm is missing; fails it (with npm's output) when the install fails."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed for server-everything")
-    prefix = cache_dir() / "npm" / f"server-everything-{EVERYTHING_VERSION}"
-    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    # written once npm install succeeded: while another process (an xdist worker) installs,
-    # index.js may already be there without its dependencies
+        pytest.skip(f"node and npm are needed for {needed_for}")
     done = prefix / ".installed"
-    if done.is_file() and entry.is_file():
-        return entry
+    if done.is_file() and present():
+        return
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    with _file_lock(prefix.parent / f"server-everything-{EVERYTHING_VERSION}.lock"):
-        if entry.is_file():  # installed by another process while we waited (or before .installed existed)
+    with _file_lock(prefix.parent / f"{prefix.name}.lock"):
+        if present() and (adopt or done.is_file()):  # installed by another process while we waited
             done.touch()
-            return entry
+            return
         prefix.mkdir(exist_ok=True)
         proc = subprocess.run(
             [
@@ -136,16 +144,35 @@ def everything_server_js() -> Path:
                 "--no-audit",
                 "--no-fund",
                 "--loglevel=error",
-                f"{EVERYTHING_PACKAGE}@{EVERYTHING_VERSION}",
+                f"{package}@{version}",
             ],
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=timeout,
             start_new_session=True,
         )
-        if proc.returncode != 0 or not entry.is_file():
-            pytest.fail(f"npm install {EVERYTHING_PACKAGE} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+        if proc.returncode != 0 or not present():
+            pytest.fail(f"npm install {package} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
         done.touch()
+
+
+def everything_server_js() -> Path:
+    """``dist/index.js`` of server-everything, installed once per cache directory.
+
+    Skips the calling test when node or npm is missing; fails it (with npm's
+    output) when the install itself fails.
+    """
+    prefix = cache_dir() / "npm" / f"server-everything-{EVERYTHING_VERSION}"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    _npm_install(
+        EVERYTHING_PACKAGE,
+        EVERYTHING_VERSION,
+        prefix,
+        entry.is_file,
+        needed_for="server-everything",
+        timeout=600,
+        adopt=True,
+    )
     return entry
 
 
@@ -160,35 +187,11 @@ def inspector_cli_js() -> Path:
     per cache directory under a file lock, as :func:`everything_server_js` installs its server.
 
     Skips the calling test when node or npm is missing; fails it when the install fails."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed for the MCP Inspector")
     prefix = cache_dir() / "npm" / f"inspector-{INSPECTOR_VERSION}"
     package = prefix / "node_modules" / "@modelcontextprotocol" / "inspector"
-    done = prefix / ".installed"
-    if not (done.is_file() and package.is_dir()):
-        prefix.parent.mkdir(parents=True, exist_ok=True)
-        with _file_lock(prefix.parent / f"inspector-{INSPECTOR_VERSION}.lock"):
-            if not (done.is_file() and package.is_dir()):
-                prefix.mkdir(exist_ok=True)
-                proc = subprocess.run(
-                    [
-                        "npm",
-                        "install",
-                        "--prefix",
-                        str(prefix),
-                        "--no-audit",
-                        "--no-fund",
-                        "--loglevel=error",
-                        f"{INSPECTOR_PACKAGE}@{INSPECTOR_VERSION}",
-                    ],
-                    capture_output=True,
-                    text=True,
-                    timeout=900,
-                    start_new_session=True,
-                )
-                if proc.returncode != 0 or not package.is_dir():
-                    pytest.fail(f"npm install {INSPECTOR_PACKAGE} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-                done.touch()
+    _npm_install(
+        INSPECTOR_PACKAGE, INSPECTOR_VERSION, prefix, package.is_dir, needed_for="the MCP Inspector", timeout=900
+    )
     return _inspector_entry(prefix, package)
 
 

@@ -36,19 +36,16 @@ WAIT = 20.0
 
 
 @contextlib.contextmanager
-def oauth_server(*args: str) -> Iterator[str]:
-    """Run the fixture; yield its base URL (``http://127.0.0.1:PORT``)."""
-    port = peers.free_port()
+def _fixture_on(port: int, argv: list[str], *, quiet_stdout: bool = True) -> Iterator[None]:
+    """``argv`` as a process in its own session until it listens on ``port``; on exit SIGTERM
+    to its group (SIGKILL after 10 s) and reaped."""
+    stdout = subprocess.DEVNULL if quiet_stdout else None
     proc = subprocess.Popen(
-        [*peers.fixture_server("oauth_server"), "--port", str(port), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.DEVNULL, start_new_session=True
     )
     try:
         peers.wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}"
+        yield
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -57,6 +54,14 @@ def oauth_server(*args: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@contextlib.contextmanager
+def oauth_server(*args: str) -> Iterator[str]:
+    """Run the fixture; yield its base URL (``http://127.0.0.1:PORT``)."""
+    port = peers.free_port()
+    with _fixture_on(port, [*peers.fixture_server("oauth_server"), "--port", str(port), *args]):
+        yield f"http://127.0.0.1:{port}"
 
 
 def follow(url: str) -> None:
@@ -216,15 +221,8 @@ async def test_damaged_token_file_names_the_file(tmp_path: Path, no_leftovers: N
 def plain_server() -> Iterator[str]:
     """An SDK server over streamable HTTP without any auth; yields its /mcp URL."""
     port = peers.free_port()
-    argv = [*peers.fixture_server("rich_tools"), "--http", str(port)]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        peers.wait_for_port(port, proc=proc)
+    with _fixture_on(port, [*peers.fixture_server("rich_tools"), "--http", str(port)], quiet_stdout=False):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(10)
 
 
 @pytest.mark.anyio

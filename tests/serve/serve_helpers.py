@@ -99,54 +99,49 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def serve_http(
-    ws: Workspace, *args: str, env: dict[str, str] | None = None
-) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``kairox -w WS serve --http --port P ARGS`` as a process; yields (``http://127.0.0.1:P/mcp``, the process)."""
-    port = peers.free_port()
-    log = ws.root.parent / f"serve-{port}.log"
+def _listening(
+    what: str, argv: list[str], port: int, log: Path, env: dict[str, str], cwd: Path | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """``argv`` as a process (its output in ``log``), yielded once it listens on ``port``, then
+    stopped; one that does not come up is a RuntimeError naming ``what`` with the log's end."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [*KAIROX, "-w", str(ws.root), "serve", "--http", "--port", str(port), *args],
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=env or ws.env(),
+            env=env,
+            cwd=cwd,
             start_new_session=True,
         )
     try:
         try:
             peers.wait_for_port(port, timeout=60, proc=proc)
         except (RuntimeError, TimeoutError) as exc:
-            raise RuntimeError(f"kairox serve --http: {exc}\n{log.read_text(errors='replace')[-3000:]}") from exc
-        yield f"http://127.0.0.1:{port}/mcp", proc
+            raise RuntimeError(f"{what}: {exc}\n{log.read_text(errors='replace')[-3000:]}") from exc
+        yield proc
     finally:
         stop(proc)
+
+
+@contextlib.contextmanager
+def serve_http(
+    ws: Workspace, *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``kairox -w WS serve --http --port P ARGS`` as a process; yields (``http://127.0.0.1:P/mcp``, the process)."""
+    port = peers.free_port()
+    argv = [*KAIROX, "-w", str(ws.root), "serve", "--http", "--port", str(port), *args]
+    with _listening("kairox serve --http", argv, port, ws.root.parent / f"serve-{port}.log", env or ws.env()) as proc:
+        yield f"http://127.0.0.1:{port}/mcp", proc
 
 
 @contextlib.contextmanager
 def uvicorn_workers(ws: Workspace, workers: int, env: dict[str, str]) -> Iterator[str]:
     """``uvicorn kairox_serve.asgi:app --workers N`` as a process; yields the endpoint URL."""
     port = peers.free_port()
-    log = ws.root.parent / f"uvicorn-{port}.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "kairox_serve.asgi:app", "--port", str(port), "--workers", str(workers)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=ws.root.parent,
-            start_new_session=True,
-        )
-    try:
-        try:
-            peers.wait_for_port(port, timeout=60, proc=proc)
-        except (RuntimeError, TimeoutError) as exc:
-            raise RuntimeError(f"uvicorn: {exc}\n{log.read_text(errors='replace')[-3000:]}") from exc
+    argv = [sys.executable, "-m", "uvicorn", "kairox_serve.asgi:app", "--port", str(port), "--workers", str(workers)]
+    with _listening("uvicorn", argv, port, ws.root.parent / f"uvicorn-{port}.log", env, cwd=ws.root.parent):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(proc)
 
 
 def stdio_params(ws: Workspace) -> object:

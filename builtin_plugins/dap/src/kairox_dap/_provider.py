@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
+from kairox_lsp import peer_provider, restart_peer, stop_peer
 
 from ._config import DapServerConfig, handles
 from ._lifecycle import AdapterUnavailable, DapServerLifecycle
@@ -333,23 +334,16 @@ class DapToolProvider:
 
 def provider_of(runtime: Runtime) -> DapToolProvider:
     """The runtime's ``dap`` provider (raises :class:`~kairox.KairoxError` when kairox-dap is not loaded)."""
-    provider = runtime.providers.get(PROVIDER_NAME)
-    if not isinstance(provider, DapToolProvider):
-        raise KairoxError("kairox-dap is not loaded in this runtime (pip install kairox-dap)")
-    return provider
+    return peer_provider(runtime, PROVIDER_NAME, DapToolProvider, "kairox-dap")
 
 
 async def restart_server(runtime: Runtime, name: str) -> ServerStatus:
     """Restart the debug adapter ``name`` of ``runtime`` (:meth:`DapToolProvider.restart`);
     returns its status once it is ready or failed."""
-    provider = provider_of(runtime)
-    await provider.restart(name)
-    return next(s for s in provider.status() if s.name == name)
+    return await restart_peer(provider_of(runtime), name)
 
 
 async def stop_server(runtime: Runtime, name: str) -> ServerStatus:
     """Stop the debug adapter ``name`` of ``runtime`` (:meth:`DapToolProvider.stop_server`);
     returns its status (``stopped``) once the process is reaped."""
-    provider = provider_of(runtime)
-    await provider.stop_server(name)
-    return next(s for s in provider.status() if s.name == name)
+    return await stop_peer(provider_of(runtime), name)

@@ -15,6 +15,8 @@ The peer layer, public for other peer-process features (kairox-dap uses it):
 - the lifecycle: :class:`ManagedServer` (start, watch, restart or fail, reap) for a
   :class:`PeerServerConfig` (command, args, languages, file patterns, env, timeouts),
   :func:`child_env`, :func:`language_patterns`, :func:`matches`;
+- control by name: :func:`peer_provider`, :func:`restart_peer`, :func:`stop_peer` over a
+  :class:`PeerServers` provider;
 - the tools: :class:`PeerTool` with one error mapping (:data:`PeerErrors`,
   :func:`peer_error_text`), :class:`ToolInputError`, :func:`object_schema`;
 - text: :func:`read_text`, :func:`split_lines`, :func:`line_at` and the column conversions.

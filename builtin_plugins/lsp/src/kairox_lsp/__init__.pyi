@@ -18,6 +18,12 @@ from ._config import (
     matches as matches,
     parse_lsp_servers as parse_lsp_servers,
 )
+from ._control import (
+    PeerServers as PeerServers,
+    peer_provider as peer_provider,
+    restart_peer as restart_peer,
+    stop_peer as stop_peer,
+)
 from ._documents import (
     DocumentStore as DocumentStore,
     path_to_uri as path_to_uri,

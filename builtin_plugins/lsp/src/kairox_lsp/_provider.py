@@ -22,6 +22,7 @@ from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox.errors import ConfigError
 
 from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
+from ._control import peer_provider, restart_peer, stop_peer
 from ._lifecycle import LspServerLifecycle
 from ._peertools import ToolInputError
 from ._tools import TOOL_CAPABILITIES, LspOperations, build_tools
@@ -321,26 +322,19 @@ class LspToolProvider:
 
 def provider_of(runtime: Runtime) -> LspToolProvider:
     """The runtime's ``lsp`` provider (raises :class:`~kairox.KairoxError` when kairox-lsp is not loaded)."""
-    provider = runtime.providers.get(PROVIDER_NAME)
-    if not isinstance(provider, LspToolProvider):
-        raise KairoxError("kairox-lsp is not loaded in this runtime (pip install kairox-lsp)")
-    return provider
+    return peer_provider(runtime, PROVIDER_NAME, LspToolProvider, "kairox-lsp")
 
 
 async def restart_server(runtime: Runtime, name: str) -> ServerStatus:
     """Restart the language server ``name`` of ``runtime`` (:meth:`LspToolProvider.restart`);
     returns its status once it is ready or failed."""
-    provider = provider_of(runtime)
-    await provider.restart(name)
-    return next(s for s in provider.status() if s.name == name)
+    return await restart_peer(provider_of(runtime), name)
 
 
 async def stop_server(runtime: Runtime, name: str) -> ServerStatus:
     """Stop the language server ``name`` of ``runtime`` (:meth:`LspToolProvider.stop_server`);
     returns its status (``stopped``) once the process is reaped."""
-    provider = provider_of(runtime)
-    await provider.stop_server(name)
-    return next(s for s in provider.status() if s.name == name)
+    return await stop_peer(provider_of(runtime), name)
 
 
 def add_bundle_servers(

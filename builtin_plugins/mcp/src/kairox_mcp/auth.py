@@ -30,7 +30,7 @@ import urllib.parse
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kairox import redact_url, user_home
 from kairox.errors import KairoxError
@@ -39,6 +39,7 @@ from kairox.files import atomic_write_text
 if TYPE_CHECKING:
     import httpx2
     from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+    from pydantic import BaseModel
 
     from .config import McpServerConfig
     from .transport import Diagnostics
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound="BaseModel")
 
 #: where the loopback listener expects the authorization server's redirect
 CALLBACK_PATH = "/callback"
@@ -204,25 +207,25 @@ class TokenFile:
 
     def tokens(self, data: Mapping[str, Any]) -> OAuthToken | None:
         from mcp.shared.auth import OAuthToken
-        from pydantic import ValidationError
 
-        if data.get("tokens") is None:
-            return None
-        try:
-            return OAuthToken.model_validate(data["tokens"])
-        except ValidationError as exc:
-            raise self._error("tokens", _describe_validation(exc)) from None
+        return self._model(data, "tokens", OAuthToken)
 
     def client_info(self, data: Mapping[str, Any]) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
+
+        return self._model(data, "client_info", OAuthClientInformationFull)
+
+    def _model(self, data: Mapping[str, Any], field: str, model: type[M]) -> M | None:
+        """``data[field]`` as a ``model`` (``None`` when absent or null); an invalid one is an
+        error naming the file and the field."""
         from pydantic import ValidationError
 
-        if data.get("client_info") is None:
+        if data.get(field) is None:
             return None
         try:
-            return OAuthClientInformationFull.model_validate(data["client_info"])
+            return model.model_validate(data[field])
         except ValidationError as exc:
-            raise self._error("client_info", _describe_validation(exc)) from None
+            raise self._error(field, _describe_validation(exc)) from None
 
     def write(self, data: Mapping[str, Any]) -> None:
         directory = self.path.parent

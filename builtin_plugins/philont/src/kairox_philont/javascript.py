@@ -8,7 +8,6 @@ environment as a direct Python plugin does.
 
 from __future__ import annotations
 
-import json
 import shutil
 import weakref
 from pathlib import Path
@@ -18,7 +17,7 @@ import anyio
 
 from .config import philont_config
 from .supervisor import HostProcess
-from .worker import activate_hosted, limits_for, worker_env
+from .worker import activate_hosted, start_host, worker_env
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -58,22 +57,14 @@ async def _shared_host(runtime: Runtime, node: str, plugin: str) -> tuple[HostPr
     shared = _shared.setdefault(runtime, _Shared())
     async with shared.lock:
         if shared.host is None or shared.host.done:
-            limits = limits_for(runtime)
-            host = HostProcess(
+            shared.host = await start_host(
                 "node (direct JavaScript plugins)",
                 "philont-node",
-                [node, str(HOST_SCRIPT), json.dumps({"max_line": limits.max_line})],
+                [node, str(HOST_SCRIPT)],
                 dict(runtime.env),
                 runtime.workspace,
                 runtime,
-                limits,
             )
-            try:
-                await host.start()
-            except BaseException:
-                await host.close()
-                raise
-            shared.host = host
         shared.users.add(plugin)
         return shared.host, shared
 
@@ -85,21 +76,14 @@ async def activate_javascript(manifest: BundleManifest, context: ActivationConte
     node = find_node(runtime)
     plugin = code.tool_prefix
     if code.sandbox == "worker":
-        limits = limits_for(runtime)
-        host = HostProcess(
+        host = await start_host(
             f"{plugin} (worker)",
             "philont-worker",
-            [node, str(HOST_SCRIPT), json.dumps({"max_line": limits.max_line})],
+            [node, str(HOST_SCRIPT)],
             worker_env(runtime.env, code.requires_env, manifest.root, python=False),
             manifest.root,
             runtime,
-            limits,
         )
-        try:
-            await host.start()
-        except BaseException:
-            await host.close()
-            raise
         return await activate_hosted(manifest, context, host, close=host.close, status_name=host.name)
 
     shared_host, shared = await _shared_host(runtime, node, plugin)

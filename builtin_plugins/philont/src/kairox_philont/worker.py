@@ -15,7 +15,7 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,6 +70,21 @@ def limits_for(runtime: Runtime) -> Limits:
         restart_backoff=config.restart_backoff,
         max_line=MAX_LINE,
     )
+
+
+async def start_host(
+    name: str, kind: str, command: Sequence[str], env: dict[str, str], cwd: Path, runtime: Runtime
+) -> HostProcess:
+    """A :class:`HostProcess` running ``command`` (followed by the host's settings: its line
+    limit) under the runtime's limits, started; closed again when the start fails."""
+    limits = limits_for(runtime)
+    host = HostProcess(name, kind, [*command, json.dumps({"max_line": limits.max_line})], env, cwd, runtime, limits)
+    try:
+        await host.start()
+    except BaseException:
+        await host.close()
+        raise
+    return host
 
 
 def plugin_spec(manifest: BundleManifest, env: Mapping[str, str]) -> dict[str, Any]:
@@ -159,19 +174,12 @@ async def activate_worker(manifest: BundleManifest, context: ActivationContext) 
     code = manifest.code
     assert code is not None
     runtime = context.runtime
-    limits = limits_for(runtime)
-    host = HostProcess(
+    host = await start_host(
         f"{code.tool_prefix} (worker)",
         "philont-worker",
-        [sys.executable, "-m", "kairox_philont._worker_host", json.dumps({"max_line": limits.max_line})],
+        [sys.executable, "-m", "kairox_philont._worker_host"],
         worker_env(runtime.env, code.requires_env, manifest.root),
         manifest.root,
         runtime,
-        limits,
     )
-    try:
-        await host.start()
-    except BaseException:
-        await host.close()
-        raise
     return await activate_hosted(manifest, context, host, close=host.close, status_name=host.name)

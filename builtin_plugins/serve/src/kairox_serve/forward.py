@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -30,9 +30,18 @@ from .approval import ClientApprover
 
 __all__ = ["ClientLink", "refuse_elicitation", "refuse_sampling"]
 
+R = TypeVar("R", bound=types.Result)
+
 
 def _unavailable(kind: str, why: str) -> types.ErrorData:
     return types.ErrorData(code=types.INVALID_REQUEST, message=f"{kind} is not available through the gateway: {why}")
+
+
+async def _send(ctx: ServerRequestContext[Any, Any], request: types.ServerRequest, result_type: type[R]) -> R:
+    """``request`` sent to the client as part of the call that ``ctx`` answers."""
+    return await ctx.session.send_request(
+        request, result_type, metadata=ServerMessageMetadata(related_request_id=ctx.request_id)
+    )
 
 
 async def refuse_sampling(context: Any, params: Any) -> types.ErrorData:
@@ -82,6 +91,13 @@ class ClientLink:
             return None, "this connection cannot carry a request to the client (stateless HTTP)"
         return ctx, ""
 
+    async def _relay(self, capability: str, request: types.ServerRequest, result_type: type[R]) -> R | types.ErrorData:
+        """``request`` sent to the client on its running call, or why it cannot be."""
+        ctx, why = self._current(capability)
+        if ctx is None:
+            return _unavailable(capability, why)
+        return await _send(ctx, request, result_type)
+
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         if not self.active:
             return ApprovalAnswer.DENY
@@ -91,37 +107,19 @@ class ClientLink:
     async def sampling(
         self, context: Any, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
-        ctx, why = self._current("sampling")
-        if ctx is None:
-            return _unavailable("sampling", why)
-        return await ctx.session.send_request(
-            types.CreateMessageRequest(params=params),
-            types.CreateMessageResult,
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-        )
+        return await self._relay("sampling", types.CreateMessageRequest(params=params), types.CreateMessageResult)
 
     async def elicitation(
         self, context: Any, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        ctx, why = self._current("elicitation")
-        if ctx is None:
-            return _unavailable("elicitation", why)
-        return await ctx.session.send_request(
-            types.ElicitRequest(params=params),
-            types.ElicitResult,
-            metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-        )
+        return await self._relay("elicitation", types.ElicitRequest(params=params), types.ElicitResult)
 
     async def list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
         """The client's roots when it is on this machine (stdio) and declared them, else the
         workspace's (kairox's default): a remote client's paths mean nothing here."""
         ctx, _why = self._current("roots") if self.forward_roots else (None, "")
         if ctx is not None:
-            return await ctx.session.send_request(
-                types.ListRootsRequest(),
-                types.ListRootsResult,
-                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-            )
+            return await _send(ctx, types.ListRootsRequest(), types.ListRootsResult)
         return types.ListRootsResult.model_validate(
             {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.runtime.roots()]}
         )

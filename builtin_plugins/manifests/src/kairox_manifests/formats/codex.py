@@ -29,7 +29,7 @@ from .._schema import join, parse_document, read_json
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
 from ..paths import resolve_inside
-from ._common import Collector, add_components, check_name, claude_hooks, mcp_servers
+from ._common import Collector, add_components, check_name, claude_hooks, mcp_servers, path_list
 from ._meta import BaseFormat, fields_set, person_from
 
 __all__ = ["CodexFormat", "CodexManifestDoc"]
@@ -74,22 +74,6 @@ def codex_path(root: Path, value: str | None, field: str, file: str, problems: l
             reason = exc.message
     problems.append(Problem(f"{reason}; {field} ignored", file=file, path=field))
     return None
-
-
-def _path_items(value: Any, field: str, file: str) -> list[tuple[str, str]]:
-    """``string | string[]`` as ``[(value, field path)]``; any other type is an error."""
-    if isinstance(value, str):
-        return [(value, field)]
-    if isinstance(value, list):
-        out = []
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                raise ManifestError(
-                    f"expected a path (a string), got {describe_value(item)}", file=file, path=join(field, i)
-                )
-            out.append((item, join(field, i)))
-        return out
-    raise ManifestError(f"expected a path or a list of paths, got {describe_value(value)}", file=file, path=field)
 
 
 def _hooks(root: Path, value: Any, out: Collector, problems: list[Problem], file: str) -> None:
@@ -142,7 +126,7 @@ class CodexFormat(BaseFormat):
         # skills: the declared paths that are usable, else skills/
         declared = []
         if doc.skills is not None:
-            for value, fpath in _path_items(doc.skills, "skills", f):
+            for value, fpath in path_list(doc.skills, file=f, path="skills"):
                 if codex_path(root, value, fpath, f, problems) is not None:
                     declared.append((value, fpath))
         add_components(root, "skill", declared, () if declared else ("skills",), out, problems, file=f)
