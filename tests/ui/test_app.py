@@ -83,9 +83,62 @@ def test_every_page_is_the_shell_with_a_strict_policy(ui: UiSetup) -> None:
     pages = {"/": "status", "/marketplace": "marketplace", "/skills": "skills", "/plugins": "plugins"}
     pages |= {"/tools": "tools", "/events": "trace"}
     for path, name in pages.items():
-        req = urllib.request.Request(server.base + path, headers={"Authorization": f"Bearer {server.token}"})
-        with urllib.request.urlopen(req, timeout=30) as response:
+        with urllib.request.urlopen(server.base + path, timeout=30) as response:
             body = response.read().decode()
             csp = response.headers["content-security-policy"]
         assert '<script type="module" src="/static/app.js">' in body and f'data-page="{name}"' in body
         assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp
+
+
+def test_the_printed_url_carries_the_token_in_its_fragment_only(ui: UiSetup) -> None:
+    import re
+
+    server = ui.start()
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/#token=[A-Za-z0-9_-]{40,}", server.url), server.url
+    assert "?" not in server.url and server.token and server.token not in server.base
+
+
+def test_the_api_needs_the_header_and_the_stream_its_query_token(ui: UiSetup) -> None:
+    import urllib.request
+
+    server = ui.start()
+    cookie = {"Cookie": f"kairox_ui_{server.base.rsplit(':', 1)[1]}={server.token}"}
+    for path in ("/api/status", "/api/skills", "/api/events", "/api/approvals"):
+        assert server.request(path, token=False)[0] == 403, path
+        assert server.request(path, token=False, headers=cookie)[0] == 403, path  # a cookie is no token
+        assert server.request(f"{path}?token={server.token}", token=False)[0] == 403, path  # nor the URL
+        assert server.request(path)[0] == 200, path
+    status, _ = server.request("/api/tools/call", method="POST", body={"name": "fs.read"}, token=False)
+    assert status == 403
+    assert server.request("/api/stream", token=False)[0] == 403
+    assert server.request("/api/stream?token=wrong", token=False)[0] == 403
+    assert server.request("/api/stream", token=False, headers=cookie)[0] == 403
+    req = urllib.request.Request(f"{server.base}/api/stream?token={server.token}")
+    with urllib.request.urlopen(req, timeout=30) as response:
+        assert response.status == 200 and response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["referrer-policy"] == "no-referrer"
+        assert response.readline().startswith(b"event: status")
+        assert "set-cookie" not in response.headers
+
+
+def test_the_shell_needs_no_token_and_no_response_sets_a_cookie(ui: UiSetup) -> None:
+    import urllib.request
+
+    server = ui.start()
+    for path in ("/", "/skills", "/static/app.js", "/static/dom.js", "/static/style.css"):
+        with urllib.request.urlopen(server.base + path, timeout=30) as response:
+            assert response.status == 200 and "set-cookie" not in response.headers, path
+            assert server.token not in response.read().decode(), path
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        opener.open(f"{server.base}/skills?token={server.token}", timeout=30)
+        raise AssertionError("a legacy ?token= link is redirected")
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 303 and exc.headers["location"] == f"/skills#token={server.token}"
+        assert "set-cookie" not in exc.headers
+    assert server.request("/?token=wrong", token=False)[0] == 403

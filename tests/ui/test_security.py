@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from kairox_ui.security import (
     CSRF_HEADER,
+    STREAM_PATH,
     Guard,
     allowed_hosts,
-    cookie_name,
-    cookie_value,
+    bearer_token,
     host_allowed,
     is_loopback,
     new_token,
@@ -73,15 +73,16 @@ def test_origins() -> None:
         assert not origin_allowed(bad, host), bad
 
 
-@given(st.text(max_size=80), st.text(min_size=1, max_size=10))
-def test_cookie_value_never_raises(header: str, name: str) -> None:
-    value = cookie_value(header, name)
-    assert value is None or isinstance(value, str)
+@given(st.text(max_size=80))
+def test_bearer_token_never_raises(header: str) -> None:
+    value = bearer_token(header)
+    assert value is None or (isinstance(value, str) and header.lower().startswith("bearer "))
 
 
-def test_cookie_value_finds_the_named_cookie() -> None:
-    assert cookie_value('a=1; kairox_ui_8765="abc"; b=2', "kairox_ui_8765") == "abc"
-    assert cookie_value("kairox_ui_8765x=abc", "kairox_ui_8765") is None
+@given(st.from_regex(r"[A-Za-z0-9_-]{1,60}", fullmatch=True))
+def test_a_bearer_token_reads_back(token: str) -> None:
+    assert bearer_token(f"Bearer {token}") == token and bearer_token(f"bearer  {token} ") == token
+    assert bearer_token(f"Basic {token}") is None and bearer_token(token) is None and bearer_token(None) is None
 
 
 @given(st.dictionaries(st.sampled_from(["token", "a", "b"]), st.text(max_size=5), max_size=3))
@@ -140,19 +141,49 @@ def _guard(reached: list[str]) -> Guard:
 
 
 HOST = {"host": f"127.0.0.1:{PORT}"}
-COOKIE = {"cookie": f"{cookie_name(PORT)}={TOKEN}"}
+BEARER = {"authorization": f"Bearer {TOKEN}"}
 SAME_ORIGIN = {"origin": f"http://127.0.0.1:{PORT}", CSRF_HEADER: "1"}
 
 
 @pytest.mark.anyio
-async def test_the_token_becomes_an_httponly_strict_cookie_and_leaves_the_url() -> None:
+async def test_a_legacy_token_link_is_sent_to_the_fragment_and_no_cookie_is_set() -> None:
     reached: list[str] = []
     status, headers = await _call(_guard(reached), "GET", "/skills", HOST, f"token={TOKEN}&x=1")
-    assert status == 303 and headers["location"] == "/skills?x=1"
-    assert headers["set-cookie"] == f"{cookie_name(PORT)}={TOKEN}; HttpOnly; SameSite=Strict; Path=/"
+    assert status == 303 and headers["location"] == f"/skills?x=1#token={TOKEN}"
+    assert "set-cookie" not in headers and headers["referrer-policy"] == "no-referrer"
     assert reached == []
-    assert (await _call(_guard(reached), "GET", "/api/status", {**HOST, **COOKIE}))[0] == 200
-    assert reached == ["/api/status"]
+    status, headers = await _call(_guard(reached), "GET", "/", HOST, "token=wrong")
+    assert status == 403 and "set-cookie" not in headers and reached == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", ["/", "/skills", "/static/app.js", "/static/style.css"])
+async def test_the_shell_is_served_without_the_token(path: str) -> None:
+    reached: list[str] = []
+    status, headers = await _call(_guard(reached), "GET", path, HOST)
+    assert status == 200 and reached == [path] and "set-cookie" not in headers
+
+
+@pytest.mark.anyio
+async def test_the_api_needs_the_bearer_header_and_the_stream_its_query_token() -> None:
+    reached: list[str] = []
+    assert (await _call(_guard(reached), "GET", "/api/status", {**HOST, **BEARER}))[0] == 200
+    assert (await _call(_guard(reached), "GET", STREAM_PATH, HOST, f"token={TOKEN}"))[0] == 200
+    assert reached == ["/api/status", STREAM_PATH]
+    refused = [
+        ("/api/status", HOST, ""),
+        ("/api/status", HOST, f"token={TOKEN}"),  # a token in the URL is for the stream only
+        ("/api/status", {**HOST, "cookie": f"kairox_ui_{PORT}={TOKEN}"}, ""),  # no cookie is read
+        ("/api/status", {**HOST, "authorization": f"Basic {TOKEN}"}, ""),
+        ("/api/status", {**HOST, "authorization": f"Bearer {TOKEN}x"}, ""),
+        (STREAM_PATH, HOST, ""),
+        (STREAM_PATH, HOST, "token=wrong"),
+        (STREAM_PATH, {**HOST, "cookie": f"kairox_ui_{PORT}={TOKEN}"}, ""),
+    ]
+    for path, headers, query in refused:
+        status, answer = await _call(_guard(reached), "GET", path, headers, query)
+        assert status == 403 and "set-cookie" not in answer, (path, headers, query)
+    assert reached == ["/api/status", STREAM_PATH]
 
 
 @pytest.mark.anyio
@@ -161,16 +192,18 @@ async def test_the_token_becomes_an_httponly_strict_cookie_and_leaves_the_url() 
     [
         ("GET", HOST, ""),  # no token
         ("GET", HOST, "token=wrong"),
-        ("GET", {**HOST, "cookie": f"{cookie_name(PORT)}=wrong"}, ""),
+        ("GET", HOST, f"token={TOKEN}"),  # not in the URL of an API call
+        ("GET", {**HOST, "cookie": f"kairox_ui_{PORT}={TOKEN}"}, ""),  # a cookie is no token
         ("GET", {**HOST, "authorization": "Bearer wrong"}, ""),
-        ("GET", {"host": f"rebind.example:{PORT}", **COOKIE}, ""),  # DNS rebinding
-        ("GET", {**COOKIE}, ""),  # no Host
-        ("GET", {**HOST, **COOKIE, "origin": "http://evil.example"}, ""),
-        ("GET", {**HOST, **COOKIE, "sec-fetch-site": "cross-site"}, ""),
-        ("POST", {**HOST, **COOKIE}, ""),  # no Origin
-        ("POST", {**HOST, **COOKIE, "origin": "http://evil.example", CSRF_HEADER: "1"}, ""),
-        ("POST", {**HOST, **COOKIE, "origin": f"http://127.0.0.1:{PORT}"}, ""),  # a plain form: no header
+        ("GET", {"host": f"rebind.example:{PORT}", **BEARER}, ""),  # DNS rebinding
+        ("GET", {**BEARER}, ""),  # no Host
+        ("GET", {**HOST, **BEARER, "origin": "http://evil.example"}, ""),
+        ("GET", {**HOST, **BEARER, "sec-fetch-site": "cross-site"}, ""),
+        ("POST", {**HOST, **BEARER}, ""),  # no Origin
+        ("POST", {**HOST, **BEARER, "origin": "http://evil.example", CSRF_HEADER: "1"}, ""),
+        ("POST", {**HOST, **BEARER, "origin": f"http://127.0.0.1:{PORT}"}, ""),  # a plain form: no header
         ("POST", {**HOST, "origin": f"http://127.0.0.1:{PORT}", CSRF_HEADER: "1"}, ""),  # no token
+        ("POST", {**HOST, **SAME_ORIGIN}, f"token={TOKEN}"),  # not in the URL of an API call
     ],
 )
 async def test_the_attacks_are_refused_before_the_app(method: str, headers: dict[str, str], query: str) -> None:
@@ -182,5 +215,5 @@ async def test_the_attacks_are_refused_before_the_app(method: str, headers: dict
 @pytest.mark.anyio
 async def test_a_same_origin_change_with_the_token_passes() -> None:
     reached: list[str] = []
-    status, _ = await _call(_guard(reached), "POST", "/api/reload", {**HOST, **COOKIE, **SAME_ORIGIN})
+    status, _ = await _call(_guard(reached), "POST", "/api/reload", {**HOST, **BEARER, **SAME_ORIGIN})
     assert status == 200 and reached == ["/api/reload"]

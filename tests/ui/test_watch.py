@@ -37,6 +37,8 @@ from kairox_ui.watch import (
     cell_width,
     event_lines,
     fit,
+    redact_record,
+    redact_text,
     render_frame,
     server_lines,
     status_record,
@@ -194,12 +196,14 @@ def _shows(pattern: str) -> Callable[[list[str]], bool]:
     return lambda frame: any(re.search(pattern, line) for line in frame)
 
 
-def _pty_watch(ws: Path, env: dict[str, str], *steps: Step, timeout: float = 90) -> tuple[str, int, Screen]:
+def _pty_watch(
+    ws: Path, env: dict[str, str], *steps: Step, timeout: float = 90, size: tuple[int, int] = (ROWS, COLS)
+) -> tuple[str, int, Screen]:
     """Run ``kairox watch`` on a pseudo-terminal of ROWS x COLS; each time the last frame
     drawn satisfies the next step's condition, do its action (the last one: Ctrl-C, which
     is SIGINT). Returns what it wrote, its exit code and the replayed screen."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
     proc = subprocess.Popen(
         [*_cli(), "-w", str(ws), "watch"],
         stdin=slave,
@@ -286,6 +290,25 @@ def test_the_trace_keeps_only_what_fits_the_terminal(tmp_path: Path, no_leftover
     assert any(line.startswith("--- trace ") for line in last)
     # 12 servers x (starting, ready, tools changed) and more: the first events scrolled away
     assert not any("ProviderStarting provider=mcp" in line for line in last), "\n".join(last)
+
+
+@pytest.mark.integration
+def test_a_terminal_that_reports_no_size_gets_80_by_24(tmp_path: Path, no_leftovers: None) -> None:
+    """A pty nobody set a window size on says 0 x 0: the view falls back to 80 x 24 (as
+    shutil.get_terminal_size does) instead of drawing frames of nothing."""
+    ws, env = _workspace(tmp_path, {f"server-{n}": fixture_server("well_behaved") for n in range(2)})
+    assert "COLUMNS" not in env and "LINES" not in env
+
+    def both_ready(frame: list[str]) -> bool:
+        return all(any(re.search(rf"server-{n}\s+mcp\s+ready", line) for line in frame) for n in range(2))
+
+    text, code, screen = _pty_watch(ws, env, (both_ready, _ctrl_c), size=(0, 0))
+    assert code == 130, text
+    last = screen.frames[-1]
+    assert last[0].startswith("kairox watch")
+    assert any(re.search(r"server-0\s+mcp\s+ready", line) for line in last)
+    assert all(len(f) <= 23 for f in screen.frames) and max(cell_width(line) for line in last) <= 79
+    assert any(cell_width(line) > 40 for line in last)  # the width used is 80, not 1
 
 
 @pytest.mark.integration
@@ -541,3 +564,50 @@ def test_secrets_from_outside_are_hidden_in_lines_and_records() -> None:
         assert secret not in shown
     lines = event_lines({"kind": "McpServerFailed", "server": "remote", "error": "--api-key s3cr3tvalue"})
     assert "s3cr3tvalue" not in "\n".join(lines)
+
+
+HINT = "environment variable API_TOKEN is not set (write ${API_TOKEN:-default} for a fallback)"
+
+
+def test_a_hint_in_prose_is_shown_as_written() -> None:
+    """Prose is not a config value: redacting it whole turned the kernel's hint into
+    ``${API_TOKEN:<redacted>}``."""
+    failed = ServerStatus("remote", "mcp", ServerState.FAILED, HINT, log_tail=(HINT,))
+    assert HINT in server_lines(failed)[0] and f"| {HINT}" in server_lines(failed)[1]
+    assert status_record(failed)["detail"] == HINT and status_record(failed)["log_tail"] == [HINT]
+    lines = event_lines({"kind": "McpServerFailed", "server": "remote", "error": HINT, "stderr_tail": [HINT]})
+    assert "${API_TOKEN:-default}" in lines[0] and "<redacted>" not in "\n".join(lines)
+    assert redact_text(f"--token s3cr3tvalue {HINT} https://u:pw1234@h/x?api_key=k3y") == (
+        f"--token <redacted> {HINT} https://u:<redacted>@h/x?api_key=<redacted>"
+    )
+    # a default that is a value (not the word "default") is a config value: hidden
+    assert redact_text("password=${PW:-hunter2secret}") == "password=${PW:-<redacted>}"
+    assert redact_text("${URL:-https://u:pw1234@h/}") == "${URL:-https://u:<redacted>@h/}"
+    record = redact_record({"error": HINT, "env": {"A": "v4lue"}, "api_key": "k3y", "argv": ["--token", "s3"]})
+    assert record == {
+        "error": HINT,
+        "env": {"A": "<redacted>"},
+        "api_key": "<redacted>",
+        "argv": ["--token", "<redacted>"],
+    }
+
+
+_SECRET = st.from_regex(r"[A-Za-z0-9]{8,20}", fullmatch=True)
+_WORDS = ["cannot", "reach", "server", "(write", "for", "a", "fallback)", "exit", "code", "3", ":", "é", "—", "${HOME}"]
+_PROSE = st.lists(st.sampled_from(_WORDS), max_size=8).map(" ".join)
+_FORMS = ["--token {}", "--api-key={}", "password={}", "Bearer {}", "https://u:{}@h/", "${{PW:-{}}}"]
+
+
+@given(_PROSE, _SECRET, st.sampled_from(_FORMS), _PROSE)
+def test_redact_text_hides_secrets_and_keeps_the_prose(before: str, secret: str, form: str, after: str) -> None:
+    shown = redact_text(f"{before} {form.format(secret)} {HINT} {after}")
+    assert secret not in shown
+    assert shown.startswith(before) and shown.endswith(f"{HINT} {after}")
+
+
+@given(st.text(max_size=60))
+def test_redact_text_never_raises(text: str) -> None:
+    shown = redact_text(text)
+    assert isinstance(shown, str)
+    if not any(c in text for c in ":=/$-") and "bearer" not in text.lower() and "basic" not in text.lower():
+        assert shown == text  # nothing that could hold a value: the text as it is

@@ -67,7 +67,7 @@ def warm_up(browser: Any) -> None:
 
 
 class UiServer:
-    """One ``kairox ui`` process: its URL (with the token), base address and token."""
+    """One ``kairox ui`` process: its URL (the token in its fragment), base address and token."""
 
     def __init__(self, workspace: Path, home: Path, env: dict[str, str]) -> None:
         self.workspace = workspace
@@ -91,7 +91,7 @@ class UiServer:
             self.stop()
             raise AssertionError(f"kairox ui printed {line!r} first; stderr: {self.stderr()}")
         self.url = line
-        self.base, _, self.token = line.partition("/?token=")
+        self.base, _, self.token = line.partition("/#token=")
         return self
 
     def stderr(self) -> str:

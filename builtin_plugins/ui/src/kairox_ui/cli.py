@@ -80,7 +80,7 @@ async def serve(
         timeout_graceful_shutdown=1,
     )
     server = Server(config)
-    url = f"http://{url_host(host)}:{actual}/?token={token}"
+    url = f"http://{url_host(host)}:{actual}/#token={token}"  # the fragment never reaches a server
     click.echo(url)
     sys.stdout.flush()
     if not is_loopback(host):
@@ -111,7 +111,8 @@ async def serve(
 def ui(ctx: click.Context, host: str, port: int, no_browser: bool, allow_remote: bool) -> None:
     """Serve the dashboard: servers, marketplace, skills, plugins, tools and the event trace.
 
-    The first line printed is the URL with its access token; open it in a browser.
+    The first line printed is the URL with its access token (after the #, which the browser
+    never sends to any server); open it in a browser.
     It listens on 127.0.0.1 unless told otherwise (--host with --allow-remote).
     """
     from .hub import Approvals, Hub

@@ -1,14 +1,21 @@
 """The dashboard's front door: the access token, the Host check, the Origin check.
 
-Every request must carry the token: the ``token`` query parameter (the URL
-``kairox ui`` prints; the first page load turns it into a cookie and redirects to
-the same URL without it), the cookie (HttpOnly, SameSite=Strict), or an
-``Authorization: Bearer`` header. The ``Host`` header must name the address the
-server listens on (a DNS-rebinding page has its own host name), and a request
-that changes something must come from the dashboard's own origin: ``Origin``
-equal to ``http://<Host>``, ``Sec-Fetch-Site`` not ``cross-site``, and the
-``X-Kairox-UI`` header (which a cross-site form cannot send). Anything else is
-403 and does nothing.
+``kairox ui`` prints ``http://HOST:PORT/#token=TOKEN``: the fragment is never sent to
+any server (nor in a Referer), and the page's script keeps the token in
+``sessionStorage`` and takes it out of the address bar. The page itself (the HTML shell,
+its modules and CSS: nothing with data) is served without the token; every ``/api/``
+request needs ``Authorization: Bearer TOKEN``, except the event stream, which takes
+``?token=TOKEN`` (EventSource cannot send headers; the URL only ever goes to this
+server, and every response says ``Referrer-Policy: no-referrer``). No cookie is set or
+read: browsers do not keep cookies apart by port, so a cookie for 127.0.0.1 would be
+sent to every other local server the user visits. A legacy ``/?token=`` page load is
+redirected to ``/#token=``.
+
+The ``Host`` header must name the address the server listens on (a DNS-rebinding page
+has its own host name), and a request that changes something must come from the
+dashboard's own origin: ``Origin`` equal to ``http://<Host>``, ``Sec-Fetch-Site`` not
+``cross-site``, and the ``X-Kairox-UI`` header (which a cross-site form cannot send).
+Anything else is 403 and does nothing.
 
 The parsers here read outside input (headers); they never raise.
 """
@@ -23,10 +30,10 @@ from typing import Any
 
 __all__ = [
     "CSRF_HEADER",
+    "STREAM_PATH",
     "Guard",
     "allowed_hosts",
-    "cookie_name",
-    "cookie_value",
+    "bearer_token",
     "host_allowed",
     "is_loopback",
     "new_token",
@@ -37,6 +44,8 @@ __all__ = [
 
 CSRF_HEADER = "x-kairox-ui"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
+#: the server-sent event stream: EventSource cannot send headers, so it takes ``?token=``
+STREAM_PATH = "/api/stream"
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -47,11 +56,6 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 def new_token() -> str:
     """A fresh random access token (URL-safe, 256 bits)."""
     return secrets.token_urlsafe(32)
-
-
-def cookie_name(port: int) -> str:
-    """Cookies are not kept apart by port: each dashboard has its own cookie name."""
-    return f"kairox_ui_{port}"
 
 
 def is_loopback(host: str) -> bool:
@@ -143,18 +147,11 @@ def origin_allowed(origin: str | None, host_header: str | None) -> bool:
     return (mine[0], mine[1] or 80) == (theirs[0], theirs[1] or 80)
 
 
-def cookie_value(header: str | None, name: str) -> str | None:
-    """The value of cookie ``name`` in a ``Cookie`` header (the first one), else ``None``."""
-    if not header:
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header, else ``None``."""
+    if not header or not header[:7].lower() == "bearer ":
         return None
-    for part in header.split(";"):
-        key, sep, value = part.strip().partition("=")
-        if sep and key.strip() == name:
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] == '"':
-                value = value[1:-1]
-            return value
-    return None
+    return header[7:].strip()
 
 
 def strip_token(query: str) -> str:
@@ -181,15 +178,15 @@ def _equal(given: str | None, token: str) -> bool:
 
 
 class Guard:
-    """ASGI middleware: refuse (403) what lacks the token, names another host, or comes
-    from another origin; turn a valid ``?token=`` on a page load into the cookie."""
+    """ASGI middleware: refuse (403) what names another host or comes from another origin,
+    and every ``/api/`` request without the token; send a legacy ``/?token=`` page load to
+    ``/#token=`` (the fragment never reaches a server). No cookie is ever set or read."""
 
     def __init__(self, app: App, *, token: str, host: str, port: int, pages: Iterable[str] = ()) -> None:
         self.app = app
         self.token = token
         self.port = port
         self.hosts = allowed_hosts(host, port)
-        self.cookie = cookie_name(port)
         self.pages = frozenset(pages)
         #: requests refused, by reason (tests and the trace read it)
         self.refused: dict[str, int] = {}
@@ -202,6 +199,7 @@ class Guard:
         headers = _headers(scope)
         method = scope.get("method", "GET").upper()
         query = scope.get("query_string", b"").decode("latin-1")
+        path = scope.get("path", "/")
         host = headers.get("host")
         if not host_allowed(host, self.hosts, self.port):
             await self._refuse(send, "host", "this dashboard answers only to its own address")
@@ -217,22 +215,21 @@ class Guard:
         if headers.get("sec-fetch-site") == "cross-site":
             await self._refuse(send, "origin", "cross-site request")
             return
-        tokens = _query_tokens(query)
-        if tokens:
-            if not _equal(tokens[0], self.token):
-                await self._refuse(send, "token", "wrong access token")
-                return
-            if method == "GET" and scope.get("path", "/") in self.pages:
-                await self._set_cookie_and_redirect(scope, send, strip_token(query))
-                return
-        else:
-            bearer = headers.get("authorization", "")
-            given = bearer[7:].strip() if bearer.lower().startswith("bearer ") else None
-            if given is None:
-                given = cookie_value(headers.get("cookie"), self.cookie)
+        if path == "/api" or path.startswith("/api/"):
+            if path == STREAM_PATH and method in SAFE_METHODS:
+                tokens = _query_tokens(query)  # EventSource cannot send headers
+                given = tokens[0] if tokens else bearer_token(headers.get("authorization"))
+            else:
+                given = bearer_token(headers.get("authorization"))
             if not _equal(given, self.token):
                 await self._refuse(send, "token", "the access token is missing: open the URL kairox ui printed")
                 return
+        elif method in SAFE_METHODS and path in self.pages and _query_tokens(query):
+            if not _equal(_query_tokens(query)[0], self.token):
+                await self._refuse(send, "token", "wrong access token: open the URL kairox ui printed")
+                return
+            await self._redirect_to_fragment(send, path, strip_token(query))
+            return
         await self.app(scope, receive, send)
 
     async def _refuse(self, send: Send, reason: str, message: str) -> None:
@@ -246,21 +243,20 @@ class Guard:
                     (b"content-type", b"text/plain; charset=utf-8"),
                     (b"content-length", str(len(body)).encode()),
                     (b"cache-control", b"no-store"),
+                    (b"referrer-policy", b"no-referrer"),
                 ],
             }
         )
         await send({"type": "http.response.body", "body": body})
 
-    async def _set_cookie_and_redirect(self, scope: Scope, send: Send, query: str) -> None:
-        location = scope.get("path", "/") + (f"?{query}" if query else "")
-        cookie = f"{self.cookie}={self.token}; HttpOnly; SameSite=Strict; Path=/"
+    async def _redirect_to_fragment(self, send: Send, path: str, query: str) -> None:
+        location = path + (f"?{query}" if query else "") + f"#token={self.token}"
         await send(
             {
                 "type": "http.response.start",
                 "status": 303,
                 "headers": [
                     (b"location", location.encode("latin-1", "replace")),
-                    (b"set-cookie", cookie.encode()),
                     (b"cache-control", b"no-store"),
                     (b"content-length", b"0"),
                     (b"referrer-policy", b"no-referrer"),

@@ -13,8 +13,9 @@ and shows what ``rt.status()`` says of each (MCP, LSP, DAP, bundles) and every e
 - ``--once``: the states once the servers have started, exit 1 when something failed.
 
 Everything a server or a config file says (names, errors, stderr tails) passes
-:func:`kairox.redact` and :func:`kairox.terminal_safe`; the only escape sequences written
-are the view's own cursor movements.
+:func:`redact_text` (the values in it redacted with :func:`kairox.redact` and
+:func:`kairox.redact_url`, not its prose) and :func:`kairox.terminal_safe`; the only
+escape sequences written are the view's own cursor movements.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from kairox import ServerState, ServerStatus, redact, terminal_safe
+from kairox import ServerState, ServerStatus, redact, redact_url, terminal_safe
 from kairox.cli import run_with_runtime, want_json
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ __all__ = [
     "event_lines",
     "event_record",
     "fit",
+    "redact_record",
+    "redact_text",
     "render_frame",
     "server_lines",
     "status_record",
@@ -67,6 +70,8 @@ TAIL_UNDER_SERVER = 3
 TAIL_IN_TRACE = 8
 #: widest server name column
 NAME_COLUMN = 28
+#: (columns, rows) when the terminal reports 0 x 0, as shutil.get_terminal_size's fallback
+FALLBACK_SIZE = (80, 24)
 
 # a lone surrogate (JSON can carry one) cannot be encoded for the terminal
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -123,9 +128,53 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - cell_width(text))
 
 
+#: ``${NAME}`` / ``${NAME:-default}``: how a config file names a variable (the kernel's
+#: hints say "write ${NAME:-default} for a fallback"); a name, not a value
+_VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}\s]*))?\}")
+
+
+def redact_text(text: str) -> str:
+    """Free text from outside (a server's detail, a stderr line, a config error) with the
+    secrets in it hidden: URLs (:func:`kairox.redact_url`), ``--token X``, ``key=value``
+    and ``Bearer X`` (:func:`kairox.redact`); the prose itself is left alone, and so are
+    variable references such as ``${API_TOKEN:-default}`` (a hint names the variable; a
+    default other than the word ``default`` is a config value: hidden, a URL's secrets
+    hidden)."""
+    out: list[str] = []
+    last = 0
+    for m in _VAR_REFERENCE.finditer(text):
+        out.append(str(redact(text[last : m.start()])))
+        name, default = m.group(1), m.group(2)
+        if default is None or default in ("", "default"):
+            out.append(m.group(0))
+        else:
+            shown = redact_url(default) if "://" in default else str(redact(default, "secret"))
+            out.append(f"${{{name}:-{shown}}}")
+        last = m.end()
+    out.append(str(redact(text[last:])))
+    return "".join(out)
+
+
+def redact_record(value: Any, key: str = "", parent: str = "") -> Any:
+    """A record (an event's fields) safe to print: values under secret-looking keys and
+    in env/headers tables hidden, argument lists as :func:`kairox.redact` shows them, and
+    every other string as :func:`redact_text` does (its prose left alone)."""
+    if isinstance(value, dict):
+        return {k: redact_record(v, str(k), key) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, str) for v in value):
+            # ["--token", "X"]: the value after a secret flag hidden (kairox.redact); the rest as text
+            shown = redact(list(value), key, parent)
+            return [redact_text(v) if s == redact(v) else s for v, s in zip(value, shown, strict=True)]
+        return [redact_record(v, key, parent) for v in value]
+    if not isinstance(value, str) or redact("plain", key, parent) != "plain":  # a secret's key: hidden whole
+        return redact(value, key, parent)
+    return redact_text(value)
+
+
 def _clean(value: Any) -> str:
     """A value from outside as one safe line, secrets hidden."""
-    return _safe(str(redact(str(value))))
+    return _safe(redact_text(str(value)))
 
 
 # -- servers -----------------------------------------------------------------------------
@@ -173,9 +222,9 @@ def status_record(server: ServerStatus) -> dict[str, Any]:
         "server_kind": server.kind,
         "state": server.state.value,
         "tools": server.tools,
-        "detail": redact(server.detail),
-        "source": redact(server.source),
-        "log_tail": [redact(line) for line in server.log_tail],
+        "detail": redact_text(server.detail),
+        "source": redact_text(server.source),
+        "log_tail": [redact_text(line) for line in server.log_tail],
     }
 
 
@@ -188,7 +237,7 @@ def _signature(server: ServerStatus) -> tuple[Any, ...]:
 
 def event_record(event: Event) -> dict[str, Any]:
     """An event as a JSON-ready dict (``kind`` and its fields), secrets hidden."""
-    data = redact(event.to_dict())
+    data = redact_record(event.to_dict())
     return data if isinstance(data, dict) else {"kind": event.kind}
 
 
@@ -221,7 +270,7 @@ def event_lines(record: Mapping[str, Any], at: float | None = None, *, tail: int
     """An event record (:func:`event_record`) as trace lines: ``HH:MM:SS Kind key=value ...``
     and, for a stderr tail, its last ``tail`` lines below; safe, not yet fitted."""
     stamp = time.strftime("%H:%M:%S", time.localtime(at if at is not None else time.time()))
-    record = redact(dict(record))  # a no-op for event_record's, which are redacted already
+    record = redact_record(dict(record))  # a no-op for event_record's, which are redacted already
     kind = _safe(str(record.get("kind", "Event")))
     fields: list[str] = []
     tails: list[str] = []
@@ -344,15 +393,22 @@ class _Screen:
 
 
 def _terminal_size() -> tuple[int, int]:
-    """(columns, rows) of the terminal stdout writes to."""
+    """(columns, rows) of the terminal stdout writes to; a size the terminal reports as 0
+    (a pty nobody set a window size on) falls back as :func:`shutil.get_terminal_size`
+    does ($COLUMNS / $LINES, else 80 x 24)."""
     import os
     import shutil
 
     try:
         size = os.get_terminal_size(sys.stdout.fileno())
+        cols, rows = size.columns, size.lines
     except (OSError, ValueError, AttributeError):
-        size = shutil.get_terminal_size()
-    return max(size.columns, 1), max(size.lines, 1)
+        cols = rows = 0
+    if cols <= 0 or rows <= 0:
+        fallback = shutil.get_terminal_size(FALLBACK_SIZE)
+        cols = cols if cols > 0 else fallback.columns if fallback.columns > 0 else FALLBACK_SIZE[0]
+        rows = rows if rows > 0 else fallback.lines if fallback.lines > 0 else FALLBACK_SIZE[1]
+    return max(cols, 1), max(rows, 1)
 
 
 def _in_place_possible() -> bool:

@@ -1,5 +1,5 @@
 // The dashboard's entry module: picks the page, keeps one EventSource open, shows approvals.
-import { api, clear, h, notice } from "./dom.js";
+import { api, clear, h, hasToken, notice, streamUrl } from "./dom.js";
 import * as status from "./status.js";
 import * as marketplace from "./marketplace.js";
 import * as skills from "./skills.js";
@@ -48,7 +48,7 @@ function showApproval(question) {
 
 function connect() {
   const conn = document.getElementById("conn");
-  const source = new EventSource("/api/stream");
+  const source = new EventSource(streamUrl("/api/stream"));
   const on = (event, fn) =>
     source.addEventListener(event, (message) => {
       let data;
@@ -84,5 +84,17 @@ function connect() {
 }
 
 clear(main);
-connect();
-Promise.resolve(page.mount(main, context)).catch((error) => notice(String(error.message || error), "error"));
+if (hasToken()) {
+  connect();
+  Promise.resolve(page.mount(main, context)).catch((error) => notice(String(error.message || error), "error"));
+} else {
+  main.append(
+    h(
+      "section",
+      { class: "no-token", role: "alert", dataset: { noToken: "true" } },
+      h("h2", { text: "No access token" }),
+      h("p", {}, "Open the URL ", h("code", { text: "kairox ui" }), " printed (it ends with ", h("code", { text: "#token=…" }), ")."),
+      h("p", { text: "The token stays in this tab only; a new tab or window needs that URL again." }),
+    ),
+  );
+}

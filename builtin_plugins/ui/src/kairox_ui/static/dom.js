@@ -32,8 +32,54 @@ export class ApiError extends Error {
   }
 }
 
+// The access token: `kairox ui` prints http://HOST:PORT/#token=TOKEN. The fragment never
+// reaches a server; the page keeps the token in this tab's sessionStorage, takes it out of
+// the address bar, and sends it only to this server: as `Authorization: Bearer` on every
+// API call, and in the event stream's URL (EventSource cannot send headers). No cookie.
+const TOKEN_KEY = "kairox-ui-token";
+
+function takeToken() {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const fromHash = params.get("token");
+  if (fromHash) {
+    try {
+      sessionStorage.setItem(TOKEN_KEY, fromHash);
+    } catch {
+      // storage refused (a private mode): the token lives as long as this page
+    }
+    params.delete("token");
+    const rest = params.toString();
+    history.replaceState(history.state, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
+    return fromHash;
+  }
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  } catch {
+    return "";
+  }
+}
+
+const token = takeToken();
+
+// The printed URL pasted into a tab that shows this page already only changes the
+// fragment (no reload): take the token and start over with it.
+window.addEventListener("hashchange", () => {
+  if (new URLSearchParams(location.hash.replace(/^#/, "")).get("token")) {
+    takeToken();
+    location.reload();
+  }
+});
+
+export function hasToken() {
+  return token !== "";
+}
+
+export function streamUrl(path) {
+  return `${path}?token=${encodeURIComponent(token)}`;
+}
+
 export async function api(path, { method = "GET", body } = {}) {
-  const options = { method, credentials: "same-origin", headers: {} };
+  const options = { method, credentials: "omit", headers: { authorization: `Bearer ${token}` } };
   if (method !== "GET") {
     options.headers["content-type"] = "application/json";
     options.headers["x-kairox-ui"] = "1";
