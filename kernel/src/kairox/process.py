@@ -172,6 +172,32 @@ class OutputTail:
         return "\n".join(head + shown)
 
 
+def _backport_stdin_close_fix() -> None:
+    """Python 3.10: a child's stdin pipe that breaks (the child died while kairox wrote to
+    it) leaves its close future holding the BrokenPipeError, and nobody waits for it, so
+    asyncio reports "Future exception was never retrieved" through the loop's exception
+    handler. CPython 3.11 marks that future as handled in
+    ``SubprocessStreamProtocol.pipe_connection_lost``; this does the same on 3.10."""
+    import asyncio.subprocess as asyncio_subprocess
+
+    protocol: Any = asyncio_subprocess.SubprocessStreamProtocol
+    original = protocol.pipe_connection_lost
+    if getattr(original, "_kairox_backport", False):
+        return
+
+    def pipe_connection_lost(self: Any, fd: int, exc: BaseException | None) -> None:
+        original(self, fd, exc)
+        if fd == 0 and exc is not None:
+            self._stdin_closed._log_traceback = False
+
+    pipe_connection_lost._kairox_backport = True  # type: ignore[attr-defined]
+    protocol.pipe_connection_lost = pipe_connection_lost
+
+
+if sys.version_info < (3, 11):  # pragma: no cover - exercised by CI's 3.10 run
+    _backport_stdin_close_fix()
+
+
 def scripts_dir() -> str:
     """The directory of the console scripts installed next to kairox (a venv's ``bin/``)."""
     import sysconfig
