@@ -395,6 +395,20 @@ class PolicyEngine:
             location = self.location(spec, arguments)
         return self.decide_at(spec, location)
 
+    def summary(self, spec: ToolSpec) -> dict[str, Any]:
+        """What the policy says of ``spec`` as a listing shows it (``kairox tools list``,
+        the dashboard): ``decision`` and ``reason`` for a call without arguments, and for a
+        write, whose decision depends on where it lands, ``decisions`` inside and outside."""
+        decision = self.decide(spec, {})
+        out: dict[str, Any] = {"decision": decision.kind, "reason": decision.reason}
+        if spec.capability is Capability.WRITE:
+            out["decisions"] = {
+                where: {"decision": d.kind, "reason": d.reason}
+                for where in ("inside", "outside")
+                for d in [self.decide_at(spec, where)]
+            }
+        return out
+
     def decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         """The decision for a call of ``spec`` whose writes land at ``location``
         (what ``kairox tools list`` can show for each location of a write tool)."""

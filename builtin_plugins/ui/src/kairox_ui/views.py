@@ -291,25 +291,17 @@ def settings_env(rt: Runtime) -> dict[str, str]:
 
 # -- tools --------------------------------------------------------------------------------
 def tools_view(rt: Runtime) -> dict[str, Any]:
-    rows = []
-    for spec in rt.tools.specs():
-        decision = rt.policy.decide(spec, {})
-        row: dict[str, Any] = {
+    rows = [
+        {
             "id": spec.id,
             "exported_name": spec.exported_name,
             "provider": spec.provider,
             "domain": spec.domain.value,
             "capability": spec.capability.value,
-            "decision": decision.kind,
-            "reason": decision.reason,
             "description": spec.description,
             "schema": dict(spec.input_schema),
+            **rt.policy.summary(spec),  # the same decisions `kairox tools list` shows
         }
-        if spec.capability.value == "write":
-            row["decisions"] = {
-                where: {"decision": d.kind, "reason": d.reason}
-                for where in ("inside", "outside")
-                for d in [rt.policy.decide_at(spec, where)]
-            }
-        rows.append(row)
+        for spec in rt.tools.specs()
+    ]
     return {"tools": rows}

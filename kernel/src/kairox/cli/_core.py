@@ -244,27 +244,19 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
     async def go(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
         rows = []
         for spec in rt.tools.specs():
-            decision = rt.policy.decide(spec, {})
-            row: dict[str, Any] = {
-                "id": spec.id,
-                "exported_name": spec.exported_name,
-                "provider": spec.provider,
-                "domain": spec.domain.value,
-                "capability": spec.capability.value,
-                "decision": decision.kind,
-                "reason": decision.reason,
-                "description": spec.description,
-                # what the tool says about itself; it decides nothing unless the user trusts its server
-                "annotations": dict(spec.annotations),
-            }
-            if spec.capability.value == "write":
-                # a write's decision depends on where it lands: show both
-                row["decisions"] = {
-                    where: {"decision": d.kind, "reason": d.reason}
-                    for where in ("inside", "outside")
-                    for d in [rt.policy.decide_at(spec, where)]
+            rows.append(
+                {
+                    "id": spec.id,
+                    "exported_name": spec.exported_name,
+                    "provider": spec.provider,
+                    "domain": spec.domain.value,
+                    "capability": spec.capability.value,
+                    "description": spec.description,
+                    # what the tool says about itself; it decides nothing unless the user trusts its server
+                    "annotations": dict(spec.annotations),
+                    **rt.policy.summary(spec),  # decision, reason; a write's decisions inside/outside
                 }
-            rows.append(row)
+            )
         # tools a server lists that are not offered (an optional provider method), with why
         withheld = []
         for provider in rt.providers:
