@@ -175,7 +175,16 @@ def run_with_runtime(
                 errors.append(exc)
             tg.cancel_scope.cancel()
 
-    anyio.run(go)
+    try:
+        anyio.run(go)
+    except BaseException as exc:
+        # Python 3.10: anyio answers Ctrl-C by cancelling the main task and, without
+        # Task.uncancel(), lets that CancelledError out of anyio.run; 3.11+ raise
+        # KeyboardInterrupt, which the commands that own their Ctrl-C (`kairox watch`:
+        # exit 130) catch. Nothing else cancels the main task, so it is the same event.
+        if sys.version_info < (3, 11) and _is_cancellation(exc):
+            raise KeyboardInterrupt from None
+        raise
     if errors and not received:
         raise _as_command_failure(errors[0]) from errors[0]
     if received or not results:
@@ -183,6 +192,12 @@ def run_with_runtime(
         click.echo(f"kairox: stopped by {signal.Signals(signum).name}; every server was shut down", err=True)
         raise SystemExit(128 + signum)
     return results[0]
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    import asyncio
+
+    return isinstance(exc, asyncio.CancelledError)
 
 
 def tty_approver(assume_yes: bool) -> Approver | None:
