@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp.helpers import MemoryPeer, alive, config_runtime, json_values, live_children, open_runtime, serve
+from lsp.helpers import MemoryPeer, alive, config_runtime, json_values, live_children, open_runtime, serving
 
 SAMPLE = Path(__file__).with_name("sample_program.py")
 
-__all__ = ["SAMPLE", "MemoryPeer", "alive", "config_runtime", "json_values", "live_children", "open_runtime", "serve"]
+__all__ = ["SAMPLE", "MemoryPeer", "alive", "config_runtime", "json_values", "live_children", "open_runtime", "serving"]

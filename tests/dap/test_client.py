@@ -1,4 +1,5 @@
-"""DapClient against an in-memory fake adapter: requests, events without races, reverse requests, loss."""
+"""DapClient against an in-memory fake adapter: requests, events without races, reverse requests, loss
+(what it shares with LspClient is tested for both in test_peer_clients.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox_dap._client import ConnectionLost, DapClient, DapError, OutputBuffer, RequestTimeout
+from kairox_dap._client import ConnectionLost, DapClient, DapError, OutputBuffer
 
-from .helpers import MemoryPeer, json_values, serve
+from .helpers import MemoryPeer, json_values, serving
 
 
 class FakeAdapter(MemoryPeer):
@@ -46,9 +47,7 @@ class FakeAdapter(MemoryPeer):
 async def test_launch_is_not_awaited_before_configuration_done() -> None:
     """The debugpy order: the launch response only comes after configurationDone."""
     adapter = FakeAdapter()
-    client = DapClient(adapter)
-
-    async def body() -> None:
+    async with serving(DapClient(adapter)) as client:
         cursor = client.cursor()
         launch_seq = await client.send_request("launch", {"program": "p.py"})
         launch = await adapter.recv()
@@ -63,15 +62,11 @@ async def test_launch_is_not_awaited_before_configuration_done() -> None:
         await adapter.respond(launch)
         assert await client.response(launch_seq) is None
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_events_that_arrive_before_the_wait_are_not_missed() -> None:
     adapter = FakeAdapter()
-    client = DapClient(adapter)
-
-    async def body() -> None:
+    async with serving(DapClient(adapter)) as client:
         await adapter.event("stopped", {"reason": "old"})
         with anyio.fail_after(5):
             while client.cursor() == 0:  # noqa: ASYNC110 - waits for the reader task
@@ -89,15 +84,11 @@ async def test_events_that_arrive_before_the_wait_are_not_missed() -> None:
         assert event["body"] == {"reason": "breakpoint"} and index == cursor + 1
         assert await client.wait_event({"stopped"}, after=index + 1, timeout=0.05) is None
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_wait_event_ends_early_when_told() -> None:
     adapter = FakeAdapter()
-    client = DapClient(adapter)
-
-    async def body() -> None:
+    async with serving(DapClient(adapter)) as client:
         seq = await client.send_request("launch")
         request = await adapter.recv()
         await adapter.respond(request, success=False, message="no such program")
@@ -107,84 +98,30 @@ async def test_wait_event_ends_early_when_told() -> None:
         with pytest.raises(DapError, match="launch failed: no such program"):
             await client.response(seq)
 
-    await serve(client, body)
-
-
-@pytest.mark.anyio
-async def test_error_format_is_used_in_the_message() -> None:
-    adapter = FakeAdapter()
-    client = DapClient(adapter)
-
-    async def body() -> None:
-        async with anyio.create_task_group() as tg:
-
-            async def call() -> None:
-                with pytest.raises(DapError, match="evaluate failed: name 'x' is not defined"):
-                    await client.request("evaluate", {"expression": "x"})
-
-            tg.start_soon(call)
-            request = await adapter.recv()
-            await adapter.respond(
-                request, {"error": {"id": 1, "format": "name 'x' is not defined"}}, success=False, message="error"
-            )
-
-    await serve(client, body)
-
-
-@pytest.mark.anyio
-async def test_timeout_and_cancel_request() -> None:
-    adapter = FakeAdapter()
-    client = DapClient(adapter)
-    client.capabilities = {"supportsCancelRequest": True}
-
-    async def body() -> None:
-        with pytest.raises(RequestTimeout):
-            await client.request("slow", timeout=0.05)
-        sent = await adapter.recv()
-        cancel = await adapter.recv()
-        assert cancel["command"] == "cancel" and cancel["arguments"] == {"requestId": sent["seq"]}
-
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_reverse_requests_are_refused() -> None:
     adapter = FakeAdapter()
-    client = DapClient(adapter)
-
-    async def body() -> None:
+    async with serving(DapClient(adapter)):
         await adapter.say({"seq": 5, "type": "request", "command": "runInTerminal", "arguments": {"args": ["x"]}})
         reply = await adapter.recv()
         assert reply["type"] == "response" and reply["request_seq"] == 5
         assert reply["success"] is False and reply["command"] == "runInTerminal"
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
-async def test_loss_fails_requests_and_waits() -> None:
+async def test_loss_ends_waiting_for_an_event() -> None:
     adapter = FakeAdapter()
-    client = DapClient(adapter, name="debugpy", describe_loss=lambda: "exit code -9")
-
-    async def body() -> None:
-        seq = await client.send_request("continue")
-        await adapter.recv()
+    async with serving(DapClient(adapter, name="debugpy", describe_loss=lambda: "exit code -9")) as client:
         adapter.hang_up()
-        with anyio.fail_after(1):
-            with pytest.raises(ConnectionLost, match="debugpy closed the connection: exit code -9"):
-                await client.response(seq, timeout=30)
-            with pytest.raises(ConnectionLost):
-                await client.wait_event({"stopped"}, after=0, timeout=30)
-
-    await serve(client, body)
+        with anyio.fail_after(1), pytest.raises(ConnectionLost, match="debugpy closed the connection: exit code -9"):
+            await client.wait_event({"stopped"}, after=0, timeout=30)
 
 
 @pytest.mark.anyio
 async def test_output_events_fill_the_buffer_without_telemetry() -> None:
     adapter = FakeAdapter()
-    client = DapClient(adapter)
-
-    async def body() -> None:
+    async with serving(DapClient(adapter)) as client:
         await adapter.event("output", {"category": "telemetry", "output": "ptvsd"})
         await adapter.event("output", {"category": "stdout", "output": "hello\n"})
         await adapter.event("output", {"category": "stderr", "output": "oops\n"})
@@ -193,8 +130,6 @@ async def test_output_events_fill_the_buffer_without_telemetry() -> None:
                 await anyio.sleep(0.001)
         assert client.output.read_new() == "hello\n[stderr] oops\n"
         assert client.output.read_new() == ""
-
-    await serve(client, body)
 
 
 @given(st.lists(st.tuples(st.sampled_from(["stdout", "console"]), st.text(max_size=20)), max_size=30), st.data())
@@ -269,7 +204,7 @@ def test_any_messages_leave_the_client_working(messages: list[Any]) -> None:
         client = DapClient(adapter)
         client._seq = itertools.count(10_000)  # garbage responses (request_seq <= 5) never match ours
 
-        async def body() -> None:
+        async with serving(client):
             for message in messages:
                 await adapter.say(message)
             async with anyio.create_task_group() as tg:
@@ -285,7 +220,5 @@ def test_any_messages_leave_the_client_working(messages: list[Any]) -> None:
                         break
                 await adapter.respond(request, {"threads": []})
             assert got == [{"threads": []}] and not client.closed
-
-        await serve(client, body)
 
     anyio.run(main)

@@ -1,16 +1,20 @@
-"""``[dap_servers.NAME]``: structuring, errors with paths, routing by program."""
+"""``[dap_servers.NAME]``: structuring, errors with paths, routing by program (and the fields it shares
+with ``[lsp_servers.NAME]``, for both)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path, PurePath
+from types import ModuleType
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import kairox_dap.hooks
+import kairox_lsp.hooks
 from kairox import Runtime
 from kairox_dap._config import DapServerConfig, handles, patterns_for
 from kairox_dap._provider import DapToolProvider
@@ -22,26 +26,27 @@ def _runtime(tmp_path: Path, document: dict[str, Any]) -> Runtime:
     return config_runtime(tmp_path, kairox_dap.hooks, document)
 
 
-def test_entries_are_structured_and_bad_ones_dropped(tmp_path: Path) -> None:
-    rt = _runtime(
-        tmp_path,
-        {
-            "dap_servers": {
-                "debugpy": {
-                    "command": "python",
-                    "args": ["-m", "debugpy.adapter"],
-                    "languages": ["python"],
-                    "launch": {"justMyCode": False},
-                },
-                "codelldb": {"command": "codelldb", "args": ["--port", 0]},
-                "typo": {"command": "x", "language": ["c"]},
-            }
-        },
-    )
-    servers = rt.config.section("dap_servers")
-    assert list(servers) == ["debugpy"]
-    assert servers["debugpy"].launch == {"justMyCode": False}
-    assert {e.path for e in rt.config.errors} == {"dap_servers.codelldb.args[1]", "dap_servers.typo.language"}
+@pytest.mark.parametrize(("hooks", "section"), [(kairox_lsp.hooks, "lsp_servers"), (kairox_dap.hooks, "dap_servers")])
+def test_peer_server_entries_are_structured_and_bad_ones_dropped(
+    tmp_path: Path, hooks: ModuleType, section: str
+) -> None:
+    """The fields LSP and DAP entries share (kairox_lsp.PeerServerConfig): a bad one drops its entry, named by path."""
+    good = {"command": "python", "args": ["-m", "debugpy.adapter"], "languages": ["python"]}
+    entries = {
+        "good": good,
+        "badarg": {"command": "c", "args": ["--port", 0]},
+        "typo": {"command": "x", "language": ["c"]},
+    }
+    rt = config_runtime(tmp_path, hooks, {section: entries})
+    assert list(rt.config.section(section)) == ["good"]
+    assert {e.path for e in rt.config.errors} == {f"{section}.badarg.args[1]", f"{section}.typo.language"}
+    assert all(e.file == "ws/kairox.toml" for e in rt.config.errors)
+
+
+def test_launch_arguments_are_kept(tmp_path: Path) -> None:
+    entry = {"command": "python", "adapter_id": "python", "launch": {"justMyCode": False}}
+    servers = _runtime(tmp_path, {"dap_servers": {"debugpy": entry}}).config.section("dap_servers")
+    assert servers["debugpy"].launch == {"justMyCode": False} and servers["debugpy"].adapter_id == "python"
 
 
 def test_tools_only_while_an_adapter_is_configured(tmp_path: Path) -> None:

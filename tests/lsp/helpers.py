@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -34,7 +34,7 @@ __all__ = [
     "json_values",
     "live_children",
     "open_runtime",
-    "serve",
+    "serving",
     "server_command",
 ]
 
@@ -105,12 +105,23 @@ class MemoryPeer:
         """Close the client's input, as a server that exits does."""
         self._to_client.close()
 
+    @asynccontextmanager
+    async def calling(self, call: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:
+        """Run ``call()`` in the background: the block gets the request it sent; the call ends with the block."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            yield await self.recv()
 
-async def serve(client: PeerClient, body: Callable[[], Awaitable[None]]) -> None:
-    """Run ``body()`` while ``client`` reads its peer; stop reading after it."""
+
+C = TypeVar("C", bound=PeerClient)
+
+
+@asynccontextmanager
+async def serving(client: C) -> AsyncIterator[C]:
+    """``client`` reading its peer while the block runs; it stops reading after the block."""
     async with anyio.create_task_group() as tg:
         tg.start_soon(client.run)
-        await body()
+        yield client
         tg.cancel_scope.cancel()
 
 

@@ -1,9 +1,9 @@
-"""LspClient against an in-memory fake peer: requests, timeouts, server requests, progress, loss."""
+"""LspClient against an in-memory fake peer: requests, cancelling, server requests, progress (error answers, timeouts
+and loss, which it shares with DapClient, are tested for both in tests/dap/test_client.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox_lsp._client import ConnectionLost, LspClient, LspError, RequestTimeout, lookup_setting
+from kairox_lsp._client import LspClient, lookup_setting
 
-from .helpers import MemoryPeer, serve
+from .helpers import MemoryPeer, serving
 
 
 class FakePeer(MemoryPeer):
@@ -23,20 +23,11 @@ class FakePeer(MemoryPeer):
     async def reply(self, message: dict[str, Any]) -> None:
         await self.say({"jsonrpc": "2.0", **message})
 
-    @asynccontextmanager
-    async def calling(self, call: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:
-        """Run ``call()`` in the background: the block gets the request it sent; the call ends with the block."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            yield await self.recv()
-
 
 @pytest.mark.anyio
 async def test_request_and_result() -> None:
     peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
+    async with serving(LspClient(peer)) as client:
         results: list[Any] = []
 
         async def call() -> None:
@@ -47,86 +38,23 @@ async def test_request_and_result() -> None:
             await peer.reply({"id": msg["id"], "result": {"contents": "doc"}})
         assert results == [{"contents": "doc"}]
 
-    await serve(client, body)
-
-
-@pytest.mark.anyio
-async def test_error_answer_raises_lsp_error() -> None:
-    peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
-        async def call() -> None:
-            with pytest.raises(LspError) as info:
-                await client.request("workspace/symbol", {})
-            assert info.value.code == -32601
-
-        async with peer.calling(call) as msg:
-            await peer.reply({"id": msg["id"], "error": {"code": -32601, "message": "nope"}})
-
-    await serve(client, body)
-
-
-@pytest.mark.anyio
-async def test_timeout_sends_cancel_request() -> None:
-    peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
-        with pytest.raises(RequestTimeout):
-            await client.request("slow", timeout=0.05)
-        sent = await peer.recv()
-        cancel = await peer.recv()
-        assert cancel == {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": sent["id"]}}
-        # a late answer is ignored
-        await peer.reply({"id": sent["id"], "result": 1})
-
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_cancelled_caller_sends_cancel_request() -> None:
     peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
+    async with serving(LspClient(peer)) as client:
         with anyio.move_on_after(0.05):
             await client.request("slow", timeout=10)
         sent = await peer.recv()
         cancel = await peer.recv()
         assert cancel["method"] == "$/cancelRequest" and cancel["params"] == {"id": sent["id"]}
 
-    await serve(client, body)
-
-
-@pytest.mark.anyio
-async def test_lost_connection_fails_pending_requests_at_once() -> None:
-    peer = FakePeer()
-    client = LspClient(peer, name="srv", describe_loss=lambda: "exit code -9")
-
-    async def body() -> None:
-        async def call() -> None:
-            with pytest.raises(ConnectionLost, match="srv closed the connection: exit code -9"):
-                await client.request("textDocument/definition", timeout=30)
-
-        async with peer.calling(call):
-            with anyio.fail_after(1):  # promptly, not after the 30 s timeout
-                peer.hang_up()
-                await client.wait_closed()
-        assert client.closed
-        with pytest.raises(ConnectionLost):
-            await client.request("again")
-
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_server_requests_are_answered() -> None:
     peer = FakePeer()
     settings = {"python": {"analysis": {"mode": "strict"}}, "pylsp.plugins.pyflakes.enabled": True}
-    client = LspClient(peer, settings=settings, root=Path("/work/proj"))
-
-    async def body() -> None:
+    async with serving(LspClient(peer, settings=settings, root=Path("/work/proj"))) as client:
         await peer.reply(
             {
                 "id": "c1",
@@ -159,15 +87,11 @@ async def test_server_requests_are_answered() -> None:
         assert answers[9]["result"] == [{"uri": "file:///work/proj", "name": "proj"}]
         assert answers[10]["error"]["code"] == -32601
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_wait_idle_follows_progress() -> None:
     peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
+    async with serving(LspClient(peer)) as client:
         await peer.reply(
             {"method": "$/progress", "params": {"token": 1, "value": {"kind": "begin", "title": "Indexing"}}}
         )
@@ -188,16 +112,13 @@ async def test_wait_idle_follows_progress() -> None:
             await peer.reply({"method": "$/progress", "params": {"token": 1, "value": {"kind": "end"}}})
         assert done == [True]
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_wait_diagnostics_needs_a_publication_after_the_change() -> None:
     peer = FakePeer()
     client = LspClient(peer)
     uri = "file:///a.py"
-
-    async def body() -> None:
+    async with serving(client):
         await peer.reply({"method": "textDocument/publishDiagnostics", "params": {"uri": uri, "diagnostics": []}})
         assert await client.wait_diagnostics(uri, 1)
         client.mark_changed(uri)
@@ -209,15 +130,11 @@ async def test_wait_diagnostics_needs_a_publication_after_the_change() -> None:
         assert await client.wait_diagnostics(uri, 1)
         assert client.diagnostics[uri] == (2, [diag])
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_initialize_negotiates_and_sends_settings() -> None:
     peer = FakePeer()
-    client = LspClient(peer, root=Path("/work/proj"), settings={"a": 1})
-
-    async def body() -> None:
+    async with serving(LspClient(peer, root=Path("/work/proj"), settings={"a": 1})) as client:
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.initialize)
             init = await peer.recv()
@@ -239,31 +156,21 @@ async def test_initialize_negotiates_and_sends_settings() -> None:
         assert client.encoding == "utf-8"
         assert client.supports("hoverProvider") and not client.supports("definitionProvider")
 
-    await serve(client, body)
-
 
 @pytest.mark.anyio
 async def test_shutdown_sends_shutdown_then_exit() -> None:
     peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(client.shutdown, 2.0)
-            msg = await peer.recv()
+    async with serving(LspClient(peer)) as client:
+        async with peer.calling(functools.partial(client.shutdown, 2.0)) as msg:
             assert msg["method"] == "shutdown"
             await peer.reply({"id": msg["id"], "result": None})
             assert (await peer.recv())["method"] == "exit"
-
-    await serve(client, body)
 
 
 @pytest.mark.anyio
 async def test_malformed_messages_are_ignored() -> None:
     peer = FakePeer()
-    client = LspClient(peer)
-
-    async def body() -> None:
+    async with serving(LspClient(peer)) as client:
         await peer.say([1, 2])
         await peer.reply({"id": [1], "result": 1})
         await peer.reply({"method": "$/progress", "params": "x"})
@@ -276,8 +183,6 @@ async def test_malformed_messages_are_ignored() -> None:
         async with peer.calling(call) as msg:
             await peer.reply({"id": msg["id"], "result": "pong"})
         assert got == ["pong"] and not client.closed
-
-    await serve(client, body)
 
 
 names = st.text(alphabet="abcxyz", min_size=1, max_size=3)

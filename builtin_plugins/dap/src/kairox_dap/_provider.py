@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
-from kairox_lsp import peer_provider, restart_peer, stop_peer
+from kairox_lsp import peer_controls, server_named, unavailable_servers
 
 from ._config import DapServerConfig, handles
 from ._lifecycle import AdapterUnavailable, DapServerLifecycle
@@ -81,11 +81,7 @@ class DapToolProvider:
 
     # -- restart and stop (the dashboard's buttons) ------------------------------------
     def _named(self, name: str) -> DapServerLifecycle:
-        adapter = self.adapters.get(name)
-        if adapter is None:
-            known = ", ".join(self.adapters) or "none"
-            raise KairoxError(f"no debug adapter named {name!r} that can be started here (configured: {known})")
-        return adapter
+        return server_named(self.adapters, name, "debug adapter")
 
     async def _end_session_of(self, adapter: DapServerLifecycle) -> None:
         session = self.session
@@ -125,18 +121,7 @@ class DapToolProvider:
 
     def _unavailable(self) -> list[ServerStatus]:
         """Configured adapters that cannot start: untrusted (held) or broken entries."""
-        if self.runtime is None:
-            return []
-        config = self.runtime.config
-        out = [
-            ServerStatus(name, "dap", ServerState.UNTRUSTED, entry.reason, 0, entry.file)
-            for name, entry in config.held_entries(SECTION).items()
-            if name not in self.adapters
-        ]
-        for name, errors in config.broken_entries(SECTION).items():
-            reason = "; ".join(str(e) for e in errors)
-            out.append(ServerStatus(name, "dap", ServerState.FAILED, reason, 0, config.source_of(SECTION, name) or ""))
-        return out
+        return [st for st in unavailable_servers(self.runtime, SECTION, "dap") if st.name not in self.adapters]
 
     def why_missing(self, name: str) -> str | None:
         if not name.startswith((f"{self.name}.", f"{self.name}_")) or self.adapters:
@@ -332,18 +317,4 @@ class DapToolProvider:
             return text + (f"\noutput:\n{output.rstrip()}" if output.strip() else "")
 
 
-def provider_of(runtime: Runtime) -> DapToolProvider:
-    """The runtime's ``dap`` provider (raises :class:`~kairox.KairoxError` when kairox-dap is not loaded)."""
-    return peer_provider(runtime, PROVIDER_NAME, DapToolProvider, "kairox-dap")
-
-
-async def restart_server(runtime: Runtime, name: str) -> ServerStatus:
-    """Restart the debug adapter ``name`` of ``runtime`` (:meth:`DapToolProvider.restart`);
-    returns its status once it is ready or failed."""
-    return await restart_peer(provider_of(runtime), name)
-
-
-async def stop_server(runtime: Runtime, name: str) -> ServerStatus:
-    """Stop the debug adapter ``name`` of ``runtime`` (:meth:`DapToolProvider.stop_server`);
-    returns its status (``stopped``) once the process is reaped."""
-    return await stop_peer(provider_of(runtime), name)
+provider_of, restart_server, stop_server = peer_controls(PROVIDER_NAME, DapToolProvider, "kairox-dap", "debug adapter")

@@ -16,7 +16,8 @@ The peer layer, public for other peer-process features (kairox-dap uses it):
   :class:`PeerServerConfig` (command, args, languages, file patterns, env, timeouts),
   :func:`child_env`, :func:`language_patterns`, :func:`matches`;
 - control by name: :func:`peer_provider`, :func:`restart_peer`, :func:`stop_peer` over a
-  :class:`PeerServers` provider;
+  :class:`PeerServers` provider (:func:`peer_controls` makes a feature's ``provider_of``,
+  ``restart_server`` and ``stop_server``), :func:`server_named`, :func:`unavailable_servers` (held or broken entries);
 - the tools: :class:`PeerTool` with one error mapping (:data:`PeerErrors`,
   :func:`peer_error_text`), :class:`ToolInputError`, :func:`object_schema`;
 - text: :func:`read_text`, :func:`split_lines`, :func:`line_at` and the column conversions.

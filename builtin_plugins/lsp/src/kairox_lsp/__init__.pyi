@@ -20,9 +20,12 @@ from ._config import (
 )
 from ._control import (
     PeerServers as PeerServers,
+    peer_controls as peer_controls,
     peer_provider as peer_provider,
     restart_peer as restart_peer,
+    server_named as server_named,
     stop_peer as stop_peer,
+    unavailable_servers as unavailable_servers,
 )
 from ._documents import (
     DocumentStore as DocumentStore,

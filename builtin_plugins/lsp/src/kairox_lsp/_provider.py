@@ -22,7 +22,7 @@ from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox.errors import ConfigError
 
 from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
-from ._control import peer_provider, restart_peer, stop_peer
+from ._control import peer_controls, server_named, unavailable_servers
 from ._lifecycle import LspServerLifecycle
 from ._peertools import ToolInputError
 from ._tools import TOOL_CAPABILITIES, LspOperations, build_tools
@@ -107,11 +107,7 @@ class LspToolProvider:
             self._refresh_tools()
 
     def _named(self, name: str) -> LspServerLifecycle:
-        server = self.servers.get(name)
-        if server is None:
-            known = ", ".join(self.servers) or "none"
-            raise KairoxError(f"no language server named {name!r} that can be started here (configured: {known})")
-        return server
+        return server_named(self.servers, name, "language server")
 
     async def stop_server(self, name: str) -> LspServerLifecycle:
         """Stop the server ``name`` (``shutdown``, ``exit``, close stdin, grace, kill) and wait until
@@ -194,16 +190,7 @@ class LspToolProvider:
 
     def _unavailable(self) -> dict[str, ServerStatus]:
         """Configured servers that cannot start: untrusted (held) or broken entries."""
-        out: dict[str, ServerStatus] = {}
-        if self.runtime is None:
-            return out
-        config = self.runtime.config
-        for name, entry in config.held_entries(SECTION).items():
-            out[name] = ServerStatus(name, "lsp", ServerState.UNTRUSTED, entry.reason, 0, entry.file)
-        for name, errors in config.broken_entries(SECTION).items():
-            reason = "; ".join(str(e) for e in errors)
-            out[name] = ServerStatus(name, "lsp", ServerState.FAILED, reason, 0, config.source_of(SECTION, name) or "")
-        return out
+        return {st.name: st for st in unavailable_servers(self.runtime, SECTION, "lsp")}
 
     async def wait_settled(self, servers: Sequence[LspServerLifecycle] | None = None) -> None:
         """Wait (bounded by each server's startup timeout) until no server (of ``servers``) is starting."""
@@ -320,21 +307,9 @@ class LspToolProvider:
         self.runtime.tools.replace_provider(self.name, build_tools(self.operations, list(names), self.name))
 
 
-def provider_of(runtime: Runtime) -> LspToolProvider:
-    """The runtime's ``lsp`` provider (raises :class:`~kairox.KairoxError` when kairox-lsp is not loaded)."""
-    return peer_provider(runtime, PROVIDER_NAME, LspToolProvider, "kairox-lsp")
-
-
-async def restart_server(runtime: Runtime, name: str) -> ServerStatus:
-    """Restart the language server ``name`` of ``runtime`` (:meth:`LspToolProvider.restart`);
-    returns its status once it is ready or failed."""
-    return await restart_peer(provider_of(runtime), name)
-
-
-async def stop_server(runtime: Runtime, name: str) -> ServerStatus:
-    """Stop the language server ``name`` of ``runtime`` (:meth:`LspToolProvider.stop_server`);
-    returns its status (``stopped``) once the process is reaped."""
-    return await stop_peer(provider_of(runtime), name)
+provider_of, restart_server, stop_server = peer_controls(
+    PROVIDER_NAME, LspToolProvider, "kairox-lsp", "language server"
+)
 
 
 def add_bundle_servers(

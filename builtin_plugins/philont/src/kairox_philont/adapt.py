@@ -20,6 +20,7 @@ from kairox import (
     ResourceLink,
     TextContent,
     Tool,
+    ToolContext,
     ToolResult,
     ToolSpec,
 )
@@ -28,6 +29,7 @@ from kairox_manifests import Activation, ActivationContext
 from .context import HOOK_EVENTS, schema_of
 
 __all__ = [
+    "PluginTool",
     "absolute_paths",
     "bounded_stack",
     "activation_of",
@@ -55,6 +57,23 @@ def tool_spec(plugin_id: str, described: dict[str, Any], defaults: Mapping[str, 
         provider=f"plugin:{plugin_id}",
         **kwargs,
     )
+
+
+class PluginTool:
+    """What a Philont plugin's tools share (in this process or in a host): the spec, and the
+    call's arguments as the policy checked them (:func:`absolute_paths`)."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self._spec = spec
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @staticmethod
+    def checked_arguments(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        workspace = context.runtime.workspace if context.runtime is not None else None
+        return absolute_paths(dict(arguments), workspace)
 
 
 def activation_of(

@@ -17,6 +17,7 @@ Philont's camelCase names work too: ``ctx.registerTool({"name": ..., "descriptio
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 import re
@@ -40,31 +41,20 @@ _DOMAINS = ("local", "network", "system")
 _CAPABILITIES = ("read", "write", "execute")
 
 
+@dataclasses.dataclass(eq=False)
 class RegisteredTool:
-    def __init__(
-        self,
-        name: str,
-        handler: Callable[..., Any],
-        description: str,
-        parameters: dict[str, Any],
-        domain: str | None,
-        capability: str | None,
-    ) -> None:
-        self.name = name
-        self.handler = handler
-        self.description = description
-        self.parameters = parameters
-        self.domain = domain
-        self.capability = capability
+    """A tool ``register(ctx)`` registered: its handler and how it is described to kairox."""
+
+    name: str
+    handler: Callable[..., Any]
+    description: str
+    parameters: dict[str, Any]
+    domain: str | None
+    capability: str | None
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-            "domain": self.domain,
-            "capability": self.capability,
-        }
+        """Everything but the handler, as the worker host sends it."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "handler"}
 
 
 def schema_of(value: Any) -> dict[str, Any]:

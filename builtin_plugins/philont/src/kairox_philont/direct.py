@@ -14,7 +14,7 @@ import anyio
 
 from kairox import ToolContext, ToolResult, ToolSpec
 
-from .adapt import absolute_paths, activation_of, hook_answer, hook_payload, result_from, result_to_wire
+from .adapt import PluginTool, activation_of, hook_answer, hook_payload, result_from, result_to_wire
 from .context import PhilontContext, load_main
 
 if TYPE_CHECKING:
@@ -40,21 +40,16 @@ async def _call(fn: Callable[..., Any], arg: Any) -> Any:
     return value
 
 
-class DirectTool:
+class DirectTool(PluginTool):
     """A tool whose handler runs in this process (sync handlers in a worker thread)."""
 
     def __init__(self, spec: ToolSpec, handler: Callable[..., Any]) -> None:
-        self._spec = spec
+        super().__init__(spec)
         self._handler = handler
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._spec
 
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         try:
-            workspace = context.runtime.workspace if context.runtime is not None else None
-            value = await _call(self._handler, absolute_paths(dict(arguments), workspace))
+            value = await _call(self._handler, self.checked_arguments(arguments, context))
         except Exception as exc:  # the plugin's error is the tool's error result
             return ToolResult.from_text(f"{type(exc).__name__}: {exc}", is_error=True)
         return result_from(result_to_wire(value))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kairox import ToolContext, ToolError, ToolResult, ToolSpec
 
-from .adapt import absolute_paths, activation_of, bounded_stack, hook_answer, hook_payload, result_from
+from .adapt import PluginTool, activation_of, bounded_stack, hook_answer, hook_payload, result_from
 from .config import philont_config
 from .context import HOOK_EVENTS
 from .direct import module_name_for
@@ -102,22 +102,17 @@ def plugin_spec(manifest: BundleManifest, env: Mapping[str, str]) -> dict[str, A
     }
 
 
-class HostTool:
+class HostTool(PluginTool):
     """A tool whose handler runs in a host process."""
 
     def __init__(self, spec: ToolSpec, host: HostProcess, plugin: str, name: str) -> None:
-        self._spec = spec
+        super().__init__(spec)
         self._host = host
         self._plugin = plugin
         self._name = name
 
-    @property
-    def spec(self) -> ToolSpec:
-        return self._spec
-
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        workspace = context.runtime.workspace if context.runtime is not None else None
-        arguments = json.loads(json.dumps(absolute_paths(arguments, workspace), default=str))  # as policy checked
+        arguments = json.loads(json.dumps(self.checked_arguments(arguments, context), default=str))  # as policy checked
         answer = await self._host.request(self._plugin, {"op": "tool", "name": self._name, "arguments": arguments})
         if "error" in answer:
             raise ToolError(f"{self._spec.id}: {answer['error']}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,7 +15,7 @@ from ._args import ArgumentError, check_arguments
 from ._config import ToolsConfig
 from ._output import safe_text
 
-__all__ = ["BuiltinTool", "PathProblem", "ToolEnv", "error", "read_only_spec"]
+__all__ = ["BuiltinTool", "PathProblem", "ToolEnv", "error", "object_schema", "read_only_spec"]
 
 
 class PathProblem(Exception):
@@ -60,6 +60,15 @@ class ToolEnv:
 def error(message: str, **structured: Any) -> ToolResult:
     """An error result the model can act on."""
     return ToolResult.from_text(message, is_error=True, structured={"error": message, **structured})
+
+
+def object_schema(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
+    """A tool's input schema: an object of ``properties`` (``required`` ones must be given) and no others."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
 
 
 def read_only_spec(id: str, title: str, description: str, input_schema: dict[str, Any]) -> ToolSpec:

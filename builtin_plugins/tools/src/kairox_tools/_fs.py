@@ -29,7 +29,7 @@ import anyio.to_thread
 from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, is_inside
 
 from . import _safeopen
-from ._base import BuiltinTool, error, read_only_spec
+from ._base import BuiltinTool, error, object_schema, read_only_spec
 from ._output import SNIFF_BYTES, image_type, looks_binary, safe_text
 
 __all__ = ["FsList", "FsRead", "FsWrite"]
@@ -48,9 +48,8 @@ class FsRead(BuiltinTool):
             "the output says where to continue. Images (PNG, JPEG, GIF, WebP) are returned as images; "
             "other binary files are reported, not dumped. Relative paths are taken from the workspace."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=object_schema(
+            {
                 "path": {"type": "string", "description": "File to read (relative to the workspace, or absolute)."},
                 "offset": {"type": "integer", "minimum": 1, "default": 1, "description": "First line to return."},
                 "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to return at most."},
@@ -60,9 +59,8 @@ class FsRead(BuiltinTool):
                     "description": "Prefix each line with its number and a tab.",
                 },
             },
-            "required": ["path"],
-            "additionalProperties": False,
-        },
+            required=["path"],
+        ),
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:
@@ -196,17 +194,15 @@ class FsWrite(BuiltinTool):
             "are created unless `create_dirs` is false. Relative paths are taken from the workspace; "
             "writing outside the workspace needs the user's approval."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=object_schema(
+            {
                 "path": {"type": "string", "description": "File to write (relative to the workspace, or absolute)."},
                 "content": {"type": "string", "description": "The text to write."},
                 "mode": {"type": "string", "enum": ["overwrite", "append", "create"], "default": "overwrite"},
                 "create_dirs": {"type": "boolean", "default": True, "description": "Create missing parents."},
             },
-            "required": ["path", "content"],
-            "additionalProperties": False,
-        },
+            required=["path", "content"],
+        ),
         domain="local",
         capability="write",
         path_arguments=("path",),
@@ -312,17 +308,15 @@ class FsList(BuiltinTool):
             "(not into .git, node_modules, __pycache__, nor hidden directories unless `include_hidden`). "
             "`pattern` keeps only entries whose name matches a glob (e.g. `*.py`)."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=object_schema(
+            {
                 "path": {"type": "string", "default": ".", "description": "Directory to list."},
                 "recursive": {"type": "boolean", "default": False},
                 "max_depth": {"type": "integer", "minimum": 1, "maximum": 20, "default": 3},
                 "include_hidden": {"type": "boolean", "default": False},
                 "pattern": {"type": "string", "description": "Glob on entry names, e.g. `*.py`."},
             },
-            "additionalProperties": False,
-        },
+        ),
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:

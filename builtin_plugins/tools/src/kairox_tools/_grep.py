@@ -30,7 +30,7 @@ import attrs
 from kairox import ToolContext, ToolResult
 from kairox.process import OutputTail, open_group
 
-from ._base import BuiltinTool, ToolEnv, error, read_only_spec
+from ._base import BuiltinTool, ToolEnv, error, object_schema, read_only_spec
 from ._output import SNIFF_BYTES, cut_line
 
 __all__ = ["GrepHit", "SearchGrep", "python_search", "ripgrep_search"]
@@ -75,9 +75,8 @@ class SearchGrep(BuiltinTool):
             "only files whose name matches (e.g. `*.py`, or `src/**/*.ts` for a path). Set "
             "`fixed_strings` to search for the text literally."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=object_schema(
+            {
                 "pattern": {"type": "string", "description": "Regular expression (or text, with fixed_strings)."},
                 "path": {"type": "string", "default": ".", "description": "File or directory to search."},
                 "glob": {"type": "string", "description": "Only files matching this glob."},
@@ -87,9 +86,8 @@ class SearchGrep(BuiltinTool):
                 "include_hidden": {"type": "boolean", "default": False},
                 "max_results": {"type": "integer", "minimum": 1, "maximum": 10_000},
             },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+            required=["pattern"],
+        ),
     )
 
     async def run(self, args: dict[str, Any], context: ToolContext) -> ToolResult:

@@ -6,7 +6,7 @@ from typing import Any
 
 from kairox import ToolContext, ToolResult, ToolSpec
 
-from ._base import BuiltinTool, error
+from ._base import BuiltinTool, error, object_schema
 from ._output import head_tail
 from ._proc import run_process
 
@@ -24,9 +24,8 @@ class ShellExec(BuiltinTool):
             "leaves in the background are stopped when it exits. Always needs the user's approval "
             "unless the policy says otherwise."
         ),
-        input_schema={
-            "type": "object",
-            "properties": {
+        input_schema=object_schema(
+            {
                 "command": {"type": "string", "description": "The command line, as typed in a shell."},
                 "cwd": {
                     "type": "string",
@@ -41,9 +40,8 @@ class ShellExec(BuiltinTool):
                 },
                 "stdin": {"type": "string", "description": "Text fed to the command's standard input."},
             },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
+            required=["command"],
+        ),
         domain="system",
         capability="execute",
         path_arguments=("cwd",),
