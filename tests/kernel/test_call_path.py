@@ -13,7 +13,6 @@ from kairox import (
     Block,
     Event,
     EventBus,
-    FunctionTool,
     PolicyDenied,
     Runtime,
     ToolCall,
@@ -26,13 +25,9 @@ from kairox._dispatch import has_targets
 from kairox._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
+from .tool_helpers import read_tool
+
 pytestmark = pytest.mark.anyio
-
-
-def read_tool(tool_id: str = "mem.echo") -> FunctionTool:
-    return FunctionTool(
-        ToolSpec(tool_id, "echo the text", domain="local", capability="read"), lambda text="": f"echo:{text}"
-    )
 
 
 # -- the event bus ------------------------------------------------------------------

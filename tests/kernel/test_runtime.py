@@ -36,13 +36,9 @@ from kairox import (
 from kairox._events import HookFailed
 from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness, make_plugin
 
+from .tool_helpers import read_tool
+
 pytestmark = pytest.mark.anyio
-
-
-def read_tool(tool_id: str = "mem.echo") -> FunctionTool:
-    return FunctionTool(
-        ToolSpec(tool_id, "echo the text", domain="local", capability="read"), lambda text="": f"echo:{text}"
-    )
 
 
 def exec_tool(tool_id: str = "mem.run") -> FunctionTool:

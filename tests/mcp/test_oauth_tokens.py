@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kairox import testing_strategies
 from kairox._host import build_plugin_host
 from kairox.cli._main import build_cli
 from kairox_mcp import cli as mcp_cli
@@ -26,11 +27,7 @@ from kairox_mcp.auth_cli import login, logout
 URL = "http://127.0.0.1:1/mcp"
 SECRET = "SECRET-c2VjcmV0"
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=20,
-)
+json_values = testing_strategies.json_values(max_leaves=20)
 documents = st.fixed_dictionaries(
     {},
     optional={

@@ -1,6 +1,6 @@
 """Philont plugin tests: runtimes with kairox-manifests and kairox-philont registered inline,
-a private HOME (``~/.philont/plugins`` of the machine is never read), the fixture plugins of
-``tests/fixtures/philont`` (written from the Philont plugin.json format)."""
+a private HOME (``~/.philont/plugins`` of the machine is never read; both from
+``tests/bundle_fixtures.py``), the fixture plugins of ``tests/fixtures/philont`` (written from the Philont plugin.json format)."""
 
 from __future__ import annotations
 
@@ -8,32 +8,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from bundle_fixtures import kairox_env, kairox_plugins, user_home
 from philont_helpers import Install
 
 from kairox.testing import KairoxHarness
 
+__all__ = ["fast_restarts", "install", "kairox_env", "kairox_plugins", "user_home"]
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "philont"
-
-
-@pytest.fixture
-def kairox_plugins() -> list[object]:
-    import kairox_manifests.hooks
-    import kairox_philont.hooks
-
-    return [kairox_manifests.hooks, kairox_philont.hooks]
-
-
-@pytest.fixture
-def user_home(tmp_path: Path) -> Path:
-    path = tmp_path / "user-home"
-    path.mkdir(exist_ok=True)
-    return path
-
-
-@pytest.fixture
-def kairox_env(kairox_env: dict[str, str], user_home: Path) -> dict[str, str]:
-    kairox_env["HOME"] = str(user_home)
-    return kairox_env
 
 
 @pytest.fixture

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox import AgentDef, AgentError, parse_agent
+from kairox import AgentDef, AgentError, OutputStyle, OutputStyleError, parse_agent, parse_output_style
 
 FILE = "/plugins/kit/agents/some-agent.md"
+STYLE_FILE = "/work/.claude/output-styles/my-style.md"
 
 names = st.from_regex(r"[a-z][a-z0-9]{0,10}(-[a-z0-9]{1,8}){0,3}", fullmatch=True)
 tool_names = st.sampled_from(["Read", "Grep", "Glob", "Bash", "Edit", "WebFetch", "mcp__git__status", "fs.read"])
@@ -57,17 +60,27 @@ def test_a_valid_agent_file_reads_as_written(case: tuple[str, dict[str, object]]
     assert agent.warnings == ()
 
 
-@given(st.text(max_size=400))
+@pytest.mark.parametrize(
+    ("parse", "error", "file"),
+    [(parse_agent, AgentError, FILE), (parse_output_style, OutputStyleError, STYLE_FILE)],
+    ids=["agent", "output_style"],
+)
+@given(text=st.text(max_size=400))
 @settings(max_examples=400)
-def test_any_text_is_an_agent_or_an_error_naming_the_file(text: str) -> None:
+def test_any_text_is_a_definition_or_an_error_naming_the_file(
+    parse: Callable[[str, str], AgentDef | OutputStyle], error: type[Exception], file: str, text: str
+) -> None:
     try:
-        agent = parse_agent(text, FILE)
-    except AgentError as exc:
-        assert exc.file == FILE
-        assert str(exc).startswith(FILE)
+        definition = parse(text, file)
+    except error as exc:
+        assert getattr(exc, "file", None) == file
+        assert str(exc).startswith(file)
         return
-    assert isinstance(agent, AgentDef) and agent.description and agent.own_name
-    assert ":" not in agent.own_name and "/" not in agent.own_name
+    assert definition.own_name and ":" not in definition.own_name and "/" not in definition.own_name
+    if isinstance(definition, AgentDef):
+        assert definition.description
+    else:
+        assert isinstance(definition, OutputStyle) and definition.text
 
 
 frontmatter_values = st.recursive(

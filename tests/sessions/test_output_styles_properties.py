@@ -1,4 +1,5 @@
-"""Property tests of the output style file parser (outside input: any bundle's ``output-styles/*.md``)."""
+"""Property tests of the output style file parser (outside input: any bundle's ``output-styles/*.md``);
+any text against it is in ``test_agents_properties.py``, with the agent parser's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox import OutputStyle, OutputStyleError, parse_output_style
+from kairox import OutputStyleError, parse_output_style
 
 FILE = "/work/.claude/output-styles/my-style.md"
 
@@ -40,18 +41,6 @@ def test_a_valid_style_reads_as_written(
     assert style.description == (description or "").strip()
     assert style.keep_coding_instructions is bool(keep)
     assert style.text == body.strip()
-
-
-@given(st.text(max_size=400))
-@settings(max_examples=400)
-def test_any_text_is_a_style_or_an_error_naming_the_file(text: str) -> None:
-    try:
-        style = parse_output_style(text, FILE)
-    except OutputStyleError as exc:
-        assert exc.file == FILE and str(exc).startswith(FILE)
-        return
-    assert isinstance(style, OutputStyle) and style.text and style.own_name
-    assert ":" not in style.own_name
 
 
 @given(st.one_of(st.integers(), st.text(max_size=8), st.lists(st.booleans(), max_size=2), st.floats(allow_nan=False)))

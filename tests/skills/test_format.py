@@ -22,7 +22,7 @@ from kairox_skills._format import (
     parse_skill,
     read_frontmatter,
 )
-from kairox_skills._structure import frontmatter_to_mapping, full_from_mapping, quick_from_mapping
+from kairox_skills._structure import frontmatter_from_mapping, frontmatter_to_mapping, quick_from_mapping
 
 
 def canon(skill: SkillDef | SkillFrontmatter) -> str:
@@ -401,7 +401,7 @@ quick_mappings = st.fixed_dictionaries(
 def test_the_quick_path_agrees_with_the_full_one(data: dict[str, Any], folder: str | None) -> None:
     quick = quick_from_mapping(data, folder)
     try:
-        full, warnings = full_from_mapping(data, folder=folder, fallback_name="fallback")
+        full, warnings = frontmatter_from_mapping(data, folder=folder, fallback_name="fallback", quick=False)
     except SkillError:
         assert quick is None
         return

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kairox_catalog.install import InstallOptions
 from kairox_ui.forms import (
     MAX_BODY,
     FormError,
@@ -152,7 +153,9 @@ def test_a_path_override_is_absolute_or_removed(path: str) -> None:
 )
 def test_a_valid_install_request_keeps_every_value(name: str, inputs: dict[str, str], force: bool) -> None:
     request = parse_install({"name": name, "scope": "user", "inputs": inputs, "force": force})
-    assert request == InstallRequest(name=name.strip(), scope="user", values=inputs, force=force)
+    assert request == InstallRequest(
+        name=name.strip(), options=InstallOptions(scope="user", values=inputs, force=force)
+    )
 
 
 @given(st.dictionaries(st.text(max_size=5), json_values, max_size=4))
@@ -162,7 +165,7 @@ def test_install_inputs_must_be_strings(inputs: dict[str, Any]) -> None:
     except FormError as exc:
         assert exc.field.startswith("inputs")
         return
-    assert all(isinstance(v, str) for v in request.values.values())
+    assert all(isinstance(v, str) for v in request.options.values.values())
 
 
 @given(json_values)

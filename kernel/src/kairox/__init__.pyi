@@ -95,6 +95,7 @@ from ._policy import (
     Deny as Deny,
     PolicyConfig as PolicyConfig,
     PolicyEngine as PolicyEngine,
+    file_write_spec as file_write_spec,
 )
 from ._registrar import (
     Registrar as Registrar,

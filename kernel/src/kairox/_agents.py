@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import attrs
 
 from ._events import Event, EventBus
-from ._skill_model import SkillError, split_frontmatter
-from .errors import ConfigError, KairoxError
+from ._skill_model import PlacedError, SkillError, by_precedence, split_frontmatter
+from .errors import ConfigError
 
 if TYPE_CHECKING:
     from ._config import Config
@@ -78,20 +78,9 @@ CLAUDE_TOOLS: dict[str, tuple[str, ...]] = {
 # -- errors and events ------------------------------------------------------------
 
 
-class _DefinitionError(KairoxError):
+class _DefinitionError(PlacedError):
     kind = "definition"
-
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None, field: str = "") -> None:
-        self.message = message
-        self.file = file
-        self.line = line
-        self.field = field
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        place = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "")
-        where = ": ".join(p for p in (place, self.field) if p)
-        return f"{where}: {self.message}" if where else self.message
+    bare_line = False
 
 
 class AgentError(_DefinitionError):
@@ -592,27 +581,14 @@ class DefinitionRegistry(Generic[T]):
             self._events.publish(DefinitionsChanged(self.kind, added, removed))
 
     def _rebuild(self) -> None:
-        candidates: dict[str, list[T]] = {}
-        for items in self._found.values():
-            for item in items:
-                candidates.setdefault(item.name, []).append(item)
-        winners: dict[str, T] = {}
-        shadows: dict[str, tuple[T, ...]] = {}
-        duplicates: list[str] = []
-        for name, defs in candidates.items():
-            ordered = sorted(defs, key=lambda d: -_RANK.get(d.scope, 0))
-            winners[name] = ordered[0]
-            if len(ordered) > 1:
-                shadows[name] = tuple(ordered[1:])
-                for other in ordered[1:]:
-                    if other.scope == ordered[0].scope:
-                        duplicates.append(
-                            f"{other.file}: name: {self.kind} {name!r} is defined twice in the {other.scope} "
-                            f"scope; {ordered[0].file} wins"
-                        )
-        self._winners = dict(sorted(winners.items()))
-        self._shadows = shadows
-        self._duplicates = duplicates
+        self._winners, self._shadows = by_precedence(self._found.values(), key=lambda d: -_RANK.get(d.scope, 0))
+        self._duplicates = [
+            f"{other.file}: name: {self.kind} {name!r} is defined twice in the {other.scope} "
+            f"scope; {self._winners[name].file} wins"
+            for name, others in self._shadows.items()
+            for other in others
+            if other.scope == self._winners[name].scope
+        ]
 
     # -- lookups ---------------------------------------------------------------------
     @property

@@ -54,6 +54,7 @@ __all__ = [
     "RuleAction",
     "decide_cell",
     "decision_table",
+    "file_write_spec",
     "merge_policy",
     "render_decision_table_markdown",
     "resolve_path",
@@ -61,6 +62,22 @@ __all__ = [
 ]
 
 RuleAction = Literal["allow", "ask", "deny"]
+
+
+def file_write_spec(description: str, *, provider: str) -> ToolSpec:
+    """What a command that writes a file asks the policy engine about: a local write with the
+    id of the built-in file-write tool (``fs.write``), its target in the argument ``path``, so
+    the user's rules and sandbox for writing files apply to it (``kairox catalog install``,
+    ``kairox mcp import``). ``description`` says which command writes."""
+    return ToolSpec(
+        id="fs.write",
+        description=description,
+        domain=Domain.LOCAL,
+        capability=Capability.WRITE,
+        provider=provider,
+        path_arguments=("path",),
+    )
+
 
 #: argument names taken as write targets when a tool does not declare its own
 #: ``path_arguments``; they are looked for at any depth of the arguments

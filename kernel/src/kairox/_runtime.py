@@ -736,6 +736,20 @@ class Runtime:
                 logger.exception("a roots listener failed")
 
     # -- status ------------------------------------------------------------------
+    def tool_row(self, spec: ToolSpec) -> dict[str, Any]:
+        """A tool as a listing shows it (``kairox tools list``, the dashboard's Tools page):
+        what it is, where it comes from, and what the policy decides of it
+        (:meth:`PolicyEngine.summary`)."""
+        return {
+            "id": spec.id,
+            "exported_name": spec.exported_name,
+            "provider": spec.provider,
+            "domain": spec.domain.value,
+            "capability": spec.capability.value,
+            "description": spec.description,
+            **self.policy.summary(spec),
+        }
+
     def status(self) -> RuntimeStatus:
         servers: list[ServerStatus] = []
         for provider in self.providers:

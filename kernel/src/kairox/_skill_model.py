@@ -14,9 +14,9 @@ import enum
 import os
 import re
 import shlex
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -62,8 +62,12 @@ def _where(file: str | None, line: int | None, field: str) -> str:
     return ": ".join(p for p in (place, field) if p)
 
 
-class SkillError(KairoxError):
-    """A skill could not be read or used. ``file``, ``line`` and ``field`` say where."""
+class PlacedError(KairoxError):
+    """An error of a file that says where: ``file``, ``line`` and ``field`` (the base of
+    :class:`SkillError` and of the agent and output-style errors)."""
+
+    #: whether a line is shown without a file (``line 3: ...``)
+    bare_line = True
 
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None, field: str = "") -> None:
         self.message = message
@@ -73,8 +77,12 @@ class SkillError(KairoxError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        where = _where(self.file, self.line, self.field)
+        where = _where(self.file, self.line if self.file or self.bare_line else None, self.field)
         return f"{where}: {self.message}" if where else self.message
+
+
+class SkillError(PlacedError):
+    """A skill could not be read or used. ``file``, ``line`` and ``field`` say where."""
 
 
 @attrs.frozen
@@ -106,6 +114,10 @@ class SkillArgument:
     required: bool = False
     default: Any = None
     choices: tuple[Any, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """This argument as JSON-ready data (``kairox skills show --json``, the dashboard's form)."""
+        return {**attrs.asdict(self, recurse=False), "choices": list(self.choices)}
 
     def coerce(self, value: Any, *, skill: str = "", file: str | None = None) -> Any:
         """``value`` as this argument's type (strings from a command line are converted)."""
@@ -381,6 +393,14 @@ class SkillDef:
         except SkillError as exc:
             raise SkillError(exc.message, file=self.file, line=exc.line) from None
 
+    def body_json(self) -> dict[str, str | None]:
+        """The body as JSON-ready data (``kairox skills show --json``, the dashboard):
+        ``{"body": text}``, or ``{"body": None, "body_error": why}`` when it cannot be read."""
+        try:
+            return {"body": self.body()}
+        except SkillError as exc:
+            return {"body": None, "body_error": str(exc)}
+
     def missing_tools(self, tools: Container[str]) -> list[str]:
         """The listed tools that ``tools`` (a ToolRegistry, a set of names) does not have."""
         return [t for t in self.tools if t not in tools]
@@ -445,3 +465,32 @@ class RenderedSkill:
     @property
     def name(self) -> str:
         return self.skill.name
+
+
+# -- one name, several definitions (skills, agents and output styles) -------------------
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+N = TypeVar("N", bound=_Named)
+
+
+def by_precedence(
+    found: Iterable[Iterable[N]], key: Callable[[N], Any]
+) -> tuple[dict[str, N], dict[str, tuple[N, ...]]]:
+    """Group the definitions of every source by ``name``; per name the lowest ``key`` wins
+    (stable: the first found wins a tie). Returns the winners sorted by name, and for each
+    name defined more than once the definitions it shadows, best first."""
+    candidates: dict[str, list[N]] = {}
+    for items in found:
+        for item in items:
+            candidates.setdefault(item.name, []).append(item)
+    winners: dict[str, N] = {}
+    shadows: dict[str, tuple[N, ...]] = {}
+    for name, defs in candidates.items():
+        ordered = sorted(defs, key=key)
+        winners[name] = ordered[0]
+        if len(ordered) > 1:
+            shadows[name] = tuple(ordered[1:])
+    return dict(sorted(winners.items())), shadows

@@ -27,6 +27,7 @@ from ._skill_model import (
     SkillMatch,
     SkillScope,
     SkillWarning,
+    by_precedence,
     render_template,
 )
 
@@ -270,32 +271,23 @@ class SkillRegistry:
         return list(self._sources)
 
     def _rebuild(self) -> None:
-        candidates: dict[str, list[SkillDef]] = {}
-        for skills in self._found.values():
-            for skill in skills:
-                candidates.setdefault(skill.name, []).append(skill)
-        winners: dict[str, SkillDef] = {}
-        shadows: dict[str, tuple[SkillDef, ...]] = {}
-        duplicates: list[SkillWarning] = []
-        for name, defs in candidates.items():
-            # in one scope kairox's own folders beat imported ones; stable: first found wins a tie
-            ordered = sorted(defs, key=lambda s: (-s.scope.rank, s.origin is not None))
-            winners[name] = ordered[0]
-            if len(ordered) > 1:
-                shadows[name] = tuple(ordered[1:])
-                for other in ordered[1:]:
-                    if other.scope is ordered[0].scope and other.origin == ordered[0].origin:
-                        duplicates.append(
-                            SkillWarning(
-                                f"skill {name!r} is defined twice in the {other.scope.value} scope; "
-                                f"{ordered[0].file or ordered[0].source} wins",
-                                file=other.file,
-                                field="name",
-                            )
-                        )
-        self._winners = dict(sorted(winners.items()))
-        self._shadows = shadows
-        self._duplicates = duplicates
+        # in one scope kairox's own folders beat imported ones; stable: first found wins a tie
+        self._winners, self._shadows = by_precedence(
+            self._found.values(), key=lambda s: (-s.scope.rank, s.origin is not None)
+        )
+        self._duplicates = []
+        for name, others in self._shadows.items():
+            winner = self._winners[name]
+            self._duplicates += [
+                SkillWarning(
+                    f"skill {name!r} is defined twice in the {other.scope.value} scope; "
+                    f"{winner.file or winner.source} wins",
+                    file=other.file,
+                    field="name",
+                )
+                for other in others
+                if other.scope is winner.scope and other.origin == winner.origin
+            ]
 
     # -- session skills ------------------------------------------------------
     def add_session_skill(self, session_id: str, skill: SkillDef) -> SkillDef:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Any
 
 import attrs
 
@@ -90,3 +91,7 @@ class ServerStatus:
     source: str = ""
     #: the last lines of a failed server's stderr (bounded; shown under it by ``kairox status``)
     log_tail: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (``kairox status --json``, the dashboard's Status page)."""
+        return {**attrs.asdict(self, recurse=False), "state": self.state.value, "log_tail": list(self.log_tail)}

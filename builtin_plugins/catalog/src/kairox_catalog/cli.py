@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kairox.cli import echo_json, parse_pairs, run_with_runtime, tty_approver, want_json
+from kairox.cli import echo_json, parse_pairs, run_with_runtime, scope_option, tty_approver, want_json
 from kairox.errors import PolicyDenied
 
 from .catalog import Catalog, CatalogSnapshot, EntryNotFound
@@ -165,17 +165,6 @@ def _print_entry(entry: CatalogEntry, checks: list[RequirementCheck]) -> None:
         click.echo(f"note: {note}")
 
 
-def _check_dict(c: RequirementCheck) -> dict[str, Any]:
-    return {
-        "requirement": str(c.requirement),
-        "ok": c.ok,
-        "path": c.path,
-        "version": c.version,
-        "problem": c.problem,
-        "fix": c.fix,
-    }
-
-
 @catalog.command("show")
 @click.argument("name")
 @JSON_FLAG
@@ -190,7 +179,7 @@ def show_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
 
     entry, checks, others = _run(ctx, go)
     if want_json(ctx, as_json):
-        echo_json({**entry_to_dict(entry), "checks": [_check_dict(c) for c in checks]})
+        echo_json({**entry_to_dict(entry), "checks": [c.to_dict() for c in checks]})
         return
     _print_entry(entry, checks)
     for other in others:
@@ -215,13 +204,7 @@ def _prompter(interactive: bool) -> Callable[[Input, bool], str | None]:
 
 @catalog.command("install")
 @click.argument("name")
-@click.option(
-    "--scope",
-    type=click.Choice(["user", "workspace"]),
-    default="workspace",
-    show_default=True,
-    help="Write to the workspace kairox.toml or the user's ($KAIROX_HOME).",
-)
+@scope_option("Write to the workspace kairox.toml or the user's ($KAIROX_HOME).")
 @click.option("--input", "inputs", multiple=True, metavar="NAME=VALUE", help="A value for a declared input.")
 @click.option("--yes", "-y", is_flag=True, help="Approve the policy's questions (never overrides a deny).")
 @click.option("--force", is_flag=True, help="Replace an existing entry of the same name.")

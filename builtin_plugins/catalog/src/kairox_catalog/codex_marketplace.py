@@ -24,14 +24,14 @@ is a local file.
 from __future__ import annotations
 
 import json
-import posixpath
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from ._collect import collect
 from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
+from .marketplace import path_source
 from .model import CatalogEntry, EntryError, InstallSource, Requirement, SourceResult
 
 __all__ = [
@@ -91,12 +91,7 @@ def _local(path: str, base: str, where: str) -> InstallSource:
     parts = rel.replace("\\", "/").split("/")
     if any(p in ("", ".", "..") for p in parts) or ":" in rel:
         raise EntryProblem(where, f"a local plugin path must stay within the marketplace root (got {path!r})")
-    problem = subpath_problem(rel)
-    if problem is not None:
-        raise EntryProblem(where, f"source path {problem}")
-    if urlsplit(base).scheme in ("http", "https"):
-        return InstallSource(type="path", path=urljoin(base, rel))
-    return InstallSource(type="path", path=posixpath.join(base, rel) if base else rel)
+    return path_source(rel, base, where)
 
 
 def _git_url(url: str, where: str) -> str:

@@ -25,7 +25,12 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 import attrs
 
-from kairox import ApprovalAnswer, ApprovalRequest, Capability, Domain, ToolSpec, workspace_config_files
+from kairox import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    file_write_spec,
+    workspace_config_files,
+)
 from kairox.errors import PolicyDenied
 
 from ._paths import name_problem
@@ -56,15 +61,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: the write the policy engine is asked about (same id as the built-in file-write tool)
-WRITE_SPEC = ToolSpec(
-    id="fs.write",
-    description="write a file (kairox catalog install/uninstall)",
-    domain=Domain.LOCAL,
-    capability=Capability.WRITE,
-    provider="catalog",
-    path_arguments=("path",),
-)
+#: the write the policy engine is asked about (as the built-in file-write tool)
+WRITE_SPEC = file_write_spec("write a file (kairox catalog install/uninstall)", provider="catalog")
 
 
 class InstallError(Exception):

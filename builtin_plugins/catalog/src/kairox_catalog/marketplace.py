@@ -16,7 +16,7 @@ from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, InstallSource, Requirement
 
-__all__ = ["MANIFEST_FIELDS", "bundle_to_entry", "inline_manifest", "marketplace_base"]
+__all__ = ["MANIFEST_FIELDS", "bundle_to_entry", "inline_manifest", "marketplace_base", "path_source"]
 
 
 def marketplace_base(location: str) -> str:
@@ -42,6 +42,12 @@ def _relative(path: str, base: str, plugin_root: str, where: str) -> InstallSour
         path = posixpath.join(plugin_root, path)
     if _escapes(path):
         raise EntryProblem(where, f"source path {path!r} escapes the marketplace root")
+    return path_source(path, base, where)
+
+
+def path_source(path: str, base: str, where: str) -> InstallSource:
+    """The ``path`` install source of a local plugin at ``path`` below the marketplace root ``base``
+    (a directory or an http(s) URL); ``path`` must be a subpath (else an entry problem at ``where``)."""
     problem = subpath_problem(path)
     if problem is not None:
         raise EntryProblem(where, f"source path {problem}")

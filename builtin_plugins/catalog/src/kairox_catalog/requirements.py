@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 import attrs
@@ -72,6 +73,10 @@ class RequirementCheck:
     version: str = ""
     problem: str = ""
     fix: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """This outcome as JSON-ready data (``kairox catalog show --json``, the dashboard)."""
+        return {**attrs.asdict(self, recurse=False), "requirement": str(self.requirement)}
 
     def describe(self) -> str:
         if self.ok:

@@ -120,14 +120,11 @@ class SearchIndex:
                     score += 15
                 elif term in tags_w:
                     score += 8
-                if wterm in title_w:
-                    score += 25
-                elif term in title_w:
-                    score += 12
-                if wterm in desc_w:
-                    score += 6
-                elif term in desc_w:
-                    score += 2
+                for words, word_prefix, substring in ((title_w, 25, 12), (desc_w, 6, 2)):
+                    if wterm in words:
+                        score += word_prefix
+                    elif term in words:
+                        score += substring
                 if score == 0:  # matched only across a field boundary
                     break
                 total += score

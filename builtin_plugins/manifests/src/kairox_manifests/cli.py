@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kairox.cli import echo_json, run_with_runtime, tty_approver, want_json
+from kairox.cli import echo_json, run_with_runtime, scope_option, tty_approver, want_json
 from kairox.errors import KairoxError
 
 if TYPE_CHECKING:
@@ -20,13 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["plugin_group"]
 
 JSON_FLAG = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-SCOPE = click.option(
-    "--scope",
-    type=click.Choice(["user", "workspace"]),
-    default="user",
-    show_default=True,
-    help="user: $KAIROX_HOME; workspace: <workspace>/.kairox.",
-)
+SCOPE = scope_option("user: $KAIROX_HOME; workspace: <workspace>/.kairox.", default="user")
 STATE_WORDS = {"available": "enabled"}
 
 
@@ -273,22 +267,21 @@ def _resolve_contribution(rt: Runtime, plugin: str, contribution: str) -> str:
     )
 
 
-@plugin_group.command("enable")
-@click.argument("target", metavar="NAME[:CONTRIBUTION]")
-@SCOPE
-@click.pass_context
-def enable_cmd(ctx: click.Context, target: str, scope: str) -> None:
-    """Enable a plugin, or one contribution of it (NAME:KIND/NAME or NAME:NAME)."""
-    _toggle(ctx, target, scope, True)
+def _toggle_command(enabled: bool, doc: str) -> click.Command:
+    """``kairox plugin enable`` or ``disable``: the same command but for the value it sets."""
+
+    @click.argument("target", metavar="NAME[:CONTRIBUTION]")
+    @SCOPE
+    @click.pass_context
+    def command(ctx: click.Context, target: str, scope: str) -> None:
+        _toggle(ctx, target, scope, enabled)
+
+    command.__doc__ = doc
+    return plugin_group.command("enable" if enabled else "disable")(command)
 
 
-@plugin_group.command("disable")
-@click.argument("target", metavar="NAME[:CONTRIBUTION]")
-@SCOPE
-@click.pass_context
-def disable_cmd(ctx: click.Context, target: str, scope: str) -> None:
-    """Disable a plugin, or one contribution of it; its files stay where they are."""
-    _toggle(ctx, target, scope, False)
+enable_cmd = _toggle_command(True, "Enable a plugin, or one contribution of it (NAME:KIND/NAME or NAME:NAME).")
+disable_cmd = _toggle_command(False, "Disable a plugin, or one contribution of it; its files stay where they are.")
 
 
 @plugin_group.command("trust")

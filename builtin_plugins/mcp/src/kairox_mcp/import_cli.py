@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kairox import ApprovalAnswer, Capability, Domain, ToolSpec, user_home, workspace_config_files
+from kairox import ApprovalAnswer, file_write_spec, user_home, workspace_config_files
 from kairox import terminal_safe as safe
-from kairox.cli import CommandFailed, echo_json, run_with_runtime, want_json
+from kairox.cli import CommandFailed, echo_json, run_with_runtime, scope_option, want_json
 from kairox.errors import ConfigError
 
 from .importer import KINDS, ImportPlan, read_sources, server_names_in, write_servers
@@ -20,15 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["WRITE_SPEC", "import_cmd"]
 
-#: the write the policy engine is asked about (the id of the built-in file-write tool)
-WRITE_SPEC = ToolSpec(
-    id="fs.write",
-    description="write a file (kairox mcp import)",
-    domain=Domain.LOCAL,
-    capability=Capability.WRITE,
-    provider="mcp",
-    path_arguments=("path",),
-)
+#: the write the policy engine is asked about (as the built-in file-write tool)
+WRITE_SPEC = file_write_spec("write a file (kairox mcp import)", provider="mcp")
 
 
 def _kinds(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -114,13 +107,7 @@ def _can_ask() -> bool:
     metavar="KIND",
     help=f"Only these clients (repeatable or comma-separated): {', '.join(KINDS)}.",
 )
-@click.option(
-    "--scope",
-    type=click.Choice(["workspace", "user"]),
-    default="workspace",
-    show_default=True,
-    help="Write ./kairox.toml (workspace) or $KAIROX_HOME/kairox.toml (user).",
-)
+@scope_option("Write ./kairox.toml (workspace) or $KAIROX_HOME/kairox.toml (user).")
 @click.option("--dry-run", is_flag=True, help="Only show what would be imported.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--yes", "-y", is_flag=True, help="Write without asking.")

@@ -410,14 +410,7 @@ class Variable:
     description: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "server": self.server,
-            "file": self.file,
-            "where": self.where,
-            "description": self.description,
-        }
+        return attrs.asdict(self)
 
 
 def _variable_name(*parts: str) -> str:

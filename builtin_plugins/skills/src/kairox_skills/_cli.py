@@ -57,17 +57,7 @@ def skill_dict(registry: SkillRegistry, skill: SkillDef, *, full: bool = False) 
         "keywords": list(skill.keywords),
         "tools": list(skill.tools),
         "model": skill.model,
-        "arguments": [
-            {
-                "name": a.name,
-                "type": a.type,
-                "description": a.description,
-                "required": a.required,
-                "default": a.default,
-                "choices": list(a.choices),
-            }
-            for a in skill.arguments
-        ],
+        "arguments": [a.to_dict() for a in skill.arguments],
         "shadows": [
             {"scope": s.scope.value, "source": s.source, "origin": origin_of(s), "path": s.file}
             for s in registry.shadowed(skill.name)
@@ -179,13 +169,7 @@ def show_cmd(ctx: click.Context, name: str, as_json: bool) -> None:
             except SkillError as exc:
                 return exc.message
         assert skill is not None
-        data = skill_dict(rt.skills, skill, full=True)
-        try:
-            data["body"] = skill.body()
-        except SkillError as exc:
-            data["body"] = None
-            data["body_error"] = str(exc)
-        return data
+        return {**skill_dict(rt.skills, skill, full=True), **skill.body_json()}
 
     data = _run_or_fail(ctx, go)
     if want_json(ctx, as_json):
@@ -316,19 +300,19 @@ def _set_enabled(ctx: click.Context, name: str, scope: str, enabled: bool) -> No
 SETTING_SCOPES = click.Choice([SkillScope.USER.value, SkillScope.WORKSPACE.value])
 
 
-@skills.command("enable")
-@click.argument("name")
-@click.option("--scope", type=SETTING_SCOPES, default="workspace", show_default=True)
-@click.pass_context
-def enable_cmd(ctx: click.Context, name: str, scope: str) -> None:
-    """Enable a skill in the user or workspace settings (its file is not touched)."""
-    _set_enabled(ctx, name, scope, True)
+def _toggle_command(enabled: bool) -> click.Command:
+    """``kairox skills enable`` or ``disable``: the same command but for the value it sets."""
+    word = "Enable" if enabled else "Disable"
+
+    @click.argument("name")
+    @click.option("--scope", type=SETTING_SCOPES, default="workspace", show_default=True)
+    @click.pass_context
+    def command(ctx: click.Context, name: str, scope: str) -> None:
+        _set_enabled(ctx, name, scope, enabled)
+
+    command.__doc__ = f"{word} a skill in the user or workspace settings (its file is not touched)."
+    return skills.command(word.lower())(command)
 
 
-@skills.command("disable")
-@click.argument("name")
-@click.option("--scope", type=SETTING_SCOPES, default="workspace", show_default=True)
-@click.pass_context
-def disable_cmd(ctx: click.Context, name: str, scope: str) -> None:
-    """Disable a skill in the user or workspace settings (its file is not touched)."""
-    _set_enabled(ctx, name, scope, False)
+enable_cmd = _toggle_command(True)
+disable_cmd = _toggle_command(False)

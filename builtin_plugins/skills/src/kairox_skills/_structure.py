@@ -22,7 +22,6 @@ __all__ = [
     "KNOWN_KEYS",
     "frontmatter_from_mapping",
     "frontmatter_to_mapping",
-    "full_from_mapping",
     "quick_from_mapping",
 ]
 
@@ -290,27 +289,19 @@ def frontmatter_from_mapping(
     folder: str | None = None,
     fallback_name: str | None = None,
     line_of: Callable[[str], int | None] | None = None,
+    quick: bool = True,
 ) -> tuple[SkillFrontmatter, list[SkillWarning]]:
     """Structure parsed frontmatter leniently.
 
     ``folder`` is the folder name of an Agent Skills ``SKILL.md`` (the name
     should match it); ``fallback_name`` is used when ``name`` is missing.
     Raises :class:`SkillError` when the description is missing or unusable.
+    Plain frontmatter takes a fast path first (:func:`quick_from_mapping`); the result is
+    the same either way, and ``quick=False`` skips it (the tests compare the two).
     """
-    quick = quick_from_mapping(data, folder)
-    if quick is not None:
-        return quick, []
-    return full_from_mapping(data, file=file, folder=folder, fallback_name=fallback_name, line_of=line_of)
-
-
-def full_from_mapping(
-    data: Any,
-    *,
-    file: str | None = None,
-    folder: str | None = None,
-    fallback_name: str | None = None,
-    line_of: Callable[[str], int | None] | None = None,
-) -> tuple[SkillFrontmatter, list[SkillWarning]]:
+    fast = quick_from_mapping(data, folder) if quick else None
+    if fast is not None:
+        return fast, []
     b = _Builder(file, line_of or (lambda _key: None))
     if data is None:
         data = {}

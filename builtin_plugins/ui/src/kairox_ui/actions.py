@@ -32,7 +32,7 @@ from kairox import (
     user_home,
 )
 from kairox_catalog.catalog import Catalog, CatalogSnapshot, EntryNotFound
-from kairox_catalog.install import Installer, InstallError, InstallOptions
+from kairox_catalog.install import Installer, InstallError
 from kairox_catalog.model import entry_to_dict
 from kairox_skills import SettingsFile, settings_path
 
@@ -278,18 +278,6 @@ async def call_tool(
 
 
 # -- the catalog --------------------------------------------------------------------------
-def _check_dict(c: Any) -> dict[str, Any]:
-    return {
-        "requirement": str(c.requirement),
-        "ok": c.ok,
-        "path": c.path,
-        "version": c.version,
-        "problem": c.problem,
-        "fix": c.fix,
-        "describe": c.describe(),
-    }
-
-
 class Marketplace:
     """The catalog of the current runtime (loaded once per runtime, ``refresh`` reloads)."""
 
@@ -340,7 +328,7 @@ class Marketplace:
             raise ActionError(str(exc).strip("'\""), 404) from None
         checks = await Installer(self.holder.rt).check(entry)
         data: dict[str, Any] = {**entry_to_dict(entry), "key": entry.key}
-        data["checks"] = [_check_dict(c) for c in checks]
+        data["checks"] = [{**c.to_dict(), "describe": c.describe()} for c in checks]
         data["requirements_met"] = all(c.ok for c in checks)
         if entry.launch is not None:
             data["command_line"] = entry.launch.command_line()
@@ -355,26 +343,19 @@ class Marketplace:
         progress = JobProgress(self.hub, job)
         self.jobs[job] = progress
         rt = self.holder.rt
-        options = InstallOptions(
-            scope=request.scope,  # type: ignore[arg-type]
-            values=dict(request.values),
-            prepare=request.prepare,
-            verify=request.verify,
-            force=request.force,
-            ignore_requirements=request.ignore_requirements,
-        )
+        options = request.options
 
         async def run() -> None:
             outcome: dict[str, Any]
             try:
                 snap = await self.snapshot()
                 entry = snap.get(request.name)
-                progress.info(f"installing {entry.key} into the {request.scope} scope")
+                progress.info(f"installing {entry.key} into the {options.scope} scope")
                 async with progress.step("Checking requirements") as step:
                     checks = await Installer(rt).check(entry)
                     unmet = [c for c in checks if not c.ok]
                     step.detail = "all met" if not unmet else "; ".join(c.describe() for c in unmet)
-                    step.ok = not unmet or request.ignore_requirements
+                    step.ok = not unmet or options.ignore_requirements
                 installer = Installer(rt, progress=progress, approver=self.holder.approvals)
                 report = await installer.install(entry, options)
                 outcome = {"ok": report.ok, "report": report.to_dict()}

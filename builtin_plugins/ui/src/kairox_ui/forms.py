@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from kairox_catalog.install import InstallOptions
+
 __all__ = [
     "MAX_BODY",
     "FormError",
@@ -149,13 +151,10 @@ def parse_path_override(data: Mapping[str, Any]) -> tuple[str, str | None]:
 
 @attrs.frozen
 class InstallRequest:
+    """An install the Marketplace page asks for: the entry ``name`` and how to install it."""
+
     name: str
-    scope: str = "workspace"
-    values: dict[str, str] = attrs.field(factory=dict)
-    force: bool = False
-    prepare: bool = True
-    verify: bool = True
-    ignore_requirements: bool = False
+    options: InstallOptions = attrs.field(factory=InstallOptions)
 
 
 def parse_install(data: Mapping[str, Any]) -> InstallRequest:
@@ -166,15 +165,15 @@ def parse_install(data: Mapping[str, Any]) -> InstallRequest:
         raise FormError("name", "is empty")
     scope = _scope(data)
     assert scope is not None
-    return InstallRequest(
-        name=name,
-        scope=scope,
+    options = InstallOptions(
+        scope=scope,  # type: ignore[arg-type]  # one of SCOPES
         values=_string_map(data, "inputs"),
         force=_bool(data, "force", False),
         prepare=_bool(data, "prepare", True),
         verify=_bool(data, "verify", True),
         ignore_requirements=_bool(data, "ignore_requirements", False),
     )
+    return InstallRequest(name=name, options=options)
 
 
 def parse_uninstall(data: Mapping[str, Any]) -> tuple[str, str | None]:

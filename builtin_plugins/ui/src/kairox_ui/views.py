@@ -114,14 +114,8 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
     providers = {p.name: p for p in status.providers}
     servers = []
     for s in status.servers:
-        row: dict[str, Any] = {
-            "name": s.name,
-            "kind": s.kind,
-            "state": s.state.value,
-            "detail": s.detail,
-            "tools": s.tools,
-            "source": s.source,
-        }
+        row = s.to_dict()
+        del row["log_tail"]  # a failed server's tail is in its diagnostic
         if s.state is ServerState.FAILED:
             failure = holder.failures.get(s.name, {})
             diag = _mcp_diagnostics(rt, s.name) if s.kind == "mcp" else {}
@@ -198,17 +192,7 @@ def skill_view(
         "keywords": list(skill.keywords),
         "tools": list(skill.tools),
         "model": skill.model,
-        "arguments": [
-            {
-                "name": a.name,
-                "type": a.type,
-                "description": a.description,
-                "required": a.required,
-                "default": a.default,
-                "choices": list(a.choices),
-            }
-            for a in skill.arguments
-        ],
+        "arguments": [a.to_dict() for a in skill.arguments],
         "shadows": [
             {"scope": s.scope.value, "source": s.source, "path": s.file}
             for s in registry.shadowed(skill.name, session_id=session_id)
@@ -216,11 +200,7 @@ def skill_view(
         "warnings": [w.message for w in skill.warnings],
     }
     if full:
-        try:
-            data["body"] = skill.body()
-        except Exception as exc:
-            data["body"] = None
-            data["body_error"] = str(exc)
+        data.update(skill.body_json())
     return data
 
 
@@ -291,17 +271,6 @@ def settings_env(rt: Runtime) -> dict[str, str]:
 
 # -- tools --------------------------------------------------------------------------------
 def tools_view(rt: Runtime) -> dict[str, Any]:
-    rows = [
-        {
-            "id": spec.id,
-            "exported_name": spec.exported_name,
-            "provider": spec.provider,
-            "domain": spec.domain.value,
-            "capability": spec.capability.value,
-            "description": spec.description,
-            "schema": dict(spec.input_schema),
-            **rt.policy.summary(spec),  # the same decisions `kairox tools list` shows
-        }
-        for spec in rt.tools.specs()
-    ]
+    # the same rows as `kairox tools list`, with the schema the call form is built from
+    rows = [{**rt.tool_row(spec), "schema": dict(spec.input_schema)} for spec in rt.tools.specs()]
     return {"tools": rows}

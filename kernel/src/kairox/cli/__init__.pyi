@@ -15,6 +15,7 @@ from ._util import (
     echo_json as echo_json,
     parse_pairs as parse_pairs,
     run_with_runtime as run_with_runtime,
+    scope_option as scope_option,
     tty_approver as tty_approver,
     want_json as want_json,
 )

@@ -58,18 +58,7 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
         "not_loaded": _not_loaded(rt.host),
         "config_errors": [str(e) for e in status.config_errors],
         "providers": [attrs.asdict(p) for p in status.providers],
-        "servers": [
-            {
-                "name": s.name,
-                "kind": s.kind,
-                "state": s.state.value,
-                "detail": s.detail,
-                "tools": s.tools,
-                "source": s.source,
-                "log_tail": list(s.log_tail),
-            }
-            for s in status.servers
-        ],
+        "servers": [s.to_dict() for s in status.servers],
         "trust": {
             "trusted": rt.trust.trusted,
             "pending": [i.to_dict() | {"state": str(rt.trust.state_of(i.key))} for i in rt.trust.pending],
@@ -244,19 +233,8 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
     async def go(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
         rows = []
         for spec in rt.tools.specs():
-            rows.append(
-                {
-                    "id": spec.id,
-                    "exported_name": spec.exported_name,
-                    "provider": spec.provider,
-                    "domain": spec.domain.value,
-                    "capability": spec.capability.value,
-                    "description": spec.description,
-                    # what the tool says about itself; it decides nothing unless the user trusts its server
-                    "annotations": dict(spec.annotations),
-                    **rt.policy.summary(spec),  # decision, reason; a write's decisions inside/outside
-                }
-            )
+            # with what the tool says about itself; it decides nothing unless the user trusts its server
+            rows.append({**rt.tool_row(spec), "annotations": dict(spec.annotations)})
         # tools a server lists that are not offered (an optional provider method), with why
         withheld = []
         for provider in rt.providers:

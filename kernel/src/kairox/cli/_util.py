@@ -16,6 +16,8 @@ import click
 from .._host import PluginHost, build_plugin_host
 
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
+    from click.decorators import FC
+
     from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, HostCallback, Runtime, StartMode
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "parse_form_schema",
     "parse_pairs",
     "run_with_runtime",
+    "scope_option",
     "tty_approver",
     "tty_elicitation",
     "want_json",
@@ -45,6 +48,15 @@ class CliState:
         if self.host is None:
             self.host = build_plugin_host()
         return self.host
+
+
+def scope_option(help: str, *, default: str = "workspace") -> Callable[[FC], FC]:
+    """The ``--scope user|workspace`` option of a command that writes the user's or the
+    workspace's settings (``kairox catalog install``, ``kairox mcp import``, ``kairox plugin
+    enable``); ``help`` says which file each scope is."""
+    return click.option(
+        "--scope", type=click.Choice(["user", "workspace"]), default=default, show_default=True, help=help
+    )
 
 
 def state_of(ctx: click.Context) -> CliState:

@@ -14,7 +14,7 @@ from .._schema import join, parse_document, read_json
 from ..compat import KNOWN_PLATFORMS, parse_range, parse_requirement
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest, Compatibility, Publisher
-from ._common import Collector
+from ._common import Collector, check_name
 
 __all__ = [
     "BaseFormat",
@@ -139,7 +139,25 @@ class BaseFormat:
             return None
         return self.parse(Path(root).resolve(), read_json(file), file)
 
+    #: the attrs class the manifest file is structured into (leniently: odd fields are warnings)
+    document: Any = None
+
     def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
+        """The manifest of the plugin at ``root`` from ``data``, the JSON of ``file``: structured
+        as :attr:`document`, named by :meth:`plugin_name`, and read by :meth:`read`."""
+        problems: list[Problem] = []
+        doc = parse_document(data, self.document, file=str(file), problems=problems)
+        name = self.plugin_name(root, doc, str(file))
+        out = Collector(problems)
+        return self.manifest_of(name, root, file, out, **self.read(root, file, doc, name, out))
+
+    def plugin_name(self, root: Path, doc: Any, file: str) -> str:
+        """The plugin's name: the document's ``name``, checked."""
+        return check_name(doc.name, file=file, path="name")
+
+    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+        """Read the plugin ``name`` from ``doc``: ``out`` collects its contributions and the
+        warnings found reading it; returns the other :class:`BundleManifest` fields."""
         raise NotImplementedError
 
     def manifest_of(self, name: str, root: Path, file: Path | None, out: Collector, **fields: Any) -> BundleManifest:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import attrs
 
-from .._schema import join, parse_document, read_json
+from .._schema import join, read_json
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
 from ..paths import resolve_inside
@@ -85,8 +85,8 @@ def _declared_hooks(root: Path, value: Any, out: Collector, problems: list[Probl
     return seen
 
 
-def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, problems: list[Problem]) -> Collector:
-    out = Collector(problems)
+def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, out: Collector) -> None:
+    problems = out.problems
     for kind, default in DEFAULT_DIRS.items():
         field = {"skill": "skills", "command": "commands", "agent": "agents", "output_style": "outputStyles"}[kind]
         declared = path_list(getattr(doc, field), file=file, path=field) if doc else []
@@ -109,7 +109,6 @@ def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, pro
         default_file = root / default
         if default_file.is_file() and resolve_inside(root, default, file=None, path="") not in declared_files:
             load(root, f"./{default}", out, file=file, path=f"({default})")
-    return out
 
 
 def _string_items(value: Any, field: str) -> list[tuple[str, str]]:
@@ -125,19 +124,14 @@ class ClaudeFormat(BaseFormat):
     priority = 30
     manifest = ".claude-plugin/plugin.json"
 
-    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
-        f = str(file)
-        problems: list[Problem] = []
-        doc = parse_document(data, ClaudeManifestDoc, file=f, problems=problems)
-        name = check_name(doc.name, file=f, path="name")
+    document = ClaudeManifestDoc
+
+    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+        f, problems = str(file), out.problems
         if not KEBAB.match(name):
             problems.append(Problem(f"{name!r} is not kebab-case (lowercase words joined by -)", file=f, path="name"))
-        out = _components(root, doc, f, problems)
-        return self.manifest_of(
-            name,
-            root,
-            file,
-            out,
+        _components(root, doc, f, out)
+        return dict(
             version=doc.version,
             description=doc.description or "",
             homepage=doc.homepage,
@@ -163,4 +157,6 @@ class ClaudeDefaultLayout(BaseFormat):
         if not root.is_dir() or not any((root / m).exists() for m in self.MARKERS):
             return None
         name = check_name(root.name, file=str(root), path="(directory name)")
-        return self.manifest_of(name, root, None, _components(root, None, None, []))
+        out = Collector([])
+        _components(root, None, None, out)
+        return self.manifest_of(name, root, None, out)

@@ -25,9 +25,8 @@ import attrs
 
 from kairox import describe_value
 
-from .._schema import join, parse_document, read_json
+from .._schema import join, read_json
 from ..errors import ManifestError, Problem
-from ..model import BundleManifest
 from ..paths import resolve_inside
 from ._common import Collector, add_components, check_name, claude_hooks, mcp_servers, path_list
 from ._meta import BaseFormat, fields_set, person_from
@@ -116,13 +115,15 @@ class CodexFormat(BaseFormat):
     priority = 20
     manifest = ".codex-plugin/plugin.json"
 
-    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
-        f = str(file)
-        problems: list[Problem] = []
-        doc = parse_document(data, CodexManifestDoc, file=f, problems=problems)
+    document = CodexManifestDoc
+
+    def plugin_name(self, root: Path, doc: Any, file: str) -> str:
+        """The manifest's ``name``, else the directory's."""
         raw_name = doc.name.strip()
-        name = check_name(raw_name or root.name, file=f, path="name" if raw_name else "name (directory name)")
-        out = Collector(problems)
+        return check_name(raw_name or root.name, file=file, path="name" if raw_name else "name (directory name)")
+
+    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+        f, problems = str(file), out.problems
         # skills: the declared paths that are usable, else skills/
         declared = []
         if doc.skills is not None:
@@ -152,11 +153,7 @@ class CodexFormat(BaseFormat):
         description = doc.description
         if not description and doc.interface and isinstance(doc.interface.get("shortDescription"), str):
             description = doc.interface["shortDescription"]
-        return self.manifest_of(
-            name,
-            root,
-            file,
-            out,
+        return dict(
             version=(doc.version or "").strip() or None,
             description=description or "",
             homepage=doc.homepage,

@@ -7,10 +7,8 @@ from typing import Any, Literal, Optional
 
 import attrs
 
-from .._schema import parse_document
-from ..errors import Problem
-from ..model import BundleManifest, Trust
-from ._common import Collector, add_components, check_name, kairox_hooks, lsp_servers, mcp_servers, path_list
+from ..model import Trust
+from ._common import Collector, add_components, kairox_hooks, lsp_servers, mcp_servers, path_list
 from ._meta import (
     BaseFormat,
     RawCompatibility,
@@ -67,19 +65,17 @@ class KairoxFormat(BaseFormat):
     priority = 10
     manifest = ".kairox-plugin/plugin.json"
 
-    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
+    document = KairoxManifestDoc
+
+    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
         f = str(file)
-        problems: list[Problem] = []
-        doc = parse_document(data, KairoxManifestDoc, file=f, problems=problems)
-        name = check_name(doc.name, file=f, path="name")
-        out = Collector(problems)
         for kind, field, default in (
             ("skill", "skills", "skills"),
             ("command", "commands", "commands"),
             ("agent", "agents", "agents"),
         ):
             declared = path_list(getattr(doc, field), file=f, path=field)
-            add_components(root, kind, declared, () if declared else (default,), out, problems, file=f)
+            add_components(root, kind, declared, () if declared else (default,), out, out.problems, file=f)
         kairox_hooks(root, doc.hooks, out, file=f, path="hooks")
         for field, default, load in (
             ("mcpServers", ".mcp.json", mcp_servers),
@@ -90,18 +86,14 @@ class KairoxFormat(BaseFormat):
                 load(root, declared, out, file=f, path=field)
             elif (root / default).is_file():
                 load(root, f"./{default}", out, file=f, path=f"({default})")
-        return self.manifest_of(
-            name,
-            root,
-            file,
-            out,
+        return dict(
             version=doc.version,
             description=doc.description,
             homepage=doc.homepage,
-            publisher=person_from(doc.publisher, file=f, path="publisher", problems=problems),
+            publisher=person_from(doc.publisher, file=f, path="publisher", problems=out.problems),
             trust=doc.trust,
             permissions=permissions_from(doc.permissions),
-            compatibility=compatibility_from(doc.compatibility, file=f, path="compatibility", problems=problems),
+            compatibility=compatibility_from(doc.compatibility, file=f, path="compatibility", problems=out.problems),
             default_enabled=doc.defaultEnabled,
             metadata=fields_set(doc, "license", "keywords"),
         )

@@ -100,6 +100,37 @@ export async function api(path, { method = "GET", body } = {}) {
   return data;
 }
 
+// api(), but a failure is shown as an error notice and the result is null (a page's loads and clicks)
+export async function tryApi(path, options) {
+  try {
+    return await api(path, options);
+  } catch (error) {
+    notice(error.message, "error");
+    return null;
+  }
+}
+
+// A <form> (attributes `props`) whose submit hands `submit(values)` the value of each field
+// matching `fields`, under key(field.name); blank values are left out unless `keepBlank`.
+export function submitForm(props, { fields, submit, key = (name) => name, keepBlank = false }, ...children) {
+  const form = h(
+    "form",
+    {
+      ...props,
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const values = {};
+        for (const field of form.querySelectorAll(fields)) {
+          if (keepBlank || field.value !== "") values[key(field.name)] = field.value;
+        }
+        await submit(values);
+      },
+    },
+    ...children,
+  );
+  return form;
+}
+
 export function notice(message, kind = "info") {
   const box = document.getElementById("notice");
   const item = h("div", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, message);

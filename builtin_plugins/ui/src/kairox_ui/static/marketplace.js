@@ -1,5 +1,5 @@
 // Marketplace: search every catalog source, an entry's requirements, install with live progress.
-import { add, api, clear, h, notice, section } from "./dom.js";
+import { add, api, clear, h, notice, section, submitForm, tryApi } from "./dom.js";
 
 let list = null;
 let detail = null;
@@ -79,29 +79,20 @@ function inputsForm(entry) {
 }
 
 async function show(key) {
-  let entry;
-  try {
-    entry = await api(`/api/marketplace/entry?${new URLSearchParams({ key })}`);
-  } catch (error) {
-    notice(error.message, "error");
-    return;
-  }
+  const entry = await tryApi(`/api/marketplace/entry?${new URLSearchParams({ key })}`);
+  if (entry === null) return;
   clear(detail);
   const scope = h("select", { name: "scope" }, h("option", { value: "workspace" }, "workspace"), h("option", { value: "user" }, "user"));
   const verify = h("input", { type: "checkbox", name: "verify", checked: true });
   const force = h("input", { type: "checkbox", name: "force" });
   const steps = h("ol", { class: "steps" });
   const outcome = h("div", { class: "outcome", "data-mask": true });
-  const form = h(
-    "form",
+  const form = submitForm(
+    { class: "install" },
     {
-      class: "install",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const inputs = {};
-        for (const field of form.querySelectorAll("input[name^='input:']")) {
-          if (field.value !== "") inputs[field.name.slice(6)] = field.value;
-        }
+      fields: "input[name^='input:']",
+      key: (name) => name.slice("input:".length),
+      submit: async (inputs) => {
         clear(steps);
         clear(outcome);
         try {

@@ -1,5 +1,5 @@
 // Plugins: bundles with trust, compatibility, permissions; enable/disable whole or per contribution.
-import { add, api, clear, h, notice, pill } from "./dom.js";
+import { add, clear, h, pill, tryApi } from "./dom.js";
 
 let root = null;
 let scopeSelect = null;
@@ -13,23 +13,11 @@ export async function mount(main) {
 
 export const onReload = () => load();
 
-async function post(path, body) {
-  try {
-    return await api(path, { method: "POST", body });
-  } catch (error) {
-    notice(error.message, "error");
-    return null;
-  }
-}
+const post = (path, body) => tryApi(path, { method: "POST", body });
 
 async function load() {
-  let data;
-  try {
-    data = await api("/api/plugins");
-  } catch (error) {
-    notice(error.message, "error");
-    return;
-  }
+  const data = await tryApi("/api/plugins");
+  if (data === null) return;
   clear(root);
   if (data.trust.pending.length) {
     add(root, 

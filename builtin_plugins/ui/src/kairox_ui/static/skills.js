@@ -1,5 +1,5 @@
 // Skills: every skill by scope with shadowing; enable/disable per scope; body and arguments form.
-import { add, api, clear, h, notice } from "./dom.js";
+import { add, api, clear, h, notice, submitForm, tryApi } from "./dom.js";
 
 let root = null;
 let panel = null;
@@ -20,13 +20,8 @@ export async function mount(main) {
 export const onReload = () => load();
 
 async function load() {
-  let data;
-  try {
-    data = await api("/api/skills");
-  } catch (error) {
-    notice(error.message, "error");
-    return;
-  }
+  const data = await tryApi("/api/skills");
+  if (data === null) return;
   clear(root);
   for (const group of GROUPS) {
     const rows = data.skills.filter((s) => s.group === group);
@@ -49,14 +44,12 @@ async function load() {
 // A skill for the dashboard's session: it shadows workspace and user skills of its name
 // and is gone when the session ends (the dashboard stops, or the runtime is reopened).
 function sessionForm() {
-  const form = h(
-    "form",
+  const form = submitForm(
+    { class: "session-skill" },
     {
-      class: "session-skill",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const body = {};
-        for (const field of form.querySelectorAll("input, textarea")) body[field.name] = field.value;
+      fields: "input, textarea",
+      keepBlank: true,
+      submit: async (body) => {
         try {
           await api("/api/session/skills", { method: "POST", body });
           form.reset();
@@ -149,23 +142,15 @@ function argumentField(a) {
 }
 
 async function show(name) {
-  let s;
-  try {
-    s = await api(`/api/skills/${encodeURIComponent(name)}`);
-  } catch (error) {
-    notice(error.message, "error");
-    return;
-  }
+  const s = await tryApi(`/api/skills/${encodeURIComponent(name)}`);
+  if (s === null) return;
   clear(panel);
   const output = h("pre", { class: "rendered" });
-  const form = h(
-    "form",
+  const form = submitForm(
+    { class: "arguments" },
     {
-      class: "arguments",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const args = {};
-        for (const field of form.querySelectorAll("input, select")) if (field.value !== "") args[field.name] = field.value;
+      fields: "input, select",
+      submit: async (args) => {
         try {
           const result = await api(`/api/skills/${encodeURIComponent(name)}/render`, { method: "POST", body: { arguments: args } });
           output.dataset.rendered = "true";

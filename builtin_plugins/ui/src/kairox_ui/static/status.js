@@ -1,5 +1,5 @@
 // Status: a pill per server and per bundle, live; diagnostics of failed servers; trust.
-import { add, api, clear, h, notice, pill } from "./dom.js";
+import { add, clear, h, notice, pill, tryApi } from "./dom.js";
 
 let root = null;
 const open = new Set();
@@ -10,14 +10,7 @@ export function mount(main, context) {
   if (context.status) onStatus(context.status);
 }
 
-async function act(path, body = {}) {
-  try {
-    return await api(path, { method: "POST", body });
-  } catch (error) {
-    notice(error.message, "error");
-    return null;
-  }
-}
+const act = (path, body = {}) => tryApi(path, { method: "POST", body });
 
 function diagnostic(row) {
   const d = row.diagnostic;

@@ -1,5 +1,5 @@
 // Tools: every tool with domain, capability and the policy's decision; call one with a form from its schema.
-import { add, api, clear, h, notice } from "./dom.js";
+import { add, api, clear, h, submitForm, tryApi } from "./dom.js";
 
 let root = null;
 let panel = null;
@@ -22,13 +22,8 @@ export function onStatus(data, context) {
 }
 
 async function load() {
-  let data;
-  try {
-    data = await api("/api/tools");
-  } catch (error) {
-    notice(error.message, "error");
-    return;
-  }
+  const data = await tryApi("/api/tools");
+  if (data === null) return;
   clear(root);
   if (!data.tools.length) {
     add(root, h("p", { class: "muted", text: "(no tools yet)" }));
@@ -81,13 +76,12 @@ function show(tool) {
   const props = schema.properties || {};
   const required = new Set(schema.required || []);
   const output = h("pre", { class: "result" });
-  const form = h(
-    "form",
+  const form = submitForm(
+    {},
     {
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const values = {};
-        for (const el of form.querySelectorAll("input, select, textarea")) values[el.name] = el.value;
+      fields: "input, select, textarea",
+      keepBlank: true,
+      submit: async (values) => {
         output.dataset.outcome = "running";
         output.textContent = "calling...";
         try {
