@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from kairox import ConfigSection, Registrar, build_plugin_host
-from kairox.declare import adds, command, config_section, load_target
+from kairox.declare import adds, command, config_section, load_target, servers
 
 MODULE = "kairox_declare_fixture"
 
@@ -114,6 +114,22 @@ def test_config_section_resolves_its_schema_when_the_hook_runs(targets: types.Mo
     assert section == ConfigSection(
         name="things", schema=Schema, entries=True, needs_trust=True, description="some things"
     )
+
+
+def test_servers_declares_trust_held_entries_and_a_provider_built_with_the_runtime(targets: types.ModuleType) -> None:
+    sections, providers = servers("things", f"{MODULE}:Schema", f"{MODULE}:Nested.Provider", description="some")
+    host = build_plugin_host(
+        plugins=[plugin(kairox_register_config_sections=sections, kairox_register_tool_providers=providers)],
+        load_entrypoints=False,
+    )
+    registrar: Registrar[ConfigSection] = host.dispatch.register_config_sections(Registrar("config section"))
+    assert registrar.get("things") == ConfigSection(
+        name="things", schema=Schema, entries=True, needs_trust=True, description="some"
+    )
+    runtime = object()
+    tools: Registrar[Any] = host.dispatch.register_tool_providers(Registrar("provider"), runtime)  # type: ignore[arg-type]
+    assert [item.runtime for item in tools if isinstance(item, Provider)] == [runtime]
+    assert host.failures == []
 
 
 def test_command_imports_its_target_only_when_it_runs(targets: types.ModuleType) -> None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._registrar import Registrar
     from ._runtime import Runtime
 
-__all__ = ["adds", "command", "config_section", "load_target"]
+__all__ = ["adds", "command", "config_section", "load_target", "servers"]
 
 
 def _check(target: str) -> str:
@@ -89,6 +89,24 @@ def config_section(name: str, schema: str, **options: Any) -> Callable[[Registra
         registrar.add(ConfigSection(name=name, schema=load_target(schema), **options))
 
     return hookimpl(kairox_register_config_sections)
+
+
+def servers(
+    section: str, schema: str, provider: str, *, description: str
+) -> tuple[Callable[[Registrar[Any]], None], Callable[..., None]]:
+    """The two hooks of a feature that runs servers (MCP, LSP, DAP): the ``[section.NAME]``
+    config section, one entry per server structured as ``schema`` and held until the
+    workspace is trusted, and the tool ``provider`` target, built with the runtime::
+
+        kairox_register_config_sections, kairox_register_tool_providers = servers(
+            "dap_servers", "kairox_dap._config:DapServerConfig", "kairox_dap._provider:DapToolProvider",
+            description="debug adapters started by dap.launch",
+        )
+    """
+    return (
+        config_section(section, schema, entries=True, needs_trust=True, description=description),
+        adds(provider, runtime=True),
+    )
 
 
 def command(name: str, target: str, help: str, *, hidden: bool = False) -> Callable[[click.Group], None]:

@@ -3,13 +3,11 @@ imported when kairox calls the hook)."""
 
 from __future__ import annotations
 
-from kairox.declare import adds, config_section
+from kairox.declare import servers
 
-kairox_register_config_sections = config_section(
+kairox_register_config_sections, kairox_register_tool_providers = servers(
     "dap_servers",
     "kairox_dap._config:DapServerConfig",
-    entries=True,
-    needs_trust=True,
+    "kairox_dap._provider:DapToolProvider",
     description="debug adapters started by dap.launch (breakpoints, stepping, variables as dap.* tools)",
 )
-kairox_register_tool_providers = adds("kairox_dap._provider:DapToolProvider", runtime=True)

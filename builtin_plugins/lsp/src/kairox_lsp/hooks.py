@@ -3,13 +3,11 @@ imported when kairox calls the hook)."""
 
 from __future__ import annotations
 
-from kairox.declare import adds, config_section
+from kairox.declare import servers
 
-kairox_register_config_sections = config_section(
+kairox_register_config_sections, kairox_register_tool_providers = servers(
     "lsp_servers",
     "kairox_lsp._config:LspServerConfig",
-    entries=True,
-    needs_trust=True,
+    "kairox_lsp._provider:LspToolProvider",
     description="language servers whose definition/references/hover/symbols/diagnostics become lsp.* tools",
 )
-kairox_register_tool_providers = adds("kairox_lsp._provider:LspToolProvider", runtime=True)

@@ -5,14 +5,12 @@ Cheap to import: nothing here (or in what it imports at load) imports ``mcp``.
 
 from __future__ import annotations
 
-from kairox.declare import adds, command, config_section
+from kairox.declare import command, servers
 
-kairox_register_config_sections = config_section(
+kairox_register_config_sections, kairox_register_tool_providers = servers(
     "mcp_servers",
     "kairox_mcp.config:McpServerConfig",
-    entries=True,
-    needs_trust=True,
+    "kairox_mcp.manager:McpServerManager",
     description="MCP servers (stdio, sse, streamable_http), one [mcp_servers.NAME] table each",
 )
-kairox_register_tool_providers = adds("kairox_mcp.manager:McpServerManager", runtime=True)
 kairox_register_commands = command("mcp", "kairox_mcp.cli:mcp", "List MCP servers, their state, tools and stderr logs.")
