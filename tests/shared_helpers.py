@@ -5,6 +5,8 @@ Import as ``from shared_helpers import ...`` (pytest puts ``tests/`` on ``sys.pa
 
 - :func:`open_with_builtin_tools` — a :class:`~kairox._runtime.Runtime` with only the built-in tools.
 - :func:`busy_cli_call` — ``kairox tools call`` of a tool that sleeps, as a real process.
+- :func:`on_pty` — a child with stdin and stderr (and stdout) on a new pseudo-terminal, reaped.
+- :func:`read_pty` — read a child's pseudo-terminal until it closes, exits or time runs out.
 - :func:`converse_on_pty` — read a child's pseudo-terminal and answer its prompt once.
 - :func:`serve_asgi` — run an ASGI app with uvicorn on a free 127.0.0.1 port (in-process).
 """
@@ -16,14 +18,22 @@ import os
 import select
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import peers
 
-__all__ = ["STRICT_POLICY", "busy_cli_call", "converse_on_pty", "open_with_builtin_tools", "serve_asgi"]
+__all__ = [
+    "STRICT_POLICY",
+    "busy_cli_call",
+    "converse_on_pty",
+    "on_pty",
+    "open_with_builtin_tools",
+    "read_pty",
+    "serve_asgi",
+]
 
 #: a config document that leaves the temp dir out of the writable roots: the workspace is the only one
 STRICT_POLICY = [("test", {"policy": {"include_temp_dir": False}})]
@@ -68,6 +78,63 @@ def busy_cli_call(
     )
 
 
+@contextlib.contextmanager
+def on_pty(
+    argv: Sequence[str], *, stdout_too: bool = False, size: tuple[int, int] | None = None, **popen: Any
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """Start ``argv`` with stdin and stderr on a new pseudo-terminal (of ``size`` rows x
+    columns if given), stdout too with ``stdout_too`` (else a pipe); yields (the process, the
+    master end). On exit the master end is closed and a process still running is killed."""
+    import fcntl  # POSIX only, as are the tests using it
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    if size is not None:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+    stdout = slave if stdout_too else subprocess.PIPE
+    proc = subprocess.Popen(argv, stdin=slave, stdout=stdout, stderr=slave, **popen)
+    os.close(slave)
+    try:
+        yield proc, master
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def read_pty(
+    master: int,
+    proc: subprocess.Popen[Any],
+    *,
+    timeout: float,
+    poll: float = 0.1,
+    on_output: Callable[[bytes], None] | None = None,
+) -> bytes:
+    """Read what ``proc`` shows on the pseudo-terminal ``master`` until it closes its end,
+    exits or ``timeout`` seconds pass; after each read, ``on_output(everything read so far)``.
+    Returns everything read."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], poll)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if on_output is not None:
+                on_output(seen)
+        elif proc.poll() is not None:
+            break
+    return seen
+
+
 def converse_on_pty(
     master: int,
     proc: subprocess.Popen[Any],
@@ -77,28 +144,17 @@ def converse_on_pty(
     timeout: float,
     poll: float = 0.1,
 ) -> tuple[bytes, bool]:
-    """Read what ``proc`` shows on the pseudo-terminal ``master`` until it closes its end, exits
-    or ``timeout`` seconds pass; write ``answer`` once, the first time ``prompt`` is seen.
+    """:func:`read_pty`, writing ``answer`` once, the first time ``prompt`` is seen.
     Returns (everything read, whether ``prompt`` came)."""
-    seen = b""
     asked = False
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], poll)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the child closed its end
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if not asked and prompt in seen:
-                asked = True
-                os.write(master, answer)
-        elif proc.poll() is not None:
-            break
-    return seen, asked
+
+    def answer_once(seen: bytes) -> None:
+        nonlocal asked
+        if not asked and prompt in seen:
+            asked = True
+            os.write(master, answer)
+
+    return read_pty(master, proc, timeout=timeout, poll=poll, on_output=answer_once), asked
 
 
 @contextlib.asynccontextmanager

@@ -1,18 +1,32 @@
-"""Real, separate virtual environments built with uv from the local paths (for contrib/ tests)."""
+"""Real, separate virtual environments (for contrib/ tests) with the wheels of this repository:
+``uv build --all-packages`` once per change of the sources (cached in ``peers.cache_dir()``),
+installed with uv from its cache."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+import peers
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the distributions of contrib/kairox-minimal
+MINIMAL = ("kairox", "kairox-tools", "kairox-skills", "kairox-minimal")
 
 
 @attrs.frozen
@@ -47,30 +61,117 @@ class Venv:
         return out.stdout.strip()
 
 
-def build_venv(root: Path, *packages: Path) -> None:
-    uv = shutil.which("uv")
-    assert uv, "uv is needed to build the test environment (the README installs it)"
+#: the directories ``uv build --all-packages`` builds a wheel from (the workspace members)
+PACKAGE_DIRS = sorted(
+    p.parent
+    for p in [
+        *ROOT.glob("kernel/pyproject.toml"),
+        *ROOT.glob("builtin_plugins/*/pyproject.toml"),
+        *ROOT.glob("contrib/*/pyproject.toml"),
+    ]
+)
+_NOT_SOURCES = {
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "node_modules",
+    "dist",
+    "build",
+}
+
+
+def uv_env() -> dict[str, str]:
+    """The environment of the ``uv`` commands: not the suite's own virtual environment, and
+    copies, not hard links to uv's cache: a new link changes the status-change time of
+    files the suite's own environment shares with the cache (its dist-info
+    entry_points.txt), which the entry point index fingerprints, so a test of the index
+    running at the same time (another xdist worker) would see "something was installed"."""
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    # copies, not hard links to uv's cache: a new link changes the status-change time of
-    # files the suite's own environment shares with the cache (its dist-info
-    # entry_points.txt), which the entry point index fingerprints, so a test of the index
-    # running at the same time (another xdist worker) would see "something was installed"
     env["UV_LINK_MODE"] = "copy"
-    for cmd in (
-        [uv, "venv", "--quiet", str(root), "--python", sys.executable],
-        [uv, "pip", "install", "--quiet", "--python", str(root / "bin" / "python"), *map(str, packages)],
-    ):
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-        assert out.returncode == 0, f"{' '.join(cmd)}\n{out.stdout}\n{out.stderr}"
+    return env
+
+
+def run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
+    assert out.returncode == 0, f"{' '.join(cmd)}\n{out.stdout}\n{out.stderr}"
+    return out
+
+
+def _uv() -> str:
+    uv = shutil.which("uv")
+    assert uv, "uv is needed to build the wheels and the test environments (the README installs it)"
+    return uv
+
+
+def sources_digest(uv: str) -> str:
+    """A hash of everything the wheels are built from: every file of every workspace member
+    (caches left out), the root pyproject.toml and the version of uv."""
+    digest = hashlib.sha256(run([uv, "--version"]).stdout.encode())
+    digest.update((ROOT / "pyproject.toml").read_bytes())
+    for package in PACKAGE_DIRS:
+        for path in sorted(package.rglob("*")):
+            rel = path.relative_to(ROOT)
+            skipped = _NOT_SOURCES & set(rel.parts) or any(part.endswith(".egg-info") for part in rel.parts)
+            if path.is_file() and not skipped and path.suffix != ".pyc":
+                digest.update(rel.as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:24]
+
+
+def build_wheels(cache: Path) -> Path:
+    """``uv build --all-packages --wheel`` into ``cache/wheels-<digest of the sources>``, once
+    for as long as the sources stay the same (every xdist worker of a run, and later runs);
+    a file lock makes the other workers wait for the one that builds."""
+    uv = _uv()
+    target = cache / f"wheels-{sources_digest(uv)}"
+    with open(cache / "wheels.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.is_dir():
+            for old in cache.glob("wheels-*"):  # builds of other sources, a day old (not another run's)
+                if time.time() - old.stat().st_mtime > 86400:
+                    shutil.rmtree(old, ignore_errors=True)
+            partial = Path(tempfile.mkdtemp(prefix="partial-", dir=cache))
+            command = [uv, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", str(partial)]
+            try:
+                run(command, cwd=ROOT, env=uv_env())
+                partial.rename(target)
+            except OSError:  # without a file lock (no fcntl) another worker may have been first
+                pass
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
+def wheel_of(wheels: Path, package: str) -> Path:
+    """The wheel of the distribution ``package`` (``kairox-mcp``)."""
+    [found] = wheels.glob(f"{package.replace('-', '_')}-*.whl")
+    return found
 
 
 @pytest.fixture(scope="session")
-def make_venv(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Venv]:
-    """``make_venv("name", "kernel", "builtin_plugins/tools", ...)``: paths relative to the repository."""
+def wheels() -> Path:
+    """The directory of the wheels of every distribution of the repository (built once, cached)."""
+    return build_wheels(peers.cache_dir())
+
+
+def build_venv(root: Path, wheels: Path, *packages: str) -> None:
+    """A virtual environment at ``root`` with the wheels of ``packages`` (names of
+    distributions) and their dependencies, from uv's cache."""
+    uv = _uv()
+    run([uv, "venv", "--quiet", str(root), "--python", sys.executable], env=uv_env())
+    files = [str(wheel_of(wheels, p)) for p in packages]
+    run([uv, "pip", "install", "--quiet", "--python", str(root / "bin" / "python"), *files], env=uv_env())
+
+
+@pytest.fixture(scope="session")
+def make_venv(tmp_path_factory: pytest.TempPathFactory, wheels: Path) -> Callable[..., Venv]:
+    """``make_venv("name", "kairox", "kairox-tools", ...)``: distributions of the repository."""
 
     def make(name: str, *packages: str) -> Venv:
         base = tmp_path_factory.mktemp(name)
-        build_venv(base / "venv", *(ROOT / p for p in packages))
+        build_venv(base / "venv", wheels, *packages)
         (base / "workspace").mkdir()
         (base / "home").mkdir()
         return Venv(base / "venv", base / "workspace", base / "home")
@@ -85,12 +186,12 @@ def clean_workspace(venv: Venv) -> None:
 
 @pytest.fixture(scope="module")
 def minimal(make_venv: Callable[..., Venv]) -> Venv:
-    return make_venv("minimal", "kernel", "builtin_plugins/tools", "builtin_plugins/skills", "contrib/kairox-minimal")
+    return make_venv("minimal", *MINIMAL)
 
 
 @pytest.fixture(scope="module")
 def example(make_venv: Callable[..., Venv]) -> Venv:
-    return make_venv("example", "kernel", "contrib/kairox-example")
+    return make_venv("example", "kairox", "kairox-example")
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ a config that needs a missing plugin is an error naming its distribution (never 
 and as a distribution (issue 18, item 4) it chooses the plugin set and default config even
 where more plugin packages are installed next to it.
 
-Builds a real, separate virtual environment with ``uv`` from the local paths.
+Builds real, separate virtual environments with ``uv`` from the wheels of this repository.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from contrib.conftest import MINIMAL
 
 pytestmark = pytest.mark.slow
 
@@ -69,15 +71,13 @@ def test_tools_list_and_call(venv) -> None:
 )
 def test_config_needing_a_missing_plugin_names_the_distribution(venv, config: str, distribution: str) -> None:
     (venv.workspace / "kairox.toml").write_text(config)
-    for args in (("status",), ("config", "show"), ("tools", "list")):
-        out = venv.run("kairox", *args)
+    status, shown, listed = (venv.run("kairox", *args) for args in (("status",), ("config", "show"), ("tools", "list")))
+    for out in (status, shown, listed):
         assert "Traceback" not in out.stdout + out.stderr, out.stderr
-    status = venv.run("kairox", "status")
     assert status.returncode == 1
     assert f"is provided by {distribution}, which is not installed (pip install {distribution})" in status.stdout
     data = json.loads(venv.run("kairox", "status", "--json").stdout)
     assert any(distribution in e for e in data["config_errors"])
-    shown = venv.run("kairox", "config", "show")
     assert shown.returncode == 0 and distribution in shown.stderr
 
 
@@ -101,15 +101,7 @@ def test_its_default_config_is_the_lowest_layer(venv) -> None:
 
 def test_plugin_packages_installed_next_to_it_are_not_loaded(make_venv) -> None:
     """As when kairox-mcp comes into the environment as another package's dependency."""
-    plus = make_venv(
-        "minimal-plus",
-        "kernel",
-        "builtin_plugins/tools",
-        "builtin_plugins/skills",
-        "contrib/kairox-minimal",
-        "builtin_plugins/mcp",
-        "builtin_plugins/stdio",
-    )
+    plus = make_venv("minimal-plus", *MINIMAL, "kairox-mcp", "kairox-stdio")
     data = json.loads(plus.run("kairox", "plugins", "--json").stdout)
     assert sorted(p["name"] for p in data["plugins"]) == ["skills", "tools"]
     left_out = {n["distribution"]: n["why"] for n in data["not_loaded"]}

@@ -3,7 +3,7 @@ every distribution built from this repository (``uv build --all-packages``) carr
 licence and complete metadata, declares a kernel range, ``kairox[all]`` installs the whole
 distribution, and ``pip install kairox-mcp`` alone can start a stdio server.
 
-Real wheels, real virtual environments, a real MCP server process.
+Real wheels (built once per change of the sources, tests/contrib/conftest.py), real virtual environments, a real MCP server process.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -21,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from contrib.conftest import run, uv_env, wheel_of
+
+# the wheels (the session-scoped ``wheels`` of conftest.py) are built once per change of the sources
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheels")]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,37 +38,11 @@ PACKAGES = sorted(
 PLUGINS = sorted(p for p in PACKAGES if p.startswith("kairox-") and p not in ("kairox-example", "kairox-minimal"))
 
 
-def uv_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    env["UV_LINK_MODE"] = "copy"  # see tests/contrib/conftest.py build_venv
-    return env
-
-
-def run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)  # type: ignore[call-overload]
-    assert out.returncode == 0, f"{' '.join(cmd)}\n{out.stdout}\n{out.stderr}"
-    return out  # type: ignore[no-any-return]
-
-
-@pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    uv = shutil.which("uv")
-    assert uv, "uv is needed to build the wheels (the README installs it)"
-    out = tmp_path_factory.mktemp("wheels")
-    run([uv, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", str(out)], cwd=ROOT, env=uv_env())
-    return out
-
-
 def metadata(wheel: Path) -> tuple[email.message.Message, list[str]]:
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         [meta] = [n for n in names if n.endswith(".dist-info/METADATA")]
         return email.parser.Parser().parsestr(zf.read(meta).decode()), names
-
-
-def wheel_of(wheels: Path, package: str) -> Path:
-    [found] = wheels.glob(f"{package.replace('-', '_')}-*.whl")
-    return found
 
 
 def test_every_distribution_is_built(wheels: Path) -> None:
@@ -150,6 +126,7 @@ def test_kairox_mcp_alone_starts_a_stdio_server(wheels: Path, tmp_path: Path) ->
             "install",
             "--quiet",
             "--disable-pip-version-check",
+            "--no-compile",  # the CLI runs below compile what they import; pip would compile all
             "--find-links",
             str(wheels),
             "kairox-mcp",

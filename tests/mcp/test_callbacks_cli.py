@@ -10,11 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +19,7 @@ import peers
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_helpers import on_pty, read_pty
 
 from kairox.cli._util import FormField, coerce_answer, parse_form_schema
 
@@ -197,43 +195,20 @@ def _env(home: Path) -> dict[str, str]:
 def converse(args: list[str], home: Path, ws: Path, script: list[tuple[bytes, bytes]]) -> tuple[int, str, str]:
     """Run kairox with stdin and stderr on a pty; for each (expected, answer) in order, wait
     for ``expected`` after the last one and type ``answer``. Returns (exit code, stdout, tty)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [*KAIROX, *args],
-        cwd=ws,
-        env=_env(home),
-        stdin=slave,
-        stderr=slave,
-        stdout=subprocess.PIPE,
-        start_new_session=True,
-    )
-    os.close(slave)
-    seen, at, step = b"", 0, 0
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-                while step < len(script) and (found := seen.find(script[step][0], at)) >= 0:
-                    at = found + len(script[step][0])
-                    os.write(master, script[step][1])
-                    step += 1
-            elif proc.poll() is not None:
-                break
+    step = 0
+    with on_pty([*KAIROX, *args], cwd=ws, env=_env(home), start_new_session=True) as (proc, master):
+        at = 0
+
+        def answer(seen: bytes) -> None:
+            nonlocal step, at
+            while step < len(script) and (found := seen.find(script[step][0], at)) >= 0:
+                at = found + len(script[step][0])
+                os.write(master, script[step][1])
+                step += 1
+
+        seen = read_pty(master, proc, timeout=90, poll=0.2, on_output=answer)
         out = proc.stdout.read().decode() if proc.stdout else ""
         code = proc.wait(timeout=30)
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert step == len(script), (
         f"stuck waiting for {script[step][0]!r}; the terminal showed:\n{seen.decode(errors='replace')}"
     )

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
 
 import attrs
 import pytest
-from shared_helpers import converse_on_pty
+from shared_helpers import converse_on_pty, on_pty
 
 from kairox.testing import KairoxHarness
 
@@ -130,20 +129,10 @@ def test_shell_exec_from_the_cli(ws: Path, home: Path) -> None:
 
 def _run_on_a_tty(ws: Path, home: Path, args: list[str], answer: bytes) -> tuple[int, str, str]:
     """Run the CLI with stdin/stderr on a pseudo-terminal, answer its prompt, return (code, stdout, tty text)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [*KAIROX, *args], cwd=ws, env=cli_env(home), stdin=slave, stderr=slave, stdout=subprocess.PIPE, text=False
-    )
-    os.close(slave)
-    try:
+    with on_pty([*KAIROX, *args], cwd=ws, env=cli_env(home)) as (proc, master):
         seen, _ = converse_on_pty(master, proc, b"[d]eny?", answer, timeout=60, poll=0.2)
         out = proc.stdout.read().decode() if proc.stdout else ""
         code = proc.wait(timeout=30)
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return code, out, seen.decode(errors="replace")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import peers
 import pytest
-from ui_helpers import PY, UiSetup, screenshot
+from ui_helpers import PY, UiSetup, html_site, render_skill, screenshot
 
 pytestmark = pytest.mark.integration
 
@@ -114,13 +114,7 @@ def test_a_skill_toggled_in_the_page_is_disabled_for_the_cli(ui: UiSetup, page: 
     settings = json.loads((ui.workspace / ".kairox" / "settings.json").read_text())
     assert settings == {"skills": {"enabled": {"hello": False}}}
     # the body and the arguments form render the skill
-    page.locator('[data-skill="other"] a.name').click()
-    page.locator('.skill-detail[data-skill="other"]').wait_for()
-    page.locator('.skill-detail input[name="who"]').fill("Ada")
-    page.locator('.skill-detail [data-action="render"]').click()
-    rendered = page.locator('pre.rendered[data-rendered="true"]')
-    rendered.wait_for()
-    assert rendered.inner_text().strip() == "Say hello to Ada."
+    assert render_skill(page, page.locator('[data-skill="other"]'), "other", "who", "Ada") == "Say hello to Ada."
     screenshot(page, "skills")
 
 
@@ -372,44 +366,35 @@ def test_another_local_server_the_browser_visits_receives_no_token(ui: UiSetup, 
     assert status == 403
 
 
-class _EvilHandler(http.server.BaseHTTPRequestHandler):
-    target = ""
+class _EvilSite:
+    """Another origin's page that POSTs to ``target`` with the browser's credentials."""
 
-    def do_GET(self) -> None:
-        page = f"""<!doctype html><script>
+    def __init__(self) -> None:
+        self.url = ""
+        self.target = ""
+
+    def page(self) -> str:
+        return f"""<!doctype html><script>
         fetch({json.dumps(self.target)}, {{method: "POST", credentials: "include", mode: "no-cors",
           headers: {{"content-type": "text/plain"}}, body: JSON.stringify({{scope: "workspace", enabled: false}})}})
           .finally(() => {{ document.title = "sent"; }});
         </script>"""
-        body = page.encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/html")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture
-def evil_site() -> Iterator[tuple[type[_EvilHandler], str]]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EvilHandler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield _EvilHandler, f"http://localhost:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def evil_site() -> Iterator[_EvilSite]:
+    site = _EvilSite()
+    with html_site(site.page) as port:
+        site.url = f"http://localhost:{port}/"
+        yield site
 
 
-def test_a_cross_origin_request_is_refused(ui: UiSetup, page: Any, evil_site: tuple[type[_EvilHandler], str]) -> None:
+def test_a_cross_origin_request_is_refused(ui: UiSetup, page: Any, evil_site: _EvilSite) -> None:
     write_skill(ui, "hello")
     server = ui.start()
     open_page(page, server, "/skills")  # the tab holds the dashboard's token
-    handler, evil_url = evil_site
-    handler.target = server.base + "/api/skills/hello/enabled"
+    evil_site.target = server.base + "/api/skills/hello/enabled"
+    evil_url = evil_site.url
     page.goto(evil_url)
     page.wait_for_function("document.title === 'sent'")
     # with the token itself: another Origin, no Origin, a rebinding Host: refused all the same
@@ -576,13 +561,7 @@ def test_skills_show_the_session_scope_and_user_only_skills(ui: UiSetup, page: A
     assert "user only" in user_only.inner_text()
     assert page.locator('[data-skill="hello"][data-user-only="false"] .user-only').count() == 0
     # and rendered in the session
-    session_row.locator("a.name").click()
-    page.locator('.skill-detail[data-skill="scratchpad"]').wait_for()
-    page.locator('.skill-detail input[name="what"]').fill("the deadline")
-    page.locator('.skill-detail [data-action="render"]').click()
-    rendered = page.locator('pre.rendered[data-rendered="true"]')
-    rendered.wait_for()
-    assert rendered.inner_text().strip() == "Remember the deadline."
+    assert render_skill(page, session_row, "scratchpad", "what", "the deadline") == "Remember the deadline."
     # the CLI (no session) knows nothing of it; the user-only one it lists too
     listed = {s["name"] for s in json.loads(ui.cli("skills", "list", "--json").stdout)["skills"]}
     assert "scratchpad" not in listed and "release" in listed

@@ -12,7 +12,6 @@ import contextlib
 import fcntl
 import json
 import os
-import pty
 import re
 import select
 import signal
@@ -30,6 +29,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from peers import KAIROX_TEST_GRACES, default_signals, fixture_server
+from shared_helpers import on_pty, read_pty
 
 from kairox import ServerState, ServerStatus
 from kairox.testing import trust_workspace
@@ -202,45 +202,22 @@ def _pty_watch(
     """Run ``kairox watch`` on a pseudo-terminal of ROWS x COLS; each time the last frame
     drawn satisfies the next step's condition, do its action (the last one: Ctrl-C, which
     is SIGINT). Returns what it wrote, its exit code and the replayed screen."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
-    proc = subprocess.Popen(
-        [*_cli(), "-w", str(ws), "watch"],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        preexec_fn=default_signals,
-        start_new_session=True,
-    )
-    os.close(slave)
-    raw = b""
     todo = list(steps)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the child closed its end
-                    break
-                if not chunk:
-                    break
-                raw += chunk
-            elif proc.poll() is not None:
-                break
+    argv = [*_cli(), "-w", str(ws), "watch"]
+    with on_pty(argv, stdout_too=True, size=size, env=env, preexec_fn=default_signals, start_new_session=True) as (
+        proc,
+        master,
+    ):
+
+        def next_steps(raw: bytes) -> None:
             frames = screen_of(raw).frames
-            if todo and frames and todo[0][0](frames[-1]):
+            while todo and frames and todo[0][0](frames[-1]):
                 todo.pop(0)[1](proc, master)
+
+        raw = read_pty(master, proc, timeout=timeout, on_output=next_steps)
         last = screen_of(raw).frames[-1:] or [[]]
         assert not todo, f"{len(todo)} steps never came; the last frame:\n" + "\n".join(last[0])
         code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
     return raw.decode("utf-8", "replace"), code, screen_of(raw)
 
 

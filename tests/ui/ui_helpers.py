@@ -8,6 +8,7 @@ With ``KAIROX_UI_SCREENSHOTS=docs/images/ui`` the tests write one PNG per page t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +36,16 @@ def chromium_path() -> str | None:
     return None
 
 
-def warm_up(browser: Any) -> None:
-    """Load a page over HTTP once: chromium starts its network, storage and GPU helper
-    processes on first use, and they live as long as the browser (not a test's leftovers)."""
+@contextlib.contextmanager
+def html_site(page: Callable[[], str]) -> Iterator[int]:
+    """Serve the HTML document ``page()`` returns (at the time of each request) at every
+    path of a free 127.0.0.1 port, on a thread; yields the port."""
     import http.server
     import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = b"<!doctype html><script>localStorage.setItem('k', '1'); fetch('/x')</script><p>warm</p>"
+            body = page().encode()
             self.send_response(200)
             self.send_header("content-type", "text/html")
             self.send_header("content-length", str(len(body)))
@@ -56,14 +59,34 @@ def warm_up(browser: Any) -> None:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        context = browser.new_context(viewport=VIEWPORT)
-        page = context.new_page()
-        page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/")
-        page.wait_for_timeout(500)
-        context.close()
+        yield httpd.server_address[1]
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def warm_up(browser: Any) -> None:
+    """Load a page over HTTP once: chromium starts its network, storage and GPU helper
+    processes on first use, and they live as long as the browser (not a test's leftovers)."""
+    warm = "<!doctype html><script>localStorage.setItem('k', '1'); fetch('/x')</script><p>warm</p>"
+    with html_site(lambda: warm) as port:
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_timeout(500)
+        context.close()
+
+
+def render_skill(page: Any, row: Any, skill: str, field: str, value: str) -> str:
+    """Open the skill of the list row ``row`` (its name), fill its argument ``field`` with
+    ``value`` and render it; returns the rendered text."""
+    row.locator("a.name").click()
+    page.locator(f'.skill-detail[data-skill="{skill}"]').wait_for()
+    page.locator(f'.skill-detail input[name="{field}"]').fill(value)
+    page.locator('.skill-detail [data-action="render"]').click()
+    rendered = page.locator('pre.rendered[data-rendered="true"]')
+    rendered.wait_for()
+    return str(rendered.inner_text()).strip()
 
 
 class UiServer:

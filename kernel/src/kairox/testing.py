@@ -421,18 +421,20 @@ class KairoxHarness:
 # -- fixtures ---------------------------------------------------------------------
 
 
+def _directory(parent: Path, name: str) -> Path:
+    """``parent / name``, created if missing."""
+    (parent / name).mkdir(exist_ok=True)
+    return parent / name
+
+
 @pytest.fixture
 def kairox_workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir(exist_ok=True)
-    return path
+    return _directory(tmp_path, "workspace")
 
 
 @pytest.fixture
 def kairox_home(tmp_path: Path) -> Path:
-    path = tmp_path / "kairox-home"
-    path.mkdir(exist_ok=True)
-    return path
+    return _directory(tmp_path, "kairox-home")
 
 
 @pytest.fixture
