@@ -13,21 +13,29 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import peers
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 __all__ = [
     "KAIROX",
     "SKILL",
     "TOKEN",
     "Workspace",
+    "connect",
+    "gateway_client",
     "kairox_env",
     "make_workspace",
     "serve_http",
     "stop",
     "uvicorn_workers",
+    "with_backend",
+    "with_script",
 ]
 
 #: the kairox CLI as a fresh interpreter (as the console script runs it), test-sized graces
@@ -93,6 +101,25 @@ def make_workspace(tmp_path: Path, *, trusted: bool = True, serve: str = "", use
     return Workspace(ws, home)
 
 
+def with_backend(tmp_path: Path, name: str, command: str, *args: str | Path, user_config: str = "") -> Workspace:
+    """:func:`make_workspace` with one more backend server, ``name`` (``command args``), trusted."""
+    from kairox.testing import trust_workspace
+
+    ws = make_workspace(tmp_path, trusted=False, user_config=user_config)
+    toml = ws.root / "kairox.toml"
+    argv = ", ".join(repr(str(a)) for a in args)
+    toml.write_text(toml.read_text() + f"\n[mcp_servers.{name}]\ncommand = {command!r}\nargs = [{argv}]\n")
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    return ws
+
+
+def with_script(tmp_path: Path, name: str, source: str, *args: str, user_config: str = "") -> Workspace:
+    """:func:`with_backend` whose server ``name`` is the Python program ``source`` (run with ``args``)."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(source, encoding="utf-8")
+    return with_backend(tmp_path, name, sys.executable, str(script), *args, user_config=user_config)
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """End a ``kairox serve`` process group (SIGTERM, then SIGKILL) and reap it."""
     peers._stop_group(proc, grace=10.0)
@@ -150,3 +177,32 @@ def stdio_params(ws: Workspace) -> object:
     return StdioServerParameters(
         command=KAIROX[0], args=[*KAIROX[1:], "-w", str(ws.root), "serve", "--stdio"], env=ws.env()
     )
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, token: str | None = TOKEN, **kwargs: Any) -> AsyncIterator[Client]:
+    """An SDK ``Client`` of the gateway at ``url`` (with ``Authorization: Bearer token``)."""
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    limits = kwargs.pop("limits", None)
+    async with httpx2.AsyncClient(headers=headers, timeout=60, **({"limits": limits} if limits else {})) as http:
+        async with Client(streamable_http_client(url, http_client=http), **kwargs) as client:
+            yield client
+
+
+@contextlib.asynccontextmanager
+async def gateway_client(ws: Workspace, transport: str, *args: str, **kwargs: Any) -> AsyncIterator[Client]:
+    """An SDK ``Client`` (``kwargs``) of ``kairox serve --stdio`` or ``--http ARGS`` (with a
+    token), a real process either way."""
+    from mcp import Client
+
+    if transport == "stdio":
+        async with Client(stdio_params(ws), **kwargs) as client:  # type: ignore[arg-type]
+            yield client
+        return
+    with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, **kwargs) as client:
+            yield client

@@ -1,10 +1,11 @@
 """Cancellation passes through the gateway to the backend; registry changes reach the client
-as ``notifications/tools/list_changed``."""
+as ``notifications/tools/list_changed`` (over stdio and HTTP, on both protocol revisions)."""
 
 from __future__ import annotations
 
 import json
-import sys
+import os
+import signal
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,19 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from serve_helpers import Workspace, make_workspace, stdio_params
+from mcp.client.subscriptions import ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from serve_helpers import (
+    TOKEN,
+    Workspace,
+    connect,
+    gateway_client,
+    make_workspace,
+    serve_http,
+    stdio_params,
+    with_script,
+)
 from test_stdio import text_of
-
-from kairox.testing import trust_workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -50,17 +60,8 @@ NEVER_ANSWERS = textwrap.dedent(
 
 
 def with_never(tmp_path: Path) -> tuple[Workspace, Path]:
-    ws = make_workspace(tmp_path, user_config='"never.*" = "allow"\n')
-    script = tmp_path / "never.py"
-    script.write_text(NEVER_ANSWERS)
     marker = tmp_path / "never.log"
-    toml = ws.root / "kairox.toml"
-    toml.write_text(
-        toml.read_text()
-        + f"\n[mcp_servers.never]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}, {str(marker)!r}]\n"
-    )
-    trust_workspace(ws.root, ws.home, env=ws.env())
-    return ws, marker
+    return with_script(tmp_path, "never", NEVER_ANSWERS, str(marker), user_config='"never.*" = "allow"\n'), marker
 
 
 def records(marker: Path) -> list[dict[str, Any]]:
@@ -115,26 +116,62 @@ GROWS = textwrap.dedent(
 )
 
 
-async def test_a_registry_change_is_announced(tmp_path: Path) -> None:
-    ws = make_workspace(tmp_path, user_config='"grows.*" = "allow"\n')
-    script = tmp_path / "grows.py"
-    script.write_text(GROWS)
-    toml = ws.root / "kairox.toml"
-    toml.write_text(
-        toml.read_text() + f"\n[mcp_servers.grows]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n"
-    )
-    trust_workspace(ws.root, ws.home, env=ws.env())
+def with_grows(tmp_path: Path) -> Workspace:
+    return with_script(tmp_path, "grows", GROWS, user_config='"grows.*" = "allow"\n')
+
+
+async def grow(client: Client) -> None:
+    tools = {t.name for t in (await client.list_tools()).tools}
+    assert "grows_grow" in tools and "grows_grown" not in tools
+    assert client.server_capabilities.tools is not None and client.server_capabilities.tools.list_changed
+    assert text_of(await client.call_tool("grows_grow", {})) == "ok"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_registry_change_is_announced_to_a_handshake_client(tmp_path: Path, transport: str) -> None:
+    ws = with_grows(tmp_path)
     changed = anyio.Event()
 
     async def on_message(message: Any) -> None:
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changed.set()
 
-    async with Client(stdio_params(ws), mode="legacy", message_handler=on_message) as client:  # type: ignore[arg-type]
-        tools = {t.name for t in (await client.list_tools()).tools}
-        assert "grows_grow" in tools and "grows_grown" not in tools
-        assert client.server_capabilities.tools is not None and client.server_capabilities.tools.list_changed
-        assert text_of(await client.call_tool("grows_grow", {})) == "ok"
+    async with gateway_client(ws, transport, mode="legacy", message_handler=on_message) as client:
+        assert client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        await grow(client)
         with anyio.fail_after(30):
             await changed.wait()
         assert "grows_grown" in {t.name for t in (await client.list_tools()).tools}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http", "http --stateless"])
+async def test_a_registry_change_reaches_a_2026_client_that_listens(tmp_path: Path, transport: str) -> None:
+    """2026-07-28 has no standing channel: the client opens ``subscriptions/listen``, and the
+    change arrives on that stream (stamped with its id); a stateless gateway serves it too."""
+    ws = with_grows(tmp_path)
+    kind, *args = transport.split()
+    async with gateway_client(ws, kind, *args, mode="auto") as client:
+        assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        async with client.listen(tools_list_changed=True, prompts_list_changed=True) as sub:
+            assert sub.honored.tools_list_changed
+            await grow(client)
+            with anyio.fail_after(30):
+                event = await sub.__anext__()
+            assert isinstance(event, ToolsListChanged)
+        assert "grows_grown" in {t.name for t in (await client.list_tools()).tools}
+
+
+async def test_a_stopping_gateway_ends_listen_streams_gracefully(tmp_path: Path) -> None:
+    """SIGTERM to ``kairox serve --http`` while a 2026-07-28 client listens: the stream ends
+    with the server's final result (the loop just stops), not as a drop after uvicorn's
+    grace, and the process exits."""
+    ws = make_workspace(tmp_path)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, proc):
+        async with connect(url, mode="auto") as client, client.listen(tools_list_changed=True) as sub:
+            os.killpg(proc.pid, signal.SIGTERM)
+            with anyio.fail_after(30):
+                events = [event async for event in sub]  # SubscriptionLost if the stream dropped
+            assert events == []
+        with anyio.fail_after(30):
+            code = await anyio.to_thread.run_sync(proc.wait)
+        assert code in (0, 130, 143, -signal.SIGTERM)

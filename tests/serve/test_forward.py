@@ -1,50 +1,59 @@
-"""A backend server's sampling and elicitation requests reach the gateway's client
-(server-everything's trigger tools, through ``kairox serve --stdio``); kairox's policy asks
-the client first (``mcp.ev.sampling`` / ``mcp.ev.elicitation``)."""
+"""A backend server's sampling, elicitation and roots requests reach the gateway's client
+(server-everything's trigger tools, and an SDK server written here, through ``kairox serve --stdio``
+``tests/fixtures/mcp_servers``, through ``kairox serve --stdio`` and ``--http``); kairox's
+policy decides first (``mcp.<server>.sampling`` / ``mcp.<server>.elicitation``), asking the
+client when it asks. Where the request cannot reach the client (it did not declare the
+capability, it speaks 2026-07-28, stateless HTTP) the backend is told why, and the client
+is not asked to approve something it would never see."""
 
 from __future__ import annotations
 
+import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import peers
 import pytest
 from mcp import Client
-from serve_helpers import Workspace, make_workspace, stdio_params
+from serve_helpers import TOKEN, Workspace, connect, gateway_client, serve_http, stdio_params, with_backend, with_script
 from test_stdio import text_of
-
-from kairox.testing import trust_workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
 
 def with_everything(tmp_path: Path) -> Workspace:
     js = peers.everything_server_js()
-    ws = make_workspace(tmp_path, user_config='"ev.*" = "allow"\n')
-    toml = ws.root / "kairox.toml"
-    toml.write_text(toml.read_text() + f'\n[mcp_servers.ev]\ncommand = "node"\nargs = ["{js}", "stdio"]\n')
-    trust_workspace(ws.root, ws.home, env=ws.env())
-    return ws
+    return with_backend(tmp_path, "ev", "node", js, "stdio", user_config='"ev.*" = "allow"\n')
 
 
 class Host:
     """The client's side: approves kairox's questions, answers the backend's."""
 
-    def __init__(self, backend_action: str = "accept") -> None:
+    def __init__(
+        self,
+        backend_action: str = "accept",
+        *,
+        decision: str = "once",
+        content: dict[str, Any] | None = None,
+    ) -> None:
         self.approvals: list[str] = []
         self.forms: list[str] = []
         self.samples: list[str] = []
         self.backend_action = backend_action
+        self.decision = decision
+        self.content: dict[str, Any] = content if content is not None else {"name": "Ada Lovelace", "check": True}
 
     async def elicit(self, context: Any, params: Any) -> types.ElicitResult:
         if params.message.startswith("kairox:"):
             self.approvals.append(params.message)
-            return types.ElicitResult(action="accept", content={"decision": "once"})
+            return types.ElicitResult(action="accept", content={"decision": self.decision})
         self.forms.append(params.message)
         if self.backend_action != "accept":
             return types.ElicitResult(action=self.backend_action)  # type: ignore[arg-type]
-        return types.ElicitResult(action="accept", content={"name": "Ada Lovelace", "check": True})
+        return types.ElicitResult(action="accept", content=self.content)
 
     async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         content = params.messages[-1].content
@@ -85,3 +94,181 @@ async def test_a_client_without_sampling_gets_no_request(tmp_path: Path) -> None
         assert host.samples == []
         result = await client.call_tool("ev_trigger-elicitation-request", {})
         assert "declined" in text_of(result)
+
+
+#: an SDK server of both revisions whose tools ask the client (the SDK's resolvers: a
+#: server-to-client request on the handshake revisions, an ``InputRequiredResult`` on
+#: 2026-07-28, whichever kairox-mcp settled with it)
+ASKS = textwrap.dedent(
+    """
+    import json
+    from typing import Annotated
+
+    import mcp.types as types
+    from mcp.server.elicitation import ElicitationResult
+    from mcp.server.mcpserver import Elicit, ListRoots, MCPServer, Resolve, Sample
+    from pydantic import BaseModel
+
+    server = MCPServer("asks")
+
+    class Name(BaseModel):
+        name: str
+
+    def question(prompt: str) -> Sample:
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+        return Sample([message], max_tokens=20)
+
+    def form(question: str) -> Elicit[Name]:
+        return Elicit(question, Name)
+
+    def roots_of() -> ListRoots:
+        return ListRoots()
+
+    @server.tool()
+    def ask_model(prompt: str, answer: Annotated[types.CreateMessageResult, Resolve(question)]) -> str:
+        \"\"\"Ask the client's model.\"\"\"
+        content = answer.content
+        return f"{answer.model}: {content.text if isinstance(content, types.TextContent) else '?'}"
+
+    @server.tool()
+    def ask_user(question: str, answer: Annotated[ElicitationResult[Name], Resolve(form)]) -> str:
+        \"\"\"Ask the user a form.\"\"\"
+        data = getattr(answer, "data", None)
+        return json.dumps({"action": answer.action, "content": data.model_dump() if data else None})
+
+    @server.tool()
+    def roots(answer: Annotated[types.ListRootsResult, Resolve(roots_of)]) -> str:
+        \"\"\"The client's roots.\"\"\"
+        return json.dumps([{"uri": str(r.uri), "name": r.name} for r in answer.roots])
+
+    server.run("stdio")
+    """
+)
+
+
+def with_sdk_backend(tmp_path: Path) -> Workspace:
+    """The workspace with the SDK server ``asks`` as a backend; your own config allows its
+    tools and ``mcp.asks.elicitation``, while ``mcp.asks.sampling`` keeps the policy's
+    default (ask)."""
+    return with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.elicitation" = "allow"\n')
+
+
+TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(tmp_path: Path, transport: str) -> None:
+    ws = with_sdk_backend(tmp_path)
+    host = Host(content={"name": "Ada"})
+    async with gateway_client(
+        ws, transport, mode="legacy", sampling_callback=host.sample, elicitation_callback=host.elicit
+    ) as client:
+        result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
+        assert not result.is_error, text_of(result)
+        assert text_of(result) == "test-model: an answer from the gateway's client"
+        assert host.samples == ["what is 2+2"]
+        # mcp.asks.sampling asks: the client approves it first, told who asks and what
+        assert len(host.approvals) == 1 and "mcp.asks.sampling" in host.approvals[0]
+        assert "what is 2+2" in host.approvals[0]
+
+        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
+        assert json.loads(text_of(result)) == {"action": "accept", "content": {"name": "Ada"}}
+        assert host.forms == ["Your name?"]
+        assert len(host.approvals) == 1  # "mcp.asks.elicitation" = "allow": not asked again
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_declined_approval_keeps_the_request_from_the_client(tmp_path: Path, transport: str) -> None:
+    ws = with_sdk_backend(tmp_path)
+    host = Host(decision="deny")
+    async with gateway_client(
+        ws, transport, mode="legacy", sampling_callback=host.sample, elicitation_callback=host.elicit
+    ) as client:
+        result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
+        assert result.is_error and "declined" in text_of(result), text_of(result)
+        assert len(host.approvals) == 1 and host.samples == []
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_client_without_the_capabilities_is_not_asked(tmp_path: Path, transport: str) -> None:
+    ws = with_sdk_backend(tmp_path)
+    host = Host()
+    async with gateway_client(ws, transport, mode="legacy", elicitation_callback=host.elicit) as client:
+        result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
+        assert result.is_error and "the client did not declare the sampling capability" in text_of(result)
+        assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
+    async with gateway_client(ws, transport, mode="legacy") as client:
+        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
+        assert result.is_error and "the client did not declare the elicitation capability" in text_of(result)
+
+
+async def test_no_back_channel_no_request(tmp_path: Path) -> None:
+    """A 2026-07-28 client (no server-to-client requests), and stateless HTTP (no channel
+    back to the client): the backend is told which."""
+    ws = with_sdk_backend(tmp_path)
+    for transport, args, mode, why in (
+        ("stdio", (), "auto", "the client speaks 2026-07-28"),
+        ("http", ("--stateless",), "legacy", "stateless HTTP"),
+    ):
+        host = Host()
+        async with gateway_client(
+            ws, transport, *args, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
+        ) as client:
+            result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
+            assert result.is_error and why in text_of(result), text_of(result)
+            result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
+            assert result.is_error and why in text_of(result), text_of(result)
+        assert host.approvals == host.samples == host.forms == []
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_roots(tmp_path: Path, transport: str) -> None:
+    """Over stdio the client is on this machine: its roots are the backend's. Over HTTP a
+    client's paths mean nothing here: the backend is told the workspace."""
+    ws = with_sdk_backend(tmp_path)
+    mine = tmp_path / "client-root"
+    mine.mkdir()
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult.model_validate({"roots": [{"uri": mine.as_uri(), "name": "mine"}]})
+
+    async with gateway_client(ws, transport, mode="legacy", list_roots_callback=list_roots) as client:
+        result = await client.call_tool("asks_roots", {})
+        assert not result.is_error, text_of(result)
+        roots = json.loads(text_of(result))
+    if transport == "stdio":
+        assert roots == [{"uri": mine.as_uri(), "name": "mine"}]
+    else:
+        assert roots[0]["uri"] == ws.root.resolve().as_uri() and mine.as_uri() not in text_of(result)
+
+
+async def test_a_request_that_cannot_be_told_apart_is_refused(tmp_path: Path) -> None:
+    """Two clients' calls on one backend at once: the backend's request names no call, so
+    it goes to neither client; the one that came while a single call ran reaches its client."""
+    ws = with_sdk_backend(tmp_path)
+    first_asked, second_done = anyio.Event(), anyio.Event()
+    first = Host(decision="session")
+    second = Host(decision="session")
+
+    async def first_sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        first_asked.set()
+        await second_done.wait()  # the second client's call runs (and asks) meanwhile
+        return await first.sample(context, params)
+
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        results: dict[str, str] = {}
+
+        async def one(name: str, host: Host, sample: Any) -> None:
+            async with connect(url, mode="legacy", sampling_callback=sample, elicitation_callback=host.elicit) as c:
+                result = await c.call_tool("asks_ask_model", {"prompt": f"from {name}"})
+                results[name] = text_of(result)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "first", first, first_sample)
+            with anyio.fail_after(60):
+                await first_asked.wait()
+            await one("second", second, second.sample)
+            second_done.set()
+    assert results["first"] == "test-model: an answer from the gateway's client"
+    assert "exactly one client's tool call" in results["second"], results["second"]
+    assert second.samples == [] and first.samples == ["from first"]

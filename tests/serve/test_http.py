@@ -3,21 +3,16 @@ the mcp SDK's client (both protocol eras) and raw HTTP for the refusals."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
 import mcp_types as types
 import peers
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from serve_helpers import KAIROX, TOKEN, make_workspace, serve_http, uvicorn_workers
+from serve_helpers import KAIROX, TOKEN, connect, make_workspace, serve_http, uvicorn_workers, with_backend
 from test_stdio import Answers, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
@@ -29,15 +24,6 @@ INIT = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@contextlib.asynccontextmanager
-async def connect(url: str, token: str | None = TOKEN, **kwargs: Any) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    limits = kwargs.pop("limits", None)
-    async with httpx2.AsyncClient(headers=headers, timeout=60, **({"limits": limits} if limits else {})) as http:
-        async with Client(streamable_http_client(url, http_client=http), **kwargs) as client:
-            yield client
 
 
 def gateway_output(tmp_path: Path) -> str:
@@ -200,12 +186,7 @@ def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
 async def test_progress_and_list_changed_pass_through(tmp_path: Path) -> None:
     """A backend's progress reaches the gateway's client (server-everything's long operation)."""
     js = peers.everything_server_js()
-    ws = make_workspace(tmp_path, user_config='"ev.*" = "allow"\n')
-    toml = ws.root / "kairox.toml"
-    toml.write_text(toml.read_text() + f'\n[mcp_servers.ev]\ncommand = "node"\nargs = ["{js}", "stdio"]\n')
-    from kairox.testing import trust_workspace
-
-    trust_workspace(ws.root, ws.home, env=ws.env())
+    ws = with_backend(tmp_path, "ev", "node", js, "stdio", user_config='"ev.*" = "allow"\n')
     with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
         async with connect(url, mode="legacy") as client:
             names = {t.name for t in (await client.list_tools()).tools}
@@ -221,3 +202,29 @@ async def test_progress_and_list_changed_pass_through(tmp_path: Path) -> None:
             assert not result.is_error, text_of(result)
             assert steps == [(1, 4), (2, 4), (3, 4), (4, 4)]
             assert isinstance(result.content[0], types.TextContent)
+
+
+async def test_approvals_last_one_call_where_no_session_lasts(tmp_path: Path) -> None:
+    """Where the gateway keeps no session between requests (``--stateless``; 2026-07-28 over
+    HTTP, which has no connections) the form offers this call only and says so, and the
+    next call asks again; a refusal for want of a back channel says the same. A stateful
+    handshake-era connection is offered "for this session"."""
+    ws = make_workspace(tmp_path)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", "--stateless", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        answers = Answers("once")
+        async with connect(url, mode="auto", elicitation_callback=answers) as client:
+            for _ in range(2):
+                result = await client.call_tool("wb_cwd", {})
+                assert not result.is_error, text_of(result)
+        assert answers.choices == [["once", "deny"], ["once", "deny"]]
+        assert all("an approval covers this one call" in asked for asked in answers.asked)
+        async with connect(url, mode="legacy", elicitation_callback=Answers("session")) as client:
+            refused = await client.call_tool("wb_cwd", {})
+        assert refused.is_error and "could cover only this one call" in text_of(refused), text_of(refused)
+        assert "needs approval" in text_of(refused) and '"wb.cwd" = "allow"' in text_of(refused)
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        for mode, offered in (("legacy", ["once", "session", "deny"]), ("auto", ["once", "deny"])):
+            answers = Answers("once")
+            async with connect(url, mode=mode, elicitation_callback=answers) as client:
+                assert not (await client.call_tool("wb_cwd", {})).is_error
+            assert answers.choices == [offered], mode

@@ -33,9 +33,13 @@ class Answers:
         self.decision = decision
         self.action = action
         self.asked: list[str] = []
+        #: the choices each form offered
+        self.choices: list[list[str]] = []
 
     async def __call__(self, context: Any, params: Any) -> types.ElicitResult:
         self.asked.append(params.message)
+        options = params.requested_schema["properties"]["decision"]["oneOf"]
+        self.choices.append([o["const"] for o in options])
         if self.action != "accept":
             return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
         return types.ElicitResult(action="accept", content={"decision": self.decision})
@@ -123,17 +127,19 @@ async def test_ask_answered_by_elicitation(tmp_path: Path, mode: str) -> None:
             assert len(answer.asked) == 1
 
 
-async def test_allow_for_the_session_lasts_the_connection(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", MODES)
+async def test_allow_for_the_session_lasts_the_connection(tmp_path: Path, mode: str) -> None:
     ws = make_workspace(tmp_path)
     session = Answers("session")
-    async with Client(stdio_params(ws), mode="legacy", elicitation_callback=session) as client:  # type: ignore[arg-type]
+    async with Client(stdio_params(ws), mode=mode, elicitation_callback=session) as client:  # type: ignore[arg-type]
         for _ in range(3):
             result = await client.call_tool("wb_cwd", {})
             assert not result.is_error, text_of(result)
         assert len(session.asked) == 1  # asked once, remembered for this connection
+        assert session.choices == [["once", "session", "deny"]]
     # a new connection (a new client process) is a new session: asked again
     again = Answers("once")
-    async with Client(stdio_params(ws), mode="legacy", elicitation_callback=again) as client:  # type: ignore[arg-type]
+    async with Client(stdio_params(ws), mode=mode, elicitation_callback=again) as client:  # type: ignore[arg-type]
         assert not (await client.call_tool("wb_cwd", {})).is_error
     assert len(again.asked) == 1
 

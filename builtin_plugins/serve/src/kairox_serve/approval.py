@@ -1,5 +1,7 @@
 """Ask -> the connected client: an ``elicitation/create`` form (approve once, for this
 session, or deny), or, when the client cannot be asked, a refusal that says how to allow.
+Where the kairox session lasts one request (``--stateless``, 2026-07-28 over HTTP) the
+form offers this call or deny only, and says why.
 
 Handshake-era connections (protocol 2025-11-25 and older) get a server-to-client
 ``elicitation/create`` request tied to the ``tools/call``. On 2026-07-28 connections a
@@ -23,24 +25,42 @@ from kairox import ApprovalAnswer, ApprovalRequest
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
-__all__ = ["APPROVAL_SCHEMA", "ClientApprover", "InputNeeded", "NotAskable", "answer_of", "approval_key", "refusal"]
+__all__ = [
+    "APPROVAL_SCHEMA",
+    "ONE_CALL_SCHEMA",
+    "ClientApprover",
+    "InputNeeded",
+    "NotAskable",
+    "answer_of",
+    "approval_key",
+    "refusal",
+]
+
+
+def _form(*choices: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "decision": {
+                "type": "string",
+                "title": "Allow this tool call?",
+                "oneOf": [{"const": value, "title": title} for value, title in choices],
+            }
+        },
+        "required": ["decision"],
+    }
+
 
 #: the form a client shows: one choice
-APPROVAL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "decision": {
-            "type": "string",
-            "title": "Allow this tool call?",
-            "oneOf": [
-                {"const": "once", "title": "Allow once"},
-                {"const": "session", "title": "Allow for this session"},
-                {"const": "deny", "title": "Deny"},
-            ],
-        }
-    },
-    "required": ["decision"],
-}
+APPROVAL_SCHEMA: dict[str, Any] = _form(("once", "Allow once"), ("session", "Allow for this session"), ("deny", "Deny"))
+#: the form where the kairox session lasts one call (``--stateless``, 2026-07-28 over
+#: HTTP): "for this session" would mean this call only, so it is not offered
+ONE_CALL_SCHEMA: dict[str, Any] = _form(("once", "Allow this call"), ("deny", "Deny"))
+#: what the question adds when the session lasts one call
+ONE_CALL_NOTE = (
+    "\n(this gateway keeps no session between requests here, so an approval covers this one call; "
+    "to allow it every time, add an allow rule under [policy.rules])"
+)
 
 _ANSWERS = {"once": ApprovalAnswer.ALLOW_ONCE, "session": ApprovalAnswer.ALLOW_SESSION}
 
@@ -75,12 +95,13 @@ def approval_key(request: ApprovalRequest) -> str:
     return "kairox-approval-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
-def message_for(request: ApprovalRequest) -> str:
+def message_for(request: ApprovalRequest, *, lasting: bool = True) -> str:
     args = json.dumps(request.arguments, ensure_ascii=False, default=str)
     if len(args) > 400:
         args = args[:400] + "..."
     name = request.tool.exported_name or request.tool.id
-    return f"kairox: {name} ({request.tool.id}) asks for approval: {request.reason}\narguments: {args}"
+    text = f"kairox: {name} ({request.tool.id}) asks for approval: {request.reason}\narguments: {args}"
+    return text if lasting else text + ONE_CALL_NOTE
 
 
 def refusal(request_tool: str, exported: str, reason: str, why: str) -> str:
@@ -93,12 +114,26 @@ def refusal(request_tool: str, exported: str, reason: str, why: str) -> str:
     )
 
 
-class ClientApprover:
-    """The approver of one ``tools/call``: asks the client that made it."""
+#: why a stateless request cannot ask (and what an approval would have been worth)
+NO_BACK_CHANNEL = (
+    "this connection cannot carry a request to the client (stateless HTTP: no session between requests, "
+    "so an approval, even one 'for this session', could cover only this one call)"
+)
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> None:
+
+class ClientApprover:
+    """The approver of one ``tools/call``: asks the client that made it.
+
+    ``lasting``: the kairox session outlives the call (a connection's or the process's),
+    so "allow for this session" is offered; otherwise the form offers this call only and
+    says so."""
+
+    def __init__(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, *, lasting: bool = True
+    ) -> None:
         self.ctx = ctx
         self.params = params
+        self.lasting = lasting
         #: what the policy asked about (set when the approver is called)
         self.asked: ApprovalRequest | None = None
 
@@ -112,7 +147,8 @@ class ClientApprover:
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.asked = request
-        message = message_for(request)
+        message = message_for(request, lasting=self.lasting)
+        schema = APPROVAL_SCHEMA if self.lasting else ONE_CALL_SCHEMA
         if self.modern:
             key = approval_key(request)
             responses = self.params.input_responses or {}
@@ -120,11 +156,11 @@ class ClientApprover:
                 return answer_of(responses[key])
             if not self._declared():
                 raise NotAskable("the client did not declare the elicitation capability")
-            form = types.ElicitRequestFormParams(message=message, requested_schema=APPROVAL_SCHEMA)
+            form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
             raise InputNeeded(key, types.ElicitRequest(params=form))
+        if not self.ctx.session.can_send_request:  # first: a stateless request knows no capabilities
+            raise NotAskable(NO_BACK_CHANNEL)
         if not self._declared():
             raise NotAskable("the client did not declare the elicitation capability")
-        if not self.ctx.session.can_send_request:
-            raise NotAskable("this connection cannot carry a request to the client (stateless HTTP)")
-        result = await self.ctx.session.elicit_form(message, APPROVAL_SCHEMA, related_request_id=self.ctx.request_id)
+        result = await self.ctx.session.elicit_form(message, schema, related_request_id=self.ctx.request_id)
         return answer_of(result)

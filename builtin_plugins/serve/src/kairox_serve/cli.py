@@ -13,6 +13,8 @@ import click
 from kairox.cli import run_with_runtime
 
 if TYPE_CHECKING:
+    import socket
+
     from kairox import Runtime
 
 __all__ = ["serve"]
@@ -111,6 +113,11 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:  # the CLI's own handling stops the runtime
             yield
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if app.gateway is not None:  # a listen stream is a request that never ends by itself
+                app.gateway.end_subscriptions()
+            await super().shutdown(sockets)
 
     app = GatewayApp(settings, given)
     config = uvicorn.Config(

@@ -10,7 +10,8 @@ a backend sample or elicit (``mcp.<server>.sampling`` in ``[policy.rules]``), an
 question goes to the client too.
 
 On 2026-07-28 connections, stateless HTTP and with clients that did not declare the
-capability, a request cannot reach the client: the backend gets an error saying so.
+capability, a request cannot reach the client: the backend gets an error saying so, and
+the client is not asked to approve a request it would never see.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from kairox import ApprovalAnswer, ApprovalRequest, Runtime
 
-from .approval import ClientApprover
+from .approval import ClientApprover, NotAskable
 
-__all__ = ["ClientLink", "refuse_elicitation", "refuse_sampling"]
+__all__ = ["ClientLink", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
 
 R = TypeVar("R", bound=types.Result)
 
@@ -44,21 +45,49 @@ async def _send(ctx: ServerRequestContext[Any, Any], request: types.ServerReques
     )
 
 
+def _host_request_kind(request: ApprovalRequest) -> str | None:
+    """``"sampling"`` / ``"elicitation"`` when ``request`` asks about a backend server's
+    request of that kind (kairox-mcp decides them as ``mcp.<server>.<kind>``, provided
+    by ``mcp:<server>``), else ``None``."""
+    provider = request.tool.provider or ""
+    if not provider.startswith("mcp:"):
+        return None
+    for kind in ("sampling", "elicitation"):
+        if request.tool.id == f"mcp.{provider[4:]}.{kind}":
+            return kind
+    return None
+
+
+#: why a request reached the runtime's own callback instead of a client's session
+_NO_ONE_CALL = (
+    "it did not come during exactly one client's tool call on this server (none was running, or "
+    "several clients' calls were, and MCP does not say which call a request belongs to)"
+)
+
+
 async def refuse_sampling(context: Any, params: Any) -> types.ErrorData:
     """The runtime's own callback (so backends see the capability): outside a client's call."""
-    return _unavailable("sampling", "no client's tool call is running")
+    return _unavailable("sampling", _NO_ONE_CALL)
 
 
 async def refuse_elicitation(context: Any, params: Any) -> types.ErrorData:
-    return _unavailable("elicitation", "no client's tool call is running")
+    return _unavailable("elicitation", _NO_ONE_CALL)
+
+
+async def refuse_approval(request: ApprovalRequest) -> ApprovalAnswer:
+    """The runtime's own approver, asked only outside every client's session: a backend's
+    request the policy asks about that could not be told apart (see :data:`_NO_ONE_CALL`)."""
+    raise NotAskable(f"no client can be asked: {_NO_ONE_CALL}")
 
 
 class ClientLink:
     """The host callbacks and approver of one kairox session: its client's running calls."""
 
-    def __init__(self, runtime: Runtime, *, forward_roots: bool) -> None:
+    def __init__(self, runtime: Runtime, *, forward_roots: bool, lasting: bool) -> None:
         self.runtime = runtime
         self.forward_roots = forward_roots
+        #: the session outlives a call (so "allow for this session" means something)
+        self.lasting = lasting
         self.active: list[tuple[ServerRequestContext[Any, Any], types.CallToolRequestParams]] = []
 
     def session_kwargs(self) -> dict[str, Any]:
@@ -84,11 +113,11 @@ class ClientLink:
         ctx = self.active[-1][0]
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None, "the client speaks 2026-07-28, where a server may not send requests"
+        if not ctx.session.can_send_request:  # first: a stateless request knows no capabilities
+            return None, "this connection cannot carry a request to the client (stateless HTTP)"
         caps = ctx.session.client_capabilities
         if caps is None or getattr(caps, capability, None) is None:
             return None, f"the client did not declare the {capability} capability"
-        if not ctx.session.can_send_request:
-            return None, "this connection cannot carry a request to the client (stateless HTTP)"
         return ctx, ""
 
     async def _relay(self, capability: str, request: types.ServerRequest, result_type: type[R]) -> R | types.ErrorData:
@@ -99,10 +128,19 @@ class ClientLink:
         return await _send(ctx, request, result_type)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        """The session's approver (a backend's sampling or elicitation request, a plugin's
+        own act during a call): the client of the running call is asked. A backend's
+        request that could not reach the client anyway is refused unasked, with the reason
+        (``NotAskable``: the backend's error names it)."""
         if not self.active:
             return ApprovalAnswer.DENY
+        kind = _host_request_kind(request)
+        if kind is not None:
+            ctx, why = self._current(kind)
+            if ctx is None:
+                raise NotAskable(why)
         ctx, params = self.active[-1]
-        return await ClientApprover(ctx, params)(request)
+        return await ClientApprover(ctx, params, lasting=self.lasting)(request)
 
     async def sampling(
         self, context: Any, params: types.CreateMessageRequestParams

@@ -22,6 +22,13 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -124,7 +131,15 @@ class Gateway:
         self._exposed: dict[str, ToolSpec] | None = None
         #: connections that can take notifications (handshake era with a standalone channel)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        handlers: dict[str, Any] = {"on_list_tools": self._list_tools, "on_call_tool": self._call_tool}
+        #: 2026-07-28 clients get change notifications on the ``subscriptions/listen``
+        #: streams they open (one bus per process: each replica announces its own changes)
+        self._bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(self._bus)
+        handlers: dict[str, Any] = {
+            "on_list_tools": self._list_tools,
+            "on_call_tool": self._call_tool,
+            "on_subscriptions_listen": self._listen,
+        }
         if config.prompts:
             handlers.update(on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
         if config.resources:
@@ -141,14 +156,15 @@ class Gateway:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Gateway]:
         """While open, registry changes become ``list_changed`` notifications (and with
-        ``one_client`` the process's kairox session is open)."""
+        ``one_client`` the process's kairox session is open); at the end open
+        ``subscriptions/listen`` streams are closed gracefully."""
         unsubscribe = [
             self.rt.events.subscribe(self._on_change, ToolsChanged),
             self.rt.events.subscribe(self._on_change, SkillsChanged),
         ]
         try:
             if self.one_client and not self.stateless:
-                link = self._link()
+                link = self._link(lasting=True)
                 async with self.rt.session(**link.session_kwargs()) as session:
                     self._process_session, self._process_link = session, link
                     try:
@@ -160,6 +176,13 @@ class Gateway:
         finally:
             for unsub in unsubscribe:
                 unsub()
+            self.end_subscriptions()
+
+    def end_subscriptions(self) -> None:
+        """Close every open ``subscriptions/listen`` stream gracefully (its client sees the
+        stream's final result, not a drop): a server that is stopping calls this first, so
+        open streams do not hold its shutdown up."""
+        self._listen.close()
 
     async def _observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         connection = connection_of(ctx)
@@ -173,8 +196,16 @@ class Gateway:
         return await call_next(ctx)
 
     async def _on_change(self, event: Event) -> None:
+        """A registry change, announced on both revisions: as a listen-stream event to
+        2026-07-28 subscribers, as a notification on each handshake-era connection."""
         if isinstance(event, ToolsChanged):
             self._exposed = None
+            await self._bus.publish(ToolsListChanged())
+        else:
+            if self.config.prompts:
+                await self._bus.publish(PromptsListChanged())
+            if self.config.resources:
+                await self._bus.publish(ResourcesListChanged())
         for connection in list(self._connections):
             if not connection.initialized.is_set():
                 continue
@@ -186,8 +217,8 @@ class Gateway:
                 if self.config.resources:
                     await connection.send_resource_list_changed()
 
-    def _link(self) -> ClientLink:
-        return ClientLink(self.rt, forward_roots=self.one_client)
+    def _link(self, *, lasting: bool) -> ClientLink:
+        return ClientLink(self.rt, forward_roots=self.one_client, lasting=lasting)
 
     @asynccontextmanager
     async def _session(self, ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[tuple[Session, ClientLink]]:
@@ -197,7 +228,7 @@ class Gateway:
             return
         connection = connection_of(ctx)
         if self.stateless or connection is None or connection.session_id is None:
-            link = self._link()
+            link = self._link(lasting=False)
             async with self.rt.session(**link.session_kwargs()) as session:  # one request, one session
                 yield session, link
             return
@@ -205,7 +236,7 @@ class Gateway:
         if entry is None:
             entry = connection.state[_STATE_KEY] = _ConnectionSession()
             try:
-                entry.link = self._link()
+                entry.link = self._link(lasting=True)
                 entry.session = await connection.exit_stack.enter_async_context(
                     self.rt.session(**entry.link.session_kwargs())
                 )
@@ -242,12 +273,12 @@ class Gateway:
         spec = self.exposed_tools().get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        approver = ClientApprover(ctx, params)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
         async with self._session(ctx) as (session, link):
+            approver = ClientApprover(ctx, params, lasting=link.lasting)
             try:
                 with link.calling(ctx, params):
                     result = await session.call_tool(

@@ -69,12 +69,17 @@ async def start_served(rt: Runtime) -> None:
 
 
 def host_callbacks() -> dict[str, Any]:
-    """The runtime's own sampling and elicitation callbacks (refusals): with them kairox-mcp
-    declares the capabilities to backend servers, and a request during a client's call goes
-    to that call's session instead (:class:`kairox_serve.forward.ClientLink`)."""
-    from .forward import refuse_elicitation, refuse_sampling
+    """The runtime's own sampling and elicitation callbacks and approver (refusals): with
+    them kairox-mcp declares the capabilities to backend servers, and a request during a
+    client's call goes to that call's session instead (:class:`kairox_serve.forward.ClientLink`);
+    one outside every client's session is refused, saying why."""
+    from .forward import refuse_approval, refuse_elicitation, refuse_sampling
 
-    return {"sampling_callback": refuse_sampling, "elicitation_callback": refuse_elicitation}
+    return {
+        "sampling_callback": refuse_sampling,
+        "elicitation_callback": refuse_elicitation,
+        "approver": refuse_approval,
+    }
 
 
 def config_errors(rt: Runtime) -> list[ConfigError]:

@@ -18,7 +18,7 @@ import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -121,13 +121,32 @@ async def stdio_streams(wire: tuple[int, int]) -> AsyncIterator[tuple[Any, Any]]
         write_transport.close()
 
 
-class _LineReader:
+_S = TypeVar("_S", bound="_LineStream")
+
+
+class _LineStream:
+    """What both line streams share: closing (the next use raises), and ``async with``."""
+
+    def __init__(self) -> None:
+        self._closed = False
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self: _S) -> _S:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _LineReader(_LineStream):
     """The SDK's read stream over fd 0: each ``receive`` reads and parses the next line
     itself (no reader task and channel in between: one task hop less per message)."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
+        super().__init__()
         self._reader = reader
-        self._closed = False
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
@@ -155,24 +174,15 @@ class _LineReader:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        self._closed = True
 
-    async def __aenter__(self) -> _LineReader:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-class _LineWriter:
+class _LineWriter(_LineStream):
     """The SDK's write stream over fd 1: each ``send`` serialises the message and writes
     it as one line, in the sender's task (no writer task in between); it waits only when
     the pipe is full."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
+        super().__init__()
         self._writer = writer
-        self._closed = False
 
     async def send(self, item: SessionMessage, /) -> None:
         if self._closed:
@@ -183,15 +193,6 @@ class _LineWriter:
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:  # the client went away
             raise anyio.BrokenResourceError from exc
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> _LineWriter:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 async def serve_stdio(rt: Runtime, wire: tuple[int, int]) -> None:
