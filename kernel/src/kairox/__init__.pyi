@@ -148,6 +148,7 @@ from ._tools import (
     TextContent as TextContent,
     Tool as Tool,
     ToolContext as ToolContext,
+    ToolIndex as ToolIndex,
     ToolRegistry as ToolRegistry,
     ToolResult as ToolResult,
     ToolSpec as ToolSpec,

@@ -15,9 +15,9 @@ model of each agent the host can run, :meth:`kairox.Session.agent`) fits
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from html import escape
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ import attrs
 
 from ._hooks import ContextPiece
 from ._instructions import Instruction, load_instructions
-from ._tools import FunctionTool, ToolContext, ToolSpec
+from ._tools import FunctionTool, ToolContext, ToolIndex, ToolSpec, estimate_tokens
 
 if TYPE_CHECKING:
     from ._runtime import Runtime, Session
@@ -177,11 +177,6 @@ class TurnContext:
         }
 
 
-def estimate_tokens(value: Any) -> int:
-    """A rough token count (~4 characters a token), enough for budgeting."""
-    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
-
-
 def _pieces(value: Any, source: str) -> list[ContextPiece]:
     if value is None:
         return []
@@ -285,27 +280,39 @@ def _skill_matches(runtime: Runtime, session: Session, prompt: str, limit: int) 
     ]
 
 
-def select_tools(specs: Sequence[ToolSpec], budget: int | None) -> tuple[list[dict[str, Any]], int]:
-    """Tools in model shape, cut to ``budget`` tokens (``tools.search`` and
-    ``skills.search`` always kept first)."""
-    shaped = [s.to_model_tool() for s in specs]
+#: the tools a budget lists first, whatever the prompt: they find the ones it leaves out
+ALWAYS_LISTED = (TOOLS_SEARCH_ID, SKILLS_SEARCH_ID)
+
+
+def tool_ranking(index: ToolIndex, prompt: str) -> Iterator[int]:
+    """Positions in ``index`` in the order a budget takes them: the always-listed tools, then
+    those that match the prompt, best first (the ranking of ``tools.search``), then the rest
+    in id order. Lazy: a budget that fills early never looks at the rest."""
+    first = [at for at in map(index.position, ALWAYS_LISTED) if at is not None]
+    yield from first
+    seen = set(first)
+    matched = index.rank(prompt)
+    yield from (at for at in matched if at not in seen)
+    seen.update(matched)
+    yield from (at for at in range(len(index)) if at not in seen)
+
+
+def select_tools(index: ToolIndex, prompt: str, budget: int | None) -> tuple[list[dict[str, Any]], int]:
+    """Tools in model shape: every tool in id order, or, with a ``budget`` in tokens, the
+    longest start of :func:`tool_ranking` that fits it (the always-listed tools go in even
+    when they alone are over). Returns the tools and how many were left out."""
     if budget is None:
-        return shaped, 0
-    kept = (TOOLS_SEARCH_ID, SKILLS_SEARCH_ID)
-    search = sorted(
-        (t for s, t in zip(specs, shaped, strict=True) if s.id in kept), key=lambda t: t["name"] != "tools_search"
-    )
-    rest = [t for s, t in zip(specs, shaped, strict=True) if s.id not in kept]
-    chosen: list[dict[str, Any]] = []
-    used = sum(estimate_tokens(t) for t in search)
-    for tool in rest:
-        cost = estimate_tokens(tool)
-        if used + cost > budget:
-            continue
-        chosen.append(tool)
+        return [s.to_model_tool() for s in index.specs], 0
+    chosen: list[int] = []
+    used = 0
+    always = sum(1 for t in ALWAYS_LISTED if index.position(t) is not None)
+    for at in tool_ranking(index, prompt):
+        cost = index.tokens(at)
+        if len(chosen) >= always and used + cost > budget:
+            break
+        chosen.append(at)
         used += cost
-    omitted = len(rest) - len(chosen)
-    return (search + chosen if omitted else chosen + [t for t in search if t not in chosen]), omitted
+    return [index.spec(at).to_model_tool() for at in chosen], len(index) - len(chosen)
 
 
 async def build_turn_context(
@@ -338,7 +345,7 @@ async def build_turn_context(
             injected.extend(_pieces(outcome.value, outcome.source))
         else:
             problems.append(f"pre_turn hook of {outcome.source} failed: {outcome.error}")
-    tools, omitted = select_tools(runtime.tools.specs(), tool_budget)
+    tools, omitted = select_tools(runtime.tools.index(), prompt, tool_budget)
     matched = _skill_matches(runtime, session, prompt, max_skills)
     skills, omitted_skills = select_skills(
         runtime.skills.skills(session_id=session.id), [m.name for m in matched], skill_budget
@@ -367,18 +374,10 @@ def tools_search_tool(runtime: Runtime) -> FunctionTool:
     """``tools.search``: find tools by words in their id, name or description."""
 
     def search(query: str, limit: int = 10) -> dict[str, Any]:
-        words = [w for w in query.lower().split() if w]
-        scored = []
-        for spec in runtime.tools.specs():
-            if spec.id == TOOLS_SEARCH_ID:
-                continue
-            hay_id = f"{spec.id} {spec.exported_name}".lower()
-            hay = spec.description.lower()
-            score = sum(3 if w in hay_id else 1 if w in hay else 0 for w in words)
-            if score:
-                scored.append((score, spec))
-        scored.sort(key=lambda p: (-p[0], p[1].id))
-        return {"tools": [s.to_model_tool() | {"id": s.id} for _, s in scored[: max(1, min(limit, 100))]]}
+        index = runtime.tools.index()
+        found = (index.spec(at) for at in index.rank(query))
+        hits = islice((s for s in found if s.id != TOOLS_SEARCH_ID), max(1, min(limit, 100)))
+        return {"tools": [s.to_model_tool() | {"id": s.id} for s in hits]}
 
     description = (
         "Find tools that are available but not listed: search their names and descriptions. "

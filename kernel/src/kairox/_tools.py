@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import difflib
 import inspect
+import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Union, runtime_checkable
@@ -33,6 +36,7 @@ __all__ = [
     "TextContent",
     "Tool",
     "ToolContext",
+    "ToolIndex",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
@@ -102,21 +106,25 @@ class TextContent:
 
 
 @attrs.frozen
-class ImageContent:
+class _Media:
+    """What an image and an audio block share: base64 data of a MIME type."""
+
     data: str  # base64
     mime_type: str
-    type: Literal["image"] = "image"
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
 
     def raw(self) -> bytes:
         return base64.b64decode(self.data)
 
 
 @attrs.frozen
-class AudioContent:
-    data: str  # base64
-    mime_type: str
+class ImageContent(_Media):
+    type: Literal["image"] = "image"
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+
+
+@attrs.frozen
+class AudioContent(_Media):
     type: Literal["audio"] = "audio"
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -206,8 +214,6 @@ class ToolResult:
             else:
                 parts.append(f"[resource link {block.uri}]")
         if not parts and self.structured is not None:
-            import json
-
             parts.append(json.dumps(self.structured, ensure_ascii=False))
         return "\n".join(parts)
 
@@ -336,8 +342,6 @@ def as_result(value: Any) -> ToolResult:
         return ToolResult.from_text(value)
     if value is None:
         return ToolResult()
-    import json
-
     structured = value if isinstance(value, dict) else {"result": value}
     return ToolResult(content=(TextContent(json.dumps(value, ensure_ascii=False, default=str)),), structured=structured)
 
@@ -348,6 +352,236 @@ class _Entry:
     spec: ToolSpec
     provider: str
     rank: int = 0
+
+
+def estimate_tokens(value: Any) -> int:
+    """A rough token count (~4 characters a token), enough for budgeting."""
+    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+
+
+#: the parts a text is cut into for the word index: runs of letters and digits
+_PART = re.compile(r"[^\W_]+")
+
+
+@attrs.define
+class _Facts:
+    """What ranking and budgeting need of one spec, made once while the spec is the same object."""
+
+    spec: ToolSpec
+    #: ``"<id> <exported name>"`` and the description, lowercased
+    name_text: str
+    text: str
+    #: the runs of letters and digits in each
+    name_parts: frozenset[str]
+    parts: frozenset[str]
+    #: the estimate of its model shape, once asked for
+    tokens: int | None = None
+
+    @classmethod
+    def of(cls, spec: ToolSpec) -> _Facts:
+        name_text, text = f"{spec.id} {spec.exported_name}".lower(), spec.description.lower()
+        return cls(spec, name_text, text, frozenset(_PART.findall(name_text)), frozenset(_PART.findall(text)))
+
+
+def _query_words(query: str) -> dict[str, int]:
+    """Each word of ``query``, lowercased, with how often it stands there."""
+    words: dict[str, int] = {}
+    for word in query.lower().split():
+        words[word] = words.get(word, 0) + 1
+    return words
+
+
+class _Words:
+    """Which tools hold which part (a run of letters and digits) of one of their texts. A
+    word that is a run of letters and digits itself is in a text exactly when it is in one
+    of the text's parts, so it is looked for in the distinct parts alone (joined into one
+    string), not in every tool's text. Kept up to date by :meth:`add` and :meth:`remove`
+    (tool by tool), so an index made after a change takes it over."""
+
+    def __init__(self) -> None:
+        self._holders: dict[str, set[str]] = {}
+        self._joined: tuple[str, list[int], list[str]] | None = None
+
+    def add(self, tool_id: str, parts: frozenset[str]) -> None:
+        for part in parts:
+            holders = self._holders.get(part)
+            if holders is None:
+                self._holders[part] = {tool_id}
+                self._joined = None
+            else:
+                holders.add(tool_id)
+
+    def remove(self, tool_id: str, parts: frozenset[str]) -> None:
+        for part in parts:
+            holders = self._holders[part]
+            holders.discard(tool_id)
+            if not holders:
+                del self._holders[part]
+                self._joined = None
+
+    def holding(self, word: str) -> set[str]:
+        """The ids of the tools whose text holds ``word`` (a run of letters and digits)."""
+        if self._joined is None:
+            parts = list(self._holders)
+            self._joined = ("\n".join(parts), _starts(parts), parts)
+        joined, starts, parts = self._joined
+        found: set[str] = set()
+        for at in _found_in(joined, starts, word):
+            found.update(self._holders[parts[at]])
+        return found
+
+
+class ToolIndex:
+    """The registry's tools at one moment, in id order, ready to be ranked and budgeted.
+
+    Ranking (``tools.search``, and the tools a turn's budget keeps) scores each tool by
+    the query's words: 3 for a word in its id or exported name, else 1 for a word in its
+    description; the best score first, then id order. A word is looked for among the
+    distinct runs of letters and digits of all tools (``_Words``), so a query costs the
+    tools it finds, not every tool (a word with punctuation in it, ``fs.read``, is looked
+    for in every tool's text). Each tool's lowercased text, its parts and its token
+    estimate are kept per spec object. An index made after a change takes them, and the
+    word index, over from the one before and redoes only the ids the change touched
+    (``changed``); the one before then makes its own again if it is ever asked.
+    """
+
+    def __init__(
+        self,
+        ids: list[str],
+        entries: Mapping[str, _Entry],
+        previous: ToolIndex | None = None,
+        changed: Iterable[str] = (),
+    ) -> None:
+        self.ids = ids
+        self._entries = entries
+        self._changed = set(changed)
+        self._state: tuple[dict[str, _Facts], _Words, _Words] | None = None
+        self._previous: ToolIndex | None = previous
+        while previous is not None and previous._state is None:  # one that never ranked knows nothing
+            self._changed |= previous._changed
+            previous = previous._previous
+        self._previous = previous
+        self._texts: tuple[tuple[str, list[int]], tuple[str, list[int]]] | None = None
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        """Every tool's spec, in id order."""
+        return [self._entries[tid].spec for tid in self.ids]
+
+    def spec(self, position: int) -> ToolSpec:
+        return self._entries[self.ids[position]].spec
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _ready(self) -> tuple[dict[str, _Facts], _Words, _Words]:
+        if self._state is None:
+            previous, self._previous = self._previous, None
+            changed: Iterable[str] = self._changed
+            if previous is not None and previous._state is not None:
+                facts, names, texts = previous._state
+                previous._state = None  # taken over
+            else:
+                facts, names, texts = {}, _Words(), _Words()
+                changed = self.ids
+            for tid in changed:
+                old = facts.pop(tid, None)
+                entry = self._entries.get(tid)
+                if old is not None and entry is not None and old.spec is entry.spec:
+                    facts[tid] = old
+                    continue
+                if old is not None:
+                    names.remove(tid, old.name_parts)
+                    texts.remove(tid, old.parts)
+                if entry is not None:
+                    fact = facts[tid] = _Facts.of(entry.spec)
+                    names.add(tid, fact.name_parts)
+                    texts.add(tid, fact.parts)
+            self._changed = set()
+            self._state = (facts, names, texts)
+        return self._state
+
+    def tokens(self, position: int) -> int:
+        """The token estimate of the tool at ``position`` in its model shape."""
+        fact = self._ready()[0][self.ids[position]]
+        if fact.tokens is None:
+            fact.tokens = estimate_tokens(fact.spec.to_model_tool())
+        return fact.tokens
+
+    def position(self, tool_id: str) -> int | None:
+        """Where ``tool_id`` stands in :attr:`ids` (``None``: not registered)."""
+        at = bisect.bisect_left(self.ids, tool_id)
+        return at if at < len(self.ids) and self.ids[at] == tool_id else None
+
+    def _holding(self, word: str) -> tuple[set[int], set[int]]:
+        """The positions of the tools that hold ``word`` in their name text, and in their description."""
+        facts, names, texts = self._ready()
+        if _PART.fullmatch(word) is None:  # it spans punctuation: look in every text
+            if self._texts is None:
+                listed = [facts[tid] for tid in self.ids]
+                self._texts = (_joined(f.name_text for f in listed), _joined(f.text for f in listed))
+            return _found_in(*self._texts[0], word), _found_in(*self._texts[1], word)
+        ids, at = self.ids, bisect.bisect_left
+        return {at(ids, t) for t in names.holding(word)}, {at(ids, t) for t in texts.holding(word)}
+
+    def rank(self, query: str) -> list[int]:
+        """The positions of the tools that match ``query``, best first (ties in id order)."""
+        words = _query_words(query)
+        if not words or not self.ids:
+            return []
+        scores: dict[int, int] = {}
+        for word, times in words.items():
+            in_name, in_text = self._holding(word)
+            for at in in_name:
+                scores[at] = scores.get(at, 0) + 3 * times
+            for at in in_text - in_name:
+                scores[at] = scores.get(at, 0) + times
+        return sorted(scores, key=lambda at: (-scores[at], at))
+
+
+def _joined(texts: Iterable[str]) -> tuple[str, list[int]]:
+    listed = list(texts)
+    return "\n".join(listed), _starts(listed)
+
+
+def _starts(texts: Iterable[str]) -> list[int]:
+    starts, at = [], 0
+    for text in texts:
+        starts.append(at)
+        at += len(text) + 1
+    return starts
+
+
+def _found_in(joined: str, starts: list[int], word: str) -> set[int]:
+    """The positions of the texts (joined with newlines, starting at ``starts``) that hold
+    ``word`` (it holds no whitespace, so no match runs from one text into the next)."""
+    found: set[int] = set()
+    at = joined.find(word)
+    last = len(starts) - 1
+    while at >= 0:
+        i = bisect.bisect_right(starts, at) - 1
+        found.add(i)
+        if i >= last:
+            break
+        at = joined.find(word, starts[i + 1])
+    return found
+
+
+def publish_change(
+    events: EventBus, provider: str, removed: list[str], added: list[str], displaced: Mapping[str, list[str]]
+) -> None:
+    """The events of one registry change: each displaced provider's loss, then ``provider``'s
+    :class:`ToolsChanged` (a replaced tool that kept its id is both removed and added: it
+    is listed as added)."""
+    gone, new = set(removed), set(added)
+    really_removed = tuple(t for t in removed if t not in new)
+    really_added = tuple(t for t in added if t not in gone)
+    changed = tuple(t for t in added if t in gone)
+    for loser, ids in displaced.items():
+        logger.warning("tools %s of %s are replaced by %s's, which ranks above", ", ".join(ids), loser, provider)
+        events.publish(ToolsChanged(provider=loser, added=(), removed=tuple(ids)))
+    if really_added or really_removed or changed:
+        events.publish(ToolsChanged(provider=provider, added=really_added + changed, removed=really_removed))
 
 
 class ToolRegistry:
@@ -393,6 +627,13 @@ class ToolRegistry:
         self._loser_counts: dict[str, int] = {}
         #: a suffixed name met another name in this batch: name every newcomer from scratch
         self._tangled = False
+        #: every registered id, sorted (kept so by each change)
+        self._ids: list[str] = []
+        #: the tools as ranking sees them (``None``: changed since; the last one lends its facts)
+        self._index: ToolIndex | None = None
+        self._last_index: ToolIndex | None = None
+        #: the ids changed since the last index was made
+        self._dirty: set[str] = set()
 
     # -- changes ---------------------------------------------------------
     def add(self, tool: Tool, *, provider: str | None = None, rank: int | None = None) -> ToolSpec:
@@ -461,6 +702,7 @@ class ToolRegistry:
             )
         if not removed and not claimed:
             return
+        self._index = None
         old_collisions = {key: self._collision(key) for key in self._keys_of([*removed, *claimed])}
         touched: set[str] = set()
         for tid in removed:
@@ -473,16 +715,7 @@ class ToolRegistry:
         self._rename(touched)
         if self._batch_depth == 0:
             self._pin_fresh()
-        added = list(claimed)
-        # a replaced tool that kept its id is both removed and added
-        really_removed = tuple(t for t in removed if t not in claimed)
-        really_added = tuple(t for t in added if t not in removing)
-        changed = tuple(t for t in added if t in removing)
-        for loser, ids in displaced.items():
-            logger.warning("tools %s of %s are replaced by %s's, which ranks above", ", ".join(ids), loser, provider)
-            self._events.publish(ToolsChanged(provider=loser, added=(), removed=tuple(ids)))
-        if really_added or really_removed or changed:
-            self._events.publish(ToolsChanged(provider=provider, added=really_added + changed, removed=really_removed))
+        publish_change(self._events, provider, removed, list(claimed), displaced)
         new_collisions = []
         for key, before in old_collisions.items():
             group = self._collision(key)
@@ -514,6 +747,8 @@ class ToolRegistry:
         entry = self._entries.pop(tid, None)
         if entry is None:
             return
+        del self._ids[bisect.bisect_left(self._ids, tid)]
+        self._dirty.add(tid)
         key = self._sanitize(tid)
         owned = self._by_provider.get(entry.provider)
         if owned is not None:
@@ -538,7 +773,10 @@ class ToolRegistry:
 
     def _put(self, tid: str, entry: _Entry, touched: set[str]) -> None:
         key = self._sanitize(tid)
+        if tid not in self._entries:
+            bisect.insort(self._ids, tid)
         self._entries[tid] = entry
+        self._dirty.add(tid)
         self._by_provider.setdefault(entry.provider, {})[tid] = None
         self._groups.setdefault(key, set()).add(tid)
         pinned = self._pinned.get(tid)
@@ -557,6 +795,7 @@ class ToolRegistry:
                 del self._by_exported[old]
             spec = attrs.evolve(entry.spec, exported_name=name)
             self._entries[tid] = _Entry(entry.tool, spec, entry.provider, entry.rank)
+            self._dirty.add(tid)
         self._by_exported[name] = tid
 
     def _rename(self, touched: set[str]) -> None:
@@ -645,7 +884,16 @@ class ToolRegistry:
         return name in self._entries or name in self._by_exported
 
     def specs(self) -> list[ToolSpec]:
-        return [self._entries[t].spec for t in sorted(self._entries)]
+        return self.index().specs
+
+    def index(self) -> ToolIndex:
+        """The tools in id order, with their search text and token estimates (:class:`ToolIndex`);
+        made again after a change, taking over what it knew of the specs the change did not touch."""
+        if self._index is None:
+            self._index = ToolIndex(list(self._ids), dict(self._entries), self._last_index, self._dirty)
+            self._last_index = self._index
+            self._dirty = set()
+        return self._index
 
     def by_provider(self, provider: str) -> list[ToolSpec]:
         return [self._entries[t].spec for t in sorted(self._by_provider.get(provider, ()))]
