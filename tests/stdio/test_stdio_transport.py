@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -172,6 +173,58 @@ async def test_closing_during_a_call_stops_a_server_that_does_not_read_eof(tmp_p
                 await session.call_tool("sleep", {"seconds": 60})
     assert time.monotonic() - started < 20
     assert ctx.diagnostics.exit_code is not None and ctx.diagnostics.exit_code < 0  # by a signal
+
+
+async def test_a_write_the_server_stops_reading_ends_the_connection_after_writes_that_went_through(
+    tmp_path: Path,
+) -> None:
+    """The stall timer is one per connection: writes that went through leave it idle, and the
+    1 MB request written while the server sleeps (not reading) fails the connection."""
+    from mcp.shared.exceptions import MCPError
+
+    ctx = context(tmp_path)
+    transport = StdioTransport(shutdown_grace=0.3, term_grace=0.5, write_stall_timeout=0.5)
+    failures: list[BaseException] = []
+
+    async def call(session: object, *args: object) -> None:
+        try:
+            await session.call_tool(*args)  # type: ignore[attr-defined]
+        except MCPError as exc:
+            failures.append(exc)
+
+    with anyio.fail_after(30):
+        async with open_session(server("well_behaved"), ctx, transport=transport, read_timeout=30) as session:
+            for i in range(20):
+                assert (await session.call_tool("echo", {"message": str(i)})).content[0].text == str(i)
+            await anyio.sleep(0.8)  # idle past the stall timeout: nothing is being written
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, session, "sleep", {"seconds": 60})
+                await anyio.sleep(0.2)  # the server is asleep in the call now
+                tg.start_soon(call, session, "echo", {"message": "x" * 1_000_000})
+    assert len(failures) == 2
+    assert ctx.diagnostics.error is not None
+    assert re.fullmatch(
+        r"the server stopped reading its stdin \(a 100\d{4}-byte write blocked for 0\.5 s\)", ctx.diagnostics.error
+    )
+
+
+async def test_a_write_that_blocks_for_less_than_the_stall_timeout_goes_through(tmp_path: Path) -> None:
+    ctx = context(tmp_path)
+    transport = StdioTransport(shutdown_grace=0.3, term_grace=0.5, write_stall_timeout=20)
+    results: list[str] = []
+
+    async def call(session: object, *args: object) -> None:
+        result = await session.call_tool(*args)  # type: ignore[attr-defined]
+        results.append(result.content[0].text[:10])
+
+    with anyio.fail_after(30):
+        async with open_session(server("well_behaved"), ctx, transport=transport, read_timeout=30) as session:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, session, "sleep", {"seconds": 0.5})
+                await anyio.sleep(0.2)  # the server is asleep in the call: the 1 MB write waits for it
+                tg.start_soon(call, session, "echo", {"message": "x" * 1_000_000})
+    assert sorted(results) == ["slept", "x" * 10]
+    assert ctx.diagnostics.error is None
 
 
 async def test_cancelling_the_owner_task_kills_the_server(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ when the first connection opens.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import signal
@@ -196,6 +197,8 @@ class _Connection:
         self.reading_ended = False
         self.deliver_scope = anyio.CancelScope()
         self.stdin_scope = anyio.CancelScope()
+        #: the write to the server's stdin going on: (when it began, its size); ``None``: none
+        self.writing: tuple[float, int] | None = None
         self.log_fh: IO[bytes] | None = None
         self.stderr_bytes = 0
         self.invalid_lines = 0
@@ -225,6 +228,7 @@ class _Connection:
                 tg.start_soon(self._stderr_pump)
                 tg.start_soon(self._stdout_pump)
                 tg.start_soon(self._stdin_pump)
+                tg.start_soon(self._stall_watchdog)
                 try:
                     yield self.read_r, self.write_w
                 except BaseException as exc:
@@ -379,20 +383,18 @@ class _Connection:
     async def _stdin_pump(self) -> None:
         assert self.proc is not None and self.proc.stdin is not None
         stdin = self.proc.stdin
+        clock = anyio.current_time
         with self.stdin_scope:
             try:
                 async for message in self.write_r:
                     data = (message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
-                    with anyio.move_on_after(self.t.write_stall_timeout) as stall:
-                        await stdin.send(data)
-                    if stall.cancelled_caught:
-                        self._fail(
-                            f"the server stopped reading its stdin (a {len(data)}-byte write "
-                            f"blocked for {self.t.write_stall_timeout:g} s)"
-                        )
-                        return
+                    # no timer a write: the watchdog sees how long this one has been going
+                    self.writing = (clock(), len(data))
+                    await stdin.send(data)
+                    self.writing = None
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
                 # The server closed its stdin or died; prefer the exit watcher's account.
+                self.writing = None
                 with anyio.move_on_after(1.0):
                     await self.exited.wait()
                 if not self.exited.is_set():
@@ -400,6 +402,26 @@ class _Connection:
             except Exception:
                 logger.exception("MCP server %r: stdin writer failed", self.name)
                 self._fail("writing to the server's stdin failed")
+
+    async def _stall_watchdog(self) -> None:
+        """One timer for the connection's writes: wakes at most a quarter of the stall timeout
+        apart, and when a write is going, at the moment it would have taken the whole of it;
+        a write still going then (the server stopped reading) ends the connection."""
+        timeout = self.t.write_stall_timeout
+        if timeout == math.inf:
+            return
+        while True:
+            writing = self.writing
+            if writing is None:
+                await anyio.sleep(max(timeout / 4, 0.01))
+                continue
+            left = writing[0] + timeout - anyio.current_time()
+            if left > 0:
+                await anyio.sleep(left)
+                continue
+            self.stdin_scope.cancel()
+            self._fail(f"the server stopped reading its stdin (a {writing[1]}-byte write blocked for {timeout:g} s)")
+            return
 
     async def _stderr_pump(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
