@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 
 import kairox
 from kairox import FunctionTool, ToolRegistry, ToolSpec
-from kairox._context import ALWAYS_LISTED, select_tools, skills_search_tool, tool_ranking, tools_search_tool
+from kairox._context import (
+    ALWAYS_LISTED,
+    MAX_PASSED_OVER,
+    select_tools,
+    skills_search_tool,
+    tool_ranking,
+    tools_search_tool,
+)
 from kairox._tools import ToolIndex, estimate_tokens
 from kairox.errors import RegistrationError
 
@@ -208,21 +215,28 @@ def test_the_index_ranks_every_change_as_scoring_every_text_does(
     query=queries,
     budget=st.integers(0, 600),
 )
-def test_the_chosen_tools_fit_the_budget_and_are_a_start_of_the_ranking(
+def test_the_chosen_tools_fit_the_budget_and_follow_the_ranking(
     tools: dict[str, tuple[str, int]], query: list[str], budget: int
 ) -> None:
     registry = registry_with_search(("t", [tool(i, d, n) for i, (d, n) in tools.items()]))
     index, prompt = registry.index(), " ".join(query)
     chosen, omitted = select_tools(index, prompt, budget)
     ranking = [index.spec(at).to_model_tool() for at in tool_ranking(index, prompt)]
-    assert chosen == ranking[: len(chosen)]
     assert omitted == len(ranking) - len(chosen)
     costs = [estimate_tokens(t) for t in chosen]
     assert [t["name"] for t in chosen[:2]] == ["tools_search", "skills_search"]
     if len(chosen) > 2:
         assert sum(costs) <= budget
-    if omitted:  # the next one would not have fitted
-        assert sum(costs) + estimate_tokens(ranking[len(chosen)]) > budget
+    # greedy in ranking order (fewer than MAX_PASSED_OVER tools here): every tool left
+    # out would not have fitted beside those chosen before it
+    used, picked = 0, []
+    for at, model_tool in enumerate(ranking):
+        cost = estimate_tokens(model_tool)
+        if at >= 2 and used + cost > budget:
+            continue
+        picked.append(model_tool)
+        used += cost
+    assert chosen == picked
     # the ranking: the always-listed, the matches best first, then the rest in id order
     matched = [i for i in oracle_order(registry.specs(), prompt) if i not in ALWAYS_LISTED]
     rest = sorted(set(tools) - set(matched))
@@ -231,3 +245,29 @@ def test_the_chosen_tools_fit_the_budget_and_are_a_start_of_the_ranking(
         "skills_search",
         *(registry.get_spec(i).exported_name for i in [*matched, *rest]),
     ]
+
+
+def test_an_oversized_tool_that_ranks_first_does_not_crowd_out_the_others() -> None:
+    """A hostile server's tool stuffed with the prompt's words and a huge schema ranks first
+    for the prompt but is too big for the budget: it is passed over, the next ones go in."""
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(2000)}}
+    huge = FunctionTool(
+        ToolSpec(id="evil.billing_invoices", description="billing invoices " * 50, input_schema=schema), lambda: "ok"
+    )
+    registry = registry_with_search(
+        ("evil", [huge]), ("billing", [tool(f"billing.t{i}", "billing", 0) for i in range(5)])
+    )
+    index = registry.index()
+    assert index.spec(next(iter(index.rank("billing invoices")))).id == "evil.billing_invoices"  # it ranks first
+    chosen, omitted = select_tools(index, "billing invoices", 2000)
+    names = [t["name"] for t in chosen]
+    assert "evil_billing_invoices" not in names and omitted == 1
+    assert names[2:] == [f"billing_t{i}" for i in range(5)]
+
+
+def test_a_long_run_of_tools_too_big_for_the_budget_ends_the_scan() -> None:
+    big = [tool(f"big.t{i:03}", "x" * 4000, 0) for i in range(MAX_PASSED_OVER + 5)]
+    registry = registry_with_search(("big", big), ("small", [tool("zz.small", "y", 0)]))
+    chosen, omitted = select_tools(registry.index(), "", 500)
+    # zz.small comes after MAX_PASSED_OVER oversized tools in id order: the scan stopped first
+    assert [t["name"] for t in chosen] == ["tools_search", "skills_search"] and omitted == len(big) + 1

@@ -53,6 +53,8 @@ SKILL_BUDGET = 4_000
 AGENT_BUDGET = 2_000
 #: the Agent Skills limit on a description; a longer one is cut in the index
 MAX_DESCRIPTION = 1024
+#: tools in a row a tool budget passes over (each too big for what is left) before it stops looking
+MAX_PASSED_OVER = 32
 #: characters of one provider source's own instructions (an MCP server's ``instructions``)
 #: in the turn context; a longer text is cut with a note
 MAX_SOURCE_INSTRUCTIONS = 8_000
@@ -299,17 +301,27 @@ def tool_ranking(index: ToolIndex, prompt: str) -> Iterator[int]:
 
 def select_tools(index: ToolIndex, prompt: str, budget: int | None) -> tuple[list[dict[str, Any]], int]:
     """Tools in model shape: every tool in id order, or, with a ``budget`` in tokens, the
-    longest start of :func:`tool_ranking` that fits it (the always-listed tools go in even
-    when they alone are over). Returns the tools and how many were left out."""
+    tools of :func:`tool_ranking` taken in order while they fit it, passing over one too big
+    for what is left (up to :data:`MAX_PASSED_OVER` in a row; the always-listed tools go in
+    even when they alone are over). Returns the tools and how many were left out."""
     if budget is None:
         return [s.to_model_tool() for s in index.specs], 0
     chosen: list[int] = []
     used = 0
     always = sum(1 for t in ALWAYS_LISTED if index.position(t) is not None)
+    passed_over = 0
     for at in tool_ranking(index, prompt):
         cost = index.tokens(at)
         if len(chosen) >= always and used + cost > budget:
-            break
+            # a tool too big for what is left is passed over, not an end: one server's
+            # oversized tool (a huge schema, a description stuffed with every word to rank
+            # first) must not crowd out every tool after it; a run of them ends the scan,
+            # so a turn still costs about what it lists
+            passed_over += 1
+            if passed_over >= MAX_PASSED_OVER:
+                break
+            continue
+        passed_over = 0
         chosen.append(at)
         used += cost
     return [index.spec(at).to_model_tool() for at in chosen], len(index) - len(chosen)
