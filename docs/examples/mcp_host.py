@@ -94,8 +94,11 @@ def main() -> None:
         workspace, home = Path(tmp, "ws"), Path(tmp, "home")
         workspace.mkdir()
         home.mkdir()
+        # protocol = "2025-11-25": serve() asks with ctx.session.create_message / elicit_form,
+        # requests over the handshake's back channel, which 2026-07-28 does not have (there a
+        # tool asks through the SDK's Resolve(...) and kairox answers with the same callbacks)
         (workspace / "kairox.toml").write_text(
-            f"[mcp_servers.poet]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps([__file__, '--server'])}\n"
+            f'[mcp_servers.poet]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps([__file__, "--server"])}\nprotocol = "2025-11-25"\n'
         )
         anyio.run(host, workspace, home)
 

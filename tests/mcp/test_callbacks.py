@@ -39,7 +39,7 @@ def sdk_entry(name: str, transport: str = "stdio", **extra: Any) -> Iterator[dic
     streamable HTTP (started here in its own process group on a free port, stopped after)."""
     command, *args = peers.fixture_server(name)
     if transport == "stdio":
-        yield {"command": command, "args": args, **extra}
+        yield {"command": command, "args": args, "protocol": "2025-11-25", **extra}
         return
     port = peers.free_port()
     proc = subprocess.Popen(
@@ -51,7 +51,7 @@ def sdk_entry(name: str, transport: str = "stdio", **extra: Any) -> Iterator[dic
     )
     try:
         peers.wait_for_port(port, proc=proc)
-        yield {"type": "streamable_http", "url": f"http://127.0.0.1:{port}/mcp", **extra}
+        yield {"type": "streamable_http", "url": f"http://127.0.0.1:{port}/mcp", "protocol": "2025-11-25", **extra}
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             with contextlib.suppress(ProcessLookupError):
@@ -206,11 +206,16 @@ async def test_a_workspace_cannot_allow_sampling_unasked(tmp_path: Path) -> None
     ws.mkdir()
     home.mkdir()
     command, *args = peers.fixture_server("sampler")
-    entry = {"command": command, "args": args, "sampling": "allow", "elicitation": "allow"}
+    entry = {"command": command, "args": args, "sampling": "allow", "elicitation": "allow", "protocol": "2025-11-25"}
     (ws / "kairox.toml").write_text(
         "[mcp_servers.sampler]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items())
     )
-    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"sampler2": entry}}))
+    # .mcp.json has no `protocol` key: there, a server that asks at 2026-07-28 (Resolve)
+    from test_revision import SERVER, write_script
+
+    modern, *modern_args = write_script(tmp_path, "modern", SERVER)
+    modern_entry = {"command": modern, "args": modern_args, "sampling": "allow", "elicitation": "allow"}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"sampler2": modern_entry}}))
     rec = Recorder()
     asked: list[str] = []
 
@@ -227,9 +232,9 @@ async def test_a_workspace_cannot_allow_sampling_unasked(tmp_path: Path) -> None
         sampling_callback=rec.sampling,
         env={"PATH": "/usr/bin:/bin", "HOME": str(home)},
     ) as rt:
-        for server in ("sampler", "sampler2"):
+        for server, tool in (("sampler", "ask_model"), ("sampler2", "ask")):
             assert manager_of(rt).definitions[server].config.sampling == "ask"
-            result = await rt.call_tool(f"{server}.ask_model", {"prompt": "hi"})
+            result = await rt.call_tool(f"{server}.{tool}", {"prompt": "hi"})
             assert not result.is_error, result.text
         notes = {(n.key, n.reason) for n in rt.config.not_applied}
     assert ("sampler.sampling", '"allow" is honoured only in your own config; it asks') in notes

@@ -180,7 +180,7 @@ def cli_home(tmp_path: Path) -> Path:
     home.mkdir()
     command, *args = peers.fixture_server("asker")
     (home / "kairox.toml").write_text(
-        f'[mcp_servers.asker]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\nelicitation = "allow"\n'
+        f'[mcp_servers.asker]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\nelicitation = "allow"\nprotocol = "2025-11-25"\n'
     )
     (tmp_path / "ws").mkdir()
     return home

@@ -80,6 +80,8 @@ def test_mcp_tools_shows_what_is_not_offered_and_why(tmp_path: Path) -> None:
     with sdk_entry("rich_tools") as entry:
         (home / "kairox.toml").write_text(
             f"[mcp_servers.rich]\ncommand = {json.dumps(entry['command'])}\nargs = {json.dumps(entry['args'])}\n"
+            # tasks are a 2025-11-25 matter: at 2026-07-28 the SDK server runs the tool as a plain call
+            'protocol = "2025-11-25"\n'
         )
         harness = KairoxHarness(tmp_path / "ws", home, env={"KAIROX_HOME": str(home), "PATH": "/usr/bin:/bin"})
         shown = harness.cli("mcp", "tools", "rich", load_entrypoints=True)

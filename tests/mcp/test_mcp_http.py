@@ -201,6 +201,7 @@ async def add_through(tmp_path: Path, config: dict[str, Any], env: dict[str, str
 async def test_streamable_http_sends_headers_and_deletes_its_session(tmp_path: Path) -> None:
     config = {
         "type": "streamable-http",
+        "protocol": "2025-11-25",  # 2026-07-28 has no session, so no DELETE
         "headers": {"X-Trace": "${TRACE_ID}"},
         "api_key_env": "RECORD_TOKEN",
         "env_http_headers": {"X-Org": "ORG_ID"},

@@ -144,7 +144,9 @@ async def test_tool_timeout_fails_the_call_and_cancels_it_on_the_server(tmp_path
 @pytest.mark.anyio
 async def test_list_changed_swaps_the_servers_tools_in_one_event(tmp_path: Path) -> None:
     server, _ = make_server()
-    async with open_runtime(tmp_path, {"mem": memory_config()}, transports=(MemoryTransport({"mem": server}),)) as rt:
+    async with open_runtime(
+        tmp_path, {"mem": memory_config(protocol="2025-11-25")}, transports=(MemoryTransport({"mem": server}),)
+    ) as rt:
         changes: list[Any] = []
         refreshed = anyio.Event()
         rt.events.subscribe(changes.append, ToolsChanged)

@@ -197,7 +197,7 @@ class Exchange:
             return result  # the SDK says what is wrong with the whole result
         kept = []
         for raw in tools:
-            problem = self._tool_problem(raw)
+            problem = self._tool_problem(raw, result)
             if problem is None:
                 kept.append(raw)
                 continue
@@ -211,13 +211,14 @@ class Exchange:
             return result
         return {**result, "tools": kept}
 
-    def _tool_problem(self, raw: Any) -> str | None:
+    def _tool_problem(self, raw: Any, result: Mapping[str, Any]) -> str | None:
         problem = tool_problem(raw)
         if problem is not None:
             return terminal_safe(problem)
         if self.protocol_version is not None:
             try:  # the negotiated version's wire shape, as the SDK checks the whole result
-                methods.validate_server_result("tools/list", self.protocol_version, {"tools": [raw]})
+                # the result's other members too (2026-07-28 requires ``ttlMs`` and ``cacheScope``)
+                methods.validate_server_result("tools/list", self.protocol_version, {**result, "tools": [raw]})
             except KeyError:
                 pass  # a (method, version) the SDK's table does not have: the model check below
             except ValueError as exc:  # pydantic's ValidationError (or an unknown version)

@@ -18,18 +18,29 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import mcp.types as types
 from mcp import ClientSession
+
+# The SDK's SEP-2322 loop (an ``InputRequiredResult``: answer its requests with the host
+# callbacks, retry), as ``Client._drive_input_required`` runs it; private module too.
+from mcp.client._input_required import InputRequiredRoundsExceededError, run_input_required_driver
+
+# The SDK's own ``Client(mode="auto")`` policy (server/discover, else initialize, one
+# corrective re-probe on -32022), reused as is: ``mcp.client._probe`` is a private module
+# of the SDK (no public name exports it in mcp 2.3); kairox pins no version for it.
+from mcp.client._probe import negotiate_auto
+from mcp.client.session import ClientRequestContext
+from mcp.client.subscriptions import SubscriptionLost, listen
 from mcp.shared.exceptions import MCPError
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from kairox import redact
 from kairox.errors import ToolError
 
 from ._sdklog import _current as _sdk_diagnostics
-from ._sdklog import capture_sdk_logs
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
 from .config import LOG_LEVELS, McpServerConfig
 from .events import McpLogMessage, McpResourceUpdated
 from .host import HostBridge
-from .transport import ConnectContext, Diagnostics, McpTransport
+from .transport import ConnectContext, Diagnostics
 
 if TYPE_CHECKING:
     from kairox import Event, Runtime
@@ -44,6 +55,10 @@ MAX_PAGES = 1000
 #: (the SDK's timeout starts after the write; a server that stopped reading, or an
 #: HTTP session wedged on a hung POST, would hold the write much longer)
 SEND_GRACE = 1.0
+
+#: first wait before a lost ``subscriptions/listen`` stream is re-opened, s (doubles, at most the next)
+LISTEN_BACKOFF = 0.5
+MAX_LISTEN_BACKOFF = 30.0
 
 ListChanged = Callable[[str], Awaitable[None]]
 
@@ -147,10 +162,11 @@ def _client_info() -> types.Implementation:
 class McpClient:
     """A connected, initialised MCP session with one server.
 
-    Open it with :meth:`open` (an async context manager that connects the
-    transport and enters the session in the calling task). Requests map SDK
-    errors to kairox errors: :class:`McpConnectionClosed`,
-    :class:`McpCallTimeout`, :class:`McpRequestError`.
+    Open it with :meth:`over` on a connected transport's streams (an async context
+    manager that enters the session in the calling task; the lifecycle connects the
+    transport first, so a server process starts while the SDK is still being imported),
+    then :meth:`initialize`. Requests map SDK errors to kairox errors:
+    :class:`McpConnectionClosed`, :class:`McpCallTimeout`, :class:`McpRequestError`.
     """
 
     def __init__(
@@ -171,13 +187,16 @@ class McpClient:
         self.initialize_result: types.InitializeResult | None = None
         #: answers what the server asks (sampling, elicitation, roots)
         self.host = host or HostBridge(server, None, None)
+        #: resources subscribed to; on 2026-07-28 they ride the ``subscriptions/listen`` stream
+        self._subscribed: set[str] = set()
+        self._relisten = anyio.Event()
 
     @classmethod
     @asynccontextmanager
-    async def open(
+    async def over(
         cls,
         server: str,
-        transport: McpTransport,
+        streams: Any,
         config: McpServerConfig,
         context: ConnectContext,
         *,
@@ -185,12 +204,14 @@ class McpClient:
         runtime: Runtime | None = None,
         publish: Callable[[Event], None] | None = None,
     ) -> AsyncIterator[McpClient]:
-        """Connect and enter the session (not yet initialised: call :meth:`initialize`).
+        """Enter the session over a connected transport's ``(read, write)`` streams (not yet
+        initialised: call :meth:`initialize`).
 
         With ``runtime``, the server's requests are answered with its host callbacks
         (:class:`~kairox_mcp.host.HostBridge`): the client declares sampling and
         elicitation exactly when the runtime has those callbacks, and roots always.
         ``publish`` gets the server's resource updates and log records as events."""
+        read, write = streams
         closed = anyio.Event()
         host = HostBridge(server, config, runtime)
         diagnostics = context.diagnostics
@@ -218,17 +239,18 @@ class McpClient:
             if publish is not None:
                 publish(McpLogMessage(server=server, level=str(params.level), logger=params.logger, data=data))
 
-        with capture_sdk_logs(diagnostics):
-            async with transport.connect(config, context) as (read, write):
-                async with ClientSession(
-                    GuardedReadStream(read, exchange, closed),
-                    _BoundedWriteStream(write, exchange),
-                    message_handler=message_handler,
-                    logging_callback=logging_callback,
-                    client_info=_client_info(),
-                    **host.kwargs(),
-                ) as session:
-                    yield cls(server, session, diagnostics, closed, exchange, host)
+        async with ClientSession(
+            GuardedReadStream(read, exchange, closed),
+            _BoundedWriteStream(write, exchange),
+            message_handler=message_handler,
+            logging_callback=logging_callback,
+            client_info=_client_info(),
+            # 2026-07-28: log records are opted into per request (the handshake revisions
+            # ignore it and get logging/setLevel after initialize)
+            log_level=cast(Any, config.log_level),
+            **host.kwargs(),
+        ) as session:
+            yield cls(server, session, diagnostics, closed, exchange, host)
 
     # -- errors ---------------------------------------------------------------
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
@@ -254,32 +276,45 @@ class McpClient:
         )
 
     # -- lifecycle ------------------------------------------------------------
-    async def initialize(self) -> types.InitializeResult:
+    async def initialize(self, protocol: str = "auto") -> None:
+        """Settle the revision. ``"auto"``: what the SDK's ``Client(mode="auto")`` does
+        (``server/discover`` at 2026-07-28; a server that does not answer it gets the
+        2025-11-25 ``initialize`` handshake); anything else: the handshake only."""
         try:
-            result = await self.session.initialize()
+            if protocol == "auto":
+                await negotiate_auto(self.session)
+            else:
+                await self.session.initialize()
         except MCPError as exc:
             raise self._map(exc, "initialize") from exc
-        self.initialize_result = result
-        return result
+        except RuntimeError as exc:  # the SDK: no revision in common with the server
+            raise McpRequestError(f"initialize failed (MCP server {self.server}): {redact(str(exc))}", 0) from exc
+        self.initialize_result = self.session.initialize_result
+        # the tools/list check validates each tool against the negotiated revision's shape
+        self.exchange.protocol_version = self.session.protocol_version
 
     @property
     def capabilities(self) -> types.ServerCapabilities | None:
-        return self.initialize_result.capabilities if self.initialize_result else None
+        return self.session.server_capabilities
 
     @property
     def protocol_version(self) -> str:
-        return str(self.initialize_result.protocol_version) if self.initialize_result else ""
+        return self.session.protocol_version or ""
+
+    @property
+    def modern(self) -> bool:
+        """Negotiated 2026-07-28 (or later): no session state on the server; change
+        notifications arrive on a ``subscriptions/listen`` stream (:meth:`listen_changes`)."""
+        return self.session.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     @property
     def server_info(self) -> str:
-        if self.initialize_result is None:
-            return ""
-        info = self.initialize_result.server_info
-        return f"{info.name} {info.version}".strip()
+        info = self.session.server_info  # optional on 2026-07-28
+        return f"{info.name} {info.version}".strip() if info is not None else ""
 
     @property
     def instructions(self) -> str | None:
-        return self.initialize_result.instructions if self.initialize_result else None
+        return self.session.instructions
 
     def supports(self, feature: str) -> bool:
         """Whether the server declared ``tools`` / ``resources`` / ``prompts``."""
@@ -287,15 +322,27 @@ class McpClient:
         return caps is not None and getattr(caps, feature, None) is not None
 
     async def roots_changed(self) -> None:
-        """``notifications/roots/list_changed`` (the roots kairox reports changed)."""
+        """``notifications/roots/list_changed`` (the roots kairox reports changed); nothing on
+        2026-07-28, which has no such notification (a server asks for the roots with each
+        request that needs them)."""
+        if self.modern:
+            return
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deprecated as of 2026-07-28; the handshake revisions have it
             await self.session.send_roots_list_changed()
 
     async def set_log_level(self, level: str) -> None:
-        """``logging/setLevel``: the server sends log records of ``level`` and above."""
+        """``logging/setLevel``: the server sends log records of ``level`` and above. On
+        2026-07-28 (no such request) every later request asks for that level instead."""
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r} (one of {', '.join(LOG_LEVELS)})")
+        discovered = self.session.discover_result
+        if self.modern and discovered is not None:
+            # the session stamps its log level into each request's _meta from adopt(); the SDK
+            # has no public setter, so set its (private) level and adopt the same result again
+            self.session._log_level = cast(Any, level)
+            self.session.adopt(discovered)
+            return
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # deprecated as of 2026-07-28
@@ -304,7 +351,12 @@ class McpClient:
             raise self._map(exc, "logging/setLevel") from exc
 
     async def subscribe(self, uri: str) -> None:
-        """``resources/subscribe``: the server sends ``notifications/resources/updated`` for ``uri``."""
+        """``resources/subscribe``: the server sends ``notifications/resources/updated`` for ``uri``
+        (on 2026-07-28 the URI joins the ``subscriptions/listen`` stream, which is re-opened)."""
+        if self.modern:
+            self._subscribed.add(uri)
+            self._relisten.set()
+            return
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # removed in 2026-07-28 (listen); the handshake revisions have it
@@ -313,12 +365,74 @@ class McpClient:
             raise self._map(exc, f"resources/subscribe {uri}") from exc
 
     async def unsubscribe(self, uri: str) -> None:
+        if self.modern:
+            if uri in self._subscribed:
+                self._subscribed.discard(uri)
+                self._relisten.set()
+            return
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 await self.session.unsubscribe_resource(uri)
         except MCPError as exc:
             raise self._map(exc, f"resources/unsubscribe {uri}") from exc
+
+    async def listen_changes(self) -> None:
+        """2026-07-28: keep one ``subscriptions/listen`` stream open for the list changes the
+        server declared and the subscribed resources, until cancelled or the connection
+        closes. Its events reach the message handler as the handshake revisions'
+        notifications do (list_changed re-lists, resource updates become events). A lost
+        stream is re-opened after a backoff; a server without ``subscriptions/listen`` is
+        left alone. Returns at once on a handshake connection."""
+        caps = self.capabilities
+        if not self.modern or caps is None:
+            return
+        wanted = {
+            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
+            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
+        }
+        can_subscribe = bool(caps.resources and caps.resources.subscribe)
+        delay = LISTEN_BACKOFF
+        while not self.closed.is_set():
+            self._relisten = anyio.Event()
+            uris = sorted(self._subscribed) if can_subscribe else []
+            if not any(wanted.values()) and not uris:
+                await self._relisten.wait()
+                continue
+            try:
+                async with listen(
+                    self.session,
+                    tools_list_changed=wanted["tools_list_changed"],
+                    prompts_list_changed=wanted["prompts_list_changed"],
+                    resources_list_changed=wanted["resources_list_changed"],
+                    resource_subscriptions=uris,
+                ) as sub:
+                    delay = LISTEN_BACKOFF
+                    async with anyio.create_task_group() as tg:
+
+                        async def drain() -> None:
+                            async for _event in sub:  # delivered to the message handler already
+                                pass
+                            tg.cancel_scope.cancel()  # the server closed the stream
+
+                        tg.start_soon(drain)
+                        await self._relisten.wait()
+                        tg.cancel_scope.cancel()
+                if self._relisten.is_set():
+                    continue
+            except MCPError as exc:
+                if exc.code == types.METHOD_NOT_FOUND:
+                    self.diagnostics.stderr.append("[kairox] the server has no subscriptions/listen")
+                    return
+                if self.closed.is_set():
+                    return
+                self.diagnostics.stderr.append(f"[kairox] subscriptions/listen failed: {redact(exc.message)}")
+            except SubscriptionLost as exc:
+                self.diagnostics.stderr.append(f"[kairox] {exc}")
+            with anyio.move_on_after(delay):
+                await self._relisten.wait()
+            delay = min(delay * 2, MAX_LISTEN_BACKOFF)
 
     async def complete(
         self, ref: dict[str, str], argument: str, value: str, context: dict[str, str] | None = None
@@ -388,6 +502,24 @@ class McpClient:
         return await self._paginate("prompts/list", lambda p: self.session.list_prompts(params=p), "prompts")
 
     # -- requests -----------------------------------------------------------------
+    async def _resolve_input(self, send: Callable[[Any, str | None], Awaitable[Any]]) -> Any:
+        """``send(None, None)``; a 2026-07-28 server that answers with an ``InputRequiredResult``
+        (it needs sampling, elicitation or roots) has its requests answered by the host
+        callbacks (as the handshake revisions' server-to-client requests are) and the
+        request sent again with the answers, as the SDK's ``Client`` does."""
+        first = await send(None, None)
+        if not isinstance(first, types.InputRequiredResult):
+            return first
+        session = self.session
+
+        async def dispatch(key: str, request: Any) -> Any:
+            meta = request.params.meta if request.params else None
+            return await session.dispatch_input_request(
+                ClientRequestContext(session=session, request_id=key, meta=meta), request
+            )
+
+        return await run_input_required_driver(first, dispatch=dispatch, retry=send)
+
     async def call_tool(
         self,
         name: str,
@@ -410,9 +542,21 @@ class McpClient:
         stalled = False
         try:
             with self.host.track():
-                result = await self.session.call_tool(
-                    name, arguments or {}, read_timeout_seconds=timeout, progress_callback=cast(Any, progress)
-                )
+
+                async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+                    return await self.session.call_tool(
+                        name,
+                        arguments or {},
+                        read_timeout_seconds=timeout,
+                        progress_callback=cast(Any, progress),
+                        input_responses=responses,
+                        request_state=state,
+                        allow_input_required=True,
+                    )
+
+                result = await self._resolve_input(send)
+        except InputRequiredRoundsExceededError as exc:
+            raise McpRequestError(f"tools/call {name} failed (MCP server {self.server}): {exc}", 0) from exc
         except MCPError as exc:
             raise self._map(exc, f"tools/call {name}", timeout) from exc
         except _SendStalled:
@@ -438,7 +582,16 @@ class McpClient:
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> types.ReadResourceResult:
         try:
             with anyio.fail_after(timeout) if timeout else nullcontext():
-                return await self.session.read_resource(uri)
+                return cast(
+                    types.ReadResourceResult,
+                    await self._resolve_input(
+                        lambda r, st: self.session.read_resource(
+                            uri, input_responses=r, request_state=st, allow_input_required=True
+                        )
+                    ),
+                )
+        except InputRequiredRoundsExceededError as exc:
+            raise McpRequestError(f"resources/read {uri} failed (MCP server {self.server}): {exc}", 0) from exc
         except MCPError as exc:
             raise self._map(exc, f"resources/read {uri}", timeout) from exc
         except TimeoutError:
@@ -449,7 +602,16 @@ class McpClient:
     ) -> types.GetPromptResult:
         try:
             with anyio.fail_after(timeout) if timeout else nullcontext():
-                return await self.session.get_prompt(name, arguments)
+                return cast(
+                    types.GetPromptResult,
+                    await self._resolve_input(
+                        lambda r, st: self.session.get_prompt(
+                            name, arguments, input_responses=r, request_state=st, allow_input_required=True
+                        )
+                    ),
+                )
+        except InputRequiredRoundsExceededError as exc:
+            raise McpRequestError(f"prompts/get {name} failed (MCP server {self.server}): {exc}", 0) from exc
         except MCPError as exc:
             raise self._map(exc, f"prompts/get {name}", timeout) from exc
         except TimeoutError:

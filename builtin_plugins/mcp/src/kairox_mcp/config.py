@@ -25,6 +25,7 @@ __all__ = [
     "HOST_REQUEST_MODES",
     "TRANSPORT_ALIASES",
     "McpServerConfig",
+    "PROTOCOLS",
     "OAuthSettings",
     "ServerDefinition",
     "normalize_transport",
@@ -74,6 +75,17 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 def _log_level(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and value not in LOG_LEVELS:
         raise ConfigError(f"expected one of {', '.join(LOG_LEVELS)}, got {value!r}", path=attribute.name)
+
+
+#: ``protocol``: how a connection settles its revision. "auto" does what the SDK's
+#: ``Client(mode="auto")`` does (``server/discover``, else the ``initialize`` handshake);
+#: "2025-11-25" always uses the handshake. SSE servers always use the handshake.
+PROTOCOLS = ("auto", "2025-11-25")
+
+
+def _protocol(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if value not in PROTOCOLS:
+        raise ConfigError(f'expected "auto" or "2025-11-25", got {value!r}', path=attribute.name)
 
 
 def _not_negative(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -174,6 +186,9 @@ class McpServerConfig:
     #: sent with ``logging/setLevel`` after initialize (to a server that declares logging):
     #: debug, info, notice, warning, error, critical, alert or emergency
     log_level: str | None = attrs.field(default=None, validator=_log_level)
+    #: "auto" (``server/discover``, falling back to ``initialize``) or "2025-11-25" (the
+    #: ``initialize`` handshake only); see :data:`PROTOCOLS`
+    protocol: str = attrs.field(default="auto", validator=_protocol)
     # -- OAuth (HTTP servers) ------------------------------------------------------------
     #: ``kairox mcp login`` settings; tokens are stored under ``$KAIROX_HOME/mcp-oauth/``
     oauth: OAuthSettings | None = None

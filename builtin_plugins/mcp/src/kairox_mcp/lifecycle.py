@@ -27,8 +27,9 @@ from kairox import ServerState, ServerStatus, ToolSpec, redact
 from kairox.errors import KairoxError, ToolError
 
 from . import auth
+from ._sdklog import capture_sdk_logs
 from .adapter import McpToolAdapter, build_spec, withheld_reason
-from .config import ServerDefinition, redact_url
+from .config import McpServerConfig, ServerDefinition, redact_url
 from .events import (
     McpPromptsChanged,
     McpResourcesChanged,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
     from .client import McpClient
 
-__all__ = ["MAX_BACKOFF", "RESET_AFTER", "ServerLifecycle", "describe_error", "import_client"]
+__all__ = ["MAX_BACKOFF", "RESET_AFTER", "ServerLifecycle", "describe_error", "import_client", "spawns_first"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,22 +68,56 @@ ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 
 
 _client_module: ModuleType | None = None
+#: set while the one import is running (its waiters wait on it), else None
+_importing: anyio.Event | None = None
 
 
 async def import_client() -> ModuleType:
-    """``kairox_mcp.client`` (and with it ``mcp``), imported off the event loop the first time.
+    """``kairox_mcp.client`` (and with it ``mcp``), imported off the event loop the first time,
+    in one worker thread however many servers start at once: the first caller runs the
+    import, the others wait for it to end.
 
-    Never read from ``sys.modules``: while a worker thread is still importing the
-    module, it is there half-initialised. ``importlib.import_module`` waits on the
-    module's import lock instead, so concurrent first calls all get the finished
-    module; only a completed import is remembered.
+    Never read from ``sys.modules``: while the worker thread is still importing the
+    module, it is there half-initialised. Only a completed import is remembered; a
+    waiter whose importer failed tries once more itself.
     """
-    global _client_module
-    module = _client_module
-    if module is None:
-        module = await anyio.to_thread.run_sync(importlib.import_module, f"{__package__}.client")
-        _client_module = module
+    global _client_module, _importing
+    while _client_module is None:
+        running = _importing
+        if running is not None:
+            await running.wait()
+            continue
+        done = _importing = anyio.Event()
+        try:
+            # shielded: a caller cancelled meanwhile cannot stop the thread anyway; this way the
+            # finished import is remembered and the cancellation lands at its next checkpoint
+            with anyio.CancelScope(shield=True):
+                _client_module = await anyio.to_thread.run_sync(importlib.import_module, f"{__package__}.client")
+        finally:
+            _importing = None
+            done.set()
+    return _client_module
+
+
+async def _import_within(scope: anyio.CancelScope) -> ModuleType:
+    """:func:`import_client`, its wait added to ``scope``'s deadline: the SDK's import is not
+    the server's start-up (``startup_timeout`` counts from when the client can talk)."""
+    before = anyio.current_time()
+    module = await import_client()
+    scope.deadline += anyio.current_time() - before
     return module
+
+
+def spawns_first(transport: object) -> bool:
+    """Whether ``transport.connect`` may be entered before the SDK is imported (it says so
+    with ``imports_sdk_lazily = True``: it imports ``mcp`` only through ``context.import_sdk``)."""
+    return getattr(transport, "imports_sdk_lazily", False) is True
+
+
+def protocol_mode(config: McpServerConfig) -> str:
+    """``"auto"`` (``server/discover``, else ``initialize``) unless the entry asks for the
+    2025-11-25 handshake, or the server is an SSE one (a legacy transport: always the handshake)."""
+    return "auto" if config.protocol == "auto" and config.type != "sse" else "2025-11-25"
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -358,37 +393,46 @@ class ServerLifecycle:
         started = time.perf_counter()
         error = ""
         try:
-            client_module = await import_client()
-            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+            with (
+                anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope,
+                capture_sdk_logs(attempt.diagnostics),
+            ):
                 self._scope = scope
-                async with client_module.McpClient.open(
-                    self.name,
-                    self.transport,
-                    config,
-                    context,
-                    on_list_changed=self._on_list_changed,
-                    runtime=self.runtime,
-                    publish=self.runtime.events.publish,
-                ) as client:
-                    await client.initialize()
-                    if config.log_level and client.supports("logging"):
-                        try:
-                            await client.set_log_level(config.log_level)
-                        except ToolError as exc:
-                            attempt.diagnostics.stderr.append(f"[kairox] logging/setLevel failed: {exc}")
-                    tools = await client.list_tools() if client.supports("tools") else []
-                    scope.deadline = math.inf
-                    self._become_ready(client, tools, time.perf_counter() - started)
-                    if self._tools_dirty:
-                        await self._relist(client)
-                    await _wait_any(self._stop, client.closed)
-                    self.client = None
-                    if client.closed.is_set() and not self._stop.is_set():
-                        error = redact(attempt.diagnostics.error or "the server closed the connection")
-                        # calls fail from now on (not ready, with the reason); the event follows once
-                        # the transport has the exit code, and the tools go if no restart follows
-                        self.state = ServerState.FAILED
-                        self.detail = error
+                if not spawns_first(self.transport):
+                    await _import_within(scope)
+                async with self.transport.connect(config, context) as streams:
+                    client_module = await _import_within(scope)  # a spawn-first server starts meanwhile
+                    async with client_module.McpClient.over(
+                        self.name,
+                        streams,
+                        config,
+                        context,
+                        on_list_changed=self._on_list_changed,
+                        runtime=self.runtime,
+                        publish=self.runtime.events.publish,
+                    ) as client:
+                        await client.initialize(protocol_mode(config))
+                        if config.log_level and client.supports("logging") and not client.modern:
+                            try:
+                                await client.set_log_level(config.log_level)
+                            except ToolError as exc:
+                                attempt.diagnostics.stderr.append(f"[kairox] logging/setLevel failed: {exc}")
+                        tools = await client.list_tools() if client.supports("tools") else []
+                        scope.deadline = math.inf
+                        self._become_ready(client, tools, time.perf_counter() - started)
+                        if self._tools_dirty:
+                            await self._relist(client)
+                        async with anyio.create_task_group() as tg:
+                            tg.start_soon(client.listen_changes)  # 2026-07-28 change notifications
+                            await _wait_any(self._stop, client.closed)
+                            tg.cancel_scope.cancel()
+                        self.client = None
+                        if client.closed.is_set() and not self._stop.is_set():
+                            error = redact(attempt.diagnostics.error or "the server closed the connection")
+                            # calls fail from now on (not ready, with the reason); the event follows once
+                            # the transport has the exit code, and the tools go if no restart follows
+                            self.state = ServerState.FAILED
+                            self.detail = error
             if scope.cancelled_caught and not self._stop.is_set() and not error:
                 error = f"no answer to initialize within {timeout:g} s (startup_timeout)"
         except Exception as exc:  # includes ExceptionGroup from the HTTP clients' task groups
