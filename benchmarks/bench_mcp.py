@@ -12,6 +12,11 @@
    Median and p99 of each, and the ratios (target: runtime within 1.10x of the SDK).
 2. Time until every server is ready, for 1 and for 10 servers that each take 0.5 s to start
    (a raw JSON-lines server that sleeps first), ``mcp`` already imported (target: 10 within 1.3x of 1).
+3. The same 10 servers from a fresh interpreter, ``mcp`` not imported yet (``--process N``
+   interleaved runs of each): all ready (from the process's launch) and the whole process
+   (launch to exit), kairox's ``Runtime.open`` against the raw SDK's ``stdio_client`` +
+   ``ClientSession`` (targets, issue 17: whole process <= 1.0x the SDK, all ready <= 1.15x).
+   ``--only process`` runs this scenario alone.
 
 Not a test: numbers depend on the machine; the script only reports them.
 """
@@ -221,12 +226,118 @@ async def bench_start(repeats: int, delay: float = 0.5) -> tuple[float, float]:
     return statistics.median(one), statistics.median(ten)
 
 
+#: scenario 3, kairox: open a runtime over the servers (argv[1], JSON), print when all are ready
+KAIROX_PROCESS = textwrap.dedent(
+    """
+    import json, os, sys, tempfile, time
+    import anyio
+    from kairox import Runtime
+
+    async def main():
+        servers = json.loads(sys.argv[1])
+        env = {**os.environ, "KAIROX_HOME": tempfile.mkdtemp(), "KAIROX_DISABLE_PLUGINS": "example"}
+        async with Runtime.open(tempfile.mkdtemp(), env=env, config_documents=[("bench", {"mcp_servers": servers})]) as rt:
+            ready = time.time()
+            states = {s.state.value for s in rt.status().servers if s.kind == "mcp"}
+            assert states == {"ready"}, rt.status().servers
+        print(json.dumps({"ready": ready}))
+
+    anyio.run(main)
+    """
+)
+
+#: scenario 3, the raw SDK: one stdio_client + ClientSession per server, each in its task
+SDK_PROCESS = textwrap.dedent(
+    """
+    import json, os, sys, time
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    async def main():
+        servers = json.loads(sys.argv[1])
+        done, ready = anyio.Event(), []
+
+        async def one(s):
+            params = StdioServerParameters(command=s["command"], args=s["args"])
+            with open(os.devnull, "w") as devnull:
+                async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as session:
+                    await session.initialize()
+                    await session.list_tools()
+                    ready.append(time.time())
+                    await done.wait()
+
+        async with anyio.create_task_group() as tg:
+            for s in servers.values():
+                tg.start_soon(one, s)
+            while len(ready) < len(servers):
+                await anyio.sleep(0.005)
+            done.set()
+        print(json.dumps({"ready": max(ready)}))
+
+    anyio.run(main)
+    """
+)
+
+
+def bench_process(
+    runs: int, n: int = 10, delay: float = 0.5, copies: tuple[str, ...] = ()
+) -> dict[str, tuple[float, float]]:
+    """Scenario 3: ``{client: (median all-ready s, median whole-process s)}``, runs interleaved.
+    ``copies``: folders of other kairox sources (first on ``PYTHONPATH``), measured as more clients."""
+    clients = [("kairox", KAIROX_PROCESS, ""), ("sdk", SDK_PROCESS, "")]
+    clients += [(f"kairox@{path}", KAIROX_PROCESS, path) for path in copies]
+    samples: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name, _, _ in clients}
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "slow_server.py"
+        script.write_text(SLOW_SERVER)
+        servers = {f"s{i}": {"command": sys.executable, "args": ["-S", str(script), str(delay)]} for i in range(n)}
+        for _ in range(runs):
+            for name, source, path in clients:
+                env = {**os.environ, "PYTHONPATH": path} if path else None
+                started = time.time()
+                proc = subprocess.run(
+                    [sys.executable, "-c", source, json.dumps(servers)],
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    check=False,
+                    env=env,
+                )
+                whole = time.time() - started
+                if proc.returncode != 0:
+                    raise RuntimeError(f"{name}: {proc.stderr[-2000:]}")
+                ready = json.loads(proc.stdout.strip().splitlines()[-1])["ready"] - started
+                samples[name][0].append(ready)
+                samples[name][1].append(whole)
+    return {name: (statistics.median(r), statistics.median(w)) for name, (r, w) in samples.items()}
+
+
+def print_process(runs: int, copies: tuple[str, ...] = ()) -> None:
+    result = bench_process(runs, copies=copies)
+    print(f"\n10 servers that each take 0.5 s to start, fresh interpreter (median of {runs} interleaved runs)")
+    print(f"{'client':<10} {'all ready s':>12} {'whole process s':>16}")
+    sdk = result["sdk"]
+    for name, (ready, whole) in result.items():
+        ratios = f"  ({ready / sdk[0]:.2f}x, {whole / sdk[1]:.2f}x the SDK)" if name != "sdk" else ""
+        print(f"{name:<10} {ready:>12.3f} {whole:>16.3f}{ratios}")
+    print("targets (kairox / SDK): all ready <= 1.15x, whole process <= 1.00x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000, help="measured calls per client")
     parser.add_argument("--starts", type=int, default=5, help="repeats of the start-up measurement")
+    parser.add_argument("--process", type=int, default=5, help="interleaved runs of each client in scenario 3")
+    parser.add_argument("--only", choices=["process"], help="run only this scenario")
+    parser.add_argument(
+        "--copy", action="append", default=[], help="scenario 3: also measure the kairox sources in this folder"
+    )
     opts = parser.parse_args()
     print(f"machine: {os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if opts.only == "process":
+        print_process(opts.process, tuple(opts.copy))
+        print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
 
     rows = anyio.run(bench_calls, opts.calls)
     by = {name: (med, p99) for name, med, p99 in rows}
@@ -250,6 +361,7 @@ def main() -> None:
     print(f"{1:<10} {one:>8.3f}")
     print(f"{10:<10} {ten:>8.3f}")
     print(f"{'ratio 10 / 1':<10} {ten / one:>8.2f}  target <= 1.30")
+    print_process(opts.process, tuple(opts.copy))
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -123,3 +123,93 @@ def test_the_old_import_client_is_caught_returning_a_half_initialised_module() -
     """The control: the same rounds against the code before the fix do see the race."""
     result = race("old", ROUNDS)
     assert result["bad_rounds"] >= 1, result
+
+
+#: prepended to a fresh interpreter's script: every ``import_module`` the lifecycle runs is
+#: noted in ``calls`` as (module name, thread id); ``imports_of_client()`` counts those of the client
+COUNT_IMPORTS = r"""
+import importlib, threading
+import kairox_mcp.lifecycle as lifecycle
+
+calls = []
+_real_import = importlib.import_module
+
+
+class _Counting:
+    def __getattr__(self, name):
+        return getattr(importlib, name)
+
+    @staticmethod
+    def import_module(name, package=None):
+        calls.append((name, threading.get_ident()))
+        return _real_import(name, package)
+
+
+lifecycle.importlib = _Counting()
+
+
+def imports_of_client():
+    mine = [thread for name, thread in calls if name == "kairox_mcp.client"]
+    return {"imports": len(mine), "threads": len(set(mine))}
+"""
+
+ONE_THREAD = (
+    COUNT_IMPORTS
+    + r"""
+import json, sys
+import anyio
+
+cancel_first = sys.argv[1] == "cancel-first"
+
+
+async def main():
+    got = []
+
+    async def call(i):
+        await anyio.sleep(i * 0.002)
+        got.append(await lifecycle.import_client())
+
+    async with anyio.create_task_group() as tg:
+        if cancel_first:  # the task that runs the import is cancelled while the import runs
+            first = anyio.CancelScope()
+
+            async def doomed():
+                with first:
+                    await lifecycle.import_client()
+
+            tg.start_soon(doomed)
+            await anyio.sleep(0.001)
+            first.cancel()
+        for i in range(1, 13):
+            tg.start_soon(call, i)
+    return got
+
+
+got = anyio.run(main)
+complete = all(hasattr(m, "McpClient") for m in got)
+print(json.dumps({"callers": len(got), "complete": complete, **imports_of_client()}))
+"""
+)
+
+
+def one_thread(mode: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-c", ONE_THREAD, mode], capture_output=True, text=True, timeout=240, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_many_servers_starting_at_once_share_one_import_thread() -> None:
+    """Issue 17: one import of the SDK for everyone, not one worker thread per server."""
+    result = one_thread("plain")
+    assert result["callers"] == 12 and result["complete"]
+    assert result["imports"] == 1 and result["threads"] == 1
+
+
+def test_waiters_still_get_the_module_when_the_importing_task_is_cancelled() -> None:
+    result = one_thread("cancel-first")
+    assert result["callers"] == 12 and result["complete"]
+    # the cancelled importer's import still finishes and is remembered: nobody imports again
+    assert result["imports"] == 1 and result["threads"] == 1

@@ -121,6 +121,8 @@ class StdioTransport:
     """
 
     name = "stdio"
+    #: ``connect`` imports ``mcp`` only through ``context.import_sdk()``, after the spawn
+    imports_sdk_lazily = True
 
     def __init__(
         self,
@@ -207,14 +209,9 @@ class _Connection:
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Streams]:
-        from mcp.shared.message import SessionMessage
-        from mcp.types import jsonrpc_message_adapter
-
-        self._message_cls = SessionMessage
-        self._adapter = jsonrpc_message_adapter
         argv, env, cwd = self._prepare()
-        self.read_w, self.read_r = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-        self.write_w, self.write_r = anyio.create_memory_object_stream[SessionMessage](0)
+        self.read_w, self.read_r = anyio.create_memory_object_stream[Any](0)
+        self.write_w, self.write_r = anyio.create_memory_object_stream[Any](0)
         self._open_log()
         # The caller's exception is re-raised as is after our task group is gone
         # (anyio would wrap it in an ExceptionGroup).
@@ -223,6 +220,13 @@ class _Connection:
             # Shielded: a cancellation mid-spawn must not leave an unowned child behind.
             with anyio.CancelScope(shield=True):
                 self.proc = await self._spawn(argv, env, cwd)
+            # the server starts while the SDK is imported (one shared import, off the event loop)
+            await self.ctx.import_sdk()
+            from mcp.shared.message import SessionMessage
+            from mcp.types import jsonrpc_message_adapter
+
+            self._message_cls = SessionMessage
+            self._adapter = jsonrpc_message_adapter
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._watch_exit)
                 tg.start_soon(self._stderr_pump)
