@@ -271,3 +271,29 @@ def test_a_long_run_of_tools_too_big_for_the_budget_ends_the_scan() -> None:
     chosen, omitted = select_tools(registry.index(), "", 500)
     # zz.small comes after MAX_PASSED_OVER oversized tools in id order: the scan stopped first
     assert [t["name"] for t in chosen] == ["tools_search", "skills_search"] and omitted == len(big) + 1
+
+
+def test_many_changes_without_a_ranking_keep_the_index_bounded_and_right() -> None:
+    """A gateway that only lists tools never ranks: the ids changed since the last ranking
+    are not remembered without end (the index starts afresh), and the ranking stays right."""
+    from kairox._tools import CHANGED_SLACK
+
+    registry = ToolRegistry()
+    registry.index().rank("warm")  # an index with state, which the next ones take over
+    for round_ in range(60):
+        registry.replace_provider("p", [tool(f"p.r{round_}_t{i}", f"round {round_}") for i in range(50)])
+        index = registry.index()  # asked for (a listing), never ranked
+        assert len(index._changed) <= len(index) + CHANGED_SLACK
+    assert [index.spec(at).id for at in index.rank("round 59")][:50] == sorted(f"p.r59_t{i}" for i in range(50))
+
+
+def test_a_description_is_searched_in_its_first_4096_characters() -> None:
+    from kairox._tools import SEARCHED_DESCRIPTION
+
+    padding = "x" * (SEARCHED_DESCRIPTION - 10)
+    registry = registry_with_search(
+        ("p", [tool("p.one", padding + " early"), tool("p.two", padding + "  " * 10 + "late")])
+    )
+    index = registry.index()
+    assert [index.spec(at).id for at in index.rank("early")] == ["p.one"]
+    assert [index.spec(at).id for at in index.rank("late")] == []

@@ -588,3 +588,16 @@ def test_redact_text_never_raises(text: str) -> None:
     assert isinstance(shown, str)
     if not any(c in text for c in ":=/$-") and "bearer" not in text.lower() and "basic" not in text.lower():
         assert shown == text  # nothing that could hold a value: the text as it is
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("ls\u2028x", "ls\\u2028x"),  # line separator: a line break to some terminals and pagers
+        ("a\u2029b", "a\\u2029b"),  # paragraph separator
+        ("a\U000e0041b", "a\\U000e0041b"),  # a tag character above U+FFFF: eight digits, unambiguous
+        ("z\u200bw", "z\\u200bw"),  # zero-width space
+    ],
+)
+def test_separators_and_astral_format_characters_are_shown_unambiguously(raw: str, shown: str) -> None:
+    assert fit(raw, None) == shown

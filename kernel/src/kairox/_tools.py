@@ -363,6 +363,12 @@ def estimate_tokens(value: Any) -> int:
 _PART = re.compile(r"[^\W_]+")
 
 
+#: how much of a tool's description ranking reads (characters)
+SEARCHED_DESCRIPTION = 4096
+#: ids an index may carry over as changed beyond the number of tools before it starts afresh
+CHANGED_SLACK = 1024
+
+
 @attrs.define
 class _Facts:
     """What ranking and budgeting need of one spec, made once while the spec is the same object."""
@@ -379,7 +385,10 @@ class _Facts:
 
     @classmethod
     def of(cls, spec: ToolSpec) -> _Facts:
-        name_text, text = f"{spec.id} {spec.exported_name}".lower(), spec.description.lower()
+        # a description is searched in its first SEARCHED_DESCRIPTION characters: a server's
+        # megabyte of text must not make every turn's ranking slow
+        name_text = f"{spec.id} {spec.exported_name}".lower()
+        text = spec.description[:SEARCHED_DESCRIPTION].lower()
         return cls(spec, name_text, text, frozenset(_PART.findall(name_text)), frozenset(_PART.findall(text)))
 
 
@@ -460,6 +469,10 @@ class ToolIndex:
         while previous is not None and previous._state is None:  # one that never ranked knows nothing
             self._changed |= previous._changed
             previous = previous._previous
+        if len(self._changed) > len(ids) + CHANGED_SLACK:
+            # many changes and no ranking between them (a gateway that only lists tools):
+            # redoing every id once is cheaper than remembering them all
+            previous, self._changed = None, set()
         self._previous = previous
         self._texts: tuple[tuple[str, list[int]], tuple[str, list[int]]] | None = None
 

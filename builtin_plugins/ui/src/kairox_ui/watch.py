@@ -98,9 +98,19 @@ def _safe(text: str) -> str:
     Format characters (zero-width joiners and spaces, tags, the BOM) hide or reshape
     text and have no reliable width, so they are shown as ``\\uXXXX`` too."""
     out = terminal_safe(_SURROGATE.sub("\ufffd", text)).replace("\t", " ")
-    if any(unicodedata.category(ch) == "Cf" for ch in out):
-        out = "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in out)
+    if any(unicodedata.category(ch) in _HIDDEN for ch in out):
+        out = "".join(_escaped(ch) if unicodedata.category(ch) in _HIDDEN else ch for ch in out)
     return out
+
+
+#: format characters, and the line and paragraph separators (U+2028, U+2029), which some
+#: terminals and every pager treat as line breaks
+_HIDDEN = ("Cf", "Zl", "Zp")
+
+
+def _escaped(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def fit(text: str, width: int | None) -> str:
