@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import textwrap
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from serve_helpers import (
     TOKEN,
@@ -175,3 +177,35 @@ async def test_a_stopping_gateway_ends_listen_streams_gracefully(tmp_path: Path)
         with anyio.fail_after(30):
             code = await anyio.to_thread.run_sync(proc.wait)
         assert code in (0, 130, 143, -signal.SIGTERM)
+
+
+async def test_one_session_cannot_take_every_listen_stream(tmp_path: Path) -> None:
+    """A 2026-07-28 client over stdio may keep ``max_listens_per_session`` (8) streams open;
+    the next is refused saying which limit it hit, and closing one makes room."""
+    ws = make_workspace(tmp_path)
+    async with gateway_client(ws, "stdio", mode="auto") as client:
+        assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        async with AsyncExitStack() as streams:
+            for _ in range(8):
+                await streams.enter_async_context(client.listen(tools_list_changed=True))
+            with pytest.raises(MCPError, match=r"this session already has 8 listen streams open") as refused:
+                async with client.listen(tools_list_changed=True):
+                    pass
+            assert "max_listens_per_session = 8" in str(refused.value)
+        async with client.listen(tools_list_changed=True) as sub:  # closed ones freed their places
+            assert sub.honored.tools_list_changed
+
+
+async def test_the_gateway_wide_listen_limit_is_configurable(tmp_path: Path) -> None:
+    """2026-07-28 over HTTP keeps no session (nothing tells clients apart): ``[serve]
+    max_listens`` bounds the streams of all clients together, and the refusal names it."""
+    ws = make_workspace(tmp_path, serve="[serve]\nmax_listens = 2\n")
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, mode="auto") as first, connect(url, mode="auto") as second:
+            async with first.listen(tools_list_changed=True), second.listen(tools_list_changed=True):
+                with pytest.raises(MCPError, match=r"\[serve\] max_listens = 2") as refused:
+                    async with first.listen(tools_list_changed=True):
+                        pass
+                assert "listen streams open" in str(refused.value)
+            async with second.listen(tools_list_changed=True) as sub:
+                assert sub.honored.tools_list_changed

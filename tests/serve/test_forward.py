@@ -9,6 +9,7 @@ is not asked to approve something it would never see."""
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,80 @@ async def test_a_request_that_cannot_be_told_apart_is_refused(tmp_path: Path) ->
     assert results["first"] == "test-model: an answer from the gateway's client"
     assert "exactly one client's tool call" in results["second"], results["second"]
     assert second.samples == [] and first.samples == ["from first"]
+
+
+async def test_a_backends_request_goes_to_the_call_on_that_backend(tmp_path: Path) -> None:
+    """One client, calls running on two backends (``asks``, then ``asks2``): ``asks``'s
+    sampling request travels on the stream of the client's call on ``asks`` (its
+    ``related_request_id``), not on the client's latest call, which runs on ``asks2``. Raw
+    HTTP shows which POST's stream each request arrives on."""
+    import httpx2
+    from serve_helpers import make_workspace
+
+    from kairox.testing import trust_workspace
+
+    ws = make_workspace(tmp_path, trusted=False, user_config='"asks.*" = "allow"\n"asks2.*" = "allow"\n')
+    script = tmp_path / "asks.py"
+    script.write_text(ASKS, encoding="utf-8")
+    toml = ws.root / "kairox.toml"
+    for name in ("asks", "asks2"):
+        toml.write_text(
+            toml.read_text() + f"\n[mcp_servers.{name}]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n"
+        )
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"sampling": {}, "elicitation": {}},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    arrived, arrivals = anyio.create_memory_object_stream[tuple[str, dict[str, Any]]](100)
+
+    async def call(http: httpx2.AsyncClient, url: str, name: str, rid: int, tool: str) -> None:
+        body = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": {"prompt": f"from {name}"}},
+        }
+        async with http.stream("POST", url, json=body, headers=headers) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data:") and line[5:].strip():
+                    await arrived.send((name, json.loads(line[5:])))
+
+    async def next_request(method: str) -> tuple[str, dict[str, Any]]:
+        with anyio.fail_after(60):
+            async for name, message in arrivals:
+                if message.get("method") == method:
+                    return name, message
+        raise AssertionError("the streams ended")
+
+    async def answer(http: httpx2.AsyncClient, url: str, request: dict[str, Any], result: dict[str, Any]) -> None:
+        reply = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+        assert (await http.post(url, json=reply, headers=headers)).status_code == 202
+
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with httpx2.AsyncClient(timeout=60) as http:
+            response = await http.post(url, json=init, headers=headers)
+            headers["mcp-session-id"] = response.headers["mcp-session-id"]
+            headers["mcp-protocol-version"] = "2025-11-25"
+            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await http.post(url, json=note, headers=headers)).status_code == 202
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call, http, url, "A", 2, "asks_ask_model")
+                name, approval_a = await next_request("elicitation/create")  # mcp.asks.sampling asks
+                assert name == "A" and "mcp.asks.sampling" in approval_a["params"]["message"]
+                tg.start_soon(call, http, url, "B", 3, "asks2_ask_model")
+                name, approval_b = await next_request("elicitation/create")
+                assert name == "B" and "mcp.asks2.sampling" in approval_b["params"]["message"]
+                # both calls run, B is the latest; asks (A's backend) now sends its sampling request
+                await answer(http, url, approval_a, {"action": "accept", "content": {"decision": "once"}})
+                name, sample = await next_request("sampling/createMessage")
+                assert name == "A", f"asks's sampling request came on the stream of call {name}"
+                assert sample["params"]["messages"][-1]["content"]["text"] == "from A"
+                tg.cancel_scope.cancel()

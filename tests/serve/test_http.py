@@ -228,3 +228,20 @@ async def test_approvals_last_one_call_where_no_session_lasts(tmp_path: Path) ->
             async with connect(url, mode=mode, elicitation_callback=answers) as client:
                 assert not (await client.call_tool("wb_cwd", {})).is_error
             assert answers.choices == [offered], mode
+
+
+async def test_an_answer_the_form_did_not_offer_is_a_deny(tmp_path: Path) -> None:
+    """A 2026-07-28 client over HTTP (stateful or ``--stateless``) is offered "this call" or
+    "deny": answering "session" anyway denies, and the refusal says the form did not offer it."""
+    ws = make_workspace(tmp_path)
+    for args in ((), ("--stateless",)):
+        with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+            answers = Answers("session")
+            async with connect(url, mode="auto", elicitation_callback=answers) as client:
+                refused = await client.call_tool("wb_cwd", {})
+            assert answers.choices == [["once", "deny"]], args
+            assert refused.is_error, (args, text_of(refused))
+            assert "'session', which the form did not offer (it offered once, deny)" in text_of(refused), text_of(
+                refused
+            )
+            assert "an answer the form did not offer is a deny" in text_of(refused)

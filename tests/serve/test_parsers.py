@@ -6,17 +6,33 @@ from __future__ import annotations
 import string
 from typing import Any
 
+import mcp_types as types
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import ConfigError, structure
-from kairox_serve.config import ServeConfig
+from kairox import ApprovalAnswer, ConfigError, structure
+from kairox_serve.approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, UnofferedAnswer, answer_of
+from kairox_serve.config import MAX_LISTENS, ServeConfig
 from kairox_serve.convert import BadSkillUri, parse_skill_uri, skill_uri
 from kairox_serve.http import bearer_token, host_allowed, is_loopback_host, origin_allowed
 
-FIELDS = ["name", "version", "instructions", "tools", "deny_tools", "prompts", "resources", "skills", "deny_skills"]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
+FIELDS = [
+    "name",
+    "version",
+    "instructions",
+    "tools",
+    "deny_tools",
+    "prompts",
+    "resources",
+    "skills",
+    "deny_skills",
+    "max_listens",
+    "max_listens_per_session",
+]
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(-2, 20), st.floats(allow_nan=False), st.text(max_size=20)
+)
 values = st.recursive(
     scalars,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
@@ -38,6 +54,8 @@ def test_serve_section_structures_or_names_the_field(raw: dict[str, Any]) -> Non
     assert config.name.strip() and isinstance(config.prompts, bool)
     for patterns in (config.tools, config.deny_tools, config.skills, config.deny_skills):
         assert all(isinstance(p, str) and p for p in patterns)
+    for limit in (config.max_listens, config.max_listens_per_session):
+        assert type(limit) is int and 1 <= limit <= MAX_LISTENS
 
 
 def test_serve_section_errors_by_example() -> None:
@@ -47,6 +65,15 @@ def test_serve_section_errors_by_example() -> None:
         structure({"name": "  "}, ServeConfig, path="serve", file="kairox.toml")
     with pytest.raises(ConfigError, match="tool"):
         structure({"tool": ["x"]}, ServeConfig, path="serve", file="kairox.toml")
+    with pytest.raises(ConfigError, match=r"kairox.toml: serve.max_listens: must be between 1 and 100000 \(got 0\)"):
+        structure({"max_listens": 0}, ServeConfig, path="serve", file="kairox.toml")
+    with pytest.raises(ConfigError, match=r"kairox.toml: serve.max_listens_per_session: expected an integer"):
+        structure({"max_listens_per_session": "8"}, ServeConfig, path="serve", file="kairox.toml")
+    with pytest.raises(ConfigError, match=r"kairox.toml: serve.deny_skills\[0\]: an empty pattern"):
+        structure({"deny_skills": [""]}, ServeConfig, path="serve", file="kairox.toml")
+    limits = structure({"max_listens": 2, "max_listens_per_session": 1}, ServeConfig, path="serve")
+    assert (limits.max_listens, limits.max_listens_per_session) == (2, 1)
+    assert (ServeConfig().max_listens, ServeConfig().max_listens_per_session) == (1024, 8)
     config = structure({"deny_tools": ["shell_*"], "prompts": False}, ServeConfig, path="serve")
     assert config.exposes_tool("fs_read", "fs.read") and not config.exposes_tool("shell_exec", "shell.exec")
 
@@ -202,3 +229,29 @@ def test_result_extras_pass_through_by_example() -> None:
     assert resource["resource"]["_meta"] == {"m": 2}
     assert bad == {"type": "text", "text": "b"}
     assert wire["_meta"] == {"trace": "t1"}  # the backend's serverInfo is not the gateway's
+
+
+decisions = st.one_of(st.sampled_from(["once", "session", "deny", "Session", ""]), st.text(max_size=12), scalars)
+replies = st.builds(
+    lambda action, content: types.ElicitResult(action=action, content=content),
+    st.sampled_from(["accept", "decline", "cancel"]),
+    st.one_of(st.none(), st.dictionaries(st.sampled_from(["decision", "other"]), decisions, max_size=2)),
+)
+
+
+@given(replies | st.none() | scalars, st.sampled_from([APPROVAL_SCHEMA, ONE_CALL_SCHEMA]))
+def test_an_answer_allows_only_what_the_form_offered(reply: Any, schema: dict[str, Any]) -> None:
+    """Whatever the client sends back: only an accepted choice the form offered allows; an
+    accepted choice it did not offer is refused saying so; a one-call form never allows
+    for the session."""
+    choices = [c["const"] for c in schema["properties"]["decision"]["oneOf"]]
+    try:
+        answer = answer_of(reply, schema)
+    except UnofferedAnswer as exc:
+        decision = reply.content["decision"]
+        assert reply.action == "accept" and decision not in choices and "did not offer" in str(exc)
+        return
+    if answer is not ApprovalAnswer.DENY:
+        assert reply.action == "accept" and reply.content["decision"] in choices
+    if schema is ONE_CALL_SCHEMA:
+        assert answer is not ApprovalAnswer.ALLOW_SESSION

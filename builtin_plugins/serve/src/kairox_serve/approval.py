@@ -31,6 +31,7 @@ __all__ = [
     "ClientApprover",
     "InputNeeded",
     "NotAskable",
+    "UnofferedAnswer",
     "answer_of",
     "approval_key",
     "refusal",
@@ -70,6 +71,11 @@ class NotAskable(Exception):
     cannot carry a server request); ``str()`` says which."""
 
 
+class UnofferedAnswer(Exception):
+    """The client accepted the form with a choice the form did not offer (``"session"``
+    where the session lasts one call): a deny; ``str()`` says what was answered and offered."""
+
+
 class InputNeeded(Exception):
     """A 2026-07-28 call must return ``InputRequiredResult`` with this request."""
 
@@ -79,14 +85,30 @@ class InputNeeded(Exception):
         self.request = request
 
 
-def answer_of(result: Any) -> ApprovalAnswer:
-    """The approval an ``ElicitResult`` gives: only an accepted form with ``once`` or
-    ``session`` allows; decline, cancel, anything else (or a malformed reply) denies."""
+def offered(schema: Mapping[str, Any]) -> list[str]:
+    """The choices a form (:data:`APPROVAL_SCHEMA`, :data:`ONE_CALL_SCHEMA`) offers."""
+    return [choice["const"] for choice in schema["properties"]["decision"]["oneOf"]]
+
+
+def answer_of(result: Any, schema: Mapping[str, Any] = APPROVAL_SCHEMA) -> ApprovalAnswer:
+    """The approval an ``ElicitResult`` to the form ``schema`` gives: only an accepted form
+    with ``once`` or ``session``, and only when ``schema`` offered that choice, allows;
+    decline, cancel, anything else (or a malformed reply) denies. An accepted choice the
+    form did not offer raises :class:`UnofferedAnswer` (a deny that says why)."""
     if not isinstance(result, types.ElicitResult) or result.action != "accept":
         return ApprovalAnswer.DENY
     content = result.content if isinstance(result.content, Mapping) else {}
     decision = content.get("decision")
-    return _ANSWERS.get(decision, ApprovalAnswer.DENY) if isinstance(decision, str) else ApprovalAnswer.DENY
+    if not isinstance(decision, str):
+        return ApprovalAnswer.DENY
+    choices = offered(schema)
+    if decision not in choices:
+        shown = decision if len(decision) <= 40 else decision[:40] + "..."
+        raise UnofferedAnswer(
+            f"the client answered {shown!r}, which the form did not offer (it offered {', '.join(choices)}); "
+            "an answer the form did not offer is a deny"
+        )
+    return _ANSWERS.get(decision, ApprovalAnswer.DENY)
 
 
 def approval_key(request: ApprovalRequest) -> str:
@@ -153,7 +175,7 @@ class ClientApprover:
             key = approval_key(request)
             responses = self.params.input_responses or {}
             if key in responses:
-                return answer_of(responses[key])
+                return answer_of(responses[key], schema)
             if not self._declared():
                 raise NotAskable("the client did not declare the elicitation capability")
             form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
@@ -163,4 +185,4 @@ class ClientApprover:
         if not self._declared():
             raise NotAskable("the client did not declare the elicitation capability")
         result = await self.ctx.session.elicit_form(message, schema, related_request_id=self.ctx.request_id)
-        return answer_of(result)
+        return answer_of(result, schema)

@@ -12,6 +12,8 @@
     resources = true                # the skills' files as MCP resources
     skills = ["*"]                  # which skills (globs on the skill name)
     deny_skills = []
+    max_listens = 1024              # open subscriptions/listen streams, all clients together
+    max_listens_per_session = 8     # ... of one client session (stdio; where a session is known)
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 
 import attrs
 
+from kairox import ConfigError
+
 __all__ = ["ServeConfig", "matches"]
 
 #: a glob longer than this is refused (a config typo, or a pattern built to be slow)
@@ -30,24 +34,36 @@ MAX_PATTERN = 256
 
 def _name(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
     if not value.strip():
-        raise ValueError(f"{attribute.name} must not be empty")
+        raise ConfigError("must not be empty", path=attribute.name)
     if len(value) > 128:
-        raise ValueError(f"{attribute.name} is longer than 128 characters")
+        raise ConfigError("is longer than 128 characters", path=attribute.name)
 
 
 def _patterns(_inst: Any, attribute: attrs.Attribute[Any], value: list[str]) -> None:
     for i, pattern in enumerate(value):
         if not pattern:
-            raise ValueError(f"{attribute.name}[{i}]: an empty pattern matches nothing")
+            raise ConfigError("an empty pattern matches nothing", path=f"{attribute.name}[{i}]")
         if len(pattern) > MAX_PATTERN:
-            raise ValueError(f"{attribute.name}[{i}]: a pattern is at most {MAX_PATTERN} characters")
+            raise ConfigError(f"a pattern is at most {MAX_PATTERN} characters", path=f"{attribute.name}[{i}]")
+
+
+#: the most ``subscriptions/listen`` streams a limit may allow (each holds a buffer)
+MAX_LISTENS = 100_000
+
+
+def _listens(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError("expected a whole number", path=attribute.name)
+    if not 1 <= value <= MAX_LISTENS:
+        raise ConfigError(f"must be between 1 and {MAX_LISTENS} (got {value})", path=attribute.name)
 
 
 @attrs.frozen
 class ServeConfig:
     """What the gateway exposes (``tools``/``deny_tools``, ``prompts``, ``resources``,
-    ``skills``/``deny_skills``) and what it calls itself (``name``, ``version``,
-    ``instructions``)."""
+    ``skills``/``deny_skills``), what it calls itself (``name``, ``version``,
+    ``instructions``), and how many ``subscriptions/listen`` streams it keeps open
+    (``max_listens`` in all, ``max_listens_per_session`` for one client session)."""
 
     name: str = attrs.field(default="kairox", validator=_name)
     version: str = ""
@@ -58,6 +74,8 @@ class ServeConfig:
     resources: bool = True
     skills: list[str] = attrs.field(factory=lambda: ["*"], validator=_patterns)
     deny_skills: list[str] = attrs.field(factory=list, validator=_patterns)
+    max_listens: int = attrs.field(default=1024, validator=_listens)
+    max_listens_per_session: int = attrs.field(default=8, validator=_listens)
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

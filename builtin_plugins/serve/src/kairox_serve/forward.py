@@ -5,7 +5,10 @@ Each kairox session of the gateway gets a :class:`ClientLink` as its host callba
 (``rt.session(sampling_callback=..., ...)``, the MCP SDK's signatures): kairox-mcp hands a
 backend's request that arrives during one of the session's tool calls to them, and the link
 sends it to the client on that call's request (``related_request_id``), if the client
-declared the capability. The link is also the session's approver: kairox asks before it lets
+declared the capability. A backend's request belongs to the client's call running on that
+backend (the most recent one, if the client has several there): never to a call on another
+backend, and it is refused (with the reason) when the client has no call on that backend.
+The link is also the session's approver: kairox asks before it lets
 a backend sample or elicit (``mcp.<server>.sampling`` in ``[policy.rules]``), and that
 question goes to the client too.
 
@@ -80,6 +83,46 @@ async def refuse_approval(request: ApprovalRequest) -> ApprovalAnswer:
     raise NotAskable(f"no client can be asked: {_NO_ONE_CALL}")
 
 
+def backend_of_tool(provider: str | None) -> str | None:
+    """The backend MCP server whose tool a registry provider serves (``mcp:<server>``), else ``None``."""
+    return provider[4:] if provider and provider.startswith("mcp:") else None
+
+
+def backend_of_request(runtime: Runtime, context: Any) -> str | None:
+    """The backend MCP server whose connection sent a request (the ``ClientRequestContext``
+    kairox-mcp's host callbacks receive: its ``session`` is that server's client session),
+    or ``None`` when it cannot be told (kairox-mcp not loaded, a server that has just restarted)."""
+    session = getattr(context, "session", None)
+    if session is None:
+        return None
+    try:
+        from kairox_mcp import manager_of
+    except ImportError:  # pragma: no cover - without kairox-mcp there are no backends to ask
+        return None
+    try:
+        servers = manager_of(runtime).servers
+    except Exception:  # kairox-mcp installed but not loaded in this runtime
+        return None
+    for name, server in servers.items():
+        client = server.client
+        if client is not None and client.session is session:
+            return name
+    return None
+
+
+class _Call:
+    """One running ``tools/call`` of the client: its request and the backend it runs on."""
+
+    __slots__ = ("backend", "ctx", "params")
+
+    def __init__(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, backend: str | None
+    ) -> None:
+        self.ctx = ctx
+        self.params = params
+        self.backend = backend
+
+
 class ClientLink:
     """The host callbacks and approver of one kairox session: its client's running calls."""
 
@@ -88,7 +131,7 @@ class ClientLink:
         self.forward_roots = forward_roots
         #: the session outlives a call (so "allow for this session" means something)
         self.lasting = lasting
-        self.active: list[tuple[ServerRequestContext[Any, Any], types.CallToolRequestParams]] = []
+        self.active: list[_Call] = []
 
     def session_kwargs(self) -> dict[str, Any]:
         return {
@@ -99,18 +142,37 @@ class ClientLink:
         }
 
     @contextmanager
-    def calling(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Iterator[None]:
-        entry = (ctx, params)
+    def calling(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, backend: str | None = None
+    ) -> Iterator[None]:
+        """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it is one's tool)."""
+        entry = _Call(ctx, params, backend)
         self.active.append(entry)
         try:
             yield
         finally:
             self.active.remove(entry)
 
-    def _current(self, capability: str) -> tuple[ServerRequestContext[Any, Any] | None, str]:
+    def _call_on(self, backend: str | None) -> tuple[_Call | None, str]:
+        """The client's call a request of ``backend`` belongs to: its most recent call running
+        on that backend; or why there is none."""
         if not self.active:
             return None, "no client's tool call is running"
-        ctx = self.active[-1][0]
+        if backend is None:
+            return None, "the gateway could not tell which MCP server sent the request"
+        mine = [call for call in self.active if call.backend == backend]
+        if not mine:
+            return None, (
+                f"the client has no tool call running on MCP server {backend} (a request belongs to the call "
+                "on the server that sends it, never to a call on another server)"
+            )
+        return mine[-1], ""
+
+    def _current(self, capability: str, backend: str | None) -> tuple[ServerRequestContext[Any, Any] | None, str]:
+        call, why = self._call_on(backend)
+        if call is None:
+            return None, why
+        ctx = call.ctx
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return None, "the client speaks 2026-07-28, where a server may not send requests"
         if not ctx.session.can_send_request:  # first: a stateless request knows no capabilities
@@ -120,42 +182,51 @@ class ClientLink:
             return None, f"the client did not declare the {capability} capability"
         return ctx, ""
 
-    async def _relay(self, capability: str, request: types.ServerRequest, result_type: type[R]) -> R | types.ErrorData:
-        """``request`` sent to the client on its running call, or why it cannot be."""
-        ctx, why = self._current(capability)
+    async def _relay(
+        self, capability: str, context: Any, request: types.ServerRequest, result_type: type[R]
+    ) -> R | types.ErrorData:
+        """``request`` sent to the client on its call running on the backend that asked, or why it cannot be."""
+        ctx, why = self._current(capability, backend_of_request(self.runtime, context))
         if ctx is None:
             return _unavailable(capability, why)
         return await _send(ctx, request, result_type)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """The session's approver (a backend's sampling or elicitation request, a plugin's
-        own act during a call): the client of the running call is asked. A backend's
-        request that could not reach the client anyway is refused unasked, with the reason
-        (``NotAskable``: the backend's error names it)."""
+        own act during a call): the client of the running call is asked, on the call running
+        on that backend for a backend's request. A backend's request that could not reach
+        the client anyway is refused unasked, with the reason (``NotAskable``: the
+        backend's error names it)."""
         if not self.active:
             return ApprovalAnswer.DENY
+        call = self.active[-1]
         kind = _host_request_kind(request)
         if kind is not None:
-            ctx, why = self._current(kind)
+            ctx, why = self._current(kind, backend_of_tool(request.tool.provider))
             if ctx is None:
                 raise NotAskable(why)
-        ctx, params = self.active[-1]
-        return await ClientApprover(ctx, params, lasting=self.lasting)(request)
+            call = next(c for c in reversed(self.active) if c.ctx is ctx)
+        return await ClientApprover(call.ctx, call.params, lasting=self.lasting)(request)
 
     async def sampling(
         self, context: Any, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.ErrorData:
-        return await self._relay("sampling", types.CreateMessageRequest(params=params), types.CreateMessageResult)
+        return await self._relay(
+            "sampling", context, types.CreateMessageRequest(params=params), types.CreateMessageResult
+        )
 
     async def elicitation(
         self, context: Any, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
-        return await self._relay("elicitation", types.ElicitRequest(params=params), types.ElicitResult)
+        return await self._relay("elicitation", context, types.ElicitRequest(params=params), types.ElicitResult)
 
     async def list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
         """The client's roots when it is on this machine (stdio) and declared them, else the
         workspace's (kairox's default): a remote client's paths mean nothing here."""
-        ctx, _why = self._current("roots") if self.forward_roots else (None, "")
+        if self.forward_roots:
+            ctx, _why = self._current("roots", backend_of_request(self.runtime, context))
+        else:
+            ctx = None
         if ctx is not None:
             return await _send(ctx, types.ListRootsRequest(), types.ListRootsResult)
         return types.ListRootsResult.model_validate(

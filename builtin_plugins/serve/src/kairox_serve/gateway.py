@@ -47,7 +47,7 @@ from kairox import (
     is_inside,
 )
 
-from .approval import ClientApprover, InputNeeded, NotAskable, refusal
+from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
 from .config import ServeConfig
 from .convert import (
     BadSkillUri,
@@ -60,7 +60,7 @@ from .convert import (
     skill_files,
     skill_uri,
 )
-from .forward import ClientLink
+from .forward import ClientLink, backend_of_tool
 
 __all__ = ["Gateway"]
 
@@ -134,11 +134,14 @@ class Gateway:
         #: 2026-07-28 clients get change notifications on the ``subscriptions/listen``
         #: streams they open (one bus per process: each replica announces its own changes)
         self._bus = InMemorySubscriptionBus()
-        self._listen = ListenHandler(self._bus)
+        self._listen = ListenHandler(self._bus, max_subscriptions=config.max_listens)
+        #: open listen streams: in all, and by the client session that opened them
+        self._listens = 0
+        self._listens_of: dict[object, int] = {}
         handlers: dict[str, Any] = {
             "on_list_tools": self._list_tools,
             "on_call_tool": self._call_tool,
-            "on_subscriptions_listen": self._listen,
+            "on_subscriptions_listen": self._subscriptions_listen,
         }
         if config.prompts:
             handlers.update(on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
@@ -183,6 +186,57 @@ class Gateway:
         stream's final result, not a drop): a server that is stopping calls this first, so
         open streams do not hold its shutdown up."""
         self._listen.close()
+
+    def _listener_of(self, ctx: ServerRequestContext[Any, Any]) -> object | None:
+        """The client session a listen stream counts against: the process with ``one_client``
+        (stdio: a 2026-07-28 request has a connection object of its own, but the process
+        serves one client), an HTTP session's connection, else ``None`` (2026-07-28 over
+        HTTP and ``--stateless`` keep no session: nothing tells one client's requests from
+        another's)."""
+        if self.one_client:
+            return self
+        connection = connection_of(ctx)
+        if connection is None or self.stateless or connection.session_id is None:
+            return None
+        return connection
+
+    async def _subscriptions_listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """The SDK's ``subscriptions/listen`` handler, behind two limits that say which was
+        reached: ``[serve] max_listens`` streams in all and ``max_listens_per_session`` of one
+        client session (where there is one), so one client cannot take every stream."""
+        cfg = self.config
+        if self._listens >= cfg.max_listens:
+            raise MCPError(
+                code=types.INTERNAL_ERROR,
+                message=f"subscriptions/listen refused: the gateway has {self._listens} listen streams open, "
+                f"its limit for all clients together ([serve] max_listens = {cfg.max_listens}); "
+                "close a stream and listen again",
+            )
+        owner = self._listener_of(ctx)
+        if owner is not None:
+            mine = self._listens_of.get(owner, 0)
+            if mine >= cfg.max_listens_per_session:
+                raise MCPError(
+                    code=types.INVALID_REQUEST,
+                    message=f"subscriptions/listen refused: this session already has {mine} listen streams open, "
+                    f"the most one client session may ([serve] max_listens_per_session = "
+                    f"{cfg.max_listens_per_session}); one stream can carry every kind of change: "
+                    "close one and listen again",
+                )
+            self._listens_of[owner] = mine + 1
+        self._listens += 1
+        try:
+            return await self._listen(ctx, params)
+        finally:
+            self._listens -= 1
+            if owner is not None:
+                left = self._listens_of.get(owner, 1) - 1
+                if left > 0:
+                    self._listens_of[owner] = left
+                else:
+                    self._listens_of.pop(owner, None)
 
     async def _observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         connection = connection_of(ctx)
@@ -280,7 +334,7 @@ class Gateway:
         async with self._session(ctx) as (session, link):
             approver = ClientApprover(ctx, params, lasting=link.lasting)
             try:
-                with link.calling(ctx, params):
+                with link.calling(ctx, params, backend_of_tool(spec.provider)):
                     result = await session.call_tool(
                         spec.exported_name, params.arguments or {}, approver=approver, progress=progress
                     )
@@ -291,6 +345,8 @@ class Gateway:
                 if isinstance(cause, NotAskable):
                     reason = approver.asked.reason if approver.asked is not None else exc.reason
                     return error_result(refusal(spec.id, spec.exported_name, reason, str(cause)))
+                if isinstance(cause, UnofferedAnswer):
+                    return error_result(f"denied: {spec.exported_name} ({spec.id}): {cause}")
                 return error_result(f"denied: {spec.exported_name} ({spec.id}): {exc.reason}")
             except ToolNotFound as exc:
                 return error_result(f"not found: {exc}")
