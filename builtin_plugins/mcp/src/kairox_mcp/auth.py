@@ -628,10 +628,17 @@ async def login(
         try:
             async with httpx2.AsyncClient(auth=provider, timeout=timeouts) as client:
                 # an initialize: the server's challenge starts the flow (stored tokens that
-                # still work, or refresh, make it a no-op)
-                async with client.stream("POST", server.url, json=request_body, headers=headers) as response:
-                    status = response.status_code
-                    session = response.headers.get("mcp-session-id")
+                # still work, or refresh, make it a no-op); the legacy SSE transport protects
+                # its event stream's GET (a POST there is 405): that GET, closed at once
+                if server.type == "sse":
+                    sse_headers = {**headers, "Accept": "text/event-stream"}
+                    async with client.stream("GET", server.url, headers=sse_headers) as response:
+                        status = response.status_code
+                    session = None
+                else:
+                    async with client.stream("POST", server.url, json=request_body, headers=headers) as response:
+                        status = response.status_code
+                        session = response.headers.get("mcp-session-id")
                 if session:
                     await client.request("DELETE", server.url, headers={"mcp-session-id": session})
         except TimeoutError:

@@ -4,7 +4,14 @@
 Server entry fields: ``url``, ``headers`` / ``http_headers`` (``${VAR}`` expanded),
 ``env_http_headers``, ``api_key_env`` / ``bearer_token_env_var`` (sent as
 ``Authorization: Bearer``), ``http_timeout`` (connect and POST, default 30 s),
-``sse_read_timeout`` (silence allowed on the stream, default 300 s).
+``sse_read_timeout`` (silence allowed on the stream, default 300 s), ``oauth``
+(``kairox mcp login``: a server that answers 401 with ``WWW-Authenticate`` needs it; the
+stored token is sent on the stream's GET and every message POST, and refreshed).
+
+A server that goes away, or answers a message POST with a challenge the stored token
+cannot meet, ends the connection at once (:class:`kairox_mcp.http.PeerWatch`): the SDK's
+POST writer only logs a failed POST and stops, which would leave pending calls waiting
+for their timeout.
 
 Limits: the SDK's ``sse_client`` reads events of at most 1 MiB (httpx2's default;
 it has no setting for it). A larger event breaks the event stream, which carries
@@ -43,20 +50,26 @@ class SseTransport:
 
 @asynccontextmanager
 async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+    import anyio
     import httpx2
     from mcp.client.sse import sse_client
+    from mcp.shared.message import SessionMessage
 
-    from kairox_mcp.http import make_http_client
+    from kairox_mcp.http import PeerWatch, make_http_client, oauth_for
 
     if not server.url:
         raise ValueError("an sse server needs `url`")
     headers = server.resolve_headers(context.env)
     diag = context.diagnostics
+    watch = PeerWatch(server.url, diag)
+    # OAuth (kairox mcp login): the stored token, refreshed; a 401 challenge ends the
+    # connection with "needs authorization" instead of an opaque error
+    auth = oauth_for(server, context, headers, watch)
 
     def factory(
         headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
     ) -> httpx2.AsyncClient:
-        return make_http_client(server, context, headers=headers or {}, timeout=timeout, auth=auth)
+        return make_http_client(server, context, headers=headers or {}, timeout=timeout, auth=auth, watch=watch)
 
     def on_session(session_id: str) -> None:
         diag.stderr.append(f"[sse] connected to {redact_url(server.url or '')}")
@@ -67,6 +80,30 @@ async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIte
         timeout=server.http_timeout,
         sse_read_timeout=server.sse_read_timeout,
         httpx_client_factory=factory,
+        auth=auth,
         on_session_created=on_session,
     ) as (read, write):
-        yield read, write
+        # The session reads through a relay that ends as soon as the watch declares the
+        # server gone or unauthorized, so pending requests fail at once (CONNECTION_CLOSED).
+        relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def pump() -> None:
+            with relay_send:
+                try:
+                    async for item in read:
+                        await relay_send.send(item)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+
+        async def watchdog() -> None:
+            await watch.dead.wait()
+            relay_send.close()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            tg.start_soon(watchdog)
+            try:
+                yield relay_receive, write
+            finally:
+                relay_receive.close()
+                tg.cancel_scope.cancel()
