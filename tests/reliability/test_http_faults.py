@@ -85,6 +85,9 @@ async def world(tmp_path: Path, **remote: Any) -> AsyncIterator[World]:
                     "url": f"http://127.0.0.1:{proxy.port}/mcp",
                     "tool_timeout": TOOL_TIMEOUT,
                     "restart_backoff": 0.2,
+                    # the faults are counted per initialize and per Mcp-Session-Id: the
+                    # 2025-11-25 handshake (at 2026-07-28 there is neither)
+                    "protocol": "2025-11-25",
                     **remote,
                 },
                 "steady": {"type": "http", "url": f"http://127.0.0.1:{steady_port}/mcp"},
