@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import urllib.parse
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -74,6 +75,34 @@ class PeerWatch:
         """The server wants an OAuth login (``kairox_mcp.auth``): end the connection with
         ``message`` (which says the command to run); the lifecycle waits for the login."""
         self._end(message)
+
+    @asynccontextmanager
+    async def relay(self, read: Any) -> AsyncIterator[Any]:
+        """``read`` (a transport's read stream) through a relay that ends as soon as this
+        watch declares the server gone or unauthorized, so the session's pending requests
+        fail at once (CONNECTION_CLOSED) instead of at their timeout."""
+        relay_send, relay_receive = anyio.create_memory_object_stream[Any](0)
+
+        async def pump() -> None:
+            with relay_send:
+                try:
+                    async for item in read:
+                        await relay_send.send(item)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    pass
+
+        async def watchdog() -> None:
+            await self.dead.wait()
+            relay_send.close()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pump)
+            tg.start_soon(watchdog)
+            try:
+                yield relay_receive
+            finally:
+                relay_receive.close()
+                tg.cancel_scope.cancel()
 
     def _end(self, error: str) -> None:
         if self.dead.is_set():

@@ -40,9 +40,7 @@ class StreamableHttpTransport:
 
 @asynccontextmanager
 async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
-    import anyio
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared.message import SessionMessage
 
     from kairox_mcp.http import PeerWatch, make_http_client, oauth_for
 
@@ -59,27 +57,7 @@ async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIte
         async with streamable_http_client(
             server.url, http_client=client, terminate_on_close=True, max_sse_event_size=MAX_MESSAGE_BYTES
         ) as (read, write):
-            # The session reads through a relay that ends as soon as the watch declares
-            # the server gone, so pending requests fail at once (CONNECTION_CLOSED).
-            relay_send, relay_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-            async def pump() -> None:
-                with relay_send:
-                    try:
-                        async for item in read:
-                            await relay_send.send(item)
-                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        pass
-
-            async def watchdog() -> None:
-                await watch.dead.wait()
-                relay_send.close()
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(pump)
-                tg.start_soon(watchdog)
-                try:
-                    yield relay_receive, write
-                finally:
-                    relay_receive.close()
-                    tg.cancel_scope.cancel()
+            # the session reads through the watch's relay: pending requests fail as soon as
+            # the watch declares the server gone or unauthorized
+            async with watch.relay(read) as relayed:
+                yield relayed, write
