@@ -281,6 +281,21 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
 
 
 @contextlib.contextmanager
+def http_peer(argv: list[str], port: int, path: str = "/mcp") -> Iterator[str]:
+    """Run ``argv`` (an HTTP server listening on ``port``) in its own process group, its
+    output discarded; yield ``http://127.0.0.1:PORT{path}`` once it listens; stop the group
+    (SIGTERM, then SIGKILL) on exit."""
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        wait_for_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        _stop_group(proc, grace=5.0)
+
+
+@contextlib.contextmanager
 def everything_http(mode: Literal["sse", "streamableHttp"]) -> Iterator[str]:
     """Run server-everything over HTTP; yield its endpoint URL (``/sse`` or ``/mcp``).
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -42,25 +41,8 @@ def sdk_entry(name: str, transport: str = "stdio", **extra: Any) -> Iterator[dic
         yield {"command": command, "args": args, "protocol": "2025-11-25", **extra}
         return
     port = peers.free_port()
-    proc = subprocess.Popen(
-        [command, *args, "--http", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        peers.wait_for_port(port, proc=proc)
-        yield {"type": "streamable_http", "url": f"http://127.0.0.1:{port}/mcp", "protocol": "2025-11-25", **extra}
-    finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, sig)
-            try:
-                proc.wait(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+    with peers.http_peer([command, *args, "--http", str(port)], port) as url:
+        yield {"type": "streamable_http", "url": url, "protocol": "2025-11-25", **extra}
 
 
 def yes(request: ApprovalRequest) -> ApprovalAnswer:

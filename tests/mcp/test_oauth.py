@@ -109,22 +109,33 @@ def envs(tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.anyio
 async def test_server_without_login_needs_authorization(tmp_path: Path, events_of: Any, no_leftovers: None) -> None:
-    env = envs(tmp_path)
     with oauth_server() as base:
-        async with open_runtime(tmp_path, {"s": entry(base)}, env=env, start=False) as rt:
-            seen = events_of(rt)
-            await manager_of(rt).start_servers(["s"])
-            server = manager_of(rt).server("s")
-            assert server.state is ServerState.NEEDS_AUTHORIZATION
-            assert "kairox mcp login s" in server.detail and "not logged in" in server.detail
-            status = {s.name: s for s in manager_of(rt).status()}["s"]
-            assert status.state is ServerState.NEEDS_AUTHORIZATION
-            failed = [e for e in seen if isinstance(e, McpServerFailed)]
-            assert failed and "kairox mcp login s" in failed[-1].error and not failed[-1].will_restart
-            with pytest.raises(KairoxError, match="kairox mcp login s"):
-                await rt.call_tool("s.whoami", {})
-        # the runtime never registered a client or started a flow on its own
-        assert stats(base)["registrations"] == 0 and stats(base)["authorizations"] == 0
+        await needs_login(tmp_path, events_of, base, entry(base))
+
+
+async def needs_login(
+    tmp_path: Path, events_of: Any, base: str, server_entry: dict[str, Any], check: Any = None
+) -> None:
+    """A server at the OAuth fixture ``base`` that was never logged in: needs_authorization
+    with the command to run, in its detail, status, event and a call; ``check(server)`` looks
+    further at the server while it runs."""
+    env = envs(tmp_path)
+    async with open_runtime(tmp_path, {"s": server_entry}, env=env, start=False) as rt:
+        seen = events_of(rt)
+        await manager_of(rt).start_servers(["s"])
+        server = manager_of(rt).server("s")
+        assert server.state is ServerState.NEEDS_AUTHORIZATION
+        assert "kairox mcp login s" in server.detail and "not logged in" in server.detail
+        status = {s.name: s for s in manager_of(rt).status()}["s"]
+        assert status.state is ServerState.NEEDS_AUTHORIZATION
+        failed = [e for e in seen if isinstance(e, McpServerFailed)]
+        assert failed and "kairox mcp login s" in failed[-1].error and not failed[-1].will_restart
+        if check is not None:
+            check(server)
+        with pytest.raises(KairoxError, match="kairox mcp login s"):
+            await rt.call_tool("s.whoami", {})
+    # the runtime never registered a client or started a flow on its own
+    assert stats(base)["registrations"] == 0 and stats(base)["authorizations"] == 0
     assert not token_path("s", env).exists()
 
 
@@ -241,56 +252,70 @@ async def test_login_to_a_server_without_oauth_fails_plainly(tmp_path: Path, no_
 def test_no_secret_in_any_output(tmp_path: Path, no_leftovers: None) -> None:
     """The real CLI (a subprocess, -vvv): login, status, a tool call, logout. No access token,
     refresh token, authorization code or client secret appears on stdout or stderr."""
+    with oauth_server() as base:
+        no_secret_in_any_output(tmp_path, base, "http")
+
+
+def no_secret_in_any_output(tmp_path: Path, base: str, kind: str) -> None:
+    """The scenario of :func:`test_no_secret_in_any_output` against the OAuth fixture at
+    ``base`` as a ``kind`` server (``http``, ``sse``)."""
     env = {**os.environ, "KAIROX_HOME": str(tmp_path / "kx"), "PYTHONUNBUFFERED": "1"}
     env.pop("BROWSER", None)
     ws = tmp_path / "ws"
     ws.mkdir()
-    with oauth_server() as base:
-        (tmp_path / "kx").mkdir()
-        (tmp_path / "kx" / "kairox.toml").write_text(
-            f'[mcp_servers.s]\ntype = "http"\nurl = "{base}/mcp"\ntrust_annotations = true\n'
-        )
-        cli = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(ws)]
-        outputs: list[str] = []
+    (tmp_path / "kx").mkdir()
+    (tmp_path / "kx" / "kairox.toml").write_text(
+        f'[mcp_servers.s]\ntype = "{kind}"\nurl = "{base}/mcp"\ntrust_annotations = true\n'
+    )
+    cli = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(ws)]
+    outputs: list[str] = []
 
-        proc = subprocess.Popen(
-            [*cli, "mcp", "login", "s", "--no-browser", "--timeout", str(WAIT)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-            start_new_session=True,
-        )
-        assert proc.stderr is not None
-        err_lines = []
-        for line in proc.stderr:
-            err_lines.append(line)
-            if line.strip().startswith(f"{base}/authorize?"):
-                follow(line.strip())
-                break
-        out, rest = proc.communicate(timeout=WAIT)
-        outputs += [out, "".join(err_lines), rest]
-        assert proc.returncode == 0, outputs
-        assert "Logged in to s" in out
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*cli, *args], capture_output=True, text=True, env=env, timeout=60)
+        outputs.extend([done.stdout, done.stderr])
+        return done
 
-        saved = json.loads(token_path("s", env).read_text())
-        secrets = [saved["tokens"]["access_token"], saved["tokens"]["refresh_token"]]
-        secrets += [c for c in [saved["client_info"].get("client_secret")] if c]
+    before = run("mcp", "status")
+    assert "needs_authorization" in before.stdout and "kairox mcp login s" in before.stdout
 
-        for args in (["mcp", "status"], ["tools", "call", "s.whoami"], ["mcp", "logs", "s"]):
-            done = subprocess.run([*cli, *args], capture_output=True, text=True, env=env, timeout=60)
-            outputs += [done.stdout, done.stderr]
-            assert done.returncode == 0, (args, done.stdout, done.stderr)
-        logout = subprocess.run([*cli, "mcp", "logout", "s"], capture_output=True, text=True, env=env, timeout=60)
-        outputs += [logout.stdout, logout.stderr]
-        assert "Logged out of s" in logout.stdout and not token_path("s", env).exists()
+    proc = subprocess.Popen(
+        [*cli, "mcp", "login", "s", "--no-browser", "--timeout", str(WAIT)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    err_lines = []
+    for line in proc.stderr:
+        err_lines.append(line)
+        if line.strip().startswith(f"{base}/authorize?"):
+            follow(line.strip())
+            break
+    out, rest = proc.communicate(timeout=WAIT)
+    outputs += [out, "".join(err_lines), rest]
+    assert proc.returncode == 0, outputs
+    assert "Logged in to s" in out
 
-        after = subprocess.run([*cli, "mcp", "status"], capture_output=True, text=True, env=env, timeout=60)
-        outputs += [after.stdout, after.stderr]
-        assert "needs_authorization" in after.stdout and "kairox mcp login s" in after.stdout
-        call = subprocess.run([*cli, "tools", "call", "s.whoami"], capture_output=True, text=True, env=env, timeout=60)
-        outputs += [call.stdout, call.stderr]
-        assert call.returncode == 1 and "needs authorization" in call.stderr and "kairox mcp login s" in call.stderr
+    path = token_path("s", env)
+    saved = json.loads(path.read_text())
+    secrets = [saved["tokens"]["access_token"], saved["tokens"]["refresh_token"]]
+    secrets += [c for c in [saved["client_info"].get("client_secret")] if c]
+    seen = hashlib.sha256(saved["tokens"]["access_token"].encode()).hexdigest()
+
+    for args in (["mcp", "status"], ["tools", "call", "s.whoami"], ["mcp", "logs", "s"]):
+        done = run(*args)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    assert saved["client_info"]["client_id"] in outputs[-4]  # the tool call's answer
+    assert stats(base)["seen"][-1] == seen  # and it carried the stored token
+    logout = run("mcp", "logout", "s")
+    assert "Logged out of s" in logout.stdout and not path.exists()
+
+    after = run("mcp", "status")
+    assert "needs_authorization" in after.stdout and "kairox mcp login s" in after.stdout
+    call = run("tools", "call", "s.whoami")
+    assert call.returncode == 1 and "needs authorization" in call.stderr and "kairox mcp login s" in call.stderr
 
     text = "\n".join(outputs)
     for secret in secrets:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,11 +20,11 @@ import anyio
 import peers
 import pytest
 from mcp_helpers import open_runtime
-from test_oauth import WAIT, _fixture_on, admin, do_login, envs, follow, stats, stats_codes, wait_state
+from test_oauth import WAIT, _fixture_on, admin, do_login, envs, needs_login, no_secret_in_any_output, stats, wait_state
 
 from kairox._types import ServerState
 from kairox.errors import KairoxError
-from kairox_mcp import McpServerFailed, manager_of
+from kairox_mcp import manager_of
 from kairox_mcp.auth import token_path
 
 pytestmark = pytest.mark.integration
@@ -72,24 +70,12 @@ def seen_hash(path: Path) -> str:
 
 @pytest.mark.anyio
 async def test_sse_server_without_login_needs_authorization(tmp_path: Path, events_of: Any, no_leftovers: None) -> None:
-    env = envs(tmp_path)
+    def answered_401(server: Any) -> None:
+        # the diagnostics say what the server answered (no opaque HTTPStatusError)
+        assert any("GET" in line and "-> 401" in line for line in server.stderr_tail())
+
     with sse_oauth_server() as base:
-        async with open_runtime(tmp_path, {"s": sse_entry(base)}, env=env, start=False) as rt:
-            seen = events_of(rt)
-            await manager_of(rt).start_servers(["s"])
-            server = manager_of(rt).server("s")
-            assert server.state is ServerState.NEEDS_AUTHORIZATION
-            assert "kairox mcp login s" in server.detail and "not logged in" in server.detail
-            status = {s.name: s for s in manager_of(rt).status()}["s"]
-            assert status.state is ServerState.NEEDS_AUTHORIZATION
-            failed = [e for e in seen if isinstance(e, McpServerFailed)]
-            assert failed and "kairox mcp login s" in failed[-1].error and not failed[-1].will_restart
-            # the diagnostics say what the server answered (no opaque HTTPStatusError)
-            assert any("GET" in line and "-> 401" in line for line in server.stderr_tail())
-            with pytest.raises(KairoxError, match="kairox mcp login s"):
-                await rt.call_tool("s.whoami", {})
-        assert stats(base)["registrations"] == 0 and stats(base)["authorizations"] == 0
-    assert not token_path("s", env).exists()
+        await needs_login(tmp_path, events_of, base, sse_entry(base), answered_401)
 
 
 @pytest.mark.anyio
@@ -155,61 +141,7 @@ async def test_sse_login_use_refresh_revoke_and_login_again(tmp_path: Path, no_l
 
 
 def test_sse_no_secret_in_any_output(tmp_path: Path, no_leftovers: None) -> None:
-    """The real CLI (a subprocess, -vvv) against the SSE server: login, status, a tool call,
+    """The real CLI (a subprocess, -vvv) against the SSE server: status, login, a tool call,
     logs, logout. No access token, refresh token, code or client secret in any output."""
-    env = {**os.environ, "KAIROX_HOME": str(tmp_path / "kx"), "PYTHONUNBUFFERED": "1"}
-    env.pop("BROWSER", None)
-    ws = tmp_path / "ws"
-    ws.mkdir()
     with sse_oauth_server() as base:
-        (tmp_path / "kx").mkdir()
-        (tmp_path / "kx" / "kairox.toml").write_text(
-            f'[mcp_servers.s]\ntype = "sse"\nurl = "{base}/mcp"\ntrust_annotations = true\n'
-        )
-        cli = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(ws)]
-        outputs: list[str] = []
-
-        before = subprocess.run([*cli, "mcp", "status"], capture_output=True, text=True, env=env, timeout=60)
-        outputs += [before.stdout, before.stderr]
-        assert "needs_authorization" in before.stdout and "kairox mcp login s" in before.stdout
-
-        proc = subprocess.Popen(
-            [*cli, "mcp", "login", "s", "--no-browser", "--timeout", str(WAIT)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-            start_new_session=True,
-        )
-        assert proc.stderr is not None
-        err_lines = []
-        for line in proc.stderr:
-            err_lines.append(line)
-            if line.strip().startswith(f"{base}/authorize?"):
-                follow(line.strip())
-                break
-        out, rest = proc.communicate(timeout=WAIT)
-        outputs += [out, "".join(err_lines), rest]
-        assert proc.returncode == 0, outputs
-        assert "Logged in to s" in out
-
-        path = token_path("s", env)
-        saved = json.loads(path.read_text())
-        secrets = [saved["tokens"]["access_token"], saved["tokens"]["refresh_token"]]
-        secrets += [c for c in [saved["client_info"].get("client_secret")] if c]
-
-        for args in (["mcp", "status"], ["tools", "call", "s.whoami"], ["mcp", "logs", "s"]):
-            done = subprocess.run([*cli, *args], capture_output=True, text=True, env=env, timeout=60)
-            outputs += [done.stdout, done.stderr]
-            assert done.returncode == 0, (args, done.stdout, done.stderr)
-        assert saved["client_info"]["client_id"] in outputs[-4]  # the tool call's answer
-        assert stats(base)["seen"] == [seen_hash(path)]  # and it carried the stored token
-
-        logout = subprocess.run([*cli, "mcp", "logout", "s"], capture_output=True, text=True, env=env, timeout=60)
-        outputs += [logout.stdout, logout.stderr]
-        assert "Logged out of s" in logout.stdout and not path.exists()
-
-    text = "\n".join(outputs)
-    for secret in secrets:
-        assert secret not in text
-    assert stats_codes(outputs) == []
+        no_secret_in_any_output(tmp_path, base, "sse")

@@ -10,8 +10,6 @@ the handshake.
 from __future__ import annotations
 
 import contextlib
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +22,6 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp_helpers import open_runtime
 
-from kairox.process import kill_group
 from kairox_mcp import manager_of
 from kairox_mcp.events import McpLogMessage, McpServerReady, McpToolsRefreshed
 
@@ -142,23 +139,8 @@ def write_script(tmp_path: Path, name: str, source: str) -> list[str]:
 def http_server(tmp_path: Path, *extra: str) -> Iterator[str]:
     """The SDK server over streamable HTTP in its own process group; yields its URL."""
     port = peers.free_port()
-    proc = subprocess.Popen(
-        [*write_script(tmp_path, "modern_http", SERVER), "--http", str(port), *extra],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        peers.wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        kill_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            kill_group(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+    with peers.http_peer([*write_script(tmp_path, "modern_http", SERVER), "--http", str(port), *extra], port) as url:
+        yield url
 
 
 @contextlib.contextmanager

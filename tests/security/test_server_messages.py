@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -163,18 +162,8 @@ def test_an_unparseable_event_from_the_sdk_fails_the_request_it_answered() -> No
 @pytest.fixture
 def oversized_http() -> Iterator[str]:
     port = peers.free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(FIXTURES / "http_oversized.py"), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        peers.wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+    with peers.http_peer([sys.executable, str(FIXTURES / "http_oversized.py"), str(port)], port) as url:
+        yield url
 
 
 @pytest.mark.parametrize("length", [True, False], ids=["content-length", "no-length"])
