@@ -313,3 +313,53 @@ async def test_the_handshake_forced_server_is_never_probed(tmp_path: Path) -> No
         lifecycle = manager_of(rt).server("old")
         assert lifecycle.client is not None and lifecycle.client.protocol_version == LEGACY
         assert "asked server/discover" not in lifecycle.stderr_tail()
+
+
+#: a raw 2026-07-28 server whose listen stream the server tears down a moment after it
+#: acknowledged it (a draining server, a proxy's idle timeout)
+LISTEN_RESET = r"""
+import json, sys, time
+
+def out(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+listens = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, rid = msg.get("method"), msg.get("id")
+    if rid is None:
+        continue
+    done = {"ttlMs": 0, "cacheScope": "private", "resultType": "complete"}
+    if method == "server/discover":
+        caps = {"tools": {"listChanged": True}}
+        out({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": ["2026-07-28"], "capabilities": caps, **done}})
+    elif method == "tools/list":
+        tools = [{"name": "hello", "inputSchema": {"type": "object"}}]
+        out({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools, **done}})
+    elif method == "tools/call":
+        out({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "hi"}], **done}})
+    elif method == "subscriptions/listen":
+        listens += 1
+        sys.stderr.write(f"listen {listens}\n")
+        sys.stderr.flush()
+        meta = {"io.modelcontextprotocol/subscriptionId": rid}
+        params = {"_meta": meta, "notifications": {"toolsListChanged": True}}
+        out({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": params})
+        if listens == 1:
+            time.sleep(0.3)
+            out({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "listen stream reset"}})
+    else:
+        out({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "not found"}})
+"""
+
+
+async def test_a_listen_stream_lost_after_its_acknowledgment_is_reopened_without_a_restart(tmp_path: Path) -> None:
+    command, *args = write_script(tmp_path, "listen_reset", LISTEN_RESET)
+    async with open_runtime(tmp_path, {"s": {"command": command, "args": args, **READ}}) as rt:
+        lifecycle = manager_of(rt).server("s")
+        with anyio.fail_after(20):
+            while "listen 2" not in "\n".join(lifecycle.stderr_tail()):  # noqa: ASYNC110 - no event for it
+                await anyio.sleep(0.05)
+        assert lifecycle.restarts == 0 and lifecycle.state.value == "ready", lifecycle.stderr_tail()
+        assert (await rt.call_tool("s.hello", {})).text == "hi"

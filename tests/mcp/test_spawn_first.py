@@ -105,3 +105,37 @@ def test_an_eager_transport_is_entered_only_after_the_import() -> None:
     assert result["states"] == ["ready"]
     assert result["entered_after_import"] == [True] * 6
     assert result["imports"] == 1 and result["threads"] == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fails", [False, True], ids=["slow", "failing"])
+async def test_an_sdk_import_slower_than_startup_timeout_is_not_start_up_time(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, fails: bool, no_leftovers: None
+) -> None:
+    """The stdio transport spawns first and waits on the shared import: a wait longer than
+    ``startup_timeout`` does not fail the start; an import that fails says so (and the
+    spawned server is reaped: no_leftovers)."""
+    import anyio
+
+    import kairox_mcp.lifecycle as lifecycle
+    from kairox import Runtime
+    from kairox_mcp import manager_of
+
+    real = lifecycle.import_client
+
+    async def slow_import() -> Any:
+        await anyio.sleep(2.0)
+        if fails:
+            raise ImportError("simulated: the SDK does not import")
+        return await real()
+
+    monkeypatch.setattr(lifecycle, "import_client", slow_import)
+    entry = {"command": sys.executable, "args": peers.fixture_server("well_behaved")[1:], "startup_timeout": 1}
+    (tmp_path / "ws").mkdir()
+    docs = [("user", {"mcp_servers": {"s": entry}})]
+    async with Runtime.open(tmp_path / "ws", home=tmp_path / "home", config_documents=docs) as rt:
+        server = manager_of(rt).server("s")
+        if fails:
+            assert server.state.value == "failed" and "the SDK does not import" in server.detail
+        else:
+            assert server.state.value == "ready", server.detail

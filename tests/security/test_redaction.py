@@ -109,3 +109,13 @@ def test_what_servers_echo_back_is_redacted(text: str, secret: str) -> None:
 def test_ordinary_words_stay() -> None:
     for text in ("the token expired", "normal text: fine", "basic usage", "Authorization failed"):
         assert redact_args(text) == text
+
+
+def test_the_sse_message_endpoint_s_session_id_is_redacted() -> None:
+    """The legacy SSE transport's endpoint carries the session in its query: whoever has
+    ``session_id`` can post into the session, so logs and diagnostics never show it."""
+    url = "http://127.0.0.1:8000/messages/?session_id=9f1c2d3e4f"
+    assert "9f1c2d3e4f" not in redact_url(url) and "session_id=" in redact_url(url)
+    assert "9f1c2d3e4f" not in redact(f"[http] POST {url} -> 401")
+    # the words in kairox's own messages stay readable
+    assert redact("HTTP 404 for its Mcp-Session-Id: expired") == "HTTP 404 for its Mcp-Session-Id: expired"

@@ -22,7 +22,11 @@ def is_secret(key: str, parent: str = "") -> bool:
     return bool(key) and bool(_SECRET_KEY.search(key)) and not key.endswith(_NAMES_A_VARIABLE)
 
 
-_SECRET_PARAM = re.compile(r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential|^code$)", re.I)
+_SECRET_PARAM = re.compile(
+    # session_id: the legacy SSE transport's message endpoint, which lets whoever has it post into the session
+    r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential|^code$|^session_?id$)",
+    re.I,
+)
 
 
 def redact_url(url: str) -> str:

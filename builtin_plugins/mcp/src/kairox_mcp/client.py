@@ -58,6 +58,8 @@ SEND_GRACE = 1.0
 
 #: first wait before a lost ``subscriptions/listen`` stream is re-opened, s (doubles, at most the next)
 LISTEN_BACKOFF = 0.5
+#: a listen stream that lasted this long (s) before it ended starts the backoff afresh
+LISTEN_STEADY = 30.0
 MAX_LISTEN_BACKOFF = 30.0
 
 ListChanged = Callable[[str], Awaitable[None]]
@@ -400,6 +402,7 @@ class McpClient:
             if not any(wanted.values()) and not uris:
                 await self._relisten.wait()
                 continue
+            ended: list[Exception] = []
             try:
                 async with listen(
                     self.session,
@@ -408,17 +411,27 @@ class McpClient:
                     resources_list_changed=wanted["resources_list_changed"],
                     resource_subscriptions=uris,
                 ) as sub:
-                    delay = LISTEN_BACKOFF
+                    acknowledged = anyio.current_time()
                     async with anyio.create_task_group() as tg:
 
-                        async def drain() -> None:
-                            async for _event in sub:  # delivered to the message handler already
-                                pass
-                            tg.cancel_scope.cancel()  # the server closed the stream
+                        async def drain(ended: list[Exception] = ended) -> None:
+                            # caught here: out of the task group it would be an ExceptionGroup
+                            # that no handler below matches (and the connection would restart)
+                            try:
+                                async for _event in sub:  # delivered to the message handler already
+                                    pass
+                            except (SubscriptionLost, MCPError) as exc:
+                                ended.append(exc)
+                            tg.cancel_scope.cancel()  # the stream ended
 
                         tg.start_soon(drain)
                         await self._relisten.wait()
                         tg.cancel_scope.cancel()
+                    # a stream that lasted is a fresh start; one that ends at once backs off
+                    if anyio.current_time() - acknowledged >= LISTEN_STEADY:
+                        delay = LISTEN_BACKOFF
+                if ended:  # raised out here, past listen()'s own exit
+                    raise ended[0]
                 if self._relisten.is_set():
                     continue
             except MCPError as exc:
@@ -539,15 +552,19 @@ class McpClient:
         # by timeout + SEND_GRACE (only when it has to wait, see _BoundedWriteStream)
         logs = _sdk_diagnostics.set(self.diagnostics)
         send_by = _send_by.set(None if timeout is None else anyio.current_time() + timeout + SEND_GRACE)
+        # at 2026-07-28 a call may take several rounds (the server asks for input, kairox
+        # answers and sends it again): each round gets what is left of the one timeout
+        ends = None if timeout is None else anyio.current_time() + timeout
         stalled = False
         try:
             with self.host.track():
 
                 async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+                    left = None if ends is None else max(ends - anyio.current_time(), 0.001)
                     return await self.session.call_tool(
                         name,
                         arguments or {},
-                        read_timeout_seconds=timeout,
+                        read_timeout_seconds=left,
                         progress_callback=cast(Any, progress),
                         input_responses=responses,
                         request_state=state,
@@ -556,7 +573,11 @@ class McpClient:
 
                 result = await self._resolve_input(send)
         except InputRequiredRoundsExceededError as exc:
-            raise McpRequestError(f"tools/call {name} failed (MCP server {self.server}): {exc}", 0) from exc
+            raise McpRequestError(
+                f"tools/call {name} failed (MCP server {self.server}): the server asked for input "
+                "again and again in one call (answered, it kept asking); the call was given up",
+                0,
+            ) from exc
         except MCPError as exc:
             raise self._map(exc, f"tools/call {name}", timeout) from exc
         except _SendStalled:

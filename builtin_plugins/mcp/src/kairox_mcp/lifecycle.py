@@ -103,9 +103,13 @@ async def _import_within(scope: anyio.CancelScope) -> ModuleType:
     """:func:`import_client`, its wait added to ``scope``'s deadline: the SDK's import is not
     the server's start-up (``startup_timeout`` counts from when the client can talk)."""
     before = anyio.current_time()
-    module = await import_client()
-    scope.deadline += anyio.current_time() - before
-    return module
+    # no deadline while it waits (an import slower than startup_timeout must not end the
+    # attempt), then the old one moved by the wait; a stop still cancels the scope
+    deadline, scope.deadline = scope.deadline, math.inf
+    try:
+        return await import_client()
+    finally:
+        scope.deadline = deadline + (anyio.current_time() - before)
 
 
 def spawns_first(transport: object) -> bool:
@@ -398,6 +402,8 @@ class ServerLifecycle:
                 capture_sdk_logs(attempt.diagnostics),
             ):
                 self._scope = scope
+                # a spawn-first transport's wait on the import is not start-up time either
+                context.import_sdk = lambda: _import_within(scope)
                 if not spawns_first(self.transport):
                     await _import_within(scope)
                 async with self.transport.connect(config, context) as streams:
@@ -435,6 +441,9 @@ class ServerLifecycle:
                             self.detail = error
             if scope.cancelled_caught and not self._stop.is_set() and not error:
                 error = f"no answer to initialize within {timeout:g} s (startup_timeout)"
+                if config.protocol == "auto" and config.type != "sse":
+                    # the SDK's server/discover probe waits up to 10 s for a server that drops it
+                    error += '; server/discover is asked first: a server that ignores it wants protocol = "2025-11-25"'
         except Exception as exc:  # includes ExceptionGroup from the HTTP clients' task groups
             error = describe_error(exc)
             if config.url and error.startswith("cannot connect"):

@@ -111,7 +111,7 @@ class ConnectContext:
     A transport whose ``connect`` imports nothing of ``mcp`` before it awaits
     :attr:`import_sdk` says so with a class attribute ``imports_sdk_lazily = True``:
     the lifecycle then enters ``connect`` before the SDK is imported, so a server
-    process starts while the SDK loads (about 0.4-0.8 s) instead of after it.
+    process starts while the SDK loads (about 0.4 s) instead of after it.
     """
 
     server_name: str
