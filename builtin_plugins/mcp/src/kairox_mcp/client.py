@@ -192,6 +192,7 @@ class McpClient:
         #: resources subscribed to; on 2026-07-28 they ride the ``subscriptions/listen`` stream
         self._subscribed: set[str] = set()
         self._relisten = anyio.Event()
+        self._on_list_changed: ListChanged | None = None  # re-lists after a lost listen stream
 
     @classmethod
     @asynccontextmanager
@@ -252,7 +253,9 @@ class McpClient:
             log_level=cast(Any, config.log_level),
             **host.kwargs(),
         ) as session:
-            yield cls(server, session, diagnostics, closed, exchange, host)
+            client = cls(server, session, diagnostics, closed, exchange, host)
+            client._on_list_changed = on_list_changed
+            yield client
 
     # -- errors ---------------------------------------------------------------
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
@@ -396,6 +399,7 @@ class McpClient:
         }
         can_subscribe = bool(caps.resources and caps.resources.subscribe)
         delay = LISTEN_BACKOFF
+        lost = False
         while not self.closed.is_set():
             self._relisten = anyio.Event()
             uris = sorted(self._subscribed) if can_subscribe else []
@@ -412,6 +416,16 @@ class McpClient:
                     resource_subscriptions=uris,
                 ) as sub:
                     acknowledged = anyio.current_time()
+                    if lost and self._on_list_changed is not None:
+                        # no replay: what changed while no stream was open is fetched again
+                        for key, kind in (
+                            ("tools_list_changed", "tools"),
+                            ("prompts_list_changed", "prompts"),
+                            ("resources_list_changed", "resources"),
+                        ):
+                            if wanted[key]:
+                                await self._on_list_changed(kind)
+                    lost = False
                     async with anyio.create_task_group() as tg:
 
                         async def drain(ended: list[Exception] = ended) -> None:
@@ -443,6 +457,7 @@ class McpClient:
                 self.diagnostics.stderr.append(f"[kairox] subscriptions/listen failed: {redact(exc.message)}")
             except SubscriptionLost as exc:
                 self.diagnostics.stderr.append(f"[kairox] {exc}")
+            lost = True
             with anyio.move_on_after(delay):
                 await self._relisten.wait()
             delay = min(delay * 2, MAX_LISTEN_BACKOFF)
