@@ -17,15 +17,19 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
-from kairox_lsp import peer_controls, server_named, unavailable_servers
+from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
 
+from ._args import bool_arg, int_arg, number_arg, str_arg
 from ._config import DapServerConfig, handles
-from ._lifecycle import AdapterUnavailable, DapServerLifecycle
-from ._session import Breakpoint, DebugSession
-from ._tools import TOOLS, ToolInputError, bool_arg, build_tools, int_arg, number_arg, str_arg
 
 if TYPE_CHECKING:
     from kairox import Runtime
+
+    from ._lifecycle import DapServerLifecycle
+    from ._session import Breakpoint, DebugSession
+
+# The adapter lifecycle, the client, the session and the tools (and their event classes) are
+# imported with the first configured adapter: a workspace that declares none opens without them.
 
 __all__ = ["PROVIDER_NAME", "DapToolProvider", "provider_of", "restart_server", "stop_server"]
 
@@ -55,6 +59,11 @@ class DapToolProvider:
     async def start(self, runtime: Runtime) -> None:
         self.runtime = runtime
         configs: dict[str, DapServerConfig] = runtime.config.section(SECTION)
+        if not configs:
+            return
+        from ._lifecycle import DapServerLifecycle
+        from ._tools import build_tools
+
         for name, config in configs.items():
             self.adapters[name] = DapServerLifecycle(
                 name,
@@ -113,6 +122,8 @@ class DapToolProvider:
             await self._end_session_of(adapter)
             if adapter.active:
                 await adapter.stop()
+            from ._lifecycle import AdapterUnavailable
+
             try:
                 await adapter.start(self.runtime.spawn)
             except AdapterUnavailable as exc:
@@ -133,6 +144,10 @@ class DapToolProvider:
 
     def status(self) -> Sequence[ServerStatus]:
         out = self._unavailable()
+        if not self.adapters:
+            return out
+        from ._tools import TOOLS
+
         for name, adapter in sorted(self.adapters.items()):
             detail = ""
             if adapter.state is ServerState.FAILED:
@@ -220,6 +235,8 @@ class DapToolProvider:
             self.session = None
             client = await adapter.start(self.runtime.spawn)
             self.current = adapter
+            from ._session import DebugSession
+
             self.session = DebugSession(client, program=program, workspace=self.workspace)
             arguments: dict[str, Any] = {
                 "name": f"kairox: {program.name}",
@@ -253,6 +270,8 @@ class DapToolProvider:
             raise ToolInputError("`conditions` must be a list of strings (or nulls)")
         if len(conditions) > len(lines):
             raise ToolInputError("more `conditions` than `lines`")
+        from ._session import Breakpoint
+
         bps = [Breakpoint(line, conditions[i] if i < len(conditions) else None) for i, line in enumerate(lines)]
         if bps:
             self.breakpoints[path] = bps

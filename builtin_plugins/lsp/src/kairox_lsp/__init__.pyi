@@ -58,10 +58,12 @@ from ._peerclient import (
     PeerClient as PeerClient,
     PendingRequest as PendingRequest,
 )
+from ._errors import (
+    ToolInputError as ToolInputError,
+)
 from ._peertools import (
     PeerErrors as PeerErrors,
     PeerTool as PeerTool,
-    ToolInputError as ToolInputError,
     object_schema as object_schema,
     peer_error_text as peer_error_text,
 )

@@ -16,11 +16,9 @@ import attrs
 
 from kairox import Capability, Domain, ToolContext, ToolResult, ToolSpec
 
+from ._errors import ToolInputError
+
 __all__ = ["PeerErrors", "PeerTool", "ToolInputError", "object_schema", "peer_error_text"]
-
-
-class ToolInputError(ValueError):
-    """Bad arguments, or nothing to act on: shown to the caller as an error result (its text as is)."""
 
 
 #: the failures a peer tool reports as error results: ``(exception types, text)``, the

@@ -10,6 +10,7 @@ server whose file patterns match the file.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -23,12 +24,16 @@ from kairox.errors import ConfigError
 
 from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
 from ._control import peer_controls, server_named, unavailable_servers
-from ._lifecycle import LspServerLifecycle
-from ._peertools import ToolInputError
-from ._tools import TOOL_CAPABILITIES, LspOperations, build_tools
+from ._errors import ToolInputError
 
 if TYPE_CHECKING:
     from kairox import Runtime
+
+    from ._lifecycle import LspServerLifecycle
+    from ._tools import LspOperations
+
+# The server lifecycle, the client and the tools (and their event classes) are imported
+# with the first server: a workspace that declares none opens without them.
 
 __all__ = ["PROVIDER_NAME", "LspToolProvider", "add_bundle_servers", "provider_of", "restart_server", "stop_server"]
 
@@ -71,18 +76,26 @@ class LspToolProvider:
         self.env: Mapping[str, str] = env if env is not None else (runtime.env if runtime else dict(os.environ))
         self.events = events or (runtime.events if runtime else EventBus())
         self.servers: dict[str, LspServerLifecycle] = {}
-        self.operations = LspOperations(self)
         self._tool_names: tuple[str, ...] = ()
         self._routes: dict[tuple[Path, tuple[str, ...]], list[LspServerLifecycle]] = {}
         self._launched: set[str] = set()
         self._started = False
         self._stopping = False
 
+    @functools.cached_property
+    def operations(self) -> LspOperations:
+        """What the ``lsp.*`` tools call (built with the first tool)."""
+        from ._tools import LspOperations
+
+        return LspOperations(self)
+
     # -- servers ------------------------------------------------------------------
     def add_server(self, name: str, config: LspServerConfig, *, source: str = "") -> LspServerLifecycle:
         """Add a server; when the provider already runs, start it at once. Raises ``ValueError`` on a taken name."""
         if name in self.servers:
             raise ValueError(f"a language server named {name!r} exists already ({self.servers[name].source})")
+        from ._lifecycle import LspServerLifecycle
+
         server = LspServerLifecycle(
             name,
             config,
@@ -284,6 +297,8 @@ class LspToolProvider:
     def _tools_of(self, server: LspServerLifecycle) -> list[str]:
         if not server.available:
             return []
+        from ._tools import TOOL_CAPABILITIES
+
         return [
             name
             for name, (_desc, _schema, capability) in TOOL_CAPABILITIES.items()
@@ -300,6 +315,10 @@ class LspToolProvider:
         wanted: set[str] = set()
         for server in self.servers.values():
             wanted.update(self._tools_of(server))
+        if not wanted and not self._tool_names:
+            return  # no tool, before and now (no server has any)
+        from ._tools import TOOL_CAPABILITIES, build_tools
+
         names = tuple(n for n in TOOL_CAPABILITIES if n in wanted)
         if names == self._tool_names:
             return

@@ -54,6 +54,11 @@ from .inventory import (
     BundleRecord as BundleRecord,
     evaluate as evaluate,
 )
+from .lazyformat import (
+    BUILTIN_FORMATS as BUILTIN_FORMATS,
+    LazyFormat as LazyFormat,
+    builtin_lazy_formats as builtin_lazy_formats,
+)
 from .loader import (
     BundleLoader as BundleLoader,
     loader_of as loader_of,

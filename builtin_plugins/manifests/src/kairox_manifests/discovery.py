@@ -28,12 +28,13 @@ from kairox import user_home
 
 from .config import SECTION, BundlesConfig
 from .errors import ManifestError
-from .model import BundleManifest
 from .paths import is_inside
 from .settings import BundleSettings, SettingsStore
 
 if TYPE_CHECKING:
     from kairox import Runtime, WorkspaceTrust
+
+    from .model import BundleManifest
 
 __all__ = ["Candidate", "DiscoveryContext", "Location", "discover", "probe", "sorted_formats"]
 
@@ -296,10 +297,12 @@ def discover(ctx: DiscoveryContext) -> list[Candidate]:
                 # the same directory reached as a user plugin (workspace == home): trust the user's view
                 seen[cand.root] = attrs.evolve(previous, location=cand.location)
     candidates = sorted(seen.values(), key=lambda c: -c.location.priority)
+    named = [c for c in candidates if c.manifest is not None]
+    if not named:
+        return candidates
     # an untrusted copy never shadows a trusted one of the same name: trusted copies win first
     from .trust import candidate_trust
 
-    named = [c for c in candidates if c.manifest is not None]
     order = sorted(named, key=lambda c: (not candidate_trust(ctx, c)[0], -c.location.priority))
     winners: dict[str, Candidate] = {}
     for cand in order:

@@ -14,9 +14,10 @@ if TYPE_CHECKING:
 
 @hookimpl
 def kairox_register_manifest_formats(registrar: Registrar[ManifestFormat]) -> None:
-    from .formats import builtin_formats
+    from .lazyformat import builtin_lazy_formats
 
-    for fmt in builtin_formats():  # the one list of the built-in formats, in probing order
+    # the built-in formats in probing order, each imported when a plugin directory is probed
+    for fmt in builtin_lazy_formats():
         registrar.add(fmt)
 
 

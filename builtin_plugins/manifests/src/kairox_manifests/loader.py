@@ -24,27 +24,20 @@ import attrs
 from kairox import ServerState, ServerStatus, package_key
 from kairox.errors import ConfigError
 
-from .activation import Activation, ActivationContext
 from .config import BundlesConfig
 from .discovery import DiscoveryContext, discover
-from .events import BundleContributionFailed, BundleLoaded, BundleManifestsDisagree, BundleNotLoaded
-from .hookscripts import ScriptHook, context_deliverer
-from .inventory import BundleRecord, ItemState, evaluate
-from .loadstate import LoadState
-from .model import BundleManifestView, Contribution
-from .routing import (
-    Routed,
-    hold_mcp_servers,
-    route_definitions,
-    route_hooks,
-    route_lsp_servers,
-    route_mcp_servers,
-    route_skills,
-    route_tools,
-)
 
 if TYPE_CHECKING:
     from kairox import Runtime
+
+    from .activation import Activation
+    from .inventory import BundleRecord
+    from .loadstate import LoadState
+    from .model import BundleManifestView
+    from .routing import Routed
+
+# What loads a plugin (its inventory, events, routing, hook scripts, the manifest model) is
+# imported once there is a plugin: a workspace without any opens without those modules.
 
 __all__ = ["BundleLoader", "loader_of", "survey"]
 
@@ -59,6 +52,9 @@ def survey(runtime: Runtime, *, check: bool = True) -> list[BundleRecord]:
     The runtime's own discovery is used when it ran (so a bundle whose inventory
     failed to route says ``failed``); a bundle that would load but failed its last
     load, unchanged since, says ``failed`` with that reason (:class:`LoadState`)."""
+    from .inventory import evaluate
+    from .loadstate import LoadState
+
     loader = loader_of(runtime)
     if loader is not None and loader._discovered and loader.ctx is not None:
         ctx, records = loader.ctx, list(loader.records)
@@ -130,11 +126,18 @@ class BundleLoader:
         if off:
             return
         candidates = await anyio.to_thread.run_sync(discover, ctx)
-        self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
+        if candidates:
+            from .inventory import evaluate
+
+            self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
+        else:
+            self.records = []
         runtime.config.errors.extend(_packages_in_disabled(runtime, ctx, {r.name for r in self.records}))
         for rec in self.records:
             for p in rec.manifest.problems if rec.manifest is not None else ():
                 if p.kind == "manifest-conflict":
+                    from .events import BundleManifestsDisagree
+
                     runtime.events.publish(
                         BundleManifestsDisagree(
                             plugin=rec.name,
@@ -158,6 +161,8 @@ class BundleLoader:
                 if rec.state == "available":
                     tg.start_soon(self._guarded, rec, self._activate)
                 elif rec.state not in ("loaded", "failed"):
+                    from .events import BundleNotLoaded
+
                     runtime.events.publish(
                         BundleNotLoaded(
                             plugin=rec.name, root=str(rec.candidate.root), state=rec.state, reason=rec.reason
@@ -189,6 +194,8 @@ class BundleLoader:
                 detail = f"{rec.state}: {rec.reason}" if rec.reason else rec.state
             tools = len(self.runtime.tools.by_provider(f"plugin:{rec.name}")) if self.runtime else 0
             out.append(ServerStatus(rec.name, "plugin", state, detail, tools, str(rec.candidate.root)))
+            from .activation import Activation
+
             activation = rec.activation
             if isinstance(activation, Activation) and activation.status is not None:
                 try:
@@ -198,6 +205,8 @@ class BundleLoader:
         return out
 
     def _load_state(self) -> LoadState:
+        from .loadstate import LoadState
+
         assert self.ctx is not None
         return LoadState(self.ctx.home, self.ctx.workspace)
 
@@ -223,6 +232,8 @@ class BundleLoader:
     # -- loading -----------------------------------------------------------------------------
     async def _guarded(self, rec: BundleRecord, stage: Any) -> None:
         """Run one stage of a plugin; a failure rolls the plugin back and costs it alone."""
+        from .events import BundleLoaded, BundleNotLoaded
+
         assert self.runtime is not None
         runtime = self.runtime
         try:
@@ -255,6 +266,8 @@ class BundleLoader:
 
     def _hold_servers(self, rec: BundleRecord) -> None:
         """An untrusted bundle's MCP servers are listed (as untrusted), never defined or started."""
+        from .routing import hold_mcp_servers
+
         m = rec.manifest
         if m is None or self.runtime is None:
             return
@@ -265,12 +278,16 @@ class BundleLoader:
         if st is not None:
             return st.enabled
         from .inventory import contribution_enabled
+        from .model import Contribution
 
         assert self.ctx is not None
         kind, _, name = key.partition("/")
         return contribution_enabled(self.ctx, rec.name, Contribution(kind, name, Path()))
 
     def _apply(self, rec: BundleRecord, routed: Routed) -> None:
+        from .events import BundleContributionFailed
+        from .inventory import ItemState
+
         assert self.runtime is not None
         rec.undo.extend(routed.undo)
         for key in routed.loaded:
@@ -282,6 +299,9 @@ class BundleLoader:
 
     async def _route_inventory(self, rec: BundleRecord) -> None:
         """Discover stage: skills to the registry, server definitions to their managers."""
+        from .inventory import ItemState
+        from .routing import route_definitions, route_lsp_servers, route_mcp_servers, route_skills
+
         runtime, m = self.runtime, rec.manifest
         assert runtime is not None and m is not None
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
@@ -295,6 +315,11 @@ class BundleLoader:
 
     async def _activate(self, rec: BundleRecord) -> None:
         """Start stage: hook scripts, the plugin's code and the tools it registers."""
+        from .hookscripts import ScriptHook, context_deliverer
+        from .inventory import ItemState
+        from .model import Contribution
+        from .routing import route_hooks, route_tools
+
         runtime, ctx, m = self.runtime, self.ctx, rec.manifest
         assert runtime is not None and ctx is not None and m is not None
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
@@ -346,6 +371,8 @@ class BundleLoader:
         self._apply(rec, route_hooks(runtime, m.name, hooks))
 
     async def _run_code(self, rec: BundleRecord) -> Activation:
+        from .activation import Activation, ActivationContext
+
         runtime, m = self.runtime, rec.manifest
         assert runtime is not None and m is not None and m.code is not None
         # the format that read the code (in a directory read by several formats, not always the first)

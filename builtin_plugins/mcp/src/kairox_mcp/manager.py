@@ -34,25 +34,19 @@ from kairox.errors import ConfigError, KairoxError, ToolError
 
 from ._sdklog import install_log_redaction
 from .config import McpServerConfig, ServerDefinition
-from .lifecycle import ServerLifecycle
-from .resources import (
-    McpPrompt,
-    McpPromptResult,
-    McpResource,
-    McpResourceTemplate,
-    prompt_from_sdk,
-    prompt_result_from_sdk,
-    resource_contents_from_sdk,
-    resource_from_sdk,
-    template_from_sdk,
-)
 from .sources import UnavailableServer, load_definitions
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
     from .client import McpClient
+    from .lifecycle import ServerLifecycle
+    from .resources import McpPrompt, McpPromptResult, McpResource, McpResourceTemplate
     from .transport import McpTransport
+
+# The server lifecycle (and with it the client, the events, the adapter) and the resource
+# types are imported when a server starts or a resource is asked for: a workspace that
+# declares no MCP server opens without them.
 
 __all__ = ["SECTION", "McpServerManager", "McpStartupError", "manager_of"]
 
@@ -276,6 +270,8 @@ class McpServerManager:
                 continue
             definition = self.definitions[name]
             transport, why = self.transport_for(definition.config)
+            from .lifecycle import ServerLifecycle
+
             server = ServerLifecycle(
                 definition, self.runtime, transport, transport_error=why, rank=self.rank_of(definition)
             )
@@ -442,12 +438,16 @@ class McpServerManager:
     async def list_resources(self, server: str | None = None) -> list[McpResource]:
         """Resources of one server, or of every ready server that has resources."""
 
+        from .resources import resource_from_sdk
+
         async def fn(c: McpClient) -> list[McpResource]:
             return [resource_from_sdk(c.server, r) for r in await c.list_resources()]
 
         return await self._each(server, "resources", fn)
 
     async def list_resource_templates(self, server: str | None = None) -> list[McpResourceTemplate]:
+        from .resources import template_from_sdk
+
         async def fn(c: McpClient) -> list[McpResourceTemplate]:
             return [template_from_sdk(c.server, t) for t in await c.list_resource_templates()]
 
@@ -455,6 +455,7 @@ class McpServerManager:
 
     async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
         """``resources/read``: the contents (text or base64 blob) of one resource."""
+        from .resources import resource_contents_from_sdk
 
         async def fn(c: McpClient) -> list[ResourceContent]:
             return resource_contents_from_sdk(await c.read_resource(uri, timeout=REQUEST_TIMEOUT))
@@ -463,6 +464,8 @@ class McpServerManager:
         return result
 
     async def list_prompts(self, server: str | None = None) -> list[McpPrompt]:
+        from .resources import prompt_from_sdk
+
         async def fn(c: McpClient) -> list[McpPrompt]:
             return [prompt_from_sdk(c.server, p) for p in await c.list_prompts()]
 
@@ -530,6 +533,7 @@ class McpServerManager:
 
     async def get_prompt(self, server: str, name: str, arguments: Mapping[str, str] | None = None) -> McpPromptResult:
         """``prompts/get``: the prompt's messages with ``arguments`` filled in."""
+        from .resources import prompt_result_from_sdk
 
         async def fn(c: McpClient) -> McpPromptResult:
             result = await c.get_prompt(name, dict(arguments or {}), timeout=REQUEST_TIMEOUT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kairox.declare import adds, config_section
 
-kairox_register_manifest_formats = adds("kairox_philont.manifest:PhilontFormat")
+kairox_register_manifest_formats = adds("kairox_philont.locations:philont_format")
 kairox_register_config_sections = config_section(
     "philont", "kairox_philont.config:PhilontConfig", description="Philont plugin.json code plugins"
 )

@@ -38,8 +38,9 @@ from kairox_manifests import (
     person_from,
     read_json,
 )
-from kairox_manifests.discovery import PRIORITY_USER, PRIORITY_WORKSPACE
 from kairox_manifests.paths import resolve_inside
+
+from .locations import philont_format_locations, philont_locations
 
 if TYPE_CHECKING:
     from kairox_manifests.activation import Activation, ActivationContext
@@ -79,18 +80,6 @@ class PhilontManifestDoc:
     capability: Optional[Literal["read", "write", "execute"]] = None
     permissions: Optional[RawPermissions] = None
     compatibility: Optional[RawCompatibility] = None
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME") or env.get("USERPROFILE")
-    return Path(home) if home else Path.home()
-
-
-def philont_locations(workspace: Path, env: Mapping[str, str]) -> list[Location]:
-    return [
-        Location(workspace / ".philont" / "plugins", "workspace", PRIORITY_WORKSPACE, "Philont workspace plugins"),
-        Location(_home(env) / ".philont" / "plugins", "user", PRIORITY_USER, "Philont user plugins"),
-    ]
 
 
 def resolve_main(root: Path, main: str | None, *, file: str) -> Path:
@@ -134,11 +123,7 @@ class PhilontFormat(BaseFormat):
     manifest = "plugin.json"
 
     def locations(self, workspace: Path, env: Mapping[str, str], config: Any = None) -> list[Location]:
-        from .config import philont_config
-
-        if not philont_config(config).plugins:
-            return []
-        return philont_locations(workspace, env)
+        return philont_format_locations(workspace, env, config)
 
     def probe(self, root: Path) -> BundleManifest | None:
         file = Path(root) / self.manifest

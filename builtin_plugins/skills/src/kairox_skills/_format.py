@@ -5,6 +5,9 @@ folder (``<name>/SKILL.md``). YAML goes through a fast reader for the plain
 subset, then PyYAML, then PyYAML after quoting values that are not valid on
 their own (unquoted colons: loaded with a warning). YAML that still cannot be
 parsed is a :class:`~kairox.SkillError` naming the file, line and field.
+PyYAML and the fast reader are imported with the first frontmatter read or
+skill dumped, not with the module (a plugin with no skill files to read costs
+no YAML parser).
 Structuring into a :class:`~kairox.SkillFrontmatter` is in ``_structure``.
 
 PyYAML always runs through :func:`kairox._yaml.safe_load_bounded`: a
@@ -22,8 +25,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kairox import (
     SkillDef,
     SkillError,
@@ -35,7 +36,6 @@ from kairox import (
     split_frontmatter,
 )
 
-from . import _simpleyaml
 from ._structure import frontmatter_from_mapping, frontmatter_to_mapping
 
 __all__ = [
@@ -64,10 +64,16 @@ _TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:", re.M)
 _SIMPLE_LINE = re.compile(r"^([ ]*)([A-Za-z0-9_][A-Za-z0-9_-]*):[ \t]+(\S.*?)[ \t]*$")
 _BLOCK_HEADER = re.compile(r"[|>][-+0-9]*")
 
-try:
-    _Dumper: Any = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Dumper = yaml.SafeDumper
+_reader: Any = None
+
+
+def _load_reader() -> Any:
+    """The fast reader (:mod:`._simpleyaml`, which imports PyYAML), imported with the first frontmatter."""
+    global _reader
+    from . import _simpleyaml
+
+    _reader = _simpleyaml
+    return _reader
 
 
 def _safe_load(text: str) -> Any:
@@ -212,9 +218,10 @@ def load_yaml(text: str, *, file: str | None = None, first_line: int = 2) -> tup
     """
     if len(text) > MAX_FRONTMATTER:
         raise SkillError(f"the frontmatter is larger than {MAX_FRONTMATTER} characters", file=file, line=1)
+    reader = _reader or _load_reader()
     try:
-        data, fixed = _simpleyaml.load_lenient(text)
-    except _simpleyaml.Unsupported:
+        data, fixed = reader.load_lenient(text)
+    except reader.Unsupported:
         pass
     else:
         if not fixed:
@@ -322,9 +329,11 @@ def parse_skill(
 
 def dump_skill(fm: SkillFrontmatter, body: str = "") -> str:
     """The text of a skill file; :func:`parse_skill` reads it back to ``fm`` and ``body``."""
+    import yaml
+
     text = yaml.dump(
         frontmatter_to_mapping(fm),
-        Dumper=_Dumper,
+        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),  # SafeDumper: PyYAML without libyaml
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,

@@ -34,5 +34,6 @@ __all__ = [
 
 
 def builtin_formats() -> list[BaseFormat]:
-    """Kairox, Codex, Claude, then Claude's manifest-less layout (in probing order)."""
+    """Kairox, Codex, Claude, then Claude's manifest-less layout (in probing order; the hooks
+    register them as :data:`kairox_manifests.lazyformat.BUILTIN_FORMATS`, imported when probed)."""
     return [KairoxFormat(), CodexFormat(), ClaudeFormat(), ClaudeDefaultLayout()]

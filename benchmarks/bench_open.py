@@ -1,0 +1,155 @@
+"""``Runtime.open`` of an empty workspace: every built-in plugin against ``tools`` alone.
+
+    uv run python benchmarks/bench_open.py [--runs 15] [--warmup 2]
+
+A plugin with nothing to do in a workspace (no servers, bundles, skill folders
+or imports declared) should cost next to nothing when the runtime opens: its
+hooks import only cheap modules, and the heavy ones (PyYAML, the manifest
+model, the server lifecycles and their event classes) load on the path that has
+something to do. Each run is a fresh interpreter (after ``--warmup`` runs that
+also write the bytecode and entry-point caches) that opens an empty workspace
+with an empty ``KAIROX_HOME``, timing ``Runtime.open`` alone (the interpreter
+start and ``import kairox`` are not in the figure). The two configurations run
+interleaved, so a change in the machine's load touches both alike:
+
+- ``all plugins``: every installed plugin package;
+- ``tools only``: ``KAIROX_DISABLE_PLUGINS`` lists every package but ``tools``.
+
+Prints the median, min and max of each with the ratio to ``tools only`` (the
+target: at most 1.10), then the time spent in each plugin's registration hooks
+with every plugin loaded (medians over the runs), slowest first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+TARGET = 1.10
+
+
+def child(workspace: str) -> None:
+    """One measurement in this interpreter: print ``{"open": s, "hooks": {"plugin hook": s}}``."""
+    import anyio
+
+    import kairox
+    from kairox import _dispatch
+
+    hooks: dict[str, float] = defaultdict(float)
+    call = _dispatch.Dispatcher._call
+
+    def timed(self: _dispatch.Dispatcher, hook: str, target: _dispatch._Target, kwargs: object) -> object:
+        start = time.perf_counter()
+        try:
+            return call(self, hook, target, kwargs)  # type: ignore[arg-type]
+        finally:
+            hooks[f"{target.source} {hook.removeprefix('kairox_')}"] += time.perf_counter() - start
+
+    _dispatch.Dispatcher._call = timed  # type: ignore[assignment,method-assign]
+
+    async def main() -> float:
+        start = time.perf_counter()
+        async with kairox.Runtime.open(workspace=workspace):
+            return time.perf_counter() - start
+
+    opened = anyio.run(main)
+    print(json.dumps({"open": opened, "hooks": hooks, "modules": len(sys.modules)}))
+
+
+def plugin_names(env: dict[str, str]) -> list[str]:
+    code = "from importlib.metadata import entry_points; print(*sorted({e.name for e in entry_points(group='kairox')}))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    return out.split()
+
+
+def run_once(workspace: str, env: dict[str, str]) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", workspace], env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"the measuring process failed:\n{proc.stderr}")
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.1f}ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--top", type=int, default=20, help="hook rows to print")
+    parser.add_argument("--child", metavar="WORKSPACE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace, home = Path(tmp, "workspace"), Path(tmp, "home")
+        workspace.mkdir()
+        home.mkdir()
+        base_env["KAIROX_HOME"] = str(home)
+        others = [name for name in plugin_names(base_env) if name != "tools"]
+        configs = {
+            "all plugins": dict(base_env),
+            "tools only": {**base_env, "KAIROX_DISABLE_PLUGINS": ",".join(others)},
+        }
+        for env in configs.values():
+            for _ in range(args.warmup):
+                run_once(str(workspace), env)
+        opens: dict[str, list[float]] = {name: [] for name in configs}
+        modules: dict[str, int] = {}
+        hooks: dict[str, list[float]] = defaultdict(list)
+        for _ in range(args.runs):
+            for name, env in configs.items():  # interleaved
+                result = run_once(str(workspace), env)
+                opens[name].append(float(result["open"]))  # type: ignore[arg-type]
+                modules[name] = int(result["modules"])  # type: ignore[call-overload]
+                if name == "all plugins":
+                    for key, seconds in result["hooks"].items():  # type: ignore[attr-defined]
+                        hooks[key].append(seconds)
+
+    baseline = statistics.median(opens["tools only"])
+    print(f"Runtime.open of an empty workspace, {args.runs} interleaved runs each (fresh interpreters)\n")
+    print(f"{'configuration':<13}  {'median':>9}  {'min':>9}  {'max':>9}  {'x tools':>7}  {'modules':>7}")
+    for name, times in opens.items():
+        median = statistics.median(times)
+        print(
+            f"{name:<13}  {ms(median)}  {ms(min(times))}  {ms(max(times))}  {median / baseline:7.2f}  {modules[name]:7d}"
+        )
+    ratio = statistics.median(opens["all plugins"]) / baseline
+    verdict = "within" if ratio <= TARGET else "over"
+    print(f"\nall plugins / tools only: {ratio:.2f} ({verdict} the target of {TARGET:.2f})")
+
+    rows = sorted(((statistics.median(v), k) for k, v in hooks.items() if len(v) == args.runs), reverse=True)
+    print(f"\nregistration hooks with every plugin loaded (median of {args.runs})\n")
+    width = max((len(k) for _, k in rows[: args.top]), default=10)
+    print(f"{'plugin hook':<{width}}  {'median':>9}")
+    for median, key in rows[: args.top]:
+        print(f"{key:<{width}}  {ms(median)}")
+    per_plugin: dict[str, float] = defaultdict(float)
+    for median, key in rows:
+        per_plugin[key.split(" ")[0]] += median
+    print(
+        "\nper plugin (sum of its hook medians): "
+        + ", ".join(
+            f"{name} {seconds * 1000:.1f}" for name, seconds in sorted(per_plugin.items(), key=lambda kv: -kv[1])
+        )
+        + " ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

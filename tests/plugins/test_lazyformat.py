@@ -1,0 +1,103 @@
+"""The formats as registered (:class:`LazyFormat`): the real formats' names, priorities and
+answers, their code imported on first use, a missing module refused when registering."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from plugin_helpers import FIXTURES
+
+from kairox_manifests.discovery import Location, locations, probe, sorted_formats
+from kairox_manifests.formats import ClaudeDefaultLayout, builtin_formats
+from kairox_manifests.lazyformat import LazyFormat, builtin_lazy_formats
+from kairox_philont.locations import philont_format
+from kairox_philont.manifest import PhilontFormat
+
+
+def test_the_registered_formats_are_the_builtin_formats() -> None:
+    lazy = [*builtin_lazy_formats(), philont_format()]
+    real = [*builtin_formats(), PhilontFormat()]
+    assert [(f.name, f.priority, getattr(f, "fallback", False)) for f in lazy] == [
+        (f.name, f.priority, getattr(f, "fallback", False)) for f in real
+    ]
+    assert [type(f.format) for f in lazy] == [type(f) for f in real]
+
+
+def test_a_lazy_format_probes_as_the_real_one() -> None:
+    lazy = sorted_formats(builtin_lazy_formats())
+    real = sorted_formats(builtin_formats())
+    for root in (
+        FIXTURES / "claude" / "code-review",
+        FIXTURES / "codex" / "release-notes",
+        FIXTURES / "kairox" / "docs-helper",
+    ):
+        manifest, error = probe(root, lazy)
+        assert manifest is not None and error is None
+        assert (manifest, error) == probe(root, real)
+
+
+def test_attributes_come_from_the_real_format_when_asked() -> None:
+    fmt = LazyFormat("claude-layout", 100, "kairox_manifests.formats.claude:ClaudeDefaultLayout", fallback=True)
+    assert "not loaded" in repr(fmt)
+    assert fmt.MARKERS == ClaudeDefaultLayout.MARKERS
+    assert isinstance(fmt.format, ClaudeDefaultLayout) and "loaded" in repr(fmt)
+    assert getattr(fmt, "activate", None) is None  # the Claude formats run no code
+    assert fmt.locations(Path("/w"), {}) == []
+
+
+def test_philont_locations_without_loading_the_format(tmp_path: Path) -> None:
+    fmt = philont_format()
+    found = fmt.locations(tmp_path, {"HOME": str(tmp_path / "home")})
+    assert [(loc.path, loc.scope) for loc in found] == [
+        (tmp_path / ".philont" / "plugins", "workspace"),
+        (tmp_path / "home" / ".philont" / "plugins", "user"),
+    ]
+    assert all(isinstance(loc, Location) for loc in found)
+    assert fmt.locations(tmp_path, {}, config=_PluginsOff()) == []
+    assert fmt._format is None
+
+
+class _PluginsOff:
+    sections = {"philont"}
+
+    def section(self, name: str) -> object:
+        from kairox_philont.config import PhilontConfig
+
+        return PhilontConfig(plugins=False)
+
+
+def test_a_missing_module_is_refused_when_registering() -> None:
+    with pytest.raises(ModuleNotFoundError, match=r"no module named 'kairox_manifests\.formats\.nothing'"):
+        LazyFormat("nothing", 5, "kairox_manifests.formats.nothing:Nothing")
+    with pytest.raises(ModuleNotFoundError):
+        LazyFormat("nothing", 5, "no_such_package.formats:Nothing")
+    with pytest.raises(ValueError, match=r"is not 'package\.module:attribute'"):
+        LazyFormat("nothing", 5, "kairox_manifests.formats")
+
+
+def test_a_format_that_is_not_what_it_was_registered_as_fails_its_probe(tmp_path: Path) -> None:
+    fmt = LazyFormat("kairox", 11, "kairox_manifests.formats.kairox:KairoxFormat")
+    (tmp_path / ".kairox-plugin").mkdir()
+    (tmp_path / ".kairox-plugin" / "plugin.json").write_text(json.dumps({"name": "x"}), encoding="utf-8")
+    manifest, error = probe(tmp_path, [fmt])
+    assert manifest is None and error is not None
+    assert "registered as 'kairox' (priority 11)" in error.message
+
+
+def test_discovery_lists_the_philont_locations_through_the_lazy_format(tmp_path: Path) -> None:
+    from kairox_manifests.config import BundlesConfig
+    from kairox_manifests.discovery import DiscoveryContext
+    from kairox_manifests.settings import BundleSettings
+
+    ctx = DiscoveryContext(
+        workspace=tmp_path,
+        env={"HOME": str(tmp_path / "home")},
+        home=tmp_path / "kh",
+        config=BundlesConfig(),
+        settings=BundleSettings(),
+        formats=sorted_formats([*builtin_lazy_formats(), philont_format()]),
+    )
+    origins = [loc.origin for loc in locations(ctx)]
+    assert "Philont workspace plugins" in origins and "Philont user plugins" in origins
