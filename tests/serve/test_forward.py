@@ -3,7 +3,8 @@
 ``tests/fixtures/mcp_servers``, through ``kairox serve --stdio`` and ``--http``); kairox's
 policy decides first (``mcp.<server>.sampling`` / ``mcp.<server>.elicitation``), asking the
 client when it asks. Where the request cannot reach the client (it did not declare the
-capability, it speaks 2026-07-28, stateless HTTP) the backend is told why, and the client
+capability, stateless HTTP) the backend is told why (a 2026-07-28 client answers in
+rounds of ``InputRequiredResult``: test_held.py), and the client
 is not asked to approve something it would never see."""
 
 from __future__ import annotations
@@ -147,6 +148,25 @@ ASKS = textwrap.dedent(
 )
 
 
+def with_two_backends(tmp_path: Path, rules: str, serve: str = "") -> Workspace:
+    """``asks`` and ``asks2``, the same SDK server twice, with the user's policy ``rules``
+    (and ``serve`` in the workspace's ``kairox.toml``), trusted."""
+    from serve_helpers import make_workspace
+
+    from kairox.testing import trust_workspace
+
+    ws = make_workspace(tmp_path, trusted=False, serve=serve, user_config=rules)
+    script = tmp_path / "asks.py"
+    script.write_text(ASKS, encoding="utf-8")
+    toml = ws.root / "kairox.toml"
+    for name in ("asks", "asks2"):
+        toml.write_text(
+            toml.read_text() + f"\n[mcp_servers.{name}]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n"
+        )
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    return ws
+
+
 def with_sdk_backend(tmp_path: Path) -> Workspace:
     """The workspace with the SDK server ``asks`` as a backend; your own config allows its
     tools and ``mcp.asks.elicitation``, while ``mcp.asks.sampling`` keeps the policy's
@@ -157,12 +177,25 @@ def with_sdk_backend(tmp_path: Path) -> Workspace:
 TRANSPORTS = ["stdio", "http"]
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize(
+    ("transport", "args", "mode"),
+    [
+        ("stdio", (), "legacy"),
+        ("http", (), "legacy"),
+        # 2026-07-28: InputRequiredResult rounds (test_held.py); --stateless as one replica,
+        # which the retry reaches
+        ("stdio", (), "auto"),
+        ("http", (), "auto"),
+        ("http", ("--stateless",), "auto"),
+    ],
+)
+async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(
+    tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
+) -> None:
     ws = with_sdk_backend(tmp_path)
     host = Host(content={"name": "Ada"})
     async with gateway_client(
-        ws, transport, mode="legacy", sampling_callback=host.sample, elicitation_callback=host.elicit
+        ws, transport, *args, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
     ) as client:
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert not result.is_error, text_of(result)
@@ -178,39 +211,43 @@ async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(tmp_path: 
         assert len(host.approvals) == 1  # "mcp.asks.elicitation" = "allow": not asked again
 
 
+#: the handshake's back channel, and 2026-07-28's InputRequiredResult rounds (test_held.py)
+MODES = ["legacy", "auto"]
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_declined_approval_keeps_the_request_from_the_client(tmp_path: Path, transport: str) -> None:
+async def test_a_declined_approval_keeps_the_request_from_the_client(tmp_path: Path, transport: str, mode: str) -> None:
     ws = with_sdk_backend(tmp_path)
     host = Host(decision="deny")
     async with gateway_client(
-        ws, transport, mode="legacy", sampling_callback=host.sample, elicitation_callback=host.elicit
+        ws, transport, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
     ) as client:
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert result.is_error and "declined" in text_of(result), text_of(result)
         assert len(host.approvals) == 1 and host.samples == []
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_client_without_the_capabilities_is_not_asked(tmp_path: Path, transport: str) -> None:
+async def test_a_client_without_the_capabilities_is_not_asked(tmp_path: Path, transport: str, mode: str) -> None:
     ws = with_sdk_backend(tmp_path)
     host = Host()
-    async with gateway_client(ws, transport, mode="legacy", elicitation_callback=host.elicit) as client:
+    async with gateway_client(ws, transport, mode=mode, elicitation_callback=host.elicit) as client:
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert result.is_error and "the client did not declare the sampling capability" in text_of(result)
         assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
-    async with gateway_client(ws, transport, mode="legacy") as client:
+    async with gateway_client(ws, transport, mode=mode) as client:
         result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
         assert result.is_error and "the client did not declare the elicitation capability" in text_of(result)
 
 
 async def test_no_back_channel_no_request(tmp_path: Path) -> None:
-    """A 2026-07-28 client (no server-to-client requests), and stateless HTTP (no channel
-    back to the client): the backend is told which."""
+    """A handshake-era client over stateless HTTP (no channel back to the client): the
+    backend is told why. (A 2026-07-28 client is asked through ``InputRequiredResult``:
+    test_held.py.)"""
     ws = with_sdk_backend(tmp_path)
-    for transport, args, mode, why in (
-        ("stdio", (), "auto", "the client speaks 2026-07-28"),
-        ("http", ("--stateless",), "legacy", "stateless HTTP"),
-    ):
+    for transport, args, mode, why in (("http", ("--stateless",), "legacy", "stateless HTTP"),):
         host = Host()
         async with gateway_client(
             ws, transport, *args, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
@@ -281,19 +318,8 @@ async def test_a_backends_request_goes_to_the_call_on_that_backend(tmp_path: Pat
     ``related_request_id``), not on the client's latest call, which runs on ``asks2``. Raw
     HTTP shows which POST's stream each request arrives on."""
     import httpx2
-    from serve_helpers import make_workspace
 
-    from kairox.testing import trust_workspace
-
-    ws = make_workspace(tmp_path, trusted=False, user_config='"asks.*" = "allow"\n"asks2.*" = "allow"\n')
-    script = tmp_path / "asks.py"
-    script.write_text(ASKS, encoding="utf-8")
-    toml = ws.root / "kairox.toml"
-    for name in ("asks", "asks2"):
-        toml.write_text(
-            toml.read_text() + f"\n[mcp_servers.{name}]\ncommand = {sys.executable!r}\nargs = [{str(script)!r}]\n"
-        )
-    trust_workspace(ws.root, ws.home, env=ws.env())
+    ws = with_two_backends(tmp_path, '"asks.*" = "allow"\n"asks2.*" = "allow"\n')
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
     init = {
         "jsonrpc": "2.0",

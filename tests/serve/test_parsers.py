@@ -29,6 +29,8 @@ FIELDS = [
     "deny_skills",
     "max_listens",
     "max_listens_per_session",
+    "max_held_calls",
+    "held_call_timeout",
 ]
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.integers(-2, 20), st.floats(allow_nan=False), st.text(max_size=20)
@@ -54,8 +56,9 @@ def test_serve_section_structures_or_names_the_field(raw: dict[str, Any]) -> Non
     assert config.name.strip() and isinstance(config.prompts, bool)
     for patterns in (config.tools, config.deny_tools, config.skills, config.deny_skills):
         assert all(isinstance(p, str) and p for p in patterns)
-    for limit in (config.max_listens, config.max_listens_per_session):
+    for limit in (config.max_listens, config.max_listens_per_session, config.max_held_calls):
         assert type(limit) is int and 1 <= limit <= MAX_LISTENS
+    assert isinstance(config.held_call_timeout, int | float) and 0 < config.held_call_timeout <= 86_400
 
 
 def test_serve_section_errors_by_example() -> None:
@@ -74,6 +77,13 @@ def test_serve_section_errors_by_example() -> None:
     limits = structure({"max_listens": 2, "max_listens_per_session": 1}, ServeConfig, path="serve")
     assert (limits.max_listens, limits.max_listens_per_session) == (2, 1)
     assert (ServeConfig().max_listens, ServeConfig().max_listens_per_session) == (1024, 8)
+    assert (ServeConfig().max_held_calls, ServeConfig().held_call_timeout) == (64, 300)
+    held = structure({"max_held_calls": 2, "held_call_timeout": 1.5}, ServeConfig, path="serve")
+    assert (held.max_held_calls, held.held_call_timeout) == (2, 1.5)
+    with pytest.raises(ConfigError, match=r"serve.held_call_timeout: must be more than 0 and at most 86400"):
+        structure({"held_call_timeout": 0}, ServeConfig, path="serve", file="kairox.toml")
+    with pytest.raises(ConfigError, match=r"serve.max_held_calls: must be between 1 and 100000 \(got 0\)"):
+        structure({"max_held_calls": 0}, ServeConfig, path="serve", file="kairox.toml")
     config = structure({"deny_tools": ["shell_*"], "prompts": False}, ServeConfig, path="serve")
     assert config.exposes_tool("fs_read", "fs.read") and not config.exposes_tool("shell_exec", "shell.exec")
 

@@ -14,6 +14,8 @@
     deny_skills = []
     max_listens = 1024              # open subscriptions/listen streams, all clients together
     max_listens_per_session = 8     # ... of one client session (stdio; where a session is known)
+    max_held_calls = 64             # 2026-07-28 calls held while their backend waits for the client
+    held_call_timeout = 300         # seconds a held call waits for its client's retry, then is cancelled
 """
 
 from __future__ import annotations
@@ -58,12 +60,27 @@ def _listens(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
         raise ConfigError(f"must be between 1 and {MAX_LISTENS} (got {value})", path=attribute.name)
 
 
+#: the longest a held call may wait for its client (a day)
+MAX_HELD_TIMEOUT = 86_400.0
+
+
+def _timeout(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError("expected a number of seconds", path=attribute.name)
+    if not 0 < value <= MAX_HELD_TIMEOUT:
+        raise ConfigError(
+            f"must be more than 0 and at most {MAX_HELD_TIMEOUT:g} seconds (got {value})", path=attribute.name
+        )
+
+
 @attrs.frozen
 class ServeConfig:
     """What the gateway exposes (``tools``/``deny_tools``, ``prompts``, ``resources``,
     ``skills``/``deny_skills``), what it calls itself (``name``, ``version``,
-    ``instructions``), and how many ``subscriptions/listen`` streams it keeps open
-    (``max_listens`` in all, ``max_listens_per_session`` for one client session)."""
+    ``instructions``), how many ``subscriptions/listen`` streams it keeps open
+    (``max_listens`` in all, ``max_listens_per_session`` for one client session), and how
+    many 2026-07-28 calls it holds while their backend waits for the client's answer
+    (``max_held_calls``), for how long (``held_call_timeout``, seconds)."""
 
     name: str = attrs.field(default="kairox", validator=_name)
     version: str = ""
@@ -76,6 +93,8 @@ class ServeConfig:
     deny_skills: list[str] = attrs.field(factory=list, validator=_patterns)
     max_listens: int = attrs.field(default=1024, validator=_listens)
     max_listens_per_session: int = attrs.field(default=8, validator=_listens)
+    max_held_calls: int = attrs.field(default=64, validator=_listens)
+    held_call_timeout: float = attrs.field(default=300.0, validator=_timeout)
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

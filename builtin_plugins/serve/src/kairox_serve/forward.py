@@ -12,9 +12,12 @@ The link is also the session's approver: kairox asks before it lets
 a backend sample or elicit (``mcp.<server>.sampling`` in ``[policy.rules]``), and that
 question goes to the client too.
 
-On 2026-07-28 connections, stateless HTTP and with clients that did not declare the
-capability, a request cannot reach the client: the backend gets an error saying so, and
-the client is not asked to approve a request it would never see.
+On 2026-07-28 connections a server may not send requests: the client's call is held
+(:mod:`kairox_serve.held`) and the request (and kairox's approval of it) travels as an
+input request of the call's ``InputRequiredResult``. On stateless handshake-era HTTP and
+with clients that did not declare the capability, a request cannot reach the client: the
+backend gets an error saying so, and the client is not asked to approve a request it
+would never see.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from kairox import ApprovalAnswer, ApprovalRequest, Runtime
 
-from .approval import ClientApprover, NotAskable
+from .approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, ClientApprover, NotAskable, answer_of, message_for
+from .held import HeldCall
 
 __all__ = ["ClientLink", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
 
@@ -46,6 +50,14 @@ async def _send(ctx: ServerRequestContext[Any, Any], request: types.ServerReques
     return await ctx.session.send_request(
         request, result_type, metadata=ServerMessageMetadata(related_request_id=ctx.request_id)
     )
+
+
+async def _ask(call: _Call, kind: str, request: types.ServerRequest, result_type: type[R]) -> R | types.ErrorData:
+    """``request`` to the client of ``call``: an input request of a held 2026-07-28 call, or
+    a request sent on the handshake-era call."""
+    if call.held is not None:
+        return await call.held.ask(kind, request, result_type)  # type: ignore[arg-type]
+    return await _send(call.ctx, request, result_type)
 
 
 def _host_request_kind(request: ApprovalRequest) -> str | None:
@@ -111,16 +123,22 @@ def backend_of_request(runtime: Runtime, context: Any) -> str | None:
 
 
 class _Call:
-    """One running ``tools/call`` of the client: its request and the backend it runs on."""
+    """One running ``tools/call`` of the client: its request, the backend it runs on, and
+    (a 2026-07-28 call that may be held while its backend asks) its :class:`HeldCall`."""
 
-    __slots__ = ("backend", "ctx", "params")
+    __slots__ = ("backend", "ctx", "held", "params")
 
     def __init__(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, backend: str | None
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        backend: str | None,
+        held: HeldCall | None = None,
     ) -> None:
         self.ctx = ctx
         self.params = params
         self.backend = backend
+        self.held = held
 
 
 class ClientLink:
@@ -143,10 +161,15 @@ class ClientLink:
 
     @contextmanager
     def calling(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, backend: str | None = None
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        backend: str | None = None,
+        held: HeldCall | None = None,
     ) -> Iterator[None]:
-        """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it is one's tool)."""
-        entry = _Call(ctx, params, backend)
+        """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it
+        is one's tool; ``held``: a 2026-07-28 call whose backend's requests become input requests)."""
+        entry = _Call(ctx, params, backend, held)
         self.active.append(entry)
         try:
             yield
@@ -168,45 +191,67 @@ class ClientLink:
             )
         return mine[-1], ""
 
-    def _current(self, capability: str, backend: str | None) -> tuple[ServerRequestContext[Any, Any] | None, str]:
+    def _current(self, capability: str, backend: str | None) -> tuple[_Call | None, str]:
+        """The client's call a request of ``backend`` for ``capability`` goes to, or why none can take it."""
         call, why = self._call_on(backend)
         if call is None:
             return None, why
         ctx = call.ctx
+        caps = ctx.session.client_capabilities
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return None, "the client speaks 2026-07-28, where a server may not send requests"
+            if caps is None or getattr(caps, capability, None) is None:
+                return None, f"the client did not declare the {capability} capability"
+            if call.held is None:
+                return None, "the client speaks 2026-07-28, where a server may not send requests"
+            return call, ""
         if not ctx.session.can_send_request:  # first: a stateless request knows no capabilities
             return None, "this connection cannot carry a request to the client (stateless HTTP)"
-        caps = ctx.session.client_capabilities
         if caps is None or getattr(caps, capability, None) is None:
             return None, f"the client did not declare the {capability} capability"
-        return ctx, ""
+        return call, ""
 
     async def _relay(
         self, capability: str, context: Any, request: types.ServerRequest, result_type: type[R]
     ) -> R | types.ErrorData:
         """``request`` sent to the client on its call running on the backend that asked, or why it cannot be."""
-        ctx, why = self._current(capability, backend_of_request(self.runtime, context))
-        if ctx is None:
+        call, why = self._current(capability, backend_of_request(self.runtime, context))
+        if call is None:
             return _unavailable(capability, why)
-        return await _send(ctx, request, result_type)
+        return await _ask(call, capability, request, result_type)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """The session's approver (a backend's sampling or elicitation request, a plugin's
         own act during a call): the client of the running call is asked, on the call running
-        on that backend for a backend's request. A backend's request that could not reach
-        the client anyway is refused unasked, with the reason (``NotAskable``: the
-        backend's error names it)."""
+        on that backend for a backend's request (on a held 2026-07-28 call, as one more
+        input request). A backend's request that could not reach the client anyway is
+        refused unasked, with the reason (``NotAskable``: the backend's error names it)."""
         if not self.active:
             return ApprovalAnswer.DENY
         call = self.active[-1]
         kind = _host_request_kind(request)
         if kind is not None:
-            ctx, why = self._current(kind, backend_of_tool(request.tool.provider))
-            if ctx is None:
+            found, why = self._current(kind, backend_of_tool(request.tool.provider))
+            if found is None:
                 raise NotAskable(why)
-            call = next(c for c in reversed(self.active) if c.ctx is ctx)
+            call = found
+            if call.held is not None:
+                return await self._approve_held(call, call.held, request)
         return await ClientApprover(call.ctx, call.params, lasting=self.lasting)(request)
+
+    async def _approve_held(self, call: _Call, held: HeldCall, request: ApprovalRequest) -> ApprovalAnswer:
+        """kairox's question about a backend's request, asked on a held 2026-07-28 call: the
+        same form as the handshake path, as an input request of the call's next round."""
+        caps = call.ctx.session.client_capabilities
+        if caps is None or caps.elicitation is None:
+            raise NotAskable("the client did not declare the elicitation capability")
+        schema = APPROVAL_SCHEMA if self.lasting else ONE_CALL_SCHEMA
+        form = types.ElicitRequestFormParams(
+            message=message_for(request, lasting=self.lasting), requested_schema=schema
+        )
+        answer = await held.ask("approval", types.ElicitRequest(params=form), types.ElicitResult)
+        if isinstance(answer, types.ErrorData):
+            raise NotAskable(answer.message)
+        return answer_of(answer, schema)
 
     async def sampling(
         self, context: Any, params: types.CreateMessageRequestParams
@@ -223,12 +268,9 @@ class ClientLink:
     async def list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
         """The client's roots when it is on this machine (stdio) and declared them, else the
         workspace's (kairox's default): a remote client's paths mean nothing here."""
-        if self.forward_roots:
-            ctx, _why = self._current("roots", backend_of_request(self.runtime, context))
-        else:
-            ctx = None
-        if ctx is not None:
-            return await _send(ctx, types.ListRootsRequest(), types.ListRootsResult)
+        call = self._current("roots", backend_of_request(self.runtime, context))[0] if self.forward_roots else None
+        if call is not None:
+            return await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult)
         return types.ListRootsResult.model_validate(
             {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.runtime.roots()]}
         )

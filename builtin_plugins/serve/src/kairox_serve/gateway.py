@@ -3,11 +3,14 @@
 One :class:`Gateway` per runtime. Every ``tools/call`` is a :meth:`kairox.Session.call_tool`
 of the kairox session that belongs to the client's connection (so an "allow for this
 session" lasts as long as that connection); an Ask goes to the client
-(:mod:`kairox_serve.approval`). Skills are prompts, their files resources.
+(:mod:`kairox_serve.approval`). A 2026-07-28 client's call whose backend may ask it
+something runs in the gateway's task group, held between the client's retries
+(:mod:`kairox_serve.held`). Skills are prompts, their files resources.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import weakref
@@ -17,6 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
@@ -61,6 +65,7 @@ from .convert import (
     skill_uri,
 )
 from .forward import ClientLink, backend_of_tool
+from .held import HeldCall, HeldCalls, fingerprint
 
 __all__ = ["Gateway"]
 
@@ -138,6 +143,9 @@ class Gateway:
         #: open listen streams: in all, and by the client session that opened them
         self._listens = 0
         self._listens_of: dict[object, int] = {}
+        #: 2026-07-28 calls whose backend waits for the client's answers (see kairox_serve.held)
+        self._held = HeldCalls(config.max_held_calls, config.held_call_timeout, self._held_full)
+        self._tg: anyio.abc.TaskGroup | None = None
         handlers: dict[str, Any] = {
             "on_list_tools": self._list_tools,
             "on_call_tool": self._call_tool,
@@ -166,16 +174,22 @@ class Gateway:
             self.rt.events.subscribe(self._on_change, SkillsChanged),
         ]
         try:
-            if self.one_client and not self.stateless:
-                link = self._link(lasting=True)
-                async with self.rt.session(**link.session_kwargs()) as session:
-                    self._process_session, self._process_link = session, link
-                    try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                try:
+                    if self.one_client and not self.stateless:
+                        link = self._link(lasting=True)
+                        async with self.rt.session(**link.session_kwargs()) as session:
+                            self._process_session, self._process_link = session, link
+                            try:
+                                yield self
+                            finally:
+                                self._process_session = self._process_link = None
+                    else:
                         yield self
-                    finally:
-                        self._process_session = self._process_link = None
-            else:
-                yield self
+                finally:
+                    self._tg = None
+                    tg.cancel_scope.cancel()  # calls still held: their clients are gone with the server
         finally:
             for unsub in unsubscribe:
                 unsub()
@@ -327,14 +341,33 @@ class Gateway:
         spec = self.exposed_tools().get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if params.request_state is not None:
+                return await self._retry(ctx, params)
+            if self._tg is not None and self._may_ask(ctx):
+                held = HeldCall(self._held, self._client_of(ctx), fingerprint(params))
+                self._tg.start_soon(self._hold, held, ctx, params, spec)
+                return await self._round(held, ctx)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
+        return await self._run(ctx, params, spec, progress)
+
+    async def _run(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        spec: ToolSpec,
+        progress: Any,
+        held: HeldCall | None = None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The call ``ctx`` asked for, in the client's kairox session (``held``: the call is held
+        while its backend asks, see :meth:`_hold`)."""
         async with self._session(ctx) as (session, link):
             approver = ClientApprover(ctx, params, lasting=link.lasting)
             try:
-                with link.calling(ctx, params, backend_of_tool(spec.provider)):
+                with link.calling(ctx, params, backend_of_tool(spec.provider), held):
                     result = await session.call_tool(
                         spec.exported_name, params.arguments or {}, approver=approver, progress=progress
                     )
@@ -353,6 +386,103 @@ class Gateway:
             except ToolError as exc:
                 return error_result(f"failed: {exc}")
         return call_result(result)
+
+    # -- 2026-07-28 calls whose backend asks (kairox_serve.held) -------------------------
+    def _may_ask(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether a backend's request during this 2026-07-28 call could reach the client: it
+        declared sampling or elicitation (or roots, where the client's roots are forwarded)."""
+        caps = ctx.session.client_capabilities
+        if caps is None:
+            return False
+        return caps.sampling is not None or caps.elicitation is not None or (caps.roots is not None and self.one_client)
+
+    def _client_of(self, ctx: ServerRequestContext[Any, Any]) -> object:
+        """Who may retry a held call: the process's one client (stdio); over HTTP the session
+        (where there is one) and the bearer credential, digested (one shared token makes
+        every holder of it one client)."""
+        if self.one_client:
+            return "stdio"
+        connection = connection_of(ctx)
+        session_id = connection.session_id if connection is not None else None
+        headers = getattr(ctx.request, "headers", None)
+        credential = headers.get("authorization") if headers is not None else None
+        digest = hashlib.sha256(credential.encode("utf-8", "surrogatepass")).hexdigest() if credential else None
+        return (session_id, digest)
+
+    def _held_full(self, held: int) -> str:
+        return (
+            f"the gateway already holds {held} calls waiting for their clients' answers, its limit "
+            f"([serve] max_held_calls = {self.config.max_held_calls}); try again when one has finished"
+        )
+
+    async def _hold(
+        self, held: HeldCall, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, spec: ToolSpec
+    ) -> None:
+        """Run the call in the gateway's task group, so it outlives the request that made it
+        while its backend waits for the client; its outcome goes to the waiting retry."""
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            waiting = held.ctx
+            if waiting is not None:  # between rounds no request is there to carry progress
+                await waiting.session.report_progress(done, total, message)
+
+        outcome: Any
+        with held.scope:
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._held.watch, held)
+                    try:
+                        outcome = await self._run(ctx, params, spec, progress, held)
+                    finally:
+                        tg.cancel_scope.cancel()
+            except Exception as exc:  # the retry reports it; the gateway goes on
+                logger.exception("kairox serve: a held call failed")
+                outcome = error_result(f"failed: {type(exc).__name__}: {exc}")
+            held.finish(outcome)
+        if not held.finished or held.scope.cancel_called:  # expired, or its client cancelled the call
+            self._held.drop(held)
+            return
+        if held.registered and held.ctx is None:
+            # it ended between rounds (its backend failed, say): the outcome waits for the
+            # retry as long as a held call would, then goes
+            back = held.back
+            with anyio.move_on_after(self._held.timeout):
+                await back.wait()
+            if not back.is_set():
+                self._held.drop(held)
+
+    async def _round(
+        self, held: HeldCall, ctx: ServerRequestContext[Any, Any]
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Wait, as the client's request ``ctx``, for the call's result or its next request to
+        the client (an ``InputRequiredResult`` under a fresh token). A cancelled request
+        cancels the call."""
+        held.attach(ctx)
+        try:
+            while True:
+                if held.finished:
+                    self._held.drop(held)
+                    return held.outcome  # type: ignore[no-any-return]
+                asks = held.unanswered()
+                if asks:
+                    token = self._held.mint(held)
+                    held.detach()
+                    return types.InputRequiredResult(input_requests=asks, request_state=token)
+                await held.changed()
+        except anyio.get_cancelled_exc_class():
+            held.cancel()
+            raise
+
+    async def _retry(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A client's retry of a held call: its answers to the waiting requests, then the next round."""
+        assert params.request_state is not None
+        held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(params))
+        if held is None:
+            return error_result(f"not run: {params.name}: {why}")
+        held.answer(params.input_responses)
+        return await self._round(held, ctx)
 
     # -- skills ------------------------------------------------------------------------
     def exposed_skills(self) -> list[SkillDef]:

@@ -1,0 +1,211 @@
+"""Held calls: a 2026-07-28 client's ``tools/call`` whose backend server asked for input.
+
+On 2026-07-28 a server may not send requests to its client. When a backend server asks
+the gateway for sampling, elicitation or roots during such a client's call, the gateway
+keeps that call running in this process (:class:`HeldCall`), answers the client's request
+with an ``InputRequiredResult`` that carries the backend's request (keyed) and a
+``requestState`` token, and waits. The client retries the call with its answers
+(``inputResponses``) and the token; the answers go to the waiting backend request, and the
+retry waits for the next request (another ``InputRequiredResult``, under a new token) or
+the call's result.
+
+Bounded (:class:`HeldCalls`): at most ``[serve] max_held_calls`` calls are held at once
+(the backend's request that would hold one more is refused, with the reason); a held call
+whose client does not come back within ``[serve] held_call_timeout`` seconds is cancelled
+and dropped. A token is used once, names one call of one client (the same stdio process,
+HTTP session or bearer credential) and one tool and arguments; anything else is refused
+with a clear error, which is also what a replica that does not hold the call answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from pydantic import ValidationError
+
+__all__ = ["EXPIRED", "HeldCall", "HeldCalls", "fingerprint"]
+
+R = TypeVar("R", bound=types.Result)
+
+#: the error a retry with an unknown, used or expired ``requestState`` gets
+EXPIRED = "the call's state expired or is held by another replica; retry the call"
+
+
+def fingerprint(params: types.CallToolRequestParams) -> str:
+    """The tool and arguments of a call, digested (a retry must repeat them)."""
+    text = json.dumps([params.name, params.arguments or {}], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _Ask:
+    """One backend request (or kairox's approval of one) waiting for the client's answer."""
+
+    __slots__ = ("answer", "answered", "request")
+
+    def __init__(self, request: types.InputRequest) -> None:
+        self.request = request
+        self.answered = anyio.Event()
+        self.answer: types.InputResponse | None = None
+
+
+class HeldCall:
+    """One client's call running in the gateway's task group while its backend may ask.
+
+    ``owner``: who may retry it; ``print``: its tool and arguments (:func:`fingerprint`).
+    The retry that waits for it is *attached* (:meth:`attach`): meanwhile the call's
+    progress goes to that request and no expiry runs."""
+
+    def __init__(self, table: HeldCalls, owner: object, print_: str) -> None:
+        self.table = table
+        self.owner = owner
+        self.print = print_
+        self.token: str | None = None
+        #: counted against ``max_held_calls`` (from its first request to the client on)
+        self.registered = False
+        self.scope = anyio.CancelScope()
+        self.outcome: Any = None
+        self.finished = False
+        #: the request waiting for this call (its progress goes there), if one is
+        self.ctx: Any = None
+        self._asks: dict[str, _Ask] = {}
+        self._n = 0
+        self._changed = anyio.Event()
+        self.idle = anyio.Event()
+        self.back = anyio.Event()
+
+    # -- the call's side -----------------------------------------------------------
+    async def ask(self, kind: str, request: types.InputRequest, result_type: type[R]) -> R | types.ErrorData:
+        """``request`` to the client (an input request of the next ``InputRequiredResult``),
+        and its answer, checked to be a ``result_type``; or why it cannot be asked."""
+        if not self.registered:
+            refused = self.table.register(self)
+            if refused is not None:
+                return types.ErrorData(code=types.INVALID_REQUEST, message=refused)
+        self._n += 1
+        key = f"kairox-{kind}-{self._n}"
+        ask = self._asks[key] = _Ask(request)
+        self._notify()
+        try:
+            await ask.answered.wait()
+        finally:
+            self._asks.pop(key, None)
+        answer = ask.answer
+        try:
+            if isinstance(answer, result_type):
+                return answer
+            return result_type.model_validate(
+                answer.model_dump(by_alias=True, exclude_none=True) if answer is not None else None
+            )
+        except ValidationError:
+            return types.ErrorData(
+                code=types.INVALID_PARAMS,
+                message=f"the client's answer to the {kind} request is not a {result_type.__name__}",
+            )
+
+    def finish(self, outcome: Any) -> None:
+        self.outcome = outcome
+        self.finished = True
+        self._notify()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    # -- the client's side ---------------------------------------------------------
+    def answer(self, responses: dict[str, types.InputResponse] | None) -> None:
+        """Hand the answers of a retry to the requests they answer (by key); the rest stay unanswered."""
+        for key, response in (responses or {}).items():
+            ask = self._asks.get(key)
+            if ask is not None and not ask.answered.is_set():
+                ask.answer = response
+                ask.answered.set()
+
+    def unanswered(self) -> dict[str, types.InputRequest]:
+        return {key: ask.request for key, ask in self._asks.items() if not ask.answered.is_set()}
+
+    async def changed(self) -> None:
+        """Wait until a new request to the client comes or the call ends."""
+        await self._changed.wait()
+
+    def attach(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.back.set()
+        self.idle = anyio.Event()
+
+    def detach(self) -> None:
+        self.ctx = None
+        self.back = anyio.Event()
+        self.idle.set()
+
+    def cancel(self) -> None:
+        self.scope.cancel()
+        self.table.drop(self)
+
+
+class HeldCalls:
+    """The held calls of one gateway: by token, at most ``limit``, each dropped after
+    ``timeout`` seconds without its client."""
+
+    def __init__(self, limit: int, timeout: float, describe: Callable[[int], str]) -> None:
+        self.limit = limit
+        self.timeout = timeout
+        self._describe = describe
+        self._by_token: dict[str, HeldCall] = {}
+        self._held: set[HeldCall] = set()
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def register(self, call: HeldCall) -> str | None:
+        """Count ``call`` as held; or why not (the table is full)."""
+        if len(self._held) >= self.limit:
+            return self._describe(len(self._held))
+        self._held.add(call)
+        call.registered = True
+        return None
+
+    def mint(self, call: HeldCall) -> str:
+        """A fresh token for ``call`` (its previous one no longer works)."""
+        if call.token is not None:
+            self._by_token.pop(call.token, None)
+        token = call.token = secrets.token_urlsafe(32)
+        self._by_token[token] = call
+        return token
+
+    def take(self, token: str, owner: object, print_: str) -> tuple[HeldCall | None, str]:
+        """The call ``token`` names, taken out of the table for one retry; or why there is none."""
+        call = self._by_token.get(token)
+        if call is None:
+            return None, EXPIRED
+        if call.owner != owner:
+            return None, "the call's state belongs to another client; retry the call"
+        if call.print != print_:
+            return None, "the retry names another tool or other arguments than the held call; retry the call"
+        del self._by_token[token]
+        call.token = None
+        return call, ""
+
+    def drop(self, call: HeldCall) -> None:
+        if call.token is not None:
+            self._by_token.pop(call.token, None)
+            call.token = None
+        self._held.discard(call)
+
+    async def watch(self, call: HeldCall) -> None:
+        """Cancel ``call`` when its client stays away ``timeout`` seconds after an
+        ``InputRequiredResult``; runs beside the call."""
+        while True:
+            idle = call.idle
+            await idle.wait()
+            back = call.back
+            with anyio.move_on_after(self.timeout):
+                await back.wait()
+            if not back.is_set():
+                call.cancel()
+                return

@@ -1,0 +1,209 @@
+"""A backend server's sampling, elicitation and roots requests reach a 2026-07-28 client as
+``InputRequiredResult``\\s: the gateway holds the call (``kairox_serve.held``) while the
+client answers and retries with the ``requestState`` token (the SDK ``Client`` drives the
+rounds). Bounded: ``[serve] max_held_calls``, ``held_call_timeout``; a token works once, for
+the call it names."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from serve_helpers import TOKEN, connect, gateway_client, serve_http, with_script
+from test_forward import ASKS, TRANSPORTS, Host, with_sdk_backend, with_two_backends
+from test_stdio import text_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
+
+MODERN = "auto"  # the SDK client's default: 2026-07-28 where the server speaks it
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_declined_elicitation_reaches_the_backend(tmp_path: Path, transport: str) -> None:
+    ws = with_sdk_backend(tmp_path)
+    host = Host(backend_action="decline")
+    async with gateway_client(ws, transport, mode=MODERN, elicitation_callback=host.elicit) as client:
+        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
+        assert json.loads(text_of(result)) == {"action": "decline", "content": None}, text_of(result)
+        assert host.forms == ["Your name?"]
+
+
+async def test_roots_of_a_modern_stdio_client(tmp_path: Path) -> None:
+    """Over stdio the client is on this machine: its roots, asked in a round, are the backend's."""
+    ws = with_sdk_backend(tmp_path)
+    mine = tmp_path / "client-root"
+    mine.mkdir()
+    asked: list[int] = []
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        asked.append(1)
+        return types.ListRootsResult.model_validate({"roots": [{"uri": mine.as_uri(), "name": "mine"}]})
+
+    async with gateway_client(ws, "stdio", mode=MODERN, list_roots_callback=list_roots) as client:
+        result = await client.call_tool("asks_roots", {})
+        assert not result.is_error, text_of(result)
+    assert json.loads(text_of(result)) == [{"uri": mine.as_uri(), "name": "mine"}]
+    assert asked == [1]
+
+
+async def _first_round(client: Client, tool: str, arguments: dict[str, Any]) -> types.InputRequiredResult:
+    first = await client.session.call_tool(tool, arguments, allow_input_required=True)
+    assert isinstance(first, types.InputRequiredResult), first
+    assert first.request_state and first.input_requests
+    return first
+
+
+def _sampled(text: str = "a held answer") -> types.CreateMessageResult:
+    return types.CreateMessageResult(role="assistant", content=types.TextContent(text=text), model="m")
+
+
+async def _retry(
+    client: Client, tool: str, arguments: dict[str, Any], first: types.InputRequiredResult
+) -> types.CallToolResult | types.InputRequiredResult:
+    """The client's retry of ``first``'s call: every request answered with :func:`_sampled`."""
+    assert first.input_requests is not None
+    return await client.session.call_tool(
+        tool,
+        arguments,
+        input_responses={key: _sampled() for key in first.input_requests},
+        request_state=first.request_state,
+        allow_input_required=True,
+    )
+
+
+async def test_a_state_works_once_for_its_call(tmp_path: Path) -> None:
+    """Driving the rounds by hand: an unknown token, a token for other arguments, a token
+    used twice are refused with a clear error; the right retry completes the call."""
+    ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
+    host = Host()
+    async with gateway_client(ws, "stdio", mode=MODERN, sampling_callback=host.sample) as client:
+        unknown = await client.session.call_tool(
+            "asks_ask_model", {"prompt": "hi"}, request_state="no-such-state", allow_input_required=True
+        )
+        assert isinstance(unknown, types.CallToolResult) and unknown.is_error
+        assert "the call's state expired or is held by another replica; retry the call" in text_of(unknown)
+
+        first = await _first_round(client, "asks_ask_model", {"prompt": "hi"})
+        assert first.input_requests is not None
+        [(_key, request)] = first.input_requests.items()
+        assert isinstance(request, types.CreateMessageRequest)
+        other = await _retry(client, "asks_ask_model", {"prompt": "something else"}, first)
+        assert isinstance(other, types.CallToolResult) and other.is_error
+        assert "another tool or other arguments" in text_of(other)
+        done = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
+        assert isinstance(done, types.CallToolResult) and not done.is_error, done
+        assert text_of(done) == "m: a held answer"
+        again = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
+        assert isinstance(again, types.CallToolResult) and again.is_error
+        assert "expired or is held by another replica" in text_of(again)
+
+
+async def test_a_held_call_whose_client_stays_away_expires(tmp_path: Path) -> None:
+    """``held_call_timeout = 1``: the client answers after the call was cancelled, and is told
+    to retry the call; a fresh call works."""
+    ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
+    toml = ws.root / "kairox.toml"
+    toml.write_text(toml.read_text() + "\n[serve]\nheld_call_timeout = 1\n")
+    from kairox.testing import trust_workspace
+
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    async with gateway_client(ws, "stdio", mode=MODERN, sampling_callback=Host().sample) as client:
+        first = await _first_round(client, "asks_ask_model", {"prompt": "hi"})
+        assert first.input_requests is not None
+        await anyio.sleep(3)  # the client stays away longer than held_call_timeout
+        late = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
+        assert isinstance(late, types.CallToolResult) and late.is_error
+        assert "the call's state expired or is held by another replica; retry the call" in text_of(late)
+        result = await client.call_tool("asks_ask_model", {"prompt": "hi"})
+        assert not result.is_error and "an answer from the gateway's client" in text_of(result), text_of(result)
+
+
+async def test_held_calls_are_bounded(tmp_path: Path) -> None:
+    """``max_held_calls = 1``: while one client's call is held, another's backend request is
+    refused, naming the limit; the held call completes."""
+    rules = "".join(f'"{n}.*" = "allow"\n"mcp.{n}.sampling" = "allow"\n' for n in ("asks", "asks2"))
+    ws = with_two_backends(tmp_path, rules, "[serve]\nmax_held_calls = 1\n")
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        second: list[str] = []
+
+        async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+            if not second:  # the first call is held now: a second client's call (on the other backend) asks too
+                async with connect(url, mode=MODERN, sampling_callback=Host().sample) as other:
+                    second.append(text_of(await other.call_tool("asks2_ask_model", {"prompt": "second"})))
+            return _sampled("first answer")
+
+        async with connect(url, mode=MODERN, sampling_callback=sample) as client:
+            result = await client.call_tool("asks_ask_model", {"prompt": "first"})
+            assert not result.is_error and text_of(result) == "m: first answer", text_of(result)
+            assert len(second) == 1 and "[serve] max_held_calls = 1" in second[0], second
+            # the first call is done: the next one may be held again
+            result = await client.call_tool("asks2_ask_model", {"prompt": "third"})
+            assert not result.is_error and text_of(result) == "m: first answer", text_of(result)
+
+
+#: a backend whose tool asks for sampling and dies while the answer is awaited
+CRASHES = textwrap.dedent(
+    """
+    import os, sys, threading, time
+    from typing import Annotated
+
+    import mcp.types as types
+    from mcp.server.mcpserver import MCPServer, Resolve, Sample
+
+    server = MCPServer("crashes")
+    PIDFILE = sys.argv[1]
+
+    def question(prompt: str) -> Sample:
+        with open(PIDFILE, "w") as f:
+            f.write(str(os.getpid()))
+        threading.Thread(target=lambda: (time.sleep(0.5), os._exit(3)), daemon=True).start()
+        message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))
+        return Sample([message], max_tokens=20)
+
+    @server.tool()
+    def ask_and_die(prompt: str, answer: Annotated[types.CreateMessageResult, Resolve(question)]) -> str:
+        \"\"\"Ask the client's model, then never answer.\"\"\"
+        return "unreachable"
+
+    server.run("stdio")
+    """
+)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_a_backend_that_crashes_while_held_fails_the_retry(tmp_path: Path) -> None:
+    pidfile = tmp_path / "backend.pid"
+    ws = with_script(
+        tmp_path,
+        "crashes",
+        CRASHES,
+        str(pidfile),
+        user_config='"crashes.*" = "allow"\n"mcp.crashes.sampling" = "allow"\n',
+    )
+    async with gateway_client(ws, "stdio", mode=MODERN, sampling_callback=Host().sample) as client:
+        first = await _first_round(client, "crashes_ask_and_die", {"prompt": "hi"})
+        assert first.input_requests is not None
+        pid = int(pidfile.read_text())
+        for _ in range(600):  # the backend exits (and is reaped) while the call is held
+            if _gone(pid):
+                break
+            await anyio.sleep(0.05)
+        assert _gone(pid)
+        with anyio.fail_after(30):  # not held until held_call_timeout (300 s)
+            retry = await _retry(client, "crashes_ask_and_die", {"prompt": "hi"}, first)
+        assert isinstance(retry, types.CallToolResult) and retry.is_error, retry
+        assert "failed" in text_of(retry) and "unreachable" not in text_of(retry), text_of(retry)
