@@ -12,7 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kairox import ConfigSection, Registrar, build_plugin_host
+from kairox import ConfigError, ConfigSection, Registrar, build_plugin_host
 from kairox.declare import adds, command, config_section, load_target, servers
 
 MODULE = "kairox_declare_fixture"
@@ -104,7 +104,7 @@ def test_runtime_on_a_hook_that_passes_none_is_refused_when_the_plugin_loads(tar
     assert len(host.failures) == 1 and "runtime" in host.failures[0].error
 
 
-def test_config_section_resolves_its_schema_when_the_hook_runs(targets: types.ModuleType) -> None:
+def test_config_section_resolves_its_schema_when_first_used(targets: types.ModuleType) -> None:
     hook = config_section("things", f"{MODULE}:Schema", entries=True, needs_trust=True, description="some things")
     del sys.modules[MODULE]  # not needed to declare
     sys.modules[MODULE] = targets
@@ -112,8 +112,46 @@ def test_config_section_resolves_its_schema_when_the_hook_runs(targets: types.Mo
     registrar: Registrar[ConfigSection] = host.dispatch.register_config_sections(Registrar("config section"))
     section = registrar.get("things")
     assert section == ConfigSection(
-        name="things", schema=Schema, entries=True, needs_trust=True, description="some things"
+        name="things", schema=f"{MODULE}:Schema", entries=True, needs_trust=True, description="some things"
     )
+    assert section.schema_type() is Schema
+
+
+def test_a_config_schema_is_imported_only_when_the_section_is_used(tmp_path: Any) -> None:
+    package = tmp_path / "kairox_lazy_schema_fixture"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "schema.py").write_text(
+        "import attrs\n@attrs.frozen\nclass Schema:\n    level: int = 1\n", encoding="utf-8"
+    )
+    (package / "broken.py").write_text("raise RuntimeError('the schema module is broken')\n", encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        hooks = [
+            config_section("lazy", "kairox_lazy_schema_fixture.schema:Schema"),
+            config_section("broken", "kairox_lazy_schema_fixture.broken:Schema"),
+        ]
+        host = build_plugin_host(
+            plugins=[plugin(kairox_register_config_sections=h) for h in hooks], load_entrypoints=False
+        )
+        registrar: Registrar[ConfigSection] = host.dispatch.register_config_sections(Registrar("config section"))
+        assert host.failures == []
+        assert "kairox_lazy_schema_fixture.schema" not in sys.modules  # registering imports nothing
+        assert registrar.get("lazy").schema_type()().level == 1
+        assert "kairox_lazy_schema_fixture.schema" in sys.modules
+        with pytest.raises(ConfigError, match=r"broken: .*does not import: the schema module is broken"):
+            registrar.get("broken").schema_type()
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.startswith("kairox_lazy_schema_fixture")]:
+            del sys.modules[name]
+
+
+def test_a_config_schema_whose_module_is_missing_is_a_load_failure() -> None:
+    hook = config_section("missing", "kairox_no_such_schema_module.schema:Schema")
+    host = build_plugin_host(plugins=[plugin(kairox_register_config_sections=hook)], load_entrypoints=False)
+    host.dispatch.register_config_sections(Registrar("config section"))
+    assert len(host.failures) == 1 and "kairox_no_such_schema_module" in host.failures[0].error
 
 
 def test_servers_declares_trust_held_entries_and_a_provider_built_with_the_runtime(targets: types.ModuleType) -> None:
@@ -124,7 +162,7 @@ def test_servers_declares_trust_held_entries_and_a_provider_built_with_the_runti
     )
     registrar: Registrar[ConfigSection] = host.dispatch.register_config_sections(Registrar("config section"))
     assert registrar.get("things") == ConfigSection(
-        name="things", schema=Schema, entries=True, needs_trust=True, description="some"
+        name="things", schema=f"{MODULE}:Schema", entries=True, needs_trust=True, description="some"
     )
     runtime = object()
     tools: Registrar[Any] = host.dispatch.register_tool_providers(Registrar("provider"), runtime)  # type: ignore[arg-type]

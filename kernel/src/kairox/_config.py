@@ -15,6 +15,7 @@ entry (one server, one section) is dropped.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -99,7 +100,10 @@ class HeldEntry:
 class ConfigSection:
     """A ``kairox.toml`` section a plugin owns.
 
-    ``schema`` is the type the section structures into (an attrs class). With
+    ``schema`` is the type the section structures into (an attrs class), or a
+    ``"package.module:Class"`` target naming it, imported the first time the section
+    is structured or its default built (:func:`kairox.declare.config_section` passes
+    targets, so a section nobody configures costs no import). With
     ``entries=True`` the section is a table of named entries
     (``[mcp_servers.NAME]``), each structured into ``schema`` on its own, so
     one bad entry does not cost the others. ``default`` builds the value when
@@ -121,6 +125,23 @@ class ConfigSection:
     #: ``merge(layers) -> (value, not_applied, errors)`` combines the section's tables
     #: itself, one :class:`ConfigLayer` per file (e.g. ``[policy]``: a workspace only narrows)
     merge: Callable[[Sequence[ConfigLayer]], tuple[Any, list[NotApplied], list[ConfigError]]] | None = None
+
+    def schema_type(self) -> Any:
+        """The schema type: :attr:`schema`, or the class its target names (imported once).
+        A target that does not import is a :class:`ConfigError` on the section."""
+        if not isinstance(self.schema, str):
+            return self.schema
+        try:
+            return _schema_of(self.schema)
+        except Exception as exc:
+            raise ConfigError(f"the section's schema {self.schema!r} does not import: {exc}", path=self.name) from exc
+
+
+@functools.cache
+def _schema_of(target: str) -> Any:
+    from .declare import load_target
+
+    return load_target(target)
 
 
 def workspace_config_files(workspace: Path) -> list[Path]:
@@ -229,7 +250,7 @@ class Config:
         sec = self.sections.get(name)
         if sec is None:
             raise KeyError(f"no config section {name!r} is registered")
-        return {} if sec.entries else (sec.default or sec.schema)()
+        return {} if sec.entries else (sec.default or sec.schema_type())()
 
     def source_of(self, section: str, key: str) -> str | None:
         return self.provenance.get((section, key))
@@ -441,7 +462,7 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                             continue
                         file, raw = user
                 try:
-                    values[key] = structure(expand(raw, path, file, covered), sec.schema, path=path, file=file)
+                    values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
                 except ConfigError as exc:
                     errs = getattr(exc, "errors", [exc])
                     config.errors.extend(errs)
@@ -458,7 +479,7 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
             file = files.pop() if len(files) == 1 else None
             try:
                 expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items()}
-                config.values[name] = structure(expanded, sec.schema, path=name, file=file)
+                config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
             except ConfigError as exc:
                 errs = getattr(exc, "errors", [exc])
                 for err in errs:

@@ -23,6 +23,8 @@ other plugins load). Write the hook by hand where it does more than this.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +44,16 @@ def _check(target: str) -> str:
     if not sep or not module or not attribute:
         raise ValueError(f"target {target!r} is not 'package.module:attribute'")
     return target
+
+
+def _module_exists(module: str) -> bool:
+    """Whether ``module`` is imported or can be found (its packages are imported, not it)."""
+    if module in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def load_target(target: str) -> Any:
@@ -80,13 +92,21 @@ def adds(*targets: str, runtime: bool = False) -> Callable[..., None]:
 def config_section(name: str, schema: str, **options: Any) -> Callable[[Registrar[Any]], None]:
     """A ``kairox_register_config_sections`` hook adding one :class:`ConfigSection`
     named ``name`` whose schema is the ``schema`` target; ``options`` are the section's
-    other fields (``entries``, ``needs_trust``, ``description``, ``default``, ``merge``)."""
+    other fields (``entries``, ``needs_trust``, ``description``, ``default``, ``merge``).
+
+    The target's module must exist when the hook runs (else the plugin fails to load);
+    it is imported when the section is first structured or its default built, so a
+    section nobody configures costs no import, and a module that exists but does not
+    import, or lacks the attribute, is a :class:`~kairox.ConfigError` on the section."""
     _check(schema)
 
     def kairox_register_config_sections(registrar: Registrar[Any]) -> None:
         from ._config import ConfigSection
 
-        registrar.add(ConfigSection(name=name, schema=load_target(schema), **options))
+        module = schema.partition(":")[0]
+        if not _module_exists(module):
+            raise ModuleNotFoundError(f"config section [{name}]: no module named {module!r}", name=module)
+        registrar.add(ConfigSection(name=name, schema=schema, **options))
 
     return hookimpl(kairox_register_config_sections)
 
