@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import operator
 import traceback
+import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -97,7 +99,7 @@ def has_targets(dispatch: Dispatcher, hook: str, runtime_hooks: bool = True) -> 
     """Whether ``dispatch`` calling hook ``hook`` (``"kairox_pre_tool_call"``) would call anything
     (with ``runtime_hooks``: counting the run-time hooks, as the lifecycle hooks do). Cheap: the
     targets are resolved once per hook, and again only when they changed."""
-    return bool(dispatch._targets(getattr(dispatch.host.pm.hook, hook), runtime_hooks=runtime_hooks))
+    return bool(dispatch._targets_named(hook, runtime_hooks))
 
 
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
@@ -107,6 +109,15 @@ def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
         for caller in pm.get_hookcallers(plugin) or ()
         if any(i.plugin is plugin and (i.hookwrapper or i.wrapper) for i in caller.get_hookimpls())
     )
+
+
+#: the hook's implementations as pluggy holds them: one list it changes in place
+#: (``get_hookimpls()`` would copy it on every call); a pluggy without it: the copy
+_impls: Callable[[pluggy.HookCaller], list[Any]] = (
+    operator.attrgetter("_hookimpls")
+    if isinstance(getattr(pluggy.HookCaller, "_hookimpls", None), types.MemberDescriptorType)
+    else pluggy.HookCaller.get_hookimpls
+)
 
 
 def _readable(name: str, plugin: object) -> str:
@@ -188,8 +199,9 @@ class Dispatcher:
         self._report = report
         #: hook name -> (the hookimpls, the run-time hooks' version, the targets): resolved
         #: once, again when a plugin (un)registers or a run-time hook comes or goes
-        self._resolved: dict[tuple[str, bool], tuple[list[Any], int, list[_Target]]] = {}
+        self._resolved: dict[tuple[str, bool], tuple[pluggy.HookCaller, list[Any], int, list[_Target]]] = {}
         self._tracer: Any = None
+        self._trace_root: Any = None
 
     def bind(
         self, *, hooks: HookRegistry | None = None, report: Callable[[HookOutcome], None] | None = None
@@ -275,17 +287,30 @@ class Dispatcher:
 
     # -- the one executor --------------------------------------------------------
 
+    def _targets_named(self, hook: str, runtime_hooks: bool = True) -> list[_Target]:
+        """What calling hook ``hook`` (``"kairox_pre_tool_call"``) calls, in order (with
+        ``runtime_hooks``: the run-time hooks too, as the lifecycle hooks do); empty when
+        nothing implements it. Resolved once, again when the implementations changed."""
+        cached = self._resolved.get((hook, runtime_hooks))
+        if cached is not None:  # the check _targets makes, without looking the caller up
+            caller, impls, version, targets = cached
+            hooks = self._hooks
+            if version == (hooks.version if runtime_hooks and hooks is not None else -1) and impls == _impls(caller):
+                return targets
+        return self._targets(getattr(self.host.pm.hook, hook), runtime_hooks=runtime_hooks)
+
     def _targets(self, caller: pluggy.HookCaller, *, runtime_hooks: bool = False) -> list[_Target]:
         """Pluggy's call order (``get_hookimpls()`` reversed), then the run-time hooks:
-        worked out once per hook, and again when its implementations changed."""
-        impls = caller.get_hookimpls()
+        worked out once per hook, and again when its implementations changed (compared
+        with the copy made when they were resolved, element by element)."""
         version = self._hooks.version if runtime_hooks and self._hooks is not None else -1
         key = (caller.name, runtime_hooks)
         cached = self._resolved.get(key)
-        if cached is not None and cached[1] == version and cached[0] == impls:
-            return cached[2]
+        if cached is not None and cached[0] is caller and cached[2] == version and cached[1] == _impls(caller):
+            return cached[3]
+        impls = caller.get_hookimpls()
         targets = self._resolve(caller, impls, runtime_hooks)
-        self._resolved[key] = (impls, version, targets)
+        self._resolved[key] = (caller, impls, version, targets)
         return targets
 
     def _resolve(self, caller: pluggy.HookCaller, impls: list[Any], runtime_hooks: bool) -> list[_Target]:
@@ -304,10 +329,20 @@ class Dispatcher:
     def _call(self, hook: str, target: _Target, kwargs: Mapping[str, Any]) -> HookOutcome:
         """Call one implementation with the arguments it names; what it raises is its outcome."""
         names = target.argnames
-        call_args = dict(kwargs) if names is None else {k: v for k, v in kwargs.items() if k in names}
+        call_args: Mapping[str, Any]
+        if names is None:
+            call_args = dict(kwargs)
+        elif names == tuple(kwargs):  # it takes every argument (the common case): no copy
+            call_args = kwargs
+        else:
+            call_args = {k: v for k, v in kwargs.items() if k in names}
         if self._tracer is None:
-            self._tracer = self.host.pm.trace.root.get("hook")
-        self._tracer(_TraceLine(hook, target.source, call_args))
+            self._trace_root = self.host.pm.trace.root
+            self._tracer = self._trace_root.get("hook")
+        root = self._trace_root
+        # a trace line only when someone would see it (a writer, or a processor for some tags)
+        if getattr(root, "_writer", True) is not None or getattr(root, "_tags2proc", True):
+            self._tracer(_TraceLine(hook, target.source, call_args))
         try:
             value = target.fn(**call_args)
         except Exception as exc:
@@ -341,7 +376,8 @@ class Dispatcher:
         outcomes = []
         for target in self._targets(caller, runtime_hooks=True):
             outcome = self._call(caller.name, target, kwargs)
-            if outcome.error is None and inspect.isawaitable(outcome.value):
+            # (most hooks return None or a Block: no awaitable to look for)
+            if outcome.error is None and outcome.value is not None and inspect.isawaitable(outcome.value):
                 try:
                     outcome = attrs.evolve(outcome, value=await outcome.value)
                 except Exception as exc:

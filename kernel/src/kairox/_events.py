@@ -195,7 +195,10 @@ class EventBus:
             active = self._active.get(id(entry)) if self._active else None
             if active is None or active():
                 return True
-        return any(not types or issubclass(kind, types) for _, types in self._streams)
+        for _, types in self._streams:
+            if not types or issubclass(kind, types):
+                return True
+        return False
 
     def publish(self, event: Event) -> None:
         for fn, types in list(self._subs):

@@ -45,7 +45,7 @@ from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from ._registrar import Registrar
 from ._skill_model import RenderedSkill, SkillDef
 from ._skills import SkillRegistry
-from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec
+from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec, ToolView
 from ._trust import Declared, TrustStore, WorkspaceTrust
 from ._types import Capability, ServerState, ServerStatus
 from .errors import ConfigError, PolicyDenied, ToolError, ToolNotFound
@@ -524,12 +524,16 @@ class Runtime:
         tool failed or timed out). A tool that ran and reported an error returns
         a result with ``is_error=True``.
         """
-        tool = await self.resolve_tool(name, arguments)
+        # the one path every call takes: the registry's lookup inline (resolve_tool only on a
+        # miss), hooks and events only when something is there, one forward to the tool
+        tools = self.tools
+        tool = tools.resolve(name) if name in tools else await self.resolve_tool(name, arguments)
         spec = tool.spec
+        if type(tool) is ToolView:  # the registry's view: its spec, the tool's own call
+            tool = tool.inner
         args: dict[str, Any] = dict(arguments) if arguments else {}
         call_id = f"c{next(self._call_ids)}"
         session_id = session.id if session else None
-        call = ToolCall(spec, args, self, session, call_id)
         started = time.perf_counter()
         events, dispatch = self.events, self.dispatch
         # events are built only when someone listens (a kairox_event hookimpl counts)
@@ -537,9 +541,16 @@ class Runtime:
             events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
         outcome, detail = "failed", ""
         try:
-            confined = await self.authorize(spec, args, session=session, approver=approver)
-            if has_targets(dispatch, "kairox_pre_tool_call"):
+            confined: tuple[Path, ...] | None = None
+            if spec.capability is not Capability.WRITE and isinstance(self.policy.decide_at(spec, "none"), Allow):
+                pass  # allowed wherever it lands (the decision is cached): nothing to confine
+            else:
+                confined = await self.authorize(spec, args, session=session, approver=approver)
+            call: ToolCall | None = None  # what the hooks see, made only when there are some
+            if dispatch._targets_named("kairox_pre_tool_call"):
+                call = ToolCall(spec, args, self, session, call_id)
                 confined = await self._pre_tool_call(call, approver, confined)
+                args = call.arguments
             context = ToolContext(self, session, call_id, progress, timeout, confined_to=confined)
             token = _current_session.set(session)
             try:
@@ -547,11 +558,11 @@ class Runtime:
                     # move_on_after, not fail_after: a TimeoutError the tool raises itself
                     # (a socket, a peer) is a failure of the tool, not our deadline
                     with anyio.move_on_after(timeout) as deadline:
-                        result = await tool.call(call.arguments, context)
+                        result = await tool.call(args, context)
                     if deadline.cancelled_caught:
                         raise ToolError(f"{spec.id}: timed out after {timeout:g} s")
                 else:
-                    result = await tool.call(call.arguments, context)
+                    result = await tool.call(args, context)
             except ToolError:
                 raise
             except Exception as exc:
@@ -560,7 +571,9 @@ class Runtime:
                 _current_session.reset(token)
             result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
             outcome = "error" if result.is_error else "ok"
-            if has_targets(dispatch, "kairox_post_tool_call"):
+            if dispatch._targets_named("kairox_post_tool_call"):
+                if call is None:
+                    call = ToolCall(spec, args, self, session, call_id)
                 await dispatch.post_tool_call(call, result)
             return result
         except PolicyDenied as exc:
@@ -647,9 +660,9 @@ class Runtime:
         except Exception:
             original = dict(call.arguments)
         outcomes = await self.dispatch.pre_tool_call(call)  # a returned dict has replaced call.arguments
-        blocked = [o.value.reason for o in outcomes if isinstance(o.value, Block)]
-        if blocked:
-            raise PolicyDenied(f"blocked by a hook: {blocked[0]}", tool=call.tool.id)
+        for o in outcomes:
+            if isinstance(o.value, Block):
+                raise PolicyDenied(f"blocked by a hook: {o.value.reason}", tool=call.tool.id)
         if call.arguments != original:
             return await self.authorize(call.tool, call.arguments, session=call.session, approver=approver)
         return confined

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
@@ -64,8 +65,9 @@ MAX_LISTEN_BACKOFF = 30.0
 
 ListChanged = Callable[[str], Awaitable[None]]
 
-#: when the ``tools/call`` running in this task must have been sent (``anyio.current_time()``)
-_send_by: ContextVar[float | None] = ContextVar("kairox_mcp_send_by", default=None)
+#: when the ``tools/call`` running in this task began (``time.monotonic()``) and how long it
+#: may take to be sent: a duration, so the common path (the write goes through) reads no clock
+_send_by: ContextVar[tuple[float, float] | None] = ContextVar("kairox_mcp_send_by", default=None)
 
 
 class _SendStalled(Exception):
@@ -86,11 +88,12 @@ class _BoundedWriteStream(GuardedWriteStream):
                 return
             except anyio.WouldBlock:
                 pass
-        deadline = _send_by.get()
-        if deadline is None:
+        bound = _send_by.get()
+        if bound is None:
             await self._inner.send(item)
             return
-        with anyio.CancelScope(deadline=deadline) as scope:
+        started, budget = bound  # a duration from time.monotonic(), so any event loop's clock will do
+        with anyio.CancelScope(deadline=anyio.current_time() + budget - (time.monotonic() - started)) as scope:
             await self._inner.send(item)
         if scope.cancelled_caught:
             raise _SendStalled
@@ -530,12 +533,14 @@ class McpClient:
         return await self._paginate("prompts/list", lambda p: self.session.list_prompts(params=p), "prompts")
 
     # -- requests -----------------------------------------------------------------
-    async def _resolve_input(self, send: Callable[[Any, str | None], Awaitable[Any]]) -> Any:
+    async def _resolve_input(self, send: Callable[[Any, str | None], Awaitable[Any]], first: Any = None) -> Any:
         """``send(None, None)``; a 2026-07-28 server that answers with an ``InputRequiredResult``
         (it needs sampling, elicitation or roots) has its requests answered by the host
         callbacks (as the handshake revisions' server-to-client requests are) and the
-        request sent again with the answers, as the SDK's ``Client`` does."""
-        first = await send(None, None)
+        request sent again with the answers, as the SDK's ``Client`` does. ``first``: the
+        answer of the first round when the caller sent it already."""
+        if first is None:
+            first = await send(None, None)
         if not isinstance(first, types.InputRequiredResult):
             return first
         session = self.session
@@ -565,28 +570,40 @@ class McpClient:
         # the SDK's records from this (the caller's) task go to the server's diagnostics (the
         # log capture was installed when the session opened); the request's write is bounded
         # by timeout + SEND_GRACE (only when it has to wait, see _BoundedWriteStream)
+        started = time.monotonic()
         logs = _sdk_diagnostics.set(self.diagnostics)
-        send_by = _send_by.set(None if timeout is None else anyio.current_time() + timeout + SEND_GRACE)
-        # at 2026-07-28 a call may take several rounds (the server asks for input, kairox
-        # answers and sends it again): each round gets what is left of the one timeout
-        ends = None if timeout is None else anyio.current_time() + timeout
+        send_by = _send_by.set(None if timeout is None else (started, timeout + SEND_GRACE))
+        arguments = arguments or {}
+        session = self.session
         stalled = False
         try:
-            with self.host.track():
+            with self.host.track():  # the caller's session answers what the server asks meanwhile
+                # one round; a 2026-07-28 server may ask for input and get the call sent again
+                # (_resolve_input): each later round gets what is left of the one timeout
+                first = await session.call_tool(
+                    name,
+                    arguments,
+                    read_timeout_seconds=timeout,
+                    progress_callback=progress,  # type: ignore[arg-type]
+                    allow_input_required=True,
+                )
+                if isinstance(first, types.InputRequiredResult):
 
-                async def send(responses: types.InputResponses | None, state: str | None) -> Any:
-                    left = None if ends is None else max(ends - anyio.current_time(), 0.001)
-                    return await self.session.call_tool(
-                        name,
-                        arguments or {},
-                        read_timeout_seconds=left,
-                        progress_callback=cast(Any, progress),
-                        input_responses=responses,
-                        request_state=state,
-                        allow_input_required=True,
-                    )
+                    async def send(responses: types.InputResponses | None, state: str | None) -> Any:
+                        left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
+                        return await session.call_tool(
+                            name,
+                            arguments,
+                            read_timeout_seconds=left,
+                            progress_callback=cast(Any, progress),
+                            input_responses=responses,
+                            request_state=state,
+                            allow_input_required=True,
+                        )
 
-                result = await self._resolve_input(send)
+                    result = await self._resolve_input(send, first)
+                else:
+                    result = first
         except InputRequiredRoundsExceededError as exc:
             raise McpRequestError(
                 f"tools/call {name} failed (MCP server {self.server}): the server asked for input "

@@ -590,8 +590,18 @@ class ServerLifecycle:
         timeout: float | None = None,
         progress: ProgressFn | None = None,
     ) -> Any:
-        """``tools/call`` on the current session; a dead server fails with its diagnostic."""
-        return await self.request(lambda client: client.call_tool(name, arguments, timeout=timeout, progress=progress))
+        """``tools/call`` on the current session; a dead server fails with its diagnostic
+        (:meth:`request`, written out: the one call every tool call makes)."""
+        client, attempt = self.client, self._attempt
+        if client is None or self.state is not ServerState.READY:
+            raise self._not_ready()
+        try:
+            return await client.call_tool(name, arguments, timeout=timeout, progress=progress)
+        except ToolError as exc:
+            error = await self._request_error(exc, attempt)
+            if error is exc:
+                raise
+            raise error from exc
 
     async def request(self, fn: Callable[[McpClient], Awaitable[Any]]) -> Any:
         """Run ``fn(client)`` on the current session (a tool call, resources, prompts, ping);
@@ -599,20 +609,26 @@ class ServerLifecycle:
         client, attempt = self.client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise self._not_ready()
-        module = _client_module  # set: a client exists only once import_client() finished
-        assert module is not None
         try:
             return await fn(client)
-        except module.McpConnectionClosed as exc:
-            login = auth.needs_authorization(attempt.diagnostics)
-            if login is not None:
-                raise ToolError(login) from exc
-            raise await self._closed_error(exc, attempt) from exc
         except ToolError as exc:
-            login = auth.needs_authorization(attempt.diagnostics)
-            if login is not None:  # the 401's stand-in error (-32603) arrived before the close
-                raise ToolError(login) from exc
-            raise
+            error = await self._request_error(exc, attempt)
+            if error is exc:
+                raise
+            raise error from exc
+
+    async def _request_error(self, exc: ToolError, attempt: _Attempt) -> ToolError:
+        """What a request that failed with ``exc`` raises: the login hint when the server
+        wants one (the 401's stand-in error, -32603, may arrive before the close), a closed
+        connection's error with its diagnostic, else ``exc`` itself."""
+        login = auth.needs_authorization(attempt.diagnostics)
+        if login is not None:
+            return ToolError(login)
+        module = _client_module  # set: a client exists only once import_client() finished
+        assert module is not None
+        if isinstance(exc, module.McpConnectionClosed):
+            return await self._closed_error(exc, attempt)
+        return exc
 
     # -- stopping ----------------------------------------------------------------------
     async def stop(self, grace: float = STOP_GRACE) -> None:

@@ -199,7 +199,7 @@ class _Connection:
         self.reading_ended = False
         self.deliver_scope = anyio.CancelScope()
         self.stdin_scope = anyio.CancelScope()
-        #: the write to the server's stdin going on: (when it began, its size); ``None``: none
+        #: the write to the server's stdin going on: (when it began, ``time.monotonic()``; its size); ``None``: none
         self.writing: tuple[float, int] | None = None
         self.log_fh: IO[bytes] | None = None
         self.stderr_bytes = 0
@@ -338,7 +338,7 @@ class _Connection:
                 tail=line.tail,
                 ended=ended,
             )
-        elif not line.data.strip():
+        elif not line.data or line.data.isspace():  # what strip() would empty, without a copy
             return
         else:
             try:
@@ -387,7 +387,7 @@ class _Connection:
     async def _stdin_pump(self) -> None:
         assert self.proc is not None and self.proc.stdin is not None
         stdin = self.proc.stdin
-        clock = anyio.current_time
+        clock = time.monotonic  # the watchdog's clock (anyio.current_time costs a backend lookup a write)
         with self.stdin_scope:
             try:
                 async for message in self.write_r:
@@ -419,7 +419,7 @@ class _Connection:
             if writing is None:
                 await anyio.sleep(max(timeout / 4, 0.01))
                 continue
-            left = writing[0] + timeout - anyio.current_time()
+            left = writing[0] + timeout - time.monotonic()
             if left > 0:
                 await anyio.sleep(left)
                 continue

@@ -11,7 +11,9 @@ sandbox: the policy engine is what decides what may run.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -40,11 +42,30 @@ def protected_word(word: str, globs: list[str]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=16)
+def _any_glob(globs: tuple[str, ...]) -> Callable[[str], object]:
+    """One compiled pattern that matches what any of ``globs`` matches (``fnmatchcase``'s
+    translation of each): most words match none, and are tested once, not once per glob."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs) or "(?!)").match
+
+
+def _name(word: str) -> str:
+    """``PurePosixPath(word).name``, without building the path when ``word`` has no ``/``."""
+    if "/" in word or word in (".", ""):
+        return PurePosixPath(word).name
+    return word
+
+
 def check_call(call: ToolCall) -> Block | None:
     config: ExampleConfig = call.runtime.config.section("example")
+    globs = config.protected
+    matches = _any_glob(tuple(globs))
     for key, value in call.arguments.items():
         for word in _words(value):
-            glob = protected_word(word, config.protected)
+            bare = word.strip("'\"")
+            if not matches(bare) and not matches(_name(bare)):
+                continue  # no glob matches it: protected_word would say None
+            glob = protected_word(word, globs)
             if glob is not None:
                 return Block(f"argument {key!r} names {word!r}, protected by {glob!r} ([example].protected)")
     return None
