@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 from mcp.client.session import ClientRequestContext
 
-from kairox import Capability, Domain, ToolSpec, current_session
+from kairox import Capability, Domain, ToolSpec, current_session, terminal_safe
 from kairox.errors import PolicyDenied
 
 from .config import McpServerConfig
@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 USER_REJECTED = -1
 #: characters of a server's message shown in an approval reason
 EXCERPT = 200
+#: how many messages' texts a sampling approval question quotes (the newest)
+MAX_MESSAGES_SHOWN = 4
 
 
 def host_request_spec(server: str, kind: str) -> ToolSpec:
@@ -62,19 +64,46 @@ def host_request_spec(server: str, kind: str) -> ToolSpec:
 
 
 def _excerpt(text: str) -> str:
+    """``text`` on one line, cut to :data:`EXCERPT` characters (saying how long it was),
+    with every control and bidi character shown, not obeyed: a server's words in an
+    approval question cannot clear the screen, forge a line or reorder one."""
     text = " ".join(text.split())
-    return text if len(text) <= EXCERPT else text[:EXCERPT] + "..."
+    if len(text) > EXCERPT:  # its start and its end: what follows padding is seen too
+        half = EXCERPT // 2
+        text = f"{text[:half]} ... {text[-half:]} ({len(text)} characters in all)"
+    return terminal_safe(text)
 
 
 def _sampling_text(params: types.CreateMessageRequestParams) -> str:
-    """The text of the last message that has any, for the approval reason."""
-    for message in reversed(params.messages):
+    """What a ``sampling/createMessage`` would send, for the approval question: every
+    message's text (as one excerpt), how many blocks are not text, the system prompt,
+    ``includeContext`` and the tools offered, so nothing sent is left out of what is asked."""
+    texts: list[str] = []
+    other = 0
+    for message in params.messages:
         content = message.content
         blocks = content if isinstance(content, list) else [content]
-        texts = [b.text for b in blocks if isinstance(b, types.TextContent)]
-        if texts:
-            return _excerpt(" ".join(texts))
-    return ""
+        words = [b.text for b in blocks if isinstance(b, types.TextContent)]
+        other += len(blocks) - len(words)
+        if words:
+            texts.append(f'"{_excerpt(" ".join(words))}"')
+    shown = texts[-MAX_MESSAGES_SHOWN:]  # the newest, each excerpted on its own
+    parts = [" / ".join(shown)] if shown else []
+    if len(params.messages) > 1:
+        parts.append(
+            f"{len(params.messages)} messages" + (f", the last {len(shown)} shown" if len(shown) < len(texts) else "")
+        )
+    if other:
+        parts.append(f"{other} block{'s' if other != 1 else ''} that are not text")
+    if params.system_prompt:
+        parts.append(f'system prompt: "{_excerpt(params.system_prompt)}"')
+    include = getattr(params, "include_context", None)
+    if include and include != "none":
+        parts.append(f"includeContext: {terminal_safe(str(include))} (what the model has seen of other servers)")
+    tools = getattr(params, "tools", None)
+    if tools:
+        parts.append("tools: " + _excerpt(", ".join(str(getattr(t, "name", t)) for t in tools)))
+    return "; ".join(parts)
 
 
 class HostBridge:
@@ -128,7 +157,7 @@ class HostBridge:
         if callback is None:  # pragma: no cover - the capability is declared only with one
             return types.ErrorData(code=types.INVALID_REQUEST, message="Sampling not supported")
         text = _sampling_text(params)
-        reason = f"MCP server {self.server} wants to ask the model" + (f': "{text}"' if text else "")
+        reason = f"MCP server {self.server} wants to ask the model" + (f": {text}" if text else "")
         refused = await self._decide("sampling", params, session, reason)
         if refused is not None:
             return types.ErrorData(code=USER_REJECTED, message=refused)
@@ -145,7 +174,9 @@ class HostBridge:
         if callback is None:  # pragma: no cover - the capability is declared only with one
             return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
         if isinstance(params, types.ElicitRequestURLParams):
-            reason = f"MCP server {self.server} wants you to open {params.url}: {_excerpt(params.message)}"
+            reason = (
+                f"MCP server {self.server} wants you to open {terminal_safe(params.url)}: {_excerpt(params.message)}"
+            )
         else:
             reason = f"MCP server {self.server} wants to ask you: {_excerpt(params.message)}"
         refused = await self._decide("elicitation", params, session, reason)
