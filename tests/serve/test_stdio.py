@@ -159,6 +159,23 @@ def test_untrusted_workspace_is_refused(tmp_path: Path) -> None:
     assert proc.stdout == b""
 
 
+def test_a_broken_serve_section_is_refused_not_served_open(tmp_path: Path) -> None:
+    """One bad value in a deny list must not leave the gateway serving every tool."""
+    ws = make_workspace(tmp_path, serve='[serve]\ntools = ["wb_*"]\ndeny_tools = ["wb_cwd*", ""]\n')
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
+        input=b"",
+        capture_output=True,
+        env=ws.env(),
+        timeout=60,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "[serve] has errors, and kairox serve does not start" in err
+    assert "serve.deny_tools" in err and "kairox.toml" in err
+    assert proc.stdout == b""
+
+
 def test_changed_workspace_is_refused(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path)
     toml = ws.root / "kairox.toml"

@@ -11,11 +11,37 @@ from kairox import ConfigError, KairoxError, Runtime, TrustState
 
 from .config import ServeConfig
 
-__all__ = ["UntrustedWorkspace", "check_trusted", "serve_config", "served_runtime", "start_served"]
+__all__ = [
+    "BrokenServeConfig",
+    "UntrustedWorkspace",
+    "check_serve_config",
+    "check_trusted",
+    "serve_config",
+    "served_runtime",
+    "start_served",
+]
 
 
 class UntrustedWorkspace(KairoxError):
     """``kairox serve`` refuses a workspace the user has not trusted (or that changed since)."""
+
+
+class BrokenServeConfig(KairoxError):
+    """``kairox serve`` refuses to start on a ``[serve]`` section with errors: its defaults
+    would expose every tool that the broken allow or deny list was written to keep out."""
+
+
+def check_serve_config(rt: Runtime) -> None:
+    """Raise :class:`BrokenServeConfig` naming each error (file and field) of ``[serve]``."""
+    errors = config_errors(rt)
+    if errors:
+        listed = "; ".join(e.render() for e in errors[:5]) + (
+            f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+        )
+        raise BrokenServeConfig(
+            f"[serve] has errors, and kairox serve does not start on its defaults, which would expose what it "
+            f"was written to restrict: {listed}"
+        )
 
 
 def check_trusted(rt: Runtime) -> None:
@@ -62,6 +88,7 @@ async def start_served(rt: Runtime) -> None:
     """Refuse an untrusted workspace; give the runtime the gateway's host callbacks (unless
     it has its own); start every provider."""
     check_trusted(rt)
+    check_serve_config(rt)
     for name, callback in host_callbacks().items():
         if getattr(rt, name, None) is None:
             setattr(rt, name, callback)
