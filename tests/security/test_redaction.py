@@ -119,3 +119,48 @@ def test_the_sse_message_endpoint_s_session_id_is_redacted() -> None:
     assert "9f1c2d3e4f" not in redact(f"[http] POST {url} -> 401")
     # the words in kairox's own messages stay readable
     assert redact("HTTP 404 for its Mcp-Session-Id: expired") == "HTTP 404 for its Mcp-Session-Id: expired"
+
+
+@pytest.mark.anyio
+async def test_a_server_that_echoes_its_env_and_escapes_on_its_way_out_shows_neither(
+    kairox_harness: KairoxHarness, tmp_path: Path
+) -> None:
+    """A value kairox hands a server (``env``, headers) is hidden wherever the server echoes
+    it, under any name (``key=...`` looks like nothing secret); its escape sequences are shown,
+    not obeyed, in the failure kairox reports (``kairox status``, a gateway's error result)."""
+    import sys
+
+    script = tmp_path / "echoes.py"
+    script.write_text(
+        "import os, sys\n"
+        "sys.stderr.write('key=' + os.environ['SETTING'] + '\\n')\n"
+        "sys.stderr.write('\\x1b]0;PWNED-TITLE\\x07\\x1b[31mred\\n')\n"
+        "sys.exit(3)\n",
+        encoding="utf-8",
+    )
+    kairox_harness.write_config(
+        f"[mcp_servers.echoes]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(script))}]\n"
+        'env = { SETTING = "sekrit-env-value-XYZ" }\nstartup_timeout = 20\nmax_restarts = 0\n',
+        where="user",
+    )
+    async with kairox_harness.open(load_entrypoints=True) as rt:
+        [status] = [s for s in rt.status().servers if s.name == "echoes"]
+    shown = "\n".join([status.detail, *status.log_tail])
+    assert "key=<redacted>" in status.log_tail, shown  # the line is there, its value is not
+    assert "sekrit-env-value-XYZ" not in shown
+
+
+def test_a_failure_summary_shows_a_servers_escapes_and_hides_what_it_was_given() -> None:
+    """What an MCP failure says (the error a call gets, a gateway's error result for a remote
+    client) quotes the server's stderr with its escape sequences shown, not obeyed, and
+    without the values kairox gave it."""
+    from kairox_mcp.transport import Diagnostics
+
+    diag = Diagnostics(exit_code=3, error="the server said sekrit-env-value-XYZ")
+    diag.stderr.hide(["sekrit-env-value-XYZ", "on"])  # too short a value is left alone
+    diag.stderr.append("key=sekrit-env-value-XYZ")
+    diag.stderr.append("\x1b]0;PWNED-TITLE\x07\x1b[31mred \u202eon")
+    summary = diag.summary()
+    assert "sekrit-env-value-XYZ" not in summary and summary.count("<redacted>") == 2, summary
+    assert "\x1b" not in summary and "\x07" not in summary and "\u202e" not in summary
+    assert "\\x1b]0;PWNED-TITLE\\x07\\x1b[31mred \\u202eon" in summary

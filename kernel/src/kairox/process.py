@@ -22,7 +22,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -50,10 +50,18 @@ logger = logging.getLogger(__name__)
 _PROC = "/proc"
 
 
-def _redacted(lines: list[str]) -> list[str]:
+def _redacted(lines: list[str], secrets: Sequence[str] = ()) -> list[str]:
     from ._config import redact  # only redacting tails pay for the config module
+    from ._secrets import REDACTED
 
-    return [str(redact(line)) for line in lines]
+    out = [str(redact(line)) for line in lines]
+    for value in secrets:  # the values kairox gave the child, whatever words surround them
+        out = [line.replace(value, REDACTED) for line in out]
+    return out
+
+
+#: a value shorter than this is not hidden by value (``1``, ``on``: it would blank ordinary words)
+MIN_SECRET_LENGTH = 4
 
 
 class OutputTail:
@@ -98,6 +106,23 @@ class OutputTail:
         self.dropped = 0  # lines dropped between the head and the tail
         self.total_bytes = 0
         self.total_lines = 0
+        #: values hidden wherever they stand in what is read back (:meth:`hide`), longest first
+        self.secrets: tuple[str, ...] = ()
+
+    def hide(self, values: Iterable[str]) -> None:
+        """Read lines back with each of ``values`` (the env values and headers kairox gave
+        the child: it may print them) shown as ``<redacted>``, whatever surrounds it; values
+        shorter than :data:`MIN_SECRET_LENGTH` are left, they would blank ordinary words."""
+        keep = {v for v in (*self.secrets, *values) if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH}
+        self.secrets = tuple(sorted(keep, key=len, reverse=True))
+
+    def scrub(self, text: str) -> str:
+        """``text`` (an error about the child, say) with the :meth:`hide` values redacted."""
+        from ._secrets import REDACTED
+
+        for value in self.secrets:
+            text = text.replace(value, REDACTED)
+        return text
 
     def feed(self, data: bytes) -> None:
         """Add bytes as they were read; a line is complete at its ``\\n``."""
@@ -150,7 +175,7 @@ class OutputTail:
         out = [*self._head, *marker, *self._lines]
         if self._partial:
             out.append(self._partial.decode("utf-8", "replace"))
-        return _redacted(out) if self.redact else out
+        return _redacted(out, self.secrets) if self.redact or self.secrets else out
 
     def tail(self, n: int = 20) -> list[str]:
         """The last ``n`` kept lines."""
@@ -167,8 +192,8 @@ class OutputTail:
             shown = kept[-max_lines:]
             skipped = self.dropped + len(kept) - len(shown)
         head = [f"[... {skipped} earlier lines not shown]"] if skipped else []
-        if self.redact and shown is not lines:
-            shown = _redacted(shown)
+        if (self.redact or self.secrets) and shown is not lines:
+            shown = _redacted(shown, self.secrets)
         return "\n".join(head + shown)
 
 

@@ -16,7 +16,7 @@ import math
 import sys
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -163,6 +163,19 @@ def describe_error(exc: BaseException) -> str:
         if text not in parts:
             parts.append(text)
     return "; ".join(parts) or type(exc).__name__
+
+
+def secret_values(config: McpServerConfig, env: Mapping[str, str]) -> list[str]:
+    """The values of a server's config that are secrets: its ``env`` values, its header
+    values and the variables its headers and tokens are read from."""
+    values = [*config.env.values(), *config.headers.values(), *config.http_headers.values()]
+    names = [*config.env_http_headers.values(), config.api_key_env, config.bearer_token_env_var]
+    values.extend(env[n] for n in names if n and n in env)
+    for value in list(values):  # "Bearer X": X alone as well
+        scheme, _, token = value.partition(" ")
+        if token and scheme.lower() in ("bearer", "basic", "token"):
+            values.append(token)
+    return values
 
 
 @attrs.define
@@ -383,6 +396,9 @@ class ServerLifecycle:
             self._history.append(self._attempt)
         attempt = self._attempt = _Attempt(number)
         config = self.config
+        # what kairox hands the server (env values, headers, the tokens they name) is hidden
+        # wherever the server echoes it: its stderr tail, the errors that quote it
+        attempt.diagnostics.stderr.hide(secret_values(config, self.runtime.env))
         timeout = config.startup_timeout_s
         context = ConnectContext(
             server_name=self.name,

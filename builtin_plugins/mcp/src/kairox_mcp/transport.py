@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from kairox import redact
+from kairox import redact, terminal_safe
 from kairox.process import OutputTail
 
 if TYPE_CHECKING:
@@ -86,10 +86,11 @@ class Diagnostics:
         """The error, the exit code and the last stderr lines (secrets redacted)."""
         parts = []
         if self.error:
-            parts.append(redact(self.error))
+            parts.append(self.stderr.scrub(str(redact(self.error))))
         if self.exit_code is not None:
             parts.append(f"exit code {self.exit_code}")
-        lines = self.stderr.tail(tail)
+        # shown, not obeyed, wherever the summary goes (a gateway's remote client included)
+        lines = [terminal_safe(line) for line in self.stderr.tail(tail)]
         if lines:
             parts.append("stderr (last lines):\n  " + "\n  ".join(lines))
         return "; ".join(parts[:2]) + ("\n" + parts[2] if len(parts) > 2 else "")
