@@ -3,8 +3,10 @@
 ``Runtime.open`` of an empty workspace (empty ``KAIROX_HOME``) with every installed
 plugin must not import the heavy modules of the features that have nothing declared:
 PyYAML, the manifest model and formats, the MCP/LSP/DAP lifecycles with their event
-classes. Each comes in on the path that has something to do: a server declared, a
-skill file found, a plugin directory present. Checked in fresh interpreters (this one
+classes, and each feature's config schema (``[mcp_servers]``, ``[lsp_servers]``, ...:
+the kernel imports a schema when a file sets its section) and discovery code. Each
+comes in on the path that has something to do: a server declared, a skill file found,
+a plugin directory present. Checked in fresh interpreters (this one
 has imported everything already); the speed itself is benchmarks/bench_open.py's.
 """
 
@@ -26,6 +28,13 @@ HEAVY = (
     "packaging",
     "mcp",
     "kairox_skills._simpleyaml",
+    "kairox_skills._format",
+    "kairox_skills._structure",
+    "kairox_manifests.config",
+    "kairox_manifests.discovery",
+    "kairox_manifests.errors",
+    "kairox_manifests.paths",
+    "kairox_manifests.settings",
     "kairox_manifests.model",
     "kairox_manifests.compat",
     "kairox_manifests.formats",
@@ -35,13 +44,18 @@ HEAVY = (
     "kairox_manifests.hookscripts",
     "kairox_manifests.routing",
     "kairox_philont.manifest",
+    "kairox_philont.config",
+    "kairox_mcp.config",
+    "kairox_mcp.sources",
     "kairox_mcp.lifecycle",
     "kairox_mcp.events",
     "kairox_mcp.resources",
     "kairox_mcp.client",
+    "kairox_lsp._config",
     "kairox_lsp._lifecycle",
     "kairox_lsp._events",
     "kairox_lsp._tools",
+    "kairox_dap._config",
     "kairox_dap._lifecycle",
     "kairox_dap._events",
     "kairox_dap._session",
@@ -121,6 +135,25 @@ def bundle_dir(workspace: Path, home: Path) -> None:
     manifest.write_text(json.dumps({"name": "hello", "version": "1.0.0", "description": "x"}), encoding="utf-8")
 
 
+def mcp_json(workspace: Path, home: Path) -> None:
+    server = {"command": sys.executable, "args": ["-c", "pass"]}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"quick": server}}), encoding="utf-8")
+
+
+def claude_command(workspace: Path, home: Path) -> None:
+    commands = workspace / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Review the change.\n", encoding="utf-8")
+
+
+def plugin_settings(workspace: Path, home: Path) -> None:
+    (home / "plugin-settings.json").write_text(json.dumps({"version": 1, "plugins": {}}), encoding="utf-8")
+
+
+def philont_section(workspace: Path, home: Path) -> None:
+    _user_config(home, "[philont]\nplugins = false\n")
+
+
 def philont_plugin(workspace: Path, home: Path) -> None:
     root = workspace / ".philont" / "plugins" / "hello"
     root.mkdir(parents=True)
@@ -131,12 +164,26 @@ def philont_plugin(workspace: Path, home: Path) -> None:
 @pytest.mark.parametrize(
     ("declare", "loaded"),
     [
-        (mcp_server, {"kairox_mcp.lifecycle", "kairox_mcp.events"}),
-        (lsp_server, {"kairox_lsp._lifecycle", "kairox_lsp._events"}),
-        (dap_server, {"kairox_dap._lifecycle", "kairox_dap._events", "kairox_dap._tools"}),
-        (skill_file, {"yaml", "kairox_skills._simpleyaml"}),
-        (bundle_dir, {"kairox_manifests.model", "kairox_manifests.formats._meta", "kairox_manifests.inventory"}),
-        (philont_plugin, {"kairox_philont.manifest", "kairox_manifests.model"}),
+        (mcp_server, {"kairox_mcp.config", "kairox_mcp.sources", "kairox_mcp.lifecycle", "kairox_mcp.events"}),
+        (mcp_json, {"kairox_mcp.config", "kairox_mcp.sources"}),
+        (lsp_server, {"kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
+        (dap_server, {"kairox_dap._config", "kairox_dap._lifecycle", "kairox_dap._events", "kairox_dap._tools"}),
+        (skill_file, {"yaml", "kairox_skills._simpleyaml", "kairox_skills._format", "kairox_skills._structure"}),
+        (claude_command, {"kairox_skills._format", "kairox_skills._structure"}),
+        (
+            bundle_dir,
+            {
+                "kairox_manifests.config",
+                "kairox_manifests.discovery",
+                "kairox_manifests.settings",
+                "kairox_manifests.model",
+                "kairox_manifests.formats._meta",
+                "kairox_manifests.inventory",
+            },
+        ),
+        (plugin_settings, {"kairox_manifests.discovery", "kairox_manifests.settings"}),
+        (philont_section, {"kairox_philont.config"}),
+        (philont_plugin, {"kairox_philont.manifest", "kairox_manifests.discovery", "kairox_manifests.model"}),
     ],
     ids=lambda v: getattr(v, "__name__", "") if callable(v) else "",
 )

@@ -20,16 +20,17 @@ from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
 
 from ._args import bool_arg, int_arg, number_arg, str_arg
-from ._config import DapServerConfig, handles
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
+    from ._config import DapServerConfig
     from ._lifecycle import DapServerLifecycle
     from ._session import Breakpoint, DebugSession
 
-# The adapter lifecycle, the client, the session and the tools (and their event classes) are
-# imported with the first configured adapter: a workspace that declares none opens without them.
+# The adapter config, the lifecycle, the client, the session and the tools (and their event
+# classes) are imported with the first configured adapter: a workspace that declares none opens
+# without them.
 
 __all__ = ["PROVIDER_NAME", "DapToolProvider", "provider_of", "restart_server", "stop_server"]
 
@@ -196,6 +197,8 @@ class DapToolProvider:
             rel: Path = program.relative_to(self.workspace)
         except ValueError:
             rel = program
+        from ._config import handles
+
         matching = [a for a in self.adapters.values() if handles(a.config, rel)]
         if matching:
             return matching[0]

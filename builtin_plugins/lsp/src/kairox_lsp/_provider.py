@@ -22,18 +22,18 @@ import anyio
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox.errors import ConfigError
 
-from ._config import LspServerConfig, load_lsp_json, matches, parse_lsp_servers
 from ._control import peer_controls, server_named, unavailable_servers
 from ._errors import ToolInputError
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
+    from ._config import LspServerConfig
     from ._lifecycle import LspServerLifecycle
     from ._tools import LspOperations
 
-# The server lifecycle, the client and the tools (and their event classes) are imported
-# with the first server: a workspace that declares none opens without them.
+# The server config, the lifecycle, the client and the tools (and their event classes) are
+# imported with the first server: a workspace that declares none opens without them.
 
 __all__ = ["PROVIDER_NAME", "LspToolProvider", "add_bundle_servers", "provider_of", "restart_server", "stop_server"]
 
@@ -179,6 +179,8 @@ class LspToolProvider:
         wanted = list(self.servers.values())
         path = arguments.get("path")
         if isinstance(path, str) and path:
+            from ._config import matches
+
             rel = PurePath(path) if not PurePath(path).is_absolute() else self._relative(Path(path))
             matching = [s for s in wanted if matches(s.patterns, rel)]
             wanted = matching or wanted
@@ -271,6 +273,8 @@ class LspToolProvider:
         key = (path, tuple(self.servers))
         candidates = self._routes.get(key)
         if candidates is None:
+            from ._config import matches
+
             rel = self._relative(path)
             candidates = [s for s in self.servers.values() if matches(s.patterns, rel)]
             if len(self._routes) > 4096:
@@ -351,6 +355,8 @@ def add_bundle_servers(
     provider = runtime.providers.get(PROVIDER_NAME)
     if not isinstance(provider, LspToolProvider):
         return [ConfigError("kairox-lsp's provider is not registered; lspServers ignored", file=file, path=plugin)]
+    from ._config import load_lsp_json, parse_lsp_servers
+
     base = Path(root) if root is not None else None
     if isinstance(servers, str):
         if base is None:

@@ -28,6 +28,7 @@ from kairox import user_home
 
 from .config import SECTION, BundlesConfig
 from .errors import ManifestError
+from .location import PRIORITY_CONFIGURED, PRIORITY_OVERRIDE, PRIORITY_USER, PRIORITY_WORKSPACE, Location
 from .paths import is_inside
 from .settings import BundleSettings, SettingsStore
 
@@ -39,23 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["Candidate", "DiscoveryContext", "Location", "discover", "probe", "sorted_formats"]
 
 logger = logging.getLogger(__name__)
-
-PRIORITY_OVERRIDE = 200
-PRIORITY_CONFIGURED = 150
-PRIORITY_WORKSPACE = 100
-PRIORITY_USER = 50
-
-
-@attrs.frozen
-class Location:
-    """Somewhere plugins live. ``mode``: ``children`` (each subdirectory is a plugin),
-    ``plugin`` (the directory is one), ``auto`` (a plugin if a format recognises it, else children)."""
-
-    path: Path
-    scope: str  # "user" | "workspace"
-    priority: int
-    origin: str
-    mode: str = "children"
 
 
 @attrs.define

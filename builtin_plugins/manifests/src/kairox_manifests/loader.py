@@ -24,20 +24,21 @@ import attrs
 from kairox import ServerState, ServerStatus, package_key
 from kairox.errors import ConfigError
 
-from .config import BundlesConfig
-from .discovery import DiscoveryContext, discover
+from .location import nothing_to_discover
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
     from .activation import Activation
+    from .discovery import DiscoveryContext
     from .inventory import BundleRecord
     from .loadstate import LoadState
     from .model import BundleManifestView
     from .routing import Routed
 
-# What loads a plugin (its inventory, events, routing, hook scripts, the manifest model) is
-# imported once there is a plugin: a workspace without any opens without those modules.
+# Discovery (the [plugins] config, the settings) is imported once there is somewhere to look
+# (nothing_to_discover), and what loads a plugin (its inventory, events, routing, hook scripts,
+# the manifest model) once there is a plugin: a workspace without any opens without those modules.
 
 __all__ = ["BundleLoader", "loader_of", "survey"]
 
@@ -52,6 +53,7 @@ def survey(runtime: Runtime, *, check: bool = True) -> list[BundleRecord]:
     The runtime's own discovery is used when it ran (so a bundle whose inventory
     failed to route says ``failed``); a bundle that would load but failed its last
     load, unchanged since, says ``failed`` with that reason (:class:`LoadState`)."""
+    from .discovery import DiscoveryContext, discover
     from .inventory import evaluate
     from .loadstate import LoadState
 
@@ -118,6 +120,11 @@ class BundleLoader:
         """Find and evaluate every plugin; route the inventory (skills, server definitions)
         of those that may load. Runs nothing a plugin declares."""
         self.runtime = runtime
+        if nothing_to_discover(runtime):  # no [plugins], no settings file, no plugin directory
+            self.ctx, self.records, self._discovered = None, [], True
+            return
+        from .discovery import DiscoveryContext, discover
+
         ctx = DiscoveryContext.from_runtime(runtime)
         self.ctx = ctx
         self._discovered = True
@@ -325,6 +332,8 @@ class BundleLoader:
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
         hooks: list[tuple[str, Any, str]] = []
         # a workspace's [plugins] hook_timeout never shortens the hooks of the user's own bundles
+        from .config import BundlesConfig
+
         default = BundlesConfig().hook_timeout
         timeout = ctx.values_for(rec.candidate.scope).get("hook_timeout", default)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:

@@ -35,23 +35,16 @@ from typing import Any
 
 import attrs
 
-from kairox import user_home
 from kairox.files import atomic_write_text, locked
+
+from .location import SETTINGS_NAME as SETTINGS_NAME
+from .location import settings_file
 
 __all__ = ["BundleSettings", "SettingsStore", "settings_file"]
 
 logger = logging.getLogger(__name__)
 
-SETTINGS_NAME = "plugin-settings.json"
 VERSION = 1
-
-
-def settings_file(scope: str, *, workspace: Path, env: Mapping[str, str] | None = None) -> Path:
-    if scope == "user":
-        return user_home(env) / SETTINGS_NAME
-    if scope == "workspace":
-        return workspace / ".kairox" / SETTINGS_NAME
-    raise ValueError(f"unknown scope {scope!r}; expected user or workspace")
 
 
 @attrs.define

@@ -21,10 +21,12 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 from kairox import redact
 
-from .transport import Diagnostics
+if TYPE_CHECKING:
+    from .transport import Diagnostics
 
 __all__ = ["REDACTED_LOGGERS", "SDK_LOGGERS", "capture_sdk_logs", "install_log_redaction", "redact_record"]
 

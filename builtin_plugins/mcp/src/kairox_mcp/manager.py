@@ -32,21 +32,23 @@ from kairox import (
 )
 from kairox.errors import ConfigError, KairoxError, ToolError
 
+from ._declared import nothing_declared
 from ._sdklog import install_log_redaction
-from .config import McpServerConfig, ServerDefinition
-from .sources import UnavailableServer, load_definitions
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
     from .client import McpClient
+    from .config import McpServerConfig, ServerDefinition
     from .lifecycle import ServerLifecycle
     from .resources import McpPrompt, McpPromptResult, McpResource, McpResourceTemplate
+    from .sources import UnavailableServer
     from .transport import McpTransport
 
-# The server lifecycle (and with it the client, the events, the adapter) and the resource
-# types are imported when a server starts or a resource is asked for: a workspace that
-# declares no MCP server opens without them.
+# The server config and the readers of .mcp.json / Philont's mcp.json are imported when a
+# server is declared somewhere; the server lifecycle (and with it the client, the events,
+# the adapter) and the resource types when a server starts or a resource is asked for: a
+# workspace that declares no MCP server opens without them.
 
 __all__ = ["SECTION", "McpServerManager", "McpStartupError", "manager_of"]
 
@@ -96,7 +98,13 @@ class McpServerManager:
     def _load(self) -> None:
         config = self.runtime.config
         toml: Mapping[str, McpServerConfig] = config.section(SECTION) if SECTION in config.sections else {}
+        home = _home_of(self.runtime.env)
         held = config.held_entries(SECTION)
+        broken = config.broken_entries(SECTION)
+        if not toml and not held and not broken and nothing_declared(self.runtime.workspace, self.runtime.env, home):
+            return  # no server anywhere: nothing to read, define or report
+        from .sources import UnavailableServer, load_definitions
+
         sources = {
             name: (held[name].replaced_by if name in held else config.source_of(SECTION, name)) or "" for name in toml
         }
@@ -106,7 +114,7 @@ class McpServerManager:
             env=self.runtime.env,
             toml_servers=toml,
             toml_source=sources,
-            home=_home_of(self.runtime.env),
+            home=home,
             trust=self.runtime.trust,
             unavailable=unavailable,
         )
@@ -115,7 +123,7 @@ class McpServerManager:
             unavailable.append(
                 UnavailableServer(name, entry.file, ServerState.UNTRUSTED, entry.reason, str(prefix), "kairox.toml")
             )
-        for name, errors in config.broken_entries(SECTION).items():
+        for name, errors in broken.items():
             source = config.source_of(SECTION, name) or ""
             reason = "; ".join(str(e) for e in errors)
             unavailable.append(UnavailableServer(name, source, ServerState.FAILED, reason, name, "kairox.toml"))

@@ -24,6 +24,7 @@ from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, ex
 from kairox.errors import ConfigError
 from kairox.files import read_document
 
+from ._declared import browser_wanted, philont_config_path
 from .config import McpServerConfig, ServerDefinition, normalize_transport
 
 __all__ = [
@@ -140,14 +141,6 @@ def parse_mcp_json(
     return out, errors
 
 
-def philont_config_path(env: Mapping[str, str], home: Path | None = None) -> Path:
-    explicit = (env.get("PHILONT_MCP_CONFIG") or "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    base = home if home is not None else Path(env.get("HOME") or Path.home())
-    return base / ".philont" / "mcp.json"
-
-
 def parse_philont_mcp_json(
     data: Any, *, file: str, env: Mapping[str, str]
 ) -> tuple[list[ServerDefinition], list[ConfigError]]:
@@ -199,10 +192,6 @@ def parse_philont_mcp_json(
             continue
         out.append(ServerDefinition(name=name, config=config, source=file, origin="philont"))
     return out, errors
-
-
-def _browser_wanted(env: Mapping[str, str]) -> bool:
-    return (env.get("PHILONT_MCP_BROWSER") or "").strip().lower() in ("1", "true", "yes")
 
 
 @attrs.frozen
@@ -284,7 +273,7 @@ def load_definitions(
         defs, errs = parse_philont_mcp_json(data, file=str(philont_path), env=env)
         errors.extend(errs)
         merged.update((d.name, d) for d in defs)
-    if _browser_wanted(env) and "browser" not in merged:
+    if browser_wanted(env) and "browser" not in merged:
         merged["browser"] = ServerDefinition(
             "browser", PLAYWRIGHT_SERVER, source="PHILONT_MCP_BROWSER", origin="philont"
         )

@@ -38,9 +38,7 @@ import attrs
 
 from kairox import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
 
-from ._format import load_yaml
 from ._sources import CLAUDE_ARGUMENTS, IGNORED_FILES, MAX_DEPTH, SKIP_DIRS, Item
-from ._structure import frontmatter_from_mapping
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -120,6 +118,9 @@ def parse_command(
     """One Claude command file (its whole text) as a skill named after the file
     (``<namespace>:<name>`` for a plugin's); a :class:`~kairox.SkillError` (returned,
     not raised) when it cannot be read."""
+    from ._format import load_yaml  # with the first command read (a folder of none costs no YAML reader)
+    from ._structure import frontmatter_from_mapping
+
     name = os.path.basename(path)[:-3]
     try:
         fm_text, body = split_frontmatter(text)

@@ -24,10 +24,11 @@ import attrs
 from kairox import SkillArgument, SkillDef, SkillError, SkillScope, SkillWarning
 
 from ._cache import Parsed, ScanCache, get_cache
-from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 
 if TYPE_CHECKING:
     from kairox import Runtime
+
+    from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 
 __all__ = ["CLAUDE_ARGUMENTS", "IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "bundle_skill_source"]
 
@@ -42,6 +43,29 @@ Item = Union[SkillDef, SkillError, SkillWarning]
 #: what a Claude command or skill is given: the text after ``/name`` (``$ARGUMENTS`` in its body)
 CLAUDE_ARGUMENTS = SkillArgument("ARGUMENTS", description="the text after the command ($ARGUMENTS)")
 _NAME = operator.attrgetter("name")
+
+#: bound from ._format the first time a file is read (:func:`_load_format`)
+_FORMAT_NAMES = ("TransientSkillError", "parse_frontmatter", "read_frontmatter")
+
+
+def _load_format() -> None:
+    """Bind the frontmatter reader and parser of :mod:`._format` (and with it the skill
+    structure) here, the first time a skill file is read: a source whose folders hold no
+    file never imports them. A name already bound (a test's stand-in) stays."""
+    g = globals()
+    if all(name in g for name in _FORMAT_NAMES):
+        return
+    from . import _format
+
+    for name in _FORMAT_NAMES:
+        g.setdefault(name, getattr(_format, name))
+
+
+def __getattr__(name: str) -> object:
+    if name in _FORMAT_NAMES:
+        _load_format()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _read(path: str) -> tuple[str, list[SkillWarning]] | SkillError:
@@ -72,6 +96,7 @@ def _parse(block: tuple[str, list[SkillWarning]] | SkillError, path: str, folder
 
 def parse_file(path: str, *, folder: str | None) -> Parsed:
     """Read and parse one skill file's frontmatter (never raises for bad content)."""
+    _load_format()
     return _parse(_read(path), path, folder)
 
 
@@ -136,6 +161,8 @@ class DirectorySkillSource:
         found = list(_walk(root_str, self.max_depth))
         results = cache.get_many([(p, st.st_size, st.st_mtime_ns) if st else (p, -1, -1) for p, _f, st in found])
         misses = [i for i, parsed in enumerate(results) if parsed is None and found[i][2] is not None]
+        if misses:
+            _load_format()
         blocks = [_read(found[i][0]) for i in misses]
         for i, block in zip(misses, blocks, strict=True):
             path, folder, stat = found[i]

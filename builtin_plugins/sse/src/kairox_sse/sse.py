@@ -27,11 +27,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from kairox_mcp.config import McpServerConfig, redact_url
-from kairox_mcp.transport import ConnectContext
+from kairox import redact_url
 
 if TYPE_CHECKING:
-    from kairox_mcp.transport import Streams
+    from kairox_mcp.config import McpServerConfig
+    from kairox_mcp.transport import ConnectContext, Streams
+
+# kairox_mcp's server config and transport contract are named in annotations only: the
+# transport registers without them (a workspace with no MCP server never imports them)
 
 __all__ = ["SseTransport"]
 

@@ -17,11 +17,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from kairox_mcp.config import McpServerConfig
-from kairox_mcp.transport import MAX_MESSAGE_BYTES, ConnectContext
-
 if TYPE_CHECKING:
-    from kairox_mcp.transport import Streams
+    from kairox_mcp.config import McpServerConfig
+    from kairox_mcp.transport import ConnectContext, Streams
+
+# kairox_mcp's server config and transport contract load with the first connection: the
+# transport registers without them (a workspace with no MCP server never imports them)
 
 __all__ = ["StreamableHttpTransport"]
 
@@ -43,6 +44,7 @@ async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIte
     from mcp.client.streamable_http import streamable_http_client
 
     from kairox_mcp.http import PeerWatch, make_http_client, oauth_for
+    from kairox_mcp.transport import MAX_MESSAGE_BYTES
 
     if not server.url:
         raise ValueError("a streamable_http server needs `url`")
