@@ -105,9 +105,11 @@ async def test_a_state_works_once_for_its_call(tmp_path: Path) -> None:
         assert "expired or is held by another replica" in text_of(again)
 
 
-async def test_a_held_call_whose_client_stays_away_expires(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stalls", [False, True])
+async def test_a_held_call_whose_client_stays_away_expires(tmp_path: Path, stalls: bool) -> None:
     """``held_call_timeout = 1``: the client answers after the call was cancelled, and is told
-    to retry the call; a fresh call works."""
+    to retry the call; a fresh call works. A client that keeps retrying without the answer
+    (each retry minting a new state) does not keep the call held past the timeout either."""
     ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
     toml = ws.root / "kairox.toml"
     toml.write_text(toml.read_text() + "\n[serve]\nheld_call_timeout = 1\n")
@@ -117,7 +119,21 @@ async def test_a_held_call_whose_client_stays_away_expires(tmp_path: Path) -> No
     async with gateway_client(ws, "stdio", mode=MODERN, sampling_callback=Host().sample) as client:
         first = await _first_round(client, "asks_ask_model", {"prompt": "hi"})
         assert first.input_requests is not None
-        await anyio.sleep(3)  # the client stays away longer than held_call_timeout
+        if stalls:  # retries with no answers, for longer than the timeout
+            for _ in range(6):
+                await anyio.sleep(0.5)
+                stalled = await client.session.call_tool(
+                    "asks_ask_model",
+                    {"prompt": "hi"},
+                    input_responses={},
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
+                if not isinstance(stalled, types.InputRequiredResult):
+                    break
+                first = stalled
+        else:
+            await anyio.sleep(3)  # the client stays away longer than held_call_timeout
         late = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
         assert isinstance(late, types.CallToolResult) and late.is_error
         assert "the call's state expired or is held by another replica; retry the call" in text_of(late)

@@ -179,6 +179,9 @@ def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
         app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_HOST": "0.0.0.0"})
     with pytest.raises(InsecureBind, match="MISSING is not set"):
         app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "MISSING"})
+    with pytest.raises(InsecureBind, match="the token is 1 characters; use at least 16") as caught:
+        app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "T", "T": "a"})
+    assert "'a'" not in str(caught.value)
     app = app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "T", "T": TOKEN})
     assert app.settings.token == TOKEN and TOKEN not in repr(app.settings)
 

@@ -127,6 +127,23 @@ async def test_ask_answered_by_elicitation(tmp_path: Path, mode: str) -> None:
             assert len(answer.asked) == 1
 
 
+async def test_an_answer_to_an_approval_nobody_asked_is_not_taken(tmp_path: Path) -> None:
+    """A 2026-07-28 client that declared no elicitation cannot approve an Ask by sending the
+    approval's answer (its key is the tool and arguments, digested) with its first request."""
+    import hashlib
+    import json
+
+    import mcp_types
+
+    ws = make_workspace(tmp_path)
+    key = "kairox-approval-" + hashlib.sha256(json.dumps(["wb.cwd", {}]).encode()).hexdigest()[:24]
+    answer = mcp_types.ElicitResult(action="accept", content={"decision": "once"})
+    async with Client(stdio_params(ws), mode="auto") as client:
+        result = await client.session.call_tool("wb_cwd", {}, input_responses={key: answer}, allow_input_required=True)
+    assert isinstance(result, mcp_types.CallToolResult) and result.is_error, result
+    assert "did not declare the elicitation capability" in text_of(result)
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_allow_for_the_session_lasts_the_connection(tmp_path: Path, mode: str) -> None:
     ws = make_workspace(tmp_path)

@@ -172,12 +172,13 @@ class ClientApprover:
         message = message_for(request, lasting=self.lasting)
         schema = APPROVAL_SCHEMA if self.lasting else ONE_CALL_SCHEMA
         if self.modern:
+            # first: an answer from a client that cannot be asked is no answer (it was not asked)
+            if not self._declared():
+                raise NotAskable("the client did not declare the elicitation capability")
             key = approval_key(request)
             responses = self.params.input_responses or {}
             if key in responses:
                 return answer_of(responses[key], schema)
-            if not self._declared():
-                raise NotAskable("the client did not declare the elicitation capability")
             form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
             raise InputNeeded(key, types.ElicitRequest(params=form))
         if not self.ctx.session.can_send_request:  # first: a stateless request knows no capabilities

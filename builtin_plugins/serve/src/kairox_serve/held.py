@@ -46,12 +46,15 @@ def fingerprint(params: types.CallToolRequestParams) -> str:
 class _Ask:
     """One backend request (or kairox's approval of one) waiting for the client's answer."""
 
-    __slots__ = ("answer", "answered", "request")
+    __slots__ = ("answer", "answered", "request", "since")
 
     def __init__(self, request: types.InputRequest) -> None:
         self.request = request
         self.answered = anyio.Event()
         self.answer: types.InputResponse | None = None
+        #: when it was put to the client: ``held_call_timeout`` counts from here, whatever
+        #: retries come without its answer
+        self.since = anyio.current_time()
 
 
 class HeldCall:
@@ -105,7 +108,7 @@ class HeldCall:
         except ValidationError:
             return types.ErrorData(
                 code=types.INVALID_PARAMS,
-                message=f"the client's answer to the {kind} request is not a {result_type.__name__}",
+                message=f"the client's answer to the {kind} request is not a valid {result_type.__name__}",
             )
 
     def finish(self, outcome: Any) -> None:
@@ -128,6 +131,11 @@ class HeldCall:
 
     def unanswered(self) -> dict[str, types.InputRequest]:
         return {key: ask.request for key, ask in self._asks.items() if not ask.answered.is_set()}
+
+    def waiting_since(self) -> float | None:
+        """When the oldest request still unanswered was put to the client (``None``: none is)."""
+        times = [ask.since for ask in self._asks.values() if not ask.answered.is_set()]
+        return min(times) if times else None
 
     async def changed(self) -> None:
         """Wait until a new request to the client comes or the call ends."""
@@ -199,12 +207,16 @@ class HeldCalls:
 
     async def watch(self, call: HeldCall) -> None:
         """Cancel ``call`` when its client stays away ``timeout`` seconds after an
-        ``InputRequiredResult``; runs beside the call."""
+        ``InputRequiredResult``, or leaves a request unanswered that long however often it
+        retries without the answer (a retry with no answers must not keep a call, and its
+        backend, held for ever); runs beside the call."""
         while True:
             idle = call.idle
             await idle.wait()
             back = call.back
-            with anyio.move_on_after(self.timeout):
+            since = call.waiting_since()
+            left = self.timeout if since is None else since + self.timeout - anyio.current_time()
+            with anyio.move_on_after(max(left, 0.0)):
                 await back.wait()
             if not back.is_set():
                 call.cancel()

@@ -41,6 +41,9 @@ __all__ = [
     "origin_allowed",
 ]
 
+#: a bearer token shorter than this is refused at start (it could be guessed)
+MIN_TOKEN_LENGTH = 16
+
 logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
@@ -274,6 +277,11 @@ def settings_from(
         token = env.get(token_env)
         if not token:
             raise InsecureBind(f"--token-env {token_env}: the variable {token_env} is not set or empty")
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise InsecureBind(
+                f"--token-env {token_env}: the token is {len(token)} characters; use at least {MIN_TOKEN_LENGTH} "
+                "(python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
     return HttpSettings(
         host=host,
         port=port,
