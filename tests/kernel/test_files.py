@@ -7,6 +7,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -86,3 +87,14 @@ def test_read_document_never_raises_on_any_bytes(data: bytes) -> None:
         value = read_document(path, errors, tomllib.loads, "TOML")
         assert (value is None) == bool(errors)
         assert all(e.file == str(path) for e in errors)
+
+
+def test_missing_is_what_read_document_reads_as_absent(tmp_path: Path) -> None:
+    from kairox.files import missing, read_document
+
+    errors: list[Any] = []
+    assert missing(tmp_path / "nope.json") and read_document(tmp_path / "nope.json", errors, str, "text") is None
+    (tmp_path / "there.json").write_text("{}", encoding="utf-8")
+    assert not missing(tmp_path / "there.json") and not missing(tmp_path)
+    assert not missing(tmp_path / "bad\0name")  # not looked at: reading it says why
+    assert errors == []

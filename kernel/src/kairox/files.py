@@ -27,6 +27,7 @@ __all__ = [
     "atomic_write_text",
     "is_inside",
     "locked",
+    "missing",
     "read_document",
     "resolve_path",
 ]
@@ -133,6 +134,19 @@ def is_inside(path: Path, root: Path) -> bool:
         return os.path.commonpath([str(path), str(root)]) == str(root)
     except ValueError:
         return False
+
+
+def missing(path: Path) -> bool:
+    """Whether ``path`` names no file: what :func:`read_document` reads as absent, not as an
+    error. A path it cannot look at (a permission, a bad name) is not missing: reading it
+    says why. One ``stat``, no read: a cheap check of whether there is anything to parse."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 def read_document(path: Path, errors: list[ConfigError], loads: Callable[[str], Any], kind: str) -> Any | None:

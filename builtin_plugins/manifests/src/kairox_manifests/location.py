@@ -10,7 +10,6 @@ location names, :mod:`.settings` the settings file names.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kairox import user_home
+from kairox.files import missing
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -76,17 +76,6 @@ def format_locations(fmt: Any, workspace: Path, env: Mapping[str, str], config: 
     return list(extra(workspace, env, config=config) if wants_config else extra(workspace, env))
 
 
-def _absent(path: Path) -> bool:
-    """Whether reading ``path`` finds no file (a settings file that is missing is an empty one)."""
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return True
-    except (OSError, ValueError):
-        return False
-    return False
-
-
 def nothing_to_discover(runtime: Runtime) -> bool:
     """Whether discovery would find no plugin and say nothing: no file sets ``[plugins]``,
     no settings file exists, and no location (the user's and the workspace's plugin
@@ -97,7 +86,7 @@ def nothing_to_discover(runtime: Runtime) -> bool:
     env = dict(runtime.env)
     if runtime.home is not None:
         env["KAIROX_HOME"] = str(runtime.home)
-    if not all(_absent(settings_file(scope, workspace=runtime.workspace, env=env)) for scope in ("user", "workspace")):
+    if not all(missing(settings_file(scope, workspace=runtime.workspace, env=env)) for scope in ("user", "workspace")):
         return False
     home = runtime.home or user_home(runtime.env)
     paths: list[Any] = [home / "plugins", runtime.workspace / ".kairox" / "plugins"]

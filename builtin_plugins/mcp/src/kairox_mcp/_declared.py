@@ -8,9 +8,10 @@ server opens without them. :mod:`.sources` re-exports :func:`philont_config_path
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from kairox.files import missing
 
 __all__ = ["browser_wanted", "nothing_declared", "philont_config_path"]
 
@@ -28,21 +29,9 @@ def browser_wanted(env: Mapping[str, str]) -> bool:
     return (env.get("PHILONT_MCP_BROWSER") or "").strip().lower() in ("1", "true", "yes")
 
 
-def _absent(path: Path) -> bool:
-    """Whether reading ``path`` would find no file (``read_document``'s "missing": no error).
-    Anything else (a file, a directory, a path it cannot look at) is read, so its error is said."""
-    try:
-        os.stat(path)
-    except FileNotFoundError:
-        return True
-    except (OSError, ValueError):
-        return False
-    return False
-
-
 def nothing_declared(workspace: Path, env: Mapping[str, str], home: Path | None) -> bool:
     """Whether neither Philont's ``mcp.json`` nor the workspace ``.mcp.json`` exists and
     ``PHILONT_MCP_BROWSER`` is off: the files :func:`.sources.load_definitions` reads give nothing."""
     if browser_wanted(env):
         return False
-    return _absent(philont_config_path(env, home)) and _absent(workspace / ".mcp.json")
+    return missing(philont_config_path(env, home)) and missing(workspace / ".mcp.json")
