@@ -210,7 +210,7 @@ def _pty_watch(
     ):
 
         def next_steps(raw: bytes) -> None:
-            frames = screen_of(raw).frames
+            frames = screen_of(raw, partial=True).frames
             while todo and frames and todo[0][0](frames[-1]):
                 todo.pop(0)[1](proc, master)
 
@@ -221,9 +221,16 @@ def _pty_watch(
     return raw.decode("utf-8", "replace"), code, screen_of(raw)
 
 
-def screen_of(raw: bytes) -> Screen:
+#: an escape sequence the read stopped in the middle of (the rest is still on its way)
+_CUT_SEQUENCE = re.compile(r"\x1b(\[[\d?]*)?\Z")
+
+
+def screen_of(raw: bytes, *, partial: bool = False) -> Screen:
+    """The screen ``raw`` draws; with ``partial`` (output still coming), an escape sequence
+    cut at the end of what was read so far waits for the next read instead of failing."""
+    text = raw.decode("utf-8", "replace")
     screen = Screen(ROWS, COLS)
-    screen.feed(raw.decode("utf-8", "replace"))
+    screen.feed(_CUT_SEQUENCE.sub("", text) if partial else text)
     return screen
 
 
