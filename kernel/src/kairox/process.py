@@ -60,8 +60,9 @@ def _redacted(lines: list[str], secrets: Sequence[str] = ()) -> list[str]:
     return out
 
 
-#: a value shorter than this is not hidden by value (``1``, ``on``: it would blank ordinary words)
-MIN_SECRET_LENGTH = 4
+#: a value shorter than this is not hidden by value (``1``, ``on``, ``debug``: it would blank
+#: ordinary words of the server's log; a secret this short is no secret)
+MIN_SECRET_LENGTH = 8
 
 
 class OutputTail:
