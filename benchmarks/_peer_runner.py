@@ -16,12 +16,17 @@ Scenarios:
 - ``latency``: ``calls`` echo calls on the first server; per-call seconds.
 - ``parallel``: seconds from start to every server's tools listed.
 - ``isolation``: seconds and number of tools available when some servers fail.
+- ``scale``: open (every server's tools listed), then close; seconds of each, the tools
+  counted, this process's RSS growth over the open and its CPU seconds (kairox and sdk
+  only). With ``"warm": server``, the library first opens and closes that one server
+  (untimed), so its lazy imports are done before the measurement.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -38,6 +43,14 @@ Server = dict[str, Any]  # {"name", "command", "args"}
 
 def _result(data: dict[str, Any]) -> None:
     print(json.dumps(data))
+
+
+def _rss_kib() -> int:
+    """This process's resident set size (``VmRSS``), in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 async def _echo_times(
@@ -83,13 +96,17 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int, guard: bo
         import mcp.client.session  # noqa: F401
 
     names = {s["name"] for s in servers}
-    home = tempfile.mkdtemp(prefix="kairox-bench-home-")
+    # the harness's home, kept between runs as a user's is (its entry-point index saves the
+    # scan of installed packages); a new empty one when run alone or with --fresh-home
+    home = os.environ.get("KAIROX_BENCH_HOME") or tempfile.mkdtemp(prefix="kairox-bench-home-")
     # kairox's own plugins only: contrib/kairox-example (installed in the dev workspace)
     # adds a pre_tool_call guard to every call, which no peer library pays ("kairox-guard" keeps it)
     env = {**os.environ, "KAIROX_HOME": home}
     if not guard:
         env["KAIROX_DISABLE_PLUGINS"] = "example"
     ws = tempfile.mkdtemp(prefix="kairox-bench-ws-")
+    if scenario == "scale":
+        return await _kairox_scale(kairox.Runtime, ws, env, servers, names)
     started = time.perf_counter()
     async with kairox.Runtime.open(ws, env=env, config_documents=[("bench", _kairox_doc(servers))]) as rt:
         ready = time.perf_counter() - started
@@ -100,12 +117,32 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int, guard: bo
     return {"seconds": ready, "tools": len(tools)}
 
 
+async def _kairox_scale(
+    runtime: Any, ws: str, env: dict[str, str], servers: list[Server], names: set[str]
+) -> dict[str, Any]:
+    rss = _rss_kib()
+    async with AsyncExitStack() as stack:
+        started = time.perf_counter()
+        rt = await stack.enter_async_context(
+            runtime.open(ws, env=env, config_documents=[("bench", _kairox_doc(servers))])
+        )
+        opened = time.perf_counter() - started
+        tools = sum(1 for t in rt.tools.specs() if t.id.split(".", 1)[0] in names)
+        grown = _rss_kib() - rss
+        started = time.perf_counter()
+    closed = time.perf_counter() - started
+    return {"open": opened, "close": closed, "tools": tools, "rss_kib": grown}
+
+
 # -- raw SDK ----------------------------------------------------------------------
 async def sdk_run(scenario: str, servers: list[Server], calls: int) -> dict[str, Any]:
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
+    rss = _rss_kib()
     started = time.perf_counter()
     counts: dict[str, int] = {}
+    # the tools listed are kept, as a client that hands them to a model keeps them (kairox does)
+    listed: dict[str, list[Any]] = {}
     errors: list[str] = []
     if scenario == "latency":
         s = servers[0]
@@ -125,7 +162,8 @@ async def sdk_run(scenario: str, servers: list[Server], calls: int) -> dict[str,
                 async with stdio_client(params, errlog=devnull) as (r, w), ClientSession(r, w) as session:
                     with anyio.fail_after(30):
                         await session.initialize()
-                        counts[s["name"]] = len((await session.list_tools()).tools)
+                        listed[s["name"]] = (await session.list_tools()).tools
+                        counts[s["name"]] = len(listed[s["name"]])
                     ready.set()
                     await done.wait()
         except Exception as exc:
@@ -142,7 +180,12 @@ async def sdk_run(scenario: str, servers: list[Server], calls: int) -> dict[str,
         for ev in events:
             await ev.wait()
         seconds = time.perf_counter() - started
+        grown = _rss_kib() - rss
+        closing = time.perf_counter()
         done.set()
+    closed = time.perf_counter() - closing
+    if scenario == "scale":
+        return {"open": seconds, "close": closed, "tools": sum(counts.values()), "rss_kib": grown, "errors": errors}
     return {"seconds": seconds, "tools": sum(counts.values()), "errors": errors}
 
 
@@ -242,7 +285,15 @@ def main() -> None:
         "langchain": lambda: langchain_run(scenario, servers, calls, persistent=False),
         "langchain-session": lambda: langchain_run(scenario, servers, calls, persistent=True),
     }
-    _result(anyio.run(runners[library]))
+    if scenario == "scale" and args.get("warm"):
+        warm = args["warm"]
+        anyio.run(lambda: sdk_run("parallel", [warm], 0) if library == "sdk" else kairox_run("parallel", [warm], 0))
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
+    result = anyio.run(runners[library])
+    if scenario == "scale":
+        now = resource.getrusage(resource.RUSAGE_SELF)
+        result["cpu"] = now.ru_utime - cpu.ru_utime + now.ru_stime - cpu.ru_stime
+    _result(result)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,19 @@ table shows medians and ratios (never pass/fail):
 1. cold start: a process connects to 5 stdio servers, lists every tool and exits;
 2. per-call latency (median, p99) on one server, with a raw JSON-lines pipe as the floor;
 3. parallel start of 1, 10 and 20 servers that each take 0.5 s to start (low CPU);
-4. failure isolation: 5 servers of which one crashes on start.
+4. failure isolation: 5 servers of which one crashes on start;
+5. scale (kairox and the raw SDK only): 100 servers of 50 tools each, open (every
+   server's tools listed) and close, and the client process's RSS growth per server
+   (issue 17 targets: open <= 1.2x, close <= 1.5x, RSS per server <= 1.5x the raw SDK).
 
 Servers are the raw JSON-lines fixtures in ``tests/fixtures/mcp_servers/``
 (start in milliseconds, so the client's own cost shows). ``langchain-mcp-adapters``
 requires ``mcp<2``: it runs from a venv of its own built under ``.cache/bench/``.
+
+Every kairox run uses one ``KAIROX_HOME`` (``.cache/bench/home``), kept between runs
+as a user's home is, so the index of installed entry points kairox keeps there is
+read as on any run after a user's first; ``--fresh-home`` gives each run a new empty
+home instead (a first run ever: the installed packages are scanned).
 """
 
 from __future__ import annotations
@@ -93,7 +101,8 @@ def run(library: str, scenario: str, args: dict[str, Any], python: str) -> tuple
 
 def run_cli(servers: list[dict[str, Any]]) -> float:
     """``kairox tools list`` over a workspace declaring the servers: wall seconds."""
-    with tempfile.TemporaryDirectory() as ws, tempfile.TemporaryDirectory() as home:
+    with tempfile.TemporaryDirectory() as ws, tempfile.TemporaryDirectory() as fresh:
+        home = os.environ.get("KAIROX_BENCH_HOME") or fresh
         lines = []
         for s in servers:
             lines += [
@@ -146,14 +155,27 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument(
         "--only",
-        choices=["coldstart", "latency", "parallel", "isolation"],
+        choices=["coldstart", "latency", "parallel", "isolation", "scale"],
         action="append",
         help="run only these scenarios (repeatable)",
     )
     parser.add_argument("--no-peers", action="store_true", help="kairox and the raw SDK only (no fastmcp, langchain)")
+    parser.add_argument(
+        "--fresh-home",
+        action="store_true",
+        help="a new empty KAIROX_HOME for every kairox run (its first run ever: no entry-point index yet)",
+    )
+    parser.add_argument("--servers", type=int, default=100, help="servers in the scale scenario")
+    parser.add_argument("--tools", type=int, default=50, help="tools per server in the scale scenario")
     opts = parser.parse_args()
-    only = set(opts.only or ["coldstart", "latency", "parallel", "isolation"])
+    only = set(opts.only or ["coldstart", "latency", "parallel", "isolation", "scale"])
     reps = opts.reps or (2 if opts.quick else 5)
+    if not opts.fresh_home:
+        # one KAIROX_HOME for every kairox run, kept as a user's is: what kairox caches there
+        # (the index of installed entry points) is read as it would be on a user's second run
+        home = CACHE / "home"
+        home.mkdir(parents=True, exist_ok=True)
+        os.environ["KAIROX_BENCH_HOME"] = str(home)
     py = sys.executable
     libs: dict[str, str] = {"kairox": py, "sdk": py}
     # per-call latency only: kairox with contrib/kairox-example's pre_tool_call guard installed
@@ -178,6 +200,8 @@ def main() -> None:
         parallel(libs, reps)
     if "isolation" in only:
         isolation(libs)
+    if "scale" in only:
+        scale(reps, opts.servers, opts.tools)
 
 
 def cold_start(libs: dict[str, str], reps: int) -> None:
@@ -271,6 +295,62 @@ def isolation(libs: dict[str, str]) -> None:
         rows.append([lib, f"{out['tools']} / 24", f"{out['seconds']:.3f} s", note])
     table(
         "4. failure isolation: 5 servers, one crashes on start", ["library", "tools available", "time", "errors"], rows
+    )
+
+
+def scale(reps: int, n_servers: int, n_tools: int) -> None:
+    """Scenario 5: ``n_servers`` raw servers of ``n_tools`` tools each; kairox against the raw SDK.
+
+    Two runs of each library per repetition: a cold one (the open includes what the library
+    imports on first use) and a warm one, after one server was opened and closed untimed
+    (its RSS growth is the memory the servers themselves cost the client).
+    """
+    names = [f"tool_{i:02d}" for i in range(n_tools)]
+    script = str(SERVERS / "named_tools.py")
+    servers = [
+        {"name": f"s{i:03d}", "command": sys.executable, "args": [script, f"s{i:03d}", *names]}
+        for i in range(n_servers)
+    ]
+    warm = {"name": "warm", "command": sys.executable, "args": [script, "warm", "tool_00"]}
+    keys = ("open", "close", "cpu", "warm open", "warm close", "rss")
+    results: dict[str, dict[str, list[float]]] = {lib: {k: [] for k in keys} for lib in ("sdk", "kairox")}
+    for _ in range(reps):
+        for mode in ("cold", "warm"):
+            for lib, runs in results.items():
+                args: dict[str, Any] = {"servers": servers, **({"warm": warm} if mode == "warm" else {})}
+                _, out = run(lib, "scale", args, sys.executable)
+                if "failed" in out or out.get("tools") != n_servers * n_tools or out.get("errors"):
+                    print(f"scale {lib} ({mode}): {str(out)[:300]}", file=sys.stderr)
+                    continue
+                if mode == "cold":
+                    runs["open"].append(out["open"])
+                    runs["close"].append(out["close"])
+                    runs["cpu"].append(out["cpu"])
+                else:
+                    runs["warm open"].append(out["open"])
+                    runs["warm close"].append(out["close"])
+                    runs["rss"].append(out["rss_kib"] / n_servers)
+    if not all(v for lib in results for v in results[lib].values()):
+        print("scale: no complete run of both libraries", file=sys.stderr)
+        return
+    base = {key: statistics.median(v) for key, v in results["sdk"].items()}
+    units = {"rss": ("KiB", "{:.0f}"), "cpu": ("s", "{:.2f}")}
+    rows = []
+    for lib, runs in results.items():
+        row = [lib]
+        for key in keys:
+            med = statistics.median(runs[key])
+            unit, form = units.get(key, ("s", "{:.3f}"))
+            row += [f"{form.format(med)} {unit}", f"{med / base[key]:.2f}x"]
+        rows.append(row)
+    header = ["library"]
+    for key in keys:
+        header += [{"rss": "RSS / server (warm)", "cpu": "client CPU"}.get(key, key), "vs SDK"]
+    table(
+        f"5. scale: {n_servers} servers x {n_tools} tools, open (all tools listed) and close, "
+        f"median of {len(results['sdk']['open'])}",
+        header,
+        rows,
     )
 
 

@@ -54,6 +54,23 @@ def _icon_tuple(icons: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     return tuple(icons)
 
 
+def _respec(spec: ToolSpec, **changes: str) -> ToolSpec:
+    """``spec`` with other ``exported_name`` or ``provider`` (fields with no converter): a copy
+    sharing the other fields, which were converted once already (``attrs.evolve`` would copy
+    the input schema again, for every tool registered and named)."""
+    new = object.__new__(ToolSpec)
+    for field in _SPEC_FIELDS:
+        _set_field(new, field, getattr(spec, field))
+    for field, value in changes.items():
+        if field not in _PLAIN_FIELDS:
+            raise TypeError(f"_respec sets only {', '.join(sorted(_PLAIN_FIELDS))}, not {field!r}")
+        _set_field(new, field, value)
+    return new
+
+
+_set_field = object.__setattr__
+
+
 @attrs.frozen
 class ToolSpec:
     """What a tool is: identity, schema and the facts the policy engine needs.
@@ -91,6 +108,10 @@ class ToolSpec:
             "description": self.description,
             "input_schema": self.input_schema,
         }
+
+
+_SPEC_FIELDS = tuple(field.name for field in attrs.fields(ToolSpec))
+_PLAIN_FIELDS = frozenset({"exported_name", "provider"})
 
 
 #: every content block may carry MCP ``annotations`` (``audience``, ``priority``,
@@ -469,7 +490,7 @@ class ToolIndex:
         while previous is not None and previous._state is None:  # one that never ranked knows nothing
             self._changed |= previous._changed
             previous = previous._previous
-        if len(self._changed) > len(ids) + CHANGED_SLACK:
+        if previous is None or len(self._changed) > len(ids) + CHANGED_SLACK:
             # many changes and no ranking between them (a gateway that only lists tools):
             # redoing every id once is cheaper than remembering them all
             previous, self._changed = None, set()
@@ -630,8 +651,9 @@ class ToolRegistry:
         self._sanitized: dict[str, str] = {}
         #: provider -> its registered ids (in registration order)
         self._by_provider: dict[str, dict[str, None]] = {}
-        #: sanitised name -> the registered ids that want it (collisions: more than one)
-        self._groups: dict[str, set[str]] = {}
+        #: sanitised name -> the registered id that wants it, or the ids (a set: a collision);
+        #: one id is kept as itself, not as a set of one, for every tool not in a collision
+        self._groups: dict[str, str | set[str]] = {}
         #: newcomers of the running batch (registered, no pinned name): their names and groups
         self._fresh: dict[str, str] = {}
         self._fresh_groups: dict[str, set[str]] = {}
@@ -711,7 +733,7 @@ class ToolRegistry:
                 displaced.setdefault(holder.provider, []).append(tid)
             spec = tool.spec
             claimed[tid] = _Entry(
-                tool, spec if spec.provider else attrs.evolve(spec, provider=provider), provider, provider_rank
+                tool, spec if spec.provider else _respec(spec, provider=provider), provider, provider_rank
             )
         if not removed and not claimed:
             return
@@ -754,14 +776,15 @@ class ToolRegistry:
 
     def _collision(self, key: str) -> tuple[str, ...] | None:
         group = self._groups.get(key)
-        return tuple(sorted(group)) if group is not None and len(group) > 1 else None
+        return tuple(sorted(group)) if isinstance(group, set) else None
 
     def _drop(self, tid: str, touched: set[str]) -> None:
         entry = self._entries.pop(tid, None)
         if entry is None:
             return
         del self._ids[bisect.bisect_left(self._ids, tid)]
-        self._dirty.add(tid)
+        if self._last_index is not None:  # before the first index, every id is new to it anyway
+            self._dirty.add(tid)
         key = self._sanitize(tid)
         owned = self._by_provider.get(entry.provider)
         if owned is not None:
@@ -769,8 +792,11 @@ class ToolRegistry:
             if not owned:
                 del self._by_provider[entry.provider]
         group = self._groups[key]
-        group.discard(tid)
-        if not group:
+        if isinstance(group, set):
+            group.discard(tid)
+            if len(group) == 1:
+                self._groups[key] = next(iter(group))
+        elif group == tid:
             del self._groups[key]
         name = entry.spec.exported_name
         if self._by_exported.get(name) == tid:
@@ -789,9 +815,16 @@ class ToolRegistry:
         if tid not in self._entries:
             bisect.insort(self._ids, tid)
         self._entries[tid] = entry
-        self._dirty.add(tid)
+        if self._last_index is not None:
+            self._dirty.add(tid)
         self._by_provider.setdefault(entry.provider, {})[tid] = None
-        self._groups.setdefault(key, set()).add(tid)
+        group = self._groups.get(key)
+        if group is None or group == tid:
+            self._groups[key] = tid
+        elif isinstance(group, set):
+            group.add(tid)
+        else:
+            self._groups[key] = {group, tid}
         pinned = self._pinned.get(tid)
         if pinned is not None:
             self._set_name(tid, pinned)
@@ -806,9 +839,10 @@ class ToolRegistry:
             old = entry.spec.exported_name
             if old and self._by_exported.get(old) == tid:
                 del self._by_exported[old]
-            spec = attrs.evolve(entry.spec, exported_name=name)
+            spec = _respec(entry.spec, exported_name=name)
             self._entries[tid] = _Entry(entry.tool, spec, entry.provider, entry.rank)
-            self._dirty.add(tid)
+            if self._last_index is not None:
+                self._dirty.add(tid)
         self._by_exported[name] = tid
 
     def _rename(self, touched: set[str]) -> None:
@@ -914,7 +948,7 @@ class ToolRegistry:
     @property
     def collisions(self) -> list[tuple[str, ...]]:
         """Each group of registered ids that sanitise to one name (they competed for it)."""
-        return sorted(tuple(sorted(g)) for g in self._groups.values() if len(g) > 1)
+        return sorted(tuple(sorted(g)) for g in self._groups.values() if isinstance(g, set))
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.specs())

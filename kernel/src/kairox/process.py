@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -224,8 +225,12 @@ if sys.version_info < (3, 11):  # pragma: no cover - exercised by CI's 3.10 run
     _backport_stdin_close_fix()
 
 
+@functools.cache
 def scripts_dir() -> str:
-    """The directory of the console scripts installed next to kairox (a venv's ``bin/``)."""
+    """The directory of the console scripts installed next to kairox (a venv's ``bin/``).
+
+    Asked once per interpreter (``sysconfig`` expands its install scheme on every call,
+    about 0.1 ms: 10 ms for each 100 servers started)."""
     import sysconfig
 
     return sysconfig.get_path("scripts")
@@ -317,6 +322,12 @@ def _members(index: int, wanted: int) -> list[int] | None:
 
 def group_alive(pgid: int) -> bool:
     """True while a live (non-zombie) member of process group ``pgid`` exists."""
+    try:  # no member at all, zombies included: nothing to scan /proc for (the common case at close)
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
     members = _members(2, pgid)
     if members is not None:
         return bool(members)

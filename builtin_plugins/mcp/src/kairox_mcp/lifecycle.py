@@ -189,17 +189,6 @@ class _Attempt:
     ready_at: float | None = None
 
 
-async def _wait_any(*events: anyio.Event) -> None:
-    async with anyio.create_task_group() as tg:
-
-        async def waiter(event: anyio.Event) -> None:
-            await event.wait()
-            tg.cancel_scope.cancel()
-
-        for event in events:
-            tg.start_soon(waiter, event)
-
-
 class ServerLifecycle:
     """One configured server: state, current client, tools, diagnostics."""
 
@@ -236,6 +225,8 @@ class ServerLifecycle:
         self._stop = anyio.Event()
         self._done = anyio.Event()
         self._scope: anyio.CancelScope | None = None
+        #: the scope a ready connection is served in (stop() cancels it)
+        self._serving: anyio.CancelScope | None = None
         self._tools_dirty = False
         self._relisting = False
         self._relist_again = False
@@ -446,8 +437,13 @@ class ServerLifecycle:
                             await self._relist(client)
                         async with anyio.create_task_group() as tg:
                             tg.start_soon(client.listen_changes)  # 2026-07-28 change notifications
-                            await _wait_any(self._stop, client.closed)
+                            # served until the connection closes or stop() cancels this scope
+                            # (no task of its own waiting on each of the two: 100 servers, 200 tasks)
+                            self._serving = tg.cancel_scope
+                            if not self._stop.is_set():
+                                await client.closed.wait()
                             tg.cancel_scope.cancel()
+                        self._serving = None
                         self.client = None
                         if client.closed.is_set() and not self._stop.is_set():
                             error = redact(attempt.diagnostics.error or "the server closed the connection")
@@ -468,6 +464,7 @@ class ServerLifecycle:
         finally:
             self.client = None
             self._scope = None
+            self._serving = None
             attempt.transport_closed.set()
         if not error and not self._stop.is_set():  # pragma: no cover - every path above names its cause
             error = "the connection ended"
@@ -650,6 +647,8 @@ class ServerLifecycle:
     async def stop(self, grace: float = STOP_GRACE) -> None:
         """Stop gracefully (close the session and the transport); cut it after ``grace`` s."""
         self._stop.set()
+        if self._serving is not None:
+            self._serving.cancel()
         if self.state is not ServerState.READY and self._scope is not None:
             self._scope.cancel()  # still starting: nothing to be graceful about
         with anyio.move_on_after(grace):
