@@ -243,14 +243,26 @@ class Config:
     #: the workspace the files were found for (``None``: none)
     workspace: Path | None = None
 
+    #: an absent section's default, built once per registered section (a present one is
+    #: :attr:`values`' own object, the same every time, and so is this): name -> (section, value)
+    _defaults: dict[str, tuple[ConfigSection, Any]] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
     def section(self, name: str) -> Any:
         """The structured value of a section (its default when absent or broken)."""
-        if name in self.values:
-            return self.values[name]
+        values = self.values
+        if name in values:
+            return values[name]
         sec = self.sections.get(name)
         if sec is None:
             raise KeyError(f"no config section {name!r} is registered")
-        return {} if sec.entries else (sec.default or sec.schema_type())()
+        if sec.entries:
+            return {}  # a table of entries: a new (mutable) dict each time, as ever
+        known = self._defaults.get(name)
+        if known is not None and known[0] is sec:
+            return known[1]
+        value = (sec.default or sec.schema_type())()
+        self._defaults[name] = (sec, value)
+        return value
 
     def source_of(self, section: str, key: str) -> str | None:
         return self.provenance.get((section, key))

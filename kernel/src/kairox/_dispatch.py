@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from ._hooks import HookFn, HookRegistry
+from ._hooks import Block, HookFn, HookRegistry
 
 if TYPE_CHECKING:
     import click
@@ -270,6 +270,58 @@ class Dispatcher:
                 call.arguments = dict(value)
 
         return await self._lifecycle(self.host.pm.hook.kairox_pre_tool_call, rewrite, call=call)
+
+    async def _pre_tool_call_block(self, call: ToolCall, targets: list[_Target] | None = None) -> Block | None:
+        """:meth:`pre_tool_call` as the runtime reads it: the same implementations run in the
+        same order, a returned dict replaces ``call.arguments`` before the next, a failure is
+        reported as there (after all ran); returns the first :class:`~kairox.Block` returned,
+        else ``None``. ``targets``: what :meth:`_targets_named` said for the hook just now.
+
+        Written out for the one hook every guarded call runs: an implementation that takes
+        ``call`` (or a run-time hook) is called without an outcome built for it, unless tracing
+        is on or it fails (then as :meth:`_call` does)."""
+        hook = "kairox_pre_tool_call"
+        if targets is None:
+            targets = self._targets_named(hook)
+        if self._tracer is None:
+            self._trace_root = self.host.pm.trace.root
+            self._tracer = self._trace_root.get("hook")
+        root = self._trace_root
+        tracing = getattr(root, "_writer", True) is not None or getattr(root, "_tags2proc", True)
+        failed: list[HookOutcome] = []
+        block: Block | None = None
+        for target in targets:
+            names = target.argnames
+            if tracing or (names is not None and names != ("call",)):
+                outcome = self._call(hook, target, {"call": call})
+                if outcome.error is not None:
+                    failed.append(outcome)
+                    continue
+                value = outcome.value
+            else:
+                try:
+                    value = target.fn(call=call)
+                except Exception as exc:
+                    logger.debug("hook %s of %s raised", hook, target.source, exc_info=True)
+                    failed.append(HookOutcome(target.source, error=exc, hook=hook, traceback=traceback.format_exc()))
+                    continue
+            if value is None:
+                continue
+            if inspect.isawaitable(value):
+                try:
+                    value = await value
+                except Exception as exc:
+                    logger.debug("hook %s of %s raised", hook, target.source, exc_info=True)
+                    failed.append(HookOutcome(target.source, error=exc, hook=hook, traceback=traceback.format_exc()))
+                    continue
+            if isinstance(value, dict):
+                call.arguments = dict(value)
+            elif block is None and isinstance(value, Block):
+                block = value
+        if failed and self._report is not None:
+            for o in failed:
+                self._report(o)
+        return block
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> list[HookOutcome]:
         return await self._lifecycle(self.host.pm.hook.kairox_post_tool_call, call=call, result=result)

@@ -12,8 +12,9 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 import anyio
 import anyio.abc
@@ -22,7 +23,7 @@ import attrs
 from ._agents import AgentError, AgentPrepared, AgentRegistry, AgentRun, OutputStyleRegistry, scan_definitions
 from ._config import Config, ConfigSection, load_config
 from ._context import build_turn_context
-from ._dispatch import HookOutcome, has_targets
+from ._dispatch import HookOutcome
 from ._events import (
     Event,
     EventBus,
@@ -240,7 +241,12 @@ class Runtime:
         self.max_result_text = 200_000
         self.max_result_binary = 20_000_000
         # listening only while some plugin implements kairox_event (events.has_listeners)
-        self.events.subscribe(self._forward_event, active=lambda: has_targets(self.dispatch, "kairox_event", False))
+        # (the dispatcher's target list itself: non-empty is "someone implements it", and the
+        # check, made twice a tool call, runs no Python frame of its own)
+        self.events.subscribe(
+            self._forward_event,
+            active=cast(Callable[[], bool], partial(self.dispatch._targets_named, "kairox_event", False)),
+        )
         self._setup()
 
     # -- construction ------------------------------------------------------
@@ -524,34 +530,48 @@ class Runtime:
         tool failed or timed out). A tool that ran and reported an error returns
         a result with ``is_error=True``.
         """
-        # the one path every call takes: the registry's lookup inline (resolve_tool only on a
-        # miss), hooks and events only when something is there, one forward to the tool
+        # the one path every call takes: the registry's lookup inline (ToolRegistry.resolve
+        # without the view it wraps a renamed tool in; resolve_tool only on a miss), hooks and
+        # events only when something is there, one forward to the tool
         tools = self.tools
-        tool = tools.resolve(name) if name in tools else await self.resolve_tool(name, arguments)
-        spec = tool.spec
-        if type(tool) is ToolView:  # the registry's view: its spec, the tool's own call
-            tool = tool.inner
+        tid = tools._by_exported.get(name)
+        entry = tools._entries.get(name if tid is None else tid)
+        if entry is not None:  # the registry's spec (its exported name), the tool's own call
+            spec, tool = entry.spec, entry.tool
+        else:
+            tool = await self.resolve_tool(name, arguments)
+            spec = tool.spec
+            if type(tool) is ToolView:
+                tool = tool.inner
         args: dict[str, Any] = dict(arguments) if arguments else {}
         call_id = f"c{next(self._call_ids)}"
-        session_id = session.id if session else None
         started = time.perf_counter()
         events, dispatch = self.events, self.dispatch
         # events are built only when someone listens (a kairox_event hookimpl counts)
         if events.has_listeners(ToolCallStarted):
-            events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session_id))
+            events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session.id if session else None))
         outcome, detail = "failed", ""
         try:
             confined: tuple[Path, ...] | None = None
-            if spec.capability is not Capability.WRITE and isinstance(self.policy.decide_at(spec, "none"), Allow):
-                pass  # allowed wherever it lands (the decision is cached): nothing to confine
-            else:
+            # a tool that writes nothing is decided without its arguments: a cached Allow is
+            # what authorize would return (nothing to confine), whatever they are or become
+            anywhere = spec.capability is not Capability.WRITE and isinstance(
+                self.policy.decide_at(spec, "none"), Allow
+            )
+            if not anywhere:
                 confined = await self.authorize(spec, args, session=session, approver=approver)
             call: ToolCall | None = None  # what the hooks see, made only when there are some
-            if dispatch._targets_named("kairox_pre_tool_call"):
+            targets = dispatch._targets_named("kairox_pre_tool_call")
+            if targets:
                 call = ToolCall(spec, args, self, session, call_id)
-                confined = await self._pre_tool_call(call, approver, confined)
+                if anywhere:  # a hook's change cannot change the decision: no snapshot to compare
+                    block = await dispatch._pre_tool_call_block(call, targets)
+                    if block is not None:
+                        raise PolicyDenied(f"blocked by a hook: {block.reason}", tool=spec.id)
+                else:
+                    confined = await self._pre_tool_call(call, approver, confined)
                 args = call.arguments
-            context = ToolContext(self, session, call_id, progress, timeout, confined_to=confined)
+            context = ToolContext(self, session, call_id, progress, timeout, confined)
             token = _current_session.set(session)
             try:
                 if timeout is not None:
@@ -591,7 +611,7 @@ class Runtime:
                         duration_s=time.perf_counter() - started,
                         outcome=outcome,
                         detail=detail,
-                        session_id=session_id,
+                        session_id=session.id if session else None,
                     )
                 )
 

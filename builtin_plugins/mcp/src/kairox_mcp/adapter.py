@@ -270,9 +270,28 @@ def convert_resource_contents(contents: Any) -> ResourceContent:
 def convert_result(result: Any) -> ToolResult:
     """An MCP ``CallToolResult`` as a :class:`~kairox.ToolResult` (content, structured, is_error)."""
     structured = getattr(result, "structured_content", None)
+    meta = getattr(result, "meta", None)
+    if structured is None and meta is None:
+        # the usual answer (text blocks, nothing else): each plain text block made directly,
+        # as convert_content makes it (no annotations, no _meta); any other block the long way
+        blocks: list[Content] = []
+        for block in getattr(result, "content", None) or ():
+            if (
+                getattr(block, "type", None) == "text"
+                and getattr(block, "annotations", None) is None
+                and getattr(block, "meta", None) is None
+            ):
+                blocks.append(TextContent(block.text))
+            else:
+                blocks.append(convert_content(block))
+        return ToolResult(content=tuple(blocks), is_error=bool(getattr(result, "is_error", False)))
+    return _convert_result(result, structured, meta)
+
+
+def _convert_result(result: Any, structured: Any, meta: Any) -> ToolResult:
+    """:func:`convert_result`, every field read the general way."""
     if structured is not None and not isinstance(structured, dict):
         structured = {"result": structured}
-    meta = getattr(result, "meta", None)
     return ToolResult(
         content=tuple(convert_content(b) for b in (getattr(result, "content", None) or ())),
         structured=structured,

@@ -33,7 +33,7 @@ from mcp.client.subscriptions import SubscriptionLost, listen
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from kairox import redact
+from kairox import current_session, redact
 from kairox.errors import ToolError
 
 from ._sdklog import _current as _sdk_diagnostics
@@ -576,8 +576,12 @@ class McpClient:
         arguments = arguments or {}
         session = self.session
         stalled = False
+        # what HostBridge.track() records, written out (the one call every tool call makes):
+        # the caller's session answers what the server asks meanwhile
+        calls, caller = self.host.calls, current_session()
+        calls.append(caller)
         try:
-            with self.host.track():  # the caller's session answers what the server asks meanwhile
+            try:
                 # one round; a 2026-07-28 server may ask for input and get the call sent again
                 # (_resolve_input): each later round gets what is left of the one timeout
                 first = await session.call_tool(
@@ -604,6 +608,8 @@ class McpClient:
                     result = await self._resolve_input(send, first)
                 else:
                     result = first
+            finally:
+                calls.remove(caller)
         except InputRequiredRoundsExceededError as exc:
             raise McpRequestError(
                 f"tools/call {name} failed (MCP server {self.server}): the server asked for input "

@@ -54,10 +54,15 @@ class LineSplitter:
         if len(pieces) == 1:
             self._add(data)
             return []
-        self._add(pieces[0])
-        lines = [self._take()]
+        if self._seen:  # the chunk ends a line begun before it
+            self._add(pieces[0])
+            lines = [self._take()]
+            complete = pieces[1:-1]
+        else:  # (the usual chunk: whole lines) its first line is whole too, nothing to join
+            lines = []
+            complete = pieces[:-1]
         limit = self.max_line
-        for piece in pieces[1:-1]:  # complete lines inside this chunk: the fast path
+        for piece in complete:  # complete lines inside this chunk: the fast path
             n = len(piece)
             if n > limit:
                 lines.append(Line(piece[:limit], True, n, self._tail_of(piece)))

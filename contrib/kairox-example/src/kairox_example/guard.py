@@ -61,10 +61,10 @@ def check_call(call: ToolCall) -> Block | None:
     globs = config.protected
     matches = _any_glob(tuple(globs))
     for key, value in call.arguments.items():
-        for word in _words(value):
+        for word in value.split() if isinstance(value, str) else _words(value):
             bare = word.strip("'\"")
-            if not matches(bare) and not matches(_name(bare)):
-                continue  # no glob matches it: protected_word would say None
+            if not matches(bare) and (("/" not in bare and bare not in (".", "")) or not matches(_name(bare))):
+                continue  # no glob matches it (nor its file name, when that is another word): None
             glob = protected_word(word, globs)
             if glob is not None:
                 return Block(f"argument {key!r} names {word!r}, protected by {glob!r} ([example].protected)")

@@ -8,6 +8,7 @@ than add something, so it is written out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kairox import hookimpl
@@ -29,8 +30,17 @@ kairox_register_commands = command(
 )
 
 
+#: the guard's check, imported by the first call (an import statement in the hook would
+#: look the module up again on every call)
+_check_call: Callable[[ToolCall], Block | None] | None = None
+
+
 @hookimpl
 def kairox_pre_tool_call(call: ToolCall) -> Block | None:
-    from .guard import check_call
+    global _check_call
+    check = _check_call
+    if check is None:
+        from .guard import check_call
 
-    return check_call(call)
+        check = _check_call = check_call
+    return check(call)
