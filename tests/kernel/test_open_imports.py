@@ -30,6 +30,14 @@ HEAVY = (
     "kairox_skills._simpleyaml",
     "kairox_skills._format",
     "kairox_skills._structure",
+    "kairox_skills._sources",
+    "kairox_skills._cache",
+    "kairox_skills._config",
+    "kairox_skills._imports",
+    "kairox_skills._settings",
+    "kairox_stdio.stdio",
+    "kairox_sse.sse",
+    "kairox_streamable_http.streamable_http",
     "kairox_manifests.config",
     "kairox_manifests.discovery",
     "kairox_manifests.errors",
@@ -51,6 +59,8 @@ HEAVY = (
     "kairox_mcp.events",
     "kairox_mcp.resources",
     "kairox_mcp.client",
+    "kairox_mcp.transport",
+    "kairox_mcp._sdklog",
     "kairox_lsp._config",
     "kairox_lsp._lifecycle",
     "kairox_lsp._events",
@@ -150,6 +160,14 @@ def plugin_settings(workspace: Path, home: Path) -> None:
     (home / "plugin-settings.json").write_text(json.dumps({"version": 1, "plugins": {}}), encoding="utf-8")
 
 
+def skills_section(workspace: Path, home: Path) -> None:
+    _user_config(home, '[skills]\nimport_from = ["claude"]\n')
+
+
+def skill_settings(workspace: Path, home: Path) -> None:
+    (home / "settings.json").write_text(json.dumps({"skills": {"enabled": {"x": False}}}), encoding="utf-8")
+
+
 def philont_section(workspace: Path, home: Path) -> None:
     _user_config(home, "[philont]\nplugins = false\n")
 
@@ -164,12 +182,35 @@ def philont_plugin(workspace: Path, home: Path) -> None:
 @pytest.mark.parametrize(
     ("declare", "loaded"),
     [
-        (mcp_server, {"kairox_mcp.config", "kairox_mcp.sources", "kairox_mcp.lifecycle", "kairox_mcp.events"}),
+        (
+            mcp_server,
+            {
+                "kairox_mcp.config",
+                "kairox_mcp.sources",
+                "kairox_mcp.lifecycle",
+                "kairox_mcp.events",
+                "kairox_mcp._sdklog",
+                "kairox_mcp.transport",
+                "kairox_stdio.stdio",
+            },
+        ),
         (mcp_json, {"kairox_mcp.config", "kairox_mcp.sources"}),
         (lsp_server, {"kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
         (dap_server, {"kairox_dap._config", "kairox_dap._lifecycle", "kairox_dap._events", "kairox_dap._tools"}),
-        (skill_file, {"yaml", "kairox_skills._simpleyaml", "kairox_skills._format", "kairox_skills._structure"}),
-        (claude_command, {"kairox_skills._format", "kairox_skills._structure"}),
+        (
+            skill_file,
+            {
+                "yaml",
+                "kairox_skills._simpleyaml",
+                "kairox_skills._format",
+                "kairox_skills._structure",
+                "kairox_skills._sources",
+                "kairox_skills._cache",
+            },
+        ),
+        (claude_command, {"kairox_skills._format", "kairox_skills._structure", "kairox_skills._imports"}),
+        (skills_section, {"kairox_skills._config"}),
+        (skill_settings, {"kairox_skills._settings"}),
         (
             bundle_dir,
             {

@@ -201,14 +201,20 @@ class SkillRegistry:
     async def scan(self, sources: Iterable[SkillSource], runtime: Runtime | None) -> None:
         """Scan ``sources`` (each in a worker thread, one after the other) and
         replace what they found before. A source that raises is an error; the
-        others still load."""
+        others still load.
+
+        A source with ``quick_scan(runtime)`` is asked first: a list is what it
+        finds, known without blocking (its folders are not there), and no thread
+        is used; ``None`` means scan it as any other."""
         names: list[str] = []
         for source in sources:
             name = source.name
             names.append(name)
             self._sources[name] = source
             try:
-                items = await anyio.to_thread.run_sync(_collect, source, runtime)
+                quick = getattr(type(source), "quick_scan", None)
+                known: list[Any] | None = quick(source, runtime) if quick is not None else None
+                items = known if known is not None else await anyio.to_thread.run_sync(_collect, source, runtime)
             except Exception as exc:
                 logger.debug("skill source %s failed", name, exc_info=True)
                 items = [SkillError(f"skill source {name} failed: {type(exc).__name__}: {exc}")]

@@ -18,16 +18,25 @@ implementation, so give it the hook's name:
 A target is ``"package.module:attribute"``; it is imported when the hook runs,
 and a target that does not import is that plugin's load failure (reported, the
 other plugins load). Write the hook by hand where it does more than this.
+
+``adds(target, lazy="name")`` goes one step further: it registers a :class:`Lazy`
+stand-in under ``name`` and imports the target the first time anything but the name
+is asked of it (a transport's ``connect``, an ``isinstance`` check), so a workspace
+that never uses the transport never imports it::
+
+    kairox_register_transports = adds("kairox_stdio.stdio:StdioTransport", lazy="stdio")
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .errors import RegistrationError
 from .hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -36,7 +45,7 @@ if TYPE_CHECKING:
     from ._registrar import Registrar
     from ._runtime import Runtime
 
-__all__ = ["adds", "command", "config_section", "load_target", "servers"]
+__all__ = ["Lazy", "adds", "command", "config_section", "load_target", "servers", "stub_exports"]
 
 
 def _check(target: str) -> str:
@@ -65,15 +74,105 @@ def load_target(target: str) -> Any:
     return value
 
 
-def adds(*targets: str, runtime: bool = False) -> Callable[..., None]:
+class Lazy:
+    """A registered object that is imported on first use: it has its ``name`` at once, and
+    the first other attribute asked of it (``connect``, ``__class__`` for ``isinstance``)
+    builds ``target(*args)`` (:meth:`resolve`), whose answers it gives from then on.
+
+    The built object must have the same ``name`` (else :class:`RegistrationError`, at
+    that first use); a target whose module is gone by then fails there too."""
+
+    __slots__ = ("_args", "_target", "_value", "name")
+
+    def __init__(self, name: str, target: str, *args: Any) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "_target", _check(target))
+        object.__setattr__(self, "_args", args)
+        object.__setattr__(self, "_value", None)
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the target has been imported and built."""
+        return self._value is not None
+
+    def resolve(self) -> Any:
+        """The object the target builds (imported and built once)."""
+        value = self._value
+        if value is None:
+            value = load_target(self._target)(*self._args)
+            built = getattr(value, "name", None)
+            if built != self.name:
+                raise RegistrationError(f"{self._target} was registered as {self.name!r} but is named {built!r}")
+            object.__setattr__(self, "_value", value)
+        return value
+
+    def __getattr__(self, attribute: str) -> Any:  # only what the stand-in does not have itself
+        if attribute.startswith("__"):  # introspection (__wrapped__, ...) imports nothing
+            raise AttributeError(attribute)
+        return getattr(self.resolve(), attribute)
+
+    def __setattr__(self, attribute: str, value: Any) -> None:
+        setattr(self.resolve(), attribute, value)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(stand_in, StdioTransport) resolves it, and holds
+        return type(self.resolve())
+
+    def __repr__(self) -> str:
+        if self._value is not None:
+            return repr(self._value)
+        return f"<{self.name!r}: {self._target}, not imported yet>"
+
+
+def _lazy_names(lazy: str | Sequence[str] | None, count: int) -> list[str] | None:
+    if lazy is None:
+        return None
+    names = [lazy] if isinstance(lazy, str) else list(lazy)
+    if len(names) != count or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"lazy= needs one non-empty name per target ({count}), got {lazy!r}")
+    return names
+
+
+def adds(*targets: str, runtime: bool = False, lazy: str | Sequence[str] | None = None) -> Callable[..., None]:
     """A registration hook that adds ``target()`` (``target(runtime)`` with ``runtime=True``)
     for each target, in order: transports, tool providers, skill, catalog and manifest formats.
 
     ``runtime=True`` fits only the hooks that pass one (tool providers, skill and catalog
-    sources); on another hook pluggy refuses the implementation when the plugin loads."""
+    sources); on another hook pluggy refuses the implementation when the plugin loads.
+
+    ``lazy`` names each target (one name per target): the hook then adds a :class:`Lazy`
+    stand-in of that name and imports nothing; the target's module must exist (else the
+    plugin's load failure, as for an eager target) and is imported on first use. For
+    objects the kernel only looks up by name until they are used (transports); a tool
+    provider is started at every open, so a lazy one would be imported there anyway."""
     names = [_check(t) for t in targets]
     if not names:
         raise ValueError("adds() needs at least one target")
+    lazy_names = _lazy_names(lazy, len(names))
+    if lazy_names is not None:
+        pairs = list(zip(lazy_names, names, strict=True))
+
+        def stand_ins(registrar: Registrar[Any], runtime: Runtime | None = None) -> None:
+            extra = () if runtime is None else (runtime,)
+            for name, target in pairs:
+                module = target.partition(":")[0]
+                if not _module_exists(module):
+                    raise ModuleNotFoundError(f"{registrar.kind} {name!r}: no module named {module!r}", name=module)
+            for name, target in pairs:
+                registrar.add(Lazy(name, target, *extra))
+
+        if runtime:
+
+            def lazy_with_runtime(registrar: Registrar[Any], runtime: Runtime) -> None:
+                stand_ins(registrar, runtime)
+
+            return hookimpl(lazy_with_runtime)
+
+        def lazy_without_runtime(registrar: Registrar[Any]) -> None:
+            stand_ins(registrar)
+
+        return hookimpl(lazy_without_runtime)
+
     if runtime:
 
         def with_runtime(registrar: Registrar[Any], runtime: Runtime) -> None:
@@ -140,3 +239,38 @@ def command(name: str, target: str, help: str, *, hidden: bool = False) -> Calla
         cli.add_command(lazy_command(name, target, help, hidden=hidden))
 
     return hookimpl(kairox_register_commands)
+
+
+def stub_exports(package: str, file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` for the names its ``__init__.pyi`` lists,
+    each imported from its module on first use: ``lazy_loader.attach_stub``, with the stub
+    read the first time a name (or ``__all__``, or ``dir()``) is asked, not when the package
+    is imported (a plugin's package is imported at every open to reach its hooks)::
+
+        __getattr__, __dir__ = stub_exports(__name__, __file__)
+
+    ``EAGER_IMPORT`` (lazy_loader's switch to import everything at once) reads it at once.
+    Not for a stub that lists a name equal to one of its submodules' (``from .foo import
+    foo``): lazy_loader guards those from the import machinery only when attached at once."""
+    attached: list[tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]] = []
+
+    def attach() -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+        if not attached:
+            import lazy_loader
+
+            attached.append(lazy_loader.attach_stub(package, file))
+        return attached[0]
+
+    def __getattr__(name: str) -> Any:
+        if name == "__all__":
+            return attach()[2]
+        if name.startswith("__") and name.endswith("__"):  # __path__, __wrapped__, ...: not a listed name
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return attach()[0](name)
+
+    def __dir__() -> list[str]:
+        return attach()[1]()
+
+    if os.environ.get("EAGER_IMPORT", "") not in ("0", ""):
+        attach()
+    return __getattr__, __dir__

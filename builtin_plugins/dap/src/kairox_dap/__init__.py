@@ -7,6 +7,6 @@ importing the package is cheap.
 
 from __future__ import annotations
 
-import lazy_loader
+from kairox.declare import stub_exports
 
-__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
+__getattr__, __dir__ = stub_exports(__name__, __file__)

@@ -33,7 +33,6 @@ from kairox import (
 from kairox.errors import ConfigError, KairoxError, ToolError
 
 from ._declared import nothing_declared
-from ._sdklog import install_log_redaction
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -88,13 +87,23 @@ class McpServerManager:
         self.errors: list[ConfigError] = []
         self._servers: dict[str, ServerLifecycle] = {}
         self._started = False
-        install_log_redaction()  # before anything logs a server's URL (-vv)
+        self._redacting = False
         self._load()
         on_roots_changed = getattr(runtime, "on_roots_changed", None)
         if on_roots_changed is not None:
             on_roots_changed(self._roots_changed)
 
     # -- configuration --------------------------------------------------------------
+    def _redact_logs(self) -> None:
+        """Redact server URLs and secrets in the SDK's and our loggers (:mod:`._sdklog`) before
+        anything logs a server's URL (-vv): once, with the first server this manager knows (a
+        manager with none logs none, and imports nothing for it)."""
+        if not self._redacting:
+            from ._sdklog import install_log_redaction
+
+            install_log_redaction()
+            self._redacting = True
+
     def _load(self) -> None:
         config = self.runtime.config
         toml: Mapping[str, McpServerConfig] = config.section(SECTION) if SECTION in config.sections else {}
@@ -102,7 +111,8 @@ class McpServerManager:
         held = config.held_entries(SECTION)
         broken = config.broken_entries(SECTION)
         if not toml and not held and not broken and nothing_declared(self.runtime.workspace, self.runtime.env, home):
-            return  # no server anywhere: nothing to read, define or report
+            return  # no server anywhere: nothing to read, define, report or log
+        self._redact_logs()
         from .sources import UnavailableServer, load_definitions
 
         sources = {
@@ -154,6 +164,7 @@ class McpServerManager:
 
     def _define(self, definition: ServerDefinition) -> None:
         """Know ``definition`` (replacing a same-named one that is not running); start nothing."""
+        self._redact_logs()
         running = self._servers.get(definition.name)
         if running is not None and not running.done:
             raise KairoxError(f"MCP server {definition.name} is running; remove it first")

@@ -38,6 +38,9 @@ import attrs
 
 from kairox import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
 
+# ``(kind, scope, source, base, relative path, commands)``; base ``home``, ``codex`` or ``workspace``:
+# kept with the registration (imported at every open), which must not import this module
+from ._plugin import IMPORTS, _imported
 from ._sources import CLAUDE_ARGUMENTS, IGNORED_FILES, MAX_DEPTH, SKIP_DIRS, Item
 
 if TYPE_CHECKING:
@@ -60,42 +63,12 @@ class ImportedFolder:
     commands: bool = False
 
 
-#: ``(kind, scope, source, base, relative path, commands)``; base ``home``, ``codex`` or ``workspace``
-IMPORTS: tuple[tuple[str, SkillScope, str, str, str, bool], ...] = (
-    ("claude", SkillScope.USER, "claude-user", "home", ".claude/skills", False),
-    ("claude", SkillScope.USER, "claude-user-commands", "home", ".claude/commands", True),
-    ("codex", SkillScope.USER, "codex-user", "codex", "skills", False),
-    ("agents", SkillScope.USER, "agents-user", "home", ".agents/skills", False),
-    ("claude", SkillScope.WORKSPACE, "claude-workspace", "workspace", ".claude/skills", False),
-    ("claude", SkillScope.WORKSPACE, "claude-workspace-commands", "workspace", ".claude/commands", True),
-    ("agents", SkillScope.WORKSPACE, "agents-workspace", "workspace", ".agents/skills", False),
-)
-
-
-def _user_dir(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME") or env.get("USERPROFILE")
-    return Path(home) if home else Path.home()
-
-
 def imported_folders(
     kinds: Sequence[str], *, workspace: Path, env: Mapping[str, str], exclude: Sequence[Path] = ()
 ) -> list[ImportedFolder]:
     """The folders of ``kinds``, user ones first; a folder kairox already reads (``exclude``,
     e.g. ``workspace_dirs = [".claude/skills"]``) is left out so it is not read twice."""
-    user = _user_dir(env)
-    codex = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else user / ".codex"
-    bases = {"home": user, "codex": codex, "workspace": workspace}
-    seen = {os.path.abspath(p) for p in exclude}
-    out: list[ImportedFolder] = []
-    for kind, scope, source, base, rel, commands in IMPORTS:
-        if kind not in kinds:
-            continue
-        path = bases[base] / rel
-        if os.path.abspath(path) in seen:
-            continue
-        seen.add(os.path.abspath(path))
-        out.append(ImportedFolder(kind, scope, source, path, commands))
-    return out
+    return [ImportedFolder(*row) for row in _imported(kinds, workspace=workspace, env=env, exclude=exclude)]
 
 
 def _first_line(body: str) -> str:
