@@ -135,14 +135,18 @@ class OutputTail:
                 lines, self._skipping = lines[1:], False
             else:
                 rest = b""
-        for raw in lines:
-            self._add_line(raw.rstrip(b"\r"))
-        if self.redact and len(rest) > self.max_line:
+        for raw in lines:  # a line ends at "\n" or "\r\n" (one "\r": more are its own)
+            self._add_line(raw[:-1] if raw[-1:] == b"\r" else raw)
+        # a "\r" that ends what is read so far may be the start of "\r\n": it is held back,
+        # so the line is cut as it would be with its newline in the same read
+        body = len(rest) - (rest[-1:] == b"\r")
+        if self.redact and body > self.max_line:
             self._add_line(rest)
-            rest, self._skipping = b"", True
-        while len(rest) > self.max_line:
+            rest, self._skipping, body = b"", True, 0
+        while body > self.max_line:
             self._add(rest[: self.max_line])
             rest = rest[self.max_line :]
+            body -= self.max_line
         self._partial = rest
 
     def append(self, line: str) -> None:
@@ -154,7 +158,7 @@ class OutputTail:
     def _add_line(self, raw: bytes) -> None:
         self.total_lines += 1
         if self.redact and len(raw) > self.max_line:
-            cut = raw[: self.max_line - len(self.CUT)].decode("utf-8", "ignore") + self.CUT
+            cut = raw[: max(0, self.max_line - len(self.CUT))].decode("utf-8", "ignore") + self.CUT
             self._add(cut.encode("utf-8"))
             return
         for start in range(0, max(len(raw), 1), self.max_line):

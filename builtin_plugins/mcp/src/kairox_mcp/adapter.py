@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -202,7 +203,7 @@ def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
         input_schema=normalize_schema(getattr(tool, "input_schema", None)),
         domain=domain,
         capability=capability,
-        provider=f"mcp:{server}",
+        provider=sys.intern(f"mcp:{server}"),  # one string for all of a server's tools
         title=getattr(tool, "title", None) or annotations.get("title"),
         output_schema=dict(output_schema) if isinstance(output_schema, Mapping) else None,
         annotations=annotations,

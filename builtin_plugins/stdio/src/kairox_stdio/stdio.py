@@ -295,11 +295,10 @@ class _Connection:
         try:
             with self.deliver_scope:
                 async for chunk in stdout:
-                    for line in splitter.feed(chunk):
-                        await self._deliver(line)
-                    early = splitter.overflow()
-                    if early is not None:  # over the limit and no newline yet: fail its call now
-                        await self._deliver(early, ended=False)
+                    await self._deliver_lines(splitter, chunk)
+                    # not held while the next chunk is awaited: an idle server's last answer
+                    # (up to 64 KiB read at once, a big tools/list) would stay in memory twice
+                    del chunk
                 rest = splitter.flush()
                 if rest is not None:  # no newline before EOF: cut short if the server died writing it
                     await self._deliver(rest, at_eof=True)
@@ -323,6 +322,13 @@ class _Connection:
             self._fail("reading the server's stdout failed")
         finally:
             self.stdout_eof.set()
+
+    async def _deliver_lines(self, splitter: LineSplitter, chunk: bytes) -> None:
+        for line in splitter.feed(chunk):
+            await self._deliver(line)
+        early = splitter.overflow()
+        if early is not None:  # over the limit and no newline yet: fail its call now
+            await self._deliver(early, ended=False)
 
     async def _deliver(self, line: Line, *, ended: bool = True, at_eof: bool = False) -> None:
         item: SessionMessage | Exception
@@ -433,11 +439,8 @@ class _Connection:
         buffer = self.diag.stderr
         try:
             async for chunk in self.proc.stderr:
-                self.stderr_bytes += len(chunk)
-                if self.log_fh is not None:
-                    self._log_write(chunk)
-                for line in splitter.feed(chunk):
-                    buffer.append(_text(line))
+                self._take_stderr(splitter, chunk)
+                del chunk  # not held while the next chunk is awaited
             rest = splitter.flush()
             if rest is not None:
                 buffer.append(_text(rest))
@@ -447,6 +450,14 @@ class _Connection:
             logger.exception("MCP server %r: stderr reader failed", self.name)
         finally:
             self.stderr_eof.set()
+
+    def _take_stderr(self, splitter: LineSplitter, chunk: bytes) -> None:
+        self.stderr_bytes += len(chunk)
+        if self.log_fh is not None:
+            self._log_write(chunk)
+        buffer = self.diag.stderr
+        for line in splitter.feed(chunk):
+            buffer.append(_text(line))
 
     async def _watch_exit(self) -> None:
         assert self.proc is not None
