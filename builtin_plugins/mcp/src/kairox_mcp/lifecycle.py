@@ -433,6 +433,8 @@ class ServerLifecycle:
                         tools = await client.list_tools() if client.supports("tools") else []
                         scope.deadline = math.inf
                         self._become_ready(client, tools, time.perf_counter() - started)
+                        # the SDK's Tool objects are specs now: not kept for the connection's life
+                        del tools
                         if self._tools_dirty:
                             await self._relist(client)
                         async with anyio.create_task_group() as tg:
