@@ -12,12 +12,21 @@ first so that none of them is the tail of the run.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import peers
 import pytest
 from hypothesis import HealthCheck, settings
+
+if sys.dont_write_bytecode and not sys.pycache_prefix:
+    # PYTHONDONTWRITEBYTECODE (some sandboxes set it) would have every xdist worker rewrite
+    # the asserts of every test module and compile it again, each run (about 5 s of CPU per
+    # worker): this process writes its bytecode to the test cache instead, never beside the
+    # sources. The processes the tests start keep the environment as it is.
+    sys.pycache_prefix = str(peers.cache_dir() / "pycache")
+    sys.dont_write_bytecode = False
 
 # Hypothesis profiles: "default" for the normal run, "slow" (more examples) for -m slow / CI.
 settings.register_profile("default", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,10 @@ from hypothesis import strategies as st
 from shared_helpers import on_pty, read_pty
 
 from kairox.cli._util import FormField, coerce_answer, parse_form_schema
+from kairox.testing import KairoxHarness
 
-KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
+#: the kairox CLI as a real process, with test-sized stdio graces
+KAIROX = peers.KAIROX_TEST_GRACES
 
 # -- the form parser: property tests ---------------------------------------------------------
 
@@ -256,19 +257,14 @@ def test_on_a_terminal_a_url_is_shown_and_the_user_answers(tmp_path: Path, cli_h
 
 @pytest.mark.integration
 def test_without_a_terminal_elicitation_is_declined(tmp_path: Path, cli_home: Path, no_leftovers: None) -> None:
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*KAIROX, *args],
-            cwd=tmp_path / "ws",
-            env=_env(cli_home),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
+    """In process (``KairoxHarness.cli``: stdin is no terminal); the pty tests above run the program."""
+    harness = KairoxHarness(tmp_path / "ws", cli_home, env=_env(cli_home))
+
+    def run(*args: str) -> Any:
+        return harness.cli(*args, load_entrypoints=True)
 
     form = run("--json", "tools", "call", "asker.ask_user", "--yes", "--args", '{"question": "q"}')
-    assert form.returncode == 0, form.stderr
+    assert form.exit_code == 0, form.stderr
     assert json.loads(json.loads(form.stdout)["content"][0]["text"])["action"] == "decline"
     assert "declined: no terminal" in form.stderr
     url = run("tools", "call", "asker.ask_url", "--yes")
@@ -276,7 +272,7 @@ def test_without_a_terminal_elicitation_is_declined(tmp_path: Path, cli_home: Pa
     assert "asks you to open https://example.com/login?flow=7 (declined: no terminal)" in url.stderr
     # -32042: the message and the URL to open are in the error shown
     login = run("tools", "call", "asker.needs_login", "--yes")
-    assert login.returncode == 1
+    assert login.exit_code == 1
     assert (
         "Authorization required: open https://example.com/authorize?x=1 (Authorize access), then try again"
         in login.stderr
@@ -294,14 +290,10 @@ def test_tools_list_names_the_tools_a_server_lists_but_that_are_not_offered(tmp_
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
     env.update(KAIROX_HOME=str(home), HOME=str(tmp_path))
-    out = subprocess.run(
-        [*peers.KAIROX_TEST_GRACES, "--workspace", str(ws), "--json", "tools", "list"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
+    # in process (the console script's path is tests/tools/test_tools_cli.py's)
+    harness = KairoxHarness(ws, home, env=env)
+    out = harness.cli("--json", "tools", "list", load_entrypoints=True)
+    assert out.exit_code == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["not_offered"] == [
         {
@@ -311,11 +303,5 @@ def test_tools_list_names_the_tools_a_server_lists_but_that_are_not_offered(tmp_
         }
     ]
     assert "everything.simulate-research-query" not in {t["id"] for t in data["tools"]}
-    text = subprocess.run(
-        [*peers.KAIROX_TEST_GRACES, "--workspace", str(ws), "tools", "list"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    text = harness.cli("tools", "list", load_entrypoints=True)
     assert "everything.simulate-research-query  mcp  not offered: it must run as a task" in text.stdout

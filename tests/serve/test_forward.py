@@ -9,15 +9,19 @@ is not asked to approve something it would never see."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import json
 import sys
 import textwrap
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import peers
+import psutil
 import pytest
 from mcp import Client
 from serve_helpers import TOKEN, Workspace, connect, gateway_client, serve_http, stdio_params, with_backend, with_script
@@ -177,26 +181,103 @@ def with_sdk_backend(tmp_path: Path) -> Workspace:
 TRANSPORTS = ["stdio", "http"]
 
 
+#: the pids of the module's ``sdk_gateway`` and of the backend it started
+SHARED_PIDS: set[int] = set()
+
+
+@pytest.fixture(scope="module")
+def sdk_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
+    """One ``kairox serve --http`` over :func:`with_sdk_backend` for the module's HTTP cases
+    (each test is a new client, so a new MCP session: approvals and held calls are per
+    session); yields the workspace and the endpoint URL once the backend is up. Built by
+    the first HTTP case that asks (:func:`sdk_workspace`); its processes, recorded in
+    :data:`SHARED_PIDS`, are no test's leftovers (:func:`no_leftovers`)."""
+    ws = with_sdk_backend(tmp_path_factory.mktemp("sdk-gateway"))
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, proc):
+
+        async def backend_up() -> None:
+            async with connect(url, mode="legacy") as client:
+                assert "asks_ask_model" in {t.name for t in (await client.list_tools()).tools}
+
+        # on a thread of its own: the first HTTP case asks for the fixture inside its event loop
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(anyio.run, backend_up).result()
+        gateway = psutil.Process(proc.pid)
+        SHARED_PIDS.update([gateway.pid, *(p.pid for p in gateway.children(recursive=True))])
+        try:
+            yield ws, url
+        finally:
+            SHARED_PIDS.clear()
+
+
+@pytest.fixture
+def no_leftovers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """As in tests/conftest.py, except for the processes of the module's ``sdk_gateway``
+    (they live as long as the module). Anything else a test starts, a process the shared
+    gateway starts for it included, must be gone."""
+    real = peers.live_descendants
+
+    def outside_the_shared_gateway(exclude: set[int] | frozenset[int] = frozenset()) -> list[psutil.Process]:
+        return [p for p in real(exclude) if p.pid not in SHARED_PIDS]
+
+    monkeypatch.setattr(peers, "live_descendants", outside_the_shared_gateway)
+    with peers.no_leftover_processes():
+        yield
+
+
+#: the HTTP cases over ``sdk_gateway`` run on one xdist worker, so the module starts it once
+SHARED_GATEWAY = pytest.mark.xdist_group("tests/serve/test_forward.py::sdk_gateway")
+#: :data:`TRANSPORTS` for :func:`sdk_client`
+SDK_TRANSPORTS = ["stdio", pytest.param("http", marks=SHARED_GATEWAY)]
+
+
+def sdk_workspace(request: pytest.FixtureRequest, tmp_path: Path, transport: str) -> Workspace:
+    """The workspace :func:`sdk_client` serves: the shared gateway's over HTTP, else a new one."""
+    if transport == "http":
+        return request.getfixturevalue("sdk_gateway")[0]  # type: ignore[no-any-return]
+    return with_sdk_backend(tmp_path)
+
+
+@contextlib.asynccontextmanager
+async def sdk_client(
+    request: pytest.FixtureRequest, ws: Workspace, transport: str, **kwargs: Any
+) -> AsyncIterator[Client]:
+    """An SDK ``Client`` (``kwargs``) of a gateway over ``ws`` (:func:`sdk_workspace`): over
+    stdio a ``kairox serve --stdio`` of its own (one client per process), over HTTP a new
+    session of the module's ``sdk_gateway``."""
+    if transport == "http":
+        async with connect(request.getfixturevalue("sdk_gateway")[1], **kwargs) as client:
+            yield client
+        return
+    async with gateway_client(ws, transport, **kwargs) as client:
+        yield client
+
+
 @pytest.mark.parametrize(
     ("transport", "args", "mode"),
     [
         ("stdio", (), "legacy"),
-        ("http", (), "legacy"),
+        pytest.param("http", (), "legacy", marks=SHARED_GATEWAY),
         # 2026-07-28: InputRequiredResult rounds (test_held.py); --stateless as one replica,
         # which the retry reaches
         ("stdio", (), "auto"),
-        ("http", (), "auto"),
+        pytest.param("http", (), "auto", marks=SHARED_GATEWAY),
         ("http", ("--stateless",), "auto"),
     ],
 )
 async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(
-    tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
 ) -> None:
-    ws = with_sdk_backend(tmp_path)
     host = Host(content={"name": "Ada"})
-    async with gateway_client(
-        ws, transport, *args, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
-    ) as client:
+    async with contextlib.AsyncExitStack() as stack:
+        kwargs: dict[str, Any] = {"mode": mode, "sampling_callback": host.sample, "elicitation_callback": host.elicit}
+        if args:  # a gateway of its own
+            client = await stack.enter_async_context(
+                gateway_client(with_sdk_backend(tmp_path), "http", *args, **kwargs)
+            )
+        else:
+            ws = sdk_workspace(request, tmp_path, transport)
+            client = await stack.enter_async_context(sdk_client(request, ws, transport, **kwargs))
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert not result.is_error, text_of(result)
         assert text_of(result) == "test-model: an answer from the gateway's client"
@@ -216,12 +297,14 @@ MODES = ["legacy", "auto"]
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_declined_approval_keeps_the_request_from_the_client(tmp_path: Path, transport: str, mode: str) -> None:
-    ws = with_sdk_backend(tmp_path)
+@pytest.mark.parametrize("transport", SDK_TRANSPORTS)
+async def test_a_declined_approval_keeps_the_request_from_the_client(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str, mode: str
+) -> None:
     host = Host(decision="deny")
-    async with gateway_client(
-        ws, transport, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
+    ws = sdk_workspace(request, tmp_path, transport)
+    async with sdk_client(
+        request, ws, transport, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
     ) as client:
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert result.is_error and "declined" in text_of(result), text_of(result)
@@ -229,15 +312,17 @@ async def test_a_declined_approval_keeps_the_request_from_the_client(tmp_path: P
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_client_without_the_capabilities_is_not_asked(tmp_path: Path, transport: str, mode: str) -> None:
-    ws = with_sdk_backend(tmp_path)
+@pytest.mark.parametrize("transport", SDK_TRANSPORTS)
+async def test_a_client_without_the_capabilities_is_not_asked(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str, mode: str
+) -> None:
     host = Host()
-    async with gateway_client(ws, transport, mode=mode, elicitation_callback=host.elicit) as client:
+    ws = sdk_workspace(request, tmp_path, transport)
+    async with sdk_client(request, ws, transport, mode=mode, elicitation_callback=host.elicit) as client:
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert result.is_error and "the client did not declare the sampling capability" in text_of(result)
         assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
-    async with gateway_client(ws, transport, mode=mode) as client:
+    async with sdk_client(request, ws, transport, mode=mode) as client:
         result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
         assert result.is_error and "the client did not declare the elicitation capability" in text_of(result)
 
@@ -259,18 +344,18 @@ async def test_no_back_channel_no_request(tmp_path: Path) -> None:
         assert host.approvals == host.samples == host.forms == []
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_roots(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", SDK_TRANSPORTS)
+async def test_roots(request: pytest.FixtureRequest, tmp_path: Path, transport: str) -> None:
     """Over stdio the client is on this machine: its roots are the backend's. Over HTTP a
     client's paths mean nothing here: the backend is told the workspace."""
-    ws = with_sdk_backend(tmp_path)
+    ws = sdk_workspace(request, tmp_path, transport)
     mine = tmp_path / "client-root"
     mine.mkdir()
 
     async def list_roots(context: Any) -> types.ListRootsResult:
         return types.ListRootsResult.model_validate({"roots": [{"uri": mine.as_uri(), "name": "mine"}]})
 
-    async with gateway_client(ws, transport, mode="legacy", list_roots_callback=list_roots) as client:
+    async with sdk_client(request, ws, transport, mode="legacy", list_roots_callback=list_roots) as client:
         result = await client.call_tool("asks_roots", {})
         assert not result.is_error, text_of(result)
         roots = json.loads(text_of(result))

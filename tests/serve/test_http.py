@@ -3,8 +3,9 @@ the mcp SDK's client (both protocol eras) and raw HTTP for the refusals."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
-import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -12,7 +13,7 @@ import httpx2
 import mcp_types as types
 import peers
 import pytest
-from serve_helpers import KAIROX, TOKEN, connect, make_workspace, serve_http, uvicorn_workers, with_backend
+from serve_helpers import TOKEN, connect, make_workspace, serve_http, uvicorn_workers, with_backend
 from test_stdio import Answers, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
@@ -26,44 +27,72 @@ INIT = {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
+def shared_gateway(tmp_path_factory: pytest.TempPathFactory, *args: str) -> Iterator[str]:
+    """``kairox serve --http ARGS`` (with a token) over :func:`make_workspace`, for the tests
+    of this module that need nothing else: each test's client is a new MCP session (or, with
+    ``--stateless``, none). Yields the endpoint URL once the backend is up, which is before
+    any test's ``no_leftovers`` looks (a module-scoped fixture is set up first)."""
+    ws = make_workspace(tmp_path_factory.mktemp("shared-gateway"))
+    with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+
+        async def backend_up() -> None:
+            async with connect(url, mode="auto") as client:
+                assert "wb_echo" in {t.name for t in (await client.list_tools()).tools}
+
+        # on a thread of its own: an async test asks for the fixture inside its event loop
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(anyio.run, backend_up).result()
+        yield url
+
+
+@pytest.fixture(scope="module")
+def stateful(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The module's shared ``kairox serve --http`` (:func:`shared_gateway`)."""
+    yield from shared_gateway(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def stateless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The module's shared ``kairox serve --http --stateless`` (:func:`shared_gateway`)."""
+    yield from shared_gateway(tmp_path_factory, "--stateless")
+
+
 def gateway_output(tmp_path: Path) -> str:
     (log,) = tmp_path.glob("serve-*.log")
     return log.read_text(errors="replace")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_sdk_client_over_http(tmp_path: Path, mode: str) -> None:
-    ws = make_workspace(tmp_path)
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        async with connect(url, mode=mode) as client:
-            names = {t.name for t in (await client.list_tools()).tools}
-            assert {"fs_read", "wb_echo"} <= names
-            result = await client.call_tool("wb_echo", {"message": "over http"})
-            assert text_of(result) == "over http"
-            assert (await client.call_tool("wb_env", {})).is_error
-            refused = await client.call_tool("wb_cwd", {})
-            assert refused.is_error and "needs approval" in text_of(refused)
-            assert [p.name for p in (await client.list_prompts()).prompts] == ["greet"]
-        for decision, ok in (("once", True), ("deny", False)):
-            answers = Answers(decision)
-            async with connect(url, mode=mode, elicitation_callback=answers) as client:
-                result = await client.call_tool("wb_cwd", {})
-                assert result.is_error is not ok, text_of(result)
-                assert len(answers.asked) == 1
+async def test_sdk_client_over_http(stateful: str, mode: str) -> None:
+    url = stateful
+    async with connect(url, mode=mode) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"fs_read", "wb_echo"} <= names
+        result = await client.call_tool("wb_echo", {"message": "over http"})
+        assert text_of(result) == "over http"
+        assert (await client.call_tool("wb_env", {})).is_error
+        refused = await client.call_tool("wb_cwd", {})
+        assert refused.is_error and "needs approval" in text_of(refused)
+        assert [p.name for p in (await client.list_prompts()).prompts] == ["greet"]
+    for decision, ok in (("once", True), ("deny", False)):
+        answers = Answers(decision)
+        async with connect(url, mode=mode, elicitation_callback=answers) as client:
+            result = await client.call_tool("wb_cwd", {})
+            assert result.is_error is not ok, text_of(result)
+            assert len(answers.asked) == 1
 
 
-async def test_allow_for_session_belongs_to_the_http_session(tmp_path: Path) -> None:
-    ws = make_workspace(tmp_path)
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        first = Answers("session")
-        async with connect(url, mode="legacy", elicitation_callback=first) as client:
-            for _ in range(2):
-                assert not (await client.call_tool("wb_cwd", {})).is_error
-        assert len(first.asked) == 1
-        second = Answers("once")
-        async with connect(url, mode="legacy", elicitation_callback=second) as client:
+async def test_allow_for_session_belongs_to_the_http_session(stateful: str) -> None:
+    url = stateful
+    first = Answers("session")
+    async with connect(url, mode="legacy", elicitation_callback=first) as client:
+        for _ in range(2):
             assert not (await client.call_tool("wb_cwd", {})).is_error
-        assert len(second.asked) == 1  # another connection: its own session, asked again
+    assert len(first.asked) == 1
+    second = Answers("once")
+    async with connect(url, mode="legacy", elicitation_callback=second) as client:
+        assert not (await client.call_tool("wb_cwd", {})).is_error
+    assert len(second.asked) == 1  # another connection: its own session, asked again
 
 
 async def test_refusals(tmp_path: Path) -> None:
@@ -93,22 +122,17 @@ async def test_refusals(tmp_path: Path) -> None:
 
 
 def test_wide_bind_without_token_or_unset_token_is_refused(tmp_path: Path) -> None:
+    """In process (``KairoxHarness.cli``): the refusal comes before anything starts; the
+    other tests run ``kairox serve`` as the program."""
+    from kairox.testing import KairoxHarness
+
     ws = make_workspace(tmp_path)
-    proc = subprocess.run(
-        [*KAIROX, "-w", str(ws.root), "serve", "--http", "--host", "0.0.0.0", "--port", str(peers.free_port())],
-        capture_output=True,
-        env=ws.env(),
-        timeout=60,
-    )
-    assert proc.returncode == 2
-    assert "refusing to serve 0.0.0.0 without a token" in proc.stderr.decode()
-    unset = subprocess.run(
-        [*KAIROX, "-w", str(ws.root), "serve", "--http", "--token-env", "NOT_SET_ANYWHERE"],
-        capture_output=True,
-        env=ws.env(),
-        timeout=60,
-    )
-    assert unset.returncode == 2 and "NOT_SET_ANYWHERE is not set" in unset.stderr.decode()
+    harness = KairoxHarness(ws.root, ws.home, env=ws.env())
+    wide = harness.cli("serve", "--http", "--host", "0.0.0.0", "--port", str(peers.free_port()), load_entrypoints=True)
+    assert wide.exit_code == 2, wide.output
+    assert "refusing to serve 0.0.0.0 without a token" in wide.stderr
+    unset = harness.cli("serve", "--http", "--token-env", "NOT_SET_ANYWHERE", load_entrypoints=True)
+    assert unset.exit_code == 2 and "NOT_SET_ANYWHERE is not set" in unset.stderr
 
 
 async def test_without_token_the_host_is_checked(tmp_path: Path) -> None:
@@ -127,23 +151,22 @@ async def test_without_token_the_host_is_checked(tmp_path: Path) -> None:
     assert "any process on this machine, any other user's too, can call this workspace's tools" in log
 
 
-async def test_four_concurrent_clients(tmp_path: Path) -> None:
-    ws = make_workspace(tmp_path)
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        seen: dict[int, list[str]] = {}
+async def test_four_concurrent_clients(stateful: str) -> None:
+    url = stateful
+    seen: dict[int, list[str]] = {}
 
-        async def one(n: int) -> None:
-            async with connect(url, mode="legacy" if n % 2 else "auto") as client:
-                got = []
-                for i in range(5):
-                    result = await client.call_tool("wb_echo", {"message": f"client {n} call {i}"})
-                    got.append(text_of(result))
-                seen[n] = got
+    async def one(n: int) -> None:
+        async with connect(url, mode="legacy" if n % 2 else "auto") as client:
+            got = []
+            for i in range(5):
+                result = await client.call_tool("wb_echo", {"message": f"client {n} call {i}"})
+                got.append(text_of(result))
+            seen[n] = got
 
-        async with anyio.create_task_group() as tg:
-            for n in range(4):
-                tg.start_soon(one, n)
-        assert seen == {n: [f"client {n} call {i}" for i in range(5)] for n in range(4)}
+    async with anyio.create_task_group() as tg:
+        for n in range(4):
+            tg.start_soon(one, n)
+    assert seen == {n: [f"client {n} call {i}" for i in range(5)] for n in range(4)}
 
 
 async def test_two_stateless_workers_serve_one_client(tmp_path: Path) -> None:
@@ -207,44 +230,39 @@ async def test_progress_and_list_changed_pass_through(tmp_path: Path) -> None:
             assert isinstance(result.content[0], types.TextContent)
 
 
-async def test_approvals_last_one_call_where_no_session_lasts(tmp_path: Path) -> None:
+async def test_approvals_last_one_call_where_no_session_lasts(stateful: str, stateless: str) -> None:
     """Where the gateway keeps no session between requests (``--stateless``; 2026-07-28 over
     HTTP, which has no connections) the form offers this call only and says so, and the
     next call asks again; a refusal for want of a back channel says the same. A stateful
     handshake-era connection is offered "for this session"."""
-    ws = make_workspace(tmp_path)
-    with serve_http(ws, "--token-env", "MCP_TOKEN", "--stateless", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+    url = stateless
+    answers = Answers("once")
+    async with connect(url, mode="auto", elicitation_callback=answers) as client:
+        for _ in range(2):
+            result = await client.call_tool("wb_cwd", {})
+            assert not result.is_error, text_of(result)
+    assert answers.choices == [["once", "deny"], ["once", "deny"]]
+    assert all("an approval covers this one call" in asked for asked in answers.asked)
+    async with connect(url, mode="legacy", elicitation_callback=Answers("session")) as client:
+        refused = await client.call_tool("wb_cwd", {})
+    assert refused.is_error and "could cover only this one call" in text_of(refused), text_of(refused)
+    assert "needs approval" in text_of(refused) and '"wb.cwd" = "allow"' in text_of(refused)
+    url = stateful
+    for mode, offered in (("legacy", ["once", "session", "deny"]), ("auto", ["once", "deny"])):
         answers = Answers("once")
-        async with connect(url, mode="auto", elicitation_callback=answers) as client:
-            for _ in range(2):
-                result = await client.call_tool("wb_cwd", {})
-                assert not result.is_error, text_of(result)
-        assert answers.choices == [["once", "deny"], ["once", "deny"]]
-        assert all("an approval covers this one call" in asked for asked in answers.asked)
-        async with connect(url, mode="legacy", elicitation_callback=Answers("session")) as client:
-            refused = await client.call_tool("wb_cwd", {})
-        assert refused.is_error and "could cover only this one call" in text_of(refused), text_of(refused)
-        assert "needs approval" in text_of(refused) and '"wb.cwd" = "allow"' in text_of(refused)
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        for mode, offered in (("legacy", ["once", "session", "deny"]), ("auto", ["once", "deny"])):
-            answers = Answers("once")
-            async with connect(url, mode=mode, elicitation_callback=answers) as client:
-                assert not (await client.call_tool("wb_cwd", {})).is_error
-            assert answers.choices == [offered], mode
+        async with connect(url, mode=mode, elicitation_callback=answers) as client:
+            assert not (await client.call_tool("wb_cwd", {})).is_error
+        assert answers.choices == [offered], mode
 
 
-async def test_an_answer_the_form_did_not_offer_is_a_deny(tmp_path: Path) -> None:
+async def test_an_answer_the_form_did_not_offer_is_a_deny(stateful: str, stateless: str) -> None:
     """A 2026-07-28 client over HTTP (stateful or ``--stateless``) is offered "this call" or
     "deny": answering "session" anyway denies, and the refusal says the form did not offer it."""
-    ws = make_workspace(tmp_path)
-    for args in ((), ("--stateless",)):
-        with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-            answers = Answers("session")
-            async with connect(url, mode="auto", elicitation_callback=answers) as client:
-                refused = await client.call_tool("wb_cwd", {})
-            assert answers.choices == [["once", "deny"]], args
-            assert refused.is_error, (args, text_of(refused))
-            assert "'session', which the form did not offer (it offered once, deny)" in text_of(refused), text_of(
-                refused
-            )
-            assert "an answer the form did not offer is a deny" in text_of(refused)
+    for args, url in (((), stateful), (("--stateless",), stateless)):
+        answers = Answers("session")
+        async with connect(url, mode="auto", elicitation_callback=answers) as client:
+            refused = await client.call_tool("wb_cwd", {})
+        assert answers.choices == [["once", "deny"]], args
+        assert refused.is_error, (args, text_of(refused))
+        assert "'session', which the form did not offer (it offered once, deny)" in text_of(refused), text_of(refused)
+        assert "an answer the form did not offer is a deny" in text_of(refused)

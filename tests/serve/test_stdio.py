@@ -112,7 +112,15 @@ async def test_errors_of_requests(tmp_path: Path, mode: str) -> None:
 async def test_ask_answered_by_elicitation(tmp_path: Path, mode: str) -> None:
     ws = make_workspace(tmp_path)
     once = Answers("once")
-    async with Client(stdio_params(ws), mode=mode, elicitation_callback=once) as client:  # type: ignore[arg-type]
+    refusals = [Answers("deny"), Answers(None, action="decline"), Answers(None, action="cancel")]
+    current: list[Answers] = [once]
+
+    async def answer(context: Any, params: Any) -> types.ElicitResult:
+        return await current[0](context, params)
+
+    # one connection: a "deny", a declined and a cancelled form each refuse one call, and
+    # none is remembered (the next call asks again)
+    async with Client(stdio_params(ws), mode=mode, elicitation_callback=answer) as client:  # type: ignore[arg-type]
         for _ in range(2):  # "once" approves one call: the next asks again
             result = await client.call_tool("wb_cwd", {})
             assert not result.is_error, text_of(result)
@@ -120,11 +128,11 @@ async def test_ask_answered_by_elicitation(tmp_path: Path, mode: str) -> None:
         assert len(once.asked) == 2
         assert "wb.cwd" in once.asked[0] and "asks for approval" in once.asked[0]
 
-    for answer in (Answers("deny"), Answers(None, action="decline"), Answers(None, action="cancel")):
-        async with Client(stdio_params(ws), mode=mode, elicitation_callback=answer) as client:  # type: ignore[arg-type]
+        for refusal in refusals:
+            current[0] = refusal
             result = await client.call_tool("wb_cwd", {})
             assert result.is_error and "declined" in text_of(result), text_of(result)
-            assert len(answer.asked) == 1
+            assert len(refusal.asked) == 1
 
 
 async def test_an_answer_to_an_approval_nobody_asked_is_not_taken(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from peers import KAIROX_TEST_GRACES, default_signals, fixture_server
 from shared_helpers import on_pty, read_pty
 
 from kairox import ServerState, ServerStatus
-from kairox.testing import trust_workspace
+from kairox.testing import KairoxHarness, trust_workspace
 from kairox_ui.watch import (
     cell_width,
     event_lines,
@@ -87,6 +87,13 @@ def _run(ws: Path, env: dict[str, str], *args: str, timeout: float = 120) -> sub
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
+
+
+def _in_process(ws: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``kairox -w ws watch ARGS`` in process (``KairoxHarness.cli``: stdout and stdin no
+    terminal, as :func:`_run`'s); :func:`_run` runs the program."""
+    result = KairoxHarness(ws, Path(env["KAIROX_HOME"]), env=env).cli("watch", *args, load_entrypoints=True)
+    return subprocess.CompletedProcess(["kairox", "watch", *args], result.exit_code, result.stdout, result.stderr)
 
 
 def _no_controls(text: str) -> bool:
@@ -397,7 +404,7 @@ def test_once_prints_the_states_and_exits_1_when_a_server_failed(tmp_path: Path,
 @pytest.mark.integration
 def test_once_json_and_exit_0_when_all_is_well(tmp_path: Path, no_leftovers: None) -> None:
     ws, env = _workspace(tmp_path, {"good": fixture_server("well_behaved")})
-    result = _run(ws, env, "--once", "--json")
+    result = _in_process(ws, env, "--once", "--json")
     assert result.returncode == 0, result.stderr
     (line,) = result.stdout.splitlines()
     data = json.loads(line)
@@ -412,7 +419,7 @@ def test_an_untrusted_workspace_runs_nothing_and_shows_untrusted(tmp_path: Path,
     marker = tmp_path / "ran"
     attack = [sys.executable, "-c", f"open({str(marker)!r}, 'w').write('ran')"]
     ws, env = _workspace(tmp_path, {"sneaky": attack}, trusted=False)
-    result = _run(ws, env, "--once")
+    result = _in_process(ws, env, "--once")
     assert result.returncode == 0, result.stderr
     assert re.search(r"^ \? sneaky\s+mcp\s+untrusted", result.stdout, re.M)
     assert "does not run" in result.stderr  # as every activating command says

@@ -205,8 +205,10 @@ class UiSetup:
         )
 
     def trust(self) -> None:
-        result = self.cli("trust")
-        assert result.returncode == 0, result.stderr
+        """What ``kairox trust`` records, in process (tests/security runs the command)."""
+        from kairox.testing import trust_workspace
+
+        trust_workspace(self.workspace, self.home, env=self.env)
 
     def start(self) -> UiServer:
         server = UiServer(self.workspace, self.home, self.env).start()
