@@ -38,9 +38,7 @@ import attrs
 
 from kairox import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
 
-# ``(kind, scope, source, base, relative path, commands)``; base ``home``, ``codex`` or ``workspace``:
-# kept with the registration (imported at every open), which must not import this module
-from ._plugin import IMPORTS, _imported
+from ._folders import IMPORTS, imported_rows
 from ._sources import CLAUDE_ARGUMENTS, IGNORED_FILES, MAX_DEPTH, SKIP_DIRS, Item
 
 if TYPE_CHECKING:
@@ -68,7 +66,7 @@ def imported_folders(
 ) -> list[ImportedFolder]:
     """The folders of ``kinds``, user ones first; a folder kairox already reads (``exclude``,
     e.g. ``workspace_dirs = [".claude/skills"]``) is left out so it is not read twice."""
-    return [ImportedFolder(*row) for row in _imported(kinds, workspace=workspace, env=env, exclude=exclude)]
+    return [ImportedFolder(*row) for row in imported_rows(kinds, workspace=workspace, env=env, exclude=exclude)]
 
 
 def _first_line(body: str) -> str:

@@ -11,11 +11,13 @@ registers the same source names and opens without importing any of it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kairox import SkillScope, user_home
+
+from ._folders import imported_rows
 
 if TYPE_CHECKING:
     from kairox import Registrar, Runtime
@@ -28,18 +30,6 @@ __all__ = ["FolderSource", "apply_settings", "home_of", "register_sources", "ski
 #: what :class:`~kairox_skills._config.SkillsConfig` is when no file sets ``[skills]``
 #: (tests/skills check that the two agree)
 DEFAULT_IMPORTS = ("claude", "codex", "agents")
-#: the folders of other tools' skills kairox reads: ``(kind, scope, source, base, relative
-#: path, commands)``; base ``home``, ``codex`` or ``workspace`` (also
-#: :data:`kairox_skills._imports.IMPORTS`, which reads them)
-IMPORTS: tuple[tuple[str, SkillScope, str, str, str, bool], ...] = (
-    ("claude", SkillScope.USER, "claude-user", "home", ".claude/skills", False),
-    ("claude", SkillScope.USER, "claude-user-commands", "home", ".claude/commands", True),
-    ("codex", SkillScope.USER, "codex-user", "codex", "skills", False),
-    ("agents", SkillScope.USER, "agents-user", "home", ".agents/skills", False),
-    ("claude", SkillScope.WORKSPACE, "claude-workspace", "workspace", ".claude/skills", False),
-    ("claude", SkillScope.WORKSPACE, "claude-workspace-commands", "workspace", ".claude/commands", True),
-    ("agents", SkillScope.WORKSPACE, "agents-workspace", "workspace", ".agents/skills", False),
-)
 SETTINGS_FILE = "settings.json"
 
 
@@ -145,27 +135,6 @@ class FolderSource:
         return repr(self.resolve()) if self._source is not None else f"FolderSource({self.name!r}, {self.dirs})"
 
 
-def _imported(
-    kinds: Sequence[str], *, workspace: Path, env: Any, exclude: Iterable[Path]
-) -> list[tuple[str, SkillScope, str, Path, bool]]:
-    """:func:`kairox_skills._imports.imported_folders`, as tuples (the same folders, in order)."""
-    home = env.get("HOME") or env.get("USERPROFILE")
-    user = Path(home) if home else Path.home()
-    codex = Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else user / ".codex"
-    bases = {"home": user, "codex": codex, "workspace": workspace}
-    seen = {os.path.abspath(p) for p in exclude}
-    out = []
-    for kind, scope, source, base, rel, commands in IMPORTS:
-        if kind not in kinds:
-            continue
-        path = bases[base] / rel
-        if os.path.abspath(path) in seen:
-            continue
-        seen.add(os.path.abspath(path))
-        out.append((kind, scope, source, path, commands))
-    return out
-
-
 def register_sources(registrar: Registrar[SkillSource], runtime: Runtime) -> None:
     user_extra, workspace_extra, cache, kinds = _settings_of(runtime)
     home = home_of(runtime)
@@ -177,7 +146,7 @@ def register_sources(registrar: Registrar[SkillSource], runtime: Runtime) -> Non
     ]
     registrar.add(FolderSource("user", SkillScope.USER, user_dirs, cache_file=cache_file))
     registrar.add(FolderSource("workspace", SkillScope.WORKSPACE, workspace_dirs, cache_file=cache_file))
-    folders = _imported(kinds, workspace=runtime.workspace, env=runtime.env, exclude=[*user_dirs, *workspace_dirs])
+    folders = imported_rows(kinds, workspace=runtime.workspace, env=runtime.env, exclude=[*user_dirs, *workspace_dirs])
     for kind, scope, source, path, commands in folders:  # after kairox's own: in one scope the first found wins
         registrar.add(FolderSource(source, scope, [path], commands=commands, origin=kind, cache_file=cache_file))
     apply_settings(runtime)
