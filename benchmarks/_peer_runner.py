@@ -17,16 +17,18 @@ Scenarios:
 - ``parallel``: seconds from start to every server's tools listed.
 - ``isolation``: seconds and number of tools available when some servers fail.
 - ``scale``: open (every server's tools listed), then close; seconds of each, the tools
-  counted, this process's RSS growth over the open and its CPU seconds (kairox and sdk
-  only). With ``"warm": server``, the library first opens and closes that one server
+  counted, this process's RSS growth over the open, and its CPU seconds from before the
+  open to after the close (kairox and sdk only). With ``"warm": server``, the library first opens and closes that one server
   (untimed), so its lazy imports are done before the measurement.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,6 +45,13 @@ Server = dict[str, Any]  # {"name", "command", "args"}
 
 def _result(data: dict[str, Any]) -> None:
     print(json.dumps(data))
+
+
+def _scratch(prefix: str) -> str:
+    """A new temporary directory, removed when this process exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def _rss_kib() -> int:
@@ -98,13 +107,13 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int, guard: bo
     names = {s["name"] for s in servers}
     # the harness's home, kept between runs as a user's is (its entry-point index saves the
     # scan of installed packages); a new empty one when run alone or with --fresh-home
-    home = os.environ.get("KAIROX_BENCH_HOME") or tempfile.mkdtemp(prefix="kairox-bench-home-")
+    home = os.environ.get("KAIROX_BENCH_HOME") or _scratch("kairox-bench-home-")
     # kairox's own plugins only: contrib/kairox-example (installed in the dev workspace)
     # adds a pre_tool_call guard to every call, which no peer library pays ("kairox-guard" keeps it)
     env = {**os.environ, "KAIROX_HOME": home}
     if not guard:
         env["KAIROX_DISABLE_PLUGINS"] = "example"
-    ws = tempfile.mkdtemp(prefix="kairox-bench-ws-")
+    ws = _scratch("kairox-bench-ws-")
     if scenario == "scale":
         return await _kairox_scale(kairox.Runtime, ws, env, servers, names)
     started = time.perf_counter()

@@ -8,11 +8,13 @@ hooks import only cheap modules, and the heavy ones (PyYAML, the manifest
 model, the server lifecycles and their event classes) load on the path that has
 something to do. Each run is a fresh interpreter (after ``--warmup`` runs that
 also write the bytecode and entry-point caches) that opens an empty workspace
-with an empty ``KAIROX_HOME``, timing ``Runtime.open`` alone (the interpreter
+with a ``KAIROX_HOME`` holding only that entry-point cache (as a user's does after a
+first run), timing ``Runtime.open`` alone (the interpreter
 start and ``import kairox`` are not in the figure). The two configurations run
 interleaved, so a change in the machine's load touches both alike:
 
-- ``all plugins``: every installed plugin package;
+- ``all plugins``: every installed plugin package (in the dev environment the contrib
+  ``example`` plugin too, and ``philont``);
 - ``tools only``: ``KAIROX_DISABLE_PLUGINS`` lists every package but ``tools``.
 
 Prints the median, min and max of each with the ratio to ``tools only`` (the

@@ -313,6 +313,7 @@ def scale(reps: int, n_servers: int, n_tools: int) -> None:
     ]
     warm = {"name": "warm", "command": sys.executable, "args": [script, "warm", "tool_00"]}
     keys = ("open", "close", "cpu", "warm open", "warm close", "rss")
+    started_load = os.getloadavg()[0]
     results: dict[str, dict[str, list[float]]] = {lib: {k: [] for k in keys} for lib in ("sdk", "kairox")}
     for _ in range(reps):
         for mode in ("cold", "warm"):
@@ -334,6 +335,7 @@ def scale(reps: int, n_servers: int, n_tools: int) -> None:
         print("scale: no complete run of both libraries", file=sys.stderr)
         return
     base = {key: statistics.median(v) for key, v in results["sdk"].items()}
+    load = f"{started_load:.1f} -> {os.getloadavg()[0]:.1f}"
     units = {"rss": ("KiB", "{:.0f}"), "cpu": ("s", "{:.2f}")}
     rows = []
     for lib, runs in results.items():
@@ -344,13 +346,18 @@ def scale(reps: int, n_servers: int, n_tools: int) -> None:
             row += [f"{form.format(med)} {unit}", f"{med / base[key]:.2f}x"]
         rows.append(row)
     header = ["library"]
+    labels = {"open": "cold open", "close": "cold close", "cpu": "client CPU (cold run)", "rss": "RSS / server (warm)"}
     for key in keys:
-        header += [{"rss": "RSS / server (warm)", "cpu": "client CPU"}.get(key, key), "vs SDK"]
+        header += [labels.get(key, key), "vs SDK"]
     table(
         f"5. scale: {n_servers} servers x {n_tools} tools, open (all tools listed) and close, "
-        f"median of {len(results['sdk']['open'])}",
+        f"median of {len(results['sdk']['open'])} (load average {load})",
         header,
         rows,
+    )
+    print(
+        "\ncold: the open includes what the library imports on first use; warm: after one server was"
+        "\nopened and closed. client CPU: the cold run's process from before the open to after the close."
     )
 
 

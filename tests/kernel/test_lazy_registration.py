@@ -4,6 +4,8 @@ scan at once (``quick_scan``)."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import sys
 import textwrap
 import types
@@ -40,6 +42,12 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
             class Misnamed:
                 name = "crow"
+
+            class Broken:
+                name = "pigeon"
+
+                def __init__(self, *args):
+                    import kairox_not_installed_anywhere  # noqa: F401
             """
         ),
         encoding="utf-8",
@@ -233,3 +241,58 @@ def test_stub_exports_give_the_stub_s_names_and_refuse_others(tmp_path: Path, mo
     finally:
         for name in ("kairox_stub_fixture", "kairox_stub_fixture.mod"):
             sys.modules.pop(name, None)
+
+
+# -- what a stand-in does besides standing in (review of issue 17) ------------------------
+def test_a_stand_in_copies_and_pickles_without_importing(target: str) -> None:
+    lazy = Lazy("pigeon", f"{target}:Carrier")
+    for twin in (copy.copy(lazy), copy.deepcopy(lazy), pickle.loads(pickle.dumps(lazy))):
+        assert twin.name == "pigeon"
+        assert not twin.resolved
+    assert MODULE not in sys.modules
+    assert type(pickle.loads(pickle.dumps(lazy)).resolve()).__name__ == "Carrier"
+
+
+def test_isinstance_with_a_target_that_cannot_be_built_is_false(target: str) -> None:
+    broken = Lazy("pigeon", f"{target}:Broken")
+    assert not isinstance(broken, int)
+    assert isinstance(broken, Lazy)
+    with pytest.raises(RegistrationError, match=rf"'pigeon'.*{target}:Broken.*kairox_not_installed_anywhere"):
+        broken.connect  # noqa: B018
+    missing = Lazy("pigeon", f"{target}:NoSuchClass")
+    with pytest.raises(RegistrationError, match="NoSuchClass"):
+        missing.resolve()
+
+
+def test_a_stand_in_keeps_its_registered_name(target: str) -> None:
+    lazy = Lazy("pigeon", f"{target}:Carrier")
+    with pytest.raises(AttributeError, match="registered under"):
+        lazy.name = "crow"
+    assert lazy.name == "pigeon" and lazy.resolve().name == "pigeon"
+
+
+class _Quick:
+    """A skill source whose quick answer is ``answer`` (and whose scan finds nothing)."""
+
+    def __init__(self, name: str, answer: object) -> None:
+        self.name, self.answer = name, answer
+
+    def quick_scan(self, runtime: object = None) -> object:
+        return self.answer
+
+    def scan(self, runtime: object = None) -> Iterator[object]:
+        return iter(())
+
+
+@pytest.mark.anyio
+async def test_a_bad_quick_answer_is_that_source_s_error_and_the_others_load() -> None:
+    from kairox import SkillDef, SkillScope
+    from kairox._events import EventBus
+    from kairox._skills import SkillRegistry
+
+    skill = SkillDef.create("fine", "a skill", "do it", scope=SkillScope.USER)
+    registry = SkillRegistry(EventBus())
+    await registry.scan([_Quick("broken", 5), _Quick("good", [skill])], None)
+    assert [s.name for s in registry.skills()] == ["fine"]
+    errors = [str(e) for e in registry.errors]
+    assert len(errors) == 1 and "broken" in errors[0] and "TypeError" in errors[0], errors

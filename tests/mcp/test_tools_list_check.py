@@ -3,8 +3,8 @@
 ``Exchange._check_tools`` leaves out each tool that fails the name rule, the
 negotiated revision's wire shape or the SDK's model. At 100 servers of 50
 tools, checking each tool on its own was a third of the open's allocations;
-the whole result is now checked at once first, and only a result that fails
-goes tool by tool. The property: for any list of tools (valid or not), under
+each slice of up to ``CHECK_SLICE`` tools is now checked at once first, and only a
+slice that fails goes tool by tool. The property: for any list of tools (valid or not), under
 any revision, the result and the tools reported are those of the tool-by-tool
 path.
 """
@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kairox_mcp import _streams
 from kairox_mcp._streams import Exchange
 from kairox_mcp.transport import Diagnostics
 
@@ -80,11 +81,16 @@ def _checked(result: dict[str, Any], version: str | None, *, one_pass: bool) -> 
 
 
 @settings(max_examples=300, deadline=None)
-@given(result=results, version=versions)
+@given(result=results, version=versions, size=st.sampled_from([1, 2, 3, _streams.CHECK_SLICE]))
 def test_the_one_pass_check_keeps_and_reports_what_the_tool_by_tool_check_does(
-    result: dict[str, Any], version: str | None
+    result: dict[str, Any], version: str | None, size: int
 ) -> None:
-    assert _checked(result, version, one_pass=True) == _checked(result, version, one_pass=False)
+    checked = _streams.CHECK_SLICE
+    _streams.CHECK_SLICE = size  # slices of any size, so a list of six is cut in several
+    try:
+        assert _checked(result, version, one_pass=True) == _checked(result, version, one_pass=False)
+    finally:
+        _streams.CHECK_SLICE = checked
 
 
 def test_a_valid_result_is_passed_on_as_it_is_and_a_bad_tool_still_goes() -> None:

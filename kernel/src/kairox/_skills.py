@@ -212,9 +212,9 @@ class SkillRegistry:
             names.append(name)
             self._sources[name] = source
             try:
-                quick = getattr(type(source), "quick_scan", None)
-                known: list[Any] | None = quick(source, runtime) if quick is not None else None
-                items = known if known is not None else await anyio.to_thread.run_sync(_collect, source, runtime)
+                quick = getattr(source, "quick_scan", None)
+                known = quick(runtime) if callable(quick) else None
+                items = list(known) if known is not None else await anyio.to_thread.run_sync(_collect, source, runtime)
             except Exception as exc:
                 logger.debug("skill source %s failed", name, exc_info=True)
                 items = [SkillError(f"skill source {name} failed: {type(exc).__name__}: {exc}")]

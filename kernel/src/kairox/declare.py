@@ -79,8 +79,13 @@ class Lazy:
     the first other attribute asked of it (``connect``, ``__class__`` for ``isinstance``)
     builds ``target(*args)`` (:meth:`resolve`), whose answers it gives from then on.
 
-    The built object must have the same ``name`` (else :class:`RegistrationError`, at
-    that first use); a target whose module is gone by then fails there too."""
+    The built object must have the same ``name``. A target that cannot be built (its
+    module does not import, the attribute is missing, the name differs) raises
+    :class:`RegistrationError` naming the target, at that first use. What a stand-in does
+    not pass on: special methods (calling it, ``async with`` it), equality and hashing
+    (it is itself, not the object), ``resolve``/``resolved`` (its own), and a new ``name``
+    (refused: the registrar holds it under its name). ``isinstance`` builds the target;
+    one that cannot be built is an instance of :class:`Lazy` alone."""
 
     __slots__ = ("_args", "_target", "_value", "name")
 
@@ -99,7 +104,13 @@ class Lazy:
         """The object the target builds (imported and built once)."""
         value = self._value
         if value is None:
-            value = load_target(self._target)(*self._args)
+            try:
+                value = load_target(self._target)(*self._args)
+            except Exception as exc:
+                raise RegistrationError(
+                    f"{self.name!r} (registered to be imported on first use) cannot be built from "
+                    f"{self._target}: {type(exc).__name__}: {exc}"
+                ) from exc
             built = getattr(value, "name", None)
             if built != self.name:
                 raise RegistrationError(f"{self._target} was registered as {self.name!r} but is named {built!r}")
@@ -107,16 +118,26 @@ class Lazy:
         return value
 
     def __getattr__(self, attribute: str) -> Any:  # only what the stand-in does not have itself
-        if attribute.startswith("__"):  # introspection (__wrapped__, ...) imports nothing
+        # introspection (__wrapped__, copy's __deepcopy__, ...) and a slot not set yet (a copy
+        # being made) import nothing
+        if attribute.startswith("__") or attribute in Lazy.__slots__:
             raise AttributeError(attribute)
         return getattr(self.resolve(), attribute)
 
     def __setattr__(self, attribute: str, value: Any) -> None:
+        if attribute == "name":
+            raise AttributeError(f"a stand-in's name is the one it was registered under ({self.name!r})")
         setattr(self.resolve(), attribute, value)
 
     @property  # type: ignore[misc]
     def __class__(self) -> type:  # isinstance(stand_in, StdioTransport) resolves it, and holds
-        return type(self.resolve())
+        try:
+            return type(self.resolve())
+        except RegistrationError:  # not buildable: an instance of Lazy alone (the use says why)
+            return Lazy
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Lazy, (self.name, self._target, *self._args))
 
     def __repr__(self) -> str:
         if self._value is not None:

@@ -52,6 +52,9 @@ logger = logging.getLogger(__name__)
 UNREADABLE = "kairox: unreadable response"
 #: how much of a rejected tool's name a warning shows
 SHOWN_NAME = 80
+#: tools checked in one pass (:meth:`Exchange._all_valid`): a slice's models alone are alive at
+#: once, so a listing of thousands of tools costs no more collection than one by one did
+CHECK_SLICE = 200
 
 RequestId = int | str
 
@@ -203,8 +206,20 @@ class Exchange:
         tools = result.get("tools")
         if not isinstance(tools, list):
             return result  # the SDK says what is wrong with the whole result
-        if self._all_valid(result, tools):
+        kept = []
+        for start in range(0, len(tools), CHECK_SLICE):
+            part = tools[start : start + CHECK_SLICE]
+            if self._all_valid({**result, "tools": part}, part):
+                kept.extend(part)
+                continue
+            kept.extend(self._each_valid(part, result))
+        if len(kept) == len(tools):
             return result
+        return {**result, "tools": kept}
+
+    def _each_valid(self, tools: list[Any], result: dict[str, Any]) -> list[Any]:
+        """The tools that pass :meth:`_tool_problem`, each checked on its own; each one left
+        out is reported (a warning naming the server and the tool, once)."""
         kept = []
         for raw in tools:
             problem = self._tool_problem(raw, result)
@@ -217,14 +232,13 @@ class Exchange:
                 self._warned.add((shown, problem))
                 logger.warning("MCP server %s: skipping tool %s: %s", self.server, shown, problem)
                 self.diagnostics.stderr.append(f"[kairox] skipped tool {shown}: {problem}")
-        if len(kept) == len(tools):
-            return result
-        return {**result, "tools": kept}
+        return kept
 
     def _all_valid(self, result: dict[str, Any], tools: list[Any]) -> bool:
-        """Whether every tool passes :meth:`_tool_problem`, checked in one pass over the whole
-        result (the common case) instead of one a tool: a list validates exactly when each of
-        its items does. ``False`` sends the result tool by tool, to find the ones that fail."""
+        """Whether every tool of ``tools`` (``result``'s, a slice of at most :data:`CHECK_SLICE`)
+        passes :meth:`_tool_problem`, checked in one pass (the common case) instead of one a
+        tool: a list validates exactly when each of its items does. ``False`` sends the slice
+        tool by tool, to find the ones that fail."""
         if any(tool_problem(raw) is not None for raw in tools):
             return False
         try:
