@@ -93,6 +93,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--top", type=int, default=20, help="hook rows to print")
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PLUGIN",
+        help="leave this plugin out of 'all plugins' too (repeatable): e.g. the contrib example, "
+        "which registers tools in every workspace and so has something to do",
+    )
     parser.add_argument("--child", metavar="WORKSPACE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -108,8 +116,11 @@ def main() -> None:
         home.mkdir()
         base_env["KAIROX_HOME"] = str(home)
         others = [name for name in plugin_names(base_env) if name != "tools"]
+        everything = dict(base_env)
+        if args.exclude:
+            everything["KAIROX_DISABLE_PLUGINS"] = ",".join(args.exclude)
         configs = {
-            "all plugins": dict(base_env),
+            "all plugins": everything,
             "tools only": {**base_env, "KAIROX_DISABLE_PLUGINS": ",".join(others)},
         }
         for env in configs.values():
@@ -128,7 +139,10 @@ def main() -> None:
                         hooks[key].append(seconds)
 
     baseline = statistics.median(opens["tools only"])
-    print(f"Runtime.open of an empty workspace, {args.runs} interleaved runs each (fresh interpreters)\n")
+    print(f"Runtime.open of an empty workspace, {args.runs} interleaved runs each (fresh interpreters)")
+    if args.exclude:
+        print(f"'all plugins' leaves out: {', '.join(args.exclude)}")
+    print()
     print(f"{'configuration':<13}  {'median':>9}  {'min':>9}  {'max':>9}  {'x tools':>7}  {'modules':>7}")
     for name, times in opens.items():
         median = statistics.median(times)
