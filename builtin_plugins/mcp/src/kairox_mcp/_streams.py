@@ -128,17 +128,30 @@ class Exchange:
         #: tools of the last ``tools/list`` left out: shown name -> why
         self.rejected_tools: dict[str, str] = {}
         self._warned: set[tuple[str, str]] = set()
+        #: the connection's read-timeout timer (``kairox_mcp.client._CallTimer``), when it has one:
+        #: a request no longer pending is dropped from it
+        self.timer: Any = None
+
+    def _done(self, key: str) -> tuple[RequestId, str] | None:
+        """Request ``key`` is no longer pending (answered, failed, cancelled): its entry."""
+        if self.timer is not None:
+            self.timer.disarm(key)
+        return self.pending.pop(key, None)
 
     # -- what we send ---------------------------------------------------------------
-    def sent(self, message: Any) -> None:
+    def sent(self, message: Any) -> str | None:
+        """Note a message the session sends; the key of the request it sends or cancels."""
         if isinstance(message, types.JSONRPCRequest):
             key = _key(message.id)
             if key is not None:
                 self.pending[key] = (message.id, message.method)
-        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            return key
+        if isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
             key = _key((message.params or {}).get("requestId"))
             if key is not None:
-                self.pending.pop(key, None)  # the server must not answer it any more
+                self._done(key)  # the server must not answer it any more
+            return key
+        return None
 
     # -- what the server sends ------------------------------------------------------------
     def received(self, item: SessionMessage) -> SessionMessage:
@@ -146,7 +159,7 @@ class Exchange:
         if not isinstance(msg, types.JSONRPCResponse | types.JSONRPCError):
             return item
         key = _key(msg.id)
-        entry = self.pending.pop(key, None) if key is not None else None
+        entry = self._done(key) if key is not None else None
         if entry is None or not isinstance(msg, types.JSONRPCResponse):
             return item
         method = entry[1]
@@ -187,11 +200,12 @@ class Exchange:
             return []  # still arriving: its id may be in the last bytes; wait for the end
         if sniffed.id is not None:
             key = _key(sniffed.id)
-            entry = self.pending.pop(key, None) if key is not None else None
+            entry = self._done(key) if key is not None else None
             targets = [entry] if entry is not None else []
         else:  # a response, but which? Any pending request may be the one never to be answered
             targets = list(self.pending.values())
-            self.pending.clear()
+            for key in list(self.pending):
+                self._done(key)
             if len(targets) > 1:
                 reason += f"; its id could not be read, so all {len(targets)} pending requests fail"
         out = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,6 +33,14 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.subscriptions import SubscriptionLost, listen
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+# The clock of the request being sent (the SDK's per-request cancel scope, which its read
+# timeout drives): a private module of the SDK. Without it (another SDK) every tools/call
+# gets the SDK's own read timeout, one timer a call, as before (:class:`_CallTimer`).
+try:
+    from mcp.shared._request_clock import _clock as _sdk_request_clock
+except ImportError:  # pragma: no cover - an SDK without it
+    _sdk_request_clock = None  # type: ignore[assignment]
 
 from kairox import current_session, redact
 from kairox.errors import ToolError
@@ -65,9 +74,89 @@ MAX_LISTEN_BACKOFF = 30.0
 
 ListChanged = Callable[[str], Awaitable[None]]
 
-#: when the ``tools/call`` running in this task began (``time.monotonic()``) and how long it
-#: may take to be sent: a duration, so the common path (the write goes through) reads no clock
-_send_by: ContextVar[tuple[float, float] | None] = ContextVar("kairox_mcp_send_by", default=None)
+#: when the ``tools/call`` running in this task began (``time.monotonic()``), how long it may
+#: take to be sent (a duration, so the common path, the write goes through, reads no clock),
+#: and its read timeout when the connection's :class:`_CallTimer` keeps it (else ``None``)
+_send_by: ContextVar[tuple[float, float, float | None] | None] = ContextVar("kairox_mcp_send_by", default=None)
+
+
+class _CallTimer:
+    """The read timeouts of one connection's ``tools/call`` requests, on one timer.
+
+    The SDK's read timeout arms a timer for every request (its clock's cancel scope gets a
+    deadline). Here a request is sent with no SDK timeout and its clock's scope is noted
+    with its deadline instead (:meth:`arm`, once the write went through, as the SDK's clock
+    starts); one event-loop timer wakes at the earliest deadline and cancels the scopes whose
+    time is up, which the SDK handles exactly as its own timeout: a ``TimeoutError`` out of
+    its clock, the courtesy ``notifications/cancelled`` to the server (its reason written by
+    :class:`_BoundedWriteStream` from :attr:`expired`), a ``REQUEST_TIMEOUT`` error. A request
+    answered is dropped from the timer with its pending entry (:class:`Exchange`); the timer
+    is not moved for it, so a stream of calls re-arms it about once per timeout, not per call.
+
+    asyncio only (the loop's ``call_at``), on transports without a person in the loop of a
+    request (stdio: the SDK's clock also pauses while an OAuth login waits on the user)."""
+
+    def __init__(self, loop: Any) -> None:
+        self._loop = loop
+        #: request key -> (loop time it expires, the SDK clock's cancel scope, its timeout)
+        self._calls: dict[str, tuple[float, anyio.CancelScope, float]] = {}
+        #: request key -> timeout, for requests timed out whose courtesy cancel is not written yet
+        self.expired: dict[str, float] = {}
+        self._handle: Any = None
+        self._wake_at = math.inf
+
+    def arm(self, key: str, scope: anyio.CancelScope, timeout: float) -> None:
+        at = self._loop.time() + timeout
+        self._calls[key] = (at, scope, timeout)
+        if at < self._wake_at:
+            if self._handle is not None:
+                self._handle.cancel()
+            self._wake_at = at
+            self._handle = self._loop.call_at(at, self._fire)
+
+    def disarm(self, key: str) -> None:
+        self._calls.pop(key, None)
+
+    def _fire(self) -> None:
+        self._handle = None
+        now = self._loop.time() + TIMER_SLACK
+        wake = math.inf
+        for key, (at, scope, timeout) in list(self._calls.items()):
+            if at <= now:
+                del self._calls[key]
+                self.expired[key] = timeout
+                scope.cancel()
+            elif at < wake:
+                wake = at
+        self._wake_at = wake
+        if wake < math.inf:
+            self._handle = self._loop.call_at(wake, self._fire)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._wake_at = math.inf
+        self._calls.clear()
+
+
+def _call_timer(config: McpServerConfig) -> _CallTimer | None:
+    """A :class:`_CallTimer` for a connection to ``config``'s server, where one can keep its
+    read timeouts: stdio (no person in the loop of a request), on asyncio, with an SDK whose
+    request clock it knows."""
+    if _sdk_request_clock is None or config.transport != "stdio":
+        return None
+    try:
+        import asyncio
+
+        return _CallTimer(asyncio.get_running_loop())
+    except RuntimeError:  # not asyncio (trio): the SDK's timeout
+        return None
+
+
+#: a call whose deadline is this close (s) when the timer fires is due: the loop may run a
+#: timer this much early (its clock's resolution), and a second wake-up for it would be waste
+TIMER_SLACK = 0.001
 
 
 class _SendStalled(Exception):
@@ -77,26 +166,53 @@ class _SendStalled(Exception):
 class _BoundedWriteStream(GuardedWriteStream):
     """The session's write side: a message goes straight to the transport when it can take it
     (no timer); only a write that has to wait is bounded, by the deadline of the ``tools/call``
-    sending it (``_send_by``). So a call costs one timer, the SDK's own read timeout."""
+    sending it (``_send_by``). A call's read timeout is the connection's :class:`_CallTimer`
+    (``timer``), armed here once its request is written; without one, the SDK's own."""
+
+    def __init__(self, inner: Any, exchange: Exchange, timer: _CallTimer | None = None) -> None:
+        super().__init__(inner, exchange)
+        self._timer = timer
 
     async def send(self, item: Any) -> None:
-        self._exchange.sent(getattr(item, "message", None))
+        message = getattr(item, "message", None)
+        key = self._exchange.sent(message)
+        timer = self._timer
+        if timer is not None and timer.expired and key is not None:
+            item = _timed_out_reason(item, timer.expired.pop(key, None))
         send_nowait = getattr(self._inner, "send_nowait", None)
+        bound = _send_by.get()
+        written = False
         if send_nowait is not None:
             try:
                 send_nowait(item)
-                return
+                written = True
             except anyio.WouldBlock:
                 pass
-        bound = _send_by.get()
-        if bound is None:
-            await self._inner.send(item)
-            return
-        started, budget = bound  # a duration from time.monotonic(), so any event loop's clock will do
-        with anyio.CancelScope(deadline=anyio.current_time() + budget - (time.monotonic() - started)) as scope:
-            await self._inner.send(item)
-        if scope.cancelled_caught:
-            raise _SendStalled
+        if not written:
+            if bound is None:
+                await self._inner.send(item)
+                return
+            started, budget, _ = bound  # a duration from time.monotonic(), so any loop's clock will do
+            with anyio.CancelScope(deadline=anyio.current_time() + budget - (time.monotonic() - started)) as scope:
+                await self._inner.send(item)
+            if scope.cancelled_caught:
+                raise _SendStalled
+        if bound is not None and bound[2] is not None and key is not None and timer is not None:
+            clock = _sdk_request_clock.get() if _sdk_request_clock is not None else None
+            if clock is not None and isinstance(message, types.JSONRPCRequest):
+                timer.arm(key, clock._scope, bound[2])
+
+
+def _timed_out_reason(item: Any, timeout: float | None) -> Any:
+    """The SDK's courtesy ``notifications/cancelled`` for a request the :class:`_CallTimer` timed
+    out, with the reason the SDK gives its own timeouts (it was sent with none, so it would say
+    ``None``); any other message as it is."""
+    message = item.message
+    if timeout is None or not isinstance(message, types.JSONRPCNotification):
+        return item
+    params = {**(message.params or {}), "reason": f"timed out after {timeout:g}s"}
+    notification = types.JSONRPCNotification(jsonrpc="2.0", method=message.method, params=params)
+    return type(item)(notification, metadata=item.metadata)
 
 
 #: characters of a log record's data kept in its event and in the logs
@@ -196,6 +312,8 @@ class McpClient:
         self._subscribed: set[str] = set()
         self._relisten = anyio.Event()
         self._on_list_changed: ListChanged | None = None  # re-lists after a lost listen stream
+        #: keeps the read timeouts of tools/call (else the SDK does, a timer a call)
+        self._timer: _CallTimer | None = None
 
     @classmethod
     @asynccontextmanager
@@ -222,6 +340,8 @@ class McpClient:
         host = HostBridge(server, config, runtime)
         diagnostics = context.diagnostics
         exchange = Exchange(server, diagnostics)
+        timer = _call_timer(config)
+        exchange.timer = timer
 
         async def message_handler(message: Any) -> None:
             if isinstance(message, Exception):
@@ -247,7 +367,7 @@ class McpClient:
 
         async with ClientSession(
             GuardedReadStream(read, exchange, closed),
-            _BoundedWriteStream(write, exchange),
+            _BoundedWriteStream(write, exchange, timer),
             message_handler=message_handler,
             logging_callback=logging_callback,
             client_info=_client_info(),
@@ -258,7 +378,12 @@ class McpClient:
         ) as session:
             client = cls(server, session, diagnostics, closed, exchange, host)
             client._on_list_changed = on_list_changed
-            yield client
+            client._timer = timer
+            try:
+                yield client
+            finally:
+                if timer is not None:
+                    timer.close()
 
     # -- errors ---------------------------------------------------------------
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
@@ -572,7 +697,9 @@ class McpClient:
         # by timeout + SEND_GRACE (only when it has to wait, see _BoundedWriteStream)
         started = time.monotonic()
         logs = _sdk_diagnostics.set(self.diagnostics)
-        send_by = _send_by.set(None if timeout is None else (started, timeout + SEND_GRACE))
+        # the connection's timer keeps the first round's timeout (the SDK is given none)
+        own = timeout if self._timer is not None else None
+        send_by = _send_by.set(None if timeout is None else (started, timeout + SEND_GRACE, own))
         arguments = arguments or {}
         session = self.session
         stalled = False
@@ -587,7 +714,7 @@ class McpClient:
                 first = await session.call_tool(
                     name,
                     arguments,
-                    read_timeout_seconds=timeout,
+                    read_timeout_seconds=timeout if own is None else None,
                     progress_callback=progress,  # type: ignore[arg-type]
                     allow_input_required=True,
                 )
@@ -595,15 +722,20 @@ class McpClient:
 
                     async def send(responses: types.InputResponses | None, state: str | None) -> Any:
                         left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.001)
-                        return await session.call_tool(
-                            name,
-                            arguments,
-                            read_timeout_seconds=left,
-                            progress_callback=cast(Any, progress),
-                            input_responses=responses,
-                            request_state=state,
-                            allow_input_required=True,
-                        )
+                        # later rounds: the SDK's own timeout, what is left of the one
+                        bound = _send_by.set(None if timeout is None else (started, timeout + SEND_GRACE, None))
+                        try:
+                            return await session.call_tool(
+                                name,
+                                arguments,
+                                read_timeout_seconds=left,
+                                progress_callback=cast(Any, progress),
+                                input_responses=responses,
+                                request_state=state,
+                                allow_input_required=True,
+                            )
+                        finally:
+                            _send_by.reset(bound)
 
                     result = await self._resolve_input(send, first)
                 else:
