@@ -155,9 +155,11 @@ class EventBus:
     """
 
     def __init__(self) -> None:
-        self._subs: list[tuple[Subscriber, tuple[type[Event], ...]]] = []
-        #: subscribers that listen only while their predicate says so (see :meth:`subscribe`)
-        self._active: dict[int, Callable[[], bool]] = {}
+        #: (subscriber, the event types it wants (none: all), its predicate (see :meth:`subscribe`))
+        self._subs: list[tuple[Subscriber, tuple[type[Event], ...], Callable[[], bool] | None]] = []
+        #: :meth:`has_listeners` per event type, until a subscriber or stream comes or goes:
+        #: True, or the predicates that decide it (none: False)
+        self._listening: dict[type[Event], bool | tuple[Callable[[], bool], ...]] = {}
         self._streams: list[tuple[MemoryObjectSendStream[Event], tuple[type[Event], ...]]] = []
         self._spawn: Callable[[Callable[[], Awaitable[None]]], None] | None = None
         self.dropped = 0
@@ -173,35 +175,44 @@ class EventBus:
         ``active``, when given, says whether ``fn`` wants events at all right now: while it
         returns False, :meth:`has_listeners` does not count ``fn`` (a forwarder with nobody
         to forward to), so publishers may skip building events for it."""
-        entry = (fn, types)
+        entry = (fn, types, active)
         self._subs.append(entry)
-        if active is not None:
-            self._active[id(entry)] = active
+        self._listening.clear()
 
         def unsubscribe() -> None:
             if entry in self._subs:
                 self._subs.remove(entry)
-                self._active.pop(id(entry), None)
+                self._listening.clear()
 
         return unsubscribe
 
     def has_listeners(self, kind: type[Event]) -> bool:
         """Whether publishing an event of type ``kind`` would reach anyone: a subscriber or a
         stream for it. Publishers of frequent events check this before building one."""
-        for entry in self._subs:
-            types = entry[1]
-            if types and not issubclass(kind, types):
-                continue
-            active = self._active.get(id(entry)) if self._active else None
-            if active is None or active():
-                return True
-        for _, types in self._streams:
-            if not types or issubclass(kind, types):
+        known = self._listening.get(kind)
+        if known is None:
+            known = self._listening[kind] = self._who_listens(kind)
+        if known is True or known is False:
+            return known
+        for active in known:
+            if active():
                 return True
         return False
 
+    def _who_listens(self, kind: type[Event]) -> bool | tuple[Callable[[], bool], ...]:
+        if any(not types or issubclass(kind, types) for _, types in self._streams):
+            return True
+        predicates = []
+        for _, types, active in self._subs:
+            if types and not issubclass(kind, types):
+                continue
+            if active is None:
+                return True
+            predicates.append(active)
+        return tuple(predicates) if predicates else False
+
     def publish(self, event: Event) -> None:
-        for fn, types in list(self._subs):
+        for fn, types, _ in list(self._subs):
             if types and not isinstance(event, types):
                 continue
             try:
@@ -246,9 +257,11 @@ class EventBus:
         send, receive = anyio.create_memory_object_stream[Event](max_buffer_size=buffer if buffer else math.inf)
         entry = (send, types)
         self._streams.append(entry)
+        self._listening.clear()
         try:
             async with receive:
                 yield receive
         finally:
             self._streams.remove(entry)
+            self._listening.clear()
             send.close()
