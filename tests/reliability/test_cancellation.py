@@ -164,6 +164,25 @@ async def test_read_timeouts_share_one_timer_per_connection(tmp_path: Path) -> N
             await assert_told_and_still_serving(rt, record, await sleep_call_id(record))
 
 
+async def test_without_the_sdk_request_clock_timeouts_fall_back_to_the_sdk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An SDK that sets no request clock: the connection's timer says so once and stops
+    keeping timeouts; the next call gets the SDK's own, and a sleep still times out."""
+    from contextvars import ContextVar
+
+    import kairox_mcp.client as client
+
+    monkeypatch.setattr(client, "_sdk_request_clock", ContextVar("never_set", default=None))
+    record = tmp_path / "received.jsonl"
+    with anyio.fail_after(60):
+        async with open_runtime(tmp_path, servers(record, tool_timeout=0.5)) as rt:
+            assert (await rt.call_tool("rec.echo", {"message": "first"})).text == "first"
+            assert "request clock was not found" in caplog.text
+            with pytest.raises(ToolError, match=r"timed out after 0\.5 s"):
+                await rt.call_tool("rec.sleep", {"seconds": 60})
+
+
 async def test_many_calls_cancelled_at_once(tmp_path: Path) -> None:
     """Ten sleeps in flight are cancelled together while echoes on the same server go on."""
     record = tmp_path / "received.jsonl"

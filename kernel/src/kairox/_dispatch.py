@@ -35,7 +35,7 @@ import operator
 import traceback
 import types
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -113,13 +113,6 @@ def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
 
 #: the hook's implementations as pluggy holds them: one list it changes in place
 #: (``get_hookimpls()`` would copy it on every call); a pluggy without it: the copy
-class ToolCallHooks(NamedTuple):
-    """:meth:`Dispatcher._tool_call_hooks`: what a tool call dispatches to."""
-
-    pre: list[_Target]
-    post: list[_Target]
-
-
 _impls: Callable[[pluggy.HookCaller], list[Any]] = (
     operator.attrgetter("_hookimpls")
     if isinstance(getattr(pluggy.HookCaller, "_hookimpls", None), types.MemberDescriptorType)
@@ -207,11 +200,6 @@ class Dispatcher:
         #: hook name -> (the hookimpls, the run-time hooks' version, the targets): resolved
         #: once, again when a plugin (un)registers or a run-time hook comes or goes
         self._resolved: dict[tuple[str, bool], tuple[pluggy.HookCaller, list[Any], int, list[_Target]]] = {}
-        #: :meth:`_tool_call_hooks`: (the run-time hooks' version, the two callers, copies of
-        #: their implementations, the answer)
-        self._call_hooks: tuple[int, tuple[Any, Any], tuple[list[Any], list[Any]], ToolCallHooks] | None = None
-        #: :meth:`_event_hooked_now`: (the caller, a copy of its implementations, the answer)
-        self._event_hooked: tuple[Any, list[Any], bool] | None = None
         self._tracer: Any = None
         self._trace_root: Any = None
 
@@ -348,34 +336,6 @@ class Dispatcher:
             if o.error is not None:
                 logger.error("%s hook of %s failed", o.hook, o.source, exc_info=o.error)
         return outcomes
-
-    def _tool_call_hooks(self) -> ToolCallHooks:
-        """What one tool call dispatches to: the ``kairox_pre_tool_call`` and
-        ``kairox_post_tool_call`` targets, the run-time hooks too. Resolved once, again when
-        either changed; the check is one look at both hooks' implementations a call."""
-        relay = self.host.pm.hook
-        pre, post = relay.kairox_pre_tool_call, relay.kairox_post_tool_call
-        hooks = self._hooks
-        version = hooks.version if hooks is not None else -1
-        cached = self._call_hooks
-        if cached is not None and cached[0] == version:
-            _, callers, impls, answer = cached
-            if callers[0] is pre and callers[1] is post and impls[0] == pre._hookimpls and impls[1] == post._hookimpls:
-                return answer
-        answer = ToolCallHooks(self._targets(pre, runtime_hooks=True), self._targets(post, runtime_hooks=True))
-        self._call_hooks = (version, (pre, post), (list(_impls(pre)), list(_impls(post))), answer)
-        return answer
-
-    def _event_hooked_now(self) -> bool:
-        """Whether ``kairox_event`` has an implementation (checked as :meth:`_tool_call_hooks`
-        checks it: the runtime's event forwarder asks it twice a tool call)."""
-        caller = self.host.pm.hook.kairox_event
-        cached = self._event_hooked
-        if cached is not None and cached[0] is caller and cached[1] == caller._hookimpls:
-            return cached[2]
-        answer = bool(self._targets(caller))
-        self._event_hooked = (caller, list(_impls(caller)), answer)
-        return answer
 
     # -- the one executor --------------------------------------------------------
 

@@ -12,8 +12,9 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 import anyio
 import anyio.abc
@@ -240,7 +241,12 @@ class Runtime:
         self.max_result_text = 200_000
         self.max_result_binary = 20_000_000
         # listening only while some plugin implements kairox_event (events.has_listeners)
-        self.events.subscribe(self._forward_event, active=self.dispatch._event_hooked_now)
+        # (the dispatcher's target list itself: non-empty is "someone implements it", and the
+        # check, made twice a tool call, runs no Python frame of its own)
+        self.events.subscribe(
+            self._forward_event,
+            active=cast(Callable[[], bool], partial(self.dispatch._targets_named, "kairox_event", False)),
+        )
         self._setup()
 
     # -- construction ------------------------------------------------------
@@ -541,7 +547,6 @@ class Runtime:
         call_id = f"c{next(self._call_ids)}"
         started = time.perf_counter()
         events, dispatch = self.events, self.dispatch
-        hooks = dispatch._tool_call_hooks()
         # events are built only when someone listens (a kairox_event hookimpl counts)
         if events.has_listeners(ToolCallStarted):
             events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session.id if session else None))
@@ -556,7 +561,7 @@ class Runtime:
             if not anywhere:
                 confined = await self.authorize(spec, args, session=session, approver=approver)
             call: ToolCall | None = None  # what the hooks see, made only when there are some
-            targets = hooks.pre
+            targets = dispatch._targets_named("kairox_pre_tool_call")
             if targets:
                 call = ToolCall(spec, args, self, session, call_id)
                 if anywhere:  # a hook's change cannot change the decision: no snapshot to compare
@@ -586,7 +591,7 @@ class Runtime:
                 _current_session.reset(token)
             result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
             outcome = "error" if result.is_error else "ok"
-            if dispatch._tool_call_hooks().post:  # again: one may have come while the tool ran
+            if dispatch._targets_named("kairox_post_tool_call"):
                 if call is None:
                     call = ToolCall(spec, args, self, session, call_id)
                 await dispatch.post_tool_call(call, result)

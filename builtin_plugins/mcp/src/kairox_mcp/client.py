@@ -104,6 +104,8 @@ class _CallTimer:
         self.expired: dict[str, float] = {}
         self._handle: Any = None
         self._wake_at = math.inf
+        #: the SDK's request clock could not be found (:meth:`arm_current`)
+        self.broken = False
 
     def arm(self, key: str, scope: anyio.CancelScope, timeout: float) -> None:
         at = self._loop.time() + timeout
@@ -113,6 +115,19 @@ class _CallTimer:
                 self._handle.cancel()
             self._wake_at = at
             self._handle = self._loop.call_at(at, self._fire)
+
+    def arm_current(self, key: str, timeout: float) -> None:
+        """:meth:`arm` request ``key`` with the clock of the request this task is sending. An SDK
+        that sets no clock (or keeps its scope elsewhere) leaves this request without a timeout:
+        the timer is then :attr:`broken` (warned once) and later calls get the SDK's own."""
+        clock = _sdk_request_clock.get()
+        scope = getattr(clock, "_scope", None)
+        if isinstance(scope, anyio.CancelScope):
+            self.arm(key, scope, timeout)
+            return
+        if not self.broken:
+            self.broken = True
+            logger.warning("the MCP SDK's request clock was not found: tools/call timeouts fall back to the SDK's own")
 
     def disarm(self, key: str) -> None:
         self._calls.pop(key, None)
@@ -138,6 +153,7 @@ class _CallTimer:
             self._handle = None
         self._wake_at = math.inf
         self._calls.clear()
+        self.expired.clear()
 
 
 def _call_timer(config: McpServerConfig) -> _CallTimer | None:
@@ -198,9 +214,8 @@ class _BoundedWriteStream(GuardedWriteStream):
             if scope.cancelled_caught:
                 raise _SendStalled
         if bound is not None and bound[2] is not None and key is not None and timer is not None:
-            clock = _sdk_request_clock.get() if _sdk_request_clock is not None else None
-            if clock is not None and isinstance(message, types.JSONRPCRequest):
-                timer.arm(key, clock._scope, bound[2])
+            if isinstance(message, types.JSONRPCRequest):
+                timer.arm_current(key, bound[2])
 
 
 def _timed_out_reason(item: Any, timeout: float | None) -> Any:
@@ -698,7 +713,8 @@ class McpClient:
         started = time.monotonic()
         logs = _sdk_diagnostics.set(self.diagnostics)
         # the connection's timer keeps the first round's timeout (the SDK is given none)
-        own = timeout if self._timer is not None else None
+        timer = self._timer
+        own = timeout if timer is not None and not timer.broken else None
         send_by = _send_by.set(None if timeout is None else (started, timeout + SEND_GRACE, own))
         arguments = arguments or {}
         session = self.session
