@@ -56,6 +56,7 @@ from kairox_mcp.transport import (
 
 from ._env import build_env
 from ._lines import Line, LineSplitter
+from ._writer import StdinWriter
 
 if TYPE_CHECKING:
     from anyio.abc import Process
@@ -199,8 +200,8 @@ class _Connection:
         self.reading_ended = False
         self.deliver_scope = anyio.CancelScope()
         self.stdin_scope = anyio.CancelScope()
-        #: the write to the server's stdin going on: (when it began, ``time.monotonic()``; its size); ``None``: none
-        self.writing: tuple[float, int] | None = None
+        #: the session's write stream (the server's stdin), once the server runs
+        self.writer: StdinWriter | None = None
         self.log_fh: IO[bytes] | None = None
         self.stderr_bytes = 0
         self.invalid_lines = 0
@@ -211,7 +212,6 @@ class _Connection:
     async def open(self) -> AsyncIterator[Streams]:
         argv, env, cwd = self._prepare()
         self.read_w, self.read_r = anyio.create_memory_object_stream[Any](0)
-        self.write_w, self.write_r = anyio.create_memory_object_stream[Any](0)
         self._open_log()
         # The caller's exception is re-raised as is after our task group is gone
         # (anyio would wrap it in an ExceptionGroup).
@@ -219,7 +219,8 @@ class _Connection:
         try:
             # Shielded: a cancellation mid-spawn must not leave an unowned child behind.
             with anyio.CancelScope(shield=True):
-                self.proc = await self._spawn(argv, env, cwd)
+                self.proc, writer = await self._spawn(argv, env, cwd)
+                self.writer = writer
             # the server starts while the SDK is imported (one shared import, off the event loop)
             await self.ctx.import_sdk()
             from mcp.shared.message import SessionMessage
@@ -231,10 +232,10 @@ class _Connection:
                 tg.start_soon(self._watch_exit)
                 tg.start_soon(self._stderr_pump)
                 tg.start_soon(self._stdout_pump)
-                tg.start_soon(self._stdin_pump)
-                tg.start_soon(self._stall_watchdog)
+                tg.start_soon(self._stdin_pump, writer)
+                tg.start_soon(self._stall_watchdog, writer)
                 try:
-                    yield self.read_r, self.write_w
+                    yield self.read_r, writer
                 except BaseException as exc:
                     body_error = exc
                 finally:
@@ -245,8 +246,11 @@ class _Connection:
             if self.proc is not None and not self.closing:  # left before the body ran
                 with anyio.CancelScope(shield=True):
                     await self._shutdown()
-            for stream in (self.read_w, self.read_r, self.write_w, self.write_r):
+            for stream in (self.read_w, self.read_r):
                 stream.close()
+            if self.writer is not None:
+                self.writer.close()
+                self.writer.close_fd()
             self._close_log()
         if body_error is not None:
             raise body_error
@@ -258,12 +262,26 @@ class _Connection:
             self.diag.error = str(exc)
             raise
 
-    async def _spawn(self, argv: list[str], env: dict[str, str], cwd: Path) -> Process:
+    async def _spawn(self, argv: list[str], env: dict[str, str], cwd: Path) -> tuple[Process, StdinWriter]:
         logger.debug("starting MCP server %r: %s (%d args) in %s", self.name, argv[0], len(argv) - 1, cwd)
+        # stdin is a pipe of our own, written without a task in between (see ._writer)
+        stdin_r, stdin_w = os.pipe()
         try:
-            proc = await anyio.open_process(
+            proc = await self._open_process(argv, env, cwd, stdin_r)
+        except BaseException:
+            os.close(stdin_w)
+            raise
+        finally:
+            os.close(stdin_r)  # the server's end: held here, the server would never read EOF
+        self.diag.pid = proc.pid
+        self._log_note(f"started {argv[0]} (pid {proc.pid})")
+        return proc, StdinWriter(stdin_w, on_broken=self._stdin_broken)
+
+    async def _open_process(self, argv: list[str], env: dict[str, str], cwd: Path, stdin: int) -> Process:
+        try:
+            return await anyio.open_process(
                 argv,
-                stdin=subprocess.PIPE,
+                stdin=stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
@@ -282,9 +300,6 @@ class _Connection:
             msg = f"cannot start {argv[0]!r}: {exc.strerror or exc}"
             self.diag.error = msg
             raise StdioServerError(msg) from exc
-        self.diag.pid = proc.pid
-        self._log_note(f"started {argv[0]} (pid {proc.pid})")
-        return proc
 
     # -- pumps -------------------------------------------------------------------
 
@@ -390,30 +405,23 @@ class _Connection:
         err.__cause__ = exc
         return err
 
-    async def _stdin_pump(self) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        stdin = self.proc.stdin
-        clock = time.monotonic  # the watchdog's clock (anyio.current_time costs a backend lookup a write)
+    async def _stdin_pump(self, writer: StdinWriter) -> None:
+        """Writes what the pipe could not take at once (see :class:`StdinWriter`)."""
         with self.stdin_scope:
             try:
-                async for message in self.write_r:
-                    data = (message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode()
-                    # no timer a write: the watchdog sees how long this one has been going
-                    self.writing = (clock(), len(data))
-                    await stdin.send(data)
-                    self.writing = None
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                # The server closed its stdin or died; prefer the exit watcher's account.
-                self.writing = None
-                with anyio.move_on_after(1.0):
-                    await self.exited.wait()
-                if not self.exited.is_set():
-                    self._fail(f"cannot write to the server's stdin ({type(exc).__name__})")
+                await writer.run()
             except Exception:
                 logger.exception("MCP server %r: stdin writer failed", self.name)
                 self._fail("writing to the server's stdin failed")
 
-    async def _stall_watchdog(self) -> None:
+    async def _stdin_broken(self, exc: OSError) -> None:
+        """The server closed its stdin or died; prefer the exit watcher's account."""
+        with anyio.move_on_after(1.0):
+            await self.exited.wait()
+        if not self.exited.is_set():
+            self._fail(f"cannot write to the server's stdin ({type(exc).__name__})")
+
+    async def _stall_watchdog(self, writer: StdinWriter) -> None:
         """One timer for the connection's writes: wakes at most a quarter of the stall timeout
         apart, and when a write is going, at the moment it would have taken the whole of it;
         a write still going then (the server stopped reading) ends the connection."""
@@ -421,7 +429,7 @@ class _Connection:
         if timeout == math.inf:
             return
         while True:
-            writing = self.writing
+            writing = writer.writing
             if writing is None:
                 await anyio.sleep(max(timeout / 4, 0.01))
                 continue
@@ -498,7 +506,8 @@ class _Connection:
         self.reading_ended = True
         self.deliver_scope.cancel()
         self.read_w.close()
-        self.write_r.close()
+        if self.writer is not None:
+            self.writer.close()
 
     async def _shutdown(self) -> None:
         proc = self.proc
@@ -508,14 +517,9 @@ class _Connection:
         started = time.monotonic()
         self.stdin_scope.cancel()
         stdin_closed = False
-        if proc.returncode is None and proc.stdin is not None:
-            with anyio.move_on_after(0.5):
-                try:
-                    await proc.stdin.aclose()
-                except Exception:
-                    pass
-                else:
-                    stdin_closed = True
+        if proc.returncode is None and self.writer is not None:
+            self.writer.close_fd()  # the server reads EOF (what the pipe has not taken is dropped)
+            stdin_closed = True
         if stdin_closed and proc.returncode is None:
             with anyio.move_on_after(self.t.shutdown_grace):
                 await proc.wait()

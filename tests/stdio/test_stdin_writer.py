@@ -1,0 +1,254 @@
+"""The stdio transport's write stream (kairox_stdio._writer): a message the pipe takes is written in
+the sender's task, the rest waits in order for the writer task. Every test writes into a real pipe.
+
+The property: whatever the pipe takes at once or not, and however the reader lags, the reader
+gets exactly the messages sent, each line whole, each sender's in the order it sent them, and
+a send that returned means its message is in the pipe.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kairox_stdio._writer import StdinWriter, encode
+
+pytestmark = pytest.mark.anyio
+
+
+def message(sender: int, seq: int, size: int) -> object:
+    from mcp.shared.message import SessionMessage
+    from mcp.types import JSONRPCNotification
+
+    params = {"sender": sender, "seq": seq, "pad": "x" * size}
+    return SessionMessage(JSONRPCNotification(jsonrpc="2.0", method="notifications/test", params=params))
+
+
+@asynccontextmanager
+async def pipe(on_broken: object = None) -> AsyncIterator[tuple[StdinWriter, int, list[OSError]]]:
+    """A writer on a new pipe, its writer task running; yields (writer, read end, broken calls)."""
+    r, w = os.pipe()
+    broken: list[OSError] = []
+
+    async def note(exc: OSError) -> None:
+        broken.append(exc)
+
+    writer = StdinWriter(w, on_broken=note)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(writer.run)
+            yield writer, r, broken
+            writer.close()
+    finally:
+        writer.close_fd()
+        try:
+            os.close(r)
+        except OSError:
+            pass
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Poll ``condition`` (state of the writer no event announces) until it holds."""
+    for _ in range(1000):
+        if condition():
+            return
+        await anyio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+async def read_lines(fd: int, count: int, *, lag: float = 0.0, chunk: int = 65536) -> list[dict[str, object]]:
+    """``count`` lines from ``fd``, parsed; ``lag`` seconds before each read (a slow server)."""
+    os.set_blocking(fd, False)
+    buf = b""
+    lines: list[dict[str, object]] = []
+    while len(lines) < count:
+        if lag:
+            await anyio.sleep(lag)
+        await anyio.wait_readable(fd)
+        data = os.read(fd, chunk)
+        assert data, "EOF before every message arrived"
+        buf += data
+        *done, buf = buf.split(b"\n")
+        lines.extend(json.loads(line) for line in done)
+    assert buf == b""
+    return lines
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    plan=st.lists(st.lists(st.integers(0, 200_000), min_size=1, max_size=6), min_size=1, max_size=4),
+    lag=st.sampled_from([0.0, 0.001]),
+    chunk=st.sampled_from([4096, 65536]),
+)
+async def test_every_message_arrives_whole_and_each_senders_in_order(
+    plan: list[list[int]], lag: float, chunk: int
+) -> None:
+    """Senders (tasks) write messages of the sizes in ``plan`` at once; some fit the pipe, some
+    wait (up to 200 KB, over the 64 KiB pipe), the reader lags or not."""
+    total = sum(len(sizes) for sizes in plan)
+    got: list[dict[str, object]] = []
+    with anyio.fail_after(30):
+        async with pipe() as (writer, r, broken):
+
+            async def sender(i: int, sizes: list[int]) -> None:
+                for seq, size in enumerate(sizes):
+                    await writer.send(message(i, seq, size))
+
+            async def reader() -> None:
+                got.extend(await read_lines(r, total, lag=lag, chunk=chunk))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(reader)
+                for i, sizes in enumerate(plan):
+                    tg.start_soon(sender, i, sizes)
+    assert broken == []
+    for i, sizes in enumerate(plan):
+        mine = [m["params"] for m in got if m["params"]["sender"] == i]  # type: ignore[index]
+        assert [(p["seq"], len(p["pad"])) for p in mine] == list(enumerate(sizes))  # type: ignore[index]
+
+
+async def test_a_message_the_pipe_takes_is_written_before_send_nowait_returns() -> None:
+    async with pipe() as (writer, r, _):
+        writer.send_nowait(message(0, 0, 10))
+        assert writer.writing is None
+        data = os.read(r, 65536)  # no task ran in between
+        assert data == encode(message(0, 0, 10))
+
+
+async def test_what_the_pipe_cannot_take_waits_and_send_nowait_refuses_to_jump_it() -> None:
+    big = message(0, 0, 300_000)
+    async with pipe() as (writer, r, _):
+        writer.send_nowait(big)  # accepted: its first 64 KiB are in the pipe, the rest waits
+        assert writer.writing is not None and writer.writing[1] == len(encode(big))
+        with pytest.raises(anyio.WouldBlock):
+            writer.send_nowait(message(0, 1, 1))
+        with anyio.fail_after(10):
+            lines = await read_lines(r, 1)
+            await until(lambda: writer.writing is None)
+        assert lines[0]["params"]["seq"] == 0  # type: ignore[index]
+        writer.send_nowait(message(0, 1, 1))
+        assert os.read(r, 65536) == encode(message(0, 1, 1))
+
+
+async def test_a_send_cancelled_before_any_byte_went_out_is_not_sent() -> None:
+    async with pipe() as (writer, r, _):
+        writer.send_nowait(message(0, 0, 300_000))  # the pipe is full: the next send waits
+        with anyio.move_on_after(0.1):
+            await writer.send(message(0, 1, 5))
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer.send, message(0, 2, 5))
+                lines = await read_lines(r, 2)
+    assert [m["params"]["seq"] for m in lines] == [0, 2]  # type: ignore[index]
+
+
+async def test_a_send_cancelled_halfway_is_finished_so_the_framing_holds() -> None:
+    first, second = message(0, 9, 100_000), message(0, 1, 1_000_000)
+    async with pipe() as (writer, r, _):
+        writer.send_nowait(first)  # the pipe takes 64 KiB of it; the rest waits
+        scope = anyio.CancelScope()
+
+        async def sending() -> None:
+            with scope:
+                await writer.send(second)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sending)
+                await anyio.sleep(0.05)  # waiting behind the first
+                got = b""
+                while len(got) < len(encode(first)) + 1000:  # the first is out, the second begun
+                    await anyio.wait_readable(r)
+                    got += os.read(r, 65536)
+                await until(lambda: writer.writing is not None and writer.writing[1] == len(encode(second)))
+                scope.cancel()
+            assert scope.cancelled_caught
+            os.set_blocking(r, False)
+            while got.count(b"\n") < 2:
+                await anyio.wait_readable(r)
+                got += os.read(r, 65536)
+    assert [json.loads(line)["params"]["seq"] for line in got.split(b"\n")[:2]] == [9, 1]
+
+
+async def test_a_closed_pipe_drops_messages_and_calls_on_broken_once() -> None:
+    async with pipe() as (writer, r, broken):
+        os.close(r)  # the server closed its stdin (or died)
+        writer.send_nowait(message(0, 0, 10))  # dropped: its call fails when the connection ends
+        writer.send_nowait(message(0, 1, 10))
+        await writer.send(message(0, 2, 10))
+        with anyio.fail_after(5):
+            await until(lambda: bool(broken))
+        await anyio.sleep(0.05)
+    assert len(broken) == 1 and broken[0].errno == errno.EPIPE
+
+
+async def test_after_close_sends_fail_and_waiting_sends_fail_too() -> None:
+    failures: list[type[BaseException]] = []
+    async with pipe() as (writer, _r, _):
+        writer.send_nowait(message(0, 0, 300_000))
+
+        async def waiting() -> None:
+            try:
+                await writer.send(message(0, 1, 5))
+            except anyio.BrokenResourceError as exc:
+                failures.append(type(exc))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.sleep(0.05)
+            writer.close()  # the connection ended (the server died, a stall)
+        with pytest.raises(anyio.BrokenResourceError):
+            writer.send_nowait(message(0, 2, 5))
+        with pytest.raises(anyio.BrokenResourceError):
+            await writer.send(message(0, 2, 5))
+    assert failures == [anyio.BrokenResourceError]
+
+
+async def test_after_aclose_a_send_is_a_closed_resource() -> None:
+    async with pipe() as (writer, _r, _):
+        async with writer:
+            pass
+        with pytest.raises(anyio.ClosedResourceError):
+            await writer.send(message(0, 0, 5))
+
+
+async def test_writing_says_since_when_a_write_waits_for_the_watchdog() -> None:
+    async with pipe() as (writer, r, _):
+        before = time.monotonic()
+        writer.send_nowait(message(0, 0, 200_000))
+        assert writer.writing is not None
+        since, size = writer.writing
+        assert before <= since <= time.monotonic() and size == len(encode(message(0, 0, 200_000)))
+        await anyio.sleep(0.05)
+        assert writer.writing == (since, size)  # nothing read: the same write, the same start
+        with anyio.fail_after(10):
+            await read_lines(r, 1)
+            await until(lambda: writer.writing is None)
+
+
+async def test_close_fd_wakes_a_writer_waiting_on_the_pipe() -> None:
+    r, w = os.pipe()
+
+    async def note(exc: OSError) -> None:
+        raise AssertionError("not broken: closed")
+
+    writer = StdinWriter(w, on_broken=note)
+    try:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer.run)
+                writer.send_nowait(message(0, 0, 300_000))
+                await anyio.sleep(0.05)  # the writer task waits for the pipe now
+                writer.close_fd()
+        assert writer.writing is None
+    finally:
+        os.close(r)
