@@ -252,3 +252,72 @@ async def test_close_fd_wakes_a_writer_waiting_on_the_pipe() -> None:
         assert writer.writing is None
     finally:
         os.close(r)
+
+
+async def test_a_send_cancelled_while_first_in_line_for_a_full_pipe_leaves_the_writer_going() -> None:
+    """The waiting message at the head of the line, its sender cancelled while the writer task
+    waits for the full pipe: it is not sent, the watchdog stops timing it, and the writer goes on
+    when the server reads again (before: the writer task died and took the connection down)."""
+    import fcntl
+
+    page = 4096
+    async with pipe() as (writer, r, broken):
+        fd = writer._fd
+        assert fd is not None
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 16 * page)
+        overhead = len(encode(message(0, 0, 0)))
+        first = message(0, 0, 16 * page + page - overhead)  # one page more than the pipe holds
+        writer.send_nowait(first)
+        scope = anyio.CancelScope()
+
+        async def sending() -> None:
+            with scope:
+                await writer.send(message(0, 1, 10))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sending)
+                await until(lambda: len(writer._queue) == 2)
+                got = os.read(r, page)  # one page out: the first's last page goes in, the pipe is full again
+                await until(lambda: len(writer._queue) == 1 and writer._queue[0].size != 17 * page)
+                assert writer.writing is not None and writer.writing[1] < page  # the second waits for the pipe
+                scope.cancel()
+            assert scope.cancelled_caught
+            assert writer.writing is None
+            os.set_blocking(r, False)
+            while len(got) < 17 * page:
+                await anyio.wait_readable(r)
+                got += os.read(r, 65536)
+            await anyio.sleep(0.05)  # the writer task sees the pipe writable again
+            writer.send_nowait(message(0, 2, 10))
+            lines = await read_lines(r, 1)
+    assert got == encode(first)
+    assert [m["params"]["seq"] for m in lines] == [2]  # type: ignore[index]
+    assert broken == []
+
+
+async def test_finish_lets_a_half_written_message_out_before_the_pipe_closes() -> None:
+    big = message(0, 0, 200_000)
+    async with pipe() as (writer, r, _):
+        writer.send_nowait(big)  # the pipe takes 64 KiB of it
+        got: list[dict[str, object]] = []
+
+        async def reader() -> None:
+            got.extend(await read_lines(r, 1, lag=0.01))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(reader)
+                await writer.finish(5)
+                assert writer.writing is None
+                writer.close_fd()
+        assert os.read(r, 10) == b""  # EOF right after the line
+    assert got[0]["params"]["seq"] == 0  # type: ignore[index]
+
+
+async def test_finish_waits_no_longer_than_it_is_told() -> None:
+    async with pipe() as (writer, _r, _):
+        writer.send_nowait(message(0, 0, 200_000))  # nobody reads
+        started = time.monotonic()
+        await writer.finish(0.2)
+        assert 0.15 < time.monotonic() - started < 2

@@ -110,7 +110,10 @@ class StdinWriter:
             await waiting.done.wait()
         except BaseException:
             if not waiting.started and waiting in self._queue:
+                head = self._queue[0] is waiting
                 self._queue.remove(waiting)  # not a byte of it out: it is not sent
+                if head:  # the watchdog does not time a write nobody waits for
+                    self.writing = None
             raise
         if waiting.error is not None:
             raise waiting.error
@@ -130,6 +133,17 @@ class StdinWriter:
     def close(self) -> None:
         """The connection ended: sends fail (:class:`anyio.BrokenResourceError`) from now on."""
         self._end(anyio.BrokenResourceError)
+
+    async def finish(self, timeout: float) -> None:
+        """Wait up to ``timeout`` s for the message of which some bytes went out (before
+        :meth:`close_fd`: the server's last line is not cut short when it reads on)."""
+        head = self._queue[0] if self._queue else None
+        if head is None or not head.started:
+            return
+        if head.done is None:
+            head.done = anyio.Event()
+        with anyio.move_on_after(timeout):
+            await head.done.wait()
 
     def close_fd(self) -> None:
         """Close the pipe (the server reads EOF); a write waiting for it is woken first."""
@@ -167,8 +181,8 @@ class StdinWriter:
             if fd is None:
                 return
             await anyio.wait_writable(fd)
-            if self._fd is None or queue[0] is not head:
-                continue
+            if self._fd is None or not queue or queue[0] is not head:
+                continue  # its sender was cancelled before a byte of it went out (see send)
             written = self._write(head.rest)
             if written:
                 head.started = True

@@ -515,6 +515,8 @@ class _Connection:
             return
         self.closing = True
         started = time.monotonic()
+        if proc.returncode is None and self.writer is not None:
+            await self.writer.finish(0.5)  # a message half written is finished (not what waits after it)
         self.stdin_scope.cancel()
         stdin_closed = False
         if proc.returncode is None and self.writer is not None:
