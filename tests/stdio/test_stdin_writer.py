@@ -321,3 +321,58 @@ async def test_finish_waits_no_longer_than_it_is_told() -> None:
         started = time.monotonic()
         await writer.finish(0.2)
         assert 0.15 < time.monotonic() - started < 2
+
+
+async def test_a_write_that_waits_past_the_stall_timeout_ends_the_writer() -> None:
+    """The connection's one write timer: armed while the pipe is full, from when the write began."""
+    r, w = os.pipe()
+    stalls: list[tuple[int, float]] = []
+
+    async def note(exc: OSError) -> None:
+        raise AssertionError("not broken: stalled")
+
+    big = message(0, 0, 200_000)
+    writer = StdinWriter(
+        w, on_broken=note, stall_timeout=0.3, on_stall=lambda size: stalls.append((size, time.monotonic()))
+    )
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer.run)
+                began = time.monotonic()
+                writer.send_nowait(big)  # nobody reads
+                with pytest.raises(anyio.BrokenResourceError):
+                    await writer.send(message(0, 1, 5))  # waits behind it, fails with the connection
+        assert [size for size, _ in stalls] == [len(encode(big))]
+        assert 0.25 < stalls[0][1] - began < 3
+        assert writer.writing is None
+        with pytest.raises(anyio.BrokenResourceError):
+            writer.send_nowait(message(0, 2, 5))
+    finally:
+        writer.close_fd()
+        os.close(r)
+
+
+async def test_a_write_that_waits_less_than_the_stall_timeout_goes_through() -> None:
+    r, w = os.pipe()
+
+    async def note(exc: OSError) -> None:
+        raise AssertionError("not broken")
+
+    def stalled(size: int) -> None:
+        raise AssertionError("not stalled")
+
+    writer = StdinWriter(w, on_broken=note, stall_timeout=5, on_stall=stalled)
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer.run)
+                writer.send_nowait(message(0, 0, 200_000))
+                await anyio.sleep(0.3)  # the server reads late, well within the timeout
+                lines = await read_lines(r, 1)
+                await until(lambda: writer.writing is None)
+                writer.close()
+        assert lines[0]["params"]["seq"] == 0  # type: ignore[index]
+    finally:
+        writer.close_fd()
+        os.close(r)

@@ -12,8 +12,10 @@ switch a message. What the pipe cannot take yet waits, in order, for :meth:`Stdi
 - :meth:`send` waits until its message is written (the back-pressure a memory stream of size 0
   gives: at most one message is accepted and not yet written); cancelled before any byte of it
   was written, the message is not sent; once a byte went out it is finished (the framing);
-- :attr:`writing` is the write going on, ``(since, its size)``, for the connection's stall
-  watchdog; ``None`` when nothing waits;
+- a write that waits for the pipe longer than ``stall_timeout`` since it began (the server
+  stopped reading) calls ``on_stall(size)`` and the writer task ends: the one timer of the
+  connection's writes, armed only while the pipe is full; :attr:`writing` is that write,
+  ``(since, its size)``, ``None`` when nothing waits;
 - a broken pipe (the server closed its stdin or died) drops the message and every later one
   (their calls fail when the connection ends, with why) and calls ``on_broken`` once, in the
   writer task; after :meth:`close` (the connection ended) a send raises
@@ -27,6 +29,7 @@ The message is encoded as the SDK's ``stdio_client`` encodes it: one line of
 from __future__ import annotations
 
 import errno
+import math
 import os
 import time
 from collections import deque
@@ -66,10 +69,19 @@ class StdinWriter:
     """See the module docstring. ``fd`` is the write end of the server's stdin pipe, made
     non-blocking here; the writer owns it (:meth:`close_fd`)."""
 
-    def __init__(self, fd: int, *, on_broken: Callable[[OSError], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        fd: int,
+        *,
+        on_broken: Callable[[OSError], Awaitable[None]],
+        stall_timeout: float = math.inf,
+        on_stall: Callable[[int], None] | None = None,
+    ) -> None:
         os.set_blocking(fd, False)
         self._fd: int | None = fd
         self._on_broken = on_broken
+        self._stall_timeout = stall_timeout
+        self._on_stall = on_stall
         self._queue: deque[_Waiting] = deque()
         self._work = anyio.Event()
         self._scope = anyio.CancelScope()
@@ -180,7 +192,14 @@ class StdinWriter:
             fd = self._fd
             if fd is None:
                 return
-            await anyio.wait_writable(fd)
+            with anyio.move_on_after(head.since + self._stall_timeout - time.monotonic()) as waited:
+                await anyio.wait_writable(fd)
+            if waited.cancelled_caught:  # the server stopped reading
+                self.writing = None
+                if self._on_stall is not None:
+                    self._on_stall(head.size)
+                self._end(anyio.BrokenResourceError)
+                return
             if self._fd is None or not queue or queue[0] is not head:
                 continue  # its sender was cancelled before a byte of it went out (see send)
             written = self._write(head.rest)

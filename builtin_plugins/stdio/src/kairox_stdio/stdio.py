@@ -30,7 +30,6 @@ when the first connection opens.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import shutil
 import signal
@@ -233,7 +232,6 @@ class _Connection:
                 tg.start_soon(self._stderr_pump)
                 tg.start_soon(self._stdout_pump)
                 tg.start_soon(self._stdin_pump, writer)
-                tg.start_soon(self._stall_watchdog, writer)
                 try:
                     yield self.read_r, writer
                 except BaseException as exc:
@@ -275,7 +273,13 @@ class _Connection:
             os.close(stdin_r)  # the server's end: held here, the server would never read EOF
         self.diag.pid = proc.pid
         self._log_note(f"started {argv[0]} (pid {proc.pid})")
-        return proc, StdinWriter(stdin_w, on_broken=self._stdin_broken)
+        writer = StdinWriter(
+            stdin_w,
+            on_broken=self._stdin_broken,
+            stall_timeout=self.t.write_stall_timeout,
+            on_stall=self._stalled,
+        )
+        return proc, writer
 
     async def _open_process(self, argv: list[str], env: dict[str, str], cwd: Path, stdin: int) -> Process:
         try:
@@ -421,25 +425,11 @@ class _Connection:
         if not self.exited.is_set():
             self._fail(f"cannot write to the server's stdin ({type(exc).__name__})")
 
-    async def _stall_watchdog(self, writer: StdinWriter) -> None:
-        """One timer for the connection's writes: wakes at most a quarter of the stall timeout
-        apart, and when a write is going, at the moment it would have taken the whole of it;
-        a write still going then (the server stopped reading) ends the connection."""
+    def _stalled(self, size: int) -> None:
+        """A write blocked for ``write_stall_timeout`` (see :class:`StdinWriter`): the server
+        stopped reading its stdin; the connection ends."""
         timeout = self.t.write_stall_timeout
-        if timeout == math.inf:
-            return
-        while True:
-            writing = writer.writing
-            if writing is None:
-                await anyio.sleep(max(timeout / 4, 0.01))
-                continue
-            left = writing[0] + timeout - time.monotonic()
-            if left > 0:
-                await anyio.sleep(left)
-                continue
-            self.stdin_scope.cancel()
-            self._fail(f"the server stopped reading its stdin (a {writing[1]}-byte write blocked for {timeout:g} s)")
-            return
+        self._fail(f"the server stopped reading its stdin (a {size}-byte write blocked for {timeout:g} s)")
 
     async def _stderr_pump(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
