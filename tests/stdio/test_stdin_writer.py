@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -34,15 +38,16 @@ def message(sender: int, seq: int, size: int) -> object:
 
 
 @asynccontextmanager
-async def pipe(on_broken: object = None) -> AsyncIterator[tuple[StdinWriter, int, list[OSError]]]:
-    """A writer on a new pipe, its writer task running; yields (writer, read end, broken calls)."""
+async def pipe(**options: Any) -> AsyncIterator[tuple[StdinWriter, int, list[OSError]]]:
+    """A writer on a new pipe (``options`` for it), its writer task running; yields (writer,
+    read end, broken calls)."""
     r, w = os.pipe()
     broken: list[OSError] = []
 
     async def note(exc: OSError) -> None:
         broken.append(exc)
 
-    writer = StdinWriter(w, on_broken=note)
+    writer = StdinWriter(w, on_broken=note, **options)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(writer.run)
@@ -254,14 +259,19 @@ async def test_close_fd_wakes_a_writer_waiting_on_the_pipe() -> None:
         os.close(r)
 
 
-async def test_a_send_cancelled_while_first_in_line_for_a_full_pipe_leaves_the_writer_going() -> None:
+@pytest.mark.parametrize("stall_timeout", [math.inf, 0.4])
+async def test_a_send_cancelled_while_first_in_line_for_a_full_pipe_leaves_the_writer_going(
+    stall_timeout: float,
+) -> None:
     """The waiting message at the head of the line, its sender cancelled while the writer task
-    waits for the full pipe: it is not sent, the watchdog stops timing it, and the writer goes on
-    when the server reads again (before: the writer task died and took the connection down)."""
+    waits for the full pipe: it is not sent, its stall timer stops (the pipe stays full past
+    the timeout: no stall), and the writer goes on when the server reads again (before: the
+    writer task died and took the connection down)."""
     import fcntl
 
     page = 4096
-    async with pipe() as (writer, r, broken):
+    stalls: list[int] = []
+    async with pipe(stall_timeout=stall_timeout, on_stall=stalls.append) as (writer, r, broken):
         fd = writer._fd
         assert fd is not None
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 16 * page)
@@ -284,6 +294,8 @@ async def test_a_send_cancelled_while_first_in_line_for_a_full_pipe_leaves_the_w
                 scope.cancel()
             assert scope.cancelled_caught
             assert writer.writing is None
+            await anyio.sleep(0.6 if stall_timeout < 1 else 0)  # full past the stall timeout
+            assert stalls == []
             os.set_blocking(r, False)
             while len(got) < 17 * page:
                 await anyio.wait_readable(r)
@@ -376,3 +388,69 @@ async def test_a_write_that_waits_less_than_the_stall_timeout_goes_through() -> 
     finally:
         writer.close_fd()
         os.close(r)
+
+
+async def test_aclose_keeps_a_half_written_message_for_finish_and_drops_the_rest() -> None:
+    """The SDK closes its write stream as the session ends, before the transport's shutdown."""
+    big = message(0, 0, 200_000)
+    async with pipe() as (writer, r, _):
+        writer.send_nowait(big)  # 64 KiB of it in the pipe
+        failures: list[type[BaseException]] = []
+
+        async def waiting() -> None:
+            try:
+                await writer.send(message(0, 1, 5))
+            except anyio.ClosedResourceError as exc:
+                failures.append(type(exc))
+
+        got: list[dict[str, object]] = []
+
+        async def reader() -> None:
+            got.extend(await read_lines(r, 1, lag=0.01))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(waiting)
+                await until(lambda: len(writer._queue) == 2)
+                await writer.aclose()
+                await until(lambda: bool(failures))
+                assert failures == [anyio.ClosedResourceError]  # not started: dropped
+                with pytest.raises(anyio.ClosedResourceError):
+                    writer.send_nowait(message(0, 2, 5))
+                tg.start_soon(reader)
+                await writer.finish(5)
+                writer.close_fd()
+        assert os.read(r, 10) == b""  # EOF right after the line
+    assert [m["params"]["seq"] for m in got] == [0]  # type: ignore[index]
+
+
+async def test_a_line_half_written_when_the_session_closes_reaches_the_server_whole(tmp_path: Path) -> None:
+    """Through the transport, in the SDK's order (the session closes its write stream, then the
+    transport shuts down): a server that reads on within the grace gets the whole line, then EOF."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import JSONRPCNotification
+    from stdio_helpers import context
+
+    from kairox_mcp.config import McpServerConfig
+    from kairox_stdio import StdioTransport
+
+    report = tmp_path / "read.json"
+    script = (
+        "import json, os, sys, time\n"
+        "time.sleep(0.2)\n"
+        "data = b''\n"
+        "while chunk := os.read(0, 65536):\n"
+        "    data += chunk\n"
+        "lines = data.split(b'\\n')\n"
+        f"open({str(report)!r}, 'w').write(json.dumps([len(lines) - 1, len(lines[-1])]))\n"
+    )
+    config = McpServerConfig(command=sys.executable, args=["-c", script])
+    note = SessionMessage(
+        JSONRPCNotification(jsonrpc="2.0", method="notifications/big", params={"pad": "x" * 1_000_000})
+    )
+    transport = StdioTransport(shutdown_grace=5, term_grace=0.5)
+    with anyio.fail_after(20):
+        async with transport.connect(config, context(tmp_path)) as (_read, write):
+            write.send_nowait(note)  # the pipe takes 64 KiB of it; the server is not reading yet
+            await write.aclose()
+    assert json.loads(report.read_text()) == [1, 0]  # one whole line, nothing cut after it

@@ -12,15 +12,19 @@ switch a message. What the pipe cannot take yet waits, in order, for :meth:`Stdi
 - :meth:`send` waits until its message is written (the back-pressure a memory stream of size 0
   gives: at most one message is accepted and not yet written); cancelled before any byte of it
   was written, the message is not sent; once a byte went out it is finished (the framing);
-- a write that waits for the pipe longer than ``stall_timeout`` since it began (the server
-  stopped reading) calls ``on_stall(size)`` and the writer task ends: the one timer of the
-  connection's writes, armed only while the pipe is full; :attr:`writing` is that write,
-  ``(since, its size)``, ``None`` when nothing waits;
+- a write not done ``stall_timeout`` after it began (the server stopped reading; the time
+  counts from the write's start, as the watchdog this replaces counted) calls
+  ``on_stall(size)`` and the writer task ends: the one timer of the connection's writes,
+  armed only while the writer task waits for the pipe; a head withdrawn by its cancelled
+  sender stops its timer. :attr:`writing` is that write, ``(since, its size)``, ``None``
+  when nothing waits;
 - a broken pipe (the server closed its stdin or died) drops the message and every later one
   (their calls fail when the connection ends, with why) and calls ``on_broken`` once, in the
   writer task; after :meth:`close` (the connection ended) a send raises
   :class:`anyio.BrokenResourceError` and the messages waiting get it too; after :meth:`aclose`
-  (the session is done with it) :class:`anyio.ClosedResourceError`.
+  (the session is done with it) :class:`anyio.ClosedResourceError`, and a message already
+  begun is still finished by the writer task (:meth:`finish` waits for it, bounded, before
+  the transport closes the pipe).
 
 The message is encoded as the SDK's ``stdio_client`` encodes it: one line of
 ``model_dump_json(by_alias=True, exclude_unset=True)``.
@@ -85,6 +89,10 @@ class StdinWriter:
         self._queue: deque[_Waiting] = deque()
         self._work = anyio.Event()
         self._scope = anyio.CancelScope()
+        #: the writer task's wait for the pipe going on (the head's stall timer)
+        self._wait_scope: anyio.CancelScope | None = None
+        #: the writer task ends (the connection ended, or the session closed with nothing started)
+        self._stopped = False
         #: the pipe broke (``EPIPE``...): messages are dropped from now on
         self.broken: OSError | None = None
         self._ended: type[Exception] | None = None
@@ -124,14 +132,29 @@ class StdinWriter:
             if not waiting.started and waiting in self._queue:
                 head = self._queue[0] is waiting
                 self._queue.remove(waiting)  # not a byte of it out: it is not sent
-                if head:  # the watchdog does not time a write nobody waits for
+                if head:  # nobody waits for it: its stall timer stops, the next one's starts
                     self.writing = None
+                    if self._wait_scope is not None:
+                        self._wait_scope.cancel()
             raise
         if waiting.error is not None:
             raise waiting.error
 
     async def aclose(self) -> None:
-        self._end(anyio.ClosedResourceError)
+        """The session is done with the stream: sends fail (:class:`anyio.ClosedResourceError`)
+        and what waits is dropped, except a message of which some bytes went out: the writer
+        task finishes it (:meth:`finish` waits for that), so the server's last line is whole."""
+        if self._ended is None:
+            self._ended = anyio.ClosedResourceError
+        head = self._queue[0] if self._queue and self._queue[0].started else None
+        if head is not None:
+            self._queue.popleft()
+        self._drop_waiting(self._ended)
+        if head is None:
+            self._stop()
+        else:
+            self._queue.append(head)
+            self._work.set()
 
     async def __aenter__(self) -> StdinWriter:
         return self
@@ -171,20 +194,20 @@ class StdinWriter:
         (after ``on_broken``), is closed, or the connection ends."""
         try:
             with self._scope:  # cancelled by close(): a wait for a full pipe ends with it
-                while self._ended is None:
+                while not self._stopped and not (self._ended is not None and not self._queue):
                     await self._work.wait()
                     self._work = anyio.Event()
                     await self._drain()
                     if self.broken is not None:
                         break
-            if self.broken is not None and self._ended is None:
+            if self.broken is not None and not self._stopped:
                 await self._on_broken(self.broken)
         except anyio.ClosedResourceError:
             pass  # close_fd() during a wait: shutting down
 
     async def _drain(self) -> None:
         queue = self._queue
-        while queue and self.broken is None and self._ended is None:
+        while queue and self.broken is None and not self._stopped:
             head = queue[0]
             if head.since is None:
                 head.since = time.monotonic()
@@ -193,15 +216,19 @@ class StdinWriter:
             if fd is None:
                 return
             with anyio.move_on_after(head.since + self._stall_timeout - time.monotonic()) as waited:
-                await anyio.wait_writable(fd)
+                self._wait_scope = waited  # send() cancels it when it withdraws the head
+                try:
+                    await anyio.wait_writable(fd)
+                finally:
+                    self._wait_scope = None
+            if self._fd is None or not queue or queue[0] is not head:
+                continue  # its sender was cancelled before a byte of it went out (see send)
             if waited.cancelled_caught:  # the server stopped reading
                 self.writing = None
                 if self._on_stall is not None:
                     self._on_stall(head.size)
                 self._end(anyio.BrokenResourceError)
                 return
-            if self._fd is None or not queue or queue[0] is not head:
-                continue  # its sender was cancelled before a byte of it went out (see send)
             written = self._write(head.rest)
             if written:
                 head.started = True
@@ -232,6 +259,11 @@ class StdinWriter:
         if self._ended is None:
             self._ended = error
         self._drop_waiting(self._ended)
+        self._stop()
+
+    def _stop(self) -> None:
+        """The writer task ends now (what it was writing is left as it is)."""
+        self._stopped = True
         self.writing = None
         self._scope.cancel()
 
