@@ -32,7 +32,6 @@ The message is encoded as the SDK's ``stdio_client`` encodes it: one line of
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import time
@@ -55,7 +54,7 @@ def encode(item: Any) -> bytes:
 class _Waiting:
     """A message not (fully) written yet."""
 
-    __slots__ = ("done", "error", "rest", "since", "size", "started")
+    __slots__ = ("done", "error", "rest", "since", "size")
 
     def __init__(self, data: bytes | memoryview, size: int, done: anyio.Event | None) -> None:
         self.rest = memoryview(data)
@@ -63,10 +62,13 @@ class _Waiting:
         #: set when it is written (or dropped, or failed: ``error``); ``None``: nobody waits for it
         self.done = done
         self.error: type[Exception] | None = None
-        #: a byte of it was written: it must be finished before anything else
-        self.started = len(self.rest) < size
         #: when its write began (``time.monotonic()``), for the stall watchdog
         self.since: float | None = time.monotonic() if self.started else None
+
+    @property
+    def started(self) -> bool:
+        """A byte of it was written: it must be finished before anything else."""
+        return len(self.rest) < self.size
 
 
 class StdinWriter:
@@ -231,7 +233,6 @@ class StdinWriter:
                 return
             written = self._write(head.rest)
             if written:
-                head.started = True
                 head.rest = head.rest[written:]
             if not head.rest or self.broken is not None:
                 queue.popleft()
@@ -251,7 +252,7 @@ class StdinWriter:
             return 0
         except OSError as exc:
             if self.broken is None:
-                self.broken = exc if exc.errno is not None else OSError(errno.EPIPE, str(exc))
+                self.broken = exc
                 self._work.set()
             return len(data)
 
