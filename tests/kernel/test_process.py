@@ -80,8 +80,23 @@ async def test_reap_ends_a_leader_that_ignores_sigterm(tmp_path: Path) -> None:
     code = await reap(process, grace=0.3)
     assert code == -signal.SIGKILL
     assert time.monotonic() - started < 5
-    assert await wait_group_gone(leader, timeout=5)
+    # SIGKILL lands asynchronously; reap waits for the group, so nothing of it is left now
+    assert not group_alive(leader)
     assert grandchild not in session_members(leader)
+
+
+@pytest.mark.anyio
+async def test_wait_group_gone_is_bounded_and_sees_the_kill_land(tmp_path: Path) -> None:
+    process = await anyio.open_process([sys.executable, "-c", FAMILY], stdout=subprocess.PIPE, start_new_session=True)
+    assert process.stdout is not None
+    leader, _ = map(int, (await _line(process)).split())
+    try:
+        assert await wait_group_gone(leader, timeout=0.2) is False  # alive: gives up at the bound
+        assert kill_group(leader)
+        assert await wait_group_gone(leader, timeout=5) is True
+        assert not group_alive(leader)
+    finally:
+        await reap(process, grace=0.3)
 
 
 @pytest.mark.anyio

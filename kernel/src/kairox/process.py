@@ -389,7 +389,8 @@ async def wait_session_gone(sid: int, timeout: float) -> bool:
 
 async def reap(process: anyio.abc.Process, *, grace: float = 2.0) -> int | None:
     """Make sure ``process`` and its group are gone: SIGTERM, wait ``grace``, SIGKILL,
-    wait for it; its pipes are closed. Shielded: it finishes even when cancelled."""
+    wait for it and (bounded) for the rest of its group; its pipes are closed.
+    Shielded: it finishes even when cancelled."""
     with anyio.CancelScope(shield=True):
         if process.returncode is None:
             kill_group(process.pid, signal.SIGTERM)
@@ -399,6 +400,7 @@ async def reap(process: anyio.abc.Process, *, grace: float = 2.0) -> int | None:
         if process.returncode is None:
             with anyio.move_on_after(grace):
                 await process.wait()
+        await wait_group_gone(process.pid, timeout=grace)
         for stream in (process.stdin, process.stdout, process.stderr):
             if stream is not None:
                 with contextlib.suppress(Exception):
