@@ -181,19 +181,20 @@ def with_sdk_backend(tmp_path: Path) -> Workspace:
 TRANSPORTS = ["stdio", "http"]
 
 
-#: the pids of the module's ``sdk_gateway`` and of the backend it started
+#: the pids of the module's shared gateways (``sdk_gateway``, ``sdk_stateless``) and of
+#: the backends they started
 SHARED_PIDS: set[int] = set()
 
 
-@pytest.fixture(scope="module")
-def sdk_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
-    """One ``kairox serve --http`` over :func:`with_sdk_backend` for the module's HTTP cases
-    (each test is a new client, so a new MCP session: approvals and held calls are per
-    session); yields the workspace and the endpoint URL once the backend is up. Built by
-    the first HTTP case that asks (:func:`sdk_workspace`); its processes, recorded in
-    :data:`SHARED_PIDS`, are no test's leftovers (:func:`no_leftovers`)."""
+def shared_sdk_gateway(tmp_path_factory: pytest.TempPathFactory, *args: str) -> Iterator[tuple[Workspace, str]]:
+    """One ``kairox serve --http ARGS`` over :func:`with_sdk_backend` for the module's HTTP
+    cases (each test is a new client, so a new MCP session: approvals and held calls are per
+    session; with ``--stateless`` there is none, and nothing outlives a request); yields
+    the workspace and the endpoint URL once the backend is up. Built by the first HTTP case
+    that asks (:func:`shared`); its processes, recorded in :data:`SHARED_PIDS`, are no
+    test's leftovers (:func:`no_leftovers`)."""
     ws = with_sdk_backend(tmp_path_factory.mktemp("sdk-gateway"))
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, proc):
+    with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, proc):
 
         async def backend_up() -> None:
             async with connect(url, mode="legacy") as client:
@@ -203,16 +204,37 @@ def sdk_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Work
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             pool.submit(anyio.run, backend_up).result()
         gateway = psutil.Process(proc.pid)
-        SHARED_PIDS.update([gateway.pid, *(p.pid for p in gateway.children(recursive=True))])
+        pids = {gateway.pid, *(p.pid for p in gateway.children(recursive=True))}
+        SHARED_PIDS.update(pids)
         try:
             yield ws, url
         finally:
-            SHARED_PIDS.clear()
+            SHARED_PIDS.difference_update(pids)
+
+
+@pytest.fixture(scope="module")
+def sdk_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
+    """The module's shared ``kairox serve --http`` (:func:`shared_sdk_gateway`)."""
+    yield from shared_sdk_gateway(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def sdk_stateless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workspace, str]]:
+    """The module's shared ``kairox serve --http --stateless`` (:func:`shared_sdk_gateway`)."""
+    yield from shared_sdk_gateway(tmp_path_factory, "--stateless")
+
+
+def shared(request: pytest.FixtureRequest, *args: str) -> tuple[Workspace, str]:
+    """The workspace and URL of the module's shared gateway: ``sdk_stateless`` with
+    ``--stateless``, else ``sdk_gateway``. (Asked for here, not as a test's argument: the
+    tests that use one are in :data:`SHARED_GATEWAY`, on one xdist worker.)"""
+    assert args in ((), ("--stateless",)), args
+    return request.getfixturevalue("sdk_stateless" if args else "sdk_gateway")  # type: ignore[no-any-return]
 
 
 @pytest.fixture
 def no_leftovers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """As in tests/conftest.py, except for the processes of the module's ``sdk_gateway``
+    """As in tests/conftest.py, except for the processes of the module's shared gateways
     (they live as long as the module). Anything else a test starts, a process the shared
     gateway starts for it included, must be gone."""
     real = peers.live_descendants
@@ -225,28 +247,30 @@ def no_leftovers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
-#: the HTTP cases over ``sdk_gateway`` run on one xdist worker, so the module starts it once
+#: the HTTP cases over ``sdk_gateway`` or ``sdk_stateless`` run on one xdist worker, so the
+#: module starts each once
 SHARED_GATEWAY = pytest.mark.xdist_group("tests/serve/test_forward.py::sdk_gateway")
 #: :data:`TRANSPORTS` for :func:`sdk_client`
 SDK_TRANSPORTS = ["stdio", pytest.param("http", marks=SHARED_GATEWAY)]
 
 
-def sdk_workspace(request: pytest.FixtureRequest, tmp_path: Path, transport: str) -> Workspace:
-    """The workspace :func:`sdk_client` serves: the shared gateway's over HTTP, else a new one."""
+def sdk_workspace(request: pytest.FixtureRequest, tmp_path: Path, transport: str, *args: str) -> Workspace:
+    """The workspace :func:`sdk_client` serves: the shared gateway's over HTTP (:func:`shared`,
+    ``args``), else a new one."""
     if transport == "http":
-        return request.getfixturevalue("sdk_gateway")[0]  # type: ignore[no-any-return]
+        return shared(request, *args)[0]
     return with_sdk_backend(tmp_path)
 
 
 @contextlib.asynccontextmanager
 async def sdk_client(
-    request: pytest.FixtureRequest, ws: Workspace, transport: str, **kwargs: Any
+    request: pytest.FixtureRequest, ws: Workspace, transport: str, *args: str, **kwargs: Any
 ) -> AsyncIterator[Client]:
     """An SDK ``Client`` (``kwargs``) of a gateway over ``ws`` (:func:`sdk_workspace`): over
     stdio a ``kairox serve --stdio`` of its own (one client per process), over HTTP a new
-    session of the module's ``sdk_gateway``."""
+    session of the module's shared gateway (:func:`shared`, ``args``)."""
     if transport == "http":
-        async with connect(request.getfixturevalue("sdk_gateway")[1], **kwargs) as client:
+        async with connect(shared(request, *args)[1], **kwargs) as client:
             yield client
         return
     async with gateway_client(ws, transport, **kwargs) as client:
@@ -262,22 +286,17 @@ async def sdk_client(
         # which the retry reaches
         ("stdio", (), "auto"),
         pytest.param("http", (), "auto", marks=SHARED_GATEWAY),
-        ("http", ("--stateless",), "auto"),
+        pytest.param("http", ("--stateless",), "auto", marks=SHARED_GATEWAY),
     ],
 )
 async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
 ) -> None:
     host = Host(content={"name": "Ada"})
-    async with contextlib.AsyncExitStack() as stack:
-        kwargs: dict[str, Any] = {"mode": mode, "sampling_callback": host.sample, "elicitation_callback": host.elicit}
-        if args:  # a gateway of its own
-            client = await stack.enter_async_context(
-                gateway_client(with_sdk_backend(tmp_path), "http", *args, **kwargs)
-            )
-        else:
-            ws = sdk_workspace(request, tmp_path, transport)
-            client = await stack.enter_async_context(sdk_client(request, ws, transport, **kwargs))
+    ws = sdk_workspace(request, tmp_path, transport, *args)
+    async with sdk_client(
+        request, ws, transport, *args, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
+    ) as client:
         result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
         assert not result.is_error, text_of(result)
         assert text_of(result) == "test-model: an answer from the gateway's client"
@@ -327,21 +346,19 @@ async def test_a_client_without_the_capabilities_is_not_asked(
         assert result.is_error and "the client did not declare the elicitation capability" in text_of(result)
 
 
-async def test_no_back_channel_no_request(tmp_path: Path) -> None:
+@SHARED_GATEWAY
+async def test_no_back_channel_no_request(request: pytest.FixtureRequest) -> None:
     """A handshake-era client over stateless HTTP (no channel back to the client): the
     backend is told why. (A 2026-07-28 client is asked through ``InputRequiredResult``:
     test_held.py.)"""
-    ws = with_sdk_backend(tmp_path)
-    for transport, args, mode, why in (("http", ("--stateless",), "legacy", "stateless HTTP"),):
-        host = Host()
-        async with gateway_client(
-            ws, transport, *args, mode=mode, sampling_callback=host.sample, elicitation_callback=host.elicit
-        ) as client:
-            result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
-            assert result.is_error and why in text_of(result), text_of(result)
-            result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
-            assert result.is_error and why in text_of(result), text_of(result)
-        assert host.approvals == host.samples == host.forms == []
+    host = Host()
+    url = shared(request, "--stateless")[1]
+    async with connect(url, mode="legacy", sampling_callback=host.sample, elicitation_callback=host.elicit) as client:
+        result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
+        assert result.is_error and "stateless HTTP" in text_of(result), text_of(result)
+        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
+        assert result.is_error and "stateless HTTP" in text_of(result), text_of(result)
+    assert host.approvals == host.samples == host.forms == []
 
 
 @pytest.mark.parametrize("transport", SDK_TRANSPORTS)
@@ -365,10 +382,13 @@ async def test_roots(request: pytest.FixtureRequest, tmp_path: Path, transport: 
         assert roots[0]["uri"] == ws.root.resolve().as_uri() and mine.as_uri() not in text_of(result)
 
 
-async def test_a_request_that_cannot_be_told_apart_is_refused(tmp_path: Path) -> None:
+@SHARED_GATEWAY
+async def test_a_request_that_cannot_be_told_apart_is_refused(request: pytest.FixtureRequest) -> None:
     """Two clients' calls on one backend at once: the backend's request names no call, so
-    it goes to neither client; the one that came while a single call ran reaches its client."""
-    ws = with_sdk_backend(tmp_path)
+    it goes to neither client; the one that came while a single call ran reaches its client.
+    (The module's shared gateway: every call of the test ends before it does, and "for this
+    session" lasts only the session.)"""
+    url = shared(request)[1]
     first_asked, second_done = anyio.Event(), anyio.Event()
     first = Host(decision="session")
     second = Host(decision="session")
@@ -378,20 +398,19 @@ async def test_a_request_that_cannot_be_told_apart_is_refused(tmp_path: Path) ->
         await second_done.wait()  # the second client's call runs (and asks) meanwhile
         return await first.sample(context, params)
 
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        results: dict[str, str] = {}
+    results: dict[str, str] = {}
 
-        async def one(name: str, host: Host, sample: Any) -> None:
-            async with connect(url, mode="legacy", sampling_callback=sample, elicitation_callback=host.elicit) as c:
-                result = await c.call_tool("asks_ask_model", {"prompt": f"from {name}"})
-                results[name] = text_of(result)
+    async def one(name: str, host: Host, sample: Any) -> None:
+        async with connect(url, mode="legacy", sampling_callback=sample, elicitation_callback=host.elicit) as c:
+            result = await c.call_tool("asks_ask_model", {"prompt": f"from {name}"})
+            results[name] = text_of(result)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(one, "first", first, first_sample)
-            with anyio.fail_after(60):
-                await first_asked.wait()
-            await one("second", second, second.sample)
-            second_done.set()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, "first", first, first_sample)
+        with anyio.fail_after(60):
+            await first_asked.wait()
+        await one("second", second, second.sample)
+        second_done.set()
     assert results["first"] == "test-model: an answer from the gateway's client"
     assert "exactly one client's tool call" in results["second"], results["second"]
     assert second.samples == [] and first.samples == ["from first"]
