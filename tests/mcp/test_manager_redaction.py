@@ -41,3 +41,31 @@ def test_the_redaction_comes_with_the_first_server(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [False, True, True]
+
+
+def test_a_logger_of_ours_made_after_a_scan_is_redacted_at_the_next_connection() -> None:
+    """``install_log_redaction`` runs for every server connection and rescans logging's table
+    only when a logger was made since its last scan, including a placeholder (``a`` for
+    ``a.b``) that became a logger without the table growing."""
+    import logging
+    import uuid
+
+    from kairox_mcp._sdklog import install_log_redaction
+
+    def redacted(name: str) -> bool:
+        return any(type(f).__name__ == "_Redact" for f in logging.getLogger(name).filters)
+
+    base = f"kairox_stdio.test_{uuid.uuid4().hex}"
+    install_log_redaction()
+    logging.getLogger(f"{base}.child")  # makes the placeholder `base`
+    install_log_redaction()
+    assert redacted(f"{base}.child")
+    install_log_redaction()  # nothing new: the same answer
+    assert redacted(f"{base}.child")
+    logging.getLogger(base)  # the placeholder becomes a logger; the table does not grow
+    install_log_redaction()
+    assert redacted(base)
+    unrelated = f"somebody_else_{uuid.uuid4().hex}"
+    logging.getLogger(unrelated)
+    install_log_redaction()
+    assert not redacted(unrelated)

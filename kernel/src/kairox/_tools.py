@@ -618,6 +618,37 @@ def publish_change(
         events.publish(ToolsChanged(provider=provider, added=really_added + changed, removed=really_removed))
 
 
+def _with_id(group: str | set[str] | None, tid: str) -> str | set[str]:
+    """A group of ids (one id, kept as itself, or a set of several) with ``tid`` in it."""
+    if group is None or group == tid:
+        return tid
+    if isinstance(group, set):
+        group.add(tid)
+        return group
+    return {group, tid}
+
+
+def _without_id(group: str | set[str], tid: str) -> str | set[str] | None:
+    """``group`` without ``tid`` (``None``: nothing is left; a set left with one is that id)."""
+    if isinstance(group, set):
+        group.discard(tid)
+        return next(iter(group)) if len(group) == 1 else group
+    return None if group == tid else group
+
+
+def _set_group(groups: dict[str, str | set[str]], key: str, group: str | set[str] | None) -> None:
+    if group is None:
+        del groups[key]
+    else:
+        groups[key] = group
+
+
+def _members(group: str | set[str] | None) -> Iterable[str]:
+    if group is None:
+        return ()
+    return (group,) if isinstance(group, str) else group
+
+
 class ToolRegistry:
     """Every tool the agent may call, keyed by canonical id.
 
@@ -655,8 +686,9 @@ class ToolRegistry:
         #: one id is kept as itself, not as a set of one, for every tool not in a collision
         self._groups: dict[str, str | set[str]] = {}
         #: newcomers of the running batch (registered, no pinned name): their names and groups
+        #: (by sanitised name, one id kept as itself as in ``_groups``)
         self._fresh: dict[str, str] = {}
-        self._fresh_groups: dict[str, set[str]] = {}
+        self._fresh_groups: dict[str, str | set[str]] = {}
         #: losers of the fresh groups: id -> its first suffixed candidate, and how many want each
         self._loser_names: dict[str, str] = {}
         self._loser_counts: dict[str, int] = {}
@@ -791,23 +823,14 @@ class ToolRegistry:
             owned.pop(tid, None)
             if not owned:
                 del self._by_provider[entry.provider]
-        group = self._groups[key]
-        if isinstance(group, set):
-            group.discard(tid)
-            if len(group) == 1:
-                self._groups[key] = next(iter(group))
-        elif group == tid:
-            del self._groups[key]
+        _set_group(self._groups, key, _without_id(self._groups[key], tid))
         name = entry.spec.exported_name
         if self._by_exported.get(name) == tid:
             del self._by_exported[name]
         if tid in self._fresh:
             del self._fresh[tid]
             self._unlose(tid)
-            fresh_group = self._fresh_groups[key]
-            fresh_group.discard(tid)
-            if not fresh_group:
-                del self._fresh_groups[key]
+            _set_group(self._fresh_groups, key, _without_id(self._fresh_groups[key], tid))
             touched.add(key)
 
     def _put(self, tid: str, entry: _Entry, touched: set[str]) -> None:
@@ -818,19 +841,13 @@ class ToolRegistry:
         if self._last_index is not None:
             self._dirty.add(tid)
         self._by_provider.setdefault(entry.provider, {})[tid] = None
-        group = self._groups.get(key)
-        if group is None or group == tid:
-            self._groups[key] = tid
-        elif isinstance(group, set):
-            group.add(tid)
-        else:
-            self._groups[key] = {group, tid}
+        self._groups[key] = _with_id(self._groups.get(key), tid)
         pinned = self._pinned.get(tid)
         if pinned is not None:
             self._set_name(tid, pinned)
             return
         self._fresh[tid] = ""
-        self._fresh_groups.setdefault(key, set()).add(tid)
+        self._fresh_groups[key] = _with_id(self._fresh_groups.get(key), tid)
         touched.add(key)
 
     def _set_name(self, tid: str, name: str) -> None:
@@ -855,12 +872,12 @@ class ToolRegistry:
             self._rename_all()
             return
         for key in touched:
-            for tid in self._fresh_groups.get(key, ()):
+            for tid in _members(self._fresh_groups.get(key)):
                 self._set_name(tid, self._fresh[tid])
 
     def _name_group(self, key: str) -> None:
         """One group of newcomers: the winner takes the free name, the others get suffixes."""
-        group = self._fresh_groups.get(key, set())
+        group = _members(self._fresh_groups.get(key))
         winner = None
         if group and key not in self._taken:
             winner = min(group, key=lambda c: (self._entries[c].rank, c != key, c))

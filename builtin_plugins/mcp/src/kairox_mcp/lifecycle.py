@@ -541,6 +541,8 @@ class ServerLifecycle:
         ]
         add = [a for tid, a in wanted.items() if tid not in current or tid in remove]
         registry.replace(self.provider_key, add=add, remove=remove, rank=self.rank)
+        for adapter in add:  # the registry's copy (with the exported name) is the one kept: one spec a tool
+            adapter.adopt(registry.get_spec(adapter.spec.id))
         self.tool_specs = [a.spec for a in adapters]
 
     def _unregister(self) -> None:
