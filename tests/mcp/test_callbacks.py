@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,44 @@ def sdk_entry(name: str, transport: str = "stdio", **extra: Any) -> Iterator[dic
     port = peers.free_port()
     with peers.http_peer([command, *args, "--http", str(port)], port) as url:
         yield {"type": "streamable_http", "url": url, "protocol": "2025-11-25", **extra}
+
+
+@pytest.fixture(scope="module")
+def http_servers() -> Iterator[Callable[[str], str]]:
+    """``url_of(name)``: the URL of fixture server ``name`` over streamable HTTP, one process
+    for the module (started on first use, stopped with the module). Each runtime that
+    connects is a new MCP session, and what these servers ask or answer belongs to the
+    session (its capabilities, its roots, a request related to its call): no test sees
+    another's."""
+    with contextlib.ExitStack() as stack:
+        urls: dict[str, str] = {}
+
+        def url_of(name: str) -> str:
+            if name not in urls:
+                command, *args = peers.fixture_server(name)
+                port = peers.free_port()
+                urls[name] = stack.enter_context(peers.http_peer([command, *args, "--http", str(port)], port))
+            return urls[name]
+
+        yield url_of
+
+
+#: the cases over the module's ``http_servers`` run on one xdist worker, so each server starts once
+SHARED_SERVERS = pytest.mark.xdist_group("tests/mcp/test_callbacks.py::http_servers")
+#: :data:`TRANSPORTS` for :func:`entry_of`
+SHARED_TRANSPORTS = ["stdio", pytest.param("streamable_http", marks=SHARED_SERVERS)]
+
+
+@contextlib.contextmanager
+def entry_of(request: pytest.FixtureRequest, name: str, transport: str) -> Iterator[dict[str, Any]]:
+    """:func:`sdk_entry`, except that over streamable HTTP the server is the module's
+    (``http_servers``, asked for here: the tests that use it are in :data:`SHARED_SERVERS`)."""
+    if transport == "stdio":
+        with sdk_entry(name) as entry:
+            yield entry
+        return
+    url = request.getfixturevalue("http_servers")(name)
+    yield {"type": "streamable_http", "url": url, "protocol": "2025-11-25"}
 
 
 def yes(request: ApprovalRequest) -> ApprovalAnswer:
@@ -84,9 +122,11 @@ def caps_of(result: Any) -> dict[str, Any]:
 # -- capabilities ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_capabilities_are_declared_exactly_when_a_callback_exists(tmp_path: Path, transport: str) -> None:
-    with sdk_entry("sampler", transport) as entry:
+@pytest.mark.parametrize("transport", SHARED_TRANSPORTS)
+async def test_capabilities_are_declared_exactly_when_a_callback_exists(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
+    with entry_of(request, "sampler", transport) as entry:
         async with open_runtime(tmp_path, {"sampler": entry}) as rt:
             bare = caps_of(await rt.call_tool("sampler.capabilities", approver=yes))
         rec = Recorder()
@@ -112,8 +152,10 @@ async def test_a_session_callback_alone_declares_nothing(tmp_path: Path) -> None
 # -- sampling --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_sampling_asks_the_policy_then_the_runtime_callback_answers(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", SHARED_TRANSPORTS)
+async def test_sampling_asks_the_policy_then_the_runtime_callback_answers(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
     rec = Recorder()
     asked: list[ApprovalRequest] = []
 
@@ -121,7 +163,7 @@ async def test_sampling_asks_the_policy_then_the_runtime_callback_answers(tmp_pa
         asked.append(request)
         return ApprovalAnswer.ALLOW_ONCE
 
-    with sdk_entry("sampler", transport) as entry:
+    with entry_of(request, "sampler", transport) as entry:
         async with open_runtime(tmp_path, {"sampler": entry}, sampling_callback=rec.sampling, approver=approver) as rt:
             result = await rt.call_tool("sampler.ask_model", {"prompt": "what is 2+2?"})
     assert result.text == "stub: echo what is 2+2?", result.text
@@ -308,8 +350,10 @@ async def test_current_session_is_the_calling_session_inside_a_tool(tmp_path: Pa
 # -- elicitation -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_elicitation_form_and_url_reach_the_callback(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", SHARED_TRANSPORTS)
+async def test_elicitation_form_and_url_reach_the_callback(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
     rec = Recorder("Ada")
     asked: list[ApprovalRequest] = []
 
@@ -317,7 +361,7 @@ async def test_elicitation_form_and_url_reach_the_callback(tmp_path: Path, trans
         asked.append(request)
         return ApprovalAnswer.ALLOW_ONCE
 
-    with sdk_entry("asker", transport) as entry:
+    with entry_of(request, "asker", transport) as entry:
         async with open_runtime(
             tmp_path, {"asker": entry}, elicitation_callback=rec.elicitation, approver=approver
         ) as rt:
@@ -343,11 +387,13 @@ async def test_an_elicitation_nobody_approves_is_declined(tmp_path: Path) -> Non
     assert rec.elicited == []
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_url_elicitation_required_keeps_its_message_and_url(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", SHARED_TRANSPORTS)
+async def test_url_elicitation_required_keeps_its_message_and_url(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
     from kairox_mcp.client import McpUrlElicitationRequired
 
-    with sdk_entry("asker", transport) as entry:
+    with entry_of(request, "asker", transport) as entry:
         async with open_runtime(tmp_path, {"asker": entry}) as rt:
             with pytest.raises(McpUrlElicitationRequired) as caught:
                 await rt.call_tool("asker.needs_login", approver=yes)
@@ -372,13 +418,15 @@ async def test_a_failing_callback_is_an_error_to_the_server_not_a_crash(tmp_path
 # -- roots -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_roots_are_the_workspace_and_the_writable_roots(tmp_path: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", SHARED_TRANSPORTS)
+async def test_roots_are_the_workspace_and_the_writable_roots(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
     ws, extra, home = tmp_path / "ws", tmp_path / "shared", tmp_path / "home"
     for d in (ws, extra, home):
         d.mkdir()
     policy = {"writable_roots": [str(extra)]}  # and the temporary directory, which is no root
-    with sdk_entry("sampler", transport) as entry:
+    with entry_of(request, "sampler", transport) as entry:
         docs = [("user", {"policy": policy, "mcp_servers": {"sampler": entry}})]
         async with Runtime.open(ws, home=home, config_documents=docs, env={"PATH": "/usr/bin:/bin"}) as rt:
             roots = json.loads((await rt.call_tool("sampler.roots", approver=yes)).text)
