@@ -215,3 +215,11 @@ def test_the_restart_and_node_settings_are_checked(max_restarts: Any, backoff: A
         return
     # the converter may coerce what it can (an integral float, a number as text): never a bad value
     assert config.max_restarts >= 0 and config.restart_backoff > 0 and config.node.strip()
+
+
+def test_a_variable_name_with_a_trailing_newline_is_refused(tmp_path: Path) -> None:
+    """A pattern ending in ``$`` matches before a final newline: ``requiresEnv`` names are checked to their end."""
+    (tmp_path / "index.js").write_text("exports.register = () => {};\n")
+    with pytest.raises(ManifestError) as info:
+        parse_manifest(tmp_path, {"id": "p", "requiresEnv": ["API_KEY\n"]})
+    assert "plugin.json" in str(info.value) and "requiresEnv[0]" in str(info.value)

@@ -217,6 +217,7 @@ def test_context_api_validates_registrations(tmp_path: Path) -> None:
     bads: list[Callable[[], object]] = [
         lambda: ctx.register_tool("a", lambda a: 1),  # twice
         lambda: ctx.register_tool("has space", lambda a: 1),
+        lambda: ctx.register_tool("t\n", lambda a: 1),  # `$` would match before the newline
         lambda: ctx.register_tool("b", lambda a: 1, domain="cloud"),
         lambda: ctx.register_tool("c", "not callable"),  # type: ignore[arg-type]
         lambda: ctx.register_hook("on_turn", lambda p: None),

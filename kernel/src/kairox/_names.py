@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 MAX_EXPORTED_LEN = 64
-EXPORTED_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+EXPORTED_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 #: what a plugin, catalog entry or other name that becomes a directory may be (use
 #: ``fullmatch``): never ``.``/``..``, no separator, NUL or newline, at most 128 characters

@@ -43,7 +43,7 @@ KNOWN_PLATFORMS = {
     "cygwin": "cygwin",
 }
 _VERSION_IN_TEXT = re.compile(r"(\d+(?:\.\d+){0,3})")
-_PARTIAL = re.compile(r"^(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$")
+_PARTIAL = re.compile(r"^(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?\Z")
 VERSION_TIMEOUT = 5.0
 
 

@@ -39,7 +39,7 @@ import attrs
 
 __all__ = ["Rule", "parse_rule", "split_command"]
 
-_TOOL = re.compile(r"^[A-Za-z0-9_.*-]+$")
+_TOOL = re.compile(r"^[A-Za-z0-9_.*-]+\Z")
 _MAX_RULE = 4096
 PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
 _WRAPPERS = {"timeout", "nice", "nohup", "time", "env", "stdbuf", "ionice"}

@@ -36,7 +36,7 @@ HOOK_EVENTS = {
     "on_session_start": "session_start",
     "on_session_end": "session_end",
 }
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 _DOMAINS = ("local", "network", "system")
 _CAPABILITIES = ("read", "write", "execute")
 

@@ -58,8 +58,8 @@ __all__ = [
 #: the entry tried when ``main`` is not set, in order (Philont's default is ``index.js``)
 DEFAULT_MAINS = ("index.js", "index.mjs", "index.cjs", "index.py", "main.py", "plugin.py", "__init__.py")
 JS_SUFFIXES = (".js", ".mjs", ".cjs")
-_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @attrs.frozen

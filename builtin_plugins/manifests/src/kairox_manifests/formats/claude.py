@@ -32,7 +32,7 @@ from ._meta import BaseFormat, fields_set, person_from
 
 __all__ = ["ClaudeDefaultLayout", "ClaudeFormat", "ClaudeManifestDoc"]
 
-KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*\Z")
 DEFAULT_DIRS = {"skill": "skills", "command": "commands", "agent": "agents", "output_style": "output-styles"}
 DEFAULT_HOOKS = "hooks/hooks.json"
 
