@@ -165,6 +165,10 @@ async def test_list_changed_swaps_the_servers_tools_in_one_event(tmp_path: Path)
         assert len(changes) == 1
         assert set(changes[0].added) == {"mem.subtract"} and changes[0].removed == ("mem.add",)
         assert "mem.add" not in rt.tools and "mem.subtract" in rt.tools
+        # what the server says it has is what the registry holds (the same objects), not the
+        # fresh specs of a re-listing whose unchanged tools were never registered again
+        held = manager_of(rt).server("mem").tool_specs
+        assert [id(s) for s in held] == [id(s) for s in rt.tools.by_provider("mcp:mem")]
 
 
 def paginated_server(pages: int, per_page: int) -> Server[Any]:

@@ -68,10 +68,6 @@ _OURS = ("kairox_mcp", "kairox_sse", "kairox_streamable_http", "kairox_stdio")
 _current: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
 _installed = False
 _redacting = False
-#: the last scan: how many entries ``logging``'s logger table had (it only grows), and which
-#: of ours were placeholders then (one becomes a logger without the table growing)
-_scanned = -1
-_placeholders: list[str] = []
 _formatter = logging.Formatter()
 
 
@@ -121,23 +117,14 @@ class _ToDiagnostics(logging.Filter):
 def install_log_redaction() -> None:
     """Redact the records of :data:`REDACTED_LOGGERS` and of every logger of ours that exists.
     Idempotent; called when the MCP manager is made and when a server connects."""
-    global _redacting, _scanned, _placeholders
-    loggers = logging.Logger.manager.loggerDict
-    if (
-        _redacting
-        and len(loggers) == _scanned
-        and not any(isinstance(loggers.get(name), logging.Logger) for name in _placeholders)
-    ):
-        return  # no logger was made since the last scan (it runs for every server connection)
+    global _redacting
     flt = _Redact()
     names = {n for n in REDACTED_LOGGERS if n not in SDK_LOGGERS}
     if not _redacting:
         for name in names:
             logging.getLogger(name).addFilter(flt)
         _redacting = True
-    _scanned = len(loggers)
-    _placeholders = [n for n, lg in loggers.items() if n.startswith(_OURS) and not isinstance(lg, logging.Logger)]
-    for name, logger in list(loggers.items()):
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
         if (
             isinstance(logger, logging.Logger)
             and name.startswith(_OURS)

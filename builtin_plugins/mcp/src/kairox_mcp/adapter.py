@@ -324,13 +324,6 @@ class McpToolAdapter:
     def server(self) -> str:
         return self._server.name
 
-    def adopt(self, spec: ToolSpec) -> None:
-        """Hold ``spec`` (the registry's copy of this tool's spec, with its exported name)
-        instead of the one this adapter was made with, which it replaces."""
-        if spec.id != self._spec.id:
-            raise ValueError(f"spec {spec.id!r} is not this tool's ({self._spec.id!r})")
-        self._spec = spec
-
     async def call(self, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         progress = context.report_progress if context.progress is not None else None
         timeout = self._server.config.tool_timeout_s

@@ -541,9 +541,8 @@ class ServerLifecycle:
         ]
         add = [a for tid, a in wanted.items() if tid not in current or tid in remove]
         registry.replace(self.provider_key, add=add, remove=remove, rank=self.rank)
-        for adapter in add:  # the registry's copy (with the exported name) is the one kept: one spec a tool
-            adapter.adopt(registry.get_spec(adapter.spec.id))
-        self.tool_specs = [a.spec for a in adapters]
+        # the registry's specs: a fresh spec of a tool that did not change was not registered
+        self.tool_specs = registry.by_provider(self.provider_key)
 
     def _unregister(self) -> None:
         if self.tool_specs or self.runtime.tools.by_provider(self.provider_key):
