@@ -164,7 +164,12 @@ def main() -> None:
         action="append",
         help="run only these scenarios (repeatable)",
     )
-    parser.add_argument("--no-peers", action="store_true", help="kairox and the raw SDK only (no fastmcp, langchain)")
+    parser.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="no third-party client library (fastmcp, langchain): kairox, the raw SDK and, for latency, "
+        "kairox with the example guard and a raw pipe",
+    )
     parser.add_argument(
         "--fresh-home",
         action="store_true",
@@ -195,7 +200,11 @@ def main() -> None:
     if lc:
         libs["langchain"] = lc
         libs["langchain-session"] = lc
-    print(f"# kairox vs MCP client libraries ({reps} repetitions, interleaved; {os.cpu_count()} CPUs)")
+    rounds = max(1, reps // 2)
+    print(
+        f"# kairox vs MCP client libraries ({reps} repetitions, interleaved; latency and parallel: "
+        f"{rounds} round{'s' if rounds != 1 else ''}; {os.cpu_count()} CPUs)"
+    )
 
     if "coldstart" in only:
         cold_start(libs, reps)
@@ -263,8 +272,9 @@ def latency(libs: dict[str, str], reps: int, n_calls: int, guarded: list[str]) -
     rows = []
     for lib, times in lat.items():
         med, p99 = statistics.median(times), pct(times, 0.99)
-        pair = f"{statistics.median(paired[lib]):.2f}x" if paired.get(lib) else "-"
-        pair_p99 = f"{statistics.median(paired_p99[lib]):.2f}x" if paired_p99.get(lib) else "-"
+        # of one round, a paired ratio is the pooled one again: shown only from two rounds (--reps 4)
+        pair = f"{statistics.median(paired[lib]):.2f}x" if len(paired.get(lib, ())) > 1 else "-"
+        pair_p99 = f"{statistics.median(paired_p99[lib]):.2f}x" if len(paired_p99.get(lib, ())) > 1 else "-"
         rows.append(
             [
                 lib,
@@ -286,7 +296,7 @@ def latency(libs: dict[str, str], reps: int, n_calls: int, guarded: list[str]) -
         "\npaired vs SDK: the median over rounds of the library's median over the SDK's median in the"
         "\nsame round (each round runs every library once; the machine's speed drifts between rounds);"
         "\npaired p99 the same of each round's p99 (p99 vs SDK pools every round's calls, so one round"
-        "\ndisturbed by something else on the machine decides it)."
+        "\ndisturbed by something else on the machine decides it). Paired columns need two rounds or more."
     )
 
 
