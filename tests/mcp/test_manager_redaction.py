@@ -69,3 +69,24 @@ def test_a_logger_of_ours_made_after_a_scan_is_redacted_at_the_next_connection()
     logging.getLogger(unrelated)
     install_log_redaction()
     assert not redacted(unrelated)
+
+
+def test_every_module_logger_of_ours_is_named_in_the_list() -> None:
+    """A module of ours imported after the last connection's scan makes its logger then; only
+    a logger named in ``REDACTED_LOGGERS`` has the filter from the first install on (a record
+    of ``kairox_mcp.host`` carries a traceback, which may hold a URL with its token)."""
+    import re
+
+    from kairox_mcp._sdklog import _OURS, REDACTED_LOGGERS
+
+    root = Path(__file__).resolve().parents[2] / "builtin_plugins"
+    found = set()
+    for package in _OURS:
+        files = list(root.glob(f"*/src/{package}/**/*.py"))
+        assert files, package
+        for path in files:
+            if re.search(r"getLogger\(__name__\)", path.read_text(encoding="utf-8")):
+                parts = path.relative_to(root).with_suffix("").parts[2:]  # after <dist>/src/
+                found.add(".".join(parts).removesuffix(".__init__"))
+    assert "kairox_mcp.host" in found and "kairox_stdio._env" in found
+    assert sorted(found - set(REDACTED_LOGGERS)) == []

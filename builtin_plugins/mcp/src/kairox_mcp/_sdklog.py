@@ -54,13 +54,20 @@ REDACTED_LOGGERS = (
     "httpcore2.http2",
     "httpcore2.proxy",
     "httpcore2.socks",
+    # every module logger of ours, so that one made after the last connection's scan (a module
+    # first imported later) is redacted too (tests/mcp/test_manager_redaction.py checks the list)
+    "kairox_mcp.adapter",
+    "kairox_mcp.auth",
     "kairox_mcp.client",
+    "kairox_mcp.host",
     "kairox_mcp.http",
     "kairox_mcp.lifecycle",
     "kairox_mcp.manager",
+    "kairox_mcp.sources",
     "kairox_mcp._streams",
     "kairox_sse.sse",
     "kairox_streamable_http.streamable_http",
+    "kairox_stdio._env",
     "kairox_stdio.stdio",
 )
 _OURS = ("kairox_mcp", "kairox_sse", "kairox_streamable_http", "kairox_stdio")
