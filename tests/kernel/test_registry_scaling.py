@@ -45,6 +45,9 @@ class ReferenceRegistry:
         self._collisions: list[tuple[str, ...]] = []
         #: canonical id -> exported name, kept after a removal (the id gets it back)
         self._pinned: dict[str, str] = {}
+        #: removed ids with a kept name, oldest removal first (only so many are remembered)
+        self._gone: list[str] = []
+        self.remembered_removals = ToolRegistry.remembered_removals
         self._provider_ranks: dict[str, int] = {}
         self._batch_depth = 0
 
@@ -72,6 +75,11 @@ class ReferenceRegistry:
         self._batch_depth -= 1
         if not self._batch_depth:
             self._pinned.update({tid: e.spec.exported_name for tid, e in self._entries.items()})
+            self._forget()
+
+    def _forget(self) -> None:
+        while len(self._gone) > self.remembered_removals:
+            del self._pinned[self._gone.pop(0)]
 
     def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str], rank: int | None = None) -> None:
         """The change on a copy of the entries; then every newcomer named again, together."""
@@ -98,6 +106,8 @@ class ReferenceRegistry:
                 tool, attrs.evolve(spec, provider=spec.provider or provider), provider, provider_rank
             )
             added.append(spec.id)
+        self._gone = [tid for tid in self._gone if tid not in new_entries]
+        self._gone += [tid for tid in removed if tid in self._pinned and tid not in new_entries]
         names = self._assign(new_entries)
         for tid, entry in new_entries.items():
             if entry.spec.exported_name != names[tid]:
@@ -106,6 +116,7 @@ class ReferenceRegistry:
         self._by_exported = {names[tid]: tid for tid in new_entries}
         if self._batch_depth == 0:
             self._pinned.update(names)
+            self._forget()
         collisions = _collision_groups(new_entries)
         new_collisions = [c for c in collisions if c not in self._collisions]
         self._collisions = collisions
@@ -165,7 +176,7 @@ def make_tool(tool_id: str) -> FunctionTool:
 class Pair:
     """The registry and the oracle, driven alike; every step compares them."""
 
-    def __init__(self) -> None:
+    def __init__(self, remembered_removals: int | None = None) -> None:
         self.new_events: list[Event] = []
         self.old_events: list[Event] = []
         new_bus, old_bus = EventBus(), EventBus()
@@ -173,6 +184,8 @@ class Pair:
         old_bus.subscribe(self.old_events.append)
         self.new = ToolRegistry(new_bus)
         self.old = ReferenceRegistry(old_bus)
+        if remembered_removals is not None:
+            self.new.remembered_removals = self.old.remembered_removals = remembered_removals
 
     def both(self, method: str, *args: Any, **kwargs: Any) -> None:
         errors = []
@@ -226,8 +239,8 @@ STEPS = st.lists(
 )
 
 
-def run_steps(steps: list[tuple[Any, ...]]) -> Pair:
-    pair = Pair()
+def run_steps(steps: list[tuple[Any, ...]], remembered_removals: int | None = None) -> Pair:
+    pair = Pair(remembered_removals)
     with contextlib.ExitStack() as new_batches, contextlib.ExitStack() as old_batches:
         for step in steps:
             kind = step[0]
@@ -259,6 +272,32 @@ def run_steps(steps: list[tuple[Any, ...]]) -> Pair:
 @given(STEPS)
 def test_random_changes_name_tools_as_the_reference_does(steps: list[tuple[Any, ...]]) -> None:
     run_steps(steps)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(STEPS, st.integers(0, 3))
+def test_forgetting_old_removals_names_tools_as_the_reference_does(
+    steps: list[tuple[Any, ...]], remembered: int
+) -> None:
+    """With room for only a few removed tools' names, the oldest removal's name is free again."""
+    run_steps(steps, remembered)
+
+
+def test_a_server_that_lists_new_names_without_end_cannot_grow_the_registry_without_end() -> None:
+    registry = ToolRegistry()
+    registry.remembered_removals = 100
+    for listing in range(50):  # each tools/list_changed names 20 tools never seen before
+        registry.replace_provider("mcp:hostile", [make_tool(f"h.t{listing}_{i}") for i in range(20)])
+    assert len(registry) == 20
+    kept = (registry._pinned, registry._taken, registry._sanitized, registry._gone)
+    assert [len(k) for k in kept] == [120, 120, 120, 100]
+    # a tool removed among the last 100 gets its name back; its name is not given to another
+    registry.replace_provider("mcp:hostile", [make_tool("h.t45_3")])
+    assert registry.get_spec("h.t45_3").exported_name == "h_t45_3"
+    # the oldest removal was forgotten: its id comes back as a newcomer (named as one)
+    registry.replace_provider("mcp:other", [make_tool("h.t0_0")])
+    assert registry.get_spec("h.t0_0").exported_name == "h_t0_0"
+    assert "h.t0_0" not in registry._gone
 
 
 @settings(max_examples=150, deadline=None)

@@ -7,6 +7,7 @@ import bisect
 import contextlib
 import difflib
 import inspect
+import itertools
 import json
 import logging
 import re
@@ -655,7 +656,9 @@ class ToolRegistry:
     Providers add and remove tools while the runtime runs; each change is one
     :class:`ToolsChanged` event. A tool keeps its exported name for the
     registry's life, even across a removal and a return (a server restart, a
-    ``tools/list_changed``): a newcomer that sanitises to a name someone holds
+    ``tools/list_changed``), as long as no more than :attr:`remembered_removals`
+    other tools were removed since (a server that lists new names without end
+    cannot grow the registry without end): a newcomer that sanitises to a name someone holds
     gets a hash suffix (:func:`kairox.assign_exported_names`). Tools that arrive
     together, inside one :meth:`batch` (the runtime's parallel start is one), are
     named from their set alone, whatever order they registered in: the best
@@ -668,6 +671,10 @@ class ToolRegistry:
     hash-suffixed name meets another name, which takes a crafted id).
     """
 
+    #: how many removed tools keep their exported names for their return (the oldest
+    #: removal is forgotten first; its name is free again)
+    remembered_removals = 10_000
+
     def __init__(self, events: EventBus | None = None) -> None:
         self._events = events or EventBus()
         self._entries: dict[str, _Entry] = {}
@@ -676,9 +683,12 @@ class ToolRegistry:
         self._pinned: dict[str, str] = {}
         #: every pinned name (they never change, and no two ids hold one)
         self._taken: set[str] = set()
+        #: the removed ids whose names are kept (oldest removal first)
+        self._gone: dict[str, None] = {}
         self._provider_ranks: dict[str, int] = {}
         self._batch_depth = 0
-        #: canonical id -> sanitize_name(id), for every id ever registered
+        #: canonical id -> sanitize_name(id), for every registered id and every removed one
+        #: whose name is kept
         self._sanitized: dict[str, str] = {}
         #: provider -> its registered ids (in registration order)
         self._by_provider: dict[str, dict[str, None]] = {}
@@ -832,6 +842,10 @@ class ToolRegistry:
             self._unlose(tid)
             _set_group(self._fresh_groups, key, _without_id(self._fresh_groups[key], tid))
             touched.add(key)
+        if tid in self._pinned:
+            self._gone[tid] = None  # its name (and sanitised form) kept for its return
+        else:
+            del self._sanitized[tid]
 
     def _put(self, tid: str, entry: _Entry, touched: set[str]) -> None:
         key = self._sanitize(tid)
@@ -844,6 +858,7 @@ class ToolRegistry:
         self._groups[key] = _with_id(self._groups.get(key), tid)
         pinned = self._pinned.get(tid)
         if pinned is not None:
+            self._gone.pop(tid, None)
             self._set_name(tid, pinned)
             return
         self._fresh[tid] = ""
@@ -923,6 +938,12 @@ class ToolRegistry:
         self._loser_names.clear()
         self._loser_counts.clear()
         self._tangled = False
+        excess = len(self._gone) - self.remembered_removals
+        if excess > 0:
+            for tid in list(itertools.islice(self._gone, excess)):
+                del self._gone[tid]
+                self._taken.discard(self._pinned.pop(tid))
+                del self._sanitized[tid]
 
     # -- lookups ---------------------------------------------------------
     def resolve(self, name: str) -> Tool:
