@@ -25,7 +25,7 @@ import kairox._tools
 from kairox import Event, EventBus, FunctionTool, ToolRegistry, ToolSpec
 from kairox._events import ToolNameCollision
 from kairox._names import assign_exported_names, sanitize_name
-from kairox._tools import Tool, ToolView, _Entry, publish_change
+from kairox._tools import CHANGED_SLACK, Tool, ToolView, _Entry, publish_change
 from kairox.errors import RegistrationError, ToolNotFound
 
 logger = logging.getLogger(__name__)
@@ -45,8 +45,9 @@ class ReferenceRegistry:
         self._collisions: list[tuple[str, ...]] = []
         #: canonical id -> exported name, kept after a removal (the id gets it back)
         self._pinned: dict[str, str] = {}
-        #: removed ids with a kept name, oldest removal first (only so many are remembered)
-        self._gone: list[str] = []
+        #: removed ids with a kept name and the provider that removed them, oldest removal
+        #: first (only so many of each provider are remembered)
+        self._gone: list[tuple[str, str]] = []
         self.remembered_removals = ToolRegistry.remembered_removals
         self._provider_ranks: dict[str, int] = {}
         self._batch_depth = 0
@@ -78,8 +79,11 @@ class ReferenceRegistry:
             self._forget()
 
     def _forget(self) -> None:
-        while len(self._gone) > self.remembered_removals:
-            del self._pinned[self._gone.pop(0)]
+        for provider in {p for _, p in self._gone}:
+            mine = [tid for tid, p in self._gone if p == provider]
+            for tid in mine[: max(0, len(mine) - self.remembered_removals)]:
+                self._gone.remove((tid, provider))
+                del self._pinned[tid]
 
     def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str], rank: int | None = None) -> None:
         """The change on a copy of the entries; then every newcomer named again, together."""
@@ -106,8 +110,10 @@ class ReferenceRegistry:
                 tool, attrs.evolve(spec, provider=spec.provider or provider), provider, provider_rank
             )
             added.append(spec.id)
-        self._gone = [tid for tid in self._gone if tid not in new_entries]
-        self._gone += [tid for tid in removed if tid in self._pinned and tid not in new_entries]
+        self._gone = [(tid, p) for tid, p in self._gone if tid not in new_entries]
+        self._gone += [
+            (tid, self._entries[tid].provider) for tid in removed if tid in self._pinned and tid not in new_entries
+        ]
         names = self._assign(new_entries)
         for tid, entry in new_entries.items():
             if entry.spec.exported_name != names[tid]:
@@ -289,7 +295,7 @@ def test_a_server_that_lists_new_names_without_end_cannot_grow_the_registry_with
     for listing in range(50):  # each tools/list_changed names 20 tools never seen before
         registry.replace_provider("mcp:hostile", [make_tool(f"h.t{listing}_{i}") for i in range(20)])
     assert len(registry) == 20
-    kept = (registry._pinned, registry._taken, registry._sanitized, registry._gone)
+    kept = (registry._pinned, registry._taken, registry._sanitized, registry._gone_from)
     assert [len(k) for k in kept] == [120, 120, 120, 100]
     # a tool removed among the last 100 gets its name back; its name is not given to another
     registry.replace_provider("mcp:hostile", [make_tool("h.t45_3")])
@@ -297,7 +303,37 @@ def test_a_server_that_lists_new_names_without_end_cannot_grow_the_registry_with
     # the oldest removal was forgotten: its id comes back as a newcomer (named as one)
     registry.replace_provider("mcp:other", [make_tool("h.t0_0")])
     assert registry.get_spec("h.t0_0").exported_name == "h_t0_0"
-    assert "h.t0_0" not in registry._gone
+    assert "h.t0_0" not in registry._gone_from
+
+
+def test_a_server_that_lists_new_names_without_end_cannot_make_another_forget_its_names() -> None:
+    """The removals remembered are counted per provider: the churn of one server does not
+    free the name of another server's tool while that server restarts."""
+    registry = ToolRegistry()
+    registry.remembered_removals = 100
+    registry.replace_provider("mcp:a", [make_tool("a.x")])
+    registry.remove_provider("mcp:a")  # server a restarts
+    for listing in range(50):
+        registry.replace_provider("mcp:hostile", [make_tool(f"h.t{listing}_{i}") for i in range(20)])
+    registry.replace_provider("mcp:b", [make_tool("a_x")])  # wants the name a.x held
+    registry.replace_provider("mcp:a", [make_tool("a.x")])  # a is back
+    names = {spec.id: spec.exported_name for spec in registry.specs()}
+    assert names["a.x"] == "a_x"
+    assert names["a_x"].startswith("a_x_")  # the newcomer's name has a suffix
+
+
+def test_the_changes_kept_for_the_next_index_stay_bounded_while_no_index_is_made() -> None:
+    """Once an index was made, the ids changed since are kept for the next one; a server that
+    re-lists new names while nobody asks for the tools must not grow that set without end."""
+    registry = ToolRegistry()
+    registry.replace_provider("mcp:hostile", [make_tool(f"h.first{i}") for i in range(20)])
+    registry.index()  # a turn ranked the tools once
+    for listing in range(200):  # 4,000 removals and 4,000 additions, no turn in between
+        registry.replace_provider("mcp:hostile", [make_tool(f"h.t{listing}_{i}") for i in range(20)])
+        assert len(registry._dirty) <= len(registry) + CHANGED_SLACK + 40
+    index = registry.index()
+    assert [s.id for s in index.specs] == sorted(f"h.t199_{i}" for i in range(20))
+    assert index.spec(index.rank("h.t199_5")[0]).id == "h.t199_5"
 
 
 @settings(max_examples=150, deadline=None)

@@ -44,9 +44,8 @@ def test_the_redaction_comes_with_the_first_server(tmp_path: Path) -> None:
 
 
 def test_a_logger_of_ours_made_after_a_scan_is_redacted_at_the_next_connection() -> None:
-    """``install_log_redaction`` runs for every server connection and rescans logging's table
-    only when a logger was made since its last scan, including a placeholder (``a`` for
-    ``a.b``) that became a logger without the table growing."""
+    """``install_log_redaction`` runs for every server connection and scans logging's table,
+    including a placeholder (``a`` for ``a.b``) that became a logger since."""
     import logging
     import uuid
 
@@ -90,3 +89,26 @@ def test_every_module_logger_of_ours_is_named_in_the_list() -> None:
                 found.add(".".join(parts).removesuffix(".__init__"))
     assert "kairox_mcp.host" in found and "kairox_stdio._env" in found
     assert sorted(found - set(REDACTED_LOGGERS)) == []
+
+
+def test_a_listed_logger_that_lost_its_filter_gets_it_back_at_the_next_connection() -> None:
+    """Something (a test, a logging config applied later) may clear a logger's filters; the
+    next connection gives the filter back to every listed logger, ours or a library's."""
+    import logging
+
+    from kairox_mcp._sdklog import _Redact, install_log_redaction
+
+    install_log_redaction()
+    for name in ("httpx2", "kairox_mcp.host"):
+        logger = logging.getLogger(name)
+        saved = list(logger.filters)
+        try:
+            for flt in saved:
+                logger.removeFilter(flt)
+            install_log_redaction()
+            assert [type(f) for f in logger.filters] == [_Redact], name
+        finally:
+            for flt in list(logger.filters):
+                logger.removeFilter(flt)
+            for flt in saved:
+                logger.addFilter(flt)

@@ -656,9 +656,10 @@ class ToolRegistry:
     Providers add and remove tools while the runtime runs; each change is one
     :class:`ToolsChanged` event. A tool keeps its exported name for the
     registry's life, even across a removal and a return (a server restart, a
-    ``tools/list_changed``), as long as no more than :attr:`remembered_removals`
-    other tools were removed since (a server that lists new names without end
-    cannot grow the registry without end): a newcomer that sanitises to a name someone holds
+    ``tools/list_changed``), as long as its provider removed no more than
+    :attr:`remembered_removals` other tools since (a server that lists new names
+    without end cannot grow the registry without end, nor make another server's
+    tools forget their names): a newcomer that sanitises to a name someone holds
     gets a hash suffix (:func:`kairox.assign_exported_names`). Tools that arrive
     together, inside one :meth:`batch` (the runtime's parallel start is one), are
     named from their set alone, whatever order they registered in: the best
@@ -671,8 +672,8 @@ class ToolRegistry:
     hash-suffixed name meets another name, which takes a crafted id).
     """
 
-    #: how many removed tools keep their exported names for their return (the oldest
-    #: removal is forgotten first; its name is free again)
+    #: how many removed tools of one provider keep their exported names for their return
+    #: (the provider's oldest removal is forgotten first; its name is free again)
     remembered_removals = 10_000
 
     def __init__(self, events: EventBus | None = None) -> None:
@@ -683,8 +684,10 @@ class ToolRegistry:
         self._pinned: dict[str, str] = {}
         #: every pinned name (they never change, and no two ids hold one)
         self._taken: set[str] = set()
-        #: the removed ids whose names are kept (oldest removal first)
-        self._gone: dict[str, None] = {}
+        #: provider -> its removed ids whose names are kept (oldest removal first)
+        self._gone: dict[str, dict[str, None]] = {}
+        #: removed id whose name is kept -> the provider that removed it
+        self._gone_from: dict[str, str] = {}
         self._provider_ranks: dict[str, int] = {}
         self._batch_depth = 0
         #: canonical id -> sanitize_name(id), for every registered id and every removed one
@@ -790,6 +793,10 @@ class ToolRegistry:
         for tid, entry in claimed.items():
             self._put(tid, entry, touched)
         self._rename(touched)
+        if len(self._dirty) > len(self._ids) + CHANGED_SLACK:
+            # more changed than an index could take over: the next one starts afresh (as ToolIndex
+            # itself would), and the changed ids are not kept without end while no index is made
+            self._last_index, self._dirty = None, set()
         if self._batch_depth == 0:
             self._pin_fresh()
         publish_change(self._events, provider, removed, list(claimed), displaced)
@@ -842,8 +849,9 @@ class ToolRegistry:
             self._unlose(tid)
             _set_group(self._fresh_groups, key, _without_id(self._fresh_groups[key], tid))
             touched.add(key)
-        if tid in self._pinned:
-            self._gone[tid] = None  # its name (and sanitised form) kept for its return
+        if tid in self._pinned:  # its name (and sanitised form) kept for its return
+            self._gone.setdefault(entry.provider, {})[tid] = None
+            self._gone_from[tid] = entry.provider
         else:
             del self._sanitized[tid]
 
@@ -858,7 +866,7 @@ class ToolRegistry:
         self._groups[key] = _with_id(self._groups.get(key), tid)
         pinned = self._pinned.get(tid)
         if pinned is not None:
-            self._gone.pop(tid, None)
+            self._drop_gone(tid)
             self._set_name(tid, pinned)
             return
         self._fresh[tid] = ""
@@ -938,12 +946,22 @@ class ToolRegistry:
         self._loser_names.clear()
         self._loser_counts.clear()
         self._tangled = False
-        excess = len(self._gone) - self.remembered_removals
-        if excess > 0:
-            for tid in list(itertools.islice(self._gone, excess)):
-                del self._gone[tid]
-                self._taken.discard(self._pinned.pop(tid))
-                del self._sanitized[tid]
+        for gone in list(self._gone.values()):
+            excess = len(gone) - self.remembered_removals
+            if excess > 0:
+                for tid in list(itertools.islice(gone, excess)):
+                    self._drop_gone(tid)
+                    self._taken.discard(self._pinned.pop(tid))
+                    del self._sanitized[tid]
+
+    def _drop_gone(self, tid: str) -> None:
+        """``tid`` is no longer among the removed ids whose names are kept."""
+        provider = self._gone_from.pop(tid, None)
+        if provider is not None:
+            gone = self._gone[provider]
+            del gone[tid]
+            if not gone:
+                del self._gone[provider]
 
     # -- lookups ---------------------------------------------------------
     def resolve(self, name: str) -> Tool:

@@ -71,6 +71,8 @@ REDACTED_LOGGERS = (
     "kairox_stdio.stdio",
 )
 _OURS = ("kairox_mcp", "kairox_sse", "kairox_streamable_http", "kairox_stdio")
+#: the loggers given a redacting filter (the SDK's own records are redacted as diagnostics)
+_LISTED = frozenset(REDACTED_LOGGERS) - frozenset(SDK_LOGGERS)
 
 _current: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
 _installed = False
@@ -123,19 +125,18 @@ class _ToDiagnostics(logging.Filter):
 
 def install_log_redaction() -> None:
     """Redact the records of :data:`REDACTED_LOGGERS` and of every logger of ours that exists.
-    Idempotent; called when the MCP manager is made and when a server connects."""
+    Idempotent; called when the MCP manager is made and when a server connects. Each call
+    gives the filter back to a logger that lost it."""
     global _redacting
-    flt = _Redact()
-    names = {n for n in REDACTED_LOGGERS if n not in SDK_LOGGERS}
     if not _redacting:
-        for name in names:
-            logging.getLogger(name).addFilter(flt)
+        for name in _LISTED:  # made now, so that each has its filter from the first call on
+            logging.getLogger(name)
         _redacting = True
+    flt = _Redact()
     for name, logger in list(logging.Logger.manager.loggerDict.items()):
         if (
             isinstance(logger, logging.Logger)
-            and name.startswith(_OURS)
-            and name not in names
+            and (name in _LISTED or name.startswith(_OURS))
             and not any(isinstance(f, _Redact) for f in logger.filters)
         ):
             logger.addFilter(flt)

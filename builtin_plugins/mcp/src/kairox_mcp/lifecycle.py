@@ -212,7 +212,6 @@ class ServerLifecycle:
         self.state = ServerState.STOPPED
         self.detail = ""
         self.client: McpClient | None = None
-        self.tool_specs: list[ToolSpec] = []
         self.skipped_tools: list[str] = []
         #: tools of the server not offered to the model, by name: why
         self.withheld_tools: dict[str, str] = {}
@@ -541,13 +540,17 @@ class ServerLifecycle:
         ]
         add = [a for tid, a in wanted.items() if tid not in current or tid in remove]
         registry.replace(self.provider_key, add=add, remove=remove, rank=self.rank)
-        # the registry's specs: a fresh spec of a tool that did not change was not registered
-        self.tool_specs = registry.by_provider(self.provider_key)
+
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
+        """The server's tools as the registry holds them now: a fresh spec of a tool that did
+        not change was not registered again, and a server that registered later in the same
+        start may have moved an exported name."""
+        return self.runtime.tools.by_provider(self.provider_key)
 
     def _unregister(self) -> None:
-        if self.tool_specs or self.runtime.tools.by_provider(self.provider_key):
+        if self.runtime.tools.by_provider(self.provider_key):
             self.runtime.tools.remove_provider(self.provider_key)
-        self.tool_specs = []
 
     async def _on_list_changed(self, kind: str) -> None:
         if kind == "resources":
