@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kairox._names
@@ -282,6 +282,18 @@ def test_random_changes_name_tools_as_the_reference_does(steps: list[tuple[Any, 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(STEPS, st.integers(0, 3))
+# p1's removal must not free the name p0's removed a.b holds (a cap shared by all providers does)
+@example(
+    [
+        ("add", "p0", "a.b", None),
+        ("remove", "a.b"),
+        ("add", "p1", "q", None),
+        ("remove", "q"),
+        ("add", "p2", "a_b", None),
+        ("add", "p0", "a.b", None),
+    ],
+    1,
+)
 def test_forgetting_old_removals_names_tools_as_the_reference_does(
     steps: list[tuple[Any, ...]], remembered: int
 ) -> None:

@@ -96,17 +96,18 @@ def test_a_listed_logger_that_lost_its_filter_gets_it_back_at_the_next_connectio
     next connection gives the filter back to every listed logger, ours or a library's."""
     import logging
 
-    from kairox_mcp._sdklog import _Redact, install_log_redaction
+    from kairox_mcp._sdklog import _install, _Redact, _ToDiagnostics
 
-    install_log_redaction()
-    for name in ("httpx2", "kairox_mcp.host"):
+    _install()  # what each connection runs (capture_sdk_logs)
+    # a library's, ours, and the SDK's (whose records go to the server's diagnostics, redacted)
+    for name, kind in (("httpx2", _Redact), ("kairox_mcp.host", _Redact), ("mcp.client.sse", _ToDiagnostics)):
         logger = logging.getLogger(name)
         saved = list(logger.filters)
         try:
             for flt in saved:
                 logger.removeFilter(flt)
-            install_log_redaction()
-            assert [type(f) for f in logger.filters] == [_Redact], name
+            _install()
+            assert [type(f) for f in logger.filters] == [kind], name
         finally:
             for flt in list(logger.filters):
                 logger.removeFilter(flt)

@@ -673,7 +673,9 @@ class ToolRegistry:
     """
 
     #: how many removed tools of one provider keep their exported names for their return
-    #: (the provider's oldest removal is forgotten first; its name is free again)
+    #: (the provider's oldest removal is forgotten first; its name is free again). A provider
+    #: that is gone keeps its quota (it may return), so at most this many names are kept
+    #: for each provider the registry has had
     remembered_removals = 10_000
 
     def __init__(self, events: EventBus | None = None) -> None:

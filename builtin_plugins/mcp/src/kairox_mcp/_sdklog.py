@@ -75,7 +75,6 @@ _OURS = ("kairox_mcp", "kairox_sse", "kairox_streamable_http", "kairox_stdio")
 _LISTED = frozenset(REDACTED_LOGGERS) - frozenset(SDK_LOGGERS)
 
 _current: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
-_installed = False
 _redacting = False
 _formatter = logging.Formatter()
 
@@ -143,14 +142,16 @@ def install_log_redaction() -> None:
 
 
 def _install() -> None:
-    global _installed
+    """The redaction, and the SDK loggers' filter that sends their records to the connecting
+    server's diagnostics (redacted); run at each connection, it gives a filter back to a
+    logger that lost it."""
     install_log_redaction()
-    if _installed:
-        return
-    flt = _ToDiagnostics()
+    flt = None
     for name in SDK_LOGGERS:
-        logging.getLogger(name).addFilter(flt)
-    _installed = True
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ToDiagnostics) for f in logger.filters):
+            flt = flt or _ToDiagnostics()
+            logger.addFilter(flt)
 
 
 @contextmanager
