@@ -42,6 +42,15 @@ def pill(page: Any, name: str, state: str) -> Any:
     return page.locator(f'[data-server="{name}"][data-state="{state}"]')
 
 
+def switch_off(page: Any, selector: str) -> None:
+    """Click the toggle of the item ``selector.format("true")`` and wait until the page
+    shows it as ``selector.format("false")`` (the server answered)."""
+    item = page.locator(selector.format("true"))
+    item.wait_for()
+    item.locator('[data-action="toggle"]').click()
+    page.locator(selector.format("false")).wait_for()
+
+
 def open_page(page: Any, server: Any, path: str = "/") -> None:
     """Load the printed URL (the page keeps the token of its fragment in the tab's
     sessionStorage), then go to ``path`` in the same tab."""
@@ -102,10 +111,7 @@ def test_a_skill_toggled_in_the_page_is_disabled_for_the_cli(ui: UiSetup, page: 
     write_skill(ui, "other", "Another skill")
     server = ui.start()
     open_page(page, server, "/skills")
-    row = page.locator('[data-skill="hello"][data-enabled="true"]')
-    row.wait_for()
-    row.locator('[data-action="toggle"]').click()
-    page.locator('[data-skill="hello"][data-enabled="false"]').wait_for()
+    switch_off(page, '[data-skill="hello"][data-enabled="{}"]')
     listed = ui.cli("skills", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     skills = {s["name"]: s for s in json.loads(listed.stdout)["skills"]}
@@ -218,10 +224,7 @@ def test_plugins_are_switched_per_contribution_and_trusted_from_the_page(ui: UiS
     )
     server = ui.start()
     open_page(page, server, "/plugins")
-    item = page.locator('[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="true"]')
-    item.wait_for()
-    item.locator('[data-action="toggle"]').click()
-    page.locator('[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="false"]').wait_for()
+    switch_off(page, '[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="{}"]')
     inspected = json.loads(ui.cli("plugin", "inspect", "release-notes", "--json").stdout)
     states = {i["name"]: i["enabled"] for i in inspected["inventory"]}
     assert states == {"changelog": False, "notes": True}
