@@ -45,10 +45,31 @@ def child(workspace: str) -> None:
     import anyio
 
     import kairox
-    from kairox import _dispatch
+    from kairox import _dispatch, _entrypoints, _host
 
     hooks: dict[str, float] = defaultdict(float)
     call = _dispatch.Dispatcher._call
+    # what every installed plugin pays however little it does: importing its package and
+    # hooks module (the entry point), and pluggy's registration of that module
+    floor = [0.0]
+    load, register = _entrypoints.EntryPointInfo.load, _host.PluginHost.register
+
+    def timed_load(self: _entrypoints.EntryPointInfo) -> object:
+        start = time.perf_counter()
+        try:
+            return load(self)
+        finally:
+            floor[0] += time.perf_counter() - start
+
+    def timed_register(self: _host.PluginHost, *args: object, **kwargs: object) -> object:
+        start = time.perf_counter()
+        try:
+            return register(self, *args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            floor[0] += time.perf_counter() - start
+
+    _entrypoints.EntryPointInfo.load = timed_load  # type: ignore[method-assign]
+    _host.PluginHost.register = timed_register  # type: ignore[method-assign,assignment]
 
     def timed(self: _dispatch.Dispatcher, hook: str, target: _dispatch._Target, kwargs: object) -> object:
         start = time.perf_counter()
@@ -65,7 +86,7 @@ def child(workspace: str) -> None:
             return time.perf_counter() - start
 
     opened = anyio.run(main)
-    print(json.dumps({"open": opened, "hooks": hooks, "modules": len(sys.modules)}))
+    print(json.dumps({"open": opened, "hooks": hooks, "modules": len(sys.modules), "floor": floor[0]}))
 
 
 def plugin_names(env: dict[str, str]) -> list[str]:
@@ -127,12 +148,14 @@ def main() -> None:
             for _ in range(args.warmup):
                 run_once(str(workspace), env)
         opens: dict[str, list[float]] = {name: [] for name in configs}
+        floors: dict[str, list[float]] = {name: [] for name in configs}
         modules: dict[str, int] = {}
         hooks: dict[str, list[float]] = defaultdict(list)
         for _ in range(args.runs):
             for name, env in configs.items():  # interleaved
                 result = run_once(str(workspace), env)
                 opens[name].append(float(result["open"]))  # type: ignore[arg-type]
+                floors[name].append(float(result["floor"]))  # type: ignore[arg-type]
                 modules[name] = int(result["modules"])  # type: ignore[call-overload]
                 if name == "all plugins":
                     for key, seconds in result["hooks"].items():  # type: ignore[attr-defined]
@@ -156,6 +179,15 @@ def main() -> None:
     paired = statistics.median(a / t for a, t in zip(opens["all plugins"], opens["tools only"], strict=True))
     fastest = min(opens["all plugins"]) / min(opens["tools only"])
     print(f"(median of the {args.runs} paired ratios {paired:.2f}; fastest against fastest {fastest:.2f})")
+    extra = statistics.median(opens["all plugins"]) - baseline
+    floor = statistics.median(floors["all plugins"]) - statistics.median(floors["tools only"])
+    plugins = len(others) + 1 - len(args.exclude)
+    print(
+        f"\nthe {plugins - 1} other plugins add {extra * 1000:.1f} ms, of which {floor * 1000:.1f} ms is what any "
+        f"installed plugin pays (importing its package and hooks module, pluggy registering it: "
+        f"{floor * 1000 / max(plugins - 1, 1):.2f} ms each) and {(extra - floor) * 1000:.1f} ms what their hooks "
+        "and providers do"
+    )
 
     rows = sorted(((statistics.median(v), k) for k, v in hooks.items() if len(v) == args.runs), reverse=True)
     print(f"\nregistration hooks with every plugin loaded (median of {args.runs})\n")

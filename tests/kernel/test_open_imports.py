@@ -70,6 +70,12 @@ HEAVY = (
     "kairox_dap._events",
     "kairox_dap._session",
     "kairox_dap._tools",
+    # the tool providers themselves: dormant until something is declared for them
+    "kairox_mcp.manager",
+    "kairox_lsp._provider",
+    "kairox_lsp._control",
+    "kairox_dap._provider",
+    "kairox_manifests.loader",
 )
 
 PROBE = """
@@ -185,6 +191,7 @@ def philont_plugin(workspace: Path, home: Path) -> None:
         (
             mcp_server,
             {
+                "kairox_mcp.manager",
                 "kairox_mcp.config",
                 "kairox_mcp.sources",
                 "kairox_mcp.lifecycle",
@@ -194,9 +201,18 @@ def philont_plugin(workspace: Path, home: Path) -> None:
                 "kairox_stdio.stdio",
             },
         ),
-        (mcp_json, {"kairox_mcp.config", "kairox_mcp.sources"}),
-        (lsp_server, {"kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
-        (dap_server, {"kairox_dap._config", "kairox_dap._lifecycle", "kairox_dap._events", "kairox_dap._tools"}),
+        (mcp_json, {"kairox_mcp.manager", "kairox_mcp.config", "kairox_mcp.sources"}),
+        (lsp_server, {"kairox_lsp._provider", "kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
+        (
+            dap_server,
+            {
+                "kairox_dap._provider",
+                "kairox_dap._config",
+                "kairox_dap._lifecycle",
+                "kairox_dap._events",
+                "kairox_dap._tools",
+            },
+        ),
         (
             skill_file,
             {
@@ -214,6 +230,7 @@ def philont_plugin(workspace: Path, home: Path) -> None:
         (
             bundle_dir,
             {
+                "kairox_manifests.loader",
                 "kairox_manifests.config",
                 "kairox_manifests.discovery",
                 "kairox_manifests.settings",
@@ -222,9 +239,17 @@ def philont_plugin(workspace: Path, home: Path) -> None:
                 "kairox_manifests.inventory",
             },
         ),
-        (plugin_settings, {"kairox_manifests.discovery", "kairox_manifests.settings"}),
+        (plugin_settings, {"kairox_manifests.loader", "kairox_manifests.discovery", "kairox_manifests.settings"}),
         (philont_section, {"kairox_philont.config"}),
-        (philont_plugin, {"kairox_philont.manifest", "kairox_manifests.discovery", "kairox_manifests.model"}),
+        (
+            philont_plugin,
+            {
+                "kairox_manifests.loader",
+                "kairox_philont.manifest",
+                "kairox_manifests.discovery",
+                "kairox_manifests.model",
+            },
+        ),
     ],
     ids=lambda v: getattr(v, "__name__", "") if callable(v) else "",
 )

@@ -184,7 +184,8 @@ def test_provider_instructions_stay_within_their_bounds(texts: list[str]) -> Non
     from kairox._context import provider_instructions
 
     problems: list[str] = []
-    out = provider_instructions(SimpleNamespace(providers=[Talkative(texts)]), problems)  # type: ignore[arg-type]
+    runtime = SimpleNamespace(active_providers=lambda: [Talkative(texts)])
+    out = provider_instructions(runtime, problems)  # type: ignore[arg-type]
     assert sum(len(i.text) for i in out) <= MAX_PROVIDER_INSTRUCTIONS
     for i in out:
         assert len(i.text) <= MAX_SOURCE_INSTRUCTIONS + 80 and i.text.strip()

@@ -198,7 +198,7 @@ def provider_instructions(runtime: Runtime, problems: list[str]) -> list[Instruc
     characters, and all together kept within :data:`MAX_PROVIDER_INSTRUCTIONS`."""
     out: list[Instruction] = []
     used = 0
-    for provider in runtime.providers:
+    for provider in runtime.active_providers():  # a dormant one has nothing to say
         fn = getattr(provider, "instructions", None)
         if fn is None or not callable(fn):
             continue

@@ -49,7 +49,7 @@ from ._skills import SkillRegistry
 from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec, ToolView
 from ._trust import Declared, TrustStore, WorkspaceTrust
 from ._types import Capability, ServerState, ServerStatus
-from .errors import ConfigError, PolicyDenied, ToolError, ToolNotFound
+from .errors import ConfigError, PolicyDenied, RegistrationError, ToolError, ToolNotFound
 
 if TYPE_CHECKING:
     from ._tools import Tool
@@ -137,7 +137,9 @@ StartMode = Union[bool, Literal["lazy"]]
 class ProviderState:
     name: str
     owner: str
-    state: str  # "starting" | "ready" | "failed" | "stopped"
+    #: "starting" | "ready" | "failed" | "stopped", or "idle": dormant, with nothing to do
+    #: in this workspace (not built; its first use wakes it, see :meth:`Runtime.active_providers`)
+    state: str
     error: str = ""
 
 
@@ -233,6 +235,14 @@ class Runtime:
         self._catalog_sources: Registrar[CatalogSource] | None = None
         self._discovered = False
         self._lazy = False
+        #: how the providers were started (``start_providers``): None (not yet), "all" or "lazy";
+        #: a dormant provider woken later starts as they did
+        self._start_mode: str | None = None
+        self._closing = False
+        #: tool providers with nothing to do in this workspace, neither built nor started (by name)
+        self._dormant: dict[str, ToolProvider] = {}
+        #: providers whose ``discover`` ran (or that have none), once the discover stage did
+        self._discovered_names: set[str] = set()
         #: providers whose start_for ran (lazy activation): aclose stops them too
         self._activated: set[str] = set()
         #: seconds a provider's start() may take before it is marked failed
@@ -270,8 +280,72 @@ class Runtime:
         policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
         self.policy = PolicyEngine.build(policy_config, self.workspace)
         self.providers: Registrar[ToolProvider] = dispatch.register_tool_providers(Registrar("tool provider"), self)
+        self._sort_out_dormant()
         self.skill_sources: Registrar[SkillSource] = dispatch.register_skill_sources(Registrar("skill source"), self)
         self._publish_failures()
+
+    def _sort_out_dormant(self) -> None:
+        """Build each lazy provider (``adds(..., lazy=...)``) that has something to do here,
+        and leave the others dormant, watched: the first use of one builds it and wakes it
+        (:meth:`_woken`). One that cannot be built is its plugin's failure, taken out."""
+        from .declare import Lazy, is_needed, watch
+
+        for provider in self.providers:
+            if type(provider) is not Lazy or provider.resolved:
+                continue
+            if not is_needed(provider, self):
+                self._dormant[provider.name] = provider
+                watch(provider, self._woken)
+                continue
+            try:
+                provider.resolve()
+            except RegistrationError as exc:
+                owner = self.providers.owner_of(provider.name) or provider.name
+                self.host.record(
+                    LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(exc)),
+                    exc,
+                )
+                self.providers._discard({provider.name})
+
+    @property
+    def start_mode(self) -> Literal["all", "lazy"] | None:
+        """How :meth:`start_providers` started the providers: ``"all"``, ``"lazy"`` (only
+        what a tool call needs), or ``None`` (not yet; the runtime opened with
+        ``start=False``; closing). A provider built after that (a dormant one, woken) is
+        started as they were, so one woken into an ``"all"`` runtime may act as started
+        (kairox-mcp's ``add_server`` starts the server at once) before its ``start`` runs."""
+        return self._start_mode  # type: ignore[return-value]
+
+    def active_providers(self) -> list[ToolProvider]:
+        """The tool providers but the dormant ones: those registered lazily with ``needed``
+        (:func:`kairox.declare.adds`) that have nothing to do in this workspace and that
+        nothing has used yet. Going through these wakes none; asking a dormant provider
+        for anything (``runtime.providers.get(name).status``) builds it and wakes it."""
+        dormant = self._dormant
+        if not dormant:
+            return list(self.providers)
+        return [p for p in self.providers if p.name not in dormant]
+
+    def _woken(self, provider: Any) -> None:
+        """A dormant provider was used: it is built; it starts as the others did, if they did."""
+        self._dormant.pop(provider.name, None)
+        mode = self._start_mode
+        if mode is None or self._closing or self._tg is None or provider.name in self._provider_states:
+            return
+        if mode == "lazy" and getattr(provider, "start_for", None) is not None:
+            return  # a lazy runtime starts it for the call that needs it
+        tg, name = self._tg, f"kairox: start woken provider {provider.name}"
+        # starting from now on: a start_providers() before the task runs does not start it twice
+        owner = self.providers.owner_of(provider.name) or ""
+        self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
+        try:
+            anyio.get_current_task()
+        except Exception:  # used from a worker thread (anyio.to_thread): the loop's thread starts it
+            from anyio import from_thread
+
+            from_thread.run_sync(partial(tg.start_soon, self._start_provider, provider, name=name))
+            return
+        tg.start_soon(self._start_provider, provider, name=name)
 
     def _publish_failures(self) -> None:
         for failure in self.host.failures[self._failures_seen :]:
@@ -371,18 +445,29 @@ class Runtime:
         if self._discovered:
             return
         self._discovered = True
-        for provider in self.providers:
-            fn = getattr(provider, "discover", None)
-            if fn is None:
-                continue
-            try:
-                await fn(self)
-            except Exception as exc:
-                logger.debug("provider %s failed to discover", provider.name, exc_info=True)
-                error = f"discovery failed: {type(exc).__name__}: {exc}"
-                owner = self.providers.owner_of(provider.name) or ""
-                self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
-                self.events.publish(ProviderFailed(provider=provider.name, error=error))
+        while True:  # a provider woken by another's discovery (a bundle's servers) discovers too
+            pending = [p for p in self.active_providers() if p.name not in self._discovered_names]
+            if not pending:
+                return
+            for provider in pending:
+                await self._discover_one(provider)
+
+    async def _discover_one(self, provider: ToolProvider) -> bool:
+        """Run the provider's ``discover`` (if it has one); False when it failed (recorded)."""
+        self._discovered_names.add(provider.name)
+        fn = getattr(provider, "discover", None)
+        if fn is None:
+            return True
+        try:
+            await fn(self)
+        except Exception as exc:
+            logger.debug("provider %s failed to discover", provider.name, exc_info=True)
+            error = f"discovery failed: {type(exc).__name__}: {exc}"
+            owner = self.providers.owner_of(provider.name) or ""
+            self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
+            self.events.publish(ProviderFailed(provider=provider.name, error=error))
+            return False
+        return True
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
         """Run ``fn(*args)`` as a task that lives as long as the runtime.
@@ -407,13 +492,15 @@ class Runtime:
         With ``lazy``, providers that can start part of themselves for a tool call
         (``start_for``) wait for that call."""
         wanted = set(names) if names is not None else None
+        if wanted is None:  # a dormant provider woken from now on starts as these do
+            self._start_mode = "lazy" if lazy else "all"
         # one batch: the tools of providers starting together are named as one set
         with self.tools.batch():
             await self._start_some(wanted, lazy)
 
     async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
         async with anyio.create_task_group() as tg:
-            for provider in self.providers:
+            for provider in self.active_providers():
                 if wanted is not None and provider.name not in wanted:
                     continue
                 if lazy and getattr(provider, "start_for", None) is not None:
@@ -438,11 +525,13 @@ class Runtime:
 
         with self.tools.batch():
             async with anyio.create_task_group() as tg:
-                for provider in self.providers:
+                for provider in self.active_providers():  # a dormant one has nothing to start
                     tg.start_soon(one, provider)
 
     def why_missing(self, name: str) -> str | None:
-        """Why no tool ``name`` is registered, as a provider that would own it explains."""
+        """Why no tool ``name`` is registered, as a provider that would own it explains
+        (dormant ones are asked too, which wakes them: a miss is rare, and "no language
+        server is configured" is worth saying)."""
         for provider in self.providers:
             fn = getattr(provider, "why_missing", None)
             if fn is None:
@@ -475,6 +564,9 @@ class Runtime:
         raise missing
 
     async def _start_provider(self, provider: ToolProvider) -> None:
+        if self._discovered and provider.name not in self._discovered_names:  # woken since the discover stage
+            if not await self._discover_one(provider):
+                return
         owner = self.providers.owner_of(provider.name) or ""
         self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
         self.events.publish(ProviderStarting(provider=provider.name))
@@ -495,7 +587,9 @@ class Runtime:
 
     async def aclose(self) -> None:
         """Stop every started provider (in parallel, each bounded in time)."""
-        started = [p for p in self.providers if p.name in self._provider_states or p.name in self._activated]
+        self._closing = True  # a provider woken from now on is not started
+        self._start_mode = None
+        started = [p for p in self.active_providers() if p.name in self._provider_states or p.name in self._activated]
 
         async def stop(provider: ToolProvider) -> None:
             try:
@@ -785,7 +879,7 @@ class Runtime:
 
     def status(self) -> RuntimeStatus:
         servers: list[ServerStatus] = []
-        for provider in self.providers:
+        for provider in self.active_providers():
             status = getattr(provider, "status", None)
             if status is None:
                 continue
@@ -799,7 +893,9 @@ class Runtime:
             config_errors=list(self.config.errors),
             providers=[
                 self._provider_states.get(p.name)
-                or ProviderState(p.name, self.providers.owner_of(p.name) or "", "stopped")
+                or ProviderState(
+                    p.name, self.providers.owner_of(p.name) or "", "idle" if p.name in self._dormant else "stopped"
+                )
                 for p in self.providers
             ],
             servers=servers,

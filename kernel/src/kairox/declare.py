@@ -25,16 +25,29 @@ is asked of it (a transport's ``connect``, an ``isinstance`` check), so a worksp
 that never uses the transport never imports it::
 
     kairox_register_transports = adds("kairox_stdio.stdio:StdioTransport", lazy="stdio")
+
+A lazy tool provider may also say when it has something to do (``needed``): while it
+has nothing, it is *dormant*: a runtime neither imports, builds nor starts it, and the
+first use of the stand-in wakes it (it is built then, and started when the runtime's
+providers run). ``servers(..., name=...)`` does this for a feature whose servers come
+from its config section::
+
+    kairox_register_config_sections, kairox_register_tool_providers = servers(
+        "lsp_servers", "kairox_lsp._config:LspServerConfig", "kairox_lsp._provider:LspToolProvider",
+        name="lsp", description="language servers",
+    )
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from .errors import RegistrationError
 from .hookspecs import hookimpl
@@ -45,7 +58,24 @@ if TYPE_CHECKING:
     from ._registrar import Registrar
     from ._runtime import Runtime
 
-__all__ = ["Lazy", "adds", "command", "config_section", "load_target", "servers", "stub_exports"]
+__all__ = [
+    "Lazy",
+    "Needed",
+    "adds",
+    "command",
+    "config_section",
+    "has_entries",
+    "is_needed",
+    "load_target",
+    "servers",
+    "stub_exports",
+    "watch",
+]
+
+logger = logging.getLogger(__name__)
+
+#: what ``needed`` is: a ``"package.module:function"`` target or a callable, given the runtime
+Needed = Union[str, Callable[["Runtime"], bool]]
 
 
 def _check(target: str) -> str:
@@ -85,15 +115,23 @@ class Lazy:
     not pass on: special methods (calling it, ``async with`` it), equality and hashing
     (it is itself, not the object), ``resolve``/``resolved`` (its own), and a new ``name``
     (refused: the registrar holds it under its name). ``isinstance`` builds the target;
-    one that cannot be built is an instance of :class:`Lazy` alone."""
+    one that cannot be built is an instance of :class:`Lazy` alone.
 
-    __slots__ = ("_args", "_target", "_value", "name")
+    ``needed`` (tool providers): whether the target has anything to do in a runtime
+    (:data:`Needed`, asked with the runtime by :func:`is_needed`); a runtime leaves one
+    that has nothing dormant (not built, not started) until the stand-in's first use."""
 
-    def __init__(self, name: str, target: str, *args: Any) -> None:
+    __slots__ = ("_args", "_needed", "_on_build", "_target", "_value", "name")
+
+    def __init__(self, name: str, target: str, *args: Any, needed: Needed | None = None) -> None:
+        if needed is not None and not callable(needed):
+            _check(needed)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "_target", _check(target))
         object.__setattr__(self, "_args", args)
         object.__setattr__(self, "_value", None)
+        object.__setattr__(self, "_needed", needed)
+        object.__setattr__(self, "_on_build", None)
 
     @property
     def resolved(self) -> bool:
@@ -115,6 +153,13 @@ class Lazy:
             if built != self.name:
                 raise RegistrationError(f"{self._target} was registered as {self.name!r} but is named {built!r}")
             object.__setattr__(self, "_value", value)
+            on_build = self._on_build
+            if on_build is not None:
+                object.__setattr__(self, "_on_build", None)
+                try:
+                    on_build(self)
+                except Exception:  # the watcher's trouble is not the caller's
+                    logger.exception("the watcher of %r failed", self.name)
         return value
 
     def __getattr__(self, attribute: str) -> Any:  # only what the stand-in does not have itself
@@ -137,12 +182,48 @@ class Lazy:
             return Lazy
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Lazy, (self.name, self._target, *self._args))
+        if self._needed is None:
+            return (Lazy, (self.name, self._target, *self._args))
+        return (functools.partial(Lazy, needed=self._needed), (self.name, self._target, *self._args))
 
     def __repr__(self) -> str:
         if self._value is not None:
             return repr(self._value)
         return f"<{self.name!r}: {self._target}, not imported yet>"
+
+
+def watch(stand_in: Lazy, on_build: Callable[[Lazy], None] | None) -> None:
+    """Call ``on_build(stand_in)`` once, right after the stand-in's target is built (the
+    runtime wakes a dormant provider so); ``None`` stops watching."""
+    object.__setattr__(stand_in, "_on_build", on_build)
+
+
+def is_needed(stand_in: Lazy, runtime: Runtime) -> bool:
+    """Whether a stand-in's target has anything to do in ``runtime``: its ``needed``
+    answer, ``True`` without one. A ``needed`` that fails (does not import, raises)
+    counts as ``True``: a provider is never left out because its check broke."""
+    needed = stand_in._needed
+    if needed is None:
+        return True
+    try:
+        check = load_target(needed) if isinstance(needed, str) else needed
+        return bool(check(runtime))
+    except Exception:
+        logger.warning("the check of whether %r is needed failed; it is built", stand_in.name, exc_info=True)
+        return True
+
+
+def has_entries(section: str, runtime: Runtime) -> bool:
+    """Whether any config file of ``runtime`` sets an entry of ``[section]`` (held and
+    broken ones too): the ``needed`` of :func:`servers`."""
+    return bool(runtime.config.raw.get(section))
+
+
+def _either(first: Needed, second: Needed, runtime: Runtime) -> bool:
+    for check in (first, second):
+        if (load_target(check) if isinstance(check, str) else check)(runtime):
+            return True
+    return False
 
 
 def _lazy_names(lazy: str | Sequence[str] | None, count: int) -> list[str] | None:
@@ -154,7 +235,9 @@ def _lazy_names(lazy: str | Sequence[str] | None, count: int) -> list[str] | Non
     return names
 
 
-def adds(*targets: str, runtime: bool = False, lazy: str | Sequence[str] | None = None) -> Callable[..., None]:
+def adds(
+    *targets: str, runtime: bool = False, lazy: str | Sequence[str] | None = None, needed: Needed | None = None
+) -> Callable[..., None]:
     """A registration hook that adds ``target()`` (``target(runtime)`` with ``runtime=True``)
     for each target, in order: transports, tool providers, skill, catalog and manifest formats.
 
@@ -164,12 +247,21 @@ def adds(*targets: str, runtime: bool = False, lazy: str | Sequence[str] | None 
     ``lazy`` names each target (one name per target): the hook then adds a :class:`Lazy`
     stand-in of that name and imports nothing; the target's module must exist (else the
     plugin's load failure, as for an eager target) and is imported on first use. For
-    objects the kernel only looks up by name until they are used (transports); a tool
-    provider is started at every open, so a lazy one would be imported there anyway."""
+    objects the kernel only looks up by name until they are used (transports). A lazy tool
+    provider is built when the runtime opens, unless ``needed`` (a ``"module:function"``
+    target or a callable, given the runtime: :data:`Needed`) says it has nothing to do
+    there: then it stays *dormant*, neither built nor started, until something uses it
+    (``runtime.providers.get(name)`` and then any attribute, an ``isinstance`` check), which
+    builds it and, once the runtime's providers run, starts it."""
     names = [_check(t) for t in targets]
     if not names:
         raise ValueError("adds() needs at least one target")
     lazy_names = _lazy_names(lazy, len(names))
+    if needed is not None:
+        if lazy_names is None or not runtime:
+            raise ValueError("needed= is for lazy tool providers: give lazy= names and runtime=True")
+        if not callable(needed):
+            _check(needed)
     if lazy_names is not None:
         pairs = list(zip(lazy_names, names, strict=True))
 
@@ -180,7 +272,7 @@ def adds(*targets: str, runtime: bool = False, lazy: str | Sequence[str] | None 
                 if not _module_exists(module):
                     raise ModuleNotFoundError(f"{registrar.kind} {name!r}: no module named {module!r}", name=module)
             for name, target in pairs:
-                registrar.add(Lazy(name, target, *extra))
+                registrar.add(Lazy(name, target, *extra, needed=needed))
 
         if runtime:
 
@@ -232,7 +324,13 @@ def config_section(name: str, schema: str, **options: Any) -> Callable[[Registra
 
 
 def servers(
-    section: str, schema: str, provider: str, *, description: str
+    section: str,
+    schema: str,
+    provider: str,
+    *,
+    description: str,
+    name: str | None = None,
+    needed: Needed | None = None,
 ) -> tuple[Callable[[Registrar[Any]], None], Callable[..., None]]:
     """The two hooks of a feature that runs servers (MCP, LSP, DAP): the ``[section.NAME]``
     config section, one entry per server structured as ``schema`` and held until the
@@ -240,12 +338,19 @@ def servers(
 
         kairox_register_config_sections, kairox_register_tool_providers = servers(
             "dap_servers", "kairox_dap._config:DapServerConfig", "kairox_dap._provider:DapToolProvider",
-            description="debug adapters started by dap.launch",
+            name="dap", description="debug adapters started by dap.launch",
         )
-    """
+
+    With the provider's ``name``, it is a lazy stand-in, dormant in a runtime whose config
+    sets no ``[section.*]`` entry (:func:`has_entries`) unless ``needed`` (servers declared
+    elsewhere: kairox-mcp's ``.mcp.json``) says otherwise: a workspace without such servers
+    opens without importing or starting the provider. Without ``name``, it is built at
+    every open."""
+    has = functools.partial(has_entries, section)
+    check: Needed = has if needed is None else functools.partial(_either, has, needed)
     return (
         config_section(section, schema, entries=True, needs_trust=True, description=description),
-        adds(provider, runtime=True),
+        adds(provider, runtime=True) if name is None else adds(provider, runtime=True, lazy=name, needed=check),
     )
 
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kairox import user_home
 from kairox.files import missing
@@ -32,6 +30,7 @@ __all__ = [
     "format_locations",
     "nothing_to_discover",
     "settings_file",
+    "something_to_discover",
 ]
 
 #: the ``[plugins]`` section (:data:`kairox_manifests.config.SECTION`)
@@ -44,10 +43,12 @@ PRIORITY_WORKSPACE = 100
 PRIORITY_USER = 50
 
 
-@attrs.frozen
-class Location:
+class Location(NamedTuple):
     """Somewhere plugins live. ``mode``: ``children`` (each subdirectory is a plugin),
-    ``plugin`` (the directory is one), ``auto`` (a plugin if a format recognises it, else children)."""
+    ``plugin`` (the directory is one), ``auto`` (a plugin if a format recognises it, else children).
+
+    A named tuple, not an attrs class: defining one costs a fifth as much, and this module
+    is imported at every open (the ``plugins`` provider asks :func:`something_to_discover`)."""
 
     path: Path
     scope: str  # "user" | "workspace"
@@ -96,3 +97,9 @@ def nothing_to_discover(runtime: Runtime) -> bool:
         except Exception:  # discovery reports it
             return False
     return all(isinstance(path, Path) and not path.is_dir() for path in paths)
+
+
+def something_to_discover(runtime: Runtime) -> bool:
+    """``not nothing_to_discover(runtime)``: the ``needed`` of the ``plugins`` provider's
+    stand-in (a runtime leaves it dormant when there is nothing to discover)."""
+    return not nothing_to_discover(runtime)

@@ -216,8 +216,10 @@ class McpServerManager:
         It is checked as a configured server is (``trust_annotations`` counts only in the
         user's own config) and replaces a same-named server that is not running.
 
-        It starts now with ``start=True``, or by default (``None``) when this manager has
-        started its servers and the server is enabled: the call returns once it is ready or
+        It starts now with ``start=True``, or by default (``None``) when the server is
+        enabled and this manager has started its servers, or the runtime has started all
+        its providers (``runtime.start_mode == "all"``: a manager woken from dormancy by
+        this very use starts right after): the call returns once it is ready or
         has failed (as :meth:`start_servers`: a ``required`` one that failed raises
         :class:`McpStartupError`), its tools registered under provider ``mcp:<name>`` and
         the ``McpServer*`` events published as for any server. Otherwise (``start=False``;
@@ -228,8 +230,9 @@ class McpServerManager:
         server of that name is running (:meth:`remove_server` it first).
         """
         self._define(definition)
-        if start is None:
-            start = self._started and definition.config.enabled
+        if start is None:  # started, or woken from dormancy into a runtime that starts it next
+            running = self._started or getattr(self.runtime, "start_mode", None) == "all"
+            start = running and definition.config.enabled
         if not start:
             return None
         await self.start_servers([definition.name])

@@ -237,7 +237,7 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
             rows.append({**rt.tool_row(spec), "annotations": dict(spec.annotations)})
         # tools a server lists that are not offered (an optional provider method), with why
         withheld = []
-        for provider in rt.providers:
+        for provider in rt.active_providers():
             listed = getattr(provider, "withheld_tools", None)
             for tool_id, why in listed() if callable(listed) else ():
                 withheld.append({"id": tool_id, "provider": provider.name, "reason": why})

@@ -1,0 +1,329 @@
+"""Dormant tool providers: ``adds(target, runtime=True, lazy=NAME, needed=CHECK)``.
+
+A lazy provider whose ``needed`` check says it has nothing to do in a runtime is
+neither imported, built nor started there; its first use builds it and wakes it, and
+a woken provider starts as the runtime's providers did (all, lazily, or not at all).
+The built-in features (kairox-mcp, -lsp, -dap, -manifests) register theirs so; the
+modules they keep out of an empty workspace are checked in test_open_imports.py."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import pickle
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from kairox import ProviderReady, Runtime, RuntimeStatus, ToolNotFound
+from kairox.declare import Lazy, adds, has_entries, is_needed, servers
+from kairox.testing import EventLog, KairoxHarness, make_plugin
+
+pytestmark = pytest.mark.anyio
+
+MODULE = "kairox_dormant_fixture"
+
+
+@pytest.fixture
+def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A module on ``sys.path``, not imported yet, whose providers record what happens to them."""
+    (tmp_path / f"{MODULE}.py").write_text(
+        textwrap.dedent(
+            """
+            LOG = []
+            WANTED = {"pigeon": False}
+
+            def wanted(runtime):
+                LOG.append(("needed?", runtime is not None))
+                return WANTED["pigeon"]
+
+            def broken_check(runtime):
+                raise RuntimeError("the check itself is broken")
+
+            class Pigeon:
+                name = "pigeon"
+
+                def __init__(self, runtime):
+                    self.runtime = runtime
+                    LOG.append("built")
+
+                async def discover(self, runtime):
+                    LOG.append("discover")
+
+                async def start(self, runtime):
+                    LOG.append("start")
+                    runtime.tools.replace_provider(self.name, [])
+
+                async def stop(self):
+                    LOG.append("stop")
+
+                def status(self):
+                    return []
+
+                def fly(self):
+                    return "flown"
+
+            class LazyPigeon(Pigeon):
+                async def start_for(self, name, arguments):
+                    LOG.append(("start_for", name))
+
+            class Crow:
+                name = "crow"
+
+                def __init__(self, runtime):
+                    import kairox_not_installed_anywhere  # noqa: F401
+
+            class Toucher:
+                '''A provider whose discovery uses the pigeon (as a bundle hands servers over).'''
+
+                name = "toucher"
+
+                def __init__(self, runtime):
+                    pass
+
+                async def discover(self, runtime):
+                    runtime.providers.get("pigeon").fly()
+
+                async def start(self, runtime):
+                    pass
+
+                async def stop(self):
+                    pass
+            """
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop(MODULE, None)
+    yield _Fixture()
+    sys.modules.pop(MODULE, None)
+
+
+class _Fixture:
+    """The fixture module, imported on first look (so a test can check it was not)."""
+
+    def imported(self) -> bool:
+        return MODULE in sys.modules
+
+    @property
+    def log(self) -> list[Any]:
+        return sys.modules[MODULE].LOG  # type: ignore[no-any-return]
+
+    def want(self, value: bool) -> None:
+        __import__(MODULE).WANTED["pigeon"] = value
+
+
+def pigeon(cls: str = "Pigeon", needed: Any = f"{MODULE}:wanted", name: str = "pigeon") -> object:
+    return make_plugin(
+        "pigeons", kairox_register_tool_providers=adds(f"{MODULE}:{cls}", runtime=True, lazy=name, needed=needed)
+    )
+
+
+#: the kernel's own provider (agents), there in every runtime
+KERNEL = "kairox"
+
+
+def states(rt: Runtime) -> dict[str, str]:
+    status: RuntimeStatus = rt.status()
+    return {p.name: p.state for p in status.providers if p.name != KERNEL}
+
+
+def active(rt: Runtime) -> list[str]:
+    return [p.name for p in rt.active_providers() if p.name != KERNEL]
+
+
+def ready_event(rt: Runtime, name: str) -> anyio.Event:
+    """Set once the provider ``name`` is ready (subscribe before what should start it)."""
+    ready = anyio.Event()
+    rt.events.subscribe(lambda e: ready.set() if isinstance(e, ProviderReady) and e.provider == name else None)
+    return ready
+
+
+async def settle(ready: anyio.Event) -> None:
+    with anyio.fail_after(10):
+        await ready.wait()
+
+
+async def test_a_provider_with_nothing_to_do_is_neither_imported_nor_started(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon(needed=lambda rt: False)]) as rt:
+        assert not target.imported()
+        assert "pigeon" in rt.providers and rt.providers.names() == [KERNEL, "pigeon"]
+        assert active(rt) == []
+        assert states(rt) == {"pigeon": "idle"}
+        rt.status()  # a status (and a turn's instructions) asks nothing of it
+        async with rt.session() as session:
+            await session.turn_context("hello")
+        assert not target.imported() and type(rt.providers.get("pigeon")) is Lazy
+    assert not target.imported()  # closing stops nothing
+
+
+async def test_a_provider_with_something_to_do_is_built_and_started(kairox_harness: KairoxHarness, target: Any) -> None:
+    __import__(MODULE)
+    target.want(True)
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        assert target.log == [("needed?", True), "built", "discover", "start"]
+        assert states(rt) == {"pigeon": "ready"}
+        assert active(rt) == ["pigeon"]
+    assert target.log[-1] == "stop"
+
+
+async def test_a_lazy_provider_without_needed_is_built_at_open(kairox_harness: KairoxHarness, target: Any) -> None:
+    async with kairox_harness.open(plugins=[pigeon(needed=None)]) as rt:
+        assert target.log == ["built", "discover", "start"]
+        assert states(rt) == {"pigeon": "ready"}
+
+
+async def test_the_first_use_wakes_it_and_it_starts_as_the_others_did(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    log = EventLog()
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        rt.events.subscribe(log.events.append)
+        ready = ready_event(rt, "pigeon")
+        assert target.log == [("needed?", True)] and states(rt) == {"pigeon": "idle"}
+        assert rt.providers.get("pigeon").fly() == "flown"  # built by this use
+        await settle(ready)
+        assert target.log == [("needed?", True), "built", "discover", "start"]
+        assert states(rt) == {"pigeon": "ready"}
+        assert [e.provider for e in log.of(ProviderReady)] == ["pigeon"]
+    assert target.log[-1] == "stop"
+
+
+async def test_a_woken_provider_starts_once_when_the_providers_are_started_again(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        ready = ready_event(rt, "pigeon")
+        rt.providers.get("pigeon").fly()
+        await rt.start_providers()  # before the woken provider's own start ran
+        await settle(ready)
+        assert target.log.count("start") == 1
+
+
+async def test_woken_from_a_worker_thread_it_starts_too(kairox_harness: KairoxHarness, target: Any) -> None:
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        ready = ready_event(rt, "pigeon")
+        assert await anyio.to_thread.run_sync(lambda: rt.providers.get("pigeon").fly()) == "flown"
+        await settle(ready)
+        assert states(rt) == {"pigeon": "ready"}
+
+
+async def test_woken_during_discovery_it_starts_with_the_others(kairox_harness: KairoxHarness, target: Any) -> None:
+    toucher = make_plugin("toucher", kairox_register_tool_providers=adds(f"{MODULE}:Toucher", runtime=True))
+    async with kairox_harness.open(plugins=[pigeon(), toucher]) as rt:
+        # the toucher's discover used it: it discovered and started in the start stage, not later
+        assert target.log == [("needed?", True), "built", "discover", "start"]
+        assert states(rt) == {"pigeon": "ready", "toucher": "ready"}
+
+
+async def test_a_runtime_that_starts_nothing_starts_no_woken_provider(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon()], start=False) as rt:
+        assert rt.start_mode is None
+        rt.providers.get("pigeon").fly()
+        await anyio.sleep(0.05)
+        assert "start" not in target.log and states(rt) == {"pigeon": "stopped"}
+        await rt.start_providers()  # started by hand: now it is one of the providers
+        assert states(rt) == {"pigeon": "ready"} and rt.start_mode == "all"
+        assert target.log.count("discover") == 1
+
+
+@pytest.mark.parametrize(("cls", "started"), [("LazyPigeon", False), ("Pigeon", True)])
+async def test_a_lazy_runtime_starts_a_woken_provider_only_without_start_for(
+    kairox_harness: KairoxHarness, target: Any, cls: str, started: bool
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon(cls)], start="lazy") as rt:  # type: ignore[arg-type]
+        assert rt.start_mode == "lazy"
+        ready = ready_event(rt, "pigeon")
+        rt.providers.get("pigeon").fly()
+        if started:
+            await settle(ready)
+        else:
+            await anyio.sleep(0.05)
+        assert ("start" in target.log) is started
+
+
+async def test_a_provider_woken_while_closing_is_not_started(kairox_harness: KairoxHarness, target: Any) -> None:
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        assert rt.start_mode == "all"
+    assert rt.start_mode is None
+    rt.providers.get("pigeon").fly()  # after close (and during it: the same flag)
+    assert "built" in target.log and "start" not in target.log
+
+
+async def test_a_broken_check_counts_as_needed(
+    kairox_harness: KairoxHarness, target: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="kairox.declare"):
+        async with kairox_harness.open(plugins=[pigeon(needed=f"{MODULE}:broken_check")]) as rt:
+            assert states(rt) == {"pigeon": "ready"}
+    assert "the check of whether 'pigeon' is needed failed" in caplog.text
+
+
+async def test_a_needed_provider_that_cannot_be_built_is_its_plugin_s_failure(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    __import__(MODULE)
+    target.want(True)
+    crow = make_plugin(
+        "crows",
+        kairox_register_tool_providers=adds(f"{MODULE}:Crow", runtime=True, lazy="crow", needed=lambda rt: True),
+    )
+    async with kairox_harness.open(plugins=[pigeon(), crow]) as rt:
+        assert "crow" not in rt.providers
+        assert states(rt) == {"pigeon": "ready"}  # the other provider is not affected
+        [failure] = rt.status().failures
+        assert failure.plugin == "crows" and "kairox_not_installed_anywhere" in failure.error
+
+
+def test_needed_is_for_lazy_tool_providers_only() -> None:
+    with pytest.raises(ValueError, match="needed= is for lazy tool providers"):
+        adds("a.b:C", runtime=True, needed="a.b:d")
+    with pytest.raises(ValueError, match="needed= is for lazy tool providers"):
+        adds("a.b:C", lazy="c", needed="a.b:d")
+    with pytest.raises(ValueError, match=r"is not 'package\.module:attribute'"):
+        adds("a.b:C", runtime=True, lazy="c", needed="no-colon")
+
+
+def test_copies_and_pickles_keep_the_check(target: Any) -> None:
+    stand_in = Lazy("pigeon", f"{MODULE}:Pigeon", None, needed=f"{MODULE}:wanted")
+    for twin in (copy.copy(stand_in), copy.deepcopy(stand_in), pickle.loads(pickle.dumps(stand_in))):
+        assert twin._needed == f"{MODULE}:wanted" and not twin.resolved
+    assert not target.imported()
+    assert is_needed(Lazy("pigeon", f"{MODULE}:Pigeon"), None) is True  # type: ignore[arg-type]
+
+
+async def test_servers_with_a_name_is_dormant_until_its_section_has_entries(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    sections, providers = servers(
+        "pigeon_servers", f"{MODULE}:Pigeon", f"{MODULE}:Pigeon", name="pigeon", description="pigeons"
+    )
+    plugin = make_plugin("pigeons", kairox_register_config_sections=sections, kairox_register_tool_providers=providers)
+    async with kairox_harness.open(plugins=[plugin]) as rt:
+        assert not has_entries("pigeon_servers", rt) and states(rt) == {"pigeon": "idle"}
+    assert not target.imported()
+    # a workspace entry the user has not trusted is held, and still wakes it (to list it as untrusted)
+    kairox_harness.write_config('[pigeon_servers.one]\ncommand = "x"\n')
+    async with kairox_harness.open(plugins=[plugin], start=False) as rt:
+        assert has_entries("pigeon_servers", rt) and rt.config.held_entries("pigeon_servers")
+        assert active(rt) == ["pigeon"] and target.log == ["built", "discover"]
+
+
+async def test_the_built_in_features_are_dormant_in_an_empty_workspace(kairox_harness: KairoxHarness) -> None:
+    async with kairox_harness.open(load_entrypoints=True) as rt:
+        built_in = {"mcp", "lsp", "dap", "plugins"}
+        assert {name: state for name, state in states(rt).items() if name in built_in} == dict.fromkeys(
+            built_in, "idle"
+        )
+        # a call of a missing tool asks them anyway: the answer says what to configure
+        with pytest.raises(ToolNotFound, match=r"no language server is configured \(\[lsp_servers.NAME\]"):
+            await rt.call_tool("lsp.definition", {"path": "x.py", "line": 1, "character": 1})
