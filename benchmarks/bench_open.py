@@ -20,8 +20,11 @@ interleaved, so a change in the machine's load touches both alike:
 Prints the median, min and max of each with the ratio to ``tools only`` (the
 target: at most 1.10; on a busy machine also read the median of the paired ratios,
 each run against its neighbour in the other configuration, and the fastest against
-the fastest), then the time spent in each plugin's registration hooks
-with every plugin loaded (medians over the runs), slowest first.
+the fastest). Then how the difference splits: what any installed plugin pays however
+little it does (importing its package and hooks module, the entry point, and pluggy's
+registration of it) and the rest, what the plugins' hooks and providers do; and the
+time spent in each plugin's registration hooks with every plugin loaded (medians over
+the runs), slowest first.
 """
 
 from __future__ import annotations

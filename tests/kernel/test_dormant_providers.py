@@ -35,8 +35,12 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     (tmp_path / f"{MODULE}.py").write_text(
         textwrap.dedent(
             """
+            import time
+
             LOG = []
             WANTED = {"pigeon": False}
+            START_DELAY = [0.0]
+            STARTING = [False]
 
             def wanted(runtime):
                 LOG.append(("needed?", runtime is not None))
@@ -57,10 +61,19 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
                 async def start(self, runtime):
                     LOG.append("start")
-                    runtime.tools.replace_provider(self.name, [])
+                    STARTING[0] = True
+                    try:
+                        if START_DELAY[0]:
+                            import anyio
+
+                            await anyio.sleep(START_DELAY[0])
+                            LOG.append("started")
+                        runtime.tools.replace_provider(self.name, [])
+                    finally:
+                        STARTING[0] = False
 
                 async def stop(self):
-                    LOG.append("stop")
+                    LOG.append("stop during start" if STARTING[0] else "stop")
 
                 def status(self):
                     return []
@@ -71,6 +84,31 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
             class LazyPigeon(Pigeon):
                 async def start_for(self, name, arguments):
                     LOG.append(("start_for", name))
+
+            class SlowPigeon(Pigeon):
+                def __init__(self, runtime):
+                    time.sleep(0.2)
+                    super().__init__(runtime)
+
+            class BrokenPigeon:
+                name = "pigeon"
+
+                def __init__(self, runtime):
+                    raise RuntimeError("cannot build a pigeon")
+
+            class Starter:
+                '''A provider whose start uses the pigeon.'''
+
+                name = "starter"
+
+                def __init__(self, runtime):
+                    pass
+
+                async def start(self, runtime):
+                    runtime.providers.get("pigeon").fly()
+
+                async def stop(self):
+                    pass
 
             class Crow:
                 name = "crow"
@@ -327,3 +365,86 @@ async def test_the_built_in_features_are_dormant_in_an_empty_workspace(kairox_ha
         # a call of a missing tool asks them anyway: the answer says what to configure
         with pytest.raises(ToolNotFound, match=r"no language server is configured \(\[lsp_servers.NAME\]"):
             await rt.call_tool("lsp.definition", {"path": "x.py", "line": 1, "character": 1})
+
+
+async def test_woken_by_the_start_stage_it_is_ready_when_open_returns(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    starter = make_plugin("starter", kairox_register_tool_providers=adds(f"{MODULE}:Starter", runtime=True))
+    __import__(MODULE).START_DELAY[0] = 0.2
+    async with kairox_harness.open(plugins=[pigeon(), starter]) as rt:
+        assert states(rt) == {"pigeon": "ready", "starter": "ready"}
+        assert target.log[-2:] == ["start", "started"]
+
+
+async def test_woken_just_before_close_its_start_ends_before_its_stop(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    __import__(MODULE).START_DELAY[0] = 5.0
+    with anyio.fail_after(4):  # the start is cancelled, not waited for
+        async with kairox_harness.open(plugins=[pigeon()]) as rt:
+            rt.providers.get("pigeon").fly()
+            await anyio.sleep(0.05)
+            assert target.log[-1] == "start"
+    assert target.log[-2:] == ["start", "stop"]  # cancelled, then stopped: never beside each other
+
+
+@pytest.mark.parametrize("where", ["thread", "callback"])
+async def test_woken_outside_the_runtime_s_tasks_it_starts(
+    kairox_harness: KairoxHarness, target: Any, where: str
+) -> None:
+    import asyncio
+    import threading
+
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        ready = ready_event(rt, "pigeon")
+        if where == "thread":  # a thread anyio did not start
+            thread = threading.Thread(target=lambda: rt.providers.get("pigeon").fly())
+            thread.start()
+            await anyio.to_thread.run_sync(thread.join)
+        else:  # a callback of the event loop, in no task
+            asyncio.get_running_loop().call_soon(lambda: rt.providers.get("pigeon").fly())
+        await settle(ready)
+        assert target.log.count("start") == 1
+
+
+async def test_two_threads_using_it_at_once_build_one_provider(kairox_harness: KairoxHarness, target: Any) -> None:
+    async with kairox_harness.open(plugins=[pigeon("SlowPigeon")]) as rt:
+        stand_in = rt.providers.get("pigeon")
+        bound: list[Any] = []
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(anyio.to_thread.run_sync, lambda: bound.append(stand_in.fly.__self__))
+        assert target.log.count("built") == 1 and bound[0] is bound[1] is stand_in.resolve()
+
+
+async def test_a_dormant_provider_that_cannot_be_built_is_taken_out_when_used(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon("BrokenPigeon")]) as rt:
+        assert states(rt) == {"pigeon": "idle"} and not rt.status().failures
+        # a call of one of its tools asks it (its name starts the tool's): it says nothing, and goes
+        with pytest.raises(ToolNotFound, match=r"pigeon\.fly"):
+            await rt.call_tool("pigeon.fly", {})
+        assert "pigeon" not in rt.providers and states(rt) == {}
+        [failure] = rt.status().failures
+        assert failure.plugin == "pigeons" and "cannot build a pigeon" in failure.error
+        with pytest.raises(ToolNotFound):  # and from now on a plain miss
+            await rt.call_tool("pigeon.fly", {})
+
+
+async def test_a_call_of_another_tool_asks_no_dormant_provider(kairox_harness: KairoxHarness, target: Any) -> None:
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        with pytest.raises(ToolNotFound):
+            await rt.call_tool("crow.fly", {})
+        assert states(rt) == {"pigeon": "idle"} and not target.log[1:]  # only the needed check ran
+
+
+async def test_a_lazy_runtime_asks_a_dormant_provider_for_its_own_tools(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon("LazyPigeon")], start="lazy") as rt:  # type: ignore[arg-type]
+        with pytest.raises(ToolNotFound):
+            await rt.call_tool("pigeon.fly", {})
+        assert ("start_for", "pigeon.fly") in target.log  # at the first call, not the second

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import types
 
 import pluggy
 import pytest
 
-from kairox import ConfigSection, Registrar, hookimpl
+from kairox import ConfigSection, Registrar, _host, hookimpl
 from kairox._host import DEFAULT_PLUGINS, build_plugin_host
 from kairox.testing import make_plugin
 
@@ -286,3 +287,65 @@ def test_plugin_names_in_the_environment_are_compared_as_pep_503_names(
     assert [p.name for p in host.plugins()] == ["good"]
     assert "KAIROX_DISABLE_PLUGINS names no installed plugin package: fake-typo" in caplog.text
     assert "Fake_Broken" not in caplog.text
+
+
+# -- the quicker look at module plugins (kairox._host._PluginManager) ------------------------
+
+
+def _odd_module() -> types.ModuleType:
+    """A module holding every kind of value a name can have, marked or not."""
+    import functools
+
+    module = types.ModuleType("kairox_odd_plugin")
+
+    @hookimpl
+    def kairox_register_transports(registrar: object) -> None: ...
+
+    def kairox_unmarked(registrar: object) -> None: ...
+
+    def bad_marker() -> None: ...
+
+    bad_marker.kairox_impl = "not a dict"  # type: ignore[attr-defined]
+
+    class Holder:
+        @staticmethod
+        @hookimpl
+        def kairox_register_config_sections(registrar: object) -> None: ...
+
+    module.__dict__.update(
+        kairox_register_transports=kairox_register_transports,
+        kairox_unmarked=kairox_unmarked,
+        bad_marker=bad_marker,
+        a_static=Holder.__dict__["kairox_register_config_sections"],
+        a_class=Holder,
+        a_partial=functools.partial(kairox_register_transports),
+        a_builtin=len,
+        a_lambda=hookimpl(lambda registrar: None),
+        a_number=3,
+        annotations=__import__("__future__").annotations,
+        __annotations__={"x": int},
+    )
+    return module
+
+
+def test_module_plugins_are_parsed_as_pluggy_parses_them() -> None:
+    """The quick path answers as pluggy's own lookup does, for every name of every plugin
+    module installed here and of a module holding every kind of value."""
+    import importlib
+
+    from kairox._entrypoints import ENTRY_POINT_GROUP, installed_entry_points
+
+    modules = [_odd_module()]
+    for ep in installed_entry_points(ENTRY_POINT_GROUP, {}, None).entry_points:
+        modules.append(importlib.import_module(ep.value.partition(":")[0]))
+    quick, plain = _host._PluginManager("kairox"), pluggy.PluginManager("kairox")
+    checked = 0
+    for module in modules:
+        for name in dir(module):
+            assert quick.parse_hookimpl_opts(module, name) == plain.parse_hookimpl_opts(module, name), (module, name)
+            checked += 1
+    assert checked > 100
+    odd = modules[0]
+    assert quick.parse_hookimpl_opts(odd, "kairox_register_transports") is not None
+    assert quick.parse_hookimpl_opts(odd, "a_lambda") is not None
+    assert quick.parse_hookimpl_opts(odd, "kairox_unmarked") is None

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import attrs
 
 from ._agents import AgentError, AgentPrepared, AgentRegistry, AgentRun, OutputStyleRegistry, scan_definitions
@@ -165,6 +166,15 @@ class RuntimeStatus:
         )
 
 
+def _in_a_task() -> bool:
+    """Whether this code runs in a task of the event loop (not a callback, not another thread)."""
+    try:
+        anyio.get_current_task()
+    except Exception:
+        return False
+    return True
+
+
 def _spawner(tg: anyio.abc.TaskGroup) -> Callable[[Callable[[], Awaitable[None]]], None]:
     def spawn(fn: Callable[[], Awaitable[None]]) -> None:
         async def run() -> None:
@@ -243,6 +253,12 @@ class Runtime:
         self._dormant: dict[str, ToolProvider] = {}
         #: providers whose ``discover`` ran (or that have none), once the discover stage did
         self._discovered_names: set[str] = set()
+        #: the task group of a start stage in progress (a provider woken by it joins it)
+        self._start_group: anyio.abc.TaskGroup | None = None
+        #: woken providers starting after the start stage: their cancel scopes, and when each ends
+        self._waking: dict[anyio.CancelScope, anyio.Event] = {}
+        #: the open runtime's event loop (its native token): what _soon schedules on
+        self._loop: Any = None
         #: providers whose start_for ran (lazy activation): aclose stops them too
         self._activated: set[str] = set()
         #: seconds a provider's start() may take before it is marked failed
@@ -300,12 +316,16 @@ class Runtime:
             try:
                 provider.resolve()
             except RegistrationError as exc:
-                owner = self.providers.owner_of(provider.name) or provider.name
-                self.host.record(
-                    LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(exc)),
-                    exc,
-                )
-                self.providers._discard({provider.name})
+                self._take_out(provider, exc)
+
+    def _take_out(self, provider: Any, error: RegistrationError) -> None:
+        """A provider that cannot be built: its plugin's load failure; the others go on."""
+        owner = self.providers.owner_of(provider.name) or provider.name
+        self.providers._discard({provider.name})
+        self.host.record(
+            LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(error)), error
+        )
+        self._publish_failures()
 
     @property
     def start_mode(self) -> Literal["all", "lazy"] | None:
@@ -326,26 +346,49 @@ class Runtime:
             return list(self.providers)
         return [p for p in self.providers if p.name not in dormant]
 
-    def _woken(self, provider: Any) -> None:
-        """A dormant provider was used: it is built; it starts as the others did, if they did."""
+    def _woken(self, provider: Any, error: RegistrationError | None) -> None:
+        """A dormant provider was used: it is built (else taken out, ``error``); it starts as
+        the others did, if they did. Called from any thread (see :meth:`_soon`)."""
         self._dormant.pop(provider.name, None)
+        if error is not None:  # events are published from the loop's thread
+            if self._loop is not None and not _in_a_task():
+                self._soon(partial(self._take_out, provider, error))
+            else:
+                self._take_out(provider, error)
+            return
         mode = self._start_mode
         if mode is None or self._closing or self._tg is None or provider.name in self._provider_states:
             return
         if mode == "lazy" and getattr(provider, "start_for", None) is not None:
             return  # a lazy runtime starts it for the call that needs it
-        tg, name = self._tg, f"kairox: start woken provider {provider.name}"
         # starting from now on: a start_providers() before the task runs does not start it twice
         owner = self.providers.owner_of(provider.name) or ""
         self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
-        try:
-            anyio.get_current_task()
-        except Exception:  # used from a worker thread (anyio.to_thread): the loop's thread starts it
-            from anyio import from_thread
+        name = f"kairox: start woken provider {provider.name}"
+        group = self._start_group
+        if group is not None and _in_a_task():  # woken by the start stage: start_providers waits for it
+            group.start_soon(self._start_provider, provider, name=name)
+        else:
+            self._soon(partial(self._tg.start_soon, self._start_woken, provider, name=name))
 
-            from_thread.run_sync(partial(tg.start_soon, self._start_provider, provider, name=name))
-            return
-        tg.start_soon(self._start_provider, provider, name=name)
+    def _soon(self, fn: Callable[[], object]) -> None:
+        """Run ``fn()`` on the runtime's event loop soon: from one of its tasks, a callback of
+        the loop or another thread alike (the loop's own thread-safe scheduling)."""
+        native = self._loop
+        schedule = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
+        schedule(fn)
+
+    async def _start_woken(self, provider: ToolProvider) -> None:
+        """Start a provider woken once the start stage is over; :meth:`aclose` cancels it and
+        waits for it before stopping the providers, so a stop never runs beside its start."""
+        done = anyio.Event()
+        with anyio.CancelScope() as scope:
+            self._waking[scope] = done
+            try:
+                await self._start_provider(provider)
+            finally:
+                del self._waking[scope]
+                done.set()
 
     def _publish_failures(self) -> None:
         for failure in self.host.failures[self._failures_seen :]:
@@ -394,6 +437,7 @@ class Runtime:
         body_error: Exception | None = None
         async with anyio.create_task_group() as tg:
             rt._tg = tg
+            rt._loop = anyio.lowlevel.current_token().native_token
             rt.events.bind(_spawner(tg))
             try:
                 await rt.discover()
@@ -499,25 +543,40 @@ class Runtime:
             await self._start_some(wanted, lazy)
 
     async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
-        async with anyio.create_task_group() as tg:
-            for provider in self.active_providers():
-                if wanted is not None and provider.name not in wanted:
-                    continue
-                if lazy and getattr(provider, "start_for", None) is not None:
-                    continue
-                if self._provider_states.get(provider.name, None) is not None:
-                    continue  # started (or failed discovering) already
-                tg.start_soon(self._start_provider, provider)
+        outer = self._start_group
+        try:
+            async with anyio.create_task_group() as tg:
+                if wanted is None:  # a provider woken while these start starts with them
+                    self._start_group = tg
+                for provider in self.active_providers():
+                    if wanted is not None and provider.name not in wanted:
+                        continue
+                    if lazy and getattr(provider, "start_for", None) is not None:
+                        continue
+                    if self._provider_states.get(provider.name, None) is not None:
+                        continue  # started (or failed discovering) already
+                    tg.start_soon(self._start_provider, provider)
+        finally:
+            self._start_group = outer
+
+    def _providers_for(self, tool: str) -> list[ToolProvider]:
+        """The providers to ask about the tool ``tool``: the active ones, and the dormant
+        ones whose name starts it (``lsp`` for ``lsp.definition``), which the asking wakes."""
+        if not self._dormant:
+            return list(self.providers)
+        return [
+            p for p in self.providers if p.name not in self._dormant or tool.startswith((f"{p.name}.", f"{p.name}_"))
+        ]
 
     async def _start_for(self, name: str, arguments: Mapping[str, Any]) -> None:
         """Lazy activation: every provider with ``start_for`` starts what would provide ``name``."""
 
         async def one(provider: ToolProvider) -> None:
-            fn = getattr(provider, "start_for", None)
-            if fn is None:
-                return
-            self._activated.add(provider.name)
             try:
+                fn = getattr(provider, "start_for", None)
+                if fn is None:
+                    return
+                self._activated.add(provider.name)
                 with anyio.fail_after(self.provider_start_timeout):
                     await fn(name, dict(arguments))
             except Exception:
@@ -525,20 +584,18 @@ class Runtime:
 
         with self.tools.batch():
             async with anyio.create_task_group() as tg:
-                for provider in self.active_providers():  # a dormant one has nothing to start
+                for provider in self._providers_for(name):
                     tg.start_soon(one, provider)
 
     def why_missing(self, name: str) -> str | None:
         """Why no tool ``name`` is registered, as a provider that would own it explains
-        (dormant ones are asked too, which wakes them: a miss is rare, and "no language
-        server is configured" is worth saying)."""
-        for provider in self.providers:
-            fn = getattr(provider, "why_missing", None)
-            if fn is None:
-                continue
+        (a dormant provider whose name starts the tool's is asked too, which wakes it: "no
+        language server is configured" for ``lsp.definition`` is worth saying)."""
+        for provider in self._providers_for(name):
             try:
-                reason = fn(name)
-            except Exception:
+                fn = getattr(provider, "why_missing", None)
+                reason = None if fn is None else fn(name)
+            except Exception:  # a provider that fails to answer (or to be built) says nothing
                 logger.exception("why_missing of provider %s failed", provider.name)
                 continue
             if reason:
@@ -589,6 +646,11 @@ class Runtime:
         """Stop every started provider (in parallel, each bounded in time)."""
         self._closing = True  # a provider woken from now on is not started
         self._start_mode = None
+        waking = list(self._waking.items())  # woken providers still starting: cancelled, then stopped
+        for scope, _ in waking:
+            scope.cancel()
+        for _, done in waking:
+            await done.wait()
         started = [p for p in self.active_providers() if p.name in self._provider_states or p.name in self._activated]
 
         async def stop(provider: ToolProvider) -> None:

@@ -46,6 +46,7 @@ import importlib.util
 import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
@@ -76,6 +77,10 @@ logger = logging.getLogger(__name__)
 
 #: what ``needed`` is: a ``"package.module:function"`` target or a callable, given the runtime
 Needed = Union[str, Callable[["Runtime"], bool]]
+
+#: one build at a time: two threads using a stand-in at once get the same object (reentrant:
+#: building one target may use another stand-in)
+_BUILDING = threading.RLock()
 
 
 def _check(target: str) -> str:
@@ -123,6 +128,8 @@ class Lazy:
 
     __slots__ = ("_args", "_needed", "_on_build", "_target", "_value", "name")
 
+    _on_build: Callable[[Lazy, RegistrationError | None], None] | None
+
     def __init__(self, name: str, target: str, *args: Any, needed: Needed | None = None) -> None:
         if needed is not None and not callable(needed):
             _check(needed)
@@ -139,28 +146,46 @@ class Lazy:
         return self._value is not None
 
     def resolve(self) -> Any:
-        """The object the target builds (imported and built once)."""
+        """The object the target builds (imported and built once, under a lock)."""
         value = self._value
-        if value is None:
+        if value is not None:
+            return value
+        with _BUILDING:
+            value = self._value
+            if value is not None:  # another thread built it meanwhile
+                return value
             try:
-                value = load_target(self._target)(*self._args)
-            except Exception as exc:
-                raise RegistrationError(
-                    f"{self.name!r} (registered to be imported on first use) cannot be built from "
-                    f"{self._target}: {type(exc).__name__}: {exc}"
-                ) from exc
-            built = getattr(value, "name", None)
-            if built != self.name:
-                raise RegistrationError(f"{self._target} was registered as {self.name!r} but is named {built!r}")
+                value = self._build()
+            except RegistrationError as exc:
+                self._tell(exc)
+                raise
             object.__setattr__(self, "_value", value)
-            on_build = self._on_build
-            if on_build is not None:
-                object.__setattr__(self, "_on_build", None)
-                try:
-                    on_build(self)
-                except Exception:  # the watcher's trouble is not the caller's
-                    logger.exception("the watcher of %r failed", self.name)
+        self._tell(None)
         return value
+
+    def _build(self) -> Any:
+        try:
+            value = load_target(self._target)(*self._args)
+        except Exception as exc:
+            raise RegistrationError(
+                f"{self.name!r} (registered to be imported on first use) cannot be built from "
+                f"{self._target}: {type(exc).__name__}: {exc}"
+            ) from exc
+        built = getattr(value, "name", None)
+        if built != self.name:
+            raise RegistrationError(f"{self._target} was registered as {self.name!r} but is named {built!r}")
+        return value
+
+    def _tell(self, error: RegistrationError | None) -> None:
+        """The watcher (:func:`watch`), once: built (``None``) or not buildable (``error``)."""
+        on_build = self._on_build
+        if on_build is None:
+            return
+        object.__setattr__(self, "_on_build", None)
+        try:
+            on_build(self, error)
+        except Exception:  # the watcher's trouble is not the caller's
+            logger.exception("the watcher of %r failed", self.name)
 
     def __getattr__(self, attribute: str) -> Any:  # only what the stand-in does not have itself
         # introspection (__wrapped__, copy's __deepcopy__, ...) and a slot not set yet (a copy
@@ -192,9 +217,11 @@ class Lazy:
         return f"<{self.name!r}: {self._target}, not imported yet>"
 
 
-def watch(stand_in: Lazy, on_build: Callable[[Lazy], None] | None) -> None:
-    """Call ``on_build(stand_in)`` once, right after the stand-in's target is built (the
-    runtime wakes a dormant provider so); ``None`` stops watching."""
+def watch(stand_in: Lazy, on_build: Callable[[Lazy, RegistrationError | None], None] | None) -> None:
+    """Call ``on_build(stand_in, None)`` once, right after the stand-in's target is built, or
+    ``on_build(stand_in, error)`` when the first try to build it fails (the runtime wakes a
+    dormant provider so, or takes it out); ``None`` stops watching. A copy of the stand-in
+    is not watched: it is a stand-in of its own, which builds its own object."""
     object.__setattr__(stand_in, "_on_build", on_build)
 
 
