@@ -110,6 +110,17 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
                 async def stop(self):
                     pass
 
+            class ThreadStarter(Starter):
+                '''A provider whose start uses the pigeon from a worker thread.'''
+
+                async def start(self, runtime):
+                    import anyio
+
+                    await anyio.to_thread.run_sync(lambda: runtime.providers.get("pigeon").fly())
+
+                async def stop(self):
+                    pass
+
             class Crow:
                 name = "crow"
 
@@ -367,10 +378,11 @@ async def test_the_built_in_features_are_dormant_in_an_empty_workspace(kairox_ha
             await rt.call_tool("lsp.definition", {"path": "x.py", "line": 1, "character": 1})
 
 
+@pytest.mark.parametrize("cls", ["Starter", "ThreadStarter"])
 async def test_woken_by_the_start_stage_it_is_ready_when_open_returns(
-    kairox_harness: KairoxHarness, target: Any
+    kairox_harness: KairoxHarness, target: Any, cls: str
 ) -> None:
-    starter = make_plugin("starter", kairox_register_tool_providers=adds(f"{MODULE}:Starter", runtime=True))
+    starter = make_plugin("starter", kairox_register_tool_providers=adds(f"{MODULE}:{cls}", runtime=True))
     __import__(MODULE).START_DELAY[0] = 0.2
     async with kairox_harness.open(plugins=[pigeon(), starter]) as rt:
         assert states(rt) == {"pigeon": "ready", "starter": "ready"}
@@ -441,10 +453,58 @@ async def test_a_call_of_another_tool_asks_no_dormant_provider(kairox_harness: K
         assert states(rt) == {"pigeon": "idle"} and not target.log[1:]  # only the needed check ran
 
 
-async def test_a_lazy_runtime_asks_a_dormant_provider_for_its_own_tools(
+async def test_woken_as_the_body_ends_it_never_starts_and_is_not_stopped(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        rt.providers.get("pigeon").fly()  # no await after it: the runtime closes before its start runs
+    assert target.log == [("needed?", True), "built"]
+
+
+async def test_a_wake_from_a_thread_and_a_start_stage_at_once_start_it_once(
+    kairox_harness: KairoxHarness, target: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        owner_of = rt.providers.owner_of
+
+        def slow_owner_of(name: str) -> str | None:  # widens the waking thread's window
+            if threading.current_thread() is not threading.main_thread():
+                time.sleep(0.3)
+            return owner_of(name)
+
+        monkeypatch.setattr(rt.providers, "owner_of", slow_owner_of)
+        ready = ready_event(rt, "pigeon")
+        thread = threading.Thread(target=lambda: rt.providers.get("pigeon").fly())
+        thread.start()
+        await anyio.sleep(0.1)
+        await rt.start_providers()  # while the thread is waking it
+        await anyio.to_thread.run_sync(thread.join)
+        await settle(ready)
+        assert target.log.count("start") == 1
+
+
+async def test_a_lazy_runtime_asks_a_dormant_provider_for_its_own_tools_after_discovering_it(
     kairox_harness: KairoxHarness, target: Any
 ) -> None:
     async with kairox_harness.open(plugins=[pigeon("LazyPigeon")], start="lazy") as rt:  # type: ignore[arg-type]
         with pytest.raises(ToolNotFound):
             await rt.call_tool("pigeon.fly", {})
-        assert ("start_for", "pigeon.fly") in target.log  # at the first call, not the second
+        # at the first call (not a second one), its discover first
+        assert target.log[1:] == ["built", "discover", ("start_for", "pigeon.fly")]
+
+
+async def test_strict_mode_reports_a_woken_provider_that_cannot_be_built(
+    kairox_harness: KairoxHarness, target: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from kairox import PluginLoadFailed, RegistrationError
+
+    kairox_harness.env["KAIROX_STRICT_PLUGINS"] = "1"
+    async with kairox_harness.open(plugins=[pigeon("BrokenPigeon")]) as rt:
+        failed = EventLog(rt.events)
+        with pytest.raises(RegistrationError, match="cannot build a pigeon"):  # the use that woke it
+            rt.providers.get("pigeon").fly()
+        assert [e.plugin for e in failed.of(PluginLoadFailed)] == ["pigeons"]
+        assert "pigeon" not in rt.providers and "watcher" not in caplog.text

@@ -312,11 +312,22 @@ def _odd_module() -> types.ModuleType:
         @hookimpl
         def kairox_register_config_sections(registrar: object) -> None: ...
 
+        @classmethod
+        @hookimpl
+        def kairox_register_manifest_formats(cls, registrar: object) -> None: ...
+
+        @hookimpl  # type: ignore[prop-decorator]
+        @classmethod
+        def kairox_register_skill_sources(cls, registrar: object, runtime: object) -> None: ...
+
     module.__dict__.update(
         kairox_register_transports=kairox_register_transports,
         kairox_unmarked=kairox_unmarked,
         bad_marker=bad_marker,
         a_static=Holder.__dict__["kairox_register_config_sections"],
+        a_classmethod=Holder.__dict__["kairox_register_manifest_formats"],
+        a_marked_classmethod=Holder.__dict__["kairox_register_skill_sources"],
+        __class__=kairox_register_transports,  # the module type's own name: pluggy sees object.__class__
         a_class=Holder,
         a_partial=functools.partial(kairox_register_transports),
         a_builtin=len,

@@ -153,6 +153,9 @@ class PluginHost:
 
 
 _ABSENT = object()
+#: names a module's type answers for itself (``__class__``, ``__dict__``, ...): pluggy's lookup
+#: may see the type's attribute there rather than the module's own, so they are left to it
+_MODULE_TYPE_NAMES = frozenset(dir(types.ModuleType))
 
 
 class _PluginManager(pluggy.PluginManager):
@@ -166,12 +169,12 @@ class _PluginManager(pluggy.PluginManager):
     other case (classes, instances, staticmethods, ...) is pluggy's own lookup."""
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        if type(plugin) is types.ModuleType:
+        if type(plugin) is types.ModuleType and name not in _MODULE_TYPE_NAMES:
             value = plugin.__dict__.get(name, _ABSENT)
             if type(value) is types.FunctionType:
                 opts = getattr(value, self.project_name + "_impl", None)
                 return opts if isinstance(opts, dict) else None
-            if value is not _ABSENT and not callable(value):
+            if value is not _ABSENT and not callable(value) and not isinstance(value, (classmethod, staticmethod)):
                 return None
         return super().parse_hookimpl_opts(plugin, name)
 

@@ -257,6 +257,8 @@ class Runtime:
         self._start_group: anyio.abc.TaskGroup | None = None
         #: woken providers starting after the start stage: their cancel scopes, and when each ends
         self._waking: dict[anyio.CancelScope, anyio.Event] = {}
+        #: woken providers whose start is scheduled and has not begun (by name)
+        self._scheduled: set[str] = set()
         #: the open runtime's event loop (its native token): what _soon schedules on
         self._loop: Any = None
         #: providers whose start_for ran (lazy activation): aclose stops them too
@@ -318,14 +320,18 @@ class Runtime:
             except RegistrationError as exc:
                 self._take_out(provider, exc)
 
-    def _take_out(self, provider: Any, error: RegistrationError) -> None:
-        """A provider that cannot be built: its plugin's load failure; the others go on."""
+    def _take_out(self, provider: Any, error: RegistrationError, *, woken: bool = False) -> None:
+        """A provider that cannot be built: its plugin's load failure; the others go on.
+
+        Strict mode (``KAIROX_STRICT_PLUGINS=1``) raises it here when the runtime is made;
+        for a provider woken later the use that woke it raises it already."""
         owner = self.providers.owner_of(provider.name) or provider.name
         self.providers._discard({provider.name})
-        self.host.record(
-            LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(error)), error
-        )
-        self._publish_failures()
+        failure = LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(error))
+        try:
+            self.host.record(failure, None if woken else error)
+        finally:
+            self._publish_failures()
 
     @property
     def start_mode(self) -> Literal["all", "lazy"] | None:
@@ -348,28 +354,32 @@ class Runtime:
 
     def _woken(self, provider: Any, error: RegistrationError | None) -> None:
         """A dormant provider was used: it is built (else taken out, ``error``); it starts as
-        the others did, if they did. Called from any thread (see :meth:`_soon`)."""
-        self._dormant.pop(provider.name, None)
-        if error is not None:  # events are published from the loop's thread
+        the others did, if they did. Called from any thread: what touches the task groups
+        and the events runs on the loop's thread (:meth:`_soon`)."""
+        if error is not None:
+            self._dormant.pop(provider.name, None)
             if self._loop is not None and not _in_a_task():
-                self._soon(partial(self._take_out, provider, error))
+                self._soon(partial(self._take_out, provider, error, woken=True))
             else:
-                self._take_out(provider, error)
+                self._take_out(provider, error, woken=True)
             return
         mode = self._start_mode
-        if mode is None or self._closing or self._tg is None or provider.name in self._provider_states:
+        starts = not (mode is None or self._closing or self._tg is None or provider.name in self._provider_states)
+        if starts and mode == "lazy" and getattr(provider, "start_for", None) is not None:
+            starts = False  # a lazy runtime starts it for the call that needs it
+        if starts:
+            # "starting" before it leaves the dormant set: a start_providers() meanwhile (from the
+            # loop, while this runs in a thread) skips it, and so does one before the start runs
+            owner = self.providers.owner_of(provider.name) or ""
+            self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
+            self._scheduled.add(provider.name)
+        self._dormant.pop(provider.name, None)
+        if not starts:
             return
-        if mode == "lazy" and getattr(provider, "start_for", None) is not None:
-            return  # a lazy runtime starts it for the call that needs it
-        # starting from now on: a start_providers() before the task runs does not start it twice
-        owner = self.providers.owner_of(provider.name) or ""
-        self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
-        name = f"kairox: start woken provider {provider.name}"
-        group = self._start_group
-        if group is not None and _in_a_task():  # woken by the start stage: start_providers waits for it
-            group.start_soon(self._start_provider, provider, name=name)
+        if _in_a_task():
+            self._schedule_start(provider)
         else:
-            self._soon(partial(self._tg.start_soon, self._start_woken, provider, name=name))
+            self._soon(partial(self._schedule_start, provider))
 
     def _soon(self, fn: Callable[[], object]) -> None:
         """Run ``fn()`` on the runtime's event loop soon: from one of its tasks, a callback of
@@ -378,9 +388,25 @@ class Runtime:
         schedule = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
         schedule(fn)
 
+    def _schedule_start(self, provider: ToolProvider) -> None:
+        """On the loop's thread: start a woken provider in the start stage running now (so
+        start_providers waits for it), else as a task of the runtime's own."""
+        name = f"kairox: start woken provider {provider.name}"
+        group = self._start_group
+        if group is not None and not self._closing:
+            self._scheduled.discard(provider.name)
+            group.start_soon(self._start_provider, provider, name=name)
+        elif self._tg is not None:
+            self._tg.start_soon(self._start_woken, provider, name=name)
+
     async def _start_woken(self, provider: ToolProvider) -> None:
         """Start a provider woken once the start stage is over; :meth:`aclose` cancels it and
-        waits for it before stopping the providers, so a stop never runs beside its start."""
+        waits for it before stopping the providers, so a stop never runs beside its start,
+        and one whose start had not begun when the runtime began closing never starts."""
+        self._scheduled.discard(provider.name)
+        if self._closing:
+            self._provider_states.pop(provider.name, None)
+            return
         done = anyio.Event()
         with anyio.CancelScope() as scope:
             self._waking[scope] = done
@@ -576,6 +602,9 @@ class Runtime:
                 fn = getattr(provider, "start_for", None)
                 if fn is None:
                     return
+                if self._discovered and provider.name not in self._discovered_names:  # woken since
+                    if not await self._discover_one(provider):
+                        return
                 self._activated.add(provider.name)
                 with anyio.fail_after(self.provider_start_timeout):
                     await fn(name, dict(arguments))
@@ -651,6 +680,8 @@ class Runtime:
             scope.cancel()
         for _, done in waking:
             await done.wait()
+        for name in self._scheduled:  # woken, their start not begun: it will not (_start_woken)
+            self._provider_states.pop(name, None)
         started = [p for p in self.active_providers() if p.name in self._provider_states or p.name in self._activated]
 
         async def stop(provider: ToolProvider) -> None:

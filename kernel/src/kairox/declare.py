@@ -78,10 +78,6 @@ logger = logging.getLogger(__name__)
 #: what ``needed`` is: a ``"package.module:function"`` target or a callable, given the runtime
 Needed = Union[str, Callable[["Runtime"], bool]]
 
-#: one build at a time: two threads using a stand-in at once get the same object (reentrant:
-#: building one target may use another stand-in)
-_BUILDING = threading.RLock()
-
 
 def _check(target: str) -> str:
     module, sep, attribute = target.partition(":")
@@ -126,7 +122,7 @@ class Lazy:
     (:data:`Needed`, asked with the runtime by :func:`is_needed`); a runtime leaves one
     that has nothing dormant (not built, not started) until the stand-in's first use."""
 
-    __slots__ = ("_args", "_needed", "_on_build", "_target", "_value", "name")
+    __slots__ = ("_args", "_building", "_needed", "_on_build", "_target", "_value", "name")
 
     _on_build: Callable[[Lazy, RegistrationError | None], None] | None
 
@@ -139,6 +135,8 @@ class Lazy:
         object.__setattr__(self, "_value", None)
         object.__setattr__(self, "_needed", needed)
         object.__setattr__(self, "_on_build", None)
+        # one build at a time: two threads using the stand-in at once get the same object
+        object.__setattr__(self, "_building", threading.RLock())
 
     @property
     def resolved(self) -> bool:
@@ -146,21 +144,26 @@ class Lazy:
         return self._value is not None
 
     def resolve(self) -> Any:
-        """The object the target builds (imported and built once, under a lock)."""
+        """The object the target builds (imported and built once: a thread that asks while
+        another builds it waits for that build, so the target must not wait for a thread
+        that uses this stand-in). The watcher (:func:`watch`) is told after the build."""
         value = self._value
         if value is not None:
             return value
-        with _BUILDING:
+        error: RegistrationError | None = None
+        with self._building:
             value = self._value
             if value is not None:  # another thread built it meanwhile
                 return value
             try:
                 value = self._build()
             except RegistrationError as exc:
-                self._tell(exc)
-                raise
-            object.__setattr__(self, "_value", value)
-        self._tell(None)
+                error = exc
+            else:
+                object.__setattr__(self, "_value", value)
+        self._tell(error)
+        if error is not None:
+            raise error
         return value
 
     def _build(self) -> Any:
