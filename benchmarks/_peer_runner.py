@@ -101,8 +101,12 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int, guard: bo
     import kairox
 
     if scenario != "coldstart":
-        # scenarios 2-4 time the client, not imports (every runner imports its SDK before the clock)
+        # scenarios 2-4 time the client, not imports (every runner imports its SDK before the clock);
+        # `import kairox` is lazy, so its runtime module (what `kairox.Runtime` names) is imported
+        # here too, as the scale scenario's `kairox.Runtime` argument always was
         import mcp.client.session  # noqa: F401
+
+        from kairox import Runtime  # noqa: F401
 
     names = {s["name"] for s in servers}
     # the harness's home, kept between runs as a user's is (its entry-point index saves the
