@@ -508,3 +508,83 @@ async def test_strict_mode_reports_a_woken_provider_that_cannot_be_built(
             rt.providers.get("pigeon").fly()
         assert [e.plugin for e in failed.of(PluginLoadFailed)] == ["pigeons"]
         assert "pigeon" not in rt.providers and "watcher" not in caplog.text
+
+
+class _Slow:
+    """A provider that takes ``delay`` seconds to start and counts its starts."""
+
+    def __init__(self, name: str, delay: float) -> None:
+        self.name, self.delay, self.starts = name, delay, 0
+
+    async def start(self, runtime: Runtime) -> None:
+        self.starts += 1
+        await anyio.sleep(self.delay)
+
+    async def stop(self) -> None:
+        pass
+
+
+def _slow(provider: _Slow) -> object:
+    return make_plugin(
+        f"p-{provider.name}", kairox_register_tool_providers=lambda registrar, runtime: registrar.add(provider)
+    )
+
+
+async def test_start_stages_side_by_side_start_each_provider_once_and_leave_none_behind(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    quick, slow = _Slow("quick", 0.05), _Slow("slow", 0.3)
+    async with kairox_harness.open(plugins=[pigeon(), _slow(quick), _slow(slow)], start=False) as rt:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(rt.start_providers)
+            tg.start_soon(rt.start_providers)  # in the same tick
+            await anyio.sleep(0.01)
+            tg.start_soon(rt.start_providers, ["slow"])  # outlives the first two
+        assert (quick.starts, slow.starts) == (1, 1)
+        ready = ready_event(rt, "pigeon")
+        rt.providers.get("pigeon").fly()  # no start stage runs now: the runtime's own task starts it
+        await settle(ready)
+        assert target.log.count("start") == 1
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.05])
+async def test_a_thread_s_wake_and_the_first_start_stage_start_it_once(
+    kairox_harness: KairoxHarness, target: Any, pause: float
+) -> None:
+    import threading
+    import time
+
+    class SlowOffTheLoop(dict):  # type: ignore[type-arg]
+        """Leaving the dormant set takes a while when a worker thread does it (the window
+        in which the first start stage used to skip it and the thread not start it)."""
+
+        def pop(self, *args: Any) -> Any:
+            if threading.current_thread() is not threading.main_thread():
+                time.sleep(0.3)
+            return super().pop(*args)
+
+    async with kairox_harness.open(plugins=[pigeon()], start=False) as rt:
+        rt._dormant = SlowOffTheLoop(rt._dormant)
+        ready = ready_event(rt, "pigeon")
+        thread = threading.Thread(target=lambda: rt.providers.get("pigeon").fly())
+        thread.start()  # woken while no start stage has run yet
+        await anyio.sleep(pause)
+        await rt.start_providers()
+        await anyio.to_thread.run_sync(thread.join)
+        await settle(ready)
+        assert target.log.count("start") == 1
+
+
+def test_used_after_its_event_loop_closed_an_unbuildable_provider_is_taken_out(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    from kairox import RegistrationError
+
+    async def run() -> Runtime:
+        async with kairox_harness.open(plugins=[pigeon("BrokenPigeon")]) as rt:
+            return rt
+
+    rt = anyio.run(run)  # its loop is closed now
+    with pytest.raises(RegistrationError):
+        rt.providers.get("pigeon").fly()  # type: ignore[union-attr]
+    assert "pigeon" not in rt.providers and len(rt.status().failures) == 1

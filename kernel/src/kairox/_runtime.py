@@ -253,8 +253,11 @@ class Runtime:
         self._dormant: dict[str, ToolProvider] = {}
         #: providers whose ``discover`` ran (or that have none), once the discover stage did
         self._discovered_names: set[str] = set()
-        #: the task group of a start stage in progress (a provider woken by it joins it)
-        self._start_group: anyio.abc.TaskGroup | None = None
+        #: the task groups of the start stages in progress (a provider woken meanwhile joins the last)
+        self._start_groups: list[anyio.abc.TaskGroup] = []
+        #: providers whose discover is running now, and when it ends; those whose discover failed
+        self._discovering: dict[str, anyio.Event] = {}
+        self._discovery_failed: set[str] = set()
         #: woken providers starting after the start stage: their cancel scopes, and when each ends
         self._waking: dict[anyio.CancelScope, anyio.Event] = {}
         #: woken providers whose start is scheduled and has not begun (by name)
@@ -353,51 +356,51 @@ class Runtime:
         return [p for p in self.providers if p.name not in dormant]
 
     def _woken(self, provider: Any, error: RegistrationError | None) -> None:
-        """A dormant provider was used: it is built (else taken out, ``error``); it starts as
-        the others did, if they did. Called from any thread: what touches the task groups
-        and the events runs on the loop's thread (:meth:`_soon`)."""
+        """A dormant provider was used (from any thread): it is built (else taken out,
+        ``error``). What follows is decided on the loop's thread (:meth:`_wake`), one step
+        with the start stage and closing, so a thread's wake cannot slip between them."""
+        if self._loop is not None and not _in_a_task():
+            try:
+                self._soon(partial(self._wake, provider, error))
+                return
+            except RuntimeError:  # the loop is closed: nothing runs on it any more
+                pass
+        self._wake(provider, error)
+
+    def _wake(self, provider: Any, error: RegistrationError | None) -> None:
+        """On the loop's thread (or with no loop): a woken provider leaves the dormant set
+        and starts as the others did, if they did; one that cannot be built is taken out."""
         if error is not None:
             self._dormant.pop(provider.name, None)
-            if self._loop is not None and not _in_a_task():
-                self._soon(partial(self._take_out, provider, error, woken=True))
-            else:
-                self._take_out(provider, error, woken=True)
+            self._take_out(provider, error, woken=True)
             return
         mode = self._start_mode
         starts = not (mode is None or self._closing or self._tg is None or provider.name in self._provider_states)
         if starts and mode == "lazy" and getattr(provider, "start_for", None) is not None:
             starts = False  # a lazy runtime starts it for the call that needs it
-        if starts:
-            # "starting" before it leaves the dormant set: a start_providers() meanwhile (from the
-            # loop, while this runs in a thread) skips it, and so does one before the start runs
-            owner = self.providers.owner_of(provider.name) or ""
-            self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
-            self._scheduled.add(provider.name)
         self._dormant.pop(provider.name, None)
         if not starts:
             return
-        if _in_a_task():
-            self._schedule_start(provider)
-        else:
-            self._soon(partial(self._schedule_start, provider))
+        # "starting" now: a start_providers() before the task runs does not start it again
+        owner = self.providers.owner_of(provider.name) or ""
+        self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
+        name = f"kairox: start woken provider {provider.name}"
+        for group in reversed(self._start_groups):  # a start stage runs: start_providers waits for it
+            try:
+                group.start_soon(self._start_provider, provider, name=name)
+                return
+            except RuntimeError:  # that stage is ending: the runtime's own group then
+                continue
+        self._scheduled.add(provider.name)
+        assert self._tg is not None
+        self._tg.start_soon(self._start_woken, provider, name=name)
 
     def _soon(self, fn: Callable[[], object]) -> None:
-        """Run ``fn()`` on the runtime's event loop soon: from one of its tasks, a callback of
-        the loop or another thread alike (the loop's own thread-safe scheduling)."""
+        """Run ``fn()`` on the runtime's event loop soon, from a callback of the loop or
+        another thread (the loop's own thread-safe scheduling)."""
         native = self._loop
         schedule = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
         schedule(fn)
-
-    def _schedule_start(self, provider: ToolProvider) -> None:
-        """On the loop's thread: start a woken provider in the start stage running now (so
-        start_providers waits for it), else as a task of the runtime's own."""
-        name = f"kairox: start woken provider {provider.name}"
-        group = self._start_group
-        if group is not None and not self._closing:
-            self._scheduled.discard(provider.name)
-            group.start_soon(self._start_provider, provider, name=name)
-        elif self._tg is not None:
-            self._tg.start_soon(self._start_woken, provider, name=name)
 
     async def _start_woken(self, provider: ToolProvider) -> None:
         """Start a provider woken once the start stage is over; :meth:`aclose` cancels it and
@@ -484,6 +487,7 @@ class Runtime:
                 tg.cancel_scope.cancel()
                 rt.events.bind(None)
                 rt._tg = None
+                rt._loop = None
         if body_error is not None:
             raise body_error
 
@@ -523,21 +527,40 @@ class Runtime:
                 await self._discover_one(provider)
 
     async def _discover_one(self, provider: ToolProvider) -> bool:
-        """Run the provider's ``discover`` (if it has one); False when it failed (recorded)."""
-        self._discovered_names.add(provider.name)
+        """Run the provider's ``discover`` (if it has one); False when it failed (recorded).
+        A second caller while it runs waits for it and has its answer."""
+        name = provider.name
+        running = self._discovering.get(name)
+        if running is not None:
+            await running.wait()
+            return name not in self._discovery_failed
+        self._discovered_names.add(name)
         fn = getattr(provider, "discover", None)
         if fn is None:
             return True
+        done = self._discovering[name] = anyio.Event()
         try:
             await fn(self)
         except Exception as exc:
-            logger.debug("provider %s failed to discover", provider.name, exc_info=True)
+            logger.debug("provider %s failed to discover", name, exc_info=True)
             error = f"discovery failed: {type(exc).__name__}: {exc}"
-            owner = self.providers.owner_of(provider.name) or ""
-            self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
-            self.events.publish(ProviderFailed(provider=provider.name, error=error))
+            owner = self.providers.owner_of(name) or ""
+            self._provider_states[name] = ProviderState(name, owner, "failed", error)
+            self.events.publish(ProviderFailed(provider=name, error=error))
+            self._discovery_failed.add(name)
             return False
+        finally:
+            del self._discovering[name]
+            done.set()
         return True
+
+    async def _discovered_too(self, provider: ToolProvider) -> bool:
+        """A provider woken since the discover stage discovers first (False: that failed)."""
+        if not self._discovered:
+            return True
+        if provider.name in self._discovered_names and provider.name not in self._discovering:
+            return True
+        return await self._discover_one(provider)
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
         """Run ``fn(*args)`` as a task that lives as long as the runtime.
@@ -569,21 +592,26 @@ class Runtime:
             await self._start_some(wanted, lazy)
 
     async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
-        outer = self._start_group
+        group: anyio.abc.TaskGroup | None = None
         try:
             async with anyio.create_task_group() as tg:
                 if wanted is None:  # a provider woken while these start starts with them
-                    self._start_group = tg
+                    group = tg
+                    self._start_groups.append(tg)
                 for provider in self.active_providers():
                     if wanted is not None and provider.name not in wanted:
                         continue
                     if lazy and getattr(provider, "start_for", None) is not None:
                         continue
                     if self._provider_states.get(provider.name, None) is not None:
-                        continue  # started (or failed discovering) already
+                        continue  # started (or starting, or failed discovering) already
+                    # "starting" now: a start_providers() running beside this one skips it
+                    owner = self.providers.owner_of(provider.name) or ""
+                    self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
                     tg.start_soon(self._start_provider, provider)
         finally:
-            self._start_group = outer
+            if group is not None:
+                self._start_groups.remove(group)
 
     def _providers_for(self, tool: str) -> list[ToolProvider]:
         """The providers to ask about the tool ``tool``: the active ones, and the dormant
@@ -602,9 +630,8 @@ class Runtime:
                 fn = getattr(provider, "start_for", None)
                 if fn is None:
                     return
-                if self._discovered and provider.name not in self._discovered_names:  # woken since
-                    if not await self._discover_one(provider):
-                        return
+                if not await self._discovered_too(provider):
+                    return
                 self._activated.add(provider.name)
                 with anyio.fail_after(self.provider_start_timeout):
                     await fn(name, dict(arguments))
@@ -650,9 +677,8 @@ class Runtime:
         raise missing
 
     async def _start_provider(self, provider: ToolProvider) -> None:
-        if self._discovered and provider.name not in self._discovered_names:  # woken since the discover stage
-            if not await self._discover_one(provider):
-                return
+        if not await self._discovered_too(provider):
+            return
         owner = self.providers.owner_of(provider.name) or ""
         self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
         self.events.publish(ProviderStarting(provider=provider.name))
@@ -680,7 +706,7 @@ class Runtime:
             scope.cancel()
         for _, done in waking:
             await done.wait()
-        for name in self._scheduled:  # woken, their start not begun: it will not (_start_woken)
+        for name in list(self._scheduled):  # woken, their start not begun: it will not (_start_woken)
             self._provider_states.pop(name, None)
         started = [p for p in self.active_providers() if p.name in self._provider_states or p.name in self._activated]
 
