@@ -85,6 +85,14 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
                 async def start_for(self, name, arguments):
                     LOG.append(("start_for", name))
 
+            class SlowlyDiscoveredPigeon(LazyPigeon):
+                async def discover(self, runtime):
+                    import anyio
+
+                    LOG.append("discover")
+                    await anyio.sleep(0.2)
+                    LOG.append("discovered")
+
             class SlowPigeon(Pigeon):
                 def __init__(self, runtime):
                     time.sleep(0.2)
@@ -588,3 +596,23 @@ def test_used_after_its_event_loop_closed_an_unbuildable_provider_is_taken_out(
     with pytest.raises(RegistrationError):
         rt.providers.get("pigeon").fly()  # type: ignore[union-attr]
     assert "pigeon" not in rt.providers and len(rt.status().failures) == 1
+
+
+async def test_two_calls_at_once_wait_for_one_discovery_before_start_for(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async def call(rt: Runtime) -> None:
+        with pytest.raises(ToolNotFound):
+            await rt.call_tool("pigeon.fly", {})
+
+    async with kairox_harness.open(plugins=[pigeon("SlowlyDiscoveredPigeon")], start="lazy") as rt:  # type: ignore[arg-type]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, rt)
+            tg.start_soon(call, rt)
+        assert target.log[1:] == [
+            "built",
+            "discover",
+            "discovered",
+            ("start_for", "pigeon.fly"),
+            ("start_for", "pigeon.fly"),
+        ]
