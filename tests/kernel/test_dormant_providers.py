@@ -598,17 +598,19 @@ def test_used_after_its_event_loop_closed_an_unbuildable_provider_is_taken_out(
     assert "pigeon" not in rt.providers and len(rt.status().failures) == 1
 
 
+async def call_missing(rt: Runtime) -> None:
+    """A lazy runtime's call of the pigeon's tool, which it never registers."""
+    with pytest.raises(ToolNotFound):
+        await rt.call_tool("pigeon.fly", {})
+
+
 async def test_two_calls_at_once_wait_for_one_discovery_before_start_for(
     kairox_harness: KairoxHarness, target: Any
 ) -> None:
-    async def call(rt: Runtime) -> None:
-        with pytest.raises(ToolNotFound):
-            await rt.call_tool("pigeon.fly", {})
-
     async with kairox_harness.open(plugins=[pigeon("SlowlyDiscoveredPigeon")], start="lazy") as rt:  # type: ignore[arg-type]
         async with anyio.create_task_group() as tg:
-            tg.start_soon(call, rt)
-            tg.start_soon(call, rt)
+            tg.start_soon(call_missing, rt)
+            tg.start_soon(call_missing, rt)
         assert target.log[1:] == [
             "built",
             "discover",
@@ -616,3 +618,80 @@ async def test_two_calls_at_once_wait_for_one_discovery_before_start_for(
             ("start_for", "pigeon.fly"),
             ("start_for", "pigeon.fly"),
         ]
+
+
+async def test_a_start_stage_cancelled_during_a_discovery_leaves_the_provider_to_the_next(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async with kairox_harness.open(plugins=[pigeon("SlowlyDiscoveredPigeon")], start=False) as rt:
+        rt.providers.get("pigeon").fly()  # woken after the discover stage; nothing started it
+        with anyio.move_on_after(0.05):  # cancelled while its discover runs
+            await rt.start_providers()
+        assert states(rt) == {"pigeon": "stopped"}
+        await rt.start_providers()
+        assert states(rt) == {"pigeon": "ready"}
+        assert target.log[1:] == ["built", "discover", "discover", "discovered", "start"]
+    assert target.log[-1] == "stop"
+
+
+async def test_a_cancelled_discovery_is_made_again_by_the_caller_waiting_for_it(
+    kairox_harness: KairoxHarness, target: Any
+) -> None:
+    async def first(rt: Runtime) -> None:
+        with anyio.move_on_after(0.05):  # cancelled while its discover runs
+            await call_missing(rt)
+
+    async with kairox_harness.open(plugins=[pigeon("SlowlyDiscoveredPigeon")], start="lazy") as rt:  # type: ignore[arg-type]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first, rt)
+            await anyio.sleep(0.01)
+            tg.start_soon(call_missing, rt)
+        assert target.log[1:] == ["built", "discover", "discover", "discovered", ("start_for", "pigeon.fly")]
+
+
+async def test_woken_in_a_thread_s_own_event_loop_it_starts_on_the_runtime_s(
+    kairox_harness: KairoxHarness, target: Any, anyio_backend: str
+) -> None:
+    import asyncio
+    import threading
+
+    if anyio_backend != "asyncio":
+        pytest.skip("the other loop is an asyncio one")
+    __import__(MODULE).START_DELAY[0] = 0.1
+
+    async def elsewhere(rt: Runtime) -> None:
+        rt.providers.get("pigeon").fly()
+
+    reached = False
+    async with kairox_harness.open(plugins=[pigeon()]) as rt:
+        ready = ready_event(rt, "pigeon")
+        thread = threading.Thread(target=lambda: asyncio.run(elsewhere(rt)))
+        thread.start()
+        await anyio.to_thread.run_sync(thread.join)  # that loop is closed now
+        await settle(ready)  # and the start, on the runtime's loop, was not cancelled with it
+        assert target.log[-2:] == ["start", "started"]
+        reached = True  # (a start task on the other loop, cancelled with it, cancelled this body)
+    assert reached and target.log[-1] == "stop"
+
+
+async def test_closing_ends_a_start_stage_still_running_before_the_stops(kairox_harness: KairoxHarness) -> None:
+    log: list[str] = []
+
+    class Logged:
+        name = "logged"
+
+        async def start(self, runtime: Runtime) -> None:
+            log.append("start")
+            try:
+                await anyio.sleep(0.5)
+            finally:
+                log.append("start ended")
+
+        async def stop(self) -> None:
+            log.append("stop")
+
+    plugin = make_plugin("logged", kairox_register_tool_providers=lambda registrar, runtime: registrar.add(Logged()))
+    async with kairox_harness.open(plugins=[plugin], start=False) as rt:
+        rt.spawn(rt.start_providers)  # a start stage of its own task, as the dashboard's
+        await anyio.sleep(0.05)
+    assert log == ["start", "start ended", "stop"]

@@ -166,13 +166,14 @@ class RuntimeStatus:
         )
 
 
-def _in_a_task() -> bool:
-    """Whether this code runs in a task of the event loop (not a callback, not another thread)."""
+def _in_a_task_of(loop: object) -> bool:
+    """Whether this code runs in a task of the event loop ``loop`` (a native token), not in a
+    callback of it, another thread, or a task of another loop (a thread running its own)."""
     try:
         anyio.get_current_task()
+        return anyio.lowlevel.current_token().native_token is loop
     except Exception:
         return False
-    return True
 
 
 def _spawner(tg: anyio.abc.TaskGroup) -> Callable[[Callable[[], Awaitable[None]]], None]:
@@ -253,8 +254,9 @@ class Runtime:
         self._dormant: dict[str, ToolProvider] = {}
         #: providers whose ``discover`` ran (or that have none), once the discover stage did
         self._discovered_names: set[str] = set()
-        #: the task groups of the start stages in progress (a provider woken meanwhile joins the last)
-        self._start_groups: list[anyio.abc.TaskGroup] = []
+        #: the start stages in progress: each one's task group, when it ends, and whether a provider
+        #: woken meanwhile joins it (start_providers() of all); aclose cancels and awaits them
+        self._stages: list[tuple[anyio.abc.TaskGroup, anyio.Event, bool]] = []
         #: providers whose discover is running now, and when it ends; those whose discover failed
         self._discovering: dict[str, anyio.Event] = {}
         self._discovery_failed: set[str] = set()
@@ -359,7 +361,7 @@ class Runtime:
         """A dormant provider was used (from any thread): it is built (else taken out,
         ``error``). What follows is decided on the loop's thread (:meth:`_wake`), one step
         with the start stage and closing, so a thread's wake cannot slip between them."""
-        if self._loop is not None and not _in_a_task():
+        if self._loop is not None and not _in_a_task_of(self._loop):
             try:
                 self._soon(partial(self._wake, provider, error))
                 return
@@ -385,7 +387,9 @@ class Runtime:
         owner = self.providers.owner_of(provider.name) or ""
         self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
         name = f"kairox: start woken provider {provider.name}"
-        for group in reversed(self._start_groups):  # a start stage runs: start_providers waits for it
+        for group, _, joins in reversed(self._stages):  # a start stage runs: start_providers waits for it
+            if not joins:
+                continue
             try:
                 group.start_soon(self._start_provider, provider, name=name)
                 return
@@ -533,15 +537,20 @@ class Runtime:
         running = self._discovering.get(name)
         if running is not None:
             await running.wait()
+            if name not in self._discovered_names:  # that discover was cancelled: this caller's turn
+                return await self._discover_one(provider)
             return name not in self._discovery_failed
         self._discovered_names.add(name)
         fn = getattr(provider, "discover", None)
         if fn is None:
             return True
         done = self._discovering[name] = anyio.Event()
+        ended = False
         try:
             await fn(self)
+            ended = True
         except Exception as exc:
+            ended = True
             logger.debug("provider %s failed to discover", name, exc_info=True)
             error = f"discovery failed: {type(exc).__name__}: {exc}"
             owner = self.providers.owner_of(name) or ""
@@ -550,6 +559,8 @@ class Runtime:
             self._discovery_failed.add(name)
             return False
         finally:
+            if not ended:  # cancelled: not discovered (the next caller discovers it)
+                self._discovered_names.discard(name)
             del self._discovering[name]
             done.set()
         return True
@@ -592,12 +603,13 @@ class Runtime:
             await self._start_some(wanted, lazy)
 
     async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
-        group: anyio.abc.TaskGroup | None = None
+        done = anyio.Event()
+        stage: tuple[anyio.abc.TaskGroup, anyio.Event, bool] | None = None
         try:
             async with anyio.create_task_group() as tg:
-                if wanted is None:  # a provider woken while these start starts with them
-                    group = tg
-                    self._start_groups.append(tg)
+                # a provider woken while all start starts with them; aclose cancels and awaits a stage
+                stage = (tg, done, wanted is None)
+                self._stages.append(stage)
                 for provider in self.active_providers():
                     if wanted is not None and provider.name not in wanted:
                         continue
@@ -610,8 +622,9 @@ class Runtime:
                     self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
                     tg.start_soon(self._start_provider, provider)
         finally:
-            if group is not None:
-                self._start_groups.remove(group)
+            if stage is not None:
+                self._stages.remove(stage)
+            done.set()
 
     def _providers_for(self, tool: str) -> list[ToolProvider]:
         """The providers to ask about the tool ``tool``: the active ones, and the dormant
@@ -677,7 +690,14 @@ class Runtime:
         raise missing
 
     async def _start_provider(self, provider: ToolProvider) -> None:
-        if not await self._discovered_too(provider):
+        try:
+            discovered = await self._discovered_too(provider)
+        except BaseException:  # cancelled before it began to start: not starting (a later stage may)
+            state = self._provider_states.get(provider.name)
+            if state is not None and state.state == "starting":
+                del self._provider_states[provider.name]
+            raise
+        if not discovered:
             return
         owner = self.providers.owner_of(provider.name) or ""
         self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
@@ -701,6 +721,11 @@ class Runtime:
         """Stop every started provider (in parallel, each bounded in time)."""
         self._closing = True  # a provider woken from now on is not started
         self._start_mode = None
+        stages = list(self._stages)  # start stages still running (a spawned start_providers): ended first
+        for group, _, _ in stages:
+            group.cancel_scope.cancel()
+        for _, done, _ in stages:
+            await done.wait()
         waking = list(self._waking.items())  # woken providers still starting: cancelled, then stopped
         for scope, _ in waking:
             scope.cancel()
