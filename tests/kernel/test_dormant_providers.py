@@ -646,7 +646,15 @@ async def test_a_cancelled_discovery_is_made_again_by_the_caller_waiting_for_it(
             tg.start_soon(first, rt)
             await anyio.sleep(0.01)
             tg.start_soon(call_missing, rt)
-        assert target.log[1:] == ["built", "discover", "discover", "discovered", ("start_for", "pigeon.fly")]
+            tg.start_soon(call_missing, rt)  # two wait: one discovers again, the other waits for that
+        assert target.log[1:] == [
+            "built",
+            "discover",
+            "discover",
+            "discovered",
+            ("start_for", "pigeon.fly"),
+            ("start_for", "pigeon.fly"),
+        ]
 
 
 async def test_woken_in_a_thread_s_own_event_loop_it_starts_on_the_runtime_s(
@@ -695,3 +703,28 @@ async def test_closing_ends_a_start_stage_still_running_before_the_stops(kairox_
         rt.spawn(rt.start_providers)  # a start stage of its own task, as the dashboard's
         await anyio.sleep(0.05)
     assert log == ["start", "start ended", "stop"]
+
+
+@pytest.mark.parametrize("shielded", [False, True])
+async def test_a_provider_s_start_that_closes_the_runtime_does_not_wait_for_itself(
+    kairox_harness: KairoxHarness, shielded: bool
+) -> None:
+    log: list[str] = []
+
+    class Closer:
+        name = "closer"
+
+        async def start(self, runtime: Runtime) -> None:
+            log.append("start")
+            with anyio.CancelScope(shield=shielded):
+                await runtime.aclose()
+            log.append("closed")
+
+        async def stop(self) -> None:
+            log.append("stop")
+
+    plugin = make_plugin("closer", kairox_register_tool_providers=lambda registrar, runtime: registrar.add(Closer()))
+    with anyio.fail_after(5):  # waiting for its own stage would never end
+        async with kairox_harness.open(plugins=[plugin], start=False) as rt:
+            await rt.start_providers()
+    assert log[:2] == ["start", "stop"]

@@ -166,6 +166,13 @@ class RuntimeStatus:
         )
 
 
+#: the start stages the running code is inside (their done events): a start that closes the
+#: runtime does not wait for its own stage to end
+_inside_stages: contextvars.ContextVar[tuple[anyio.Event, ...]] = contextvars.ContextVar(
+    "kairox_inside_stages", default=()
+)
+
+
 def _in_a_task_of(loop: object) -> bool:
     """Whether this code runs in a task of the event loop ``loop`` (a native token), not in a
     callback of it, another thread, or a task of another loop (a thread running its own)."""
@@ -537,7 +544,7 @@ class Runtime:
         running = self._discovering.get(name)
         if running is not None:
             await running.wait()
-            if name not in self._discovered_names:  # that discover was cancelled: this caller's turn
+            if name not in self._discovered_names or name in self._discovering:  # cancelled: again
                 return await self._discover_one(provider)
             return name not in self._discovery_failed
         self._discovered_names.add(name)
@@ -605,6 +612,7 @@ class Runtime:
     async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
         done = anyio.Event()
         stage: tuple[anyio.abc.TaskGroup, anyio.Event, bool] | None = None
+        inside = _inside_stages.set((*_inside_stages.get(), done))  # the tasks started here inherit it
         try:
             async with anyio.create_task_group() as tg:
                 # a provider woken while all start starts with them; aclose cancels and awaits a stage
@@ -622,6 +630,7 @@ class Runtime:
                     self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
                     tg.start_soon(self._start_provider, provider)
         finally:
+            _inside_stages.reset(inside)
             if stage is not None:
                 self._stages.remove(stage)
             done.set()
@@ -724,8 +733,10 @@ class Runtime:
         stages = list(self._stages)  # start stages still running (a spawned start_providers): ended first
         for group, _, _ in stages:
             group.cancel_scope.cancel()
+        mine = _inside_stages.get()  # (a provider's start that closes the runtime: not its own stage)
         for _, done, _ in stages:
-            await done.wait()
+            if done not in mine:
+                await done.wait()
         waking = list(self._waking.items())  # woken providers still starting: cancelled, then stopped
         for scope, _ in waking:
             scope.cancel()
