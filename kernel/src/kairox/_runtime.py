@@ -259,14 +259,12 @@ class Runtime:
         self._closing = False
         #: tool providers with nothing to do in this workspace, neither built nor started (by name)
         self._dormant: dict[str, ToolProvider] = {}
-        #: providers whose ``discover`` ran (or that have none), once the discover stage did
-        self._discovered_names: set[str] = set()
+        #: each provider's discovery, once the discover stage began: running (when it ends),
+        #: done (True) or failed (False); a provider not in it has not been discovered
+        self._discovery: dict[str, anyio.Event | bool] = {}
         #: the start stages in progress: each one's task group, when it ends, and whether a provider
         #: woken meanwhile joins it (start_providers() of all); aclose cancels and awaits them
         self._stages: list[tuple[anyio.abc.TaskGroup, anyio.Event, bool]] = []
-        #: providers whose discover is running now, and when it ends; those whose discover failed
-        self._discovering: dict[str, anyio.Event] = {}
-        self._discovery_failed: set[str] = set()
         #: woken providers starting after the start stage: their cancel scopes, and when each ends
         self._waking: dict[anyio.CancelScope, anyio.Event] = {}
         #: woken providers whose start is scheduled and has not begun (by name)
@@ -531,52 +529,51 @@ class Runtime:
             return
         self._discovered = True
         while True:  # a provider woken by another's discovery (a bundle's servers) discovers too
-            pending = [p for p in self.active_providers() if p.name not in self._discovered_names]
+            pending = [p for p in self.active_providers() if p.name not in self._discovery]
             if not pending:
                 return
             for provider in pending:
                 await self._discover_one(provider)
 
     async def _discover_one(self, provider: ToolProvider) -> bool:
-        """Run the provider's ``discover`` (if it has one); False when it failed (recorded).
-        A second caller while it runs waits for it and has its answer."""
+        """Run the provider's ``discover`` (if it has one) once; False when it failed
+        (recorded). A caller while it runs waits for it and has its answer; one that was
+        cancelled is no discovery (the next caller discovers)."""
         name = provider.name
-        running = self._discovering.get(name)
-        if running is not None:
-            await running.wait()
-            if name not in self._discovered_names or name in self._discovering:  # cancelled: again
-                return await self._discover_one(provider)
-            return name not in self._discovery_failed
-        self._discovered_names.add(name)
+        entry = self._discovery.get(name)
+        while isinstance(entry, anyio.Event):
+            await entry.wait()
+            entry = self._discovery.get(name)
+        if entry is not None:
+            return entry
         fn = getattr(provider, "discover", None)
         if fn is None:
+            self._discovery[name] = True
             return True
-        done = self._discovering[name] = anyio.Event()
-        ended = False
+        done = self._discovery[name] = anyio.Event()
+        result: bool | None = None
         try:
             await fn(self)
-            ended = True
+            result = True
         except Exception as exc:
-            ended = True
+            result = False
             logger.debug("provider %s failed to discover", name, exc_info=True)
             error = f"discovery failed: {type(exc).__name__}: {exc}"
             owner = self.providers.owner_of(name) or ""
             self._provider_states[name] = ProviderState(name, owner, "failed", error)
             self.events.publish(ProviderFailed(provider=name, error=error))
-            self._discovery_failed.add(name)
-            return False
         finally:
-            if not ended:  # cancelled: not discovered (the next caller discovers it)
-                self._discovered_names.discard(name)
-            del self._discovering[name]
+            if result is None:  # cancelled
+                del self._discovery[name]
+            else:
+                self._discovery[name] = result
             done.set()
-        return True
+        return result
 
     async def _discovered_too(self, provider: ToolProvider) -> bool:
-        """A provider woken since the discover stage discovers first (False: that failed)."""
-        if not self._discovered:
-            return True
-        if provider.name in self._discovered_names and provider.name not in self._discovering:
+        """A provider woken since the discover stage discovers first (False: that discovery
+        failed); one whose discovery ended before, well or not, goes on as it always did."""
+        if not self._discovered or isinstance(self._discovery.get(provider.name), bool):
             return True
         return await self._discover_one(provider)
 
