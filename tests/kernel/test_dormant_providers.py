@@ -126,9 +126,6 @@ def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
                     await anyio.to_thread.run_sync(lambda: runtime.providers.get("pigeon").fly())
 
-                async def stop(self):
-                    pass
-
             class Crow:
                 name = "crow"
 
