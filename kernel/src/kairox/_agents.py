@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
+from ._contained import Entry, Refused, Root
 from ._events import Event, EventBus
 from ._skill_model import PlacedError, SkillError, by_precedence, split_frontmatter
 from .errors import ConfigError
@@ -409,43 +410,42 @@ def parse_output_style(
     )
 
 
-def read_definition(path: Path, parse: Callable[..., Any], error: type[_DefinitionError], **kw: Any) -> Any:
-    """``parse`` over the text of ``path``; an unreadable or too large file is ``error``."""
-    file = str(path)
+def read_definition(
+    root: Root, path: Path | Entry, parse: Callable[..., Any], error: type[_DefinitionError], **kw: Any
+) -> Any:
+    """``parse`` over the text of ``path``, read inside ``root``; a file that is refused
+    (a link leading outside, a device), unreadable or too large is ``error``."""
+    file = str(path.path if isinstance(path, Entry) else path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE + 1)
+        raw = root.read_bytes(path, max_bytes=MAX_FILE)
+    except Refused as exc:
+        raise error(exc.reason, file=file) from None
     except OSError as exc:
         raise error(f"cannot read: {exc.strerror or exc}", file=file) from None
-    if len(raw) > MAX_FILE:
-        raise error(f"larger than {MAX_FILE} bytes; not read", file=file)
     return parse(raw.decode("utf-8", errors="replace"), file, **kw)
 
 
-def markdown_files(root: Path) -> Iterator[Path]:
-    """The ``*.md`` files under ``root`` (sorted, to depth :data:`MAX_DEPTH`, hidden folders skipped)."""
-    if root.is_file():
-        if root.suffix == ".md":
-            yield root
+def markdown_files(root: Root, folder: Path) -> Iterator[Entry]:
+    """The ``*.md`` files under ``folder`` inside ``root`` (sorted, to depth :data:`MAX_DEPTH`,
+    hidden folders skipped), with the refused ones (a link leading outside) among them."""
+    try:
+        kind = root.kind(folder)
+    except Refused as exc:
+        yield Entry(folder, None, "missing", 0, exc.reason)
         return
-    if not root.is_dir():
+    if kind == "file" and folder.suffix == ".md":
+        yield Entry(folder, root.locate(folder), "file", 0)
+    if kind != "dir":
         return
+    for entry in root.walk(folder, max_depth=MAX_DEPTH, skip=_skipped_folder):
+        if entry.name.startswith("."):
+            continue
+        if (entry.name.endswith(".md") and entry.kind != "dir") or (entry.kind == "dir" and entry.refused):
+            yield entry
 
-    def walk(directory: Path, depth: int) -> Iterator[Path]:
-        try:
-            entries = sorted(directory.iterdir(), key=lambda p: p.name)
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
-                continue
-            if entry.is_dir():
-                if depth < MAX_DEPTH:
-                    yield from walk(entry, depth + 1)
-            elif entry.suffix == ".md" and entry.is_file():
-                yield entry
 
-    yield from walk(root, 0)
+def _skipped_folder(name: str) -> bool:
+    return name.startswith(".") or name in _SKIP_DIRS
 
 
 # -- tools --------------------------------------------------------------------------
@@ -524,15 +524,18 @@ class DefinitionRegistry(Generic[T]):
         self._changed(before)
 
     def read_files(
-        self, paths: Iterable[Path], *, scope: str, source: str, namespace: str | None = None
+        self, root: Root, paths: Iterable[Path | Entry], *, scope: str, source: str, namespace: str | None = None
     ) -> tuple[list[T], list[_DefinitionError]]:
-        """Parse each file (a bundle's contributions); errors are returned, not raised."""
+        """Parse each file, read inside ``root`` (a bundle's contributions, a Claude folder);
+        errors (a refused file among them) are returned, not raised."""
         items: list[T] = []
         problems: list[_DefinitionError] = []
         for path in paths:
             try:
                 items.append(
-                    read_definition(path, self._parse, self.error, scope=scope, source=source, namespace=namespace)
+                    read_definition(
+                        root, path, self._parse, self.error, scope=scope, source=source, namespace=namespace
+                    )
                 )
             except _DefinitionError as exc:
                 problems.append(exc)
@@ -552,7 +555,9 @@ class DefinitionRegistry(Generic[T]):
         """What the Claude folders hold now, by source (reads files; changes nothing)."""
         out = []
         for scope, source, folder in self.folders(runtime):
-            items, problems = self.read_files(markdown_files(folder), scope=scope, source=source)
+            # the workspace's folder is read inside the workspace; the user's inside itself
+            root = runtime.workspace_root if scope == "workspace" else runtime.contained(folder, label=str(folder))
+            items, problems = self.read_files(root, markdown_files(root, folder), scope=scope, source=source)
             out.append((source, items, problems))
         return out
 

@@ -1,4 +1,4 @@
-"""The kernel's own hookimpls: it owns the ``[policy]`` and ``[instructions]`` sections."""
+"""The kernel's own hookimpls: it owns the ``[policy]``, ``[files]`` and ``[instructions]`` sections."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def policy_needs_trust(table: Mapping[str, Any]) -> bool:
 @hookimpl(tryfirst=True)
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
     from ._config import ConfigSection
+    from ._contained import FilesConfig, merge_files
     from ._instructions import InstructionsConfig
     from ._policy import PolicyConfig, merge_policy
 
@@ -61,6 +62,14 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             # a workspace only narrows the user's policy (only a trusted one may add allow rules)
             merge=merge_policy,
             needs_trust=policy_needs_trust,
+        )
+    )
+    registrar.add(
+        ConfigSection(
+            name="files",
+            schema=FilesConfig,
+            description="folders outside a root that links inside it may reach (your own kairox.toml only)",
+            merge=merge_files,
         )
     )
     registrar.add(

@@ -14,18 +14,24 @@ specific and win where they disagree):
    ``output_style``): its text, labelled with its file (scope ``output_style``).
 
 Every piece carries its provenance. A file larger than ``max_bytes`` is cut
-with a marker; an unreadable one is skipped with a warning.
+with a marker; an unreadable one is skipped with a warning. Workspace files are read
+through the workspace's contained root (:attr:`Runtime.workspace_root`): an
+``AGENTS.md`` that links outside the workspace, or a device, is refused with the
+reason, as a problem where the piece would have been. The user's own files are read
+where their links lead, as regular files only.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._config import expand_env, user_home
+from ._contained import Refused, Root
 from ._convert import structure
 from .errors import ConfigError
 
@@ -60,17 +66,25 @@ class Instruction:
     scope: str  # "user" | "workspace" | "directory" | "provider" | "output_style"
 
 
-def _read(path: Path, max_bytes: int, problems: list[str]) -> str | None:
+def _read(root: Root | None, path: Path, max_bytes: int, problems: list[str]) -> str | None:
+    """The text of ``path`` cut at ``max_bytes``, read inside ``root`` (``None``: a file of
+    the user's own, read wherever its links lead); ``None`` when missing or refused."""
+    if root is None:
+        real = Path(os.path.realpath(path))
+        root, path = Root(real.parent, label="its folder"), real
     try:
-        data = path.read_bytes()
+        data, more = root.read_prefix(path, max_bytes)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        problems.append(f"{path}: cannot read: {exc}")
+    except Refused as exc:
+        problems.append(str(exc))
         return None
-    text = data[:max_bytes].decode("utf-8", errors="replace")
-    if len(data) > max_bytes:
-        text += f"\n[... truncated: {len(data) - max_bytes} more bytes in {path} ...]"
+    except OSError as exc:
+        problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return None
+    text = data.decode("utf-8", errors="replace")
+    if more:
+        text += f"\n[... truncated: {more} more bytes in {path} ...]"
     return text.strip() or None
 
 
@@ -115,9 +129,10 @@ def load_instructions(
     home = runtime.home or user_home(runtime.env)
     for name in names:
         path = home / name
-        text = _read(path, max_bytes, problems)
+        text = _read(None, path, max_bytes, problems)
         if text:
             pieces.append(Instruction(text, str(path), "user"))
+    workspace_root = runtime.workspace_root
     user_files = {str(home / "kairox.toml")}
     for file, data in runtime.config.documents:
         sec = _section_of(file, data, problems)
@@ -137,15 +152,17 @@ def load_instructions(
                     problems.append(str(exc))
         if text.strip():
             pieces.append(Instruction(text.strip(), f"{file} [instructions].text", scope))
-        ws_real = runtime.workspace.resolve()
         for rel in sec.files:
-            path = (base / Path(rel).expanduser()).resolve()
-            if scope == "workspace" and not path.is_relative_to(ws_real):
+            path = base / Path(rel).expanduser()
+            if scope == "workspace":
                 # a workspace cannot pull a file of yours into the model's context
-                problems.append(f"{file}: instructions.files: {rel}: outside the workspace; a workspace's are not read")
-                continue
-            text = _read(path, max_bytes, problems)
-            if text is None and not path.exists():
+                try:
+                    workspace_root.locate(path)
+                except Refused as exc:
+                    problems.append(f"{file}: instructions.files: {rel}: {exc.reason}")
+                    continue
+            text = _read(workspace_root if scope == "workspace" else None, path, max_bytes, problems)
+            if text is None and not os.path.lexists(path):
                 problems.append(f"{file}: instructions.files: {rel}: no such file")
             elif text:
                 pieces.append(Instruction(text, str(path), scope))
@@ -161,7 +178,7 @@ def load_instructions(
             directory = directory / part
         for name in names:
             path = directory / name
-            text = _read(path, max_bytes, problems)
+            text = _read(workspace_root, path, max_bytes, problems)
             if text:
                 pieces.append(Instruction(text, str(path), "workspace" if directory == workspace else "directory"))
     style = style_instruction(runtime, output_style, problems)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import enum
+import functools
 import inspect
 import itertools
 import logging
@@ -23,6 +24,7 @@ import attrs
 
 from ._agents import AgentError, AgentPrepared, AgentRegistry, AgentRun, OutputStyleRegistry, scan_definitions
 from ._config import Config, ConfigSection, load_config
+from ._contained import Root
 from ._context import build_turn_context
 from ._dispatch import HookOutcome
 from ._events import (
@@ -286,6 +288,25 @@ class Runtime:
             active=cast(Callable[[], bool], partial(self.dispatch._targets_named, "kairox_event", False)),
         )
         self._setup()
+
+    @functools.cached_property
+    def readable_roots(self) -> tuple[str, ...]:
+        """Folders the user's own ``[files] readable_roots`` lets links from any root reach."""
+        if "files" not in self.config_sections:
+            return ()
+        return tuple(self.config.section("files").readable_roots)
+
+    def contained(self, folder: str | os.PathLike[str], *, label: str = "") -> Root:
+        """``folder`` as a contained root (:class:`kairox.files.Root`): a skills folder, a
+        bundle, the user's agents folder. What it contains is read inside it, or in a folder
+        the user's own ``[files] readable_roots`` names."""
+        return Root(folder, label=label, also=self.readable_roots)
+
+    @functools.cached_property
+    def workspace_root(self) -> Root:
+        """The workspace as a contained root: every file the workspace contains or names
+        is read through it (:meth:`contained`)."""
+        return self.contained(self.workspace, label="the workspace")
 
     # -- construction ------------------------------------------------------
     def _setup(self) -> None:

@@ -1,4 +1,8 @@
-"""Writing files so that readers never see half of one.
+"""Reading what a workspace contains, and writing files so that readers never see half of one.
+
+:class:`Root` is the contained reader: every file a workspace, bundle, skill source,
+instruction setting, catalog or config names or contains is opened, and every such
+folder walked, through one (see :mod:`kairox._contained`, and docs/trust.md).
 
 :func:`resolve_path` and :func:`is_inside` are how every check of "is this path
 inside that root" is made, by the policy engine and by the tools that write.
@@ -19,16 +23,22 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ._contained import Entry, Limits, Refused, Root, read_user_file
 from .errors import ConfigError
 
 __all__ = [
     "STALE_TEMP_AGE",
+    "Entry",
+    "Limits",
+    "Refused",
+    "Root",
     "atomic_write_bytes",
     "atomic_write_text",
     "is_inside",
     "locked",
     "missing",
     "read_document",
+    "read_user_file",
     "resolve_path",
 ]
 

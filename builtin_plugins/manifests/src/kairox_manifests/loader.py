@@ -318,7 +318,9 @@ class BundleLoader:
         )
         self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
         for kind in ("agent", "output_style"):
-            self._apply(rec, await route_definitions(runtime, m.name, kind, [c for c in enabled if c.kind == kind]))
+            self._apply(
+                rec, await route_definitions(runtime, m.name, kind, [c for c in enabled if c.kind == kind], m.root)
+            )
 
     async def _activate(self, rec: BundleRecord) -> None:
         """Start stage: hook scripts, the plugin's code and the tools it registers."""

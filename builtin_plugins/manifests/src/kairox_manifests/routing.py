@@ -375,7 +375,9 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
 # -- agents and output styles ------------------------------------------------------------------
 
 
-async def route_definitions(runtime: Runtime, plugin: str, kind: str, items: Sequence[Contribution]) -> Routed:
+async def route_definitions(
+    runtime: Runtime, plugin: str, kind: str, items: Sequence[Contribution], root: Path
+) -> Routed:
     """Add the plugin's agents (``kind`` ``agent``) or output styles (``output_style``) to the
     runtime's registry as ``<plugin>:<name>``; a file that does not parse fails with the
     file and field."""
@@ -391,7 +393,11 @@ async def route_definitions(runtime: Runtime, plugin: str, kind: str, items: Seq
 
     def read() -> tuple[list[Any], list[Any]]:
         return registry.read_files(  # type: ignore[no-any-return]
-            [c.source for c in items], scope="plugin", source=source, namespace=plugin
+            runtime.contained(root, label=f"bundle {plugin}"),
+            [c.source for c in items],
+            scope="plugin",
+            source=source,
+            namespace=plugin,
         )
 
     found, problems = await anyio.to_thread.run_sync(read)

@@ -1,0 +1,401 @@
+"""The contained reader: the one way kairox reads what a workspace, bundle or catalog contains.
+
+A :class:`Root` is a folder whose files are read *contained*:
+
+- every path is resolved with its symbolic links, and must land inside the root
+  (the root itself may be a link: the user or the code that made the root chose it);
+- only regular files are read (a device, FIFO or socket is refused before a byte is read);
+- a file is read up to a size cap, checked before reading and while reading (``/proc``
+  files say size 0);
+- a walk is bounded in depth, in entries visited, and enters each folder once, whatever
+  links lead to it again.
+
+A refusal is a :class:`Refused` naming the file and the reason, and a walk yields a
+refused entry where the item would have been, so the caller can show it there.
+
+This guards against what a repository *contains* (a link planted in a clone, a device
+node, a huge file), read by a kairox process. It does not guard against another process
+of the same user changing the tree while kairox reads it: such a process runs as the
+user already. The last component is opened with ``O_NOFOLLOW`` all the same, so a file
+swapped for a link after it was resolved is refused rather than followed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+import attrs
+
+from .errors import KairoxError
+
+__all__ = ["Entry", "Limits", "Refused", "Root", "read_user_file"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+@attrs.frozen
+class Limits:
+    """How much one root may cost to read."""
+
+    #: bytes read of one file; a larger one is refused (or cut, where the caller asks for a prefix)
+    max_bytes: int = 4 * 1024 * 1024
+    #: folder levels a walk goes below its start
+    max_depth: int = 16
+    #: entries (files and folders) one walk looks at before it stops with a refusal
+    max_entries: int = 100_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class Refused(KairoxError, OSError):
+    """A file or folder the contained reader did not read: :attr:`file` and :attr:`reason`.
+
+    An ``OSError`` too, so code that already treats an unreadable file as an error
+    (``except OSError``) treats a refused one the same way."""
+
+    def __init__(self, file: str | os.PathLike[str], reason: str) -> None:
+        self.file = os.fspath(file)
+        self.reason = reason
+        super().__init__(f"{self.file}: {reason}")
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+@attrs.frozen
+class Entry:
+    """One thing a walk met.
+
+    ``path`` is where the walk found it (under the root as given), ``real`` where it is
+    (resolved; ``None`` when refused), ``kind`` what it is, ``depth`` how many folders
+    below the walk's start, and ``refused`` why it may not be read ("" when it may)."""
+
+    path: Path
+    real: Path | None
+    kind: Literal["file", "dir", "other", "missing"]
+    depth: int
+    refused: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
+class Root:
+    """A folder whose files are read contained (see the module's docstring).
+
+    ``label`` says what the root is in refusals (``"the workspace"``, ``"bundle guard"``).
+    ``also`` are further folders that links from inside may reach: folders the user's own
+    config names (``[files] readable_roots``), never ones a workspace names.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        label: str = "",
+        limits: Limits = DEFAULT_LIMITS,
+        also: Iterable[str | os.PathLike[str]] = (),
+    ) -> None:
+        self.path = Path(os.path.abspath(os.fspath(path)))
+        self.real = Path(os.path.realpath(self.path))
+        self.label = label or str(self.path)
+        self.limits = limits
+        self._reals = (str(self.real), *(os.path.realpath(os.fspath(p)) for p in also))
+
+    def __repr__(self) -> str:
+        return f"Root({str(self.path)!r}, label={self.label!r})"
+
+    # -- where a path leads -----------------------------------------------------------
+
+    def _absolute(self, path: str | os.PathLike[str]) -> Path:
+        p = Path(os.fspath(path))
+        return p if p.is_absolute() else self.path / p
+
+    def contains(self, real: str | os.PathLike[str]) -> bool:
+        """Whether the resolved path ``real`` is inside this root (or a folder of :attr:`also`)."""
+        text = os.fspath(real)
+        return any(_inside(text, r) for r in self._reals)
+
+    def locate(self, path: str | os.PathLike[str]) -> Path:
+        """The resolved path of ``path`` (relative to the root, or absolute), or :class:`Refused`
+        when it leads outside the root. A path that does not exist is located as far as it resolves."""
+        given = self._absolute(path)
+        try:
+            real = os.path.realpath(given)
+        except (OSError, ValueError) as exc:  # a NUL byte, a loop
+            raise Refused(given, f"cannot be resolved ({exc})") from None
+        if not self.contains(real):
+            raise Refused(given, self._outside_reason(given, real))
+        return Path(real)
+
+    def _outside_reason(self, given: Path, real: str) -> str:
+        if os.path.islink(given) or real != os.path.abspath(given):
+            return f"leads to {real}, outside {self.label}; not read"
+        return f"outside {self.label}; not read"
+
+    # -- reading ----------------------------------------------------------------------
+
+    def open(self, path: str | os.PathLike[str] | Entry) -> BinaryIO:
+        """The regular file at ``path`` (or a walk's :class:`Entry`), open for binary reading.
+        :class:`Refused` when it leads outside, is not a regular file, or is larger than
+        :attr:`Limits.max_bytes`; ``FileNotFoundError`` when there is none."""
+        given, real = self._resolved(path)
+        return self._open(given, real, self.limits.max_bytes)
+
+    def read_bytes(self, path: str | os.PathLike[str] | Entry, *, max_bytes: int | None = None) -> bytes:
+        """The whole file; :class:`Refused` when it is larger than ``max_bytes`` (default
+        :attr:`Limits.max_bytes`) or may not be read (see :meth:`open`)."""
+        cap = self.limits.max_bytes if max_bytes is None else max_bytes
+        given, real = self._resolved(path)
+        with self._open(given, real, cap) as fh:
+            data = fh.read(cap + 1)
+        if len(data) > cap:
+            raise Refused(given, f"larger than {cap} bytes; not read")
+        return data
+
+    def read_text(
+        self, path: str | os.PathLike[str] | Entry, *, max_bytes: int | None = None, errors: str = "strict"
+    ) -> str:
+        """:meth:`read_bytes` decoded as UTF-8 (a leading BOM dropped); ``errors`` as for ``bytes.decode``."""
+        data = self.read_bytes(path, max_bytes=max_bytes)
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        return data.decode("utf-8", errors)
+
+    def read_prefix(self, path: str | os.PathLike[str] | Entry, max_bytes: int) -> tuple[bytes, int]:
+        """At most ``max_bytes`` of the file, and how many bytes it has beyond them (0 when
+        it was read whole; for a file whose size ``stat`` does not tell, at least 1)."""
+        given, real = self._resolved(path)
+        with self._open(given, real, None) as fh:
+            data = fh.read(max_bytes + 1)
+            size = os.fstat(fh.fileno()).st_size
+        if len(data) <= max_bytes:
+            return data, 0
+        return data[:max_bytes], max(size - max_bytes, 1)
+
+    def _resolved(self, path: str | os.PathLike[str] | Entry) -> tuple[Path, Path]:
+        if isinstance(path, Entry):
+            if path.refused or path.real is None:
+                raise Refused(path.path, path.refused or "not found")
+            return path.path, path.real
+        given = self._absolute(path)
+        return given, self.locate(given)
+
+    def _open(self, given: Path, real: Path, cap: int | None) -> BinaryIO:
+        try:
+            fd = os.open(real, _READ_FLAGS)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # swapped for a link after it was resolved
+                raise Refused(given, "is a symbolic link now; not read") from None
+            if exc.errno == errno.ENXIO:  # a FIFO with no writer, a socket
+                raise Refused(given, "not a regular file; not read") from None
+            raise
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise Refused(given, f"not a regular file ({_kind(st.st_mode)}); not read")
+            if cap is not None and st.st_size > cap:
+                raise Refused(given, f"larger than {cap} bytes; not read")
+            if _NONBLOCK:
+                os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+
+    # -- looking without reading ----------------------------------------------------
+
+    def kind(self, path: str | os.PathLike[str]) -> Literal["file", "dir", "other", "missing"]:
+        """What ``path`` is (following links); :class:`Refused` when it leads outside."""
+        real = self.locate(path)
+        try:
+            mode = os.stat(real).st_mode
+        except (OSError, ValueError):
+            return "missing"
+        return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
+
+    def is_file(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` is a regular file inside the root (a link leading outside is not)."""
+        try:
+            return self.kind(path) == "file"
+        except Refused:
+            return False
+
+    def is_dir(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` is a folder inside the root (a link leading outside is not)."""
+        try:
+            return self.kind(path) == "dir"
+        except Refused:
+            return False
+
+    # -- walking ----------------------------------------------------------------------
+
+    def entries(self, folder: str | os.PathLike[str] = ".") -> list[Entry]:
+        """The entries of one folder, sorted by name, as :meth:`walk` yields them at depth 1;
+        :class:`Refused` when the folder leads outside. A missing folder has none."""
+        return list(self.walk(folder, max_depth=0))
+
+    def walk(
+        self,
+        start: str | os.PathLike[str] = ".",
+        *,
+        max_depth: int | None = None,
+        skip: Iterable[str] | Callable[[str], bool] = (),
+    ) -> Iterator[Entry]:
+        """Every entry below ``start`` (a folder under the root), depth first, sorted by name.
+
+        Folders named in ``skip`` (or whose name ``skip(name)`` is true for) are neither
+        yielded nor entered. A link is followed when it
+        leads inside the root; one that leads outside is yielded refused, with the reason. Each
+        folder is entered once, whatever links lead to it again. Folders deeper than
+        ``max_depth`` levels below ``start`` (default :attr:`Limits.max_depth`; 0: ``start``'s
+        own entries only) are yielded but not entered; past :attr:`Limits.max_entries` entries
+        the walk yields one refused entry for ``start`` saying so, and stops.
+
+        A missing ``start`` yields nothing; a ``start`` that leads outside raises :class:`Refused`."""
+        given = self._absolute(start)
+        real = self.locate(given)
+        if not os.path.isdir(real):
+            return
+        levels = self.limits.max_depth if max_depth is None else max_depth
+        skipped = skip if callable(skip) else frozenset(skip).__contains__
+        budget = self.limits.max_entries
+        seen: set[tuple[int, int]] = set()
+        # iterative, so a deep tree costs no recursion: (path as found, resolved, depth)
+        stack: list[tuple[Path, Path, int]] = [(given, real, 0)]
+        while stack:
+            folder, folder_real, depth = stack.pop()
+            try:
+                st = os.stat(folder_real)
+                if st.st_ino:  # 0: no inode numbers on this file system; nothing to compare
+                    key = (st.st_dev, st.st_ino)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                with os.scandir(folder_real) as it:
+                    listed = sorted(it, key=_name)
+            except OSError as exc:
+                yield Entry(folder, None, "dir", depth, f"cannot be listed ({exc.strerror or exc})")
+                continue
+            below: list[tuple[Path, Path, int]] = []
+            for item in listed:
+                budget -= 1
+                if budget < 0:
+                    reason = f"has more than {self.limits.max_entries} entries; the rest not read"
+                    yield Entry(given, None, "dir", 0, reason)
+                    return
+                entry = self._entry(folder / item.name, item, folder_real, depth + 1)
+                if entry.kind == "dir" and skipped(item.name):
+                    continue
+                yield entry
+                if entry.kind == "dir" and entry.real is not None and not entry.refused and depth < levels:
+                    below.append((entry.path, entry.real, depth + 1))
+            stack.extend(reversed(below))
+
+    def _entry(self, path: Path, item: os.DirEntry[str], folder_real: Path, depth: int) -> Entry:
+        try:
+            if not item.is_symlink():  # the common case: the type from the listing, no stat
+                if item.is_file(follow_symlinks=False):
+                    return Entry(path, folder_real / item.name, "file", depth)
+                if item.is_dir(follow_symlinks=False):
+                    return Entry(path, folder_real / item.name, "dir", depth)
+                return Entry(path, None, "other", depth, _not_regular(item.stat(follow_symlinks=False).st_mode))
+            real = os.path.realpath(path)
+        except (OSError, ValueError) as exc:
+            return Entry(path, None, "missing", depth, f"cannot be read ({exc})")
+        try:
+            kind = _mode_kind(os.stat(real).st_mode)
+        except OSError:
+            return Entry(path, None, "missing", depth, "a link to nothing (dangling)")
+        if not self.contains(real):
+            return Entry(path, None, kind, depth, f"a link to {real}, outside {self.label}; not read")
+        if kind == "other":
+            return Entry(path, None, kind, depth, _not_regular(os.stat(real).st_mode))
+        return Entry(path, Path(real), kind, depth)
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _mode_kind(mode: int) -> Literal["file", "dir", "other"]:
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a file"
+
+
+def _not_regular(mode: int) -> str:
+    return f"not a regular file ({_kind(mode)}); not read"
+
+
+def read_user_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> bytes:
+    """A file the user's own config names, read as a contained file of its own folder:
+    wherever the user's links lead, it must be a regular file within ``max_bytes``."""
+    real = os.path.realpath(os.path.abspath(os.fspath(path)))
+    return Root(os.path.dirname(real), label="its folder").read_bytes(os.path.basename(real), max_bytes=max_bytes)
+
+
+# -- [files] readable_roots: the user's own say on where links may lead ---------------------
+
+
+@attrs.frozen
+class FilesConfig:
+    """The ``[files]`` section: ``readable_roots`` are folders outside a root (the workspace,
+    a skills or agents folder, a bundle) that links inside it may reach: a monorepo's shared
+    ``AGENTS.md``, skills kept in a dotfiles checkout. Only the user's own files may set it."""
+
+    readable_roots: list[str] = attrs.field(factory=list)
+
+
+def merge_files(layers: Any) -> tuple[FilesConfig, list[Any], list[Any]]:
+    """The user's layers, key by key; a workspace's own ``[files]`` never applies
+    (a repository cannot widen what it may read)."""
+    from ._config import NotApplied
+    from ._convert import structure
+    from .errors import ConfigError
+
+    roots: list[str] = []
+    not_applied: list[NotApplied] = []
+    errors: list[ConfigError] = []
+    for layer in layers:
+        if layer.scope != "user":
+            for key in layer.table:
+                reason = "only your own kairox.toml may name folders outside the workspace"
+                not_applied.append(NotApplied(section="files", key=key, file=layer.file, reason=reason))
+            continue
+        try:
+            value: FilesConfig = structure(dict(layer.table), FilesConfig, path="files", file=layer.file)
+        except ConfigError as exc:
+            errors.extend(getattr(exc, "errors", [exc]))
+            continue
+        base = os.path.dirname(layer.file) if os.path.isabs(layer.file) else os.getcwd()
+        for raw in value.readable_roots:
+            path = os.path.join(base, os.path.expanduser(raw))
+            if path not in roots:
+                roots.append(path)
+    return FilesConfig(readable_roots=roots), not_applied, errors
