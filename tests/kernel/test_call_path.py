@@ -21,7 +21,6 @@ from kairox import (
     ToolsChanged,
     ToolSpec,
 )
-from kairox._dispatch import has_targets
 from kairox._policy import Allow, Deny, PolicyConfig, PolicyEngine
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
@@ -94,10 +93,10 @@ async def test_hook_targets_follow_plugins_and_runtime_hooks(kairox_harness: Kai
 
     provider = InMemoryToolProvider("mem", [read_tool()])
     async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
-        assert not has_targets(rt.dispatch, "kairox_pre_tool_call")
+        assert not rt.dispatch.implemented("kairox_pre_tool_call")
         await rt.call_tool("mem.echo", {"text": "1"})
         rt.host.register(make_plugin("guard", kairox_pre_tool_call=guard), name="guard")
-        assert has_targets(rt.dispatch, "kairox_pre_tool_call")
+        assert rt.dispatch.implemented("kairox_pre_tool_call")
         with pytest.raises(PolicyDenied, match="blocked by a hook: no"):
             await rt.call_tool("mem.echo", {"text": "stop"})
         rt.host.pm.unregister(name="guard")

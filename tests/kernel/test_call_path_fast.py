@@ -199,103 +199,10 @@ def test_the_guard_refuses_what_matching_glob_by_glob_refuses(
 
 # -- pre_tool_call as the runtime runs it ----------------------------------------------------
 
+
 #: what one pre_tool_call implementation does: return nothing, a Block, a dict, change the
 #: arguments in place, raise, something else; ``a...``: the same from ``async def``; ``noarg``:
 #: an implementation that names no argument (a Block); ``runtime``: a run-time hook (None)
-_BEHAVIOURS = st.sampled_from(
-    ["none", "block", "dict", "mutate", "raise", "other", "anone", "ablock", "adict", "araise", "noarg", "runtime"]
-)
-
-
-def _dispatcher(behaviours: list[str], log: list[Any]) -> tuple[Any, list[Any]]:
-    import pluggy
-
-    from kairox import hookspecs
-    from kairox._hooks import HookRegistry
-    from kairox._host import PluginHost
-
-    pm = pluggy.PluginManager("kairox")
-    pm.add_hookspecs(hookspecs)
-    registry = HookRegistry()
-    reports: list[Any] = []
-    for i, kind in enumerate(behaviours):
-
-        def sync(call: ToolCall, i: int = i, kind: str = kind) -> Any:
-            log.append((i, dict(call.arguments)))
-            if kind in ("raise", "araise"):
-                raise ValueError(f"hook {i} failed")
-            if kind in ("block", "ablock"):
-                return Block(f"b{i}")
-            if kind in ("dict", "adict"):
-                return {**call.arguments, f"k{i}": i}
-            if kind == "mutate":
-                call.arguments[f"m{i}"] = i
-            if kind == "other":
-                return [i]
-            return None
-
-        def impl(call: ToolCall, i: int = i, kind: str = kind) -> Any:
-            if kind.startswith("a"):
-
-                async def later() -> Any:
-                    return sync(call)
-
-                return later()
-            return sync(call)
-
-        if kind == "runtime":
-            registry.add("pre_tool_call", lambda call, i=i: log.append((i, dict(call.arguments))), source=f"r{i}")
-        elif kind == "noarg":
-
-            def noarg(i: int = i) -> Block:
-                log.append((i, None))
-                return Block(f"n{i}")
-
-            pm.register(make_plugin(f"p{i}", kairox_pre_tool_call=noarg), name=f"p{i}")
-        else:
-            pm.register(make_plugin(f"p{i}", kairox_pre_tool_call=impl), name=f"p{i}")
-    return PluginHost(pm).dispatch.bind(hooks=registry, report=reports.append), reports
-
-
-def _seen(reports: list[Any]) -> list[tuple[str, str, str, Any]]:
-    return [(o.source, o.hook, f"{type(o.error).__name__}: {o.error}", o.value) for o in reports]
-
-
-@settings(max_examples=200, deadline=None)
-@given(behaviours=st.lists(_BEHAVIOURS, max_size=5), tracing=st.booleans())
-def test_the_runtime_s_pre_tool_call_does_what_the_general_one_does(behaviours: list[str], tracing: bool) -> None:
-    """Same implementations in the same order, seeing the same arguments; the same arguments
-    after; the same failures reported; the first Block of the outcomes is the one returned."""
-    import anyio
-
-    spec = ToolSpec("t.x", domain="local", capability="read")
-
-    async def both() -> None:
-        slow_log: list[Any] = []
-        fast_log: list[Any] = []
-        slow, slow_reports = _dispatcher(behaviours, slow_log)
-        fast, fast_reports = _dispatcher(behaviours, fast_log)
-        lines: list[str] = []
-        if tracing:
-            for d in (slow, fast):
-                d.host.pm.trace.root.setwriter(lines.append)
-        slow_call = ToolCall(spec, {"a": 1}, None)  # type: ignore[arg-type]
-        fast_call = ToolCall(spec, {"a": 1}, None)  # type: ignore[arg-type]
-        outcomes = await slow.pre_tool_call(slow_call)
-        blocks = [o.value for o in outcomes if isinstance(o.value, Block)]
-        block = await fast._pre_tool_call_block(fast_call)
-        assert block == (blocks[0] if blocks else None)
-        assert fast_log == slow_log
-        assert fast_call.arguments == slow_call.arguments
-        assert _seen(fast_reports) == _seen(slow_reports)
-        assert all(o.traceback for o in fast_reports)
-        if tracing:
-            half = len(lines) // 2
-            assert lines[half:] == lines[:half]
-
-    anyio.run(both)
-
-
 async def test_a_hook_s_rewrite_of_a_read_tool_s_arguments_reaches_the_tool_unasked(
     kairox_harness: KairoxHarness,
 ) -> None:

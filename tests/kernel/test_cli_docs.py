@@ -99,7 +99,7 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
     )
     # a workspace value that does not apply (it would loosen the policy), and a server held until trusted
     kairox_harness.write_config(
-        '[policy]\napproval = "on_request"\nsandbox = "danger_full_access"\nbogus = 1\n'
+        '[policy]\napproval = "on_request"\nsandbox = "danger_full_access"\n[serve]\nbogus = 1\n'
         '[policy.rules]\n"gti.*" = "deny"\n'  # a rule naming no tool: a warning
     )
     mcp_json = {"mcpServers": {"search": {"command": "npx", "args": ["-y", "search-mcp"], "env": {"SEARCH_TOKEN": ""}}}}

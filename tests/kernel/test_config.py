@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import ConfigError, ConfigSection, Registrar, expand_env, load_config, redact
+from kairox import BrokenSection, ConfigError, ConfigSection, Registrar, expand_env, load_config, redact
 from kairox._config import REDACTED, inherit_env, known_errors_for, user_home
 from kairox._policy import PolicyConfig
 from kairox.testing import KairoxHarness, make_plugin
@@ -366,7 +366,13 @@ def check(config: Any) -> None:
         assert error.message, error
         assert isinstance(str(error), str)
     for name in config.sections:
-        config.section(name)  # structured values or defaults, never an exception
+        # structured values or defaults; a section that does not validate is refused, naming the file
+        if name in config.broken_sections:
+            with pytest.raises(BrokenSection) as info:
+                config.section(name)
+            assert info.value.file and info.value.errors == config.broken_sections[name]
+        else:
+            config.section(name)
     json.dumps(config.show(), default=str)
 
 
@@ -437,4 +443,5 @@ def test_missing_required_key_of_an_empty_section_names_the_file(tmp_path: Path)
     config = load_config(workspace=tmp_path, sections=reg, env={}, files=[path])
     [error] = config.errors
     assert (error.file, error.path, error.message) == (str(path), "needs.token_file", "required key is missing")
-    assert config.section("needs") is None
+    with pytest.raises(BrokenSection, match=r"needs\.token_file: required key is missing"):
+        config.section("needs")  # not its default: what it configures is off

@@ -145,3 +145,25 @@ def test_any_json_gives_an_object_or_config_errors(doc: Any) -> None:
             assert err.file == "m.json" and err.path.startswith("m")
     else:
         assert isinstance(result, Manifest)
+
+
+def test_an_attrs_validator_s_refusal_names_the_field_and_the_value() -> None:
+    """attrs runs validators in ``__init__``, where cattrs cannot say which field failed."""
+    import attrs as _attrs
+
+    def positive(instance: object, attribute: object, value: float) -> None:
+        if value <= 0:
+            raise ValueError("must be greater than 0")
+
+    @_attrs.frozen
+    class Section:
+        name: str = ""
+        timeout: float = _attrs.field(default=1.0, validator=positive)
+        api_token: float = _attrs.field(default=1.0, validator=positive)
+
+    with pytest.raises(ConfigError) as info:
+        structure({"name": "a", "timeout": -2}, Section, path="net", file="k.toml")
+    assert str(info.value) == "k.toml: net.timeout: must be greater than 0 (got -2.0)"
+    with pytest.raises(ConfigError) as info:
+        structure({"api_token": -7}, Section, path="net", file="k.toml")
+    assert str(info.value) == "k.toml: net.api_token: must be greater than 0 (not shown: secret)"

@@ -92,7 +92,10 @@ def host_with(*plugins: object, env: dict[str, str] | None = None) -> PluginHost
 
 
 def test_every_hookspec_has_a_typed_method_and_every_method_a_hookspec() -> None:
-    methods = {n for n, v in vars(Dispatcher).items() if callable(v) and not n.startswith("_")} - {"bind"}
+    methods = {n for n, v in vars(Dispatcher).items() if callable(v) and not n.startswith("_")} - {
+        "bind",
+        "implemented",
+    }
     assert methods == {method_of(hook) for hook in SPECS}
 
 
@@ -134,8 +137,11 @@ async def test_runtime_hooks_run_after_every_hookimpl_in_the_order_added(hook: s
     dispatcher = host_with(*four(log)).dispatch.bind(hooks=hooks)
     outcomes = await dispatch(dispatcher, hook, arguments(hook))
     assert log == ["first", "b", "a", "last", "script-1", "script-2"]
-    assert [o.source for o in outcomes] == log
-    assert {o.hook for o in outcomes} == {hook}
+    if hook == "kairox_pre_tool_call":  # a guard answers with the block, if any
+        assert outcomes is None
+    else:
+        assert [o.source for o in outcomes] == log
+        assert {o.hook for o in outcomes} == {hook}
 
 
 def test_the_kernel_claims_its_names_before_any_plugin() -> None:
@@ -174,7 +180,10 @@ async def test_a_failing_implementation_is_reported_and_the_others_run(
         assert reported == [] and host.failures == []  # a report would itself be an event
     else:
         assert [(o.source, o.hook, str(o.error)) for o in reported] == [("broken", hook, f"broken broke in {hook}")]
-        assert [o.source for o in outcomes] == ["b", "broken", "a"]
+        if hook == "kairox_pre_tool_call":  # a guard that fails blocks the call, naming it
+            assert outcomes == Block(f"the guard of broken failed (RuntimeError: broken broke in {hook})")
+        else:
+            assert [o.source for o in outcomes] == ["b", "broken", "a"]
         assert host.failures == []
 
 
@@ -227,7 +236,7 @@ async def test_lifecycle_implementations_are_awaited_and_an_async_failure_is_rep
     assert [(o.source, type(o.error)) for o in reported] == [("bad", ValueError)]
 
 
-async def test_pre_tool_call_threads_rewrites_and_leaves_blocks_to_the_caller() -> None:
+async def test_pre_tool_call_threads_rewrites_and_returns_the_block() -> None:
     seen: list[dict[str, Any]] = []
 
     def rewrite(call: Call) -> dict[str, Any]:
@@ -240,9 +249,9 @@ async def test_pre_tool_call_threads_rewrites_and_leaves_blocks_to_the_caller() 
     first = type("R", (), {"__name__": "rewrite", "kairox_pre_tool_call": staticmethod(hookimpl(rewrite))})()
     second = type("B", (), {"__name__": "block", "kairox_pre_tool_call": staticmethod(hookimpl(block))})()
     call = Call()
-    outcomes = await host_with(second, first).dispatch.pre_tool_call(call)  # type: ignore[arg-type]
+    block = await host_with(second, first).dispatch.pre_tool_call(call)  # type: ignore[arg-type]
     assert seen == [{"text": "x+rewritten"}] and call.arguments == {"text": "x+rewritten"}
-    assert [o.value for o in outcomes] == [{"text": "x+rewritten"}, Block("no")]
+    assert block == Block("no")
 
 
 # -- wrappers are a load failure ------------------------------------------------------------

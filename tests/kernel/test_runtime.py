@@ -7,6 +7,7 @@ import anyio.lowlevel
 import attrs
 import pytest
 
+import kairox
 from kairox import (
     ApprovalAnswer,
     Block,
@@ -371,6 +372,7 @@ async def test_post_tool_call_sees_result_and_failing_hooks_are_reported(kairox_
     def broken_post(call: ToolCall, result: ToolResult) -> None:
         raise RuntimeError("observer bug")
 
+    @kairox.advisory  # else it would block the call
     def broken_pre(call: ToolCall) -> None:
         raise RuntimeError("pre bug")
 

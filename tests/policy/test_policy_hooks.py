@@ -11,6 +11,7 @@ import anyio.lowlevel
 import pytest
 from shared_helpers import open_with_builtin_tools as opened
 
+import kairox
 from kairox._events import (
     Event,
     HookFailed,
@@ -177,7 +178,43 @@ async def test_hooks_never_see_a_call_the_policy_refused(ws: Path) -> None:
     assert seen == []
 
 
-async def test_a_raising_hook_is_reported_and_does_not_break_the_call(ws: Path) -> None:
+async def test_a_raising_guard_blocks_the_call_naming_itself(ws: Path) -> None:
+    """Fail closed: a guard that raises is a guard that did not say yes."""
+
+    def boom(call: ToolCall) -> None:
+        raise RuntimeError("hook bug")
+
+    async def async_boom(call: ToolCall) -> None:
+        await anyio.lowlevel.checkpoint()
+        raise ValueError("async hook bug")
+
+    for guard in (boom, async_boom):
+        async with opened(ws, make_plugin("buggy", kairox_pre_tool_call=guard)) as rt:
+            failures: list[HookFailed] = []
+            rt.events.subscribe(failures.append, HookFailed)
+            with pytest.raises(
+                PolicyDenied, match=r"blocked by a hook: the guard of buggy failed \((Runtime|Value)Error"
+            ):
+                await rt.call_tool("fs.write", {"path": "a.txt", "content": "orig"})
+        assert not (ws / "a.txt").exists()
+        assert [(f.hook, f.plugin) for f in failures] == [("kairox_pre_tool_call", "buggy")]
+
+
+async def test_a_guard_that_does_not_answer_in_time_blocks_the_call(ws: Path) -> None:
+    async def stuck(call: ToolCall) -> None:
+        await anyio.sleep(3600)
+
+    async with opened(ws, make_plugin("stuck", kairox_pre_tool_call=stuck)) as rt:
+        rt.hook_timeout = 0.2
+        with pytest.raises(
+            PolicyDenied, match=r"the guard of stuck failed \(TimeoutError: did not answer within 0.2 s\)"
+        ):
+            await rt.call_tool("fs.write", {"path": "a.txt", "content": "x"})
+    assert not (ws / "a.txt").exists()
+
+
+async def test_an_advisory_hook_that_raises_is_reported_and_the_call_goes_on(ws: Path) -> None:
+    @kairox.advisory
     def boom(call: ToolCall) -> None:
         raise RuntimeError("hook bug")
 
@@ -196,15 +233,27 @@ async def test_a_raising_hook_is_reported_and_does_not_break_the_call(ws: Path) 
         failures: list[HookFailed] = []
         rt.events.subscribe(failures.append, HookFailed)
         result = await rt.call_tool("fs.write", {"path": "a.txt", "content": "orig"})
+        remove = rt.hooks.add("pre_tool_call", boom, source="script", advisory=True)
+        await rt.call_tool("fs.write", {"path": "b.txt", "content": "orig"})
+        remove()
+        rt.hooks.add("pre_tool_call", _raise, source="strict")  # not advisory: it blocks
+        with pytest.raises(PolicyDenied, match="the guard of strict failed"):
+            await rt.call_tool("fs.write", {"path": "c.txt", "content": "orig"})
     assert not result.is_error
     assert (ws / "a.txt").read_text() == "rewritten"  # the hook after the failing one still ran
-    assert [(f.hook, f.plugin, f.error) for f in failures] == [
+    assert (ws / "b.txt").exists() and not (ws / "c.txt").exists()
+    assert [(f.hook, f.plugin, f.error) for f in failures[:2]] == [
         ("kairox_pre_tool_call", "buggy", "RuntimeError: hook bug"),
         ("kairox_post_tool_call", "buggy", "ValueError: post bug"),
     ]
 
 
-async def test_block_refuses_on_purpose_even_after_a_failing_hook(ws: Path) -> None:
+def _raise(call: ToolCall) -> None:
+    raise RuntimeError("run-time hook bug")
+
+
+async def test_block_refuses_on_purpose_even_after_a_failing_advisory_hook(ws: Path) -> None:
+    @kairox.advisory
     def boom(call: ToolCall) -> None:
         raise RuntimeError("unrelated bug")
 

@@ -172,3 +172,32 @@ def test_no_write_outside_is_allowed_under_any_approval_with_workspace_write(
         if isinstance(engine.decide(WRITE, {"path": value}), Allow):
             real = os_write_lands(value, ws)
             assert real is None or inside(real, ws), (value, real)
+
+
+# -- where a path hides: any depth, any type ----------------------------------------------------
+
+
+def _nested(depth: int, leaf: dict[str, object]) -> dict[str, object]:
+    value: dict[str, object] = leaf
+    for i in range(depth):
+        value = {"options": [{"level": i, "next": value}]}
+    return value
+
+
+@pytest.mark.parametrize("depth", [0, 9, 40, 2000])
+def test_a_path_outside_at_any_depth_is_outside(tmp_path: Path, depth: int) -> None:
+    """The scan used to stop after 8 levels: a write buried deeper was decided as touching nothing."""
+    engine = PolicyEngine.build(PolicyConfig(include_temp_dir=False), tmp_path)
+    outside = str(tmp_path.parent / "elsewhere" / "x.txt")
+    assert engine.location(UNDECLARED, _nested(depth, {"path": outside})) == "outside"
+    assert engine.location(UNDECLARED, _nested(depth, {"path": str(tmp_path / "in.txt")})) == "inside"
+
+
+@pytest.mark.parametrize(
+    "value", [{"p": "/etc/passwd"}, 5, True, ["ok.txt", {"p": "/etc/passwd"}], ["ok.txt", 3], {"path": "/etc/x"}]
+)
+def test_a_path_argument_of_another_type_counts_as_outside(tmp_path: Path, value: object) -> None:
+    engine = PolicyEngine.build(PolicyConfig(), tmp_path)
+    assert engine.location(UNDECLARED, {"path": value}) == "outside"
+    assert engine.location(UNDECLARED, {"wrapped": {"file": value}}) == "outside"
+    assert not isinstance(engine.decide(UNDECLARED, {"path": value}), Allow)

@@ -104,9 +104,7 @@ def test_a_link_to_a_device_ends_at_once(rel: str, workspace: Path, tmp_path: Pa
     assert "outside the workspace" in output_of(result), output_of(result)
 
 
-def test_a_device_inside_a_folder_the_user_lets_links_reach_is_still_not_read(
-    workspace: Path, tmp_path: Path
-) -> None:
+def test_a_device_inside_a_folder_the_user_lets_links_reach_is_still_not_read(workspace: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / "kairox.toml").write_text('[files]\nreadable_roots = ["/dev"]\n')

@@ -48,8 +48,9 @@ async def test_checksum(workspace: KairoxHarness) -> None:
             "algorithm": "md5",
             "digest": hashlib.md5(b"one two\nthree\n").hexdigest(),
         }
+        # the kernel checks the arguments against the tool's schema before it runs
         bad = await rt.call_tool("example_checksum", {"path": "notes.txt", "algorithm": "crc"})
-        assert bad.is_error and "unknown algorithm 'crc'" in bad.text
+        assert bad.is_error and "algorithm: 'crc' is not one of" in bad.text
 
 
 @pytest.mark.parametrize(
@@ -58,7 +59,7 @@ async def test_checksum(workspace: KairoxHarness) -> None:
         ({"path": "missing.txt"}, "missing.txt: no such file"),
         ({"path": "../outside.txt"}, "../outside.txt: outside the workspace"),
         ({"path": "."}, ".: not a regular file"),
-        ({}, "bad arguments"),
+        ({}, "'path' is a required property"),
     ],
 )
 async def test_problems_are_error_results(workspace: KairoxHarness, arguments: dict[str, str], message: str) -> None:

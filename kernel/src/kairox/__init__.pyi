@@ -21,6 +21,7 @@ from ._agents import (
     parse_output_style as parse_output_style,
 )
 from ._config import (
+    BrokenSection as BrokenSection,
     Config as Config,
     ConfigLayer as ConfigLayer,
     ConfigSection as ConfigSection,
@@ -100,10 +101,13 @@ from ._policy import (
 from ._registrar import (
     Registrar as Registrar,
 )
-from ._runtime import (
+from ._call import (
     ApprovalAnswer as ApprovalAnswer,
     ApprovalRequest as ApprovalRequest,
     Approver as Approver,
+    current_session as current_session,
+)
+from ._runtime import (
     HostCallback as HostCallback,
     Runtime as Runtime,
     RuntimeStatus as RuntimeStatus,
@@ -111,7 +115,6 @@ from ._runtime import (
     StartMode as StartMode,
     TrustPrompt as TrustPrompt,
     TrustRequest as TrustRequest,
-    current_session as current_session,
 )
 from ._secrets import (
     redact_url as redact_url,
@@ -191,6 +194,7 @@ from .files import (
     resolve_path as resolve_path,
 )
 from .hookspecs import (
+    advisory as advisory,
     hookimpl as hookimpl,
     hookspec as hookspec,
 )

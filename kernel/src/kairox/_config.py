@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from ._trust import Declared, TrustState, WorkspaceTrust
 
 __all__ = [
+    "BrokenSection",
     "Config",
     "ConfigLayer",
     "ConfigSection",
@@ -94,6 +95,22 @@ class HeldEntry:
     reason: str = ""
     #: the user's file whose entry of the same name applies instead ("" when none does)
     replaced_by: str = ""
+
+
+class BrokenSection(ConfigError):
+    """A section that does not validate was asked for: its first error, with :attr:`errors`
+    (every one) and :attr:`section`. What the section configures is off until it is fixed."""
+
+    def __init__(self, section: str, errors: list[ConfigError]) -> None:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        super().__init__(
+            f"{first.message}{more}; [{section}] does not validate, so what it configures is off",
+            file=first.file,
+            path=first.path or section,
+        )
+        self.section = section
+        self.errors = list(errors)
 
 
 @attrs.frozen
@@ -238,6 +255,9 @@ class Config:
     held: dict[str, dict[str, HeldEntry]] = attrs.field(factory=dict)
     #: entries whose structuring failed (their errors are in :attr:`errors` too): section -> key -> errors
     broken: dict[str, dict[str, list[ConfigError]]] = attrs.field(factory=dict)
+    #: sections (not tables of entries) that do not validate: name -> their errors (in :attr:`errors` too);
+    #: :meth:`section` refuses them, so what they configure is off rather than back to its defaults
+    broken_sections: dict[str, list[ConfigError]] = attrs.field(factory=dict)
     #: workspace values that do not apply, and why
     not_applied: list[NotApplied] = attrs.field(factory=list)
     #: the workspace the files were found for (``None``: none)
@@ -248,7 +268,12 @@ class Config:
     _defaults: dict[str, tuple[ConfigSection, Any]] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     def section(self, name: str) -> Any:
-        """The structured value of a section (its default when absent or broken)."""
+        """The structured value of a section (its default when absent). A section that does
+        not validate raises :class:`BrokenSection` naming the file and field: what it
+        configures must not run on defaults the user did not choose."""
+        broken = self.broken_sections.get(name)
+        if broken:
+            raise BrokenSection(name, broken)
         values = self.values
         if name in values:
             return values[name]
@@ -499,6 +524,7 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                         err.file = _file_of_error(config, name, table, err.path)
                         err.args = (err.render(),)
                 config.errors.extend(errs)
+                config.broken_sections[name] = list(errs)
 
 
 def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | None:
@@ -628,11 +654,15 @@ def _merge_layers(
     try:
         value, not_applied, errors = sec.merge(layers)
     except Exception as exc:  # a section's own merge bug costs that section only
-        config.errors.append(ConfigError(f"merging [{name}] failed: {type(exc).__name__}: {exc}", path=name))
+        error = ConfigError(f"merging [{name}] failed: {type(exc).__name__}: {exc}", path=name)
+        config.errors.append(error)
+        config.broken_sections[name] = [error]
         return
     config.values[name] = value
     config.not_applied.extend(not_applied)
     config.errors.extend(errors)
+    if errors:
+        config.broken_sections[name] = list(errors)
 
 
 def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path: str) -> str | None:

@@ -30,7 +30,7 @@ from cattrs.gen import make_dict_structure_fn
 from ._secrets import SECRET_TABLES, is_secret
 from .errors import ConfigError
 
-__all__ = ["ValueMismatch", "describe_value", "errors_from", "make_converter", "structure"]
+__all__ = ["ValidatorRefused", "ValueMismatch", "describe_value", "errors_from", "make_converter", "structure"]
 
 T = TypeVar("T")
 
@@ -149,7 +149,10 @@ def make_converter() -> cattrs.Converter:
         def hook(value: Any, t: Any) -> Any:
             if not isinstance(value, dict):
                 raise _mismatch("a table", value)
-            return base(value, t)
+            try:
+                return base(value, t)
+            except ClassValidationError as exc:
+                raise _located(conv, exc, cl, value) from None
 
         return hook
 
@@ -187,6 +190,46 @@ def make_converter() -> cattrs.Converter:
 
     conv.register_structure_hook_factory(is_mapping, map_factory)
     return conv
+
+
+class ValidatorRefused(ValueMismatch):
+    """An attrs validator refused a field's value: ``str()`` is its message, ``value`` the value."""
+
+    def __init__(self, message: str, value: Any) -> None:
+        super().__init__(message)
+        self.value = value
+
+
+def _located(conv: cattrs.Converter, exc: ClassValidationError, cl: type[Any], value: dict[str, Any]) -> Exception:
+    """``exc`` with each failure of an attrs validator (raised by ``cl.__init__``, so cattrs
+    cannot say which field) tied to its field: each validated field's value is structured
+    and its validator run again, and the one that raises the same message is the culprit."""
+    with_notes, without = exc.group_exceptions()
+    if not without:
+        return exc
+    located: list[Exception] = [sub for sub, _ in with_notes]
+    left = list(without)
+    for field in attrs.fields(cl):
+        key = field.alias or field.name
+        if field.validator is None or key not in value or not left:
+            continue
+        try:
+            structured = conv.structure(value[key], field.type)
+            field.validator(None, field, structured)
+        except ConfigError:
+            continue  # a validator that names its own field and value already
+        except Exception as err:
+            same = next((e for e in left if type(e) is type(err) and str(e) == str(err)), None)
+            if same is None:
+                continue
+            left.remove(same)
+            refused = ValidatorRefused(str(err), structured)
+            note = AttributeValidationNote(f"Structuring class {cl.__qualname__} @ attribute {key}", key, field.type)
+            refused.__notes__ = [note]  # type: ignore[attr-defined]
+            located.append(refused)
+    for sub, note in with_notes:  # keep cattrs' own notes
+        sub.__notes__ = [note]  # type: ignore[attr-defined]
+    return ClassValidationError(exc.message, [*located, *left], cl)
 
 
 _CONVERTER: cattrs.Converter | None = None
@@ -238,6 +281,9 @@ def _walk(exc: BaseException, path: str, file: str | None) -> Iterator[ConfigErr
     elif isinstance(exc, BaseValidationError):  # pragma: no cover - other cattrs groups
         for sub in exc.exceptions:
             yield from _walk(sub, path, file)
+    elif isinstance(exc, ValidatorRefused):
+        shown = "not shown: secret" if _secret_path(path) else f"got {describe_value(exc.value)}"
+        yield ConfigError(f"{exc} ({shown})", file=file, path=path)
     elif isinstance(exc, ValueMismatch) and exc.expected and _secret_path(path):
         yield ConfigError(
             f"expected {exc.expected}, got a value of another type (not shown: secret)", file=file, path=path

@@ -15,7 +15,8 @@ It owns, in one place:
 - **Isolation.** Each implementation is called on its own. One that raises is
   recorded under its plugin's name (a :class:`~kairox.LoadFailure` for a
   registration hook, a failed :class:`HookOutcome` for the others) and the
-  others still run.
+  others still run. A guard (:meth:`Dispatcher.pre_tool_call`) that
+  fails blocks the call it guards, unless it is advisory.
 - **Tracing.** With ``KAIROX_TRACE_PLUGINS=1`` each call writes one line, which
   pluggy's own tracing would have written had the kernel called ``pm.hook``.
 
@@ -37,10 +38,12 @@ import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import attrs
 import pluggy
 
 from ._hooks import Block, HookFn, HookRegistry
+from .hookspecs import ADVISORY
 
 if TYPE_CHECKING:
     import click
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
     from ._tools import ToolResult
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
-__all__ = ["Dispatcher", "HookOutcome", "has_targets", "trace_hook_call", "wrapper_hooks"]
+__all__ = ["Dispatcher", "HookOutcome", "trace_hook_call", "wrapper_hooks"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +79,7 @@ class _Target:
     source: str  # who it is in outcomes and traces
     fn: HookFn
     argnames: tuple[str, ...] | None  # None: a runtime hook, called with every argument
+    advisory: bool = False  # a guard whose failure is reported, not a block
 
 
 class _TraceLine:
@@ -93,13 +97,6 @@ class _TraceLine:
 def trace_hook_call(pm: pluggy.PluginManager, hook_name: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
     """Write one line per hook call when ``KAIROX_TRACE_PLUGINS`` turned tracing on."""
     pm.trace.root.get("hook")(_TraceLine(hook_name, plugin, kwargs))
-
-
-def has_targets(dispatch: Dispatcher, hook: str, runtime_hooks: bool = True) -> bool:
-    """Whether ``dispatch`` calling hook ``hook`` (``"kairox_pre_tool_call"``) would call anything
-    (with ``runtime_hooks``: counting the run-time hooks, as the lifecycle hooks do). Cheap: the
-    targets are resolved once per hook, and again only when they changed."""
-    return bool(dispatch._targets_named(hook, runtime_hooks))
 
 
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
@@ -124,6 +121,20 @@ def _readable(name: str, plugin: object) -> str:
     if name.isdigit():  # pluggy names unnamed instances by id(); say what they are instead
         return str(getattr(plugin, "__name__", None) or type(plugin).__name__)
     return name
+
+
+async def _settle(outcome: HookOutcome, timeout: float | None) -> HookOutcome:
+    """``outcome`` with its awaitable value awaited (within ``timeout`` seconds, when given)."""
+    try:
+        with anyio.fail_after(timeout):
+            value = await outcome.value
+    except TimeoutError:
+        error = TimeoutError(f"did not answer within {timeout:g} s")
+        return attrs.evolve(outcome, value=None, error=error, traceback="")
+    except Exception as exc:
+        logger.debug("hook %s of %s raised", outcome.hook, outcome.source, exc_info=True)
+        return attrs.evolve(outcome, value=None, error=exc, traceback=traceback.format_exc())
+    return attrs.evolve(outcome, value=value)
 
 
 class _RegistrarClaims:
@@ -202,6 +213,8 @@ class Dispatcher:
         self._resolved: dict[tuple[str, bool], tuple[pluggy.HookCaller, list[Any], int, list[_Target]]] = {}
         self._tracer: Any = None
         self._trace_root: Any = None
+        #: seconds a guard's coroutine may take before it blocks the call (``None``: no limit)
+        self.guard_timeout: float | None = None
 
     def bind(
         self, *, hooks: HookRegistry | None = None, report: Callable[[HookOutcome], None] | None = None
@@ -261,66 +274,31 @@ class Dispatcher:
     async def pre_turn(self, session: Session, prompt: str) -> list[HookOutcome]:
         return await self._lifecycle(self.host.pm.hook.kairox_pre_turn, session=session, prompt=prompt)
 
-    async def pre_tool_call(self, call: ToolCall) -> list[HookOutcome]:
-        """A dict an implementation returns replaces ``call.arguments`` before the
-        next one runs; a :class:`~kairox.Block` is left in the outcomes for the caller."""
-
-        def rewrite(value: Any) -> None:
-            if isinstance(value, dict):
-                call.arguments = dict(value)
-
-        return await self._lifecycle(self.host.pm.hook.kairox_pre_tool_call, rewrite, call=call)
-
-    async def _pre_tool_call_block(self, call: ToolCall, targets: list[_Target] | None = None) -> Block | None:
-        """:meth:`pre_tool_call` as the runtime reads it: the same implementations run in the
-        same order, a returned dict replaces ``call.arguments`` before the next, a failure is
-        reported as there (after all ran); returns the first :class:`~kairox.Block` returned,
-        else ``None``. ``targets``: what :meth:`_targets_named` said for the hook just now.
-
-        Written out for the one hook every guarded call runs: an implementation that takes
-        ``call`` (or a run-time hook) is called without an outcome built for it, unless tracing
-        is on or it fails (then as :meth:`_call` does)."""
-        hook = "kairox_pre_tool_call"
-        if targets is None:
-            targets = self._targets_named(hook)
-        if self._tracer is None:
-            self._trace_root = self.host.pm.trace.root
-            self._tracer = self._trace_root.get("hook")
-        root = self._trace_root
-        tracing = getattr(root, "_writer", True) is not None or getattr(root, "_tags2proc", True)
-        failed: list[HookOutcome] = []
+    async def pre_tool_call(self, call: ToolCall) -> Block | None:
+        """Run the ``pre_tool_call`` implementations (then the run-time hooks) in order, failing
+        closed. A dict one returns replaces ``call.arguments`` before the next runs; the first
+        :class:`~kairox.Block` returned is the answer (the others still run: they may record
+        the attempt). One that raises, or whose awaitable does not finish within
+        :attr:`guard_timeout` seconds, is reported and blocks the call, naming it, unless it is advisory
+        (:func:`kairox.advisory`, or a run-time hook added with ``advisory=True``)."""
+        hook = self.host.pm.hook.kairox_pre_tool_call
         block: Block | None = None
-        for target in targets:
-            names = target.argnames
-            if tracing or (names is not None and names != ("call",)):
-                outcome = self._call(hook, target, {"call": call})
-                if outcome.error is not None:
-                    failed.append(outcome)
-                    continue
-                value = outcome.value
-            else:
-                try:
-                    value = target.fn(call=call)
-                except Exception as exc:
-                    logger.debug("hook %s of %s raised", hook, target.source, exc_info=True)
-                    failed.append(HookOutcome(target.source, error=exc, hook=hook, traceback=traceback.format_exc()))
-                    continue
-            if value is None:
+        for target in self._targets(hook, runtime_hooks=True):
+            outcome = self._call(hook.name, target, {"call": call})
+            if outcome.error is None and inspect.isawaitable(outcome.value):
+                outcome = await _settle(outcome, self.guard_timeout)
+            if outcome.error is not None:
+                if self._report is not None:
+                    self._report(outcome)
+                if not target.advisory and block is None:
+                    error = outcome.error
+                    block = Block(f"the guard of {target.source} failed ({type(error).__name__}: {error})")
                 continue
-            if inspect.isawaitable(value):
-                try:
-                    value = await value
-                except Exception as exc:
-                    logger.debug("hook %s of %s raised", hook, target.source, exc_info=True)
-                    failed.append(HookOutcome(target.source, error=exc, hook=hook, traceback=traceback.format_exc()))
-                    continue
+            value = outcome.value
             if isinstance(value, dict):
                 call.arguments = dict(value)
             elif block is None and isinstance(value, Block):
                 block = value
-        if failed and self._report is not None:
-            for o in failed:
-                self._report(o)
         return block
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> list[HookOutcome]:
@@ -338,6 +316,12 @@ class Dispatcher:
         return outcomes
 
     # -- the one executor --------------------------------------------------------
+
+    def implemented(self, hook: str, runtime_hooks: bool = True) -> bool:
+        """Whether calling hook ``hook`` (``"kairox_pre_tool_call"``) would call anything (with
+        ``runtime_hooks``: counting the run-time hooks, as the lifecycle hooks do). Cheap: the
+        targets are resolved once per hook, and again only when they changed."""
+        return bool(self._targets_named(hook, runtime_hooks))
 
     def _targets_named(self, hook: str, runtime_hooks: bool = True) -> list[_Target]:
         """What calling hook ``hook`` (``"kairox_pre_tool_call"``) calls, in order (with
@@ -372,10 +356,11 @@ class Dispatcher:
             if impl.hookwrapper or impl.wrapper:  # host.register refuses these; one registered past it is skipped
                 logger.warning("%s: the wrapper of %s is not called (kairox has no wrappers)", caller.name, name)
                 continue
-            targets.append(_Target(name, _readable(name, impl.plugin), impl.function, tuple(impl.argnames)))
+            advisory = getattr(impl.function, ADVISORY, False) is True
+            targets.append(_Target(name, _readable(name, impl.plugin), impl.function, tuple(impl.argnames), advisory))
         if runtime_hooks and self._hooks is not None:
             for hook in self._hooks.for_event(caller.name.removeprefix("kairox_")):
-                targets.append(_Target(hook.source, hook.source, hook.fn, None))
+                targets.append(_Target(hook.source, hook.source, hook.fn, None, hook.advisory))
         return targets
 
     def _call(self, hook: str, target: _Target, kwargs: Mapping[str, Any]) -> HookOutcome:
@@ -428,13 +413,8 @@ class Dispatcher:
         outcomes = []
         for target in self._targets(caller, runtime_hooks=True):
             outcome = self._call(caller.name, target, kwargs)
-            # (most hooks return None or a Block: no awaitable to look for)
-            if outcome.error is None and outcome.value is not None and inspect.isawaitable(outcome.value):
-                try:
-                    outcome = attrs.evolve(outcome, value=await outcome.value)
-                except Exception as exc:
-                    logger.debug("hook %s of %s raised", caller.name, target.source, exc_info=True)
-                    outcome = attrs.evolve(outcome, value=None, error=exc, traceback=traceback.format_exc())
+            if outcome.error is None and inspect.isawaitable(outcome.value):
+                outcome = await _settle(outcome, None)
             outcomes.append(outcome)
             if outcome.error is None and after_each is not None:
                 after_each(outcome.value)

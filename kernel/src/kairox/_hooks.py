@@ -76,6 +76,8 @@ class RuntimeHook:
     event: str
     fn: HookFn
     source: str
+    #: a failing ``pre_tool_call`` hook is reported and the call goes on (else it blocks the call)
+    advisory: bool = False
 
 
 class HookRegistry:
@@ -86,13 +88,13 @@ class HookRegistry:
         #: changes with every add and removal (the dispatcher resolves its targets again)
         self.version = 0
 
-    def add(self, event: str, fn: HookFn, *, source: str) -> Callable[[], None]:
+    def add(self, event: str, fn: HookFn, *, source: str, advisory: bool = False) -> Callable[[], None]:
         """Call ``fn`` for ``event`` (one of :data:`LIFECYCLE_EVENTS`) with the
-        same keyword arguments as the matching ``kairox_*`` hookspec. Returns a
-        function that removes it."""
+        same keyword arguments as the matching ``kairox_*`` hookspec. A ``pre_tool_call``
+        hook that fails blocks the call, unless ``advisory``. Returns a function that removes it."""
         if event not in LIFECYCLE_EVENTS:
             raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(LIFECYCLE_EVENTS)}")
-        hook = RuntimeHook(event, fn, source)
+        hook = RuntimeHook(event, fn, source, advisory)
         self._hooks.append(hook)
         self.version += 1
 

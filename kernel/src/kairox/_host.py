@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
 import os
@@ -290,9 +291,12 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
             continue
         host.register(plugin, name=ep.name)
     for variable, listed in (("KAIROX_LOAD_PLUGINS", listed_only or []), ("KAIROX_DISABLE_PLUGINS", listed_disabled)):
-        unknown = [n for n in listed if package_key(n) not in known]
-        if unknown:
-            logger.warning("%s names no installed plugin package: %s", variable, ", ".join(unknown))
+        # a typo must not pass for a plugin turned off (or on): each unknown name is a failure
+        for name in (n for n in listed if package_key(n) not in known):
+            close = difflib.get_close_matches(package_key(name), sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            message = f"{variable} names {name!r}, which is no installed plugin package{hint}"
+            host.record(LoadFailure(name, None, None, "environment", message), RegistrationError(message))
     if choice.distribution is not None and not choice.problems:
         for name in choice.distribution.plugins:
             if package_key(name) not in known:

@@ -298,6 +298,8 @@ class PolicyEngine:
     config: PolicyConfig = attrs.field(on_setattr=_forget_decisions)
     workspace: Path = attrs.field(on_setattr=_forget_decisions)
     roots: tuple[Path, ...] = attrs.field(default=(), on_setattr=_forget_decisions)
+    #: why every call is refused (a ``[policy]`` that does not validate); "" when none is
+    broken: str = attrs.field(default="", on_setattr=_forget_decisions)
     #: id(spec), location -> (spec, decision); the spec is kept so its id cannot be reused
     _decisions: dict[tuple[int, str], tuple[ToolSpec, Decision]] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
@@ -314,6 +316,12 @@ class PolicyEngine:
         if config.include_temp_dir:
             roots.append(Path(os.path.realpath(tempfile.gettempdir())))
         return cls(config=config, workspace=ws, roots=tuple(dict.fromkeys(roots)))
+
+    @classmethod
+    def refusing(cls, config: PolicyConfig, workspace: Path, reason: str) -> PolicyEngine:
+        """An engine that denies every call with ``reason``: the one to use when the user's
+        policy does not validate (its defaults are not the user's choice)."""
+        return attrs.evolve(cls.build(config, workspace), broken=reason)
 
     @property
     def writable_roots(self) -> tuple[Path, ...]:
@@ -378,7 +386,7 @@ class PolicyEngine:
             if name not in arguments and name.lower() in DEFAULT_PATH_ARGUMENTS and isinstance(prop, Mapping):
                 if prop.get("default") is not None:
                     with_defaults[name] = prop["default"]
-        yield from _scan(with_defaults, depth=0)
+        yield from _scan(with_defaults)
 
     def targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> list[Path | None]:
         """The write targets of a call, resolved; ``None`` for one that cannot be checked."""
@@ -442,6 +450,8 @@ class PolicyEngine:
         return decision
 
     def _decide_at(self, spec: ToolSpec, location: Location) -> Decision:
+        if self.broken:
+            return Deny(f"the policy does not validate, so no tool runs until it is fixed: {self.broken}")
         perms: Permissions = spec.permissions or Permissions()
         if perms.tools is not None and not any(fnmatch.fnmatchcase(spec.id, p) for p in perms.tools):
             return Deny("not among the tools its plugin's permissions allow")
@@ -472,29 +482,27 @@ class PolicyEngine:
         return decision
 
 
-_MAX_SCAN_DEPTH = 8
-
-
-def _scan(value: Any, depth: int) -> Iterator[str | _Unverifiable]:
-    """Default path arguments found anywhere in nested arguments."""
-    if depth > _MAX_SCAN_DEPTH:
-        return
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(key, str) and key.lower() in DEFAULT_PATH_ARGUMENTS:
-                if isinstance(item, str):
-                    yield item
+def _scan(value: Any) -> Iterator[str | _Unverifiable]:
+    """Default path arguments found anywhere in nested arguments, at any depth (walked
+    with a stack, so nesting costs no recursion). A path argument whose value is not a
+    string, nor a list of strings, is unverifiable: it counts as outside every root."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            for key, inner in item.items():
+                if isinstance(key, str) and key.lower() in DEFAULT_PATH_ARGUMENTS:
+                    if isinstance(inner, str):
+                        yield inner
+                    elif isinstance(inner, list):
+                        for v in inner:
+                            yield v if isinstance(v, str) else _Unverifiable()
+                    elif inner is not None:
+                        yield _Unverifiable()
                     continue
-                if isinstance(item, list) and all(isinstance(v, str) for v in item):
-                    yield from item
-                    continue
-            yield from _scan(item, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _scan(item, depth + 1)
-
-
-# -- merging the config files -------------------------------------------------------
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 @attrs.frozen

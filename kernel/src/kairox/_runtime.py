@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import contextvars
-import enum
 import functools
 import inspect
-import itertools
 import logging
 import os
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import anyio
 import anyio.abc
@@ -23,6 +20,7 @@ import anyio.lowlevel
 import attrs
 
 from ._agents import AgentError, AgentPrepared, AgentRegistry, AgentRun, OutputStyleRegistry, scan_definitions
+from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
 from ._config import Config, ConfigSection, load_config
 from ._contained import Root
 from ._context import build_turn_context
@@ -39,20 +37,18 @@ from ._events import (
     SessionEnded,
     SessionStarted,
     SkillActivated,
-    ToolCallFinished,
-    ToolCallStarted,
 )
 from ._home import user_home
-from ._hooks import Block, HookRegistry, ToolCall, snapshot_arguments
+from ._hooks import HookRegistry
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
-from ._policy import Allow, Deny, PolicyConfig, PolicyEngine
+from ._policy import PolicyConfig, PolicyEngine
 from ._registrar import Registrar
 from ._skill_model import RenderedSkill, SkillDef
 from ._skills import SkillRegistry
-from ._tools import ProgressCallback, ToolContext, ToolRegistry, ToolResult, ToolSpec, ToolView
+from ._tools import ProgressCallback, ToolRegistry, ToolResult, ToolSpec
 from ._trust import Declared, TrustStore, WorkspaceTrust
-from ._types import Capability, ServerState, ServerStatus
-from .errors import ConfigError, PolicyDenied, RegistrationError, ToolError, ToolNotFound
+from ._types import ServerState, ServerStatus
+from .errors import ConfigError, RegistrationError, ToolNotFound
 
 if TYPE_CHECKING:
     from ._tools import Tool
@@ -77,25 +73,8 @@ logger = logging.getLogger(__name__)
 STOP_TIMEOUT = 15.0
 #: a provider whose start() takes longer fails (its servers have their own, shorter timeouts)
 PROVIDER_START_TIMEOUT = 120.0
-
-
-class ApprovalAnswer(str, enum.Enum):
-    ALLOW_ONCE = "allow_once"
-    ALLOW_SESSION = "allow_session"
-    DENY = "deny"
-
-
-@attrs.frozen
-class ApprovalRequest:
-    """What an approver is asked: this tool, these arguments, for this reason."""
-
-    tool: ToolSpec
-    arguments: dict[str, Any]
-    reason: str
-    session_id: str | None = None
-
-
-Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Union[ApprovalAnswer, bool]]]]
+#: a guard that takes longer blocks the call it guards
+HOOK_TIMEOUT = 30.0
 
 
 #: a host callback for requests an MCP server sends the client: ``sampling_callback``,
@@ -105,14 +84,6 @@ Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Uni
 #: type or ``ErrorData``), so a callback written for ``mcp.ClientSession`` works unchanged.
 #: The kernel only holds them (it never imports ``mcp``); kairox-mcp calls them.
 HostCallback = Callable[..., Awaitable[Any]]
-
-_current_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar("kairox_session", default=None)
-
-
-def current_session() -> Session | None:
-    """The session whose tool call is running in this task (set by :meth:`Runtime.call_tool`
-    around the tool's own call), or ``None``: outside a tool call, or a call without a session."""
-    return _current_session.get()
 
 
 @attrs.frozen
@@ -249,8 +220,11 @@ class Runtime:
         self._config_files = config_files
         self._tg: anyio.abc.TaskGroup | None = None
         self._provider_states: dict[str, ProviderState] = {}
-        self._approved: set[str] = set()
-        self._call_ids = itertools.count(1)
+        #: tools approved for the runtime's life ("allow for the session" without a session)
+        self.approved: set[str] = set()
+        #: the steps every tool call takes
+        self.calls = CallPipeline(self)
+        self.dispatch.guard_timeout = HOOK_TIMEOUT
         self._failures_seen = 0
         self._catalog_sources: Registrar[CatalogSource] | None = None
         self._discovered = False
@@ -285,16 +259,29 @@ class Runtime:
         # check, made twice a tool call, runs no Python frame of its own)
         self.events.subscribe(
             self._forward_event,
-            active=cast(Callable[[], bool], partial(self.dispatch._targets_named, "kairox_event", False)),
+            active=partial(self.dispatch.implemented, "kairox_event", False),
         )
         self._setup()
 
+    @property
+    def hook_timeout(self) -> float | None:
+        """Seconds a guard (a ``pre_tool_call`` coroutine) may take before it blocks the call."""
+        return self.dispatch.guard_timeout
+
+    @hook_timeout.setter
+    def hook_timeout(self, seconds: float | None) -> None:
+        self.dispatch.guard_timeout = seconds
+
     @functools.cached_property
     def readable_roots(self) -> tuple[str, ...]:
-        """Folders the user's own ``[files] readable_roots`` lets links from any root reach."""
+        """Folders the user's own ``[files] readable_roots`` lets links from any root reach
+        (none while the section does not validate: the stricter reading, reported as a config error)."""
         if "files" not in self.config_sections:
             return ()
-        return tuple(self.config.section("files").readable_roots)
+        try:
+            return tuple(self.config.section("files").readable_roots)
+        except ConfigError:
+            return ()
 
     def contained(self, folder: str | os.PathLike[str], *, label: str = "") -> Root:
         """``folder`` as a contained root (:class:`kairox.files.Root`): a skills folder, a
@@ -326,8 +313,11 @@ class Runtime:
             trust=self.trust,
             defaults=self.host.distribution.config_documents(),
         )
-        policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
-        self.policy = PolicyEngine.build(policy_config, self.workspace)
+        try:
+            policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()
+            self.policy = PolicyEngine.build(policy_config, self.workspace)
+        except ConfigError as exc:  # a policy that does not validate refuses every call, naming why
+            self.policy = PolicyEngine.refusing(PolicyConfig(), self.workspace, str(exc))
         self.providers: Registrar[ToolProvider] = dispatch.register_tool_providers(Registrar("tool provider"), self)
         self._sort_out_dormant()
         self.skill_sources: Registrar[SkillSource] = dispatch.register_skill_sources(Registrar("skill source"), self)
@@ -714,7 +704,19 @@ class Runtime:
         reason = self.why_missing(name)
         if reason:
             raise ToolNotFound(f"{name}: {reason}") from None
+        broken = self.broken_parts()
+        if broken:  # the tool may be one of theirs: say so rather than only "no tool named"
+            raise ToolNotFound(f"{missing}; it may belong to what failed: {'; '.join(broken)}") from None
         raise missing
+
+    def broken_parts(self) -> list[str]:
+        """What failed that may have provided tools, one line each: plugin packages that
+        did not load or register, and tool providers that failed to start."""
+        lines = [f"plugin {f.distribution or f.plugin} ({f.stage}): {f.error}" for f in self.host.failures]
+        for state in self._provider_states.values():
+            if state.state == "failed":
+                lines.append(f"tool provider {state.name} of {state.owner or '?'}: {state.error}")
+        return lines
 
     async def _start_provider(self, provider: ToolProvider) -> None:
         try:
@@ -790,97 +792,17 @@ class Runtime:
         progress: ProgressCallback | None = None,
         approver: Approver | None = None,
     ) -> ToolResult:
-        """Call a tool by canonical id or exported name, through policy and hooks.
+        """Call a tool by canonical id or exported name, through validation, policy and hooks
+        (the steps are :class:`kairox._call.CallPipeline`'s).
 
         Raises :class:`~kairox.ToolNotFound`, :class:`~kairox.PolicyDenied` (the
         policy, a hook or the user refused) or :class:`~kairox.ToolError` (the
-        tool failed or timed out). A tool that ran and reported an error returns
-        a result with ``is_error=True``.
+        tool failed or timed out). Arguments that do not fit the tool's input schema,
+        and a tool that ran and reported an error, return a result with ``is_error=True``.
         """
-        # the one path every call takes: the registry's lookup inline (ToolRegistry.resolve
-        # without the view it wraps a renamed tool in; resolve_tool only on a miss), hooks and
-        # events only when something is there, one forward to the tool
-        tools = self.tools
-        tid = tools._by_exported.get(name)
-        entry = tools._entries.get(name if tid is None else tid)
-        if entry is not None:  # the registry's spec (its exported name), the tool's own call
-            spec, tool = entry.spec, entry.tool
-        else:
-            tool = await self.resolve_tool(name, arguments)
-            spec = tool.spec
-            if type(tool) is ToolView:
-                tool = tool.inner
-        args: dict[str, Any] = dict(arguments) if arguments else {}
-        call_id = f"c{next(self._call_ids)}"
-        started = time.perf_counter()
-        events, dispatch = self.events, self.dispatch
-        # events are built only when someone listens (a kairox_event hookimpl counts)
-        if events.has_listeners(ToolCallStarted):
-            events.publish(ToolCallStarted(tool=spec.id, call_id=call_id, session_id=session.id if session else None))
-        outcome, detail = "failed", ""
-        try:
-            confined: tuple[Path, ...] | None = None
-            # a tool that writes nothing is decided without its arguments: a cached Allow is
-            # what authorize would return (nothing to confine), whatever they are or become
-            anywhere = spec.capability is not Capability.WRITE and isinstance(
-                self.policy.decide_at(spec, "none"), Allow
-            )
-            if not anywhere:
-                confined = await self.authorize(spec, args, session=session, approver=approver)
-            call: ToolCall | None = None  # what the hooks see, made only when there are some
-            targets = dispatch._targets_named("kairox_pre_tool_call")
-            if targets:
-                call = ToolCall(spec, args, self, session, call_id)
-                if anywhere:  # a hook's change cannot change the decision: no snapshot to compare
-                    block = await dispatch._pre_tool_call_block(call, targets)
-                    if block is not None:
-                        raise PolicyDenied(f"blocked by a hook: {block.reason}", tool=spec.id)
-                else:
-                    confined = await self._pre_tool_call(call, approver, confined)
-                args = call.arguments
-            context = ToolContext(self, session, call_id, progress, timeout, confined)
-            token = _current_session.set(session)
-            try:
-                if timeout is not None:
-                    # move_on_after, not fail_after: a TimeoutError the tool raises itself
-                    # (a socket, a peer) is a failure of the tool, not our deadline
-                    with anyio.move_on_after(timeout) as deadline:
-                        result = await tool.call(args, context)
-                    if deadline.cancelled_caught:
-                        raise ToolError(f"{spec.id}: timed out after {timeout:g} s")
-                else:
-                    result = await tool.call(args, context)
-            except ToolError:
-                raise
-            except Exception as exc:
-                raise ToolError(f"{spec.id} failed: {type(exc).__name__}: {exc}") from exc
-            finally:
-                _current_session.reset(token)
-            result = result.limited(max_text=self.max_result_text, max_binary=self.max_result_binary)
-            outcome = "error" if result.is_error else "ok"
-            if dispatch._targets_named("kairox_post_tool_call"):
-                if call is None:
-                    call = ToolCall(spec, args, self, session, call_id)
-                await dispatch.post_tool_call(call, result)
-            return result
-        except PolicyDenied as exc:
-            outcome, detail = "denied", exc.reason
-            raise
-        except ToolError as exc:
-            detail = str(exc)
-            raise
-        finally:
-            if events.has_listeners(ToolCallFinished):
-                events.publish(
-                    ToolCallFinished(
-                        tool=spec.id,
-                        call_id=call_id,
-                        duration_s=time.perf_counter() - started,
-                        outcome=outcome,
-                        detail=detail,
-                        session_id=session.id if session else None,
-                    )
-                )
+        return await self.calls.call(
+            name, arguments, session=session, timeout=timeout, progress=progress, approver=approver
+        )
 
     async def authorize(
         self,
@@ -899,60 +821,12 @@ class Runtime:
         Every tool call passes here; so do plugins' own privileged acts (an install writing
         a config file describes itself as a :class:`ToolSpec` and calls this).
 
-        Returns the roots the call's writes must stay inside when the policy allowed
-        it only because its targets resolved inside them (:attr:`ToolContext.confined_to`).
+        Returns the roots the call's writes must stay inside when the policy allowed it
+        only because its targets resolved inside them (:attr:`ToolContext.confined_to`).
 
         ``reason`` (say, "server X wants to ask the model") is what the approver is told
         instead of the policy's own reason."""
-        # the targets are resolved once: the decision and the confinement see the same
-        location = self.policy.location(spec, args) if spec.capability is Capability.WRITE else "none"
-        decision = self.policy.decide_at(spec, location)
-        if isinstance(decision, Allow):
-            if location == "inside" and not isinstance(self.policy.decide_at(spec, "outside"), Allow):
-                return tuple(self.policy.roots)
-            return None
-        if isinstance(decision, Deny):
-            raise PolicyDenied(decision.reason, tool=spec.id)
-        approved = session.approved if session is not None else self._approved
-        if spec.id in approved:
-            return None
-        approver = approver or (session.approver if session is not None else None) or self.approver
-        asked = reason or decision.reason
-        if approver is None:
-            raise PolicyDenied(
-                f"needs approval ({asked}), and no approver is available (non-interactive)", tool=spec.id
-            )
-        try:
-            answer = approver(ApprovalRequest(spec, dict(args), asked, session.id if session else None))
-            if inspect.isawaitable(answer):
-                answer = await answer
-        except Exception as exc:  # Ctrl-C at a prompt (click.Abort), a broken UI: nobody said yes
-            raise PolicyDenied(
-                f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({asked})", tool=spec.id
-            ) from exc
-        if answer is True:
-            answer = ApprovalAnswer.ALLOW_ONCE
-        # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
-        if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-            raise PolicyDenied(f"the user declined ({asked})", tool=spec.id)
-        if answer == ApprovalAnswer.ALLOW_SESSION:
-            approved.add(spec.id)
-        return None
-
-    async def _pre_tool_call(
-        self, call: ToolCall, approver: Approver | None, confined: tuple[Path, ...] | None
-    ) -> tuple[Path, ...] | None:
-        try:  # deep: a hook may change a nested path in place, and the policy must see it
-            original = snapshot_arguments(call.arguments)
-        except Exception:
-            original = dict(call.arguments)
-        outcomes = await self.dispatch.pre_tool_call(call)  # a returned dict has replaced call.arguments
-        for o in outcomes:
-            if isinstance(o.value, Block):
-                raise PolicyDenied(f"blocked by a hook: {o.value.reason}", tool=call.tool.id)
-        if call.arguments != original:
-            return await self.authorize(call.tool, call.arguments, session=call.session, approver=approver)
-        return confined
+        return await authorize(self, spec, args, session=session, approver=approver, reason=reason)
 
     def _report(self, outcome: HookOutcome) -> None:
         """A lifecycle hook failed (the dispatcher calls this after the hook's implementations ran)."""

@@ -966,6 +966,14 @@ class ToolRegistry:
                 del self._gone[provider]
 
     # -- lookups ---------------------------------------------------------
+    def lookup(self, name: str) -> tuple[ToolSpec, Tool] | None:
+        """What a call of ``name`` runs: the registered spec (its exported name filled in)
+        and the tool itself, by exported name first, then canonical id; ``None`` when
+        neither is registered (see :meth:`resolve`)."""
+        tid = self._by_exported.get(name)
+        entry = self._entries.get(tid if tid is not None else name)
+        return None if entry is None else (entry.spec, entry.tool)
+
     def resolve(self, name: str) -> Tool:
         """The tool with this exported name, else with this canonical id.
 

@@ -9,8 +9,9 @@ load failure for that plugin and the others still register.
 
 Lifecycle hooks are called by the runtime, one implementation at a time; an
 implementation may be a coroutine function. One that raises is reported as a
-``HookFailed`` event and never breaks the call or session it observes (except
-by blocking on purpose, see ``kairox_pre_tool_call``).
+``HookFailed`` event and never breaks the session it observes. A guard
+(``kairox_pre_tool_call``) fails closed: one that raises or does not answer in
+time blocks the call, unless it is marked :func:`advisory`.
 
 Evolve hooks by adding keyword arguments; never remove one.
 """
@@ -32,10 +33,26 @@ if TYPE_CHECKING:
     from ._tools import ToolResult
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
-__all__ = ["hookimpl", "hookspec"]
+__all__ = ["ADVISORY", "advisory", "hookimpl", "hookspec"]
 
 hookspec = pluggy.HookspecMarker("kairox")
 hookimpl = pluggy.HookimplMarker("kairox")
+
+#: the attribute :func:`advisory` sets on a hook implementation
+ADVISORY = "kairox_advisory"
+
+
+def advisory(fn: Any) -> Any:
+    """Mark a ``kairox_pre_tool_call`` implementation advisory: when it raises or times out,
+    its failure is reported (a ``HookFailed`` event) and the call goes on. Without the mark,
+    a guard that fails blocks the call. Put it below ``@kairox.hookimpl``::
+
+        @kairox.hookimpl
+        @kairox.advisory
+        def kairox_pre_tool_call(call): ...
+    """
+    setattr(fn, ADVISORY, True)
+    return fn
 
 
 # -- registration hooks ---------------------------------------------------------
@@ -176,8 +193,12 @@ def kairox_pre_tool_call(call: ToolCall) -> Block | dict[str, Any] | None:
     """Before a tool runs (after the policy engine allowed it).
 
     Called once per implementation, in pluggy order; each sees the arguments
-    as rewritten by the ones before it. If the arguments are rewritten, the
-    policy engine decides again on the new arguments.
+    as rewritten by the ones before it. If the arguments are rewritten, they are
+    validated against the tool's input schema and the policy engine decides again.
+
+    A guard fails closed: an implementation that raises, or whose coroutine does
+    not finish within ``Runtime.hook_timeout`` seconds, blocks the call with the
+    reason (and a ``HookFailed`` event), unless it is marked :func:`advisory`.
 
     :param call: the call: ``call.tool`` (the :class:`~kairox.ToolSpec`),
         ``call.arguments``, ``call.session`` (may be ``None``), ``call.runtime``.

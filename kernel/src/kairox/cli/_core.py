@@ -151,8 +151,20 @@ def status(ctx: click.Context, as_json: bool) -> None:
 def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     """Plugin packages (Python distributions) and load errors.
 
+    Every registration hook runs (as a runtime over this workspace makes them, without
+    starting anything), so a plugin that fails to register is listed with its error.
+    Exits 1 when one failed under KAIROX_STRICT_PLUGINS=1.
+
     Bundles (.claude-plugin, .codex-plugin, ... directories) are `kairox plugin list`."""
-    host = state_of(ctx).get_host()
+    from .._runtime import Runtime
+
+    state = state_of(ctx)
+    host = state.get_host()
+    strict_error: Exception | None = None
+    try:
+        Runtime(state.workspace, host=host)  # the registration hooks; nothing starts
+    except Exception as exc:  # strict: the first failure is raised (it is recorded too)
+        strict_error = exc
     infos = host.plugins(include_builtin=show_all)
     data: dict[str, Any] = {
         "plugins": [
@@ -171,6 +183,8 @@ def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     }
     if want_json(ctx, as_json):
         echo_json(data)
+        if strict_error is not None or (host.strict and host.failures):
+            ctx.exit(1)
         return
     if data["distribution"]:
         d = data["distribution"]
@@ -183,6 +197,8 @@ def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
         click.echo(f"! {f['plugin']:<16} {dist:<32} failed ({f['stage']}): {f['error']}")
     for n in data["not_loaded"]:
         click.echo(f"- {n['plugin']:<16} {n['distribution'] or '':<32} installed, not loaded: {n['why']}")
+    if strict_error is not None or (host.strict and host.failures):
+        ctx.exit(1)
 
 
 @click.group()
@@ -230,7 +246,7 @@ def tools() -> None:
 def tools_list(ctx: click.Context, as_json: bool) -> None:
     """Every tool with its provider, domain, capability and policy decision."""
 
-    async def go(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    async def go(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, str]], list[str]]:
         rows = []
         for spec in rt.tools.specs():
             # with what the tool says about itself; it decides nothing unless the user trusts its server
@@ -241,12 +257,14 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
             listed = getattr(provider, "withheld_tools", None)
             for tool_id, why in listed() if callable(listed) else ():
                 withheld.append({"id": tool_id, "provider": provider.name, "reason": why})
-        return rows, withheld
+        return rows, withheld, rt.broken_parts()
 
-    rows, withheld = run_with_runtime(ctx, go)
+    rows, withheld, broken = run_with_runtime(ctx, go)
     if want_json(ctx, as_json):
-        echo_json({"tools": rows, "not_offered": withheld})
+        echo_json({"tools": rows, "not_offered": withheld, "failed": broken})
         return
+    for line in broken:  # its tools are missing from the list: say why first
+        click.echo(f"! {safe(line)}", err=True)
     if not rows and not withheld:
         click.echo("(no tools)")
         return

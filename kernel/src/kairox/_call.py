@@ -1,0 +1,327 @@
+"""One tool call, as a pipeline of named steps.
+
+Every call, whatever surface it came from (the CLI, the dashboard, the gateway, an
+embedding host), takes the same steps, each one concern, each asking the registry,
+the policy engine, the approver and the dispatcher through their public methods:
+
+``resolve``
+    the registered tool by exported name or canonical id (started on demand when lazy)
+``validate``
+    the arguments against the tool's input schema (JSON Schema, with ``jsonschema``);
+    an invalid call is an error result naming the field, and the tool never runs
+``authorize``
+    the policy's decision for these arguments, and on *ask* the approver
+    (:func:`authorize`, which plugins' own privileged acts call too)
+``guard``
+    the ``pre_tool_call`` hooks; a Block, or a guard that fails, refuses the call; rewritten
+    arguments are validated and authorized again
+``invoke``
+    the tool itself, with the session set for :func:`current_session` and the deadline
+``observe``
+    the ``post_tool_call`` hooks
+``finish``
+    the ``ToolCallFinished`` event
+
+A step that fails ends the call with a reason naming what failed; nothing falls back to
+a default.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import enum
+import inspect
+import itertools
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+import anyio
+import attrs
+
+from ._events import ToolCallFinished, ToolCallStarted
+from ._hooks import ToolCall, snapshot_arguments
+from ._policy import Allow, Deny
+from ._tools import ProgressCallback, Tool, ToolContext, ToolResult, ToolSpec, ToolView
+from ._types import Capability
+from .errors import PolicyDenied, ToolError
+
+if TYPE_CHECKING:
+    from ._runtime import Runtime, Session
+
+__all__ = [
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "Approver",
+    "ArgumentCheck",
+    "CallPipeline",
+    "authorize",
+    "current_session",
+]
+
+
+class ApprovalAnswer(str, enum.Enum):
+    """What an approver answers; ``True`` counts as :attr:`ALLOW_ONCE`, anything else denies."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@attrs.frozen
+class ApprovalRequest:
+    """What an approver is asked: this tool, these arguments, for this reason."""
+
+    tool: ToolSpec
+    arguments: dict[str, Any]
+    reason: str
+    session_id: str | None = None
+
+
+Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Union[ApprovalAnswer, bool]]]]
+
+_current_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar("kairox_session", default=None)
+
+
+def current_session() -> Session | None:
+    """The session whose tool call is running in this task (set around the tool's own call),
+    or ``None``: outside a tool call, or a call without a session."""
+    return _current_session.get()
+
+
+# -- validate -------------------------------------------------------------------------------
+
+#: compiled validators kept at once (a new one for each spec object, made on its first call)
+_MAX_VALIDATORS = 4096
+_MAX_MESSAGE = 300
+
+
+class ArgumentCheck:
+    """Arguments against their tool's input schema, with a real JSON Schema validator
+    (``jsonschema``, imported with the first call: importing the kernel stays cheap). The
+    dialect is the schema's ``$schema``, else 2020-12 (MCP's default). A schema that is not
+    valid JSON Schema refuses every call of its tool: nothing is checked loosely."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[int, tuple[ToolSpec, Any]] = {}
+
+    def problem(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str | None:
+        """Why ``arguments`` do not fit ``spec``'s input schema (naming the field), or ``None``."""
+        validator = self._validator(spec)
+        if isinstance(validator, str):
+            return validator
+        from jsonschema.exceptions import best_match
+
+        try:
+            error = best_match(validator.iter_errors(dict(arguments)))
+        except Exception as exc:  # an unresolvable $ref, a bad pattern: the schema cannot check them
+            return f"{spec.id}: its input schema cannot check these arguments ({type(exc).__name__}: {exc})"[:500]
+        if error is None:
+            return None
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        message = error.message if len(error.message) <= _MAX_MESSAGE else error.message[:_MAX_MESSAGE] + "..."
+        return f"invalid arguments for {spec.id}: {where + ': ' if where else ''}{message}"
+
+    def _validator(self, spec: ToolSpec) -> Any:
+        known = self._compiled.get(id(spec))
+        if known is not None and known[0] is spec:
+            return known[1]
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import Draft202012Validator, validator_for
+
+        schema = spec.input_schema
+        try:
+            cls = validator_for(schema, default=Draft202012Validator)
+            cls.check_schema(schema)
+            validator: Any = cls(schema)
+        except SchemaError as exc:
+            validator = f"{spec.id}: its input schema is not valid JSON Schema ({exc.message}); the call is refused"
+        except Exception as exc:  # an unknown $schema, a schema that is no object
+            validator = f"{spec.id}: its input schema cannot be used ({type(exc).__name__}: {exc}); the call is refused"
+        if len(self._compiled) >= _MAX_VALIDATORS:
+            self._compiled.clear()
+        self._compiled[id(spec)] = (spec, validator)
+        return validator
+
+
+# -- authorize --------------------------------------------------------------------------------
+
+
+async def authorize(
+    runtime: Runtime,
+    spec: ToolSpec,
+    args: Mapping[str, Any],
+    *,
+    session: Session | None = None,
+    approver: Approver | None = None,
+    reason: str | None = None,
+) -> tuple[Path, ...] | None:
+    """The one approval flow (:meth:`Runtime.authorize`): the policy decides ``spec`` with
+    ``args``; on *ask*, the approver (``approver``, else the session's, else the runtime's)
+    is asked once, and an "allow for the session" answer is remembered. Raises
+    :class:`PolicyDenied` when the policy denies, nobody can be asked, or the answer is
+    anything but an explicit allow. Returns the roots the call's writes must stay inside
+    when the policy allowed it only because its targets resolved inside them."""
+    policy = runtime.policy
+    # the targets are resolved once: the decision and the confinement see the same
+    location = policy.location(spec, args) if spec.capability is Capability.WRITE else "none"
+    decision = policy.decide_at(spec, location)
+    if isinstance(decision, Allow):
+        if location == "inside" and not isinstance(policy.decide_at(spec, "outside"), Allow):
+            return tuple(policy.roots)
+        return None
+    if isinstance(decision, Deny):
+        raise PolicyDenied(decision.reason, tool=spec.id)
+    approved = session.approved if session is not None else runtime.approved
+    if spec.id in approved:
+        return None
+    approver = approver or (session.approver if session is not None else None) or runtime.approver
+    asked = reason or decision.reason
+    if approver is None:
+        raise PolicyDenied(f"needs approval ({asked}), and no approver is available (non-interactive)", tool=spec.id)
+    try:
+        answer = approver(ApprovalRequest(spec, dict(args), asked, session.id if session else None))
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:  # Ctrl-C at a prompt (click.Abort), a broken UI: nobody said yes
+        raise PolicyDenied(
+            f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({asked})", tool=spec.id
+        ) from exc
+    if answer is True:
+        answer = ApprovalAnswer.ALLOW_ONCE
+    # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
+    if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
+        raise PolicyDenied(f"the user declined ({asked})", tool=spec.id)
+    if answer == ApprovalAnswer.ALLOW_SESSION:
+        approved.add(spec.id)
+    return None
+
+
+# -- the pipeline ---------------------------------------------------------------------------
+
+
+class CallPipeline:
+    """The tool calls of one runtime (:meth:`Runtime.call_tool` runs :meth:`call`)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.check = ArgumentCheck()
+        self._ids = itertools.count(1)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        session: Session | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        approver: Approver | None = None,
+    ) -> ToolResult:
+        """Call ``name`` through every step (see the module's docstring)."""
+        spec, tool = await self.resolve(name, arguments)
+        call = ToolCall(spec, dict(arguments) if arguments else {}, self.runtime, session, f"c{next(self._ids)}")
+        events = self.runtime.events
+        started = time.perf_counter()
+        if events.has_listeners(ToolCallStarted):  # events are built only when someone listens
+            events.publish(ToolCallStarted(tool=spec.id, call_id=call.call_id, session_id=_id_of(session)))
+        outcome, detail = "failed", ""
+        try:
+            invalid = self.check.problem(spec, call.arguments)
+            if invalid is not None:
+                outcome, detail = "error", invalid
+                return ToolResult.from_text(invalid, is_error=True)
+            confined = await authorize(self.runtime, spec, call.arguments, session=session, approver=approver)
+            confined = await self.guard(call, approver, confined)
+            result = await self.invoke(tool, call, confined, timeout=timeout, progress=progress)
+            outcome = "error" if result.is_error else "ok"
+            await self.observe(call, result)
+            return result
+        except PolicyDenied as exc:
+            outcome, detail = "denied", exc.reason
+            raise
+        except ToolError as exc:
+            detail = str(exc)
+            raise
+        finally:
+            if events.has_listeners(ToolCallFinished):
+                duration = time.perf_counter() - started
+                events.publish(
+                    ToolCallFinished(
+                        tool=spec.id,
+                        call_id=call.call_id,
+                        duration_s=duration,
+                        outcome=outcome,
+                        detail=detail,
+                        session_id=_id_of(session),
+                    )
+                )
+
+    async def resolve(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[ToolSpec, Tool]:
+        """The registered spec and the tool (started on demand when the runtime is lazy)."""
+        found = self.runtime.tools.lookup(name)
+        if found is not None:
+            return found
+        tool = await self.runtime.resolve_tool(name, arguments)
+        return tool.spec, tool.inner if isinstance(tool, ToolView) else tool
+
+    async def guard(
+        self, call: ToolCall, approver: Approver | None, confined: tuple[Path, ...] | None
+    ) -> tuple[Path, ...] | None:
+        """The ``pre_tool_call`` hooks: a Block or a failing guard refuses the call; arguments
+        a hook rewrote are validated and authorized again (a nested path changed in place too)."""
+        dispatch = self.runtime.dispatch
+        if not dispatch.implemented("kairox_pre_tool_call"):
+            return confined
+        original = snapshot_arguments(call.arguments)
+        block = await dispatch.pre_tool_call(call)
+        if block is not None:
+            raise PolicyDenied(f"blocked by a hook: {block.reason}", tool=call.tool.id)
+        if call.arguments == original:
+            return confined
+        invalid = self.check.problem(call.tool, call.arguments)
+        if invalid is not None:
+            raise PolicyDenied(f"a hook rewrote the arguments: {invalid}", tool=call.tool.id)
+        return await authorize(self.runtime, call.tool, call.arguments, session=call.session, approver=approver)
+
+    async def invoke(
+        self,
+        tool: Tool,
+        call: ToolCall,
+        confined: tuple[Path, ...] | None,
+        *,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        """The tool's own call, within ``timeout``; what it raises is a :class:`ToolError`."""
+        runtime, spec = self.runtime, call.tool
+        context = ToolContext(runtime, call.session, call.call_id, progress, timeout, confined)
+        token = _current_session.set(call.session)
+        try:
+            if timeout is None:
+                result = await tool.call(call.arguments, context)
+            else:
+                # move_on_after, not fail_after: a TimeoutError the tool raises itself
+                # (a socket, a peer) is a failure of the tool, not our deadline
+                with anyio.move_on_after(timeout) as deadline:
+                    result = await tool.call(call.arguments, context)
+                if deadline.cancelled_caught:
+                    raise ToolError(f"{spec.id}: timed out after {timeout:g} s")
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise ToolError(f"{spec.id} failed: {type(exc).__name__}: {exc}") from exc
+        finally:
+            _current_session.reset(token)
+        return result.limited(max_text=runtime.max_result_text, max_binary=runtime.max_result_binary)
+
+    async def observe(self, call: ToolCall, result: ToolResult) -> None:
+        """The ``post_tool_call`` hooks (a failing one is reported; the result stands)."""
+        dispatch = self.runtime.dispatch
+        if dispatch.implemented("kairox_post_tool_call"):
+            await dispatch.post_tool_call(call, result)
+
+
+def _id_of(session: Session | None) -> str | None:
+    return session.id if session is not None else None
