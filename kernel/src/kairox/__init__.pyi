@@ -114,6 +114,7 @@ from ._runtime import (
     current_session as current_session,
 )
 from ._secrets import (
+    redact_text as redact_text,
     redact_url as redact_url,
 )
 from ._skill_model import (
