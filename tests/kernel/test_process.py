@@ -209,3 +209,22 @@ def test_a_redacting_tail_is_the_same_however_the_bytes_are_chunked(chunks: list
     whole = OutputTail(200, max_line, redact=True)
     whole.feed(b"".join(chunks))
     assert chunked.lines() == whole.lines()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"connecting to https://user:" + b"S3CRETPASSWORD" * 10 + b"@db.example/x",
+        b"retrying with Authorization: Bearer " + b"T0KENVALUE" * 10,
+        b"config: " + b"x" * 20 + b' {"token":"' + b"JS0NSECRET" * 10 + b'"}',
+    ],
+)
+def test_a_redacting_tail_never_shows_the_first_half_of_a_secret_it_cuts(line: bytes) -> None:
+    """A cut through a URL's password leaves ``https://user:S3CR...``, which redaction
+    cannot tell from a URL without one: the word the cut splits is dropped."""
+    tail = OutputTail(max_line=60, redact=True)
+    tail.feed(line + b"\n")
+    [shown] = tail.lines()
+    assert shown.endswith(OutputTail.CUT) and len(shown.encode()) <= 60
+    for secret in ("S3CRET", "T0KENV", "JS0NSE"):
+        assert secret not in shown, shown

@@ -149,6 +149,16 @@ def test_any_log_data_becomes_one_bounded_text(data: Any) -> None:
         assert text == data or "*" in text  # as sent, unless something looked like a secret
 
 
+def test_log_data_is_cut_before_it_is_read_and_never_shows_half_a_secret() -> None:
+    """A server's megabyte of log data costs 4,000 characters of redaction, and the word the
+    cut splits (``https://u:S3CR...``: not recognisable as a secret) is not shown."""
+    prefix = "x " * ((MAX_LOG_DATA - 100) // 2)
+    text = log_data_text(prefix + "https://u:" + "S3CRET" * 200_000 + "@h.example/ tail")
+    assert "S3CRET" not in text
+    assert text.startswith(prefix.rstrip()) and len(text) <= MAX_LOG_DATA + 40
+    assert text.endswith("more characters]")
+
+
 @given(st.text(max_size=12))
 @settings(max_examples=200, deadline=None)
 def test_log_level_and_sampling_settings_are_checked(value: str) -> None:

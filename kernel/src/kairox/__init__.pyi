@@ -117,6 +117,7 @@ from ._runtime import (
     TrustRequest as TrustRequest,
 )
 from ._secrets import (
+    redact_text as redact_text,
     redact_url as redact_url,
 )
 from ._skill_model import (

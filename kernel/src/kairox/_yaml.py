@@ -29,6 +29,7 @@ import functools
 from typing import Any
 
 from .errors import KairoxError
+from .files import MAX_DOCUMENT_DEPTH
 
 __all__ = [
     "MAX_ALIASES",
@@ -46,8 +47,8 @@ MAX_ALIASES = 100
 MAX_NODES = 10_000
 #: characters of scalar text that aliases may stand for, in all
 MAX_CHARS = 1 << 20
-#: nested collections; real documents stay under ten, and the result is walked recursively
-MAX_DEPTH = 64
+#: nested collections: the one bound of every document parser (:data:`kairox.files.MAX_DOCUMENT_DEPTH`)
+MAX_DEPTH = MAX_DOCUMENT_DEPTH
 #: characters of text
 MAX_LENGTH = 1 << 20
 

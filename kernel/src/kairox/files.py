@@ -27,6 +27,8 @@ from ._contained import Entry, Limits, Refused, Root, read_user_file
 from .errors import ConfigError
 
 __all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_DOCUMENT_DEPTH",
     "STALE_TEMP_AGE",
     "Entry",
     "Limits",
@@ -34,7 +36,9 @@ __all__ = [
     "Root",
     "atomic_write_bytes",
     "atomic_write_text",
+    "check_depth",
     "is_inside",
+    "loads_bounded",
     "locked",
     "missing",
     "read_document",
@@ -159,19 +163,74 @@ def missing(path: Path) -> bool:
     return False
 
 
-def read_document(path: Path, errors: list[ConfigError], loads: Callable[[str], Any], kind: str) -> Any | None:
-    """A config document (``kind``: ``"TOML"``, ``"JSON"``) parsed by ``loads``, or ``None``:
-    missing is ``None`` alone; unreadable, not UTF-8, invalid or nested too deep adds a
-    :class:`ConfigError` naming the file to ``errors`` (the caller goes on without it)."""
+#: collections nested in a document from outside (a config file, a manifest, a catalog or
+#: marketplace document, frontmatter); real ones stay under ten. What is parsed is walked
+#: recursively afterwards (structured, copied, written as JSON) within Python's recursion
+#: limit of about 1,000 frames, so depth is refused where the document is read.
+MAX_DOCUMENT_DEPTH = 64
+#: bytes of a document :func:`read_document` reads (config files and manifests are a few KB)
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+
+
+def check_depth(value: Any, *, max_depth: int = MAX_DOCUMENT_DEPTH) -> None:
+    """Raise ``ValueError("nested deeper than N levels")`` when the lists and dicts of
+    ``value`` (a parsed document) nest deeper than ``max_depth``. Iterative, so any depth
+    is measured without recursion; it stops at the first level too deep."""
+    level: list[Any] = [value]
+    for depth in range(max_depth + 1):
+        deeper: list[Any] = []
+        for item in level:
+            if isinstance(item, dict):
+                deeper.extend(v for v in item.values() if isinstance(v, (dict, list)))
+            elif isinstance(item, list):
+                deeper.extend(v for v in item if isinstance(v, (dict, list)))
+        if not deeper:
+            return
+        if depth >= max_depth - 1:
+            raise ValueError(f"nested deeper than {max_depth} levels")
+        level = deeper
+
+
+def loads_bounded(text: str | bytes, loads: Callable[[Any], Any], *, max_depth: int = MAX_DOCUMENT_DEPTH) -> Any:
+    """``loads(text)`` (``json.loads``, ``tomllib.loads``) for a document from outside:
+    ``ValueError("nested deeper than N levels")`` when it nests deeper than ``max_depth``,
+    however deep (the parser's own ``RecursionError`` says the same), and the parser's
+    ``ValueError`` when it is invalid. Never ``RecursionError``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        value = loads(text)
+    except RecursionError:
+        raise ValueError(f"nested deeper than {max_depth} levels") from None
+    check_depth(value, max_depth=max_depth)
+    return value
+
+
+def read_document(
+    path: Path,
+    errors: list[ConfigError],
+    loads: Callable[[str], Any],
+    kind: str,
+    *,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    max_depth: int = MAX_DOCUMENT_DEPTH,
+) -> Any | None:
+    """A config document (``kind``: ``"TOML"``, ``"JSON"``) parsed by ``loads``, or ``None``:
+    missing is ``None`` alone; unreadable, not UTF-8, larger than ``max_bytes``, invalid or
+    nested deeper than ``max_depth`` (:func:`loads_bounded`) adds a :class:`ConfigError`
+    naming the file to ``errors`` (the caller goes on without it)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
         return None
+    if len(raw) > max_bytes:
+        errors.append(ConfigError(f"larger than {max_bytes:,} bytes: not read", file=str(path)))
+        return None
     try:
-        return loads(text)
-    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError and TOMLDecodeError are ValueErrors
+        return loads_bounded(text, loads, max_depth=max_depth)
+    except ValueError as exc:  # json.JSONDecodeError and TOMLDecodeError are ValueErrors
         errors.append(ConfigError(f"invalid {kind}: {exc}", file=str(path)))
         return None

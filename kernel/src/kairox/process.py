@@ -158,8 +158,13 @@ class OutputTail:
     def _add_line(self, raw: bytes) -> None:
         self.total_lines += 1
         if self.redact and len(raw) > self.max_line:
-            cut = raw[: max(0, self.max_line - len(self.CUT))].decode("utf-8", "ignore") + self.CUT
-            self._add(cut.encode("utf-8"))
+            from ._secrets import cut_at_word
+
+            # the word the cut splits goes too: a secret's first half (``https://u:S3CR``) is
+            # not recognised as a secret
+            line = raw.decode("utf-8", "replace")
+            kept = cut_at_word(line, len(raw[: max(0, self.max_line - len(self.CUT))].decode("utf-8", "ignore")))
+            self._add((kept.rstrip() + self.CUT).encode("utf-8"))
             return
         for start in range(0, max(len(raw), 1), self.max_line):
             self._add(raw[start : start + self.max_line])

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from kairox.files import loads_bounded
+
 from ._collect import collect
 from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
@@ -148,8 +150,8 @@ def _plugin_manifest(source: InstallSource) -> dict[str, Any]:
         try:
             if not file.is_file() or file.stat().st_size > _MAX_MANIFEST:
                 continue
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+            data = loads_bounded(file.read_text(encoding="utf-8"), json.loads)
+        except (OSError, ValueError):
             continue
         if isinstance(data, dict):
             return data

@@ -19,6 +19,7 @@ import json
 from typing import Any, Literal
 
 from kairox import structure
+from kairox.files import check_depth, loads_bounded
 
 from ._collect import collect as _collect
 from ._collect import name_of as _name_of
@@ -56,9 +57,10 @@ def detect_kind(data: Any) -> str | None:
 def parse_text(text: str | bytes, *, source: str, kind: str = "auto", location: str = "") -> SourceResult:
     """Parse a document's bytes; bad JSON is one document-level error."""
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        return SourceResult(errors=(EntryError(source, "document", f"not valid JSON: {exc}"),))
+        data = loads_bounded(text, json.loads)
+    except ValueError as exc:
+        where = f"{location}: " if location else ""
+        return SourceResult(errors=(EntryError(source, "document", f"{where}not valid JSON: {exc}"),))
     return parse_document(data, source=source, kind=kind, location=location)
 
 
@@ -73,6 +75,11 @@ def parse_document(data: Any, *, source: str, kind: str = "auto", location: str 
     A document fetched from a URL cannot install from this machine's files: its entries with
     a local ``path`` install source are errors (a marketplace's relative sources resolve
     against its URL and stay remote; a local document's may name local paths)."""
+    try:
+        check_depth(data)
+    except ValueError as exc:
+        where = f"{location}: " if location else ""
+        return SourceResult(errors=(EntryError(source, "document", f"{where}{exc}"),))
     data, too_many = _bounded(data, source)
     result = _parse(data, source=source, kind=kind, location=location)
     if _remote(location):

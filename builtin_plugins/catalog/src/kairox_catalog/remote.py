@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kairox import redact_url
+from kairox.files import loads_bounded
 
 from .documents import detect_kind, parse_text
 from .fetch import DocumentCache, FetchError, fetch_document, is_remote
@@ -24,8 +25,8 @@ logger = logging.getLogger(__name__)
 
 def _validate(body: bytes) -> str | None:
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
+        data = loads_bounded(body, json.loads)
+    except ValueError as exc:
         return f"not valid JSON: {exc}"
     if detect_kind(data) is None:
         return "not a catalog document"

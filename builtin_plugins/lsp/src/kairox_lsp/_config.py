@@ -19,6 +19,7 @@ import attrs
 
 from kairox import ValueMismatch, inherit_env, structure
 from kairox.errors import ConfigError
+from kairox.files import loads_bounded
 
 __all__ = [
     "EXTENSION_LANGUAGES",
@@ -236,7 +237,7 @@ def parse_lsp_servers(
 def load_lsp_json(file: Path, *, root: Path | None = None) -> tuple[dict[str, LspServerConfig], list[ConfigError]]:
     """Read a ``.lsp.json`` file (``root`` defaults to its directory)."""
     try:
-        document = json.loads(file.read_text(encoding="utf-8"))
+        document = loads_bounded(file.read_text(encoding="utf-8"), json.loads)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return {}, [ConfigError(f"cannot read: {exc}", file=str(file))]
     return parse_lsp_servers(document, root=root or file.parent, file=str(file), path="")

@@ -12,6 +12,7 @@ import attrs
 
 from kairox import describe_value, structure
 from kairox.errors import ConfigError
+from kairox.files import loads_bounded
 
 from .errors import ManifestError, Problem
 
@@ -45,8 +46,8 @@ def read_json(file: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"cannot read: {exc}", file=str(file)) from None
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        return loads_bounded(text, json.loads)
+    except ValueError as exc:
         raise ManifestError(f"invalid JSON: {exc}", file=str(file)) from None
 
 

@@ -46,6 +46,7 @@ import anyio
 import attrs
 
 from kairox import Block, ContextPiece
+from kairox.files import loads_bounded
 from kairox.process import OutputTail, describe_exit, reap
 
 from ._proc import drain_into, interpreter_for, read_bounded
@@ -155,7 +156,7 @@ def parse_answer(stdout: str, *, text_is_context: bool) -> HookAnswer:
     if not text:
         return HookAnswer()
     try:
-        data = json.loads(text)
+        data = loads_bounded(text, json.loads)
     except ValueError:
         if text_is_context:
             return HookAnswer(context=text)

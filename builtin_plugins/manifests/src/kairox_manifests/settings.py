@@ -35,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from kairox.files import atomic_write_text, locked
+from kairox.files import atomic_write_text, loads_bounded, locked
 
 from .location import SETTINGS_NAME as SETTINGS_NAME
 from .location import settings_file
@@ -132,7 +132,7 @@ class SettingsStore:
     def read(self, scope: str) -> dict[str, Any]:
         path = self.file(scope)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_bounded(path.read_text(encoding="utf-8"), json.loads)
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:

@@ -43,7 +43,7 @@ try:
 except ImportError:  # pragma: no cover - an SDK without it
     _sdk_request_clock = None  # type: ignore[assignment]
 
-from kairox import current_session, redact
+from kairox import current_session, redact, redact_text
 from kairox.errors import ToolError
 
 from ._sdklog import _current as _sdk_diagnostics
@@ -244,10 +244,7 @@ def log_data_text(data: Any) -> str:
             text = json.dumps(data, ensure_ascii=False, default=repr)
         except (TypeError, ValueError):  # pragma: no cover - default=repr makes anything dump
             text = repr(data)
-    text = str(redact(text))
-    if len(text) > MAX_LOG_DATA:
-        text = text[:MAX_LOG_DATA] + f"... [{len(text) - MAX_LOG_DATA} more characters]"
-    return text
+    return redact_text(text, MAX_LOG_DATA)  # cut before it is read: a server's megabyte costs 4,000 characters
 
 
 class McpConnectionClosed(ToolError):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox import SkillError, SkillScope, user_home
-from kairox.files import atomic_write_text, locked
+from kairox.files import atomic_write_text, loads_bounded, locked
 
 __all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]
 
@@ -61,9 +61,11 @@ class SettingsFile:
         if not text.strip():
             return {}
         try:
-            data = json.loads(text)
+            data = loads_bounded(text, json.loads)
         except json.JSONDecodeError as exc:
             raise SkillError(f"not valid JSON: {exc.msg}", file=str(self.path), line=exc.lineno) from None
+        except ValueError as exc:  # nested too deep
+            raise SkillError(f"not valid JSON: {exc}", file=str(self.path)) from None
         if not isinstance(data, dict):
             raise SkillError("expected a JSON object", file=str(self.path), line=1)
         return data

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from kairox.files import loads_bounded
 from kairox_catalog.install import InstallOptions
 
 __all__ = [
@@ -59,8 +60,8 @@ def parse_json_object(body: bytes, *, limit: int = MAX_BODY) -> dict[str, Any]:
     if not body.strip():
         return {}
     try:
-        data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = loads_bounded(body.decode("utf-8"), json.loads)
+    except (UnicodeDecodeError, ValueError) as exc:
         raise FormError("", f"not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise FormError("", f"expected a JSON object, got {type(data).__name__}")
@@ -282,8 +283,8 @@ def coerce_arguments(schema: Mapping[str, Any], form: Mapping[str, str]) -> dict
             out[name] = lowered in ("true", "on", "1")
         elif kind in ("array", "object"):
             try:
-                value = json.loads(text)
-            except (ValueError, RecursionError):
+                value = loads_bounded(text, json.loads)
+            except ValueError:
                 raise FormError(field, f"expected JSON ({kind})") from None
             expected = list if kind == "array" else dict
             if not isinstance(value, expected):

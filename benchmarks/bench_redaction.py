@@ -1,0 +1,143 @@
+"""Redacting one adversarial line of 1 to 64 KB, against the patterns before issue "Trust by construction" item 4.
+
+    uv run python benchmarks/bench_redaction.py [--sizes 1,4,16,64] [--reps 5] [--old-budget 2]
+
+A server's stderr, a log record's data and an error message from a server are
+redacted (``kairox.redact``) before they are shown. The baseline is the
+redaction as it was (``old_redact_args`` below, kept here only for this
+comparison): its key, flag and URL patterns backtrack, so one 16 KB line from a
+backend took seconds. Each shape is a line built to make one of them backtrack,
+or to give the scan the most work per character. Columns: the median time of
+the current redaction, of the old one, and old / new. The old one is run at a
+size only while its previous size took less than ``--old-budget`` seconds (it
+grows quadratically); "-" marks a size it was not run at.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+import urllib.parse
+from collections.abc import Callable
+
+from kairox import redact
+
+# -- the redaction before (kernel/src/kairox/_secrets.py), for comparison only -----------------
+
+_OLD_REDACTED = "<redacted>"
+_OLD_SECRET_PARAM = re.compile(
+    r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential|^code$|^session_?id$)", re.I
+)
+
+
+def old_redact_url(url: str) -> str:
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return "<invalid url>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:{_OLD_REDACTED}@{host}" if ":" in userinfo else f"{_OLD_REDACTED}@{host}"
+    query = parts.query
+    if query:
+        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+        query = urllib.parse.urlencode(
+            [(k, _OLD_REDACTED if _OLD_SECRET_PARAM.search(k) else v) for k, v in pairs], safe="<>"
+        )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+_OLD_SECRET_WORD = r"[\w.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|auth|credential)[\w.-]*"
+_OLD_SECRET_ASSIGN = re.compile(
+    rf"(?i)(\b{_OLD_SECRET_WORD}[\"']?\s*[=:]\s*[\"']?)(?!(?:bearer|basic)\s)([^\s'\"&,}}]+)"
+)
+_OLD_BEARER = re.compile(r"(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/=-]{6,})")
+_OLD_SECRET_FLAG = re.compile(rf"(?i)((?:^|\s)--?{_OLD_SECRET_WORD})(\s+)([^\s-][^\s]*)")
+_OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
+
+
+def old_redact_args(command_line: str) -> str:
+    text = _OLD_URL.sub(lambda m: old_redact_url(m.group(0)), command_line)
+    text = _OLD_BEARER.sub(lambda m: m.group(1) + _OLD_REDACTED, text)
+    text = _OLD_SECRET_ASSIGN.sub(
+        lambda m: m.group(1) + _OLD_REDACTED if m.group(2) != _OLD_REDACTED else m.group(0), text
+    )
+    return _OLD_SECRET_FLAG.sub(lambda m: m.group(1) + m.group(2) + _OLD_REDACTED, text)
+
+
+# -- the lines ------------------------------------------------------------------------------------
+
+#: name -> (what it stresses, the unit repeated to the size)
+SHAPES: dict[str, tuple[str, str]] = {
+    "a.a.a.": ("a word boundary at every character (the old key pattern started at each)", "a."),
+    "tokentoken": ("one endless key full of secret words, no '='", "token"),
+    "letters": ("a run of letters that never reaches '://' (the old URL pattern)", "a"),
+    " -tokentoken": ("a flag full of secret words that never gets a value", " -" + "token" * 8),
+    "token=a,": ("an assignment every 8 characters", "token=a,"),
+    "--token x": ("a secret flag and its value every 10 characters", "--token x "),
+    " -a": ("a flag every 3 characters", " -a"),
+    "token: ": ("a key, ':' and blanks with no value", "token:" + " " * 58),
+    "bearer ": ("'bearer' and a short word, again and again", "bearer b "),
+    "x://y@z ": ("a URL with userinfo every 8 characters", "x://y@z "),
+    "?a=b&": ("one URL with a query of 4-character pairs", "a=b&"),
+}
+
+
+def line(shape: str, size: int) -> str:
+    unit = SHAPES[shape][1]
+    text = unit * (size // len(unit) + 1)
+    return ("http://h/?" + text)[:size] if shape == "?a=b&" else text[:size]
+
+
+def median_seconds(fn: Callable[[str], object], text: str, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn(text)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1,4,16,64", help="line sizes in KB (default: 1,4,16,64)")
+    parser.add_argument("--reps", type=int, default=5, help="runs per cell; the median is shown (default: 5)")
+    parser.add_argument(
+        "--old-budget",
+        type=float,
+        default=2.0,
+        help="seconds the old redaction may take before larger sizes are skipped",
+    )
+    parser.add_argument("--only", help="run only this shape (a name of the first column)")
+    opts = parser.parse_args()
+    sizes = [int(s) * 1024 for s in opts.sizes.split(",")]
+    shapes = [opts.only] if opts.only else list(SHAPES)
+    print("# Redacting one line: kairox.redact now vs the old patterns (median of", opts.reps, "runs)")
+    print()
+    for shape in shapes:
+        print(f"- `{shape}`: {SHAPES[shape][0]}")
+    print()
+    print("| shape | size | now | old (baseline) | old / now |")
+    print("|---|---|---|---|---|")
+    for shape in shapes:
+        old_allowed = True
+        for size in sizes:
+            text = line(shape, size)
+            now = median_seconds(redact, text, opts.reps)
+            old = None
+            if old_allowed:
+                old = median_seconds(old_redact_args, text, 1 if size > 4096 else opts.reps)
+                old_allowed = old < opts.old_budget
+            old_cell = f"{old * 1000:,.1f} ms" if old is not None else "-"
+            ratio = f"{old / now:,.0f}x" if old is not None else "-"
+            print(f"| `{shape}` | {size // 1024} KB | {now * 1000:.2f} ms | {old_cell} | {ratio} |")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
