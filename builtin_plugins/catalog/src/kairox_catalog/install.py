@@ -5,7 +5,8 @@ becomes an environment reference ``${VAR}`` and never reaches the file), ask
 the policy engine about writing the target ``kairox.toml`` (``fs.write``: a
 user-scope install under ``$KAIROX_HOME`` outside the workspace asks), pre-install
 the packages, write ``[mcp_servers.NAME]`` keeping the rest of the file and its
-comments (tomlkit, temp file + ``os.replace``), then start the server once to
+comments (tomlkit; read, changed and replaced atomically under the file's lock, so
+parallel installs keep each other's tables), then start the server once to
 see it reach Ready. Plugins and skills go to their directories the same way
 (:mod:`kairox_catalog.bundles` knows the directories and the files).
 
@@ -40,10 +41,12 @@ from .prepare import CommandFailed, prepare_command, run_command
 from .progress import NullProgress, Progress
 from .requirements import RequirementCheck, check_entry, resolve_command
 from .sources import kairox_home
-from .tomledit import TomlEditError, read_document, remove_server, server_names, set_server, write_document
+from .tomledit import TomlEditError, edit_document, read_document, remove_server, server_names, set_server
 from .verify import Verification, verify_server
 
 if TYPE_CHECKING:
+    from tomlkit.toml_document import TOMLDocument
+
     from kairox import Approver, Runtime
 
 __all__ = [
@@ -151,6 +154,15 @@ async def authorize_write(runtime: Runtime, path: Path, approver: Approver | Non
             f"writing {path} needs approval ({asked[0].reason}) and nobody can be asked here; pass --yes to approve",
             tool=WRITE_SPEC.id,
         ) from None
+
+
+async def _edit(target: Path, change: Callable[[TOMLDocument], bool]) -> bool:
+    """:func:`edit_document` in a worker thread (it waits for the file's lock); whether it changed."""
+    try:
+        changed: bool = await anyio.to_thread.run_sync(edit_document, target, change)
+    except TomlEditError as exc:
+        raise InstallError(str(exc)) from None
+    return changed
 
 
 def _escape(value: str) -> str:
@@ -296,9 +308,15 @@ class Installer:
         await authorize_write(self.runtime, target, self.approver, f"install MCP server {entry.name}")
         if options.prepare:
             await self._prepare(entry, values, report, options)
-        doc = read_document(target)  # re-read: the file may have changed during the slow steps
-        set_server(doc, entry.name, values, comment=f"installed by kairox catalog from {entry.source or 'code'}")
-        write_document(target, doc)
+        comment = f"installed by kairox catalog from {entry.source or 'code'}"
+
+        def add(doc: TOMLDocument) -> bool:  # under the lock: the file as it is now, not as it was read above
+            if entry.name in server_names(doc) and not options.force:
+                raise InstallError(f"[mcp_servers.{entry.name}] already exists in {target}; pass --force to replace it")
+            set_server(doc, entry.name, values, comment=comment)
+            return True
+
+        await _edit(target, add)
         report.written = values
         self.progress.info(f"wrote [mcp_servers.{entry.name}] to {target}")
         for var in inputs.env_needed:
@@ -376,9 +394,8 @@ class Installer:
                 raise InstallError(str(exc)) from None
             if name in server_names(doc):
                 await authorize_write(self.runtime, target, self.approver, f"uninstall MCP server {name}")
-                remove_server(doc, name)
-                write_document(target, doc)
-                removed.append(f"[mcp_servers.{name}] from {target}")
+                if await _edit(target, lambda doc: remove_server(doc, name)):
+                    removed.append(f"[mcp_servers.{name}] from {target}")
         for kind, directory in installed_bundles(self.runtime, name, scopes):
             await authorize_write(self.runtime, directory, self.approver, f"uninstall {kind} {name}")
             await anyio.to_thread.run_sync(shutil.rmtree, directory)
