@@ -37,6 +37,7 @@ from kairox.errors import PolicyDenied
 from ._paths import name_problem
 from .bundles import BundleError, Scope, bundle_target, installed_bundles, place_bundle
 from .model import CatalogEntry, Input
+from .network import network_problems
 from .prepare import CommandFailed, prepare_command, run_command
 from .progress import NullProgress, Progress
 from .requirements import RequirementCheck, check_entry, resolve_command
@@ -221,8 +222,10 @@ def _collect_inputs(
 
 
 def _put(out: _Inputs, item: Input, text: str) -> None:
-    """Where an input's value goes: the server's environment, a header, the arguments or the URL."""
-    value = item.template.replace("{value}", text) if item.template else text
+    """Where an input's value goes: the server's environment, a header, the arguments or the URL.
+    The template is the document's text, escaped like the rest of it; ``text`` is already
+    escaped (or the installer's own ``${VAR}`` of a secret, which stays live)."""
+    value = _escape(item.template).replace("{value}", text) if item.template else text
     if item.kind == "env":
         out.env[item.name] = value
     elif item.kind == "header":
@@ -289,6 +292,14 @@ class Installer:
         problem = name_problem(entry.name)  # sources check this too; an entry may be built in code
         if problem is not None:
             raise InstallError(f"cannot install {entry.name!r}: {problem}")
+        if entry.fetched_from:  # the document's reader checked this too; an entry may be built in code
+            refused = network_problems(entry)
+            if refused:
+                field, reason = refused[0]
+                raise InstallError(
+                    f"catalog {entry.source or '?'} was fetched over the network ({entry.fetched_from}), so its "
+                    f"entry {entry.name} installs only from the network: {field}: {reason}"
+                )
         if entry.kind != "mcp-server":
             return await self._install_bundle(entry, options)
         env = self.runtime.env
