@@ -37,7 +37,7 @@ from kairox.errors import PolicyDenied
 from ._paths import name_problem
 from .bundles import BundleError, Scope, bundle_target, installed_bundles, place_bundle
 from .model import CatalogEntry, Input
-from .network import network_problems
+from .network import network_problems, secret_variable
 from .prepare import CommandFailed, prepare_command, run_command
 from .progress import NullProgress, Progress
 from .requirements import RequirementCheck, check_entry, resolve_command
@@ -192,11 +192,11 @@ def _collect_inputs(
     missing: list[str] = []
     for item in entry.inputs:
         if item.secret:
-            var = item.variable
+            var = secret_variable(entry, item.variable)  # a remote entry's own, never one it names
             reference = "${" + var + "}"
             given = values.get(item.name) or values.get(var)
             if given is None and not environ.get(var) and item.required:
-                given = prompter(item, True)
+                given = prompter(attrs.evolve(item, env_var=var), True)  # the prompt names the variable read
             if given:
                 out.secrets[var] = given
             if not environ.get(var):

@@ -20,7 +20,9 @@ Refused, each naming the field:
 - an ``arg`` input's default that names this machine's files.
 
 What such an entry writes is never expanded against this machine's environment: the
-installer escapes everything it says (``$${``, as for every entry).
+installer escapes everything it says (``$${``, as for every entry) and reads each of its
+secrets from a variable of the entry's own (:func:`secret_variable`), never one the
+document names (``AWS_SECRET_ACCESS_KEY``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from kairox import redact_url
 
 from .model import CatalogEntry, EntryError, InstallSource, SourceResult
 
-__all__ = ["is_network_url", "network_only", "network_problems"]
+__all__ = ["is_network_url", "network_only", "network_problems", "secret_variable"]
 
 #: git transports that reach another machine (``git+ssh`` and ``ssh+git`` are git's ssh aliases)
 _GIT_SCHEMES = ("https", "http", "ssh", "git", "git+ssh", "ssh+git")
@@ -230,3 +232,16 @@ def network_only(result: SourceResult, source: str, location: str) -> SourceResu
             continue
         entries.append(attrs.evolve(entry, fetched_from=origin))
     return SourceResult(entries=tuple(entries), errors=tuple(errors), warnings=result.warnings)
+
+
+def _env_part(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").upper() or "X"
+
+
+def secret_variable(entry: CatalogEntry, variable: str) -> str:
+    """The variable a secret of ``entry`` is read from: ``variable`` itself for an entry of a
+    local catalog; ``KAIROX_SECRET_<ENTRY>_<VARIABLE>`` for one fetched over the network, so a
+    remote document never picks a variable this machine already holds and has it sent."""
+    if not entry.fetched_from:
+        return variable
+    return f"KAIROX_SECRET_{_env_part(entry.name)}_{_env_part(variable)}"
