@@ -1,7 +1,9 @@
 """A catalog server on 127.0.0.1: http.server in a thread on a free port.
 
 Serves documents by path with ETag / Last-Modified, answers conditional
-requests with 304, and can be slow, fail or send garbage per route.
+requests with 304, and can be slow, fail or send garbage per route. It also
+stands for an MCP endpoint an entry points at: every request (any method) is kept
+whole in ``received`` (request line, headers, body), and a POST is answered 500.
 """
 
 from __future__ import annotations
@@ -40,11 +42,28 @@ class CatalogServer:
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.requests: list[Seen] = []
+        self.received: list[bytes] = []
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def _keep(self, body: bytes = b"") -> None:
+                raw = f"{self.requestline}\r\n{self.headers}".encode("latin-1", "replace") + body
+                with server._lock:
+                    server.received.append(raw)
+
+            def do_POST(self) -> None:
+                length = min(int(self.headers.get("Content-Length") or 0), 1 << 20)
+                self._keep(self.rfile.read(length) if length else b"")
+                try:
+                    self.send_response(500)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
             def do_GET(self) -> None:
+                self._keep()
                 route = server.routes.get(self.path)
                 inm = self.headers.get("If-None-Match")
                 ims = self.headers.get("If-Modified-Since")
@@ -94,6 +113,11 @@ class CatalogServer:
         body = raw if raw is not None else json.dumps(document).encode()
         self.routes[path] = Route(body=body, **kw)
         return self.url(path)
+
+    def text(self) -> str:
+        """Everything every request sent, as text."""
+        with self._lock:
+            return b"\n".join(self.received).decode("utf-8", "replace")
 
     def hits(self, path: str) -> list[Seen]:
         with self._lock:

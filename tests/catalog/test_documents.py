@@ -314,6 +314,8 @@ def test_catalog_shaped_json_gives_entries_and_errors_never_an_exception(data: A
     _check(parse_document({"servers": [data]}, source="h"))
     _check(parse_document({"entries": [data]}, source="h"))
     _check(parse_document({"plugins": [data]}, source="h"))
+    for doc in ({"servers": [data]}, {"entries": [data]}, {"plugins": [data]}):  # the network-only check too
+        _check(parse_document(doc, source="h", location="https://x.dev/.claude-plugin/marketplace.json"))
 
 
 @given(st.binary(max_size=200))
@@ -331,9 +333,12 @@ def test_a_document_from_a_url_cannot_install_from_this_machines_files() -> None
     remote = parse_document(doc, source="r", location="https://catalog.example.com/kx.json")
     assert [e.name for e in remote.entries] == ["fine"]
     [refused] = remote.errors
-    assert refused.name == "localsteal" and "cannot install from this machine's files" in refused.reason
+    assert (refused.name, refused.where) == ("localsteal", "install.path")
+    assert refused.reason.startswith("a catalog fetched over the network installs only from the network")
+    assert [e.fetched_from for e in remote.entries] == ["https://catalog.example.com/kx.json"]
     local = parse_document(doc, source="l", location="/srv/catalog/kx.json")
     assert [e.name for e in local.entries] == ["localsteal", "fine"]  # a local document may
+    assert [e.fetched_from for e in local.entries] == ["", ""]
 
 
 def test_a_remote_marketplaces_relative_sources_stay_remote() -> None:

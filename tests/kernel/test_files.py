@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kairox._compat import tomllib
 from kairox.errors import ConfigError
-from kairox.files import atomic_write_bytes, atomic_write_text, read_document
+from kairox.files import atomic_write_bytes, atomic_write_text, lock_path, read_document, update_text
 
 
 def test_replaces_the_file_and_sets_the_mode(tmp_path: Path) -> None:
@@ -98,3 +98,39 @@ def test_missing_is_what_read_document_reads_as_absent(tmp_path: Path) -> None:
     assert not missing(tmp_path / "there.json") and not missing(tmp_path)
     assert not missing(tmp_path / "bad\0name")  # not looked at: reading it says why
     assert errors == []
+
+
+def test_update_text_reads_changes_and_writes_under_the_lock(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "kairox.toml"
+    seen: list[str | None] = []
+
+    def append(line: str) -> Any:
+        def change(text: str | None) -> str:
+            seen.append(text)
+            return (text or "") + line
+
+        return change
+
+    assert update_text(path, append("a = 1\n")) == "a = 1\n"  # a new file and its directory
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    os.chmod(path, 0o600)
+    update_text(path, append("b = 2\n"))
+    assert seen == [None, "a = 1\n"] and path.read_text() == "a = 1\nb = 2\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # the file's own mode is kept
+    assert lock_path(path) == tmp_path / "sub" / "kairox.toml.lock" and lock_path(path).exists()
+
+
+def test_update_text_writes_nothing_when_the_change_declines_or_raises(tmp_path: Path) -> None:
+    path = tmp_path / "kairox.toml"
+    path.write_text("keep = true\n")
+    before = path.stat().st_mtime_ns
+    assert update_text(path, lambda text: None) is None
+    assert path.stat().st_mtime_ns == before
+
+    def refuse(text: str | None) -> str:
+        raise ValueError("no")
+
+    with pytest.raises(ValueError, match="no"):
+        update_text(path, refuse)
+    assert path.read_text() == "keep = true\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kairox.toml", "kairox.toml.lock"]

@@ -111,7 +111,9 @@ def test_round_trip_is_private_and_bound_to_the_url(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     expires = storage.expires_at()
     assert expires is not None and expires > 0
-    assert [p.name for p in path.parent.iterdir()] == ["s.json"]  # no temp file left behind
+    # no temp file left behind; the (empty) lock file of the read-modify-writes stays
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s.json", "s.json.lock"]
+    assert path.with_name("s.json.lock").read_bytes() == b""
     assert TokenFile(path).delete() and not TokenFile(path).delete()
 
 

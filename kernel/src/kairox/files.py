@@ -12,13 +12,15 @@ through :func:`atomic_write_bytes`: a temp file in the same directory,
 flushed and fsynced, then ``os.replace`` over the target (atomic on POSIX and on
 Windows). On failure the temp file is removed and the target is untouched.
 :func:`locked` is the exclusive advisory lock a read-modify-write of a shared
-settings file holds.
+settings file holds, on the file's :func:`lock_path`; :func:`update_text` is that
+whole cycle (lock, read, change, write atomically) for a text file such as ``kairox.toml``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,11 +41,13 @@ __all__ = [
     "check_depth",
     "is_inside",
     "loads_bounded",
+    "lock_path",
     "locked",
     "missing",
     "read_document",
     "read_user_file",
     "resolve_path",
+    "update_text",
 ]
 
 
@@ -126,6 +130,39 @@ def _remove_stale_temp_files(path: Path) -> None:
 def atomic_write_text(path: Path, text: str, *, mode: int | None = None, fsync: bool = True) -> None:
     """:func:`atomic_write_bytes` of ``text`` encoded as UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode, fsync=fsync)
+
+
+def lock_path(path: Path) -> Path:
+    """The lock every read-modify-write of ``path`` holds (:func:`locked`): ``<name>.lock``
+    beside it. A lock on ``path`` itself would not do: the atomic replace swaps its inode."""
+    return path.with_name(path.name + ".lock")
+
+
+def update_text(path: Path, change: Callable[[str | None], str | None], *, mode: int = 0o644) -> str | None:
+    """Read-modify-write the UTF-8 text file ``path`` so that concurrent writers never lose an update.
+
+    Under :func:`locked` on :func:`lock_path` (the directory is created first): ``change`` gets
+    the file's text (``None`` when it does not exist) and returns the new text, which is
+    written with :func:`atomic_write_text` keeping the file's permission bits (``mode`` for a
+    new file), or ``None`` to leave the file as it is. What ``change`` raises propagates and
+    nothing is written; so does a read error (``OSError``, ``UnicodeDecodeError``). Returns what
+    was written. Blocks while another process holds the lock: async callers run it in a thread.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with locked(lock_path(path)):
+        try:
+            text: str | None = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        new = change(text)
+        if new is None:
+            return None
+        try:
+            keep = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            keep = mode
+        atomic_write_text(path, new, mode=keep)
+        return new
 
 
 def resolve_path(value: str, base: Path) -> Path:

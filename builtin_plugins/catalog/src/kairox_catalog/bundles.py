@@ -120,10 +120,22 @@ def _copy_tree(src: Path, dest: Path, ignore: tuple[str, ...]) -> None:
     shutil.copytree(root, dest, symlinks=True, ignore=shutil.ignore_patterns(*ignore))
 
 
-async def _fetch(runtime: Runtime, src: InstallSource, work: Path, kind: str) -> Path:
-    """Put the bundle's files in a directory under ``work``; return it."""
+#: what git may use for the clone of an entry fetched over the network (``GIT_ALLOW_PROTOCOL``:
+#: git itself then refuses file://, a local path and ext::, submodules and redirects included)
+NETWORK_GIT_PROTOCOLS = "https:http:ssh:git"
+
+
+async def _fetch(runtime: Runtime, src: InstallSource, work: Path, kind: str, *, network_only: bool = False) -> Path:
+    """Put the bundle's files in a directory under ``work``; return it. ``network_only``: the
+    entry came from a catalog fetched over the network (:mod:`kairox_catalog.network` checked
+    it; this refuses again what would read this machine's files)."""
     env = runtime.env
     out = work / "bundle"
+    local = src.type in ("path", "url") and not is_remote(src.path if src.type == "path" else src.url)
+    if network_only and local:
+        raise OSError(
+            f"{src.describe()} is on this machine, and a catalog fetched over the network cannot install from it"
+        )
     if src.type == "path":
         if is_remote(src.path):
             raise OSError(
@@ -152,9 +164,12 @@ async def _fetch(runtime: Runtime, src: InstallSource, work: Path, kind: str) ->
         repo = work / "repo"
         argv = ["git", "clone", "--quiet", *([] if _is_sha(src.ref) else ["--depth", "1"])]
         argv += [*(["--branch", src.ref] if src.ref and not _is_sha(src.ref) else []), "--", url, str(repo)]
-        await run_command(argv, env={**env, "GIT_TERMINAL_PROMPT": "0"}, timeout=600)
+        git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+        if network_only:
+            git_env["GIT_ALLOW_PROTOCOL"] = NETWORK_GIT_PROTOCOLS
+        await run_command(argv, env=git_env, timeout=600)
         if _is_sha(src.ref):
-            await run_command(["git", "-C", str(repo), "checkout", "--quiet", src.ref], env=env, timeout=120)
+            await run_command(["git", "-C", str(repo), "checkout", "--quiet", src.ref], env=git_env, timeout=120)
         root = (repo / src.path).resolve() if src.path else repo
         if subpath_problem(src.path) or not resolves_inside(root, repo) or not root.is_dir():
             raise OSError(f"{src.path!r} is not a directory in {url}")
@@ -275,7 +290,7 @@ async def place_bundle(runtime: Runtime, progress: Progress, entry: CatalogEntry
     try:
         async with progress.step(f"Fetching {entry.kind} {entry.name} from {src.describe()}") as step:
             try:
-                root = await _fetch(runtime, src, work, entry.kind)
+                root = await _fetch(runtime, src, work, entry.kind, network_only=bool(entry.fetched_from))
                 if entry.kind == "plugin" and entry.manifest:
                     root = await anyio.to_thread.run_sync(assemble_plugin, root, entry.manifest, work / "assembled")
                 step.detail = _check_bundle(root, entry.kind, entry.name)

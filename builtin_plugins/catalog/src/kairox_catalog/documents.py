@@ -27,6 +27,7 @@ from ._paths import name_problem
 from ._reader import EntryProblem, Obj
 from .marketplace import bundle_to_entry, marketplace_base
 from .model import CatalogEntry, EntryError, SourceResult
+from .network import network_only
 from .registry import registry_items, server_to_entry, skip_reason, version_key
 
 __all__ = ["DOCUMENT_KINDS", "DocumentKind", "detect_kind", "parse_document", "parse_text"]
@@ -72,8 +73,10 @@ MAX_ENTRIES = 20_000
 def parse_document(data: Any, *, source: str, kind: str = "auto", location: str = "") -> SourceResult:
     """Entries of a parsed JSON document; every bad entry becomes an :class:`EntryError`.
 
-    A document fetched from a URL cannot install from this machine's files: its entries with
-    a local ``path`` install source are errors (a marketplace's relative sources resolve
+    A document fetched from a URL installs only from the network: its entries are marked
+    with that URL, and one that names something on this machine (a local path or file:// URL,
+    a local git repository, a server program given as a path, ...) is an error
+    (:func:`kairox_catalog.network.network_only`; a marketplace's relative sources resolve
     against its URL and stay remote; a local document's may name local paths)."""
     try:
         check_depth(data)
@@ -83,24 +86,7 @@ def parse_document(data: Any, *, source: str, kind: str = "auto", location: str 
     data, too_many = _bounded(data, source)
     result = _parse(data, source=source, kind=kind, location=location)
     if _remote(location):
-        local = [
-            e
-            for e in result.entries
-            if e.install is not None and e.install.type == "path" and not _remote(e.install.path)
-        ]
-        if local:
-            refused = tuple(
-                EntryError(
-                    source,
-                    e.name,
-                    "a catalog document from a URL cannot install from this machine's files (install.type is path)",
-                    e.name,
-                )
-                for e in local
-            )
-            result = SourceResult(
-                entries=tuple(e for e in result.entries if e not in local), errors=(*result.errors, *refused)
-            )
+        result = network_only(result, source, location)
     if too_many is not None:
         result = SourceResult(entries=result.entries, errors=(too_many, *result.errors))
     return result

@@ -5,7 +5,8 @@ becomes an environment reference ``${VAR}`` and never reaches the file), ask
 the policy engine about writing the target ``kairox.toml`` (``fs.write``: a
 user-scope install under ``$KAIROX_HOME`` outside the workspace asks), pre-install
 the packages, write ``[mcp_servers.NAME]`` keeping the rest of the file and its
-comments (tomlkit, temp file + ``os.replace``), then start the server once to
+comments (tomlkit; read, changed and replaced atomically under the file's lock, so
+parallel installs keep each other's tables), then start the server once to
 see it reach Ready. Plugins and skills go to their directories the same way
 (:mod:`kairox_catalog.bundles` knows the directories and the files).
 
@@ -36,14 +37,17 @@ from kairox.errors import PolicyDenied
 from ._paths import name_problem
 from .bundles import BundleError, Scope, bundle_target, installed_bundles, place_bundle
 from .model import CatalogEntry, Input
+from .network import network_problems, secret_variable
 from .prepare import CommandFailed, prepare_command, run_command
 from .progress import NullProgress, Progress
 from .requirements import RequirementCheck, check_entry, resolve_command
 from .sources import kairox_home
-from .tomledit import TomlEditError, read_document, remove_server, server_names, set_server, write_document
+from .tomledit import TomlEditError, edit_document, read_document, remove_server, server_names, set_server
 from .verify import Verification, verify_server
 
 if TYPE_CHECKING:
+    from tomlkit.toml_document import TOMLDocument
+
     from kairox import Approver, Runtime
 
 __all__ = [
@@ -153,6 +157,15 @@ async def authorize_write(runtime: Runtime, path: Path, approver: Approver | Non
         ) from None
 
 
+async def _edit(target: Path, change: Callable[[TOMLDocument], bool]) -> bool:
+    """:func:`edit_document` in a worker thread (it waits for the file's lock); whether it changed."""
+    try:
+        changed: bool = await anyio.to_thread.run_sync(edit_document, target, change)
+    except TomlEditError as exc:
+        raise InstallError(str(exc)) from None
+    return changed
+
+
 def _escape(value: str) -> str:
     return value.replace("${", "$${")
 
@@ -179,11 +192,11 @@ def _collect_inputs(
     missing: list[str] = []
     for item in entry.inputs:
         if item.secret:
-            var = item.variable
+            var = secret_variable(entry, item.variable)  # a remote entry's own, never one it names
             reference = "${" + var + "}"
             given = values.get(item.name) or values.get(var)
             if given is None and not environ.get(var) and item.required:
-                given = prompter(item, True)
+                given = prompter(attrs.evolve(item, env_var=var), True)  # the prompt names the variable read
             if given:
                 out.secrets[var] = given
             if not environ.get(var):
@@ -209,8 +222,10 @@ def _collect_inputs(
 
 
 def _put(out: _Inputs, item: Input, text: str) -> None:
-    """Where an input's value goes: the server's environment, a header, the arguments or the URL."""
-    value = item.template.replace("{value}", text) if item.template else text
+    """Where an input's value goes: the server's environment, a header, the arguments or the URL.
+    The template is the document's text, escaped like the rest of it; ``text`` is already
+    escaped (or the installer's own ``${VAR}`` of a secret, which stays live)."""
+    value = _escape(item.template).replace("{value}", text) if item.template else text
     if item.kind == "env":
         out.env[item.name] = value
     elif item.kind == "header":
@@ -277,6 +292,14 @@ class Installer:
         problem = name_problem(entry.name)  # sources check this too; an entry may be built in code
         if problem is not None:
             raise InstallError(f"cannot install {entry.name!r}: {problem}")
+        if entry.fetched_from:  # the document's reader checked this too; an entry may be built in code
+            refused = network_problems(entry)
+            if refused:
+                field, reason = refused[0]
+                raise InstallError(
+                    f"catalog {entry.source or '?'} was fetched over the network ({entry.fetched_from}), so its "
+                    f"entry {entry.name} installs only from the network: {field}: {reason}"
+                )
         if entry.kind != "mcp-server":
             return await self._install_bundle(entry, options)
         env = self.runtime.env
@@ -296,9 +319,15 @@ class Installer:
         await authorize_write(self.runtime, target, self.approver, f"install MCP server {entry.name}")
         if options.prepare:
             await self._prepare(entry, values, report, options)
-        doc = read_document(target)  # re-read: the file may have changed during the slow steps
-        set_server(doc, entry.name, values, comment=f"installed by kairox catalog from {entry.source or 'code'}")
-        write_document(target, doc)
+        comment = f"installed by kairox catalog from {entry.source or 'code'}"
+
+        def add(doc: TOMLDocument) -> bool:  # under the lock: the file as it is now, not as it was read above
+            if entry.name in server_names(doc) and not options.force:
+                raise InstallError(f"[mcp_servers.{entry.name}] already exists in {target}; pass --force to replace it")
+            set_server(doc, entry.name, values, comment=comment)
+            return True
+
+        await _edit(target, add)
         report.written = values
         self.progress.info(f"wrote [mcp_servers.{entry.name}] to {target}")
         for var in inputs.env_needed:
@@ -376,9 +405,8 @@ class Installer:
                 raise InstallError(str(exc)) from None
             if name in server_names(doc):
                 await authorize_write(self.runtime, target, self.approver, f"uninstall MCP server {name}")
-                remove_server(doc, name)
-                write_document(target, doc)
-                removed.append(f"[mcp_servers.{name}] from {target}")
+                if await _edit(target, lambda doc: remove_server(doc, name)):
+                    removed.append(f"[mcp_servers.{name}] from {target}")
         for kind, directory in installed_bundles(self.runtime, name, scopes):
             await authorize_write(self.runtime, directory, self.approver, f"uninstall {kind} {name}")
             await anyio.to_thread.run_sync(shutil.rmtree, directory)

@@ -187,6 +187,10 @@ class CatalogEntry:
     #: plugins: the Claude plugin manifest the marketplace entry itself is (``strict: false``):
     #: what is installed is what it lists (see :func:`kairox_catalog.bundles.assemble_plugin`)
     manifest: dict[str, Any] = attrs.field(factory=dict)
+    #: the URL (credentials redacted) of the document fetched over the network this entry
+    #: came from; empty for a local document or a source in code. Such an entry installs only
+    #: from the network and never reads this machine's environment (:mod:`kairox_catalog.network`)
+    fetched_from: str = ""
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not self.name.strip():

@@ -1,10 +1,14 @@
-"""Comment-preserving edits of ``kairox.toml`` (tomlkit) with atomic writes."""
+"""Comment-preserving edits of ``kairox.toml`` (tomlkit), each under the file's lock.
+
+:func:`edit_document` is the one way the catalog changes a ``kairox.toml``: the
+read, the change and the atomic write happen under :func:`kairox.files.update_text`'s
+lock, so parallel installs and uninstalls (and ``kairox mcp import``, which takes the
+same lock) never drop each other's tables.
+"""
 
 from __future__ import annotations
 
-import os
-import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +17,17 @@ import tomlkit.exceptions
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from kairox.files import atomic_write_bytes
+from kairox.files import update_text
 
-__all__ = ["TomlEditError", "read_document", "remove_server", "server_names", "set_server", "write_document"]
+__all__ = [
+    "TomlEditError",
+    "edit_document",
+    "parse_document",
+    "read_document",
+    "remove_server",
+    "server_names",
+    "set_server",
+]
 
 SECTION = "mcp_servers"
 
@@ -24,31 +36,50 @@ class TomlEditError(Exception):
     """The file cannot be edited safely (invalid TOML, a section of the wrong shape)."""
 
 
-def read_document(path: Path) -> TOMLDocument:
-    """The parsed file, or an empty document when it does not exist."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+def parse_document(text: str | None, path: Path) -> TOMLDocument:
+    """``text`` of the file at ``path`` parsed (an empty document for ``None``: no file)."""
+    if text is None:
         return tomlkit.document()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TomlEditError(f"cannot read {path}: {exc}") from None
     try:
         return tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
         raise TomlEditError(f"{path} is not valid TOML ({exc}); fix it before installing") from None
 
 
-def write_document(path: Path, doc: TOMLDocument) -> None:
-    """Atomically replace ``path`` (temp file in the same directory + ``os.replace``), keeping its mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def read_document(path: Path) -> TOMLDocument:
+    """The parsed file, or an empty document when it does not exist (a look, not an edit:
+    change the file with :func:`edit_document`)."""
     try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+        text: str | None = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        mode = None
-    text = tomlkit.dumps(doc)
-    if text.strip():  # one final newline: an install + uninstall round trip gives the same bytes
-        text = text.rstrip("\n") + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"), mode=mode if mode is not None else 0o644)
+        text = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TomlEditError(f"cannot read {path}: {exc}") from None
+    return parse_document(text, path)
+
+
+def edit_document(path: Path, change: Callable[[TOMLDocument], bool]) -> bool:
+    """Lock ``path``, read it, ``change(document)`` in place, write it atomically (keeping its
+    mode; 0644 for a new file), unlock. ``change`` returns whether it changed anything (nothing
+    is written when not); what it raises propagates and nothing is written. Blocks while
+    another writer holds the lock: call it from a worker thread in async code."""
+    changed = False
+
+    def edit(text: str | None) -> str | None:
+        nonlocal changed
+        doc = parse_document(text, path)
+        changed = change(doc)
+        if not changed:
+            return None
+        new = tomlkit.dumps(doc)
+        # one final newline: an install + uninstall round trip gives the same bytes
+        return new.rstrip("\n") + "\n" if new.strip() else new
+
+    try:
+        update_text(path, edit)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TomlEditError(f"cannot edit {path}: {exc}") from None
+    return changed
 
 
 def _servers(doc: TOMLDocument, *, create: bool) -> Any:

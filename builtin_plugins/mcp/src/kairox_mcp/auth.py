@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kairox import redact_url, user_home
 from kairox.errors import KairoxError
-from kairox.files import atomic_write_text
+from kairox.files import atomic_write_text, lock_path, locked
 
 if TYPE_CHECKING:
     import httpx2
@@ -289,9 +289,13 @@ class FileTokenStorage:
         return self.load_client_info()
 
     def _update(self, **fields: Any) -> None:
-        data = self._mine() or {"version": FORMAT_VERSION, "server_url": self.server_url}
-        data.update(fields)
-        self.file.write(data)
+        # under the file's lock: a token refresh in one process and a client registration in
+        # another keep each other's field (each reads the file the other wrote)
+        self.file.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with locked(lock_path(self.file.path)):
+            data = self._mine() or {"version": FORMAT_VERSION, "server_url": self.server_url}
+            data.update(fields)
+            self.file.write(data)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires = time.time() + tokens.expires_in if tokens.expires_in is not None else None

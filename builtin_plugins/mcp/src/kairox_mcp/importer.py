@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import re
-import stat
 import sys
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -44,7 +43,7 @@ import tomlkit.exceptions
 
 from kairox import expand_env, redact, redact_url
 from kairox.errors import ConfigError
-from kairox.files import atomic_write_bytes, read_document
+from kairox.files import read_document, update_text
 
 __all__ = [
     "KINDS",
@@ -946,17 +945,23 @@ def read_sources(
 SECTION = "mcp_servers"
 
 
-def _document(path: Path) -> tomlkit.TOMLDocument:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:
+    if text is None:
         return tomlkit.document()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
     try:
         return tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
         raise ConfigError(f"invalid TOML ({exc}); fix it before importing", file=str(path)) from None
+
+
+def _document(path: Path) -> tomlkit.TOMLDocument:
+    try:
+        text: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
+    return _parse(text, path)
 
 
 def server_names_in(path: Path) -> list[str]:
@@ -979,28 +984,32 @@ def _item(value: Any) -> Any:
 
 def write_servers(path: Path, servers: list[PlannedServer]) -> None:
     """Add a ``[mcp_servers.NAME]`` table for each server to ``path``, keeping everything
-    else (comments included); atomically (temp file + ``os.replace``), keeping the file's mode.
-    A name already in the file is a :class:`ConfigError` (nothing is written)."""
-    doc = _document(path)
-    section = doc.get(SECTION)
-    if section is None:
-        doc.add(SECTION, tomlkit.table(is_super_table=True))
-        section = doc[SECTION]
-    elif not isinstance(section, Mapping):
-        raise ConfigError(f"[{SECTION}] is not a table", file=str(path), path=SECTION)
-    for server in servers:
-        if server.name in section:
-            raise ConfigError("already declared; nothing was written", file=str(path), path=f"{SECTION}.{server.name}")
-        table = tomlkit.table()
-        table.comment(f"imported from {server.kind}: {server.file}")
-        for key, value in server.values.items():
-            table.add(key, _item(value))
-        table.add(tomlkit.nl())
-        section[server.name] = table  # type: ignore[index]
+    else (comments included). Read, changed and replaced atomically under the file's lock
+    (:func:`kairox.files.update_text`, as ``kairox catalog install`` edits it), keeping the
+    file's mode: a parallel writer's tables are never lost. A name already in the file is a
+    :class:`ConfigError` (nothing is written)."""
+
+    def change(text: str | None) -> str:
+        doc = _parse(text, path)
+        section = doc.get(SECTION)
+        if section is None:
+            doc.add(SECTION, tomlkit.table(is_super_table=True))
+            section = doc[SECTION]
+        elif not isinstance(section, Mapping):
+            raise ConfigError(f"[{SECTION}] is not a table", file=str(path), path=SECTION)
+        for server in servers:
+            if server.name in section:
+                where = f"{SECTION}.{server.name}"
+                raise ConfigError("already declared; nothing was written", file=str(path), path=where)
+            table = tomlkit.table()
+            table.comment(f"imported from {server.kind}: {server.file}")
+            for key, value in server.values.items():
+                table.add(key, _item(value))
+            table.add(tomlkit.nl())
+            section[server.name] = table  # type: ignore[index]
+        return tomlkit.dumps(doc).rstrip("\n") + "\n"
+
     try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = tomlkit.dumps(doc).rstrip("\n") + "\n"
-    atomic_write_bytes(path, text.encode("utf-8"), mode=mode if mode is not None else 0o644)
+        update_text(path, change)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot write: {exc}", file=str(path)) from None
