@@ -1,12 +1,15 @@
 """The attacks on ``kairox serve --http``'s front door, each against a real process on a real
-socket: clients that trickle their headers or body, idle sockets beyond the connection limit.
-The limits are test-sized through
+socket: clients that trickle their headers or body, idle sockets beyond the connection limit,
+more MCP sessions than allowed, and a session left idle. The limits are test-sized through
 ``[serve]``."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +19,7 @@ import httpx2
 import peers
 import psutil
 import pytest
-from serve_helpers import KAIROX, TOKEN, connect, make_workspace, serve_http, uvicorn_workers
+from serve_helpers import KAIROX, TOKEN, Workspace, connect, make_workspace, serve_http, uvicorn_workers
 from test_stdio import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
@@ -206,6 +209,84 @@ async def test_a_connection_past_the_limit_is_refused_when_all_are_in_requests(
     for stream in streams:
         await stream.aclose()
     await served(url)
+
+
+async def test_sessions_past_the_limit_are_refused(gateway_of: Callable[[str], Gateway]) -> None:
+    """``max_sessions = 2``: a third ``initialize`` is refused with HTTP 503 and a JSON-RPC
+    error, and once a client ends its session (DELETE), a new one opens."""
+    url, _port, _proc = gateway_of("max_sessions = 2\n")
+    async with httpx2.AsyncClient(timeout=30) as http:
+        ids = []
+        for _ in range(2):
+            opened = await http.post(url, json=INIT, headers=AUTH)
+            assert opened.status_code == 200, opened.text
+            ids.append(opened.headers["mcp-session-id"])
+        refused = await http.post(url, json=INIT, headers=AUTH)
+        assert refused.status_code == 503, refused.text
+        error = refused.json()["error"]
+        assert error["message"] == "Too many open sessions"
+        assert (await http.delete(url, headers={**AUTH, "mcp-session-id": ids[0]})).status_code == 200
+        again = await http.post(url, json=INIT, headers=AUTH)
+        assert again.status_code == 200, again.text
+
+
+SESSION_END = textwrap.dedent(
+    """\
+    #!{python}
+    import json, pathlib, sys
+    reason = json.load(sys.stdin).get("reason", "")
+    with open({marker!r}, "a") as out:
+        out.write(reason + "\\n")
+    """
+)
+
+
+def with_session_end_marker(ws: Workspace, marker: Path) -> None:
+    """A user plugin whose ``SessionEnd`` hook appends to ``marker`` when a kairox session ends."""
+    root = ws.home / "plugins" / "ends"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "ends"}))
+    hooks = {"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/end.py"}]}]}}
+    (root / "hooks").mkdir()
+    (root / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    script = root / "end.py"
+    script.write_text(SESSION_END.format(python=sys.executable, marker=str(marker)))
+    script.chmod(0o755)
+
+
+async def test_an_idle_session_is_closed_and_its_id_is_unknown(tmp_path: Path) -> None:
+    """A client opens a session, calls a tool (the gateway opens a kairox session for it) and
+    goes quiet, with no stream open: after ``session_idle_timeout`` (1 s here) the kairox
+    session has ended (a ``SessionEnd`` hook records it) and the session id answers 404, the
+    MCP spec's answer for a session the server does not know."""
+    from kairox.testing import trust_workspace
+
+    ws = make_workspace(tmp_path, serve="[serve]\nsession_idle_timeout = 1\n", trusted=False)
+    marker = tmp_path / "ended"
+    with_session_end_marker(ws, marker)
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            opened = await http.post(url, json=INIT, headers=AUTH)
+            session = {**AUTH, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await http.post(url, json=note, headers=session)).status_code == 202
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "wb_echo", "arguments": {"message": "hi"}},
+            }
+            called = await http.post(url, json=call, headers=session)
+            assert called.status_code == 200 and "hi" in called.text, called.text
+            assert not marker.exists()
+            with anyio.move_on_after(PATIENCE):
+                while not marker.exists():  # noqa: ASYNC110 - a file another process writes
+                    await anyio.sleep(0.1)
+            assert marker.exists(), "the idle session's kairox session never ended"
+            gone = await http.post(url, json={**call, "id": 3}, headers=session)
+            assert gone.status_code == 404, gone.text
+            assert gone.json()["error"]["message"] == "Session not found"
 
 
 async def test_uvicorn_with_the_guarded_protocol_cuts_a_slowloris(tmp_path: Path) -> None:

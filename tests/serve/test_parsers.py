@@ -34,6 +34,8 @@ FIELDS = [
     "header_timeout",
     "body_timeout",
     "max_connections",
+    "max_sessions",
+    "session_idle_timeout",
 ]
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.integers(-2, 20), st.floats(allow_nan=False), st.text(max_size=20)
@@ -60,10 +62,11 @@ def test_serve_section_structures_or_names_the_field(raw: dict[str, Any]) -> Non
     for patterns in (config.tools, config.deny_tools, config.skills, config.deny_skills):
         assert all(isinstance(p, str) and p for p in patterns)
     counts = (config.max_listens, config.max_listens_per_session, config.max_held_calls)
-    for limit in (*counts, config.max_connections):
+    for limit in (*counts, config.max_connections, config.max_sessions):
         assert type(limit) is int and 1 <= limit <= MAX_LISTENS
     for seconds, most in (
         (config.held_call_timeout, 86_400),
+        (config.session_idle_timeout, 86_400),
         (config.header_timeout, 3_600),
         (config.body_timeout, 3_600),
     ):
@@ -95,15 +98,16 @@ def test_serve_section_errors_by_example() -> None:
         structure({"max_held_calls": 0}, ServeConfig, path="serve", file="kairox.toml")
     front = ServeConfig()
     assert (front.header_timeout, front.body_timeout, front.max_connections) == (10, 30, 256)
+    assert (front.max_sessions, front.session_idle_timeout) == (256, 1800)
     for field, value, error in (
         ("header_timeout", 0, "must be more than 0 and at most 3600 seconds (got 0)"),
         ("body_timeout", 7200, "must be more than 0 and at most 3600 seconds (got 7200)"),
         ("header_timeout", "10", "expected a number, got '10'"),
         ("body_timeout", True, "expected a number"),
         ("header_timeout", float("nan"), "must be more than 0"),
-        ("held_call_timeout", float("inf"), "must be more than 0 and at most 86400 seconds (got inf)"),
+        ("session_idle_timeout", float("inf"), "must be more than 0 and at most 86400 seconds (got inf)"),
         ("max_connections", 0, "must be between 1 and 100000 (got 0)"),
-        ("max_connections", 1.5, "expected an integer"),
+        ("max_sessions", 1.5, "expected an integer"),
     ):
         with pytest.raises(ConfigError) as caught:
             structure({field: value}, ServeConfig, path="serve", file="kairox.toml")

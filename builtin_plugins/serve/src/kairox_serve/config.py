@@ -19,6 +19,8 @@
     header_timeout = 10             # --http: seconds a connection has to send a request's headers
     body_timeout = 30               # --http: seconds a request has to send its body, after its headers
     max_connections = 256           # --http: open connections (the oldest waiting for headers makes room)
+    max_sessions = 256              # --http: live MCP sessions (stateful, handshake era)
+    session_idle_timeout = 1800     # --http: seconds a session with no request in flight lives on
 """
 
 from __future__ import annotations
@@ -96,7 +98,9 @@ class ServeConfig:
 
     Over HTTP: how long a connection may take to send a request's headers
     (``header_timeout``) and body (``body_timeout``), how many connections are open at
-    once (``max_connections``); see :mod:`kairox_serve.frontdoor`."""
+    once (``max_connections``), how many MCP sessions live at once (``max_sessions``) and
+    how long one lives without a request (``session_idle_timeout``); see
+    :mod:`kairox_serve.frontdoor`."""
 
     name: str = attrs.field(default="kairox", validator=_name)
     version: str = ""
@@ -114,6 +118,8 @@ class ServeConfig:
     header_timeout: float = attrs.field(default=10.0, validator=_read_timeout)
     body_timeout: float = attrs.field(default=30.0, validator=_read_timeout)
     max_connections: int = attrs.field(default=256, validator=_count)
+    max_sessions: int = attrs.field(default=256, validator=_count)
+    session_idle_timeout: float = attrs.field(default=1800.0, validator=_timeout)
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

@@ -9,7 +9,8 @@
 - Without a token only a loopback address is served: :func:`check_bind` refuses the rest.
 
 What a connection may cost before these checks (read deadlines, a connection limit) is
-:mod:`kairox_serve.frontdoor`'s.
+:mod:`kairox_serve.frontdoor`'s; the SDK's session manager bounds the MCP sessions
+(``[serve] max_sessions``, ``session_idle_timeout``).
 """
 
 from __future__ import annotations
@@ -209,6 +210,10 @@ class GatewayApp:
                 # Host and Origin are checked here (one place, with allowed_origins); the
                 # manager still checks Content-Type and the body size
                 security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                # a session beyond the limit is refused (503); an idle one is closed, with
+                # its kairox session, and its id answers 404 after
+                max_sessions=config.max_sessions,
+                session_idle_timeout=config.session_idle_timeout,
             )
             await stack.enter_async_context(manager.run())
             self.door = FrontDoor(DoorLimits(config.header_timeout, config.body_timeout, config.max_connections))
