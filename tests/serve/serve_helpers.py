@@ -163,10 +163,11 @@ def serve_http(
 
 
 @contextlib.contextmanager
-def uvicorn_workers(ws: Workspace, workers: int, env: dict[str, str]) -> Iterator[str]:
-    """``uvicorn kairox_serve.asgi:app --workers N`` as a process; yields the endpoint URL."""
+def uvicorn_workers(ws: Workspace, workers: int, env: dict[str, str], *args: str) -> Iterator[str]:
+    """``uvicorn kairox_serve.asgi:app --workers N ARGS`` as a process; yields the endpoint URL."""
     port = peers.free_port()
     argv = [sys.executable, "-m", "uvicorn", "kairox_serve.asgi:app", "--port", str(port), "--workers", str(workers)]
+    argv += args
     with _listening("uvicorn", argv, port, ws.root.parent / f"uvicorn-{port}.log", env, cwd=ws.root.parent):
         yield f"http://127.0.0.1:{port}/mcp"
 

@@ -31,6 +31,11 @@ FIELDS = [
     "max_listens_per_session",
     "max_held_calls",
     "held_call_timeout",
+    "header_timeout",
+    "body_timeout",
+    "max_connections",
+    "max_sessions",
+    "session_idle_timeout",
 ]
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.integers(-2, 20), st.floats(allow_nan=False), st.text(max_size=20)
@@ -56,9 +61,16 @@ def test_serve_section_structures_or_names_the_field(raw: dict[str, Any]) -> Non
     assert config.name.strip() and isinstance(config.prompts, bool)
     for patterns in (config.tools, config.deny_tools, config.skills, config.deny_skills):
         assert all(isinstance(p, str) and p for p in patterns)
-    for limit in (config.max_listens, config.max_listens_per_session, config.max_held_calls):
+    counts = (config.max_listens, config.max_listens_per_session, config.max_held_calls)
+    for limit in (*counts, config.max_connections, config.max_sessions):
         assert type(limit) is int and 1 <= limit <= MAX_LISTENS
-    assert isinstance(config.held_call_timeout, int | float) and 0 < config.held_call_timeout <= 86_400
+    for seconds, most in (
+        (config.held_call_timeout, 86_400),
+        (config.session_idle_timeout, 86_400),
+        (config.header_timeout, 3_600),
+        (config.body_timeout, 3_600),
+    ):
+        assert not isinstance(seconds, bool) and isinstance(seconds, int | float) and 0 < seconds <= most
 
 
 def test_serve_section_errors_by_example() -> None:
@@ -84,6 +96,23 @@ def test_serve_section_errors_by_example() -> None:
         structure({"held_call_timeout": 0}, ServeConfig, path="serve", file="kairox.toml")
     with pytest.raises(ConfigError, match=r"serve.max_held_calls: must be between 1 and 100000 \(got 0\)"):
         structure({"max_held_calls": 0}, ServeConfig, path="serve", file="kairox.toml")
+    front = ServeConfig()
+    assert (front.header_timeout, front.body_timeout, front.max_connections) == (10, 30, 256)
+    assert (front.max_sessions, front.session_idle_timeout) == (256, 1800)
+    for field, value, error in (
+        ("header_timeout", 0, "must be more than 0 and at most 3600 seconds (got 0)"),
+        ("body_timeout", 7200, "must be more than 0 and at most 3600 seconds (got 7200)"),
+        ("header_timeout", "10", "expected a number, got '10'"),
+        ("body_timeout", True, "expected a number"),
+        ("header_timeout", float("nan"), "must be more than 0"),
+        ("session_idle_timeout", float("inf"), "must be more than 0 and at most 86400 seconds (got inf)"),
+        ("max_connections", 0, "must be between 1 and 100000 (got 0)"),
+        ("max_sessions", 1.5, "expected an integer"),
+    ):
+        with pytest.raises(ConfigError) as caught:
+            structure({field: value}, ServeConfig, path="serve", file="kairox.toml")
+        assert str(caught.value).startswith(f"kairox.toml: serve.{field}: "), str(caught.value)
+        assert error in str(caught.value), str(caught.value)
     config = structure({"deny_tools": ["shell_*"], "prompts": False}, ServeConfig, path="serve")
     assert config.exposes_tool("fs_read", "fs.read") and not config.exposes_tool("shell_exec", "shell.exec")
 

@@ -1,7 +1,10 @@
 """``kairox_serve.asgi:app``: the gateway for an ASGI server, configured by the environment.
 
     KAIROX_WORKSPACE=/srv/ws KAIROX_SERVE_TOKEN_ENV=MCP_TOKEN MCP_TOKEN=... \\
-        uvicorn kairox_serve.asgi:app --host 0.0.0.0 --port 8000 --workers 2
+        uvicorn kairox_serve.asgi:app --host 0.0.0.0 --port 8000 --workers 2 \\
+        --http kairox_serve.frontdoor:GuardedHttp --ws none
+
+(``--http``: ``[serve]``'s read deadlines and connection limit, see :mod:`kairox_serve.frontdoor`.)
 
 | variable | meaning | default |
 |---|---|---|

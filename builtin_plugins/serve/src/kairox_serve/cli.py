@@ -101,9 +101,13 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
     import anyio
     import uvicorn
 
+    from .frontdoor import GuardedHttp, ensure_descriptors
     from .http import MCP_PATH, GatewayApp, HttpSettings
+    from .runtime import serve_config
 
     assert isinstance(settings, HttpSettings)
+    limits = serve_config(rt)
+    ensure_descriptors(limits.max_connections)
 
     @contextlib.asynccontextmanager
     async def given() -> AsyncIterator[Runtime]:
@@ -126,8 +130,12 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
         port=settings.port,
         lifespan="on",
         log_level="warning",
-        access_log=False,  # a log record per request is a cost on every call (uvicorn picks httptools if installed)
+        access_log=False,  # a log record per request is a cost on every call
         timeout_graceful_shutdown=5,
+        # uvicorn's protocol with [serve]'s read deadlines and connection limit (kairox_serve.frontdoor)
+        http=GuardedHttp,
+        ws="none",  # the gateway serves no WebSocket: an upgrade would leave the guarded protocol
+        backlog=limits.max_connections,
     )
     server = Server(config)
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host

@@ -16,6 +16,11 @@
     max_listens_per_session = 8     # ... of one client session (stdio; where a session is known)
     max_held_calls = 64             # 2026-07-28 calls held while their backend waits for the client
     held_call_timeout = 300         # seconds a held call waits for its client's retry, then is cancelled
+    header_timeout = 10             # --http: seconds a connection has to send a request's headers
+    body_timeout = 30               # --http: seconds a request has to send its body, after its headers
+    max_connections = 256           # --http: open connections (the oldest waiting for headers makes room)
+    max_sessions = 256              # --http: live MCP sessions (stateful, handshake era)
+    session_idle_timeout = 1800     # --http: seconds a session with no request in flight lives on
 """
 
 from __future__ import annotations
@@ -49,11 +54,11 @@ def _patterns(_inst: Any, attribute: attrs.Attribute[Any], value: list[str]) -> 
             raise ConfigError(f"a pattern is at most {MAX_PATTERN} characters", path=f"{attribute.name}[{i}]")
 
 
-#: the most ``subscriptions/listen`` streams a limit may allow (each holds a buffer)
+#: the most any count limit of ``[serve]`` may allow (listen streams, held calls, connections, sessions)
 MAX_LISTENS = 100_000
 
 
-def _listens(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+def _count(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError("expected a whole number", path=attribute.name)
     if not 1 <= value <= MAX_LISTENS:
@@ -64,13 +69,22 @@ def _listens(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
 MAX_HELD_TIMEOUT = 86_400.0
 
 
-def _timeout(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError("expected a number of seconds", path=attribute.name)
-    if not 0 < value <= MAX_HELD_TIMEOUT:
-        raise ConfigError(
-            f"must be more than 0 and at most {MAX_HELD_TIMEOUT:g} seconds (got {value})", path=attribute.name
-        )
+def _seconds(most: float) -> Any:
+    """A validator of a number of seconds, more than 0 and at most ``most``."""
+
+    def check(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError("expected a number of seconds", path=attribute.name)
+        if not 0 < value <= most:  # NaN fails this too
+            raise ConfigError(f"must be more than 0 and at most {most:g} seconds (got {value:g})", path=attribute.name)
+
+    return check
+
+
+_timeout = _seconds(MAX_HELD_TIMEOUT)
+#: the longest a client may take to send a request's headers or body (an hour)
+MAX_READ_TIMEOUT = 3_600.0
+_read_timeout = _seconds(MAX_READ_TIMEOUT)
 
 
 @attrs.frozen
@@ -80,7 +94,13 @@ class ServeConfig:
     ``instructions``), how many ``subscriptions/listen`` streams it keeps open
     (``max_listens`` in all, ``max_listens_per_session`` for one client session), and how
     many 2026-07-28 calls it holds while their backend waits for the client's answer
-    (``max_held_calls``), for how long (``held_call_timeout``, seconds)."""
+    (``max_held_calls``), for how long (``held_call_timeout``, seconds).
+
+    Over HTTP: how long a connection may take to send a request's headers
+    (``header_timeout``) and body (``body_timeout``), how many connections are open at
+    once (``max_connections``), how many MCP sessions live at once (``max_sessions``) and
+    how long one lives without a request (``session_idle_timeout``); see
+    :mod:`kairox_serve.frontdoor`."""
 
     name: str = attrs.field(default="kairox", validator=_name)
     version: str = ""
@@ -91,10 +111,15 @@ class ServeConfig:
     resources: bool = True
     skills: list[str] = attrs.field(factory=lambda: ["*"], validator=_patterns)
     deny_skills: list[str] = attrs.field(factory=list, validator=_patterns)
-    max_listens: int = attrs.field(default=1024, validator=_listens)
-    max_listens_per_session: int = attrs.field(default=8, validator=_listens)
-    max_held_calls: int = attrs.field(default=64, validator=_listens)
+    max_listens: int = attrs.field(default=1024, validator=_count)
+    max_listens_per_session: int = attrs.field(default=8, validator=_count)
+    max_held_calls: int = attrs.field(default=64, validator=_count)
     held_call_timeout: float = attrs.field(default=300.0, validator=_timeout)
+    header_timeout: float = attrs.field(default=10.0, validator=_read_timeout)
+    body_timeout: float = attrs.field(default=30.0, validator=_read_timeout)
+    max_connections: int = attrs.field(default=256, validator=_count)
+    max_sessions: int = attrs.field(default=256, validator=_count)
+    session_idle_timeout: float = attrs.field(default=1800.0, validator=_timeout)
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

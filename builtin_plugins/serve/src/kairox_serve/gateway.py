@@ -5,7 +5,8 @@ of the kairox session that belongs to the client's connection (so an "allow for 
 session" lasts as long as that connection); an Ask goes to the client
 (:mod:`kairox_serve.approval`). A 2026-07-28 client's call whose backend may ask it
 something runs in the gateway's task group, held between the client's retries
-(:mod:`kairox_serve.held`). Skills are prompts, their files resources.
+(:mod:`kairox_serve.held`). Skills are prompts, their files resources. What a client can
+see of tools and skills, every route asks one :class:`~kairox_serve.exposure.Exposure`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from .convert import (
     skill_files,
     skill_uri,
 )
+from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool
 from .held import HeldCall, HeldCalls, fingerprint
 
@@ -133,7 +135,8 @@ class Gateway:
         self.one_client = one_client
         self._process_session: Session | None = None
         self._process_link: ClientLink | None = None
-        self._exposed: dict[str, ToolSpec] | None = None
+        #: what clients see: every route asks it (tools, prompts, resources, notifications)
+        self.exposure = Exposure(runtime, config)
         #: connections that can take notifications (handshake era with a standalone channel)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         #: 2026-07-28 clients get change notifications on the ``subscriptions/listen``
@@ -173,6 +176,8 @@ class Gateway:
             self.rt.events.subscribe(self._on_change, ToolsChanged),
             self.rt.events.subscribe(self._on_change, SkillsChanged),
         ]
+        self.exposure.tools_changed()  # what changed since it was made
+        self.exposure.skills_changed(())
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -264,10 +269,17 @@ class Gateway:
         return await call_next(ctx)
 
     async def _on_change(self, event: Event) -> None:
-        """A registry change, announced on both revisions: as a listen-stream event to
-        2026-07-28 subscribers, as a notification on each handshake-era connection."""
-        if isinstance(event, ToolsChanged):
-            self._exposed = None
+        """A registry change a client can see (one of hidden tools or skills is not), announced
+        on both revisions: as a listen-stream event to 2026-07-28 subscribers, as a
+        notification on each handshake-era connection."""
+        tools = isinstance(event, ToolsChanged)
+        if tools:
+            seen = self.exposure.tools_changed()
+        else:
+            seen = isinstance(event, SkillsChanged) and self.exposure.skills_changed((*event.added, *event.removed))
+        if not seen:
+            return
+        if tools:
             await self._bus.publish(ToolsListChanged())
         else:
             if self.config.prompts:
@@ -277,7 +289,7 @@ class Gateway:
         for connection in list(self._connections):
             if not connection.initialized.is_set():
                 continue
-            if isinstance(event, ToolsChanged):
+            if tools:
                 await connection.send_tool_list_changed()
             else:
                 if self.config.prompts:
@@ -320,25 +332,15 @@ class Gateway:
         yield entry.session, entry.link
 
     # -- tools -----------------------------------------------------------------------
-    def exposed_tools(self) -> dict[str, ToolSpec]:
-        """Exported name -> spec of every tool ``[serve]`` exposes."""
-        if self._exposed is None:
-            self._exposed = {
-                spec.exported_name: spec
-                for spec in self.rt.tools.specs()
-                if spec.exported_name and self.config.exposes_tool(spec.exported_name, spec.id)
-            }
-        return self._exposed
-
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.exposed_tools().values()])
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.exposure.tools().values()])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        spec = self.exposed_tools().get(params.name)
+        spec = self.exposure.tool(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -485,24 +487,17 @@ class Gateway:
         return await self._round(held, ctx)
 
     # -- skills ------------------------------------------------------------------------
-    def exposed_skills(self) -> list[SkillDef]:
-        return [s for s in self.rt.skills.skills() if self.config.exposes_skill(s.name)]
-
-    def _skill(self, name: str) -> SkillDef:
-        skill = self.rt.skills.get(name)
-        if skill is None or not self.rt.skills.is_enabled(name) or not self.config.exposes_skill(name):
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {name}")
-        return skill
-
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt_for(s) for s in self.exposed_skills()])
+        return types.ListPromptsResult(prompts=[prompt_for(s) for s in self.exposure.skills()])
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        skill = self._skill(params.name)
+        skill = self.exposure.skill(params.name)
+        if skill is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
         async with self._session(ctx) as (session, _link):
             try:
                 rendered = await session.activate_skill(skill.name, params.arguments or {})
@@ -516,7 +511,7 @@ class Gateway:
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        resources = [r for skill in self.exposed_skills() for r in _resources_of(skill)]
+        resources = [r for skill in self.exposure.skills() for r in _resources_of(skill)]
         return types.ListResourcesResult(resources=resources)
 
     async def _read_resource(
@@ -527,8 +522,8 @@ class Gateway:
             name, relative = parse_skill_uri(uri)
         except BadSkillUri as exc:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {exc}") from None
-        skill = self.rt.skills.get(name)
-        if skill is None or not self.rt.skills.is_enabled(name) or not self.config.exposes_skill(name):
+        skill = self.exposure.skill(name)
+        if skill is None:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: no skill {name!r}")
         files = dict(skill_files(skill))  # the listing is the whitelist: nothing else is read
         path = files.get(relative)

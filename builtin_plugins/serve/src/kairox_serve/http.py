@@ -7,6 +7,10 @@
 - An ``Origin`` header (browsers send one) must be a loopback origin or one of
   ``allowed_origins`` (403 otherwise). No CORS headers are ever sent.
 - Without a token only a loopback address is served: :func:`check_bind` refuses the rest.
+
+What a connection may cost before these checks (read deadlines, a connection limit) is
+:mod:`kairox_serve.frontdoor`'s; the SDK's session manager bounds the MCP sessions
+(``[serve] max_sessions``, ``session_idle_timeout``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from kairox import KairoxError, Runtime
 
+from .frontdoor import DOOR_KEY, DoorLimits, FrontDoor, watching
 from .gateway import Gateway
 from .runtime import serve_config
 
@@ -189,12 +194,15 @@ class GatewayApp:
         self._runtime = runtime
         self._manager: StreamableHTTPSessionManager | None = None
         self.gateway: Gateway | None = None
+        #: the connections' deadlines and limit (uvicorn's protocol finds it in the lifespan state)
+        self.door: FrontDoor | None = None
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[GatewayApp]:
         async with AsyncExitStack() as stack:
             rt = await stack.enter_async_context(self._runtime())
-            gateway = Gateway(rt, serve_config(rt), stateless=self.settings.stateless)
+            config = serve_config(rt)
+            gateway = Gateway(rt, config, stateless=self.settings.stateless)
             await stack.enter_async_context(gateway.running())
             manager = StreamableHTTPSessionManager(
                 app=gateway.server,
@@ -202,20 +210,29 @@ class GatewayApp:
                 # Host and Origin are checked here (one place, with allowed_origins); the
                 # manager still checks Content-Type and the body size
                 security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                # a session beyond the limit is refused (503); an idle one is closed, with
+                # its kairox session, and its id answers 404 after
+                max_sessions=config.max_sessions,
+                session_idle_timeout=config.session_idle_timeout,
             )
             await stack.enter_async_context(manager.run())
+            self.door = FrontDoor(DoorLimits(config.header_timeout, config.body_timeout, config.max_connections))
             self.gateway, self._manager = gateway, manager
             try:
                 yield self
             finally:
-                self.gateway = self._manager = None
+                self.gateway = self._manager = self.door = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await self._lifespan(scope, receive, send)
             return
         if scope["type"] != "http":
             return
+        with watching(scope, receive) as watched:
+            await self._serve(scope, watched, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = self.check(scope)
         if refusal is not None:
             status, text, headers = refusal
@@ -244,13 +261,15 @@ class GatewayApp:
             return 403, "refused: this Origin may not use the gateway", []
         return None
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()
         if message["type"] != "lifespan.startup":
             return
         started = False
         try:
             async with self.serving():
+                if isinstance(scope.get("state"), dict):  # uvicorn hands it to each connection's protocol
+                    scope["state"][DOOR_KEY] = self.door
                 await send({"type": "lifespan.startup.complete"})
                 started = True
                 await receive()  # lifespan.shutdown

@@ -1,0 +1,86 @@
+"""What the gateway shows of its runtime: the one place where ``[serve]``'s ``tools`` /
+``deny_tools`` and ``skills`` / ``deny_skills`` apply.
+
+Every route of the gateway asks an :class:`Exposure`, and nothing else, what there is:
+``tools/list`` and ``tools/call`` (a hidden tool is an unknown one), ``prompts/list`` and
+``prompts/get``, ``resources/list`` and ``resources/read`` (a hidden skill's files are not
+there), and the ``list_changed`` notifications (a change a client cannot see is not
+announced). The gateway answers nothing else about tools or skills: no completions, no
+resource templates.
+
+The kernel's own tools (``tools.search``, ``skills.search``, of the ``kairox`` provider) are
+never exposed: they describe the whole runtime (every tool and skill, with the skill's file
+on this machine), not what ``[serve]`` lets through, and they exist to find what a turn's
+budget left out of a model's lists, where a client of the gateway gets complete ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kairox import Runtime, SkillDef, ToolSpec
+
+from .config import ServeConfig
+
+__all__ = ["KERNEL_PROVIDER", "Exposure"]
+
+#: the kernel's tool provider (``tools.search``, ``skills.search``)
+KERNEL_PROVIDER = "kairox"
+
+
+class Exposure:
+    """The tools and skills of ``runtime`` that ``config`` exposes, as they are now; after a
+    change of the registries, :meth:`tools_changed` / :meth:`skills_changed` take the new
+    ones and say whether a client could tell."""
+
+    def __init__(self, runtime: Runtime, config: ServeConfig) -> None:
+        self.rt = runtime
+        self.config = config
+        self._tools = self._exposed_tools()
+        self._skills = self._exposed_skills()
+
+    # -- tools -----------------------------------------------------------------------
+    def tools(self) -> Mapping[str, ToolSpec]:
+        """Exported name -> spec of every exposed tool."""
+        return self._tools
+
+    def tool(self, exported_name: str) -> ToolSpec | None:
+        """The exposed tool of that exported name, else ``None`` (hidden or missing alike)."""
+        return self.tools().get(exported_name)
+
+    def _exposed_tools(self) -> dict[str, ToolSpec]:
+        kernel = {spec.id for spec in self.rt.tools.by_provider(KERNEL_PROVIDER)}
+        return {
+            spec.exported_name: spec
+            for spec in self.rt.tools.specs()
+            if spec.exported_name and spec.id not in kernel and self.config.exposes_tool(spec.exported_name, spec.id)
+        }
+
+    def tools_changed(self) -> bool:
+        """After a change of the registry: whether the exposed tools changed with it."""
+        before, self._tools = self._tools, self._exposed_tools()
+        return before != self._tools
+
+    # -- skills --------------------------------------------------------------------------
+    def skills(self) -> list[SkillDef]:
+        """The exposed skills a client is offered: enabled, model-invocable, allowed by ``[serve]``."""
+        return self._skills
+
+    def skill(self, name: str) -> SkillDef | None:
+        """The exposed skill ``name`` (enabled and allowed by ``[serve]``; one a user invokes
+        by name, not listed, counts), else ``None`` (hidden or missing alike)."""
+        skill = self.rt.skills.get(name)
+        if skill is None or not self.rt.skills.is_enabled(name) or not self.config.exposes_skill(name):
+            return None
+        return skill
+
+    def _exposed_skills(self) -> list[SkillDef]:
+        return [s for s in self.rt.skills.skills() if self.config.exposes_skill(s.name)]
+
+    def skills_changed(self, names: tuple[str, ...]) -> bool:
+        """After the skills ``names`` changed: whether a client could see it (an exposed
+        skill came, went or changed; a skill's files are read when listed, so its name
+        counts)."""
+        before, self._skills = self._skills, self._exposed_skills()
+        seen = {s.name for s in before} | {s.name for s in self._skills}
+        return before != self._skills or any(name in seen for name in names)
