@@ -3,8 +3,10 @@
 A bundle is its folder: a manifest, a component (skill, command, agent, output style,
 hooks file, ``.mcp.json``, ``.lsp.json``) or the bundle folder itself that is a link to
 a private file or folder of the user's is refused, and the refusal is a problem of that
-bundle in ``kairox plugin list`` / ``plugin inspect``. The private content appears in no
-command's output, and a link to ``/dev/zero`` ends at once.
+bundle in ``kairox plugin list`` / ``plugin inspect``. The workspace's own ``.mcp.json``,
+and the MCP files of other clients ``kairox mcp import`` reads in the workspace, are read
+inside the workspace. The private content appears in no command's output, and a link to
+``/dev/zero`` ends at once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import test_contained_readers as readers
 from security_helpers import cli, cli_env, output_of, run_kairox
 from test_contained_readers import PRIVATE, plant
 
+from kairox.errors import ConfigError
 from kairox.testing import KairoxHarness
 
 # the fixtures of the readers' attacks: the clone, the private key, in-process runs over them
@@ -189,7 +192,41 @@ def test_a_bundle_folder_that_links_outside_the_workspace_is_refused(
     assert "outside the workspace" in entry["reason"], entry
 
 
-# -- a bundle's .lsp.json, read by kairox-lsp -----------------------------------------------------
+# -- the workspace's MCP files ----------------------------------------------------------------------
+
+
+def test_a_workspace_mcp_json_linking_to_a_private_file_is_a_config_error_naming_it(
+    workspace: Path, private_json: Path, harness: KairoxHarness
+) -> None:
+    link = plant(workspace, ".mcp.json", private_json)
+    result = cli(harness, "mcp", "list", "--json")
+    shown = output_of(result) + output_of(cli(harness, "context", "hi"))
+    assert PRIVATE not in shown
+    errors = json.loads(result.stdout)["errors"]
+    assert any(str(link) in e and "outside the workspace" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("rel", [".mcp.json", ".cursor/mcp.json", ".vscode/mcp.json"])
+def test_mcp_import_reads_a_workspace_file_inside_the_workspace(
+    rel: str, workspace: Path, private_json: Path, harness: KairoxHarness
+) -> None:
+    link = plant(workspace, rel, private_json)
+    result = cli(harness, "mcp", "import", "--dry-run", "--json", "--scope", "workspace")
+    assert PRIVATE not in output_of(result)
+    assert f"{link}: leads to {private_json}, outside the workspace" in output_of(result), output_of(result)
+
+
+def test_mcp_import_never_copies_what_a_linked_kairox_toml_leads_to(workspace: Path, tmp_path: Path) -> None:
+    from kairox_mcp.importer import PlannedServer, write_servers
+
+    mine = tmp_path / "home" / "kairox.toml"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(f'[mcp_servers.mine]\ncommand = "{PRIVATE}"\n')
+    target = plant(workspace, "kairox.toml", mine)
+    server = PlannedServer("x", "cursor", str(workspace / ".cursor" / "mcp.json"), "stdio", {"command": "x"})
+    with pytest.raises(ConfigError, match="outside"):
+        write_servers(target, [server])
+    assert target.is_symlink() and mine.read_text() == f'[mcp_servers.mine]\ncommand = "{PRIVATE}"\n'
 
 
 def test_a_bundles_lsp_json_is_read_inside_the_bundle(tmp_path: Path) -> None:
@@ -213,6 +250,8 @@ DEVICE_READERS = {
     ".kairox/plugins/evil/.claude-plugin/plugin.json": ("plugin", "list", "--json"),
     ".kairox/plugins/evil/.kairox-plugin/plugin.json": ("plugin", "inspect", "evil", "--json"),
     ".philont/plugins/evil/plugin.json": ("plugin", "list", "--json"),
+    ".mcp.json": ("mcp", "list"),
+    ".cursor/mcp.json": ("mcp", "import", "--dry-run", "--json", "--scope", "workspace"),
 }
 
 
