@@ -86,6 +86,38 @@ def test_a_format_that_is_not_what_it_was_registered_as_fails_its_probe(tmp_path
     assert "registered as 'kairox' (priority 11)" in error.message
 
 
+class _FolderOnly:
+    """A third-party format whose ``probe`` takes the folder alone."""
+
+    name, priority = "folder-only", 50
+
+    def __init__(self) -> None:
+        self.asked: list[Path] = []
+
+    def probe(self, root: Path) -> None:
+        self.asked.append(root)
+        return None
+
+
+def test_the_bundle_reader_goes_to_the_formats_that_take_it(tmp_path: Path) -> None:
+    from kairox.files import Root
+
+    # the manifest is a link to a file beside the bundle: outside the bundle, inside tmp_path
+    (tmp_path / "beside.json").write_text(json.dumps({"name": "p"}), encoding="utf-8")
+    (tmp_path / "p" / ".kairox-plugin").mkdir(parents=True)
+    (tmp_path / "p" / ".kairox-plugin" / "plugin.json").symlink_to(tmp_path / "beside.json")
+    folder_only = _FolderOnly()
+    formats = [*builtin_lazy_formats(), folder_only]
+    manifest, error = probe(tmp_path / "p", formats, reader=Root(tmp_path / "p", label="the plugin root"))
+    assert manifest is None and error is not None and "outside the plugin root" in error.message
+    # the formats read through the reader they are given (here one that reaches tmp_path)
+    manifest, error = probe(tmp_path / "p", formats, reader=Root(tmp_path / "p", also=[tmp_path]))
+    assert error is None and manifest is not None and manifest.name == "p"
+    # a format whose probe takes no reader is asked with the folder alone (by the second
+    # probe: in the first, the refused manifest failed the folder before it was asked)
+    assert folder_only.asked == [tmp_path / "p"]
+
+
 def test_discovery_lists_the_philont_locations_through_the_lazy_format(tmp_path: Path) -> None:
     from kairox_manifests.config import BundlesConfig
     from kairox_manifests.discovery import DiscoveryContext

@@ -142,7 +142,9 @@ def update_text(path: Path, change: Callable[[str | None], str | None], *, mode:
     """Read-modify-write the UTF-8 text file ``path`` so that concurrent writers never lose an update.
 
     Under :func:`locked` on :func:`lock_path` (the directory is created first): ``change`` gets
-    the file's text (``None`` when it does not exist) and returns the new text, which is
+    the file's text (``None`` when it does not exist), read as a contained file of its own folder
+    (a link there that leads elsewhere is :class:`Refused`, never copied into the file written),
+    and returns the new text, which is
     written with :func:`atomic_write_text` keeping the file's permission bits (``mode`` for a
     new file), or ``None`` to leave the file as it is. What ``change`` raises propagates and
     nothing is written; so does a read error (``OSError``, ``UnicodeDecodeError``). Returns what
@@ -151,7 +153,7 @@ def update_text(path: Path, change: Callable[[str | None], str | None], *, mode:
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(lock_path(path)):
         try:
-            text: str | None = path.read_text(encoding="utf-8")
+            text: str | None = Root(path.parent, label=str(path.parent)).read_text(path.name)
         except FileNotFoundError:
             text = None
         new = change(text)

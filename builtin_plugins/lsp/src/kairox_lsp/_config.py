@@ -19,7 +19,7 @@ import attrs
 
 from kairox import ValueMismatch, inherit_env, structure
 from kairox.errors import ConfigError
-from kairox.files import loads_bounded
+from kairox.files import Refused, Root, loads_bounded
 
 __all__ = [
     "EXTENSION_LANGUAGES",
@@ -234,13 +234,28 @@ def parse_lsp_servers(
     return servers, errors
 
 
-def load_lsp_json(file: Path, *, root: Path | None = None) -> tuple[dict[str, LspServerConfig], list[ConfigError]]:
-    """Read a ``.lsp.json`` file (``root`` defaults to its directory)."""
+#: a ``.lsp.json`` larger than this is not read
+MAX_LSP_JSON_BYTES = 4 * 1024 * 1024
+
+
+def load_lsp_json(
+    file: Path, *, root: Path | Root | None = None
+) -> tuple[dict[str, LspServerConfig], list[ConfigError]]:
+    """Read a bundle's ``.lsp.json`` inside the bundle: ``root`` is the bundle's folder or its
+    contained :class:`kairox.files.Root` (default: the file's folder). A file that leads
+    outside it (a link to a private file, a device) is refused with the reason, naming it;
+    ``${CLAUDE_PLUGIN_ROOT}`` expands to the bundle's folder."""
+    if isinstance(root, Root):
+        contained = root
+    else:
+        contained = Root(root if root is not None else file.parent, label="the plugin root")
     try:
-        document = loads_bounded(file.read_text(encoding="utf-8"), json.loads)
+        document = loads_bounded(contained.read_text(file, max_bytes=MAX_LSP_JSON_BYTES), json.loads)
+    except Refused as exc:
+        return {}, [ConfigError(exc.reason, file=str(file))]
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return {}, [ConfigError(f"cannot read: {exc}", file=str(file))]
-    return parse_lsp_servers(document, root=root or file.parent, file=str(file), path="")
+    return parse_lsp_servers(document, root=contained.path, file=str(file), path="")
 
 
 def patterns_for(config: LspServerConfig) -> list[str]:

@@ -47,6 +47,7 @@ from .formats import (
     builtin_formats as builtin_formats,
     check_name as check_name,
     compatibility_from as compatibility_from,
+    manifest_present as manifest_present,
     permissions_from as permissions_from,
     person_from as person_from,
 )
@@ -78,6 +79,9 @@ from .model import (
     Publisher as Publisher,
     Requirement as Requirement,
     Trust as Trust,
+)
+from .paths import (
+    bundle_root as bundle_root,
 )
 from .rules import (
     Rule as Rule,

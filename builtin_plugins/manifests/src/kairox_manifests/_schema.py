@@ -12,7 +12,7 @@ import attrs
 
 from kairox import describe_value, structure
 from kairox.errors import ConfigError
-from kairox.files import loads_bounded
+from kairox.files import Refused, Root, loads_bounded
 
 from .errors import ManifestError, Problem
 
@@ -34,15 +34,15 @@ def join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-def read_json(file: Path) -> Any:
-    """Read a JSON file; a missing, unreadable, oversized or invalid file is a :class:`ManifestError`."""
+def read_json(file: Path, root: Root | None = None) -> Any:
+    """Read a JSON file of a bundle inside the bundle's contained ``root`` (without one, inside
+    the file's own folder); a missing, refused (a link leading outside, a device), unreadable,
+    oversized or invalid file is a :class:`ManifestError` naming it."""
+    reader = root if root is not None else Root(file.parent, label=str(file.parent))
     try:
-        size = file.stat().st_size
-        if size > MAX_MANIFEST_BYTES:
-            raise ManifestError(f"file is too large ({size} bytes, limit {MAX_MANIFEST_BYTES})", file=str(file))
-        text = file.read_text(encoding="utf-8")
-    except ManifestError:
-        raise
+        text = reader.read_text(file, max_bytes=MAX_MANIFEST_BYTES)
+    except Refused as exc:
+        raise ManifestError(exc.reason, file=str(file)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ManifestError(f"cannot read: {exc}", file=str(file)) from None
     try:

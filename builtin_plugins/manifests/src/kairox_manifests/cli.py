@@ -62,9 +62,10 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{v['name']:<{w}}  {fmt:<13} {v['scope']:<9} {state:<12} {_summary(v['inventory'])}")
         if v["reason"]:
             click.echo(f"{'':<{w}}  ! {v['reason']}")
-        # two manifests of one directory that disagree: each said here (the rest is in `plugin inspect`)
+        # two manifests of one directory that disagree, and files not read (a link leading
+        # outside the bundle): each said here (the rest is in `plugin inspect`)
         for p in v["problems"]:
-            if p.get("kind") == "manifest-conflict":
+            if p.get("kind") in ("manifest-conflict", "refused"):
                 click.echo(f"{'':<{w}}  ! {p['file'] or v['root']}: {p['message']}")
 
 
@@ -80,7 +81,7 @@ def _inspect_record(rt: Runtime, target: str) -> BundleRecord:
             raise click.BadParameter(f"{target} is not a directory", param_hint="PATH")
         ctx = DiscoveryContext.from_runtime(rt)
         root = Path(os.path.realpath(path))
-        manifest, error = probe(root, ctx.formats)
+        manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root))
         if manifest is None and error is None:
             error = ManifestError("not a plugin (no manifest format recognises it)", file=str(root))
         inside_ws = str(root).startswith(str(rt.workspace) + os.sep)

@@ -11,6 +11,13 @@ higher one; the other is reported as shadowed):
 Probing asks each registered manifest format in ascending ``priority``; the
 first that recognises the directory wins. A broken manifest never stops
 discovery: the candidate carries its :class:`ManifestError`.
+
+Every folder is read contained (:class:`kairox.files.Root`): a workspace location
+inside the workspace (a ``[plugins] paths`` entry or a plugin folder of the
+workspace's that leads outside it is a failed candidate saying so), a user location
+inside itself, and each bundle inside its own folder, which is the root its format
+reads everything through (``probe(root, reader=...)``). A folder ``readable_roots``
+in the user's own ``[files]`` names may be reached by links all the same.
 """
 
 from __future__ import annotations
@@ -25,11 +32,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kairox import user_home
+from kairox.files import Refused, Root
 
 from .config import SECTION, BundlesConfig
 from .errors import ManifestError
+from .lazyformat import probe_format
 from .location import PRIORITY_CONFIGURED, PRIORITY_OVERRIDE, PRIORITY_USER, PRIORITY_WORKSPACE, Location
-from .paths import is_inside
+from .paths import bundle_root, is_inside
 from .settings import BundleSettings, SettingsStore
 
 if TYPE_CHECKING:
@@ -82,6 +91,20 @@ class DiscoveryContext:
     #: a workspace's values never change how the user's own bundles load
     user_values: dict[str, Any] = attrs.field(factory=dict)
     workspace_values: dict[str, Any] = attrs.field(factory=dict)
+    #: folders outside a root that links may reach: the user's own ``[files] readable_roots``
+    readable_roots: tuple[str, ...] = ()
+
+    def contained(self, folder: Path, *, label: str = "") -> Root:
+        """``folder`` as a contained root (as :meth:`kairox.Runtime.contained` makes one)."""
+        return Root(folder, label=label, also=self.readable_roots)
+
+    def bundle(self, folder: Path) -> Root:
+        """The contained root of the bundle in ``folder``: everything it contains is read inside it."""
+        return bundle_root(folder, also=self.readable_roots)
+
+    @property
+    def workspace_root(self) -> Root:
+        return self.contained(self.workspace, label="the workspace")
 
     @classmethod
     def from_runtime(cls, runtime: Runtime, *, settings: BundleSettings | None = None) -> DiscoveryContext:
@@ -95,13 +118,15 @@ class DiscoveryContext:
             env=runtime.env,
             home=runtime.home or user_home(runtime.env),
             config=config,
-            settings=settings or SettingsStore(runtime.workspace, _settings_env(runtime)).load(),
+            settings=settings
+            or SettingsStore(runtime.workspace, _settings_env(runtime), root=runtime.workspace_root).load(),
             formats=sorted_formats(runtime.manifest_formats),
             config_sources=sources,
             runtime_config=runtime.config,
             trust=runtime.trust,
             user_values=_scoped_values(runtime, "user"),
             workspace_values=_scoped_values(runtime, "workspace"),
+            readable_roots=runtime.readable_roots,
         )
 
     def source_scope(self, key: str) -> str:
@@ -147,12 +172,15 @@ def sorted_formats(formats: Iterable[Any]) -> list[Any]:
     return sorted(formats, key=lambda f: (getattr(f, "priority", 0), getattr(f, "name", "")))
 
 
-def _ask(fmt: Any, root: Path) -> BundleManifest | None:
-    """``fmt.probe(root)``; a format's own bug is this directory's :class:`ManifestError`."""
+def _ask(fmt: Any, root: Path, reader: Root) -> BundleManifest | None:
+    """``fmt.probe(root)`` (with the bundle's contained ``reader`` when the format takes one);
+    a format's own bug is this directory's :class:`ManifestError`."""
     try:
-        manifest: BundleManifest | None = fmt.probe(root)
+        manifest: BundleManifest | None = probe_format(fmt, root, reader)
     except ManifestError:
         raise
+    except Refused as exc:  # a format that reads through the reader and lets a refusal out
+        raise ManifestError(exc.reason, file=exc.file) from None
     except Exception as exc:  # a format's own bug costs this plugin only
         logger.debug("format %s failed on %s", getattr(fmt, "name", fmt), root, exc_info=True)
         raise ManifestError(
@@ -161,20 +189,26 @@ def _ask(fmt: Any, root: Path) -> BundleManifest | None:
     return manifest
 
 
-def probe(root: Path, formats: Iterable[Any]) -> tuple[BundleManifest | None, ManifestError | None]:
+def probe(
+    root: Path, formats: Iterable[Any], *, reader: Root | None = None
+) -> tuple[BundleManifest | None, ManifestError | None]:
     """Ask every format, in order: a directory with several manifests (``.claude-plugin/``
     and ``.codex-plugin/``...) is read by each, and the manifests are merged into one
     (:func:`~kairox_manifests.merge.merge_manifests`: metadata from the first, the union
     of the components, a warning where they disagree). A format marked ``fallback``
     (Claude's manifest-less layout) is asked only when no other recognises ``root``.
     Any manifest that is wrong fails the whole directory: a later one's components
-    never load without the first one's permissions."""
+    never load without the first one's permissions.
+
+    ``reader`` is the bundle's contained root (default: ``root`` itself, :func:`.paths.bundle_root`):
+    the formats read every file of the bundle through it."""
+    contained = bundle_root(root) if reader is None else reader
     ordered = list(formats)
     found: list[BundleManifest] = []
     try:
         for fmt in ordered:
             if not getattr(fmt, "fallback", False):
-                manifest = _ask(fmt, root)
+                manifest = _ask(fmt, root, contained)
                 if manifest is not None:
                     found.append(manifest)
         if found:
@@ -183,7 +217,7 @@ def probe(root: Path, formats: Iterable[Any]) -> tuple[BundleManifest | None, Ma
             return merge_manifests(found), None
         for fmt in ordered:
             if getattr(fmt, "fallback", False):
-                manifest = _ask(fmt, root)
+                manifest = _ask(fmt, root, contained)
                 if manifest is not None:
                     return manifest, None
     except ManifestError as exc:
@@ -244,28 +278,48 @@ def locations(ctx: DiscoveryContext) -> list[Location]:
     return out
 
 
-def _scan(location: Location, formats: list[Any]) -> list[Candidate]:
-    path = location.path
-    if not path.is_dir():
-        return []
+def _location_root(ctx: DiscoveryContext, location: Location) -> Root:
+    """What a location is read inside: a workspace's inside the workspace, a user's inside itself."""
+    if location.scope == "workspace":
+        return ctx.workspace_root
+    return ctx.contained(location.path, label=str(location.path))
+
+
+def _refused(path: Path, location: Location, reason: str) -> Candidate:
+    """A folder that may not be read, as a failed candidate saying where and why."""
+    return Candidate(path, location, None, ManifestError(f"{reason} ({location.origin})", file=str(path)))
+
+
+def _scan(location: Location, ctx: DiscoveryContext) -> list[Candidate]:
+    path, formats = location.path, ctx.formats
+    outer = _location_root(ctx, location)
+    try:
+        if outer.kind(path) != "dir":
+            return []
+    except Refused as exc:
+        return [_refused(path, location, exc.reason)]
     if location.mode in ("plugin", "auto"):
-        manifest, error = probe(path, formats)
+        real = outer.locate(path)
+        manifest, error = probe(path, formats, reader=ctx.bundle(real))
         if manifest is not None or error is not None or location.mode == "plugin":
             if manifest is None and error is None:
                 error = ManifestError("no manifest format recognises this directory", file=str(path))
-            return [Candidate(Path(os.path.realpath(path)), location, manifest, error)]
+            return [Candidate(real, location, manifest, error)]
     out: list[Candidate] = []
-    try:
-        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError as exc:
-        logger.warning("cannot list %s: %s", path, exc)
-        return []
-    for child in children:
-        manifest, error = probe(child, formats)
-        if manifest is None and error is None:
-            logger.debug("%s: not a plugin (no format recognises it)", child)
+    for entry in outer.entries(path):
+        if entry.name.startswith("."):
             continue
-        out.append(Candidate(Path(os.path.realpath(child)), location, manifest, error))
+        if entry.refused:
+            if entry.kind == "dir":  # a plugin folder that is a link to a folder outside
+                out.append(_refused(entry.path, location, entry.refused))
+            continue
+        if entry.kind != "dir" or entry.real is None:
+            continue
+        manifest, error = probe(entry.path, formats, reader=ctx.bundle(entry.real))
+        if manifest is None and error is None:
+            logger.debug("%s: not a plugin (no format recognises it)", entry.path)
+            continue
+        out.append(Candidate(entry.real, location, manifest, error))
     return out
 
 
@@ -273,7 +327,7 @@ def discover(ctx: DiscoveryContext) -> list[Candidate]:
     """Every candidate, winners first in priority order; losers have ``shadowed_by`` set."""
     seen: dict[Path, Candidate] = {}
     for location in sorted(locations(ctx), key=lambda loc: -loc.priority):
-        for cand in _scan(location, ctx.formats):
+        for cand in _scan(location, ctx):
             previous = seen.get(cand.root)
             if previous is None:
                 seen[cand.root] = cand

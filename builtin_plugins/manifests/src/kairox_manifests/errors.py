@@ -43,7 +43,9 @@ class Problem:
     ``"error"`` (the plugin or one contribution is not loaded). ``kind`` names a
     family of problems a reader may want to pick out: ``manifest-conflict`` (two
     manifests of one directory disagree), ``hook-event`` (a hook event kairox has
-    no equivalent for); empty for the others.
+    no equivalent for), ``refused`` (a file of the bundle that was not read: it
+    leads outside the bundle's folder, or is a device; ``file`` names it); empty
+    for the others.
     """
 
     message: str

@@ -30,6 +30,7 @@ from kairox import Capability, Domain, ToolSpec, TrustStore, user_home
 from .discovery import probe, sorted_formats
 from .errors import ManifestError
 from .model import BundleManifest
+from .paths import bundle_root
 from .trust import bundle_item
 
 if TYPE_CHECKING:
@@ -69,10 +70,12 @@ def bundle_dir(runtime: Runtime, scope: str) -> Path:
 
 
 def read_bundle(runtime: Runtime, source: Path) -> BundleManifest:
-    """The manifest of the plugin at ``source``; :class:`ManifestError` when it is not a (valid) plugin."""
+    """The manifest of the plugin at ``source``, read inside its folder (a file of it that leads
+    outside is refused); :class:`ManifestError` when it is not a (valid) plugin."""
     if not source.is_dir():
         raise ManifestError("not a directory", file=str(source))
-    manifest, error = probe(source, sorted_formats(runtime.manifest_formats))
+    reader = bundle_root(source, also=runtime.readable_roots)
+    manifest, error = probe(source, sorted_formats(runtime.manifest_formats), reader=reader)
     if error is not None:
         raise error
     if manifest is None:
@@ -134,19 +137,21 @@ async def install_bundle(
 
 
 def find_installed(runtime: Runtime, name: str, scope: str) -> Path | None:
-    """The directory of the plugin ``name`` in the scope's plugin directory."""
+    """The directory of the plugin ``name`` in the scope's plugin directory, looked at as
+    discovery does (the workspace's inside the workspace, the user's inside itself): a
+    folder that leads outside is not one."""
     parent = bundle_dir(runtime, scope)
-    direct = parent / name
-    if direct.is_dir():
-        return direct
-    if not parent.is_dir():
+    outer = runtime.workspace_root if scope == "workspace" else runtime.contained(parent, label=str(parent))
+    if outer.is_dir(parent / name):
+        return parent / name
+    if not outer.is_dir(parent):
         return None
     formats = sorted_formats(runtime.manifest_formats)
-    for child in sorted(parent.iterdir()):
-        if child.is_dir() and not child.name.startswith("."):
-            manifest, _ = probe(child, formats)
+    for entry in outer.entries(parent):
+        if entry.kind == "dir" and entry.real is not None and not entry.refused and not entry.name.startswith("."):
+            manifest, _ = probe(entry.path, formats, reader=bundle_root(entry.real, also=runtime.readable_roots))
             if manifest is not None and manifest.name == name:
-                return child
+                return entry.path
     return None
 
 

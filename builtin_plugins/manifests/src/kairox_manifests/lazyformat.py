@@ -21,11 +21,14 @@ import importlib.machinery
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kairox.declare import load_target
 
-__all__ = ["BUILTIN_FORMATS", "LazyFormat", "builtin_lazy_formats"]
+if TYPE_CHECKING:
+    from kairox.files import Root
+
+__all__ = ["BUILTIN_FORMATS", "LazyFormat", "builtin_lazy_formats", "probe_format"]
 
 #: kairox-manifests' own formats in probing order: ``(name, priority, target, fallback)``
 #: (the same list as :func:`kairox_manifests.formats.builtin_formats`)
@@ -100,8 +103,8 @@ class LazyFormat:
             self._format = fmt
         return self._format
 
-    def probe(self, root: Path) -> Any | None:
-        return self.format.probe(root)
+    def probe(self, root: Path, *, reader: Root | None = None) -> Any | None:
+        return probe_format(self.format, root, reader)
 
     def locations(self, workspace: Path, env: Mapping[str, str], config: Any = None) -> list[Any]:
         """The format's own plugin locations (none unless ``locations`` was given); never imports the format."""
@@ -114,6 +117,24 @@ class LazyFormat:
         if attribute.startswith("__") or attribute in ("_format", "_locations", "target"):
             raise AttributeError(attribute)
         return getattr(self.format, attribute)
+
+
+def probe_format(fmt: Any, root: Path, reader: Root | None) -> Any | None:
+    """``fmt.probe(root)``, given the bundle's contained root as ``reader`` when there is one
+    and the format's ``probe`` takes it (every kairox format does: it reads the bundle's
+    files through it). A format whose ``probe`` takes only the folder reads on its own."""
+    if reader is not None and _takes_reader(fmt):
+        return fmt.probe(root, reader=reader)
+    return fmt.probe(root)
+
+
+def _takes_reader(fmt: Any) -> bool:
+    import inspect
+
+    try:
+        return "reader" in inspect.signature(fmt.probe).parameters
+    except (TypeError, ValueError):  # a builtin or a callable without a signature
+        return False
 
 
 def builtin_lazy_formats() -> list[LazyFormat]:

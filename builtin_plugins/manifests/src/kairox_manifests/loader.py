@@ -140,6 +140,7 @@ class BundleLoader:
         else:
             self.records = []
         runtime.config.errors.extend(_packages_in_disabled(runtime, ctx, {r.name for r in self.records}))
+        runtime.config.errors.extend(ctx.settings.errors)
         for rec in self.records:
             for p in rec.manifest.problems if rec.manifest is not None else ():
                 if p.kind == "manifest-conflict":

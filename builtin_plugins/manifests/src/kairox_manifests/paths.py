@@ -1,15 +1,33 @@
-"""Paths inside a plugin: relative, resolved (symlinks too), never outside the root."""
+"""Paths inside a plugin: relative, resolved (symlinks too), never outside the root.
+
+A bundle is its folder: everything it contains is read through one contained root
+(:class:`kairox.files.Root`, :func:`bundle_root`), so a link from a bundle's file to
+anywhere outside its folder, the rest of the workspace included, is refused."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import ManifestError
+from kairox.files import Entry, Refused, Root
 
-__all__ = ["ROOT_VARIABLES", "expand_root", "is_inside", "resolve_inside"]
+from .errors import ManifestError, Problem
+
+__all__ = [
+    "BUNDLE_LABEL",
+    "ROOT_VARIABLES",
+    "bundle_root",
+    "expand_root",
+    "is_inside",
+    "refusal",
+    "resolve_inside",
+]
+
+#: what a bundle's root is called in a refusal ("... outside the plugin root; not read")
+BUNDLE_LABEL = "the plugin root"
 
 #: variables that expand to the plugin's root directory
 ROOT_VARIABLES = ("KAIROX_PLUGIN_ROOT", "CLAUDE_PLUGIN_ROOT", "PLUGIN_ROOT")
@@ -25,8 +43,24 @@ def is_inside(path: Path, root: Path) -> bool:
         return False
 
 
+def bundle_root(root: Path | Root, *, also: Iterable[str | os.PathLike[str]] = ()) -> Root:
+    """The contained root of the bundle at ``root`` (a :class:`Root` is returned as it is);
+    ``also`` are the folders the user's own ``[files] readable_roots`` lets links reach."""
+    if isinstance(root, Root):
+        return root
+    return Root(root, label=BUNDLE_LABEL, also=also)
+
+
+def refusal(refused: Refused | Entry) -> Problem:
+    """A refused file of a bundle (a :class:`Refused`, or a walk's refused :class:`Entry`) as a
+    problem of that bundle, where the item would have been: the file and the reason."""
+    if isinstance(refused, Entry):
+        return Problem(refused.refused, file=str(refused.path), severity="error", kind="refused")
+    return Problem(refused.reason, file=refused.file, severity="error", kind="refused")
+
+
 def resolve_inside(
-    root: Path,
+    root: Path | Root,
     value: Any,
     *,
     file: str | None,
@@ -34,7 +68,7 @@ def resolve_inside(
     require_dot_slash: bool = False,
     allow_root: bool = True,
 ) -> Path:
-    """Resolve a manifest path against the plugin root.
+    """Resolve a manifest path against the plugin root (a path, or the bundle's :class:`Root`).
 
     Raises :class:`ManifestError` (with ``file`` and field ``path``) when the
     value is not a non-empty string, is absolute, or resolves (following
@@ -50,14 +84,12 @@ def resolve_inside(
         )
     if require_dot_slash and not value.startswith("./"):
         raise ManifestError(f"{value!r} must start with ./ (relative to the plugin root)", file=file, path=path)
-    real_root = Path(os.path.realpath(root))
+    contained = bundle_root(root)
     try:
-        target = Path(os.path.realpath(real_root / value))
-    except (OSError, ValueError) as exc:
-        raise ManifestError(f"cannot resolve {value!r}: {exc}", file=file, path=path) from None
-    if not is_inside(target, real_root):
-        raise ManifestError(f"{value!r} resolves outside the plugin root", file=file, path=path)
-    if not allow_root and target == real_root:
+        target = contained.locate(contained.real / value)
+    except Refused as exc:
+        raise ManifestError(f"{value!r}: {exc.reason}", file=file, path=path) from None
+    if not allow_root and target == contained.real:
         raise ManifestError(f"{value!r} is the plugin root itself", file=file, path=path)
     return target
 

@@ -22,6 +22,10 @@ and trust follows the directory, not a name another plugin could take.
 Every change is a read-modify-write under an exclusive lock on a sibling
 ``.lock`` file, written to a temporary file and moved into place with
 ``os.replace`` so readers never see half a file.
+
+The workspace's file is read inside the workspace (a link leading outside it, or a
+device, is refused and named in :attr:`BundleSettings.errors`); the user's own is
+read wherever its links lead, as a regular file within a size cap.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from typing import Any
 
 import attrs
 
-from kairox.files import atomic_write_text, loads_bounded, locked
+from kairox.errors import ConfigError
+from kairox.files import Refused, Root, atomic_write_text, loads_bounded, locked, read_user_file
 
 from .location import SETTINGS_NAME as SETTINGS_NAME
 from .location import settings_file
@@ -45,6 +50,8 @@ __all__ = ["BundleSettings", "SettingsStore", "settings_file"]
 logger = logging.getLogger(__name__)
 
 VERSION = 1
+#: a settings file larger than this is not read
+MAX_BYTES = 4 * 1024 * 1024
 
 
 @attrs.define
@@ -58,6 +65,8 @@ class BundleSettings:
     trusted_roots: set[str] = attrs.field(factory=set)
     override_scopes: dict[str, str] = attrs.field(factory=dict)
     problems: list[str] = attrs.field(factory=list)
+    #: settings files that were not read (a link leading outside the workspace, a device)
+    errors: list[ConfigError] = attrs.field(factory=list)
 
     def _entry(self, plugin: str) -> dict[str, Any]:
         return self.plugins.get(plugin, {})
@@ -120,11 +129,17 @@ class BundleSettings:
 
 
 class SettingsStore:
-    """Reads and atomically updates the settings files of one workspace."""
+    """Reads and atomically updates the settings files of one workspace.
 
-    def __init__(self, workspace: Path, env: Mapping[str, str] | None = None) -> None:
+    ``root`` is the workspace's contained root (:attr:`kairox.Runtime.workspace_root`;
+    default: the workspace itself) the workspace's settings file is read inside."""
+
+    def __init__(self, workspace: Path, env: Mapping[str, str] | None = None, *, root: Root | None = None) -> None:
         self.workspace = workspace
         self.env = env
+        self.root = root if root is not None else Root(workspace, label="the workspace")
+        #: why a settings file was not read (a refused link, invalid JSON), since the last :meth:`load`
+        self.errors: list[ConfigError] = []
 
     def file(self, scope: str) -> Path:
         return settings_file(scope, workspace=self.workspace, env=self.env)
@@ -132,16 +147,23 @@ class SettingsStore:
     def read(self, scope: str) -> dict[str, Any]:
         path = self.file(scope)
         try:
-            data = loads_bounded(path.read_text(encoding="utf-8"), json.loads)
+            raw = self.root.read_bytes(path, max_bytes=MAX_BYTES) if scope == "workspace" else read_user_file(path)
+            data = loads_bounded(raw.decode("utf-8"), json.loads)
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
+        except Refused as exc:
+            self.errors.append(ConfigError(f"{exc.reason}; the {scope} plugin settings are ignored", file=str(path)))
+            return {}
+        except (OSError, ValueError, RecursionError) as exc:
             logger.warning("cannot read plugin settings %s: %s", path, exc)
             return {}
         return data if isinstance(data, dict) else {}
 
     def load(self) -> BundleSettings:
-        return BundleSettings.merged([("user", self.read("user")), ("workspace", self.read("workspace"))])
+        self.errors = []
+        settings = BundleSettings.merged([("user", self.read("user")), ("workspace", self.read("workspace"))])
+        settings.errors = list(self.errors)
+        return settings
 
     def update(self, scope: str, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """Apply ``change`` to the scope's document under the lock and write it atomically."""

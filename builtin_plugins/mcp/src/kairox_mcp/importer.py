@@ -17,7 +17,10 @@ claude-desktop  ``$XDG_CONFIG_HOME/Claude/claude_desktop_config.json`` (macOS:
 windsurf        ``~/.codeium/windsurf/mcp_config.json``
 =============== ==================================================================
 
-Every JSON file is read as JSONC (comments and trailing commas, as VS Code, Zed and
+A file in the workspace is read inside the workspace (:class:`kairox.files.Root`: a link
+leading outside it, or a device, is an error naming the file, and nothing it leads to is
+read); the user's own files are read wherever their links lead, as regular files within a
+size cap. Every JSON file is read as JSONC (comments and trailing commas, as VS Code, Zed and
 Gemini CLI write them). Each client's variable syntax becomes kairox's ``${VAR}``; a
 literal secret (an ``env`` value, an ``Authorization`` header, a token in a URL or an
 argument) becomes a ``${VAR}`` reference and a :class:`Variable` the user must set. Nothing
@@ -43,7 +46,9 @@ import tomlkit.exceptions
 
 from kairox import expand_env, redact, redact_url
 from kairox.errors import ConfigError
-from kairox.files import read_document, update_text
+from kairox.files import Refused, Root, update_text
+
+from .sources import read_config_file
 
 __all__ = [
     "KINDS",
@@ -886,16 +891,21 @@ def read_sources(
     kinds: tuple[str, ...] = KINDS,
     platform: str = sys.platform,
     user_scope: bool = False,
+    workspace_root: Root | None = None,
 ) -> ImportPlan:
     """Read every file of ``kinds``; with ``user_scope``, a workspace file's servers are
-    listed as skipped (they belong to the workspace's ``kairox.toml``)."""
+    listed as skipped (they belong to the workspace's ``kairox.toml``). A file in the
+    workspace is read inside ``workspace_root`` (:attr:`kairox.Runtime.workspace_root`;
+    default: the workspace), the user's own as regular files within a size cap."""
     plan = ImportPlan()
     secrets = _Secrets()
     taken: dict[str, PlannedServer] = {}
+    inside = workspace_root if workspace_root is not None else Root(workspace, label="the workspace")
     for source in source_files(workspace, env, kinds=kinds, platform=platform):
         errors: list[ConfigError] = []
         loads: Callable[[str], Any] = _loads_toml if source.kind == "codex" else loads_jsonc
-        data = read_document(source.path, errors, loads, "TOML" if source.kind == "codex" else "JSON")
+        kind = "TOML" if source.kind == "codex" else "JSON"
+        data = read_config_file(source.path, errors, loads, kind, root=inside if source.in_workspace else None)
         plan.errors.extend(errors)
         if data is None:
             continue
@@ -954,11 +964,17 @@ def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:
         raise ConfigError(f"invalid TOML ({exc}); fix it before importing", file=str(path)) from None
 
 
-def _document(path: Path) -> tomlkit.TOMLDocument:
+def _document(path: Path, root: Root | None = None) -> tomlkit.TOMLDocument:
+    """The ``kairox.toml`` at ``path`` that an import rewrites, read inside ``root`` (default:
+    its own folder: the file rewritten is the one at ``path``, never what a link there leads
+    to, which would be copied into it); a refused or unreadable one is a :class:`ConfigError`."""
+    contained = root if root is not None else Root(path.parent, label=str(path.parent))
     try:
-        text: str | None = path.read_text(encoding="utf-8")
+        text: str | None = contained.read_text(path)
     except FileNotFoundError:
         text = None
+    except Refused as exc:
+        raise ConfigError(f"{exc.reason}; fix it before importing", file=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
     return _parse(text, path)

@@ -8,13 +8,18 @@
 A later source replaces a whole entry of the same name. Reading never raises:
 each problem becomes a :class:`~kairox.ConfigError` (file + field path) and
 drops only the entry it concerns.
+
+The workspace's ``.mcp.json`` is read inside the workspace (:class:`kairox.files.Root`):
+a link leading outside it, or to a device, is a config error naming the file, and
+nothing of what it leads to is read. Philont's ``mcp.json`` is the user's own: read
+wherever its links lead, as a regular file within a size cap.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,7 @@ import attrs
 
 from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, expand_env, structure
 from kairox.errors import ConfigError
-from kairox.files import read_document
+from kairox.files import Refused, Root, read_user_file
 
 from ._declared import browser_wanted, philont_config_path
 from .config import McpServerConfig, ServerDefinition, normalize_transport
@@ -35,6 +40,7 @@ __all__ = [
     "parse_mcp_json",
     "parse_philont_mcp_json",
     "philont_config_path",
+    "read_config_file",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,6 +71,36 @@ class _McpJsonServer:
     headers: dict[str, str] = attrs.field(factory=dict)
     disabled: bool = False
     enabled: bool = True
+
+
+def read_config_file(
+    path: Path, errors: list[ConfigError], loads: Callable[[str], Any], kind: str, *, root: Root | None
+) -> Any | None:
+    """A config document (``kind``: ``"JSON"``, ``"TOML"``) parsed by ``loads``, read inside
+    ``root`` (a file the workspace contains), or, with ``root`` ``None``, as a file of the
+    user's own (:func:`kairox.files.read_user_file`: a regular file within a size cap).
+    Missing is ``None`` alone; refused, unreadable, not UTF-8 or invalid adds a
+    :class:`ConfigError` naming the file to ``errors`` and is ``None``."""
+    try:
+        raw = root.read_bytes(path) if root is not None else read_user_file(path)
+    except FileNotFoundError:
+        return None
+    except Refused as exc:
+        errors.append(ConfigError(exc.reason, file=str(path)))
+        return None
+    except OSError as exc:
+        errors.append(ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)))
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
+        return None
+    try:
+        return loads(text)
+    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError and TOMLDecodeError are ValueErrors
+        errors.append(ConfigError(f"invalid {kind}: {exc}", file=str(path)))
+        return None
 
 
 def _expand(value: Any, env: Mapping[str, str], path: str, file: str) -> Any:
@@ -218,12 +254,14 @@ def _prefix_of(name: str, raw: Any) -> str:
 
 
 def load_workspace_mcp_json(
-    path: Path, *, env: Mapping[str, str], trust: WorkspaceTrust | None
+    path: Path, *, env: Mapping[str, str], trust: WorkspaceTrust | None, root: Root | None = None
 ) -> tuple[list[ServerDefinition], list[UnavailableServer], list[ConfigError]]:
     """A workspace ``.mcp.json``, entry by entry: an entry the user's trust does not cover is
-    held (unexpanded); one that fails to parse or expand is a failed server, not a silent loss."""
+    held (unexpanded); one that fails to parse or expand is a failed server, not a silent loss.
+    Read inside the workspace's contained ``root`` (default: the file's folder, the workspace)."""
     errors: list[ConfigError] = []
-    data = read_document(path, errors, json.loads, "JSON")
+    contained = root if root is not None else Root(path.parent, label="the workspace")
+    data = read_config_file(path, errors, json.loads, "JSON", root=contained)
     if data is None:
         return [], [], errors
     file = str(path)
@@ -259,16 +297,19 @@ def load_definitions(
     home: Path | None = None,
     trust: WorkspaceTrust | None = None,
     unavailable: list[UnavailableServer] | None = None,
+    workspace_root: Root | None = None,
 ) -> tuple[dict[str, ServerDefinition], list[ConfigError]]:
     """Every configured server by name (later sources replace earlier ones) and the problems found.
 
     With ``trust``, the workspace ``.mcp.json`` entries it does not cover are not
-    expanded or defined; they (and entries that failed) are appended to ``unavailable``."""
+    expanded or defined; they (and entries that failed) are appended to ``unavailable``.
+    ``workspace_root`` is what the workspace's ``.mcp.json`` is read inside
+    (:attr:`kairox.Runtime.workspace_root`; default: the workspace)."""
     errors: list[ConfigError] = []
     merged: dict[str, ServerDefinition] = {}
 
     philont_path = philont_config_path(env, home)
-    data = read_document(philont_path, errors, json.loads, "JSON")
+    data = read_config_file(philont_path, errors, json.loads, "JSON", root=None)
     if data is not None:
         defs, errs = parse_philont_mcp_json(data, file=str(philont_path), env=env)
         errors.extend(errs)
@@ -278,7 +319,8 @@ def load_definitions(
             "browser", PLAYWRIGHT_SERVER, source="PHILONT_MCP_BROWSER", origin="philont"
         )
 
-    defs, held, errs = load_workspace_mcp_json(workspace / ".mcp.json", env=env, trust=trust)
+    root = workspace_root if workspace_root is not None else Root(workspace, label="the workspace")
+    defs, held, errs = load_workspace_mcp_json(workspace / ".mcp.json", env=env, trust=trust, root=root)
     errors.extend(errs)
     merged.update((d.name, d) for d in defs)
     if unavailable is not None:

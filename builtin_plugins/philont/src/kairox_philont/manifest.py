@@ -12,7 +12,6 @@ extensions: ``permissions`` and ``compatibility`` (as in ``.kairox-plugin/plugin
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import attrs
 
+from kairox.files import Refused, Root
 from kairox_manifests import (
     BaseFormat,
     BundleManifest,
@@ -31,8 +31,10 @@ from kairox_manifests import (
     Problem,
     RawCompatibility,
     RawPermissions,
+    bundle_root,
     check_name,
     compatibility_from,
+    manifest_present,
     parse_document,
     permissions_from,
     person_from,
@@ -82,13 +84,21 @@ class PhilontManifestDoc:
     compatibility: Optional[RawCompatibility] = None
 
 
-def resolve_main(root: Path, main: str | None, *, file: str) -> Path:
+def resolve_main(root: Path | Root, main: str | None, *, file: str) -> Path:
     """The entry file: a JavaScript file (``.js``, ``.mjs``, ``.cjs``), a ``.py`` path, a
     dotted module (``pkg.mod`` -> ``pkg/mod.py`` or ``pkg/mod/__init__.py``), or the first of
-    :data:`DEFAULT_MAINS` that exists."""
+    :data:`DEFAULT_MAINS` that exists, inside the plugin's folder (its contained ``root``):
+    an entry that leads outside it is a :class:`ManifestError` naming the file and ``main``."""
+    try:
+        return _main(bundle_root(root), main, file=file)
+    except Refused as exc:
+        raise ManifestError(f"{exc.file}: {exc.reason}", file=file, path="main") from None
+
+
+def _main(root: Root, main: str | None, *, file: str) -> Path:
     if main is None:
         for candidate in DEFAULT_MAINS:
-            if (root / candidate).is_file():
+            if root.kind(candidate) == "file":
                 return resolve_inside(root, candidate, file=file, path="main")
         raise ManifestError(f"no entry point ({', '.join(DEFAULT_MAINS)}); set main", file=file, path="main")
     if main.endswith((".ts", ".mts", ".cts", ".tsx")):
@@ -97,20 +107,19 @@ def resolve_main(root: Path, main: str | None, *, file: str) -> Path:
         )
     if main.endswith((*JS_SUFFIXES, ".py")) or "/" in main:
         target = resolve_inside(root, main, file=file, path="main", allow_root=False)
-        if target.is_dir():
-            target = next(
-                (target / n for n in ("index.js", "__init__.py") if (target / n).is_file()), target / "index.js"
-            )
+        if root.kind(target) == "dir":
+            index = (target / n for n in ("index.js", "__init__.py") if root.kind(target / n) == "file")
+            target = next(index, target / "index.js")
     elif _MODULE.match(main):
         rel = main.replace(".", "/")
         target = resolve_inside(root, f"{rel}.py", file=file, path="main")
-        if not target.is_file():
+        if root.kind(target) != "file":
             target = resolve_inside(root, f"{rel}/__init__.py", file=file, path="main")
     else:
         raise ManifestError(f"{main!r} is neither a JavaScript or .py file nor a module name", file=file, path="main")
-    if not target.is_file():
+    if root.kind(target) != "file":
         raise ManifestError(f"{main!r} does not exist", file=file, path="main")
-    return target
+    return root.locate(target)  # an index.js found in a folder may itself be a link
 
 
 def is_javascript(main: Path) -> bool:
@@ -125,21 +134,26 @@ class PhilontFormat(BaseFormat):
     def locations(self, workspace: Path, env: Mapping[str, str], config: Any = None) -> list[Location]:
         return philont_format_locations(workspace, env, config)
 
-    def probe(self, root: Path) -> BundleManifest | None:
-        file = Path(root) / self.manifest
-        if not file.is_file():
+    def probe(self, root: Path, *, reader: Root | None = None) -> BundleManifest | None:
+        """The plugin at ``root``, its files read inside its folder (``reader``, the contained
+        root discovery made; a link leading outside it is refused, naming the file)."""
+        contained = bundle_root(root) if reader is None else reader
+        file = contained.path / self.manifest
+        if not manifest_present(contained, file):
             return None
-        data = read_json(file)
+        data = read_json(file, contained)
         if not isinstance(data, dict) or "id" not in data:
             return None  # some other tool's plugin.json (a Philont manifest always has an id)
-        return self.parse(Path(os.path.realpath(root)), data, file)
+        return self.parse(contained, data, file)
 
-    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
+    def parse(self, root: Path | Root, data: Any, file: Path) -> BundleManifest:
         f = str(file)
+        contained = bundle_root(root)
+        root = contained.real
         problems: list[Problem] = []
         doc = parse_document(data, PhilontManifestDoc, file=f, problems=problems)
         plugin_id = check_name(doc.id, file=f, path="id")
-        main = resolve_main(root, doc.main, file=f)
+        main = resolve_main(contained, doc.main, file=f)
         for i, var in enumerate(doc.requiresEnv):
             if not _ENV_NAME.match(var):
                 raise ManifestError(f"{var!r} is not an environment variable name", file=f, path=f"requiresEnv[{i}]")

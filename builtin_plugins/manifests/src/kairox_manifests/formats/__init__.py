@@ -9,6 +9,7 @@ from ._meta import (
     RawCompatibility,
     RawPermissions,
     compatibility_from,
+    manifest_present,
     permissions_from,
     person_from,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "builtin_formats",
     "check_name",
     "compatibility_from",
+    "manifest_present",
     "permissions_from",
     "person_from",
 ]

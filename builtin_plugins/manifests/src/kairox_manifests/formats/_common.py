@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from kairox import ENTRY_NAME_RE, describe_value
+from kairox.files import Refused, Root
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
 from ..model import Contribution, HookDecl
-from ..paths import expand_root, resolve_inside
+from ..paths import expand_root, refusal, resolve_inside
 
 __all__ = [
     "CLAUDE_EVENTS",
@@ -21,6 +22,7 @@ __all__ = [
     "Collector",
     "check_name",
     "claude_hooks",
+    "default_inside",
     "lsp_servers",
     "mcp_servers",
     "path_list",
@@ -106,37 +108,84 @@ def path_list(value: Any, *, file: str | None, path: str) -> list[tuple[str, str
 # -- file components ------------------------------------------------------------
 
 
-def skills_in(directory: Path, out: Collector, *, file: str | None, path: str) -> None:
-    """Skills in a directory: ``<name>/SKILL.md`` folders and kairox skill files (``*.md``).
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def skills_in(root: Root, directory: Path, out: Collector, *, file: str | None, path: str) -> None:
+    """Skills in a directory of the bundle: ``<name>/SKILL.md`` folders and kairox skill
+    files (``*.md``), read inside the bundle's ``root``; an entry that leads outside it
+    is a problem where the skill would have been.
 
     A directory that itself holds ``SKILL.md`` is one skill.
     """
-    if (directory / "SKILL.md").is_file():
+    if _skill_folder(root, directory, out):
         out.add(Contribution("skill", directory.name, directory), file=file, path=path)
         return
-    for child in sorted(directory.iterdir()):
-        if child.name.startswith("."):
+    for entry in root.entries(directory):
+        if _hidden(entry.name):
             continue
-        if child.is_dir() and (child / "SKILL.md").is_file():
-            out.add(Contribution("skill", child.name, child), file=file, path=path)
-        elif child.is_file() and child.suffix == ".md" and child.name.upper() != "README.MD":
-            out.add(Contribution("skill", child.stem, child), file=file, path=path)
+        if entry.refused:
+            if entry.kind == "dir" or entry.name.endswith(".md"):
+                out.problems.append(refusal(entry))
+            continue
+        if entry.kind == "dir":
+            if _skill_folder(root, entry.path, out):
+                out.add(Contribution("skill", entry.name, entry.path), file=file, path=path)
+        elif entry.kind == "file" and entry.path.suffix == ".md" and entry.name.upper() != "README.MD":
+            out.add(Contribution("skill", entry.path.stem, entry.path), file=file, path=path)
 
 
-def markdown_in(target: Path, kind: str, out: Collector, *, file: str | None, path: str) -> None:
-    """Markdown components (commands, agents, output styles): a file, or the ``*.md`` files of a directory."""
-    if target.is_file():
+def _skill_folder(root: Root, directory: Path, out: Collector) -> bool:
+    """Whether ``directory`` holds a ``SKILL.md`` inside the bundle (one that leads outside
+    is a problem, and not a skill)."""
+    try:
+        return root.kind(directory / "SKILL.md") == "file"
+    except Refused as exc:
+        out.problems.append(refusal(exc))
+        return False
+
+
+def markdown_in(root: Root, target: Path, kind: str, out: Collector, *, file: str | None, path: str) -> None:
+    """Markdown components (commands, agents, output styles): a file, or the ``*.md`` files of a
+    directory (hidden ones skipped), walked inside the bundle's ``root``; an entry that leads
+    outside it is a problem where the component would have been."""
+    if root.is_file(target):
         out.add(Contribution(kind, target.stem, target), file=file, path=path)
         return
-    for child in sorted(target.rglob("*.md")):
-        if any(part.startswith(".") for part in child.relative_to(target).parts):
+    found = []
+    for entry in root.walk(target, skip=_hidden):
+        if _hidden(entry.name) or not (entry.name.endswith(".md") or entry.kind == "dir"):
             continue
+        if entry.refused:
+            out.problems.append(refusal(entry))
+        elif entry.kind == "file":
+            found.append(entry.path)
+    for child in sorted(found):
         rel = child.relative_to(target).with_suffix("")
         out.add(Contribution(kind, ":".join(rel.parts), child), file=file, path=path)
 
 
+def default_inside(root: Root, rel: str, problems: list[Problem], *, want: str = "") -> Path | None:
+    """The resolved path of the default location ``rel`` of the bundle (``skills``,
+    ``hooks/hooks.json``), or ``None`` when there is none (or, with ``want``, it is not a
+    ``file`` / ``dir``); one that leads outside the bundle, or is a device, a pipe or a
+    socket, is ignored with a problem naming it and why."""
+    try:
+        kind = root.kind(rel)
+    except Refused as exc:
+        problems.append(refusal(exc))
+        return None
+    if kind == "other":
+        problems.append(refusal(Refused(root.path / rel, "not a regular file or folder; not read")))
+        return None
+    if kind == "missing" or (want and kind != want):
+        return None
+    return root.locate(rel)
+
+
 def add_components(
-    root: Path,
+    root: Root,
     kind: str,
     declared: list[tuple[str, str]],
     defaults: tuple[str, ...],
@@ -153,24 +202,27 @@ def add_components(
             (resolve_inside(root, value, file=file, path=fpath, require_dot_slash=require_dot_slash), fpath, True)
         )
     for default in defaults:
-        try:
-            targets.append((resolve_inside(root, default, file=None, path=""), "", False))
-        except ManifestError:  # a default location that is a symlink out of the plugin
-            problems.append(Problem(f"{default} points outside the plugin root; ignored", file=str(root / default)))
+        found = default_inside(root, default, problems)
+        if found is not None:
+            targets.append((found, "", False))
     for target, fpath, was_declared in targets:
-        if not target.exists():
+        what = root.kind(target)
+        if what == "missing":
             if was_declared:
                 problems.append(Problem(f"{target} does not exist", file=file, path=fpath))
             continue
+        if what == "other":
+            problems.append(refusal(Refused(target, "not a regular file or folder; not read")))
+            continue
         if kind == "skill":
-            if target.is_dir():
-                skills_in(target, out, file=file, path=fpath)
+            if what == "dir":
+                skills_in(root, target, out, file=file, path=fpath)
             elif target.name == "SKILL.md":
                 out.add(Contribution("skill", target.parent.name, target.parent), file=file, path=fpath)
             else:
                 out.add(Contribution("skill", target.stem, target), file=file, path=fpath)
         else:
-            markdown_in(target, kind, out, file=file, path=fpath)
+            markdown_in(root, target, kind, out, file=file, path=fpath)
 
 
 # -- servers --------------------------------------------------------------------
@@ -225,7 +277,7 @@ def _server_table(data: Any, wrapper: str | None, *, file: str | None, path: str
 
 
 def _servers(
-    root: Path,
+    root: Root,
     value: Any,
     kind: str,
     wrapper: str | None,
@@ -241,14 +293,14 @@ def _servers(
         ipath = join(path, i) if isinstance(value, list) else path
         if isinstance(item, str):
             src = resolve_inside(root, item, file=file, path=ipath)
-            if not src.is_file():
+            if root.kind(src) in ("missing", "dir"):
                 out.problems.append(Problem(f"{item!r} does not exist; no servers from it", file=file, path=ipath))
                 continue
-            table, tpath = _server_table(read_json(src), wrapper, file=str(src), path="")
+            table, tpath = _server_table(read_json(src, root), wrapper, file=str(src), path="")
             sfile: str | None = str(src)
         elif isinstance(item, dict):
             table, tpath = _server_table(item, wrapper, file=file, path=ipath)
-            src, sfile = Path(file) if file else root, file
+            src, sfile = Path(file) if file else root.real, file
         else:
             raise ManifestError(
                 f"expected a table of servers or a path to a JSON file, got {describe_value(item)}",
@@ -258,10 +310,10 @@ def _servers(
         for name, entry in table.items():
             epath = join(tpath, str(name))
             check(entry, file=sfile, path=epath)
-            out.add(Contribution(kind, str(name), src, expand_root(entry, root)), file=sfile, path=epath)
+            out.add(Contribution(kind, str(name), src, expand_root(entry, root.real)), file=sfile, path=epath)
 
 
-def mcp_servers(root: Path, value: Any, out: Collector, *, file: str | None, path: str) -> None:
+def mcp_servers(root: Root, value: Any, out: Collector, *, file: str | None, path: str) -> None:
     _servers(root, value, "mcp_server", "mcpServers", _check_mcp_entry, out, file=file, path=path)
 
 
@@ -289,7 +341,7 @@ def _check_lsp_entry(entry: Any, *, file: str | None, path: str) -> None:
         )
 
 
-def lsp_servers(root: Path, value: Any, out: Collector, *, file: str | None, path: str) -> None:
+def lsp_servers(root: Root, value: Any, out: Collector, *, file: str | None, path: str) -> None:
     _servers(root, value, "lsp_server", "lspServers", _check_lsp_entry, out, file=file, path=path)
 
 
@@ -336,7 +388,7 @@ def _condition(value: Any, event: str, problems: list[Problem], *, file: str | N
 
 
 def claude_hooks(
-    root: Path, data: Any, out: Collector, problems: list[Problem], *, file: str | None, path: str
+    root: Root, data: Any, out: Collector, problems: list[Problem], *, file: str | None, path: str
 ) -> None:
     """Claude hooks: ``{hooks: {Event: [{matcher?, hooks: [{type, command, timeout}]}]}}``
     (the outer ``hooks`` is optional inline in ``plugin.json``)."""
@@ -427,7 +479,7 @@ def claude_hooks(
                         )
                     )
                     run_async = True
-                expanded = expand_root(command, root)
+                expanded = expand_root(command, root.real)
                 decl = HookDecl(
                     event=ours,
                     command=expanded,
@@ -437,11 +489,11 @@ def claude_hooks(
                     condition=condition,
                     run_async=run_async,
                 )
-                src = Path(file) if file else root
+                src = Path(file) if file else root.real
                 out.add(Contribution("hook", hook_name(out, ours, None, expanded), src, decl), file=file, path=hpath)
 
 
-def kairox_hooks(root: Path, hooks: list[Any], out: Collector, *, file: str | None, path: str) -> None:
+def kairox_hooks(root: Root, hooks: list[Any], out: Collector, *, file: str | None, path: str) -> None:
     """Kairox hooks: ``[{event, script, timeout?, matcher?}]`` with ``event`` a kairox lifecycle event."""
     for i, hook in enumerate(hooks):
         hpath = join(path, i)
@@ -458,7 +510,7 @@ def kairox_hooks(root: Path, hooks: list[Any], out: Collector, *, file: str | No
                 ) from None
         timeout = _timeout(hook.timeout, file=file, path=join(hpath, "timeout"))
         script = resolve_inside(root, hook.script, file=file, path=join(hpath, "script"), allow_root=False)
-        if not script.is_file():
+        if not root.is_file(script):
             if getattr(hook, "onError", "ignore") == "block":
                 # a guard that fails closed must not vanish because its script is missing
                 raise ManifestError(

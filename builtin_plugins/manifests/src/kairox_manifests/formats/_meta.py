@@ -8,11 +8,13 @@ from typing import Any, Optional
 import attrs
 
 from kairox import ApprovalPolicy, Permissions, SandboxPolicy, describe_value
+from kairox.files import Refused, Root
 
 from .._schema import join, parse_document, read_json
 from ..compat import KNOWN_PLATFORMS, parse_range, parse_requirement
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest, Compatibility, Publisher
+from ..paths import bundle_root
 from ._common import Collector, check_name
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "RawPerson",
     "compatibility_from",
     "fields_set",
+    "manifest_present",
     "permissions_from",
     "person_from",
 ]
@@ -138,12 +141,29 @@ def fields_set(doc: Any, *names: str) -> dict[str, Any]:
     return out
 
 
+def manifest_present(reader: Root, file: Path) -> bool:
+    """Whether the bundle has the manifest ``file``: ``False`` when there is none (or a folder
+    of that name); a manifest that leads outside the bundle or is not a regular file is a
+    :class:`ManifestError` naming it (the bundle is shown failed, never read from elsewhere)."""
+    try:
+        kind = reader.kind(file)
+    except Refused as exc:
+        raise ManifestError(exc.reason, file=str(file)) from None
+    if kind == "other":
+        raise ManifestError("not a regular file; not read", file=str(file))
+    return kind == "file"
+
+
 class BaseFormat:
     """A manifest format that reads ``<root>/<manifest>``.
 
-    ``probe(root)`` returns ``None`` when the file is absent, a
+    ``probe(root, reader=...)`` returns ``None`` when the file is absent, a
     :class:`BundleManifest` when it parses, and raises
-    :class:`~kairox_manifests.ManifestError` when it is there but wrong.
+    :class:`~kairox_manifests.ManifestError` when it is there but wrong. ``reader`` is
+    the bundle's contained root (:class:`kairox.files.Root`, made by discovery with the
+    user's ``[files] readable_roots``; without one, :func:`~kairox_manifests.paths.bundle_root`):
+    every file of the bundle is read through it, so nothing a link leads to outside the
+    bundle's folder is read.
     """
 
     name = ""
@@ -153,31 +173,35 @@ class BaseFormat:
     def manifest_file(self, root: Path) -> Path:
         return root / self.manifest
 
-    def probe(self, root: Path) -> BundleManifest | None:
-        file = self.manifest_file(root)
-        if not file.is_file():
+    def probe(self, root: Path, *, reader: Root | None = None) -> BundleManifest | None:
+        contained = bundle_root(root) if reader is None else reader
+        file = self.manifest_file(contained.path)
+        if not manifest_present(contained, file):
             return None
-        return self.parse(Path(root).resolve(), read_json(file), file)
+        return self.parse(contained, read_json(file, contained), file)
 
     #: the attrs class the manifest file is structured into (leniently: odd fields are warnings)
     document: Any = None
 
-    def parse(self, root: Path, data: Any, file: Path) -> BundleManifest:
-        """The manifest of the plugin at ``root`` from ``data``, the JSON of ``file``: structured
-        as :attr:`document`, named by :meth:`plugin_name`, and read by :meth:`read`."""
+    def parse(self, root: Path | Root, data: Any, file: Path) -> BundleManifest:
+        """The manifest of the plugin at ``root`` (its folder, or its contained :class:`Root`)
+        from ``data``, the JSON of ``file``: structured as :attr:`document`, named by
+        :meth:`plugin_name`, and read by :meth:`read`."""
+        contained = bundle_root(root)
         problems: list[Problem] = []
         doc = parse_document(data, self.document, file=str(file), problems=problems)
-        name = self.plugin_name(root, doc, str(file))
+        name = self.plugin_name(contained.real, doc, str(file))
         out = Collector(problems)
-        return self.manifest_of(name, root, file, out, **self.read(root, file, doc, name, out))
+        return self.manifest_of(name, contained.real, file, out, **self.read(contained, file, doc, name, out))
 
     def plugin_name(self, root: Path, doc: Any, file: str) -> str:
         """The plugin's name: the document's ``name``, checked."""
         return check_name(doc.name, file=file, path="name")
 
-    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+    def read(self, root: Root, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
         """Read the plugin ``name`` from ``doc``: ``out`` collects its contributions and the
-        warnings found reading it; returns the other :class:`BundleManifest` fields."""
+        warnings found reading it; returns the other :class:`BundleManifest` fields. ``root``
+        is the bundle's contained root: read every file it names through it."""
         raise NotImplementedError
 
     def manifest_of(self, name: str, root: Path, file: Path | None, out: Collector, **fields: Any) -> BundleManifest:

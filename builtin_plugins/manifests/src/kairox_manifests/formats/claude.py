@@ -9,21 +9,25 @@ reported and skipped.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Optional
 
 import attrs
 
+from kairox.files import Refused, Root
+
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
-from ..paths import resolve_inside
+from ..paths import bundle_root, resolve_inside
 from ._common import (
     Collector,
     add_components,
     check_name,
     claude_hooks,
+    default_inside,
     lsp_servers,
     mcp_servers,
     path_list,
@@ -61,7 +65,7 @@ class ClaudeManifestDoc:
     outputStyles: Any = None
 
 
-def _declared_hooks(root: Path, value: Any, out: Collector, problems: list[Problem], *, file: str) -> set[Path]:
+def _declared_hooks(root: Root, value: Any, out: Collector, problems: list[Problem], *, file: str) -> set[Path]:
     """Hooks from ``plugin.json``: a path, an inline table, or a list of either. Returns the files read."""
     seen: set[Path] = set()
     items = value if isinstance(value, list) else [value]
@@ -69,11 +73,11 @@ def _declared_hooks(root: Path, value: Any, out: Collector, problems: list[Probl
         ipath = join("hooks", i) if isinstance(value, list) else "hooks"
         if isinstance(item, str):
             src = resolve_inside(root, item, file=file, path=ipath)
-            if not src.is_file():
+            if root.kind(src) in ("missing", "dir"):
                 problems.append(Problem(f"{item!r} does not exist; no hooks from it", file=file, path=ipath))
                 continue
             seen.add(src)
-            claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+            claude_hooks(root, read_json(src, root), out, problems, file=str(src), path="")
         elif isinstance(item, dict):
             claude_hooks(root, item, out, problems, file=file, path=ipath)
         else:
@@ -85,7 +89,7 @@ def _declared_hooks(root: Path, value: Any, out: Collector, problems: list[Probl
     return seen
 
 
-def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, out: Collector) -> None:
+def _components(root: Root, doc: ClaudeManifestDoc | None, file: str | None, out: Collector) -> None:
     problems = out.problems
     for kind, default in DEFAULT_DIRS.items():
         field = {"skill": "skills", "command": "commands", "agent": "agents", "output_style": "outputStyles"}[kind]
@@ -94,11 +98,9 @@ def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, out
     read: set[Path] = set()
     if doc is not None and doc.hooks is not None:
         read = _declared_hooks(root, doc.hooks, out, problems, file=file or "")
-    default_hooks = root / DEFAULT_HOOKS
-    if default_hooks.is_file():
-        src = resolve_inside(root, DEFAULT_HOOKS, file=None, path="")
-        if src not in read:
-            claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+    src = default_inside(root, DEFAULT_HOOKS, problems, want="file")
+    if src is not None and src not in read:
+        claude_hooks(root, read_json(src, root), out, problems, file=str(src), path="")
     for field, default, load in (("mcpServers", ".mcp.json", mcp_servers), ("lspServers", ".lsp.json", lsp_servers)):
         value = getattr(doc, field) if doc else None
         declared_files: set[Path] = set()
@@ -106,8 +108,8 @@ def _components(root: Path, doc: ClaudeManifestDoc | None, file: str | None, out
             load(root, value, out, file=file, path=field)
             for v, p in _string_items(value, field):
                 declared_files.add(resolve_inside(root, v, file=file, path=p))
-        default_file = root / default
-        if default_file.is_file() and resolve_inside(root, default, file=None, path="") not in declared_files:
+        default_file = default_inside(root, default, problems, want="file")
+        if default_file is not None and default_file not in declared_files:
             load(root, f"./{default}", out, file=file, path=f"({default})")
 
 
@@ -126,7 +128,7 @@ class ClaudeFormat(BaseFormat):
 
     document = ClaudeManifestDoc
 
-    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+    def read(self, root: Root, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
         f, problems = str(file), out.problems
         if not KEBAB.match(name):
             problems.append(Problem(f"{name!r} is not kebab-case (lowercase words joined by -)", file=f, path="name"))
@@ -152,11 +154,20 @@ class ClaudeDefaultLayout(BaseFormat):
 
     MARKERS = ("skills", "commands", "agents", DEFAULT_HOOKS, ".mcp.json", ".lsp.json", "output-styles")
 
-    def probe(self, root: Path) -> BundleManifest | None:
-        root = Path(root).resolve()
-        if not root.is_dir() or not any((root / m).exists() for m in self.MARKERS):
+    def probe(self, root: Path, *, reader: Root | None = None) -> BundleManifest | None:
+        contained = bundle_root(root) if reader is None else reader
+        if not os.path.isdir(contained.real) or not any(_present(contained, m) for m in self.MARKERS):
             return None
-        name = check_name(root.name, file=str(root), path="(directory name)")
+        name = check_name(contained.real.name, file=str(contained.real), path="(directory name)")
         out = Collector([])
-        _components(root, None, None, out)
-        return self.manifest_of(name, root, None, out)
+        _components(contained, None, None, out)
+        return self.manifest_of(name, contained.real, None, out)
+
+
+def _present(root: Root, rel: str) -> bool:
+    """Whether the bundle has something at ``rel``: a link leading outside counts (the
+    bundle is recognised, and the refusal shown as its problem)."""
+    try:
+        return root.kind(rel) != "missing"
+    except Refused:
+        return True

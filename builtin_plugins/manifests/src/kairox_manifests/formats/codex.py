@@ -24,11 +24,12 @@ from typing import Any, Optional
 import attrs
 
 from kairox import describe_value
+from kairox.files import Root
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
 from ..paths import resolve_inside
-from ._common import Collector, add_components, check_name, claude_hooks, mcp_servers, path_list
+from ._common import Collector, add_components, check_name, claude_hooks, default_inside, mcp_servers, path_list
 from ._meta import BaseFormat, fields_set, person_from
 
 __all__ = ["CodexFormat", "CodexManifestDoc"]
@@ -55,7 +56,7 @@ class CodexManifestDoc:
     interface: Optional[dict[str, Any]] = None
 
 
-def codex_path(root: Path, value: str | None, field: str, file: str, problems: list[Problem]) -> Path | None:
+def codex_path(root: Root, value: str | None, field: str, file: str, problems: list[Problem]) -> Path | None:
     """Codex's path rule: ``./``-relative, no ``..``, inside the root; otherwise warn and ignore."""
     if value is None or value == "":
         return None
@@ -75,7 +76,7 @@ def codex_path(root: Path, value: str | None, field: str, file: str, problems: l
     return None
 
 
-def _hooks(root: Path, value: Any, out: Collector, problems: list[Problem], file: str) -> None:
+def _hooks(root: Root, value: Any, out: Collector, problems: list[Problem], file: str) -> None:
     """``hooks``: a path, a list of paths, an inline table, or a list of tables; absent
     (or nothing usable declared): ``hooks/hooks.json``."""
     used = False
@@ -87,11 +88,11 @@ def _hooks(root: Path, value: Any, out: Collector, problems: list[Problem], file
                 src = codex_path(root, item, ipath, file, problems)
                 if src is None:
                     continue
-                if not src.is_file():
+                if root.kind(src) in ("missing", "dir"):
                     problems.append(Problem(f"{item!r} does not exist; no hooks from it", file=file, path=ipath))
                     continue
                 used = True
-                claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+                claude_hooks(root, read_json(src, root), out, problems, file=str(src), path="")
             elif isinstance(item, dict):
                 used = True
                 claude_hooks(root, item, out, problems, file=file, path=ipath)
@@ -101,13 +102,10 @@ def _hooks(root: Path, value: Any, out: Collector, problems: list[Problem], file
                     file=file,
                     path=ipath,
                 )
-    if not used and (root / DEFAULT_HOOKS).is_file():
-        try:
-            src = resolve_inside(root, DEFAULT_HOOKS, file=None, path="")
-        except ManifestError:
-            problems.append(Problem(f"{DEFAULT_HOOKS} points outside the plugin root; ignored", file=str(root)))
-            return
-        claude_hooks(root, read_json(src), out, problems, file=str(src), path="")
+    if not used:
+        src = default_inside(root, DEFAULT_HOOKS, problems, want="file")
+        if src is not None:
+            claude_hooks(root, read_json(src, root), out, problems, file=str(src), path="")
 
 
 class CodexFormat(BaseFormat):
@@ -122,7 +120,7 @@ class CodexFormat(BaseFormat):
         raw_name = doc.name.strip()
         return check_name(raw_name or root.name, file=file, path="name" if raw_name else "name (directory name)")
 
-    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+    def read(self, root: Root, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
         f, problems = str(file), out.problems
         # skills: the declared paths that are usable, else skills/
         declared = []
@@ -143,7 +141,7 @@ class CodexFormat(BaseFormat):
             )
         elif isinstance(mcp, str) and codex_path(root, mcp, "mcpServers", f, problems) is not None:
             mcp_servers(root, mcp, out, file=f, path="mcpServers")
-        elif (root / ".mcp.json").is_file():
+        elif default_inside(root, ".mcp.json", problems, want="file") is not None:
             mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)")
         _hooks(root, doc.hooks, out, problems, f)
         apps = codex_path(root, doc.apps, "apps", f, problems)

@@ -7,8 +7,10 @@ from typing import Any, Literal, Optional
 
 import attrs
 
+from kairox.files import Root
+
 from ..model import Trust
-from ._common import Collector, add_components, kairox_hooks, lsp_servers, mcp_servers, path_list
+from ._common import Collector, add_components, default_inside, kairox_hooks, lsp_servers, mcp_servers, path_list
 from ._meta import (
     BaseFormat,
     RawCompatibility,
@@ -67,7 +69,7 @@ class KairoxFormat(BaseFormat):
 
     document = KairoxManifestDoc
 
-    def read(self, root: Path, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
+    def read(self, root: Root, file: Path, doc: Any, name: str, out: Collector) -> dict[str, Any]:
         f = str(file)
         for kind, field, default in (
             ("skill", "skills", "skills"),
@@ -84,7 +86,7 @@ class KairoxFormat(BaseFormat):
             declared = getattr(doc, field)
             if declared is not None:
                 load(root, declared, out, file=f, path=field)
-            elif (root / default).is_file():
+            elif default_inside(root, default, out.problems, want="file") is not None:
                 load(root, f"./{default}", out, file=f, path=f"({default})")
         return dict(
             version=doc.version,
