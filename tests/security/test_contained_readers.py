@@ -125,3 +125,18 @@ def test_readable_roots_lets_links_reach_a_folder_only_from_the_users_own_config
     assert "shared-guidance-31" not in output_of(cli(harness, "context", "hi"))
     (tmp_path / "home" / "kairox.toml").write_text(f"[files]\nreadable_roots = [{json.dumps(str(shared))}]\n")
     assert "shared-guidance-31" in output_of(cli(harness, "context", "hi"))
+
+
+@pytest.mark.parametrize("rel", ["kairox.toml", ".kairox/kairox.toml"])
+def test_a_workspace_config_file_linked_to_a_file_of_yours_is_refused(
+    rel: str, workspace: Path, tmp_path: Path, harness: KairoxHarness
+) -> None:
+    """A clone's kairox.toml that is a link to, say, the user's cloud credentials (INI reads as TOML)."""
+    credentials = tmp_path / "home" / ".aws" / "credentials"
+    credentials.parent.mkdir(parents=True)
+    credentials.write_text(f'[default]\naws_secret_access_key = "{PRIVATE}"\n')
+    plant(workspace, rel, credentials)
+    result = cli(harness, "config", "show", "--json")
+    out = output_of(result)
+    assert PRIVATE not in out and "default" not in json.loads(result.stdout)["sections"]
+    assert "outside the workspace" in out, out

@@ -19,8 +19,7 @@ from shared_helpers import open_with_builtin_tools
 
 import kairox_serve.hooks
 import kairox_skills.hooks
-from kairox import FunctionTool, SkillDef, SkillScope, ToolSpec
-from kairox_serve.config import ServeConfig
+from kairox import BrokenSection, FunctionTool, SkillDef, SkillScope, ToolSpec
 from kairox_serve.gateway import Gateway
 from kairox_serve.runtime import serve_config
 
@@ -84,12 +83,13 @@ async def test_prompts_and_resources_off(tmp_path: Path) -> None:
             assert "shell_exec" in {t.name for t in (await client.list_tools()).tools}
 
 
-async def test_a_bad_section_is_a_config_error_and_defaults_apply(tmp_path: Path) -> None:
+async def test_a_bad_section_is_a_config_error_and_nothing_is_served_on_defaults(tmp_path: Path) -> None:
     opener = served(tmp_path, {"tools": ["fs_*", 3], "unknown": 1})
     async with opener as rt:
         errors = [str(e) for e in rt.config.errors]
         assert any(e.startswith("kairox.toml: serve") for e in errors), errors
-        assert serve_config(rt) == ServeConfig()
+        with pytest.raises(BrokenSection, match=r"kairox\.toml: serve"):
+            serve_config(rt)
 
 
 def test_importing_the_hooks_stays_cheap() -> None:

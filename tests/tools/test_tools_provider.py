@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from tools_helpers import open_tools_runtime
 
-from kairox import ToolContext
+from kairox import BrokenSection, ToolContext
 from kairox._host import build_plugin_host
 from kairox._policy import Allow, Ask
 from kairox._runtime import Runtime
@@ -80,22 +80,24 @@ async def test_tools_section_values_reach_the_tools(ws: Path, home: Path) -> Non
 @pytest.mark.parametrize(
     ("table", "path", "words"),
     [
-        ({"shell_timeout": 0}, "tools", "must be greater than 0"),
-        ({"disabled": ["fs.delete"]}, "tools", "unknown tool 'fs.delete'"),
+        ({"shell_timeout": 0}, "tools.shell_timeout", "must be greater than 0"),
+        ({"disabled": ["fs.delete"]}, "tools.disabled", "unknown tool 'fs.delete'"),
         ({"max_output_char": 10}, "tools.max_output_char", "did you mean 'max_output_chars'"),
         ({"grep_engine": "grep"}, "tools.grep_engine", "'auto', 'ripgrep', 'python'"),
         ({"read_lines": "many"}, "tools.read_lines", "expected an integer"),
     ],
 )
-async def test_bad_tools_config_is_reported_and_the_defaults_apply(
+async def test_bad_tools_config_is_reported_and_the_tools_are_off(
     ws: Path, home: Path, table: dict[str, Any], path: str, words: str
 ) -> None:
     async with open_tools_runtime(ws, home, [("doc", table and {"tools": table})]) as rt:
         errors = [e for e in rt.config.errors if e.path.startswith("tools")]
         assert len(errors) == 1, rt.config.errors
         assert errors[0].path == path and words in errors[0].message
-        assert rt.config.section("tools") == ToolsConfig()
-        assert "fs.read" in rt.tools  # the tools still register
+        with pytest.raises(BrokenSection):
+            rt.config.section("tools")  # not its defaults: a limit the user set must not vanish
+        assert "fs.read" not in rt.tools
+        assert any(words in line for line in rt.broken_parts()), rt.broken_parts()
 
 
 async def test_stop_removes_the_tools(ws: Path, home: Path) -> None:

@@ -31,7 +31,7 @@ from ._home import user_home
 from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret, redact_args, redact_argv
 from .errors import ConfigError
-from .files import is_inside, read_document
+from .files import Root, is_inside, read_document
 
 if TYPE_CHECKING:
     from ._trust import Declared, TrustState, WorkspaceTrust
@@ -352,8 +352,8 @@ def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str]
     return rows
 
 
-def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, Any] | None:
-    data: dict[str, Any] | None = read_document(path, errors, tomllib.loads, "TOML")
+def _read_toml(path: Path, errors: list[ConfigError], root: Root | None = None) -> dict[str, Any] | None:
+    data: dict[str, Any] | None = read_document(path, errors, tomllib.loads, "TOML", root=root)
     return data
 
 
@@ -394,8 +394,12 @@ def load_config(
         config.scopes[name] = "user"
     ws_real = _real(workspace) if workspace is not None else None
     ws_abs = os.path.abspath(workspace) if workspace is not None else None
+    # a workspace's own files are read inside it: a kairox.toml linked to a file of yours is refused
+    ws_root = Root(workspace, label="the workspace") if workspace is not None else None
     for path in files:
-        data = _read_toml(path, config.errors)
+        lexically_inside = ws_abs is not None and is_inside(Path(os.path.abspath(path)), Path(ws_abs))
+        own = _real(path) == _real(user_file)
+        data = _read_toml(path, config.errors, ws_root if lexically_inside and not own else None)
         if data is not None:
             config.files.append(path)
             docs.append((str(path), data))

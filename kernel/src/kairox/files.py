@@ -251,22 +251,29 @@ def read_document(
     *,
     max_bytes: int = MAX_DOCUMENT_BYTES,
     max_depth: int = MAX_DOCUMENT_DEPTH,
+    root: Root | None = None,
 ) -> Any | None:
     """A config document (``kind``: ``"TOML"``, ``"JSON"``) parsed by ``loads``, or ``None``:
-    missing is ``None`` alone; unreadable, not UTF-8, larger than ``max_bytes``, invalid or
-    nested deeper than ``max_depth`` (:func:`loads_bounded`) adds a :class:`ConfigError`
-    naming the file to ``errors`` (the caller goes on without it)."""
+    missing is ``None`` alone; refused, unreadable, not UTF-8, larger than ``max_bytes``,
+    invalid or nested deeper than ``max_depth`` (:func:`loads_bounded`) adds a
+    :class:`ConfigError` naming the file to ``errors`` (the caller goes on without it).
+
+    The file is read inside ``root`` (a workspace's file inside the workspace); without
+    one it is a file of the user's own, read where its links lead (:func:`read_user_file`).
+    Either way only a regular file is read."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
+        if root is not None:
+            raw = root.read_bytes(path, max_bytes=max_bytes)
+        else:
+            raw = read_user_file(path, max_bytes=max_bytes)
         text = raw.decode("utf-8")
     except FileNotFoundError:
         return None
+    except Refused as exc:
+        errors.append(ConfigError(f"{exc.reason}", file=str(path)))
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
-        return None
-    if len(raw) > max_bytes:
-        errors.append(ConfigError(f"larger than {max_bytes:,} bytes: not read", file=str(path)))
         return None
     try:
         return loads_bounded(text, loads, max_depth=max_depth)

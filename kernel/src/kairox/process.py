@@ -33,6 +33,7 @@ import anyio.abc
 
 __all__ = [
     "OutputTail",
+    "protect_environment",
     "scripts_dir",
     "server_env",
     "describe_exit",
@@ -235,6 +236,28 @@ if sys.version_info < (3, 11):  # pragma: no cover - exercised by CI's 3.10 run
 
 
 @functools.cache
+def protect_environment() -> bool:
+    """Make this process's environment unreadable to the children it starts: on Linux, mark
+    the process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, as ``ssh-agent`` does), so its
+    ``/proc/<pid>/environ``, ``mem`` and ``fd/`` belong to root and a child running as the
+    same user cannot read them. Whether it took effect (``False`` elsewhere).
+
+    The ``kairox`` command does this first thing. A host that embeds kairox decides for its
+    own process (it also stops same-user debuggers and core dumps): call it at start-up.
+    What it does not stop: a child reading files the user can read, or the environment
+    kairox hands it (:func:`server_env` filters that); a process running as root."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_dumpable = 4
+        return bool(libc.prctl(pr_set_dumpable, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):  # no libc symbol: nothing to do it with
+        return False
+
+
 def scripts_dir() -> str:
     """The directory of the console scripts installed next to kairox (a venv's ``bin/``).
 

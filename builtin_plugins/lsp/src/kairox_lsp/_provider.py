@@ -364,7 +364,7 @@ def add_bundle_servers(
         lsp_file = Path(os.path.normpath(base / servers))
         if not str(lsp_file).startswith(str(Path(os.path.normpath(base))) + os.sep):
             return [ConfigError(f"{servers!r} leaves the plugin directory", file=file, path=f"{plugin}.lspServers")]
-        configs, errors = load_lsp_json(lsp_file, root=base)
+        configs, errors = load_lsp_json(lsp_file, root=runtime.contained(base, label=f"bundle {plugin}"))
     else:
         configs, errors = parse_lsp_servers(servers, root=base, file=file, path=f"{plugin}.lspServers")
     for name, config in configs.items():

@@ -124,7 +124,9 @@ def import_cmd(ctx: click.Context, kinds: tuple[str, ...], scope: str, dry_run: 
     json_out = want_json(ctx, as_json)
 
     async def go(rt: Runtime) -> dict[str, Any]:
-        plan = read_sources(rt.workspace, rt.env, kinds=picked, user_scope=scope == "user")
+        plan = read_sources(
+            rt.workspace, rt.env, kinds=picked, user_scope=scope == "user", workspace_root=rt.workspace_root
+        )
         target = config_target(rt, scope)
         try:
             plan.skip(_present(rt, target))

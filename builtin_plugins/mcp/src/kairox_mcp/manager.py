@@ -127,6 +127,7 @@ class McpServerManager:
             home=home,
             trust=self.runtime.trust,
             unavailable=unavailable,
+            workspace_root=self.runtime.workspace_root,
         )
         for name, entry in held.items():
             prefix = entry.raw.get("tool_prefix") if isinstance(entry.raw.get("tool_prefix"), str) else name

@@ -97,6 +97,10 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     from .._text import SafeStream
+    from ..process import protect_environment
+
+    # a server or worker this process starts must not read its environment from /proc
+    protect_environment()
 
     # every text kairox prints passes one guard: no escape sequence from a server, bundle
     # or file reaches the terminal (per-field escaping also stops forged lines)
