@@ -520,7 +520,7 @@ def _hold_workspace_part(
     """A ``needs_trust`` section without entries: each workspace file's part of it applies
     only when the trust covers it. Returns the table of what applies, and for each key
     the file that set it and whether it is a trusted workspace item."""
-    from ._trust import Declared, describe_entry, fingerprint
+    from ._trust import Declared, describe_entry, entry_secrets, fingerprint
 
     out: dict[str, Any] = {}
     origin: dict[str, tuple[str | None, bool]] = {}
@@ -533,7 +533,17 @@ def _hold_workspace_part(
             key = f"{name}@{file}"
             commands, urls, env_names = describe_entry(part)
             urls = urls + tuple(u for u in _urls_in(part) if u not in urls)
-            item = Declared(key, name, f"[{name}]", file, fingerprint([name, part]), commands, urls, env_names)
+            item = Declared(
+                key,
+                name,
+                f"[{name}]",
+                file,
+                fingerprint([name, part]),
+                commands,
+                urls,
+                env_names,
+                secrets=entry_secrets(part),
+            )
             if allowed(item) is not None:
                 assert trust is not None
                 reason = trust.explain(key)

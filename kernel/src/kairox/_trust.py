@@ -39,8 +39,13 @@ __all__ = [
     "TrustStore",
     "WorkspaceTrust",
     "describe_entry",
+    "entry_secrets",
     "fingerprint",
+    "mask",
     "referenced_files",
+    "shell_line",
+    "shell_quote",
+    "shown_text",
     "workspace_key",
 ]
 
@@ -83,38 +88,100 @@ def fingerprint(value: Any) -> str:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+    for _key, item, _parent in _walk(value):
+        if isinstance(item, str):
+            yield item
+
+
+def _walk(value: Any) -> Iterator[tuple[str, Any, str]]:
+    """Every value of a JSON-like tree with the key it is under ("" in a list) and its table's
+    key, in document order; iterative, so a deeply nested document costs no recursion."""
+    stack: list[tuple[str, Any, str]] = [("", value, "")]
+    while stack:
+        key, item, parent = stack.pop()
+        yield key, item, parent
+        if isinstance(item, Mapping):
+            stack.extend((str(k), v, key) for k, v in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(("", v, key) for v in reversed(item))
+
+
+# -- what an entry is shown as -------------------------------------------------------------
+
+#: characters that would drive a terminal or reorder a line (C0 and C1 controls, DEL, the
+#: bidirectional controls): an argument holding one is shown in ``$'...'`` with it escaped
+_UNSAFE_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if _UNSAFE_CHAR.match(ch):
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+    return ch
+
+
+def shell_quote(arg: str) -> str:
+    """One argument as a POSIX shell reads it back whole: :func:`shlex.quote`, or, when it
+    holds a control or bidi character, bash's ``$'...'`` with those characters escaped, so
+    the argument is shown whole and cannot drive the terminal it is shown on."""
+    if not _UNSAFE_CHAR.search(arg):
+        return shlex.quote(arg)
+    return "$'" + "".join(_escape_char(ch) for ch in arg) + "'"
+
+
+def shell_line(argv: Iterable[str]) -> str:
+    """A command line as it will run: each argument whole, quoted by :func:`shell_quote`."""
+    return " ".join(shell_quote(str(a)) for a in argv)
+
+
+def shown_text(text: str) -> str:
+    """A shell command string (a hook's ``command``) shown as written, or in ``$'...'``
+    when it holds a control or bidi character."""
+    return shell_quote(text) if _UNSAFE_CHAR.search(text) else text
+
+
+def _argvs(raw: Mapping[str, Any]) -> list[list[str]]:
+    """The command lines of an entry: its ``command`` + ``args`` (Philont's nested ``transport``
+    table too). Some formats give the command as a list."""
+    out: list[list[str]] = []
+    for table in (raw, raw.get("transport")):
+        if not isinstance(table, Mapping):
+            continue
+        command = table.get("command")
+        if isinstance(command, str) and command:
+            args = table.get("args")
+            out.append([command, *(str(a) for a in args)] if isinstance(args, list) else [command])
+        elif isinstance(command, list) and command:
+            out.append([str(c) for c in command])
+    return out
+
+
+_WHOLE_ENVIRONMENT = "(its whole environment: inherit_env = true)"
+#: tables whose keys are names the entry gives (variables, headers), not field names
+_VALUE_TABLES = ("env", "headers", "http_headers")
 
 
 def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """What a server-like entry would run: ``(command lines, URLs, environment variable names)``.
 
-    Reads the fields every server format shares (``command`` + ``args``, ``url``,
-    ``env``, ``env_vars``, ``*_env`` / ``*_env_var`` names, ``env_http_headers``)
-    and every ``${VAR}`` reference in any string. Values are not expanded.
+    Each command line is shown whole, as it will run (:func:`shell_line`); nothing in it is
+    redacted by a pattern (mask the values the entry sets with :func:`entry_secrets`).
+    Reads the fields every server format shares (``url``, ``env``, ``env_vars``,
+    ``*_env`` / ``*_env_var`` names, ``env_http_headers``) and every ``${VAR}``
+    reference in any string. Values are not expanded.
     """
-    commands: list[str] = []
+    commands = tuple(shell_line(argv) for argv in _argvs(raw))
     urls: list[str] = []
     names: list[str] = []
-    command = raw.get("command")
-    if isinstance(command, str) and command:
-        args = raw.get("args")
-        parts = [command, *(str(a) for a in args)] if isinstance(args, list) else [command]
-        commands.append(shlex.join(parts))
-    elif isinstance(command, list) and command:  # some formats give the command as a list
-        commands.append(shlex.join(str(c) for c in command))
-    url = raw.get("url")
-    if isinstance(url, str) and url:
-        urls.append(url)
+    for table in (raw, raw.get("transport")):
+        url = table.get("url") if isinstance(table, Mapping) else None
+        if isinstance(url, str) and url:
+            urls.append(url)
     if raw.get("inherit_env") is True:
-        names.append("(its whole environment: inherit_env = true)")
+        names.append(_WHOLE_ENVIRONMENT)
     env = raw.get("env")
     if isinstance(env, Mapping):
         # "" takes the variable from the user's environment; a literal value is set, not read
@@ -131,7 +198,43 @@ def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, 
         names.extend(str(v) for v in headers.values())
     for text in _strings(raw):
         names.extend(_VAR.findall(text))
-    return tuple(commands), tuple(urls), tuple(dict.fromkeys(names))
+    return commands, tuple(urls), tuple(dict.fromkeys(names))
+
+
+#: a value masked where it is shown: a token's shape (letters and digits both, at least 8
+#: long, no space, dot, slash or shell character, ``=`` only as padding). Such a value cannot
+#: hold a command line, a path, a host or an option, so a workspace that sets an env value
+#: equal to an argument cannot hide what that argument runs.
+_MASKABLE = re.compile(r"(?=[^=]*[0-9])(?=[^=]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_+~-]{7,}={0,2}")
+_AUTH_SCHEMES = ("bearer", "basic", "token")
+
+
+def entry_secrets(raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The values an entry itself hands its process or server, as ``(value, what)``: each
+    literal ``env`` value and each header value (the credential after ``Bearer``, ``Basic``
+    or ``token``), at any depth. :meth:`Declared.to_dict` masks them wherever they occur."""
+    found: list[tuple[str, str]] = []
+    for key, value, _parent in _walk(raw):
+        k = key.lower()
+        if not isinstance(value, Mapping) or k not in _VALUE_TABLES:
+            continue
+        what = "env" if k == "env" else "header"
+        for name, text in value.items():
+            if not isinstance(text, str) or "${" in text:
+                continue
+            scheme, _, credential = text.partition(" ")
+            part = credential.strip() if what == "header" and scheme.lower() in _AUTH_SCHEMES else text
+            if _MASKABLE.fullmatch(part):
+                found.append((part, f"{what}.{name}"))
+    return tuple(dict.fromkeys(found))
+
+
+def mask(text: str, secrets: Iterable[tuple[str, str]]) -> str:
+    """``text`` with each secret value replaced by ``<redacted:WHAT>`` (longest first)."""
+    for value, what in sorted(secrets, key=lambda s: -len(s[0])):
+        if value in text:
+            text = text.replace(value, f"<redacted:{what}>")
+    return text
 
 
 #: largest file whose contents an entry's fingerprint covers (larger: size and mtime), the
@@ -186,7 +289,8 @@ class Declared:
     ``key`` is stable across runs (``mcp_servers.git``, ``.mcp.json:everything``,
     ``bundle:guard``); ``digest`` is the fingerprint of the declaration itself,
     so any change to it needs trust again. ``commands``, ``urls`` and
-    ``env_names`` are what the user is shown before trusting.
+    ``env_names`` are what the user is shown before trusting (commands whole, as they will
+    run; :meth:`to_dict` masks the values in ``secrets`` wherever they occur).
     """
 
     key: str
@@ -200,6 +304,8 @@ class Declared:
     #: more the user should know before trusting (what a [policy] table grants, a bundle
     #: that would replace one of the user's own); not part of the fingerprint
     notes: tuple[str, ...] = attrs.field(default=(), eq=False)
+    #: values the item sets for its process or server (``(value, what)``): masked where shown
+    secrets: tuple[tuple[str, str], ...] = attrs.field(default=(), eq=False, repr=False)
 
     @classmethod
     def entry(
@@ -217,19 +323,30 @@ class Declared:
         command and arguments name (a trusted ``./run.sh`` that changes needs trust again)."""
         commands, urls, env_names = describe_entry(raw)
         files = referenced_files(raw, workspace) if workspace is not None else {}
-        return cls(key, kind, name, source, fingerprint([kind, name, raw, files]), commands, urls, env_names)
+        return cls(
+            key,
+            kind,
+            name,
+            source,
+            fingerprint([kind, name, raw, files]),
+            commands,
+            urls,
+            env_names,
+            secrets=entry_secrets(raw),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe view: URLs and secret-looking arguments redacted."""
-        from ._secrets import redact_args, redact_url
+        """A JSON-safe view: each command line whole, as it will run; URL passwords and
+        secret query values redacted; the values in :attr:`secrets` masked wherever they occur."""
+        from ._secrets import redact_url
 
         return {
             "key": self.key,
             "kind": self.kind,
             "name": self.name,
             "source": self.source,
-            "commands": [redact_args(c) for c in self.commands],
-            "urls": [redact_url(u) for u in self.urls],
+            "commands": [mask(c, self.secrets) for c in self.commands],
+            "urls": [mask(redact_url(u), self.secrets) for u in self.urls],
             "env_names": list(self.env_names),
             "notes": list(self.notes),
         }

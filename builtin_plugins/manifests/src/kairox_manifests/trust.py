@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox import Declared, describe_entry
+from kairox import Declared, describe_entry, shell_line, shown_text
 
 from .model import BundleManifest, Contribution, HookDecl
 
@@ -96,7 +95,7 @@ def bundle_digest(root: Path, *, within: Path | None = None) -> str:
 def _hook_command(c: Contribution) -> str:
     decl = c.config
     if isinstance(decl, HookDecl):
-        what = decl.command or (str(decl.script) if decl.script else "")
+        what = shown_text(decl.command) if decl.command else shell_line([str(decl.script)]) if decl.script else ""
         return f"hook {decl.event}: {what}"
     return f"hook {c.name}"
 
@@ -126,7 +125,7 @@ def bundle_item(manifest: BundleManifest, workspace: Path) -> Declared:
             env_names.extend(names)
     if manifest.code is not None:
         code = manifest.code
-        commands.append(f"code ({code.runtime}, {code.sandbox}): {shlex.quote(str(code.main))}")
+        commands.append(f"code ({code.runtime}, {code.sandbox}): {shell_line([str(code.main)])}")
         env_names.extend(code.requires_env)
     return Declared(
         key=bundle_key(manifest, workspace),

@@ -31,19 +31,21 @@ _KIND_NAMES = {
 
 
 def describe_items(items: Iterable[Declared], *, states: dict[str, str] | None = None) -> list[str]:
-    """Lines showing what each item would run: command lines, URLs (redacted), variables read."""
-    from .._secrets import redact_args, redact_url
+    """Lines showing what each item would run: each command line whole, as it will run (the
+    values the item itself sets masked), URLs (passwords redacted), the variables it reads,
+    notes. Text from the workspace is made terminal-safe."""
     from .._text import terminal_safe as safe
 
     lines: list[str] = []
     for item in items:
+        shown = item.to_dict()
         kind = _KIND_NAMES.get(item.kind, item.kind)
         state = f"  [{states[item.key]}]" if states and item.key in states else ""
         lines.append(f"  {kind} {safe(item.name)}  ({safe(item.source)}){state}")
-        for command in item.commands:
-            lines.append(f"      runs:     {safe(redact_args(command))}")
-        for url in item.urls:
-            lines.append(f"      contacts: {safe(redact_url(url))}")
+        for command in shown["commands"]:
+            lines.append(f"      runs:     {safe(command)}")
+        for url in shown["urls"]:
+            lines.append(f"      contacts: {safe(url)}")
         if item.env_names:
             lines.append(f"      reads:    {safe(', '.join(item.env_names))}")
         for note in item.notes:
