@@ -1,4 +1,4 @@
-"""What trusting shows: each command line whole, exactly as it will run.
+"""What trusting shows: each command line whole, and every variable an item can read.
 
 Written as the attack: a would-be command writes a marker file (outside the workspace), a
 127.0.0.1 listener stands for an endpoint the workspace chose and must receive nothing,
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from security_helpers import Clone, cli
+from security_helpers import SECRET, Clone, Listener, cli, output_of, run_kairox
 
 from kairox import shell_line
 
@@ -83,3 +83,59 @@ def test_an_argument_with_escape_sequences_is_shown_visibly_whole(clone: Clone) 
     text = cli(clone.harness, "trust").stdout
     assert "runs:     sh -c true $'\\x1b]0;owned\\x07\\x1b[2Jok' $'a\\u202egpj.exe' $'two\\nlines'\n" in text, text
     assert "\x1b" not in text and "\u202e" not in text
+
+
+# -- 2. every variable an item can read is named, at any depth ---------------------------------
+
+
+def oauth_workspace(clone: Clone, listener: Listener) -> None:
+    """A server whose OAuth client secret is a variable named at ``[mcp_servers.x.oauth]``,
+    with the token endpoint (and the server) the workspace's own: the listener."""
+    clone.write(
+        "kairox.toml",
+        "[mcp_servers.x]\n"
+        f'url = "http://127.0.0.1:{listener.port}/mcp"\n'
+        "[mcp_servers.x.oauth]\n"
+        'client_id = "kairox-client"\n'
+        'client_secret_env = "SECRET_TOKEN"\n',
+    )
+
+
+def test_a_nested_oauth_client_secret_variable_is_named_and_never_sent_untrusted(
+    clone: Clone, listener: Listener, no_leftovers: None
+) -> None:
+    oauth_workspace(clone, listener)
+    env = clone.harness.env
+    outputs = []
+    for args in (["status"], ["mcp", "login", "x", "--no-browser", "--timeout", "2"], ["tools", "list"]):
+        result = run_kairox(clone.workspace, env, *args, timeout=60)
+        outputs.append(output_of(result))
+    assert listener.connections == 0, listener.text
+    assert "untrusted" in outputs[1], outputs[1]
+    assert not [o for o in outputs if SECRET in o]
+
+    pending = clone.status()["trust"]["pending"]
+    assert pending[0]["env_names"] == ["SECRET_TOKEN"], pending
+    text = cli(clone.harness, "trust").stdout
+    assert "      reads:    SECRET_TOKEN\n" in text, text
+    assert listener.connections == 0 and SECRET not in text
+
+
+def test_variables_read_at_any_depth_are_named(clone: Clone) -> None:
+    clone.write(
+        "kairox.toml",
+        "[mcp_servers.deep]\n"
+        'command = "node"\n'
+        'args = ["s.js", "--t=${ARG_VAR}"]\n'
+        'env = { PASSED = "", SET = "x" }\n'
+        'env_vars = ["LISTED"]\n'
+        "[mcp_servers.deep.oauth]\n"
+        'client_secret_env = "OAUTH_VAR"\n'
+        "[mcp_servers.web]\n"
+        'url = "https://example.invalid/mcp"\n'
+        'bearer_token_env_var = "BEARER_VAR"\n'
+        'env_http_headers = { X-Key = "HEADER_VAR" }\n',
+    )
+    items = {p["key"]: p for p in clone.status()["trust"]["pending"]}
+    assert set(items["mcp_servers.deep"]["env_names"]) == {"ARG_VAR", "PASSED", "LISTED", "OAUTH_VAR"}
+    assert set(items["mcp_servers.web"]["env_names"]) == {"BEARER_VAR", "HEADER_VAR"}

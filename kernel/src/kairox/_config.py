@@ -565,14 +565,14 @@ def _reads_environment(
 ) -> dict[str, tuple[str | None, bool]]:
     """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
     that part is an item of its own, expanded only when the trust covers it."""
-    from ._trust import Declared, describe_entry, fingerprint
+    from ._trust import Declared, env_references, fingerprint
 
     out = dict(origin)
     for file, data in config.documents:
         part = data.get(name)
         if config.scope_of(file) != "workspace" or not isinstance(part, dict):
             continue
-        _, _, env_names = describe_entry({"": part})
+        env_names = env_references(part)
         if not env_names:
             continue
         key = f"{name}@{file}"

@@ -40,6 +40,7 @@ __all__ = [
     "WorkspaceTrust",
     "describe_entry",
     "entry_secrets",
+    "env_references",
     "fingerprint",
     "mask",
     "referenced_files",
@@ -164,41 +165,52 @@ _WHOLE_ENVIRONMENT = "(its whole environment: inherit_env = true)"
 _VALUE_TABLES = ("env", "headers", "http_headers")
 
 
+def env_references(value: Any) -> tuple[str, ...]:
+    """Every ``${VAR}`` in any string of ``value``, at any depth."""
+    return tuple(dict.fromkeys(name for text in _strings(value) for name in _VAR.findall(text)))
+
+
+def _env_names(raw: Mapping[str, Any]) -> list[str]:
+    """Every environment variable an entry can read, at any depth of it: ``${VAR}`` in any
+    string, ``*_env`` / ``*_env_var`` values (``[x.oauth] client_secret_env``), ``env_vars`` and
+    ``*_env_vars`` lists, ``env_http_headers`` values, ``env`` keys whose value is ``""`` (taken
+    from the environment), ``inherit_env = true``."""
+    names: list[str] = []
+    for key, value, parent in _walk(raw):
+        k = key.lower()
+        if isinstance(value, str):
+            names.extend(_VAR.findall(value))
+            # a variable's name, not a value of an env or headers table (whose keys are names of their own)
+            if k.endswith(("_env", "_env_var")) and value and parent.lower() not in _VALUE_TABLES:
+                names.append(value)
+        elif isinstance(value, Mapping):
+            if k == "env":
+                # "" takes the variable from the user's environment; a literal value is set, not read
+                names.extend(str(n) for n, v in value.items() if v is None or v == "")
+            elif k.endswith("env_http_headers"):
+                names.extend(v for v in value.values() if isinstance(v, str))
+        elif isinstance(value, list):
+            if k == "env_vars" or k.endswith("_env_vars"):
+                names.extend(v for v in value if isinstance(v, str))
+        elif value is True and k == "inherit_env":
+            names.append(_WHOLE_ENVIRONMENT)
+    return names
+
+
 def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """What a server-like entry would run: ``(command lines, URLs, environment variable names)``.
 
     Each command line is shown whole, as it will run (:func:`shell_line`); nothing in it is
-    redacted by a pattern (mask the values the entry sets with :func:`entry_secrets`).
-    Reads the fields every server format shares (``url``, ``env``, ``env_vars``,
-    ``*_env`` / ``*_env_var`` names, ``env_http_headers``) and every ``${VAR}``
-    reference in any string. Values are not expanded.
+    redacted by a pattern (mask the values the entry sets with :func:`entry_secrets`). The
+    variables are every one the entry can read, at any depth. Values are not expanded.
     """
     commands = tuple(shell_line(argv) for argv in _argvs(raw))
     urls: list[str] = []
-    names: list[str] = []
     for table in (raw, raw.get("transport")):
         url = table.get("url") if isinstance(table, Mapping) else None
         if isinstance(url, str) and url:
             urls.append(url)
-    if raw.get("inherit_env") is True:
-        names.append(_WHOLE_ENVIRONMENT)
-    env = raw.get("env")
-    if isinstance(env, Mapping):
-        # "" takes the variable from the user's environment; a literal value is set, not read
-        # (a ${VAR} inside one is found below)
-        names.extend(str(k) for k, v in env.items() if v is None or v == "")
-    env_vars = raw.get("env_vars")
-    if isinstance(env_vars, list):
-        names.extend(str(v) for v in env_vars if isinstance(v, str))
-    for key, value in raw.items():
-        if isinstance(value, str) and (key.endswith("_env") or key.endswith("_env_var")):
-            names.append(value)
-    headers = raw.get("env_http_headers")
-    if isinstance(headers, Mapping):
-        names.extend(str(v) for v in headers.values())
-    for text in _strings(raw):
-        names.extend(_VAR.findall(text))
-    return commands, tuple(urls), tuple(dict.fromkeys(names))
+    return commands, tuple(urls), tuple(dict.fromkeys(_env_names(raw)))
 
 
 #: a value masked where it is shown: a token's shape (letters and digits both, at least 8
