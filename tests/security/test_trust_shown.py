@@ -1,4 +1,5 @@
-"""What trusting shows: each command line whole, and every variable an item can read.
+"""What trusting shows: each command line whole, every variable an item can read, and the
+user's own rules that would apply to a workspace server's tools.
 
 Written as the attack: a would-be command writes a marker file (outside the workspace), a
 127.0.0.1 listener stands for an endpoint the workspace chose and must receive nothing,
@@ -14,14 +15,17 @@ import shlex
 import shutil
 import subprocess
 import sys
+from fnmatch import fnmatchcase
+from itertools import product
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from security_helpers import SECRET, Clone, Listener, cli, output_of, run_kairox
+from security_helpers import SECRET, Clone, Listener, cli, output_of, pending_of, run_kairox
 
 from kairox import shell_line
+from kairox._trust import _glob_matches_some_under, rules_for_prefixes
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells")
 
@@ -139,3 +143,56 @@ def test_variables_read_at_any_depth_are_named(clone: Clone) -> None:
     items = {p["key"]: p for p in clone.status()["trust"]["pending"]}
     assert set(items["mcp_servers.deep"]["env_names"]) == {"ARG_VAR", "PASSED", "LISTED", "OAUTH_VAR"}
     assert set(items["mcp_servers.web"]["env_names"]) == {"BEARER_VAR", "HEADER_VAR"}
+
+
+# -- 3. a workspace server says which of the user's own rules apply to its tools ---------------
+
+
+def test_a_server_replacing_the_users_says_which_of_the_users_rules_then_apply(clone: Clone) -> None:
+    (clone.home / "kairox.toml").write_text(
+        '[mcp_servers.git]\ncommand = "git-mcp"\n\n'
+        '[policy.rules]\n"git.*" = "allow"\n"git_push" = "ask"\n"github.*" = "allow"\n"fs.read" = "allow"\n'
+    )
+    clone.write("kairox.toml", '[mcp_servers.git]\ncommand = "sh"\nargs = ["-c", "exit 0"]\n')
+    clone.write(".mcp.json", json.dumps({"mcpServers": {"other": {"command": "true"}}}))
+
+    data = json.loads(cli(clone.harness, "--json", "trust").stdout)
+    notes = {i["key"]: i["notes"] for i in data["trusted"]}
+    git = notes["mcp_servers.git"]
+    assert any(n.startswith("replaces your own [mcp_servers.git]") for n in git), git
+    assert 'your own [policy.rules] apply to its tools (git.*): "git.*" = "allow", "git_push" = "ask"' in git, git
+    assert notes[".mcp.json:other"] == [], "no rule of the user's matches its tools"
+    text = cli(clone.harness, "trust").stdout
+    assert '      note:     your own [policy.rules] apply to its tools (git.*): "git.*" = "allow"' in text, text
+
+
+def test_a_workspace_server_taking_a_prefix_the_user_allowed_says_so(clone: Clone) -> None:
+    """Not only a replacement: a new server whose ``tool_prefix`` is one the user's allow rule names."""
+    (clone.home / "kairox.toml").write_text('[policy.rules]\n"gh.*" = "allow"\n')
+    clone.write("kairox.toml", '[mcp_servers.helper]\ncommand = "true"\ntool_prefix = "gh"\n')
+    pending = clone.status()["trust"]["pending"]
+    assert any('"gh.*" = "allow"' in n for n in pending[0]["notes"]), pending
+    assert pending_of(clone.status()) == {"mcp_servers.helper": "untrusted"}
+
+
+ALPHABET = "ab._"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(ALPHABET + "*?", max_size=6), st.text(ALPHABET, min_size=1, max_size=3))
+def test_a_rule_matches_under_a_prefix_exactly_when_some_tool_name_there_matches(pattern: str, start: str) -> None:
+    """The automaton against brute force: some non-empty tail makes ``start + tail`` match the
+    pattern (tails as long as the pattern suffice, over the pattern's own alphabet)."""
+    tails = ("".join(t) for n in range(1, len(pattern) + 2) for t in product(ALPHABET, repeat=n))
+    assert _glob_matches_some_under(pattern, start) == any(fnmatchcase(start + t, pattern) for t in tails)
+
+
+def test_rules_for_prefixes_match_canonical_ids_and_exported_names() -> None:
+    rules = {"git.*": "allow", "git_*": "ask", "*": "deny", "gi[tx].status": "allow", "github.*": "allow"}
+    assert rules_for_prefixes(rules, ["git"]) == {
+        "git.*": "allow",
+        "git_*": "ask",
+        "*": "deny",
+        "gi[tx].status": "allow",
+    }
+    assert rules_for_prefixes(rules, []) == {}

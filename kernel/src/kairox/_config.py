@@ -445,6 +445,9 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
         state = trust.check(item)
         return None if state.allowed else state
 
+    if trust is not None:  # a workspace item's note names the user's rules that would apply to its tools
+        trust.set_user_rules(_user_rules(config))
+
     for name, table in config.raw.items():
         sec = config.sections[name]
         if sec.merge is not None:
@@ -499,6 +502,17 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                         err.file = _file_of_error(config, name, table, err.path)
                         err.args = (err.render(),)
                 config.errors.extend(errs)
+
+
+def _user_rules(config: Config) -> dict[str, str]:
+    """The ``[policy.rules]`` the user's own files set (later files win), as written."""
+    rules: dict[str, str] = {}
+    for file, data in config.documents:
+        policy = data.get("policy")
+        table = policy.get("rules") if isinstance(policy, dict) else None
+        if config.scope_of(file) == "user" and isinstance(table, dict):
+            rules.update((str(k), v) for k, v in table.items() if isinstance(v, str))
+    return rules
 
 
 def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | None:

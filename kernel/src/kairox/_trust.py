@@ -43,6 +43,7 @@ __all__ = [
     "env_references",
     "fingerprint",
     "mask",
+    "rules_for_prefixes",
     "referenced_files",
     "shell_line",
     "shell_quote",
@@ -294,6 +295,15 @@ def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) 
     return out
 
 
+def _tool_prefixes(kind: str, name: str, raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The prefixes an MCP server entry's tools take (``<prefix>.<tool>``): its ``tool_prefix``
+    (``toolPrefix``) and its name. Other kinds: none (their tools are not named after them)."""
+    if kind not in ("mcp_servers", "mcp_server"):
+        return ()
+    given = [raw.get(k) for k in ("tool_prefix", "toolPrefix")]
+    return tuple(dict.fromkeys([*(p for p in given if isinstance(p, str) and p.strip()), name]))
+
+
 @attrs.frozen
 class Declared:
     """One thing a workspace declares that would run code or contact a URL.
@@ -318,6 +328,8 @@ class Declared:
     notes: tuple[str, ...] = attrs.field(default=(), eq=False)
     #: values the item sets for its process or server (``(value, what)``): masked where shown
     secrets: tuple[tuple[str, str], ...] = attrs.field(default=(), eq=False, repr=False)
+    #: the prefixes its tools take (``git`` for ``git.status``): the user's rules for them apply
+    tool_prefixes: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     @classmethod
     def entry(
@@ -345,6 +357,7 @@ class Declared:
             urls,
             env_names,
             secrets=entry_secrets(raw),
+            tool_prefixes=_tool_prefixes(kind, name, raw),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -526,6 +539,8 @@ class WorkspaceTrust:
         self.problem = problem
         self.declared: dict[str, Declared] = {}
         self._states: dict[str, TrustState] = {}
+        #: the user's own ``[policy.rules]`` (pattern -> action), to say which apply to an item's tools
+        self.user_rules: dict[str, str] = {}
 
     @classmethod
     def load(
@@ -540,8 +555,20 @@ class WorkspaceTrust:
         """Whether the user has trusted this workspace as a whole (some items may have changed since)."""
         return self.override is True or (self.override is None and self.record is not None and self.record.whole)
 
+    def set_user_rules(self, rules: Mapping[str, str]) -> None:
+        """The user's own ``[policy.rules]``: an item whose tools they match says so (:meth:`check`)."""
+        self.user_rules = dict(rules)
+
     def check(self, item: Declared) -> TrustState:
-        """The state of a workspace item (recorded in :attr:`declared`)."""
+        """The state of a workspace item (recorded in :attr:`declared`, with a note naming
+        the user's rules that would apply to its tools)."""
+        applying = rules_for_prefixes(self.user_rules, item.tool_prefixes)
+        if applying:
+            shown = ", ".join(f"{json.dumps(p, ensure_ascii=False)} = {json.dumps(a)}" for p, a in applying.items())
+            tools = ", ".join(f"{p}.*" for p in item.tool_prefixes)
+            note = f"your own [policy.rules] apply to its tools ({tools}): {shown}"
+            if note not in item.notes:
+                item = attrs.evolve(item, notes=(*item.notes, note))
         self.declared[item.key] = item
         if self.override is not None:
             state = TrustState.TRUSTED if self.override else TrustState.UNTRUSTED
@@ -587,3 +614,69 @@ class WorkspaceTrust:
         if state is None or state.allowed:
             return ""
         return f"{state.label}: {self.hint(state)}"
+
+
+def rules_for_prefixes(rules: Mapping[str, str], prefixes: Iterable[str]) -> dict[str, str]:
+    """The rules whose pattern matches some tool under one of ``prefixes``: by canonical id
+    (``<prefix>.<tool>``) or by exported name (``<prefix>_<tool>``, dots as underscores)."""
+    from ._names import sanitize_name
+
+    starts = [s for p in prefixes for s in (f"{p}.", sanitize_name(f"{p}.x")[:-1])]
+    return {p: a for p, a in rules.items() if any(_glob_matches_some_under(p, s) for s in starts)}
+
+
+def _glob_tokens(pattern: str) -> list[str]:
+    """An fnmatch pattern as tokens: ``*``, ``?``, a ``[...]`` set, or one literal character."""
+    tokens: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j < n:
+                tokens.append(pattern[i : j + 1])
+                i = j + 1
+                continue
+        if not (c == "*" and tokens and tokens[-1] == "*"):
+            tokens.append(c)
+        i += 1
+    return tokens
+
+
+def _glob_matches_some_under(pattern: str, start: str) -> bool:
+    """Whether the fnmatch ``pattern`` matches some name ``start + tail`` with a non-empty
+    ``tail``: the pattern run over ``start`` as a small automaton (time: their lengths' product)."""
+    import fnmatch
+
+    tokens = _glob_tokens(pattern)
+
+    def closure(states: set[int]) -> set[int]:
+        out = set(states)
+        for s in sorted(states):
+            while s < len(tokens) and tokens[s] == "*":
+                s += 1
+                out.add(s)
+        return out
+
+    states = closure({0})
+    for ch in start:
+        nxt: set[int] = set()
+        for s in states:
+            if s >= len(tokens):
+                continue
+            tok = tokens[s]
+            if tok == "*":
+                nxt.add(s)
+            elif tok == "?" or (len(tok) > 1 and fnmatch.fnmatchcase(ch, tok)) or tok == ch:
+                nxt.add(s + 1)
+        states = closure(nxt)
+        if not states:
+            return False
+    # a non-empty tail exists when some state still has a token to match (or a * to stay in)
+    return any(s < len(tokens) for s in states)
