@@ -368,12 +368,13 @@ class Clone:
 
 def make_clone(tmp_path: Path) -> Clone:
     """``tmp_path/repo`` (the workspace), ``home`` and ``markers``; the environment of
-    :func:`cli_env`, with ``MYV=bob``."""
+    :func:`cli_env`, with ``MYV=bob`` and ``PWD`` the workspace (as a shell in it sets)."""
     ws, home, markers = tmp_path / "repo", tmp_path / "home", tmp_path / "markers"
     for d in (ws, home, markers):
         d.mkdir()
     env = cli_env(home)
     env["MYV"] = "bob"
+    env["PWD"] = str(ws)
     return Clone(ws, home, markers, KairoxHarness(ws, home, env=env))
 
 

@@ -158,3 +158,15 @@ def test_the_prompt_shows_the_whole_command_every_variable_and_the_rules_that_ap
     assert 'your own [policy.rules] apply to its tools (git.*): "git.*" = "allow"' in tty, tty
     assert SECRET not in tty
     assert clone.ran() == set() and listener.connections == 0
+
+
+def test_a_workspace_whose_only_pending_item_is_refused_is_not_asked_about(clone: Clone, no_leftovers: None) -> None:
+    """A refused item runs whatever the answer: asking would only ask again on every command."""
+    from kairox._trust import MAX_REFERENCED_BYTES
+
+    with open(clone.workspace / "big.bin", "wb") as fh:
+        fh.truncate(MAX_REFERENCED_BYTES + 1)
+    clone.write("kairox.toml", '[mcp_servers.s]\ncommand = "sh"\nargs = ["./big.bin"]\n')
+    _code, tty, asked = on_a_tty_in(clone.workspace, clone.harness.env, ["status"], None, timeout=30)
+    assert not asked, tty
+    assert "mcp_servers.s refused, not run:" in tty, tty

@@ -459,7 +459,7 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                 path = f"{name}.{key}"
                 covered = False
                 if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
-                    item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace)
+                    item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace, env=env)
                     state = allowed(item)
                     covered = state is None
                     mine = _user_entry(config, name, key)

@@ -29,9 +29,11 @@ from typing import Any
 
 import attrs
 
-from .files import atomic_write_text, locked
+from .files import Limits, Refused, Root, atomic_write_text, locked
 
 __all__ = [
+    "MAX_REFERENCED_BYTES",
+    "MAX_REFERENCED_WORDS",
     "TRUST_FILE",
     "Declared",
     "TrustRecord",
@@ -69,6 +71,9 @@ class TrustState(str, enum.Enum):
     UNTRUSTED = "untrusted"
     #: the workspace is trusted, but this item is new or differs from what was trusted
     CHANGED = "changed"
+    #: its fingerprint cannot cover everything it runs (:attr:`Declared.refused` says why):
+    #: it cannot be trusted as it is
+    REFUSED = "refused"
 
     def __str__(self) -> str:
         return self.value
@@ -250,49 +255,146 @@ def mask(text: str, secrets: Iterable[tuple[str, str]]) -> str:
     return text
 
 
-#: largest file whose contents an entry's fingerprint covers (larger: size and mtime), the
-#: contents read for one entry in all, and the words of its command line looked at
-_MAX_REFERENCED = 4 * 1024 * 1024
-_MAX_REFERENCED_TOTAL = 32 * 1024 * 1024
-_MAX_REFERENCED_WORDS = 256
+# -- what an entry's fingerprint covers ----------------------------------------------------
+
+#: bytes of the files one item's command lines name that its fingerprint reads, in all: an item
+#: whose files hold more is refused (it cannot be fingerprinted whole)
+MAX_REFERENCED_BYTES = 64 * 1024 * 1024
+#: words (and their parts) of one item's command lines looked at as paths: more refuses the item
+MAX_REFERENCED_WORDS = 20_000
+_SHELL_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_CHUNK = 1024 * 1024
 
 
-def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) -> dict[str, str]:
-    """The workspace files an entry's ``command``, ``args`` and ``cwd`` name, by path, with
-    a digest of each (contents up to 4 MiB; beyond, size and mtime)."""
-    root = os.path.realpath(os.fspath(workspace))
-    base = root
+def _kairox_expanded(word: str, env: Mapping[str, str]) -> str:
+    """``word`` as kairox expands it when the entry runs (``${VAR}``, ``${VAR:-default}``,
+    ``$${``); as written when that fails (the entry then does not run at all)."""
+    from ._config import expand_env
+    from .errors import ConfigError
+
+    try:
+        return expand_env(word, env)
+    except ConfigError:
+        return word
+
+
+def _shell_words(text: str, env: Mapping[str, str]) -> list[str]:
+    """The words a shell would see in ``text`` (``sh -c "..."``), with ``$VAR`` / ``${VAR}``
+    as the shell expands them from ``env`` (unset: empty)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the shell refuses it too; look at the plain words
+        words = text.split()
+    return [_SHELL_VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), w) for w in words]
+
+
+def _named_paths(argvs: Iterable[Iterable[str]], env: Mapping[str, str]) -> Iterator[str]:
+    """Every word of the command lines that may name a file, as it will be at run time:
+    expanded as kairox expands it, the part after a ``=`` (``--script=tools/lib.sh``), the
+    words of a shell string (``sh -c "./run.sh"``), and ``~`` as the user's home too."""
+    for argv in argvs:
+        for word in argv:
+            expanded = _kairox_expanded(word, env)
+            parts = [expanded]
+            if "=" in expanded:
+                parts.append(expanded.split("=", 1)[1])
+            if any(c.isspace() for c in expanded) or "$" in expanded:
+                parts.extend(_shell_words(expanded, env))
+            for part in parts:
+                if not part or "\0" in part or len(part) > 4096:
+                    continue
+                yield part
+                if part.startswith("~"):
+                    yield os.path.expanduser(part)
+
+
+def _base_of(raw: Mapping[str, Any], workspace: Path, env: Mapping[str, str]) -> Path:
+    """Where the entry's relative paths lead: its ``cwd`` (relative to the workspace, ``~``
+    expanded, as the stdio transport reads it), else the workspace."""
     cwd = raw.get("cwd")
     if isinstance(cwd, str) and cwd:
-        base = os.path.realpath(os.path.join(root, os.path.expanduser(cwd)))
-    words: list[str] = []
-    command = raw.get("command")
-    if isinstance(command, str):
-        words.append(command)
-    args = raw.get("args")
-    if isinstance(args, list):
-        words.extend(a for a in args if isinstance(a, str))
-    # `--script=tools/lib.sh`: the value after `=` may name a file too
-    words += [w.split("=", 1)[1] for w in words if "=" in w]
-    out: dict[str, str] = {}
-    budget = _MAX_REFERENCED_TOTAL
-    for word in words[:_MAX_REFERENCED_WORDS]:
-        if not word or "\0" in word or "${" in word or len(word) > 4096:
+        return workspace / os.path.expanduser(_kairox_expanded(cwd, env))
+    return workspace
+
+
+def _hash_file(root: Root, path: str, budget: int) -> tuple[str, int]:
+    """The SHA-256 of a file (and its mode) read through ``root``, and its size. :class:`Refused`
+    when it is larger than ``budget`` (checked before and while reading)."""
+    digest = hashlib.sha256()
+    size = 0
+    with root.open(path) as fh:
+        digest.update(f"{os.fstat(fh.fileno()).st_mode:o}\0".encode())
+        while chunk := fh.read(_CHUNK):
+            size += len(chunk)
+            if size > budget:
+                raise Refused(path, f"larger than {budget} bytes")
+            digest.update(chunk)
+    return digest.hexdigest(), size
+
+
+def referenced_files(
+    raw: Mapping[str, Any],
+    workspace: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+) -> tuple[dict[str, str], str]:
+    """The workspace files an entry's command lines name, as they will be when it runs, and
+    why the entry cannot be fingerprinted ("" when it can).
+
+    Returns ``({path relative to the workspace: digest}, refused)``. Each word of ``command``
+    and ``args`` is expanded as kairox expands it (``${PWD}/x.sh`` with ``env``), split at ``=``
+    and into shell words, and resolved against the entry's ``cwd``; a regular file inside
+    the workspace counts by its mode and contents, read through :class:`kairox.files.Root`.
+    A path that leads out of the workspace through a link counts by where it leads (the
+    file out there is not the workspace's); a device or pipe by what it is; a file too
+    large to read whole, or one that cannot be read, refuses the entry.
+    """
+    env = os.environ if env is None else env
+    root = Root(workspace, label="the workspace", limits=Limits(max_bytes=MAX_REFERENCED_BYTES))
+    base = _base_of(raw, root.path, env)
+    files: dict[str, str] = {}
+    budget = MAX_REFERENCED_BYTES
+    seen: set[str] = set()
+    for count, word in enumerate(_named_paths(_argvs(raw), env)):
+        if count >= MAX_REFERENCED_WORDS:
+            return files, f"its command lines have more than {MAX_REFERENCED_WORDS} words to check for files"
+        given = os.path.join(base, word)
+        if given in seen:
             continue
+        seen.add(given)
         try:
-            path = os.path.realpath(os.path.join(base, word))
-            if not (path == root or path.startswith(root + os.sep)) or not os.path.isfile(path):
+            if not os.path.lexists(given):
                 continue
-            st = os.stat(path)
-            if st.st_size <= min(_MAX_REFERENCED, budget):
-                with open(path, "rb") as fh:
-                    out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest()
-                budget -= st.st_size
+            written = os.path.normpath(given)
+            inside = _inside(written, str(root.path)) or _inside(written, str(root.real))
+            try:
+                real = root.locate(given)
+            except Refused as exc:
+                if inside:  # a workspace path that leads out (a link): where it leads counts
+                    files[os.path.relpath(written, root.path)] = f"refused: {exc.reason}"
+                continue
+            rel = os.path.relpath(real, root.real)
+            kind = root.kind(real)
+            if kind == "dir" or rel in files:
+                continue
+            if kind == "missing":
+                files[rel] = "missing"
+            elif kind == "other":
+                files[rel] = "not a regular file"
             else:
-                out[os.path.relpath(path, root)] = f"{st.st_size}:{st.st_mtime_ns}"
-        except (OSError, ValueError):
-            continue
-    return out
+                files[rel], size = _hash_file(root, str(real), budget)
+                budget -= size
+        except Refused as exc:
+            return files, f"{exc.file}: {exc.reason}: its contents cannot be fingerprinted whole"
+        except (OSError, ValueError) as exc:
+            return files, f"{given}: cannot be read ({type(exc).__name__}: {exc}): its contents cannot be fingerprinted"
+    return files, ""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _tool_prefixes(kind: str, name: str, raw: Mapping[str, Any]) -> tuple[str, ...]:
@@ -309,10 +411,12 @@ class Declared:
     """One thing a workspace declares that would run code or contact a URL.
 
     ``key`` is stable across runs (``mcp_servers.git``, ``.mcp.json:everything``,
-    ``bundle:guard``); ``digest`` is the fingerprint of the declaration itself,
-    so any change to it needs trust again. ``commands``, ``urls`` and
+    ``bundle:guard``); ``digest`` is the fingerprint of the declaration itself and of the
+    files it runs, so any change to them needs trust again. ``commands``, ``urls`` and
     ``env_names`` are what the user is shown before trusting (commands whole, as they will
     run; :meth:`to_dict` masks the values in ``secrets`` wherever they occur).
+    ``refused`` says why the item cannot be trusted as it is ("" when it can): its
+    fingerprint could not cover everything it runs.
     """
 
     key: str
@@ -326,10 +430,14 @@ class Declared:
     #: more the user should know before trusting (what a [policy] table grants, a bundle
     #: that would replace one of the user's own); not part of the fingerprint
     notes: tuple[str, ...] = attrs.field(default=(), eq=False)
+    #: why the item cannot be trusted as it is ("" when it can)
+    refused: str = ""
     #: values the item sets for its process or server (``(value, what)``): masked where shown
     secrets: tuple[tuple[str, str], ...] = attrs.field(default=(), eq=False, repr=False)
     #: the prefixes its tools take (``git`` for ``git.status``): the user's rules for them apply
     tool_prefixes: tuple[str, ...] = attrs.field(default=(), eq=False)
+    #: the workspace files its fingerprint covers (path relative to the workspace -> digest)
+    files: Mapping[str, str] = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def entry(
@@ -341,12 +449,14 @@ class Declared:
         raw: Mapping[str, Any],
         *,
         workspace: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Declared:
         """An item for a server-like entry (command/args/url/env), fingerprinted over the
-        whole entry and, with ``workspace``, over the contents of the workspace files its
-        command and arguments name (a trusted ``./run.sh`` that changes needs trust again)."""
+        whole entry and, with ``workspace``, over the workspace files its command lines name
+        as they will be when it runs (:func:`referenced_files`, with ``env``, default
+        ``os.environ``): a trusted ``./run.sh`` or ``${PWD}/x.sh`` that changes needs trust again."""
         commands, urls, env_names = describe_entry(raw)
-        files = referenced_files(raw, workspace) if workspace is not None else {}
+        files, refused = referenced_files(raw, workspace, env=env) if workspace is not None else ({}, "")
         return cls(
             key,
             kind,
@@ -356,8 +466,10 @@ class Declared:
             commands,
             urls,
             env_names,
+            refused=refused,
             secrets=entry_secrets(raw),
             tool_prefixes=_tool_prefixes(kind, name, raw),
+            files=files,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -374,6 +486,7 @@ class Declared:
             "urls": [mask(redact_url(u), self.secrets) for u in self.urls],
             "env_names": list(self.env_names),
             "notes": list(self.notes),
+            "refused": self.refused,
         }
 
 
@@ -471,9 +584,10 @@ class TrustStore:
         self, workspace: str | os.PathLike[str], items: Iterable[Declared], *, replace: bool = True
     ) -> TrustRecord:
         """Trust ``items`` in ``workspace``. With ``replace`` (``kairox trust``) the record
-        becomes exactly these items; without it (``kairox plugin trust NAME``) they are added."""
+        becomes exactly these items; without it (``kairox plugin trust NAME``) they are added.
+        A refused item (:attr:`Declared.refused`) is never recorded: it is not trusted in part."""
         key = workspace_key(workspace)
-        wanted = {item.key: item.digest for item in items}
+        wanted = {item.key: item.digest for item in items if not item.refused}
         now = time.time()
 
         def change(workspaces: dict[str, Any]) -> None:
@@ -572,6 +686,8 @@ class WorkspaceTrust:
         self.declared[item.key] = item
         if self.override is not None:
             state = TrustState.TRUSTED if self.override else TrustState.UNTRUSTED
+        elif item.refused:
+            state = TrustState.REFUSED
         elif self.record is None:
             state = TrustState.UNTRUSTED
         elif self.record.items.get(item.key) == item.digest:
@@ -600,8 +716,14 @@ class WorkspaceTrust:
 
     @property
     def pending(self) -> list[Declared]:
-        """Declared items that do not run until the user trusts the workspace (again)."""
+        """Declared items that do not run: until the user trusts the workspace (again), or,
+        refused, until they change (:attr:`askable` leaves those out)."""
         return [self.declared[k] for k, s in self._states.items() if not s.allowed]
+
+    @property
+    def askable(self) -> list[Declared]:
+        """Pending items the user's trust would let run (not refused ones)."""
+        return [self.declared[k] for k, s in self._states.items() if not s.allowed and s is not TrustState.REFUSED]
 
     def hint(self, state: TrustState | None = None) -> str:
         """The command that lets a held item run (naming the workspace, whatever the current directory)."""
@@ -613,6 +735,8 @@ class WorkspaceTrust:
         state = self._states.get(key)
         if state is None or state.allowed:
             return ""
+        if state is TrustState.REFUSED:
+            return f"refused: {self.declared[key].refused}; it cannot be trusted as it is"
         return f"{state.label}: {self.hint(state)}"
 
 
