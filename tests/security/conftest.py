@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from security_helpers import Attack, Listener, build_attack, listening
+from security_helpers import Attack, Clone, Listener, build_attack, listening, make_clone
 
 from kairox.testing import KairoxHarness
 
@@ -27,3 +27,9 @@ def attack(tmp_path: Path, listener: Listener) -> Attack:
 def harness(attack: Attack) -> KairoxHarness:
     """In-process CLI runs over the attack workspace, with the secret in the environment."""
     return KairoxHarness(attack.workspace, attack.home, env=attack.env())
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Clone:
+    """A small cloned repository of its own (see :class:`security_helpers.Clone`)."""
+    return make_clone(tmp_path)

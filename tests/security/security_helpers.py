@@ -31,14 +31,18 @@ __all__ = [
     "KAIROX",
     "SECRET",
     "Attack",
+    "Clone",
     "Listener",
     "build_attack",
     "cli",
     "cli_env",
     "listening",
     "marker_command",
+    "make_clone",
     "output_of",
+    "pending_of",
     "run_kairox",
+    "server_toml",
     "write_bundle",
     "write_claude_bundle",
     "write_philont_plugin",
@@ -330,3 +334,54 @@ def run_kairox(
         timeout=timeout,
         start_new_session=True,
     )
+
+
+@attrs.define
+class Clone:
+    """A small cloned repository (``repo/``), the user's home, and where would-be commands leave
+    markers (outside the workspace); ``harness`` runs the CLI in process over it."""
+
+    workspace: Path
+    home: Path
+    markers: Path
+    harness: KairoxHarness
+
+    def ran(self) -> set[str]:
+        return {p.name for p in self.markers.iterdir()}
+
+    def write(self, rel: str, text: str) -> Path:
+        path = self.workspace / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def status(self) -> dict[str, Any]:
+        result = cli(self.harness, "status", "--json")  # exit 1 when a server failed (a marker one exits)
+        assert result.stdout.startswith("{"), output_of(result)
+        data: dict[str, Any] = json.loads(result.stdout)
+        return data
+
+    def trust(self) -> None:
+        result = cli(self.harness, "trust")
+        assert result.exit_code == 0, output_of(result)
+
+
+def make_clone(tmp_path: Path) -> Clone:
+    """``tmp_path/repo`` (the workspace), ``home`` and ``markers``; the environment of
+    :func:`cli_env`, with ``MYV=bob`` and ``PWD`` the workspace (as a shell in it sets)."""
+    ws, home, markers = tmp_path / "repo", tmp_path / "home", tmp_path / "markers"
+    for d in (ws, home, markers):
+        d.mkdir()
+    env = cli_env(home)
+    env["MYV"] = "bob"
+    env["PWD"] = str(ws)
+    return Clone(ws, home, markers, KairoxHarness(ws, home, env=env))
+
+
+def server_toml(name: str, command: list[str], extra: str = "") -> str:
+    return f"[mcp_servers.{name}]\ncommand = {json.dumps(command[0])}\nargs = {json.dumps(command[1:])}\n{extra}"
+
+
+def pending_of(status: dict[str, Any]) -> dict[str, str]:
+    """The workspace items ``status --json`` lists as not running: key -> state."""
+    return {p["key"]: p["state"] for p in status["trust"]["pending"]}

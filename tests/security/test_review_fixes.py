@@ -16,67 +16,18 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from security_helpers import SECRET, cli, cli_env, marker_command, output_of, write_bundle
+from security_helpers import SECRET, Clone, cli, marker_command, output_of, pending_of, server_toml, write_bundle
 
 from kairox import TrustStore, terminal_safe
-from kairox.testing import KairoxHarness
 
 WRITE = ("tools", "call", "fs.write", "--args", '{"path": "notes.txt", "content": "x"}', "--yes")
 
 
-@attrs.define
-class Clone:
-    """A cloned repository (``repo/``), the user's home, and where would-be commands leave markers."""
-
-    workspace: Path
-    home: Path
-    markers: Path
-    harness: KairoxHarness
-
-    def ran(self) -> set[str]:
-        return {p.name for p in self.markers.iterdir()}
-
-    def write(self, rel: str, text: str) -> Path:
-        path = self.workspace / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        return path
-
-    def status(self) -> dict[str, Any]:
-        result = cli(self.harness, "status", "--json")  # exit 1 when a server failed (a marker one exits)
-        assert result.stdout.startswith("{"), output_of(result)
-        data: dict[str, Any] = json.loads(result.stdout)
-        return data
-
-    def trust(self) -> None:
-        result = cli(self.harness, "trust")
-        assert result.exit_code == 0, output_of(result)
-
-
-@pytest.fixture
-def clone(tmp_path: Path) -> Clone:
-    ws, home, markers = tmp_path / "repo", tmp_path / "home", tmp_path / "markers"
-    for d in (ws, home, markers):
-        d.mkdir()
-    env = cli_env(home)
-    env["MYV"] = "bob"
-    return Clone(ws, home, markers, KairoxHarness(ws, home, env=env))
-
-
-def server_toml(name: str, command: list[str], extra: str = "") -> str:
-    return f"[mcp_servers.{name}]\ncommand = {json.dumps(command[0])}\nargs = {json.dumps(command[1:])}\n{extra}"
-
-
 def servers_of(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in status["servers"]}
-
-
-def pending_of(status: dict[str, Any]) -> dict[str, str]:
-    return {p["key"]: p["state"] for p in status["trust"]["pending"]}
 
 
 # -- 1. a workspace never switches off or shortens the user's own bundles ----------------------
@@ -243,31 +194,42 @@ def test_kairox_trust_shows_what_the_policy_sets_what_reads_the_environment_and_
     assert clone.ran() == set(), "trusting runs nothing by itself"
 
 
-# -- 5. what trust shows never contains a secret of a URL or a command line -----------------------
+# -- 5. what trust shows: every argument whole; URL passwords and the values an entry sets hidden --
 
+#: values the entries set (env, headers) and URL secrets: never shown
 LEAKS = [
     "pw-hunter2-leak",
     "tok-query-leak",
-    "tokarg-leak",
-    "apikey-leak",
-    "jsonkey-leak",
-    "jsontok-leak",
+    "env-value-5e2d8b41",
+    "hdr-value-9c3a7f20",
     "jsonpw-leak",
+    "jsonenv-77aa01bc",
 ]
 
 
-def test_pending_items_and_kairox_trust_json_never_show_url_passwords_tokens_or_key_arguments(
+def test_trust_shows_every_argument_whole_and_hides_url_passwords_and_the_values_an_entry_sets(
     clone: Clone, no_leftovers: None
 ) -> None:
+    """A command line is shown exactly as it will run (a pattern over it once hid the rest of
+    ``--token=...`` and could hide a command); what is hidden is a URL's password and secret
+    query values, and wherever they occur, the values the entry itself hands its process
+    (``env``) or server (``headers``)."""
     clone.write(
         "kairox.toml",
-        '[mcp_servers.web]\nurl = "http://alice:pw-hunter2-leak@127.0.0.1:9/mcp?token=tok-query-leak&page=2"\n\n'
-        '[mcp_servers.cmd]\ncommand = "sh"\nargs = ["-c", "true", "--token=tokarg-leak", "--api-key", "apikey-leak"]\n',
+        '[mcp_servers.web]\nurl = "http://alice:pw-hunter2-leak@127.0.0.1:9/mcp?token=tok-query-leak&p=hdr-value-9c3a7f20"\n'
+        'headers = { Authorization = "Bearer hdr-value-9c3a7f20" }\n\n'
+        '[mcp_servers.cmd]\ncommand = "sh"\n'
+        'args = ["-c", "true", "--token=tokarg-shown", "--api-key", "apikey-shown", "--key=env-value-5e2d8b41"]\n'
+        'env = { API_KEY = "env-value-5e2d8b41" }\n',
     )
     mcp = {
         "mcpServers": {
-            "j": {"command": "node", "args": ["s.js", "--api-key", "jsonkey-leak", "--token=jsontok-leak"]},
-            "h": {"type": "http", "url": "https://bob:jsonpw-leak@127.0.0.1:9/x?access_token=jsontok-leak"},
+            "j": {
+                "command": "node",
+                "args": ["s.js", "--api-key", "jsonkey-shown", "jsonenv-77aa01bc"],
+                "env": {"K": "jsonenv-77aa01bc"},
+            },
+            "h": {"type": "http", "url": "https://bob:jsonpw-leak@127.0.0.1:9/x?access_token=tok-query-leak"},
         }
     }
     clone.write(".mcp.json", json.dumps(mcp))
@@ -277,12 +239,28 @@ def test_pending_items_and_kairox_trust_json_never_show_url_passwords_tokens_or_
     assert {p["key"] for p in pending} == {"mcp_servers.web", "mcp_servers.cmd", ".mcp.json:j", ".mcp.json:h"}
     shown = json.dumps([p["urls"] + p["commands"] for p in pending])
     trusted = cli(clone.harness, "--json", "trust").stdout
-    for text in (shown, trusted):
-        assert not [leak for leak in LEAKS if leak in text], text
-        assert "<redacted>" in text
-    assert "http://alice:<redacted>@127.0.0.1:9/mcp?token=<redacted>&page=2" in shown
-    assert "sh -c true --token=<redacted> --api-key <redacted>" in shown
-    assert "node s.js --api-key <redacted> --token=<redacted>" in trusted
+    text = cli(clone.harness, "trust").stdout
+    for out in (shown, trusted, text):
+        assert not [leak for leak in LEAKS if leak in out], out
+    assert "http://alice:<redacted>@127.0.0.1:9/mcp?token=<redacted>&p=<redacted:header.Authorization>" in shown
+    assert "sh -c true --token=tokarg-shown --api-key apikey-shown --key=<redacted:env.API_KEY>" in shown
+    assert "node s.js --api-key jsonkey-shown <redacted:env.K>" in trusted
+    assert "runs:     sh -c true --token=tokarg-shown --api-key apikey-shown --key=<redacted:env.API_KEY>" in text
+
+
+def test_a_value_that_could_hold_a_command_is_never_masked(clone: Clone, no_leftovers: None) -> None:
+    """The attack on masking by value: the workspace sets an env value equal to the argument
+    it wants hidden. Only a token-shaped value (no space or shell character) is masked."""
+    marker = clone.markers / "hidden"
+    script = f"touch {marker};true"
+    clone.write(
+        "kairox.toml",
+        f'[mcp_servers.m]\ncommand = "sh"\nargs = ["-c", {json.dumps(script)}]\nenv = {{ X = {json.dumps(script)} }}\n',
+    )
+    text = cli(clone.harness, "trust").stdout
+    assert f"runs:     sh -c '{script}'" in text, text
+    clone.status()
+    assert clone.ran() == {"hidden"}, "what ran is what was shown"
 
 
 # -- 6. `kairox plugin trust ONE` trusts that one only --------------------------------------------

@@ -165,6 +165,8 @@ from ._trust import (
     WorkspaceTrust as WorkspaceTrust,
     describe_entry as describe_entry,
     fingerprint as fingerprint,
+    shell_line as shell_line,
+    shown_text as shown_text,
 )
 from ._types import (
     APPROVAL_STRICTNESS as APPROVAL_STRICTNESS,

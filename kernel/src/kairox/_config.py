@@ -474,6 +474,9 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
         state = trust.check(item)
         return None if state.allowed else state
 
+    if trust is not None:  # a workspace item's note names the user's rules that would apply to its tools
+        trust.set_user_rules(_user_rules(config))
+
     for name, table in config.raw.items():
         sec = config.sections[name]
         if sec.merge is not None:
@@ -485,7 +488,7 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                 path = f"{name}.{key}"
                 covered = False
                 if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
-                    item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace)
+                    item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace, env=env)
                     state = allowed(item)
                     covered = state is None
                     mine = _user_entry(config, name, key)
@@ -531,6 +534,17 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                 config.broken_sections[name] = list(errs)
 
 
+def _user_rules(config: Config) -> dict[str, str]:
+    """The ``[policy.rules]`` the user's own files set (later files win), as written."""
+    rules: dict[str, str] = {}
+    for file, data in config.documents:
+        policy = data.get("policy")
+        table = policy.get("rules") if isinstance(policy, dict) else None
+        if config.scope_of(file) == "user" and isinstance(table, dict):
+            rules.update((str(k), v) for k, v in table.items() if isinstance(v, str))
+    return rules
+
+
 def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | None:
     """The last entry ``key`` of ``section`` that a user-scope document sets."""
     found: tuple[str, Any] | None = None
@@ -550,7 +564,7 @@ def _hold_workspace_part(
     """A ``needs_trust`` section without entries: each workspace file's part of it applies
     only when the trust covers it. Returns the table of what applies, and for each key
     the file that set it and whether it is a trusted workspace item."""
-    from ._trust import Declared, describe_entry, fingerprint
+    from ._trust import Declared, describe_entry, entry_secrets, fingerprint
 
     out: dict[str, Any] = {}
     origin: dict[str, tuple[str | None, bool]] = {}
@@ -563,7 +577,17 @@ def _hold_workspace_part(
             key = f"{name}@{file}"
             commands, urls, env_names = describe_entry(part)
             urls = urls + tuple(u for u in _urls_in(part) if u not in urls)
-            item = Declared(key, name, f"[{name}]", file, fingerprint([name, part]), commands, urls, env_names)
+            item = Declared(
+                key,
+                name,
+                f"[{name}]",
+                file,
+                fingerprint([name, part]),
+                commands,
+                urls,
+                env_names,
+                secrets=entry_secrets(part),
+            )
             if allowed(item) is not None:
                 assert trust is not None
                 reason = trust.explain(key)
@@ -585,14 +609,14 @@ def _reads_environment(
 ) -> dict[str, tuple[str | None, bool]]:
     """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
     that part is an item of its own, expanded only when the trust covers it."""
-    from ._trust import Declared, describe_entry, fingerprint
+    from ._trust import Declared, env_references, fingerprint
 
     out = dict(origin)
     for file, data in config.documents:
         part = data.get(name)
         if config.scope_of(file) != "workspace" or not isinstance(part, dict):
             continue
-        _, _, env_names = describe_entry({"": part})
+        env_names = env_references(part)
         if not env_names:
             continue
         key = f"{name}@{file}"

@@ -91,7 +91,8 @@ class TrustRequest:
     """What a trust prompt shows: the workspace and every item it declares that would run."""
 
     workspace: Path
-    #: items the user's trust does not cover (new, or changed since trusted)
+    #: items the user's trust does not cover (new, or changed since trusted); refused ones
+    #: (which no answer lets run) are among :attr:`declared` only
     pending: tuple[Declared, ...]
     #: every item the workspace declares (what trusting it records)
     declared: tuple[Declared, ...]
@@ -514,7 +515,7 @@ class Runtime:
     async def _ask_trust(self, prompt: TrustPrompt, workspace: Any, kwargs: dict[str, Any]) -> Runtime:
         """Ask ``prompt`` about the workspace's pending items; on a yes, trust and rediscover."""
         await self.discover()  # discovery starts nothing (runtime.spawn is refused here)
-        pending = self.trust.pending
+        pending = self.trust.askable  # a refused item stays refused whatever the answer: not asked about
         if not pending:
             return self
         request = TrustRequest(
@@ -530,7 +531,8 @@ class Runtime:
         return type(self)(workspace, **fresh)
 
     def trust_workspace(self) -> None:
-        """Record the user's trust of everything the workspace declares now (``kairox trust``)."""
+        """Record the user's trust of everything the workspace declares now (``kairox trust``);
+        a refused item is not recorded (:meth:`TrustStore.trust`)."""
         TrustStore(self.home or user_home(self.env)).trust(self.workspace, self.trust.declared.values())
 
     async def discover(self) -> None:

@@ -29,9 +29,11 @@ from typing import Any
 
 import attrs
 
-from .files import atomic_write_text, locked
+from .files import Limits, Refused, Root, atomic_write_text, locked
 
 __all__ = [
+    "MAX_REFERENCED_BYTES",
+    "MAX_REFERENCED_WORDS",
     "TRUST_FILE",
     "Declared",
     "TrustRecord",
@@ -39,8 +41,15 @@ __all__ = [
     "TrustStore",
     "WorkspaceTrust",
     "describe_entry",
+    "entry_secrets",
+    "env_references",
     "fingerprint",
+    "mask",
+    "rules_for_prefixes",
     "referenced_files",
+    "shell_line",
+    "shell_quote",
+    "shown_text",
     "workspace_key",
 ]
 
@@ -62,6 +71,9 @@ class TrustState(str, enum.Enum):
     UNTRUSTED = "untrusted"
     #: the workspace is trusted, but this item is new or differs from what was trusted
     CHANGED = "changed"
+    #: its fingerprint cannot cover everything it runs (:attr:`Declared.refused` says why):
+    #: it cannot be trusted as it is
+    REFUSED = "refused"
 
     def __str__(self) -> str:
         return self.value
@@ -83,100 +95,315 @@ def fingerprint(value: Any) -> str:
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
+    for _key, item, _parent in _walk(value):
+        if isinstance(item, str):
+            yield item
+
+
+def _walk(value: Any) -> Iterator[tuple[str, Any, str]]:
+    """Every value of a JSON-like tree with the key it is under ("" in a list) and its table's
+    key, in document order; iterative, so a deeply nested document costs no recursion."""
+    stack: list[tuple[str, Any, str]] = [("", value, "")]
+    while stack:
+        key, item, parent = stack.pop()
+        yield key, item, parent
+        if isinstance(item, Mapping):
+            stack.extend((str(k), v, key) for k, v in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(("", v, key) for v in reversed(item))
+
+
+# -- what an entry is shown as -------------------------------------------------------------
+
+#: characters that would drive a terminal or reorder a line (C0 and C1 controls, DEL, the
+#: bidirectional controls): an argument holding one is shown in ``$'...'`` with it escaped
+_UNSAFE_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if _UNSAFE_CHAR.match(ch):
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+    return ch
+
+
+def shell_quote(arg: str) -> str:
+    """One argument as a POSIX shell reads it back whole: :func:`shlex.quote`, or, when it
+    holds a control or bidi character, bash's ``$'...'`` with those characters escaped, so
+    the argument is shown whole and cannot drive the terminal it is shown on."""
+    if not _UNSAFE_CHAR.search(arg):
+        return shlex.quote(arg)
+    return "$'" + "".join(_escape_char(ch) for ch in arg) + "'"
+
+
+def shell_line(argv: Iterable[str]) -> str:
+    """A command line as it will run: each argument whole, quoted by :func:`shell_quote`."""
+    return " ".join(shell_quote(str(a)) for a in argv)
+
+
+def shown_text(text: str) -> str:
+    """A shell command string (a hook's ``command``) shown as written, or in ``$'...'``
+    when it holds a control or bidi character."""
+    return shell_quote(text) if _UNSAFE_CHAR.search(text) else text
+
+
+def _argvs(raw: Mapping[str, Any]) -> list[list[str]]:
+    """The command lines of an entry: its ``command`` + ``args`` (Philont's nested ``transport``
+    table too). Some formats give the command as a list."""
+    out: list[list[str]] = []
+    for table in (raw, raw.get("transport")):
+        if not isinstance(table, Mapping):
+            continue
+        command = table.get("command")
+        if isinstance(command, str) and command:
+            args = table.get("args")
+            out.append([command, *(str(a) for a in args)] if isinstance(args, list) else [command])
+        elif isinstance(command, list) and command:
+            out.append([str(c) for c in command])
+    return out
+
+
+_WHOLE_ENVIRONMENT = "(its whole environment: inherit_env = true)"
+#: tables whose keys are names the entry gives (variables, headers), not field names
+_VALUE_TABLES = ("env", "headers", "http_headers")
+
+
+def env_references(value: Any) -> tuple[str, ...]:
+    """Every ``${VAR}`` in any string of ``value``, at any depth."""
+    return tuple(dict.fromkeys(name for text in _strings(value) for name in _VAR.findall(text)))
+
+
+def _env_names(raw: Mapping[str, Any]) -> list[str]:
+    """Every environment variable an entry can read, at any depth of it: ``${VAR}`` in any
+    string, ``*_env`` / ``*_env_var`` values (``[x.oauth] client_secret_env``), ``env_vars`` and
+    ``*_env_vars`` lists, ``env_http_headers`` values, ``env`` keys whose value is ``""`` (taken
+    from the environment), ``inherit_env = true``."""
+    names: list[str] = []
+    for key, value, parent in _walk(raw):
+        k = key.lower()
+        if isinstance(value, str):
+            names.extend(_VAR.findall(value))
+            # a variable's name, not a value of an env or headers table (whose keys are names of their own)
+            if k.endswith(("_env", "_env_var")) and value and parent.lower() not in _VALUE_TABLES:
+                names.append(value)
+        elif isinstance(value, Mapping):
+            if k == "env":
+                # "" takes the variable from the user's environment; a literal value is set, not read
+                names.extend(str(n) for n, v in value.items() if v is None or v == "")
+            elif k.endswith("env_http_headers"):
+                names.extend(v for v in value.values() if isinstance(v, str))
+        elif isinstance(value, list):
+            if k == "env_vars" or k.endswith("_env_vars"):
+                names.extend(v for v in value if isinstance(v, str))
+        elif value is True and k == "inherit_env":
+            names.append(_WHOLE_ENVIRONMENT)
+    return names
 
 
 def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """What a server-like entry would run: ``(command lines, URLs, environment variable names)``.
 
-    Reads the fields every server format shares (``command`` + ``args``, ``url``,
-    ``env``, ``env_vars``, ``*_env`` / ``*_env_var`` names, ``env_http_headers``)
-    and every ``${VAR}`` reference in any string. Values are not expanded.
+    Each command line is shown whole, as it will run (:func:`shell_line`); nothing in it is
+    redacted by a pattern (mask the values the entry sets with :func:`entry_secrets`). The
+    variables are every one the entry can read, at any depth. Values are not expanded.
     """
-    commands: list[str] = []
+    commands = tuple(shell_line(argv) for argv in _argvs(raw))
     urls: list[str] = []
-    names: list[str] = []
-    command = raw.get("command")
-    if isinstance(command, str) and command:
-        args = raw.get("args")
-        parts = [command, *(str(a) for a in args)] if isinstance(args, list) else [command]
-        commands.append(shlex.join(parts))
-    elif isinstance(command, list) and command:  # some formats give the command as a list
-        commands.append(shlex.join(str(c) for c in command))
-    url = raw.get("url")
-    if isinstance(url, str) and url:
-        urls.append(url)
-    if raw.get("inherit_env") is True:
-        names.append("(its whole environment: inherit_env = true)")
-    env = raw.get("env")
-    if isinstance(env, Mapping):
-        # "" takes the variable from the user's environment; a literal value is set, not read
-        # (a ${VAR} inside one is found below)
-        names.extend(str(k) for k, v in env.items() if v is None or v == "")
-    env_vars = raw.get("env_vars")
-    if isinstance(env_vars, list):
-        names.extend(str(v) for v in env_vars if isinstance(v, str))
-    for key, value in raw.items():
-        if isinstance(value, str) and (key.endswith("_env") or key.endswith("_env_var")):
-            names.append(value)
-    headers = raw.get("env_http_headers")
-    if isinstance(headers, Mapping):
-        names.extend(str(v) for v in headers.values())
-    for text in _strings(raw):
-        names.extend(_VAR.findall(text))
-    return tuple(commands), tuple(urls), tuple(dict.fromkeys(names))
+    for table in (raw, raw.get("transport")):
+        url = table.get("url") if isinstance(table, Mapping) else None
+        if isinstance(url, str) and url:
+            urls.append(url)
+    return commands, tuple(urls), tuple(dict.fromkeys(_env_names(raw)))
 
 
-#: largest file whose contents an entry's fingerprint covers (larger: size and mtime), the
-#: contents read for one entry in all, and the words of its command line looked at
-_MAX_REFERENCED = 4 * 1024 * 1024
-_MAX_REFERENCED_TOTAL = 32 * 1024 * 1024
-_MAX_REFERENCED_WORDS = 256
+#: a value masked where it is shown: a token's shape (letters and digits both, at least 8
+#: long, no space, dot, slash or shell character, ``=`` only as padding). Such a value cannot
+#: hold a command line, a path, a host or an option, so a workspace that sets an env value
+#: equal to an argument cannot hide what that argument runs.
+_MASKABLE = re.compile(r"(?=[^=]*[0-9])(?=[^=]*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_+~-]{7,}={0,2}")
+_AUTH_SCHEMES = ("bearer", "basic", "token")
 
 
-def referenced_files(raw: Mapping[str, Any], workspace: str | os.PathLike[str]) -> dict[str, str]:
-    """The workspace files an entry's ``command``, ``args`` and ``cwd`` name, by path, with
-    a digest of each (contents up to 4 MiB; beyond, size and mtime)."""
-    root = os.path.realpath(os.fspath(workspace))
-    base = root
+def entry_secrets(raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The values an entry itself hands its process or server, as ``(value, what)``: each
+    literal ``env`` value and each header value (the credential after ``Bearer``, ``Basic``
+    or ``token``), at any depth. :meth:`Declared.to_dict` masks them wherever they occur."""
+    found: list[tuple[str, str]] = []
+    for key, value, _parent in _walk(raw):
+        k = key.lower()
+        if not isinstance(value, Mapping) or k not in _VALUE_TABLES:
+            continue
+        what = "env" if k == "env" else "header"
+        for name, text in value.items():
+            if not isinstance(text, str) or "${" in text:
+                continue
+            scheme, _, credential = text.partition(" ")
+            part = credential.strip() if what == "header" and scheme.lower() in _AUTH_SCHEMES else text
+            if _MASKABLE.fullmatch(part):
+                found.append((part, f"{what}.{name}"))
+    return tuple(dict.fromkeys(found))
+
+
+def mask(text: str, secrets: Iterable[tuple[str, str]]) -> str:
+    """``text`` with each secret value replaced by ``<redacted:WHAT>`` (longest first)."""
+    for value, what in sorted(secrets, key=lambda s: -len(s[0])):
+        if value in text:
+            text = text.replace(value, f"<redacted:{what}>")
+    return text
+
+
+# -- what an entry's fingerprint covers ----------------------------------------------------
+
+#: bytes of the files one item's command lines name that its fingerprint reads, in all: an item
+#: whose files hold more is refused (it cannot be fingerprinted whole)
+MAX_REFERENCED_BYTES = 64 * 1024 * 1024
+#: words (and their parts) of one item's command lines looked at as paths: more refuses the item
+MAX_REFERENCED_WORDS = 20_000
+_SHELL_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_CHUNK = 1024 * 1024
+
+
+def _kairox_expanded(word: str, env: Mapping[str, str]) -> str:
+    """``word`` as kairox expands it when the entry runs (``${VAR}``, ``${VAR:-default}``,
+    ``$${``); as written when that fails (the entry then does not run at all)."""
+    from ._config import expand_env
+    from .errors import ConfigError
+
+    try:
+        return expand_env(word, env)
+    except ConfigError:
+        return word
+
+
+def _shell_words(text: str, env: Mapping[str, str]) -> list[str]:
+    """The words a shell would see in ``text`` (``sh -c "..."``), with ``$VAR`` / ``${VAR}``
+    as the shell expands them from ``env`` (unset: empty)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the shell refuses it too; look at the plain words
+        words = text.split()
+    return [_SHELL_VAR.sub(lambda m: env.get(m.group(1) or m.group(2), ""), w) for w in words]
+
+
+def _named_paths(argvs: Iterable[Iterable[str]], env: Mapping[str, str]) -> Iterator[str]:
+    """Every word of the command lines that may name a file, as it will be at run time:
+    expanded as kairox expands it, the part after a ``=`` (``--script=tools/lib.sh``), the
+    words of a shell string (``sh -c "./run.sh"``), and ``~`` as the user's home too."""
+    for argv in argvs:
+        for word in argv:
+            expanded = _kairox_expanded(word, env)
+            parts = [expanded]
+            if "=" in expanded:
+                parts.append(expanded.split("=", 1)[1])
+            if any(c.isspace() for c in expanded) or "$" in expanded:
+                parts.extend(_shell_words(expanded, env))
+            for part in parts:
+                if not part or "\0" in part or len(part) > 4096:
+                    continue
+                yield part
+                if part.startswith("~"):
+                    yield os.path.expanduser(part)
+
+
+def _base_of(raw: Mapping[str, Any], workspace: Path, env: Mapping[str, str]) -> Path:
+    """Where the entry's relative paths lead: its ``cwd`` (relative to the workspace, ``~``
+    expanded, as the stdio transport reads it), else the workspace."""
     cwd = raw.get("cwd")
     if isinstance(cwd, str) and cwd:
-        base = os.path.realpath(os.path.join(root, os.path.expanduser(cwd)))
-    words: list[str] = []
-    command = raw.get("command")
-    if isinstance(command, str):
-        words.append(command)
-    args = raw.get("args")
-    if isinstance(args, list):
-        words.extend(a for a in args if isinstance(a, str))
-    # `--script=tools/lib.sh`: the value after `=` may name a file too
-    words += [w.split("=", 1)[1] for w in words if "=" in w]
-    out: dict[str, str] = {}
-    budget = _MAX_REFERENCED_TOTAL
-    for word in words[:_MAX_REFERENCED_WORDS]:
-        if not word or "\0" in word or "${" in word or len(word) > 4096:
+        return workspace / os.path.expanduser(_kairox_expanded(cwd, env))
+    return workspace
+
+
+def _hash_file(root: Root, path: str, budget: int) -> tuple[str, int]:
+    """The SHA-256 of a file (and its mode) read through ``root``, and its size. :class:`Refused`
+    when it is larger than ``budget`` (checked before and while reading)."""
+    digest = hashlib.sha256()
+    size = 0
+    with root.open(path) as fh:
+        digest.update(f"{os.fstat(fh.fileno()).st_mode:o}\0".encode())
+        while chunk := fh.read(_CHUNK):
+            size += len(chunk)
+            if size > budget:
+                raise Refused(path, f"larger than {budget} bytes")
+            digest.update(chunk)
+    return digest.hexdigest(), size
+
+
+def referenced_files(
+    raw: Mapping[str, Any],
+    workspace: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+) -> tuple[dict[str, str], str]:
+    """The workspace files an entry's command lines name, as they will be when it runs, and
+    why the entry cannot be fingerprinted ("" when it can).
+
+    Returns ``({path relative to the workspace: digest}, refused)``. Each word of ``command``
+    and ``args`` is expanded as kairox expands it (``${PWD}/x.sh`` with ``env``), split at ``=``
+    and into shell words, and resolved against the entry's ``cwd``; a regular file inside
+    the workspace counts by its mode and contents, read through :class:`kairox.files.Root`.
+    A path that leads out of the workspace through a link counts by where it leads (the
+    file out there is not the workspace's); a device or pipe by what it is; a file too
+    large to read whole, or one that cannot be read, refuses the entry.
+    """
+    env = os.environ if env is None else env
+    root = Root(workspace, label="the workspace", limits=Limits(max_bytes=MAX_REFERENCED_BYTES))
+    base = _base_of(raw, root.path, env)
+    files: dict[str, str] = {}
+    budget = MAX_REFERENCED_BYTES
+    seen: set[str] = set()
+    for count, word in enumerate(_named_paths(_argvs(raw), env)):
+        if count >= MAX_REFERENCED_WORDS:
+            return files, f"its command lines have more than {MAX_REFERENCED_WORDS} words to check for files"
+        given = os.path.join(base, word)
+        if given in seen:
             continue
+        seen.add(given)
         try:
-            path = os.path.realpath(os.path.join(base, word))
-            if not (path == root or path.startswith(root + os.sep)) or not os.path.isfile(path):
+            if not os.path.lexists(given):
                 continue
-            st = os.stat(path)
-            if st.st_size <= min(_MAX_REFERENCED, budget):
-                with open(path, "rb") as fh:
-                    out[os.path.relpath(path, root)] = hashlib.sha256(fh.read()).hexdigest()
-                budget -= st.st_size
+            written = os.path.normpath(given)
+            inside = _inside(written, str(root.path)) or _inside(written, str(root.real))
+            try:
+                real = root.locate(given)
+            except Refused as exc:
+                if inside:  # a workspace path that leads out (a link): where it leads counts
+                    files[os.path.relpath(written, root.path)] = f"refused: {exc.reason}"
+                continue
+            rel = os.path.relpath(real, root.real)
+            kind = root.kind(real)
+            if kind == "dir" or rel in files:
+                continue
+            if kind == "missing":
+                files[rel] = "missing"
+            elif kind == "other":
+                files[rel] = "not a regular file"
             else:
-                out[os.path.relpath(path, root)] = f"{st.st_size}:{st.st_mtime_ns}"
-        except (OSError, ValueError):
-            continue
-    return out
+                files[rel], size = _hash_file(root, str(real), budget)
+                budget -= size
+        except Refused as exc:
+            return files, f"{exc.file}: {exc.reason}: its contents cannot be fingerprinted whole"
+        except (OSError, ValueError) as exc:
+            return files, f"{given}: cannot be read ({type(exc).__name__}: {exc}): its contents cannot be fingerprinted"
+    return files, ""
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _tool_prefixes(kind: str, name: str, raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """The prefixes an MCP server entry's tools take (``<prefix>.<tool>``): its ``tool_prefix``
+    (``toolPrefix``) and its name. Other kinds: none (their tools are not named after them)."""
+    if kind not in ("mcp_servers", "mcp_server"):
+        return ()
+    given = [raw.get(k) for k in ("tool_prefix", "toolPrefix")]
+    return tuple(dict.fromkeys([*(p for p in given if isinstance(p, str) and p.strip()), name]))
 
 
 @attrs.frozen
@@ -184,9 +411,12 @@ class Declared:
     """One thing a workspace declares that would run code or contact a URL.
 
     ``key`` is stable across runs (``mcp_servers.git``, ``.mcp.json:everything``,
-    ``bundle:guard``); ``digest`` is the fingerprint of the declaration itself,
-    so any change to it needs trust again. ``commands``, ``urls`` and
-    ``env_names`` are what the user is shown before trusting.
+    ``bundle:guard``); ``digest`` is the fingerprint of the declaration itself and of the
+    files it runs, so any change to them needs trust again. ``commands``, ``urls`` and
+    ``env_names`` are what the user is shown before trusting (commands whole, as they will
+    run; :meth:`to_dict` masks the values in ``secrets`` wherever they occur).
+    ``refused`` says why the item cannot be trusted as it is ("" when it can): its
+    fingerprint could not cover everything it runs.
     """
 
     key: str
@@ -200,6 +430,14 @@ class Declared:
     #: more the user should know before trusting (what a [policy] table grants, a bundle
     #: that would replace one of the user's own); not part of the fingerprint
     notes: tuple[str, ...] = attrs.field(default=(), eq=False)
+    #: why the item cannot be trusted as it is ("" when it can)
+    refused: str = ""
+    #: values the item sets for its process or server (``(value, what)``): masked where shown
+    secrets: tuple[tuple[str, str], ...] = attrs.field(default=(), eq=False, repr=False)
+    #: the prefixes its tools take (``git`` for ``git.status``): the user's rules for them apply
+    tool_prefixes: tuple[str, ...] = attrs.field(default=(), eq=False)
+    #: the workspace files its fingerprint covers (path relative to the workspace -> digest)
+    files: Mapping[str, str] = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def entry(
@@ -211,27 +449,44 @@ class Declared:
         raw: Mapping[str, Any],
         *,
         workspace: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Declared:
         """An item for a server-like entry (command/args/url/env), fingerprinted over the
-        whole entry and, with ``workspace``, over the contents of the workspace files its
-        command and arguments name (a trusted ``./run.sh`` that changes needs trust again)."""
+        whole entry and, with ``workspace``, over the workspace files its command lines name
+        as they will be when it runs (:func:`referenced_files`, with ``env``, default
+        ``os.environ``): a trusted ``./run.sh`` or ``${PWD}/x.sh`` that changes needs trust again."""
         commands, urls, env_names = describe_entry(raw)
-        files = referenced_files(raw, workspace) if workspace is not None else {}
-        return cls(key, kind, name, source, fingerprint([kind, name, raw, files]), commands, urls, env_names)
+        files, refused = referenced_files(raw, workspace, env=env) if workspace is not None else ({}, "")
+        return cls(
+            key,
+            kind,
+            name,
+            source,
+            fingerprint([kind, name, raw, files]),
+            commands,
+            urls,
+            env_names,
+            refused=refused,
+            secrets=entry_secrets(raw),
+            tool_prefixes=_tool_prefixes(kind, name, raw),
+            files=files,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe view: URLs and secret-looking arguments redacted."""
-        from ._secrets import redact_args, redact_url
+        """A JSON-safe view: each command line whole, as it will run; URL passwords and
+        secret query values redacted; the values in :attr:`secrets` masked wherever they occur."""
+        from ._secrets import redact_url
 
         return {
             "key": self.key,
             "kind": self.kind,
             "name": self.name,
             "source": self.source,
-            "commands": [redact_args(c) for c in self.commands],
-            "urls": [redact_url(u) for u in self.urls],
+            "commands": [mask(c, self.secrets) for c in self.commands],
+            "urls": [mask(redact_url(u), self.secrets) for u in self.urls],
             "env_names": list(self.env_names),
             "notes": list(self.notes),
+            "refused": self.refused,
         }
 
 
@@ -329,9 +584,10 @@ class TrustStore:
         self, workspace: str | os.PathLike[str], items: Iterable[Declared], *, replace: bool = True
     ) -> TrustRecord:
         """Trust ``items`` in ``workspace``. With ``replace`` (``kairox trust``) the record
-        becomes exactly these items; without it (``kairox plugin trust NAME``) they are added."""
+        becomes exactly these items; without it (``kairox plugin trust NAME``) they are added.
+        A refused item (:attr:`Declared.refused`) is never recorded: it is not trusted in part."""
         key = workspace_key(workspace)
-        wanted = {item.key: item.digest for item in items}
+        wanted = {item.key: item.digest for item in items if not item.refused}
         now = time.time()
 
         def change(workspaces: dict[str, Any]) -> None:
@@ -397,6 +653,8 @@ class WorkspaceTrust:
         self.problem = problem
         self.declared: dict[str, Declared] = {}
         self._states: dict[str, TrustState] = {}
+        #: the user's own ``[policy.rules]`` (pattern -> action), to say which apply to an item's tools
+        self.user_rules: dict[str, str] = {}
 
     @classmethod
     def load(
@@ -411,11 +669,25 @@ class WorkspaceTrust:
         """Whether the user has trusted this workspace as a whole (some items may have changed since)."""
         return self.override is True or (self.override is None and self.record is not None and self.record.whole)
 
+    def set_user_rules(self, rules: Mapping[str, str]) -> None:
+        """The user's own ``[policy.rules]``: an item whose tools they match says so (:meth:`check`)."""
+        self.user_rules = dict(rules)
+
     def check(self, item: Declared) -> TrustState:
-        """The state of a workspace item (recorded in :attr:`declared`)."""
+        """The state of a workspace item (recorded in :attr:`declared`, with a note naming
+        the user's rules that would apply to its tools)."""
+        applying = rules_for_prefixes(self.user_rules, item.tool_prefixes)
+        if applying:
+            shown = ", ".join(f"{json.dumps(p, ensure_ascii=False)} = {json.dumps(a)}" for p, a in applying.items())
+            tools = ", ".join(f"{p}.*" for p in item.tool_prefixes)
+            note = f"your own [policy.rules] apply to its tools ({tools}): {shown}"
+            if note not in item.notes:
+                item = attrs.evolve(item, notes=(*item.notes, note))
         self.declared[item.key] = item
         if self.override is not None:
             state = TrustState.TRUSTED if self.override else TrustState.UNTRUSTED
+        elif item.refused:
+            state = TrustState.REFUSED
         elif self.record is None:
             state = TrustState.UNTRUSTED
         elif self.record.items.get(item.key) == item.digest:
@@ -444,8 +716,14 @@ class WorkspaceTrust:
 
     @property
     def pending(self) -> list[Declared]:
-        """Declared items that do not run until the user trusts the workspace (again)."""
+        """Declared items that do not run: until the user trusts the workspace (again), or,
+        refused, until they change (:attr:`askable` leaves those out)."""
         return [self.declared[k] for k, s in self._states.items() if not s.allowed]
+
+    @property
+    def askable(self) -> list[Declared]:
+        """Pending items the user's trust would let run (not refused ones)."""
+        return [self.declared[k] for k, s in self._states.items() if not s.allowed and s is not TrustState.REFUSED]
 
     def hint(self, state: TrustState | None = None) -> str:
         """The command that lets a held item run (naming the workspace, whatever the current directory)."""
@@ -457,4 +735,72 @@ class WorkspaceTrust:
         state = self._states.get(key)
         if state is None or state.allowed:
             return ""
+        if state is TrustState.REFUSED:
+            return f"refused: {self.declared[key].refused}; it cannot be trusted as it is"
         return f"{state.label}: {self.hint(state)}"
+
+
+def rules_for_prefixes(rules: Mapping[str, str], prefixes: Iterable[str]) -> dict[str, str]:
+    """The rules whose pattern matches some tool under one of ``prefixes``: by canonical id
+    (``<prefix>.<tool>``) or by exported name (``<prefix>_<tool>``, dots as underscores)."""
+    from ._names import sanitize_name
+
+    starts = [s for p in prefixes for s in (f"{p}.", sanitize_name(f"{p}.x")[:-1])]
+    return {p: a for p, a in rules.items() if any(_glob_matches_some_under(p, s) for s in starts)}
+
+
+def _glob_tokens(pattern: str) -> list[str]:
+    """An fnmatch pattern as tokens: ``*``, ``?``, a ``[...]`` set, or one literal character."""
+    tokens: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j < n:
+                tokens.append(pattern[i : j + 1])
+                i = j + 1
+                continue
+        if not (c == "*" and tokens and tokens[-1] == "*"):
+            tokens.append(c)
+        i += 1
+    return tokens
+
+
+def _glob_matches_some_under(pattern: str, start: str) -> bool:
+    """Whether the fnmatch ``pattern`` matches some name ``start + tail`` with a non-empty
+    ``tail``: the pattern run over ``start`` as a small automaton (time: their lengths' product)."""
+    import fnmatch
+
+    tokens = _glob_tokens(pattern)
+
+    def closure(states: set[int]) -> set[int]:
+        out = set(states)
+        for s in sorted(states):
+            while s < len(tokens) and tokens[s] == "*":
+                s += 1
+                out.add(s)
+        return out
+
+    states = closure({0})
+    for ch in start:
+        nxt: set[int] = set()
+        for s in states:
+            if s >= len(tokens):
+                continue
+            tok = tokens[s]
+            if tok == "*":
+                nxt.add(s)
+            elif tok == "?" or (len(tok) > 1 and fnmatch.fnmatchcase(ch, tok)) or tok == ch:
+                nxt.add(s + 1)
+        states = closure(nxt)
+        if not states:
+            return False
+    # a non-empty tail exists when some state still has a token to match (or a * to stay in)
+    return any(s < len(tokens) for s in states)

@@ -308,8 +308,10 @@ def trust_cmd(ctx: click.Context, name: str, revoke: bool) -> None:
             others = [str(r.candidate.root) for r in records if r is not winner]
             ignored = f"; the workspace copy at {', '.join(others)} stays ignored" if others else ""
             return f"{name} is a user plugin ({winner.candidate.root}), trusted already{ignored}"
-        item = bundle_item(winner.manifest, rt.workspace)
+        item = bundle_item(winner.manifest, rt.workspace, env=rt.env)
         store = TrustStore(rt.home or user_home(rt.env))
+        if item.refused and not revoke:
+            raise click.ClickException(f"{name} is refused: {item.refused}; it cannot be trusted as it is")
         if revoke:
             store.revoke(rt.workspace, [item.key])
         else:

@@ -274,7 +274,8 @@ def load_workspace_mcp_json(
     for name, raw in servers.items():
         prefix = _prefix_of(str(name), raw)
         if trust is not None and isinstance(raw, dict):
-            item = Declared.entry(f".mcp.json:{name}", "mcp_server", str(name), file, raw, workspace=path.parent)
+            key = f".mcp.json:{name}"
+            item = Declared.entry(key, "mcp_server", str(name), file, raw, workspace=path.parent, env=env)
             if not trust.check(item).allowed:
                 reason = trust.explain(item.key)
                 held.append(UnavailableServer(str(name), file, ServerState.UNTRUSTED, reason, prefix, ".mcp.json"))

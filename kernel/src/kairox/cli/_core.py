@@ -102,10 +102,14 @@ def _print_status(data: dict[str, Any]) -> None:
     trust = data.get("trust") or {}
     if trust.get("problem"):
         click.echo(f"trust:     ! {safe(trust['problem'])}")
-    if trust.get("pending"):
+    askable = [p for p in trust.get("pending", []) if p.get("state") != "refused"]
+    if askable:
         what = "changed since trusted" if trust.get("trusted") else "untrusted"
-        n = len(trust["pending"])
+        n = len(askable)
         click.echo(f"trust:     {n} item{'s' if n != 1 else ''} of this workspace {what}, not run; {trust['hint']}")
+    for p in trust.get("pending", []):
+        if p.get("state") == "refused":
+            click.echo(f"trust:     ! {safe(p['key'])} refused, not run: {safe(p['refused'])}")
     click.echo(f"tools:     {data['tools']}")
     click.echo(f"skills:    {data['skills']}")
     if data["skill_errors"]:

@@ -31,23 +31,27 @@ _KIND_NAMES = {
 
 
 def describe_items(items: Iterable[Declared], *, states: dict[str, str] | None = None) -> list[str]:
-    """Lines showing what each item would run: command lines, URLs (redacted), variables read."""
-    from .._secrets import redact_args, redact_url
+    """Lines showing what each item would run: each command line whole, as it will run (the
+    values the item itself sets masked), URLs (passwords redacted), every variable it reads,
+    notes, and why an item is refused. Text from the workspace is made terminal-safe."""
     from .._text import terminal_safe as safe
 
     lines: list[str] = []
     for item in items:
+        shown = item.to_dict()
         kind = _KIND_NAMES.get(item.kind, item.kind)
         state = f"  [{states[item.key]}]" if states and item.key in states else ""
         lines.append(f"  {kind} {safe(item.name)}  ({safe(item.source)}){state}")
-        for command in item.commands:
-            lines.append(f"      runs:     {safe(redact_args(command))}")
-        for url in item.urls:
-            lines.append(f"      contacts: {safe(redact_url(url))}")
+        for command in shown["commands"]:
+            lines.append(f"      runs:     {safe(command)}")
+        for url in shown["urls"]:
+            lines.append(f"      contacts: {safe(url)}")
         if item.env_names:
             lines.append(f"      reads:    {safe(', '.join(item.env_names))}")
         for note in item.notes:
             lines.append(f"      note:     {safe(note)}")
+        if item.refused:
+            lines.append(f"      refused:  {safe(item.refused)}; it cannot be trusted as it is")
     return lines
 
 
@@ -62,7 +66,8 @@ def tty_trust_prompt() -> TrustPrompt | None:
             what = "has changed since you trusted it" if request.changed else "is not trusted"
             click.echo(f"\nkairox: the workspace {request.workspace} {what}.", err=True)
             click.echo("Trusting it lets these run (and read the variables named):", err=True)
-            states = {i.key: "changed" for i in request.pending} if request.changed else None
+            states = {i.key: "changed" for i in request.pending} if request.changed else {}
+            states.update((i.key, "refused") for i in request.declared if i.refused)
             for line in describe_items(request.declared, states=states):
                 click.echo(line, err=True)
             return click.confirm("Trust this workspace?", default=False, err=True)
@@ -122,11 +127,24 @@ def trust(ctx: click.Context, path: Path | None, list_: bool, revoke: bool, as_j
         return str(rt.workspace), items
 
     workspace, items = run_with_runtime(ctx, go, start=False)
+    trusted = [i for i in items if not i.refused]
+    refused = [i for i in items if i.refused]
     if want_json(ctx, as_json):
-        echo_json({"workspace": workspace, "trusted": [i.to_dict() for i in items]})
+        echo_json(
+            {
+                "workspace": workspace,
+                "trusted": [i.to_dict() for i in trusted],
+                "refused": [i.to_dict() for i in refused],
+            }
+        )
         return
     click.echo(f"trusting {workspace}")
     if not items:
         click.echo("  (it declares nothing that runs; its skills and narrowing policy apply anyway)")
-    for line in describe_items(items):
+    for line in describe_items(trusted):
         click.echo(line)
+    if refused:
+        n = len(refused)
+        click.echo(f"not trusted: {n} item{'s' if n != 1 else ''} refused (they do not run until that changes):")
+        for line in describe_items(refused):
+            click.echo(line)
