@@ -161,6 +161,32 @@ def test_a_user_skills_folder_linking_outside_itself_is_refused(
     assert_refused(harness, link, USER_FILES[rel])
 
 
+def bundle(home: Path) -> Path:
+    """A Claude-format plugin in the user's plugins folder (a bundle loads untrusted content
+    whatever folder holds it) with one good skill."""
+    root = home / "plugins" / "b"
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "b"}))
+    (root / "skills" / "fine").mkdir(parents=True)
+    (root / "skills" / "fine" / "SKILL.md").write_text(skill_text("fine"))
+    return root
+
+
+@pytest.mark.parametrize("rel", ["skills/spy/SKILL.md", "skills/spy"])
+def test_a_bundles_skill_linking_outside_the_bundle_is_refused(
+    rel: str,
+    elsewhere: Path,
+    private: Path,
+    harness: KairoxHarness,
+) -> None:
+    root = bundle(harness.home)
+    link = plant(root, rel, private if rel.endswith(".md") else elsewhere / "spy")
+    assert_nothing_shown(harness, "b:spy")
+    assert_refused(harness, link, "bundle b")
+    listed = json.loads(cli(harness, "skills", "list", "--json").stdout)
+    assert [s["name"] for s in listed["skills"]] == ["b:fine"]
+
+
 def test_a_skills_resource_linking_outside_is_not_listed(
     workspace: Path,
     private: Path,
