@@ -8,9 +8,9 @@ and enters each folder once: a link to ``.`` or to an ancestor is not a loop, an
 folder linked twice is read once. A link leading outside the root, a device, a file
 over the size cap is a :class:`~kairox.SkillError` where the skill would have been.
 
-A folder holding ``SKILL.md`` is one Agent Skills skill (its other files are its
-resources, never skills of their own); any other ``*.md`` file is a kairox skill
-file. Listing reads only the frontmatter, through the
+A folder holding ``SKILL.md`` is one Agent Skills skill (its other files and folders
+are its resources, never skills of their own: the walk lists them, the scan passes
+them by); any other ``*.md`` file is a kairox skill file. Listing reads only the frontmatter, through the
 :class:`~kairox_skills._cache.ScanCache`; the body is read when the skill is used,
 inside the same root (:attr:`kairox.SkillDef.contained`).
 """
