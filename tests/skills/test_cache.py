@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import pytest
 
@@ -36,9 +37,9 @@ class CountingParse:
         self.paths: list[str] = []
         real = sources_module.read_frontmatter
 
-        def read(path: str) -> object:
-            self.paths.append(Path(path).name)
-            return real(path)
+        def read(fh: BinaryIO, *, file: str) -> object:
+            self.paths.append(Path(file).name)
+            return real(fh, file=file)
 
         monkeypatch.setattr(sources_module, "read_frontmatter", read)
 

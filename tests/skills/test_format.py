@@ -13,16 +13,21 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kairox import SkillArgument, SkillDef, SkillError, SkillFrontmatter, SkillScope, split_frontmatter
-from kairox_skills import _simpleyaml
+from kairox_skills import _format, _simpleyaml
 from kairox_skills._format import (
     _quote_bad_values,
     dump_skill,
     load_yaml,
     parse_frontmatter,
     parse_skill,
-    read_frontmatter,
 )
 from kairox_skills._structure import frontmatter_from_mapping, frontmatter_to_mapping, quick_from_mapping
+
+
+def read_frontmatter(path: Path, chunk: int = 8192) -> tuple[str, list[Any]] | None:
+    """The frontmatter reader over the file at ``path`` (it reads an open file)."""
+    with path.open("rb") as fh:
+        return _format.read_frontmatter(fh, file=str(path), chunk=chunk)
 
 
 def canon(skill: SkillDef | SkillFrontmatter) -> str:

@@ -74,11 +74,29 @@ async def test_kairox_home_is_honoured(layout: KairoxHarness, tmp_path: Path) ->
 async def test_config_adds_directories(layout: KairoxHarness, tmp_path: Path) -> None:
     extra_user = write(tmp_path / "team-skills" / "standup.md", md("standup", "Run the standup"))
     write(layout.workspace / ".claude" / "skills" / "lint" / "SKILL.md", md("lint", "Lint the code"))
-    layout.write_config(f'[skills]\nuser_dirs = ["{extra_user.parent}"]\nworkspace_dirs = [".claude/skills"]\n')
+    layout.write_config(f'[skills]\nuser_dirs = ["{extra_user.parent}"]\n', where="user")
+    layout.write_config('[skills]\nworkspace_dirs = [".claude/skills"]\n')
     async with layout.open(start=False) as rt:
         assert not rt.config.errors
         by_name = {s.name: s.scope.value for s in rt.skills.skills()}
         assert (by_name["standup"], by_name["lint"]) == ("user", "workspace")
+        assert [e for e in rt.skills.errors if e.field.startswith("skills.")] == []
+
+
+@pytest.mark.anyio
+async def test_a_workspace_config_adds_only_folders_inside_the_workspace(layout: KairoxHarness, tmp_path: Path) -> None:
+    """The user's own file may name any folder; a workspace's names folders inside it
+    (tests/security/test_contained_skills.py has the attack)."""
+    outside = write(tmp_path / "team-skills" / "standup.md", md("standup", "Run the standup")).parent
+    write(layout.workspace / "docs" / "skills" / "lint.md", md("lint", "Lint the code"))
+    layout.write_config(f'[skills]\nworkspace_dirs = ["docs/skills", "{outside}"]\nuser_dirs = ["{outside}"]\n')
+    async with layout.open(start=False) as rt:
+        names = {s.name for s in rt.skills.skills()}
+        assert "lint" in names and "standup" not in names
+        config = str(layout.workspace / "kairox.toml")
+        refused = [e for e in rt.skills.errors if e.file == config]
+        assert {e.field for e in refused} == {"skills.workspace_dirs[1]", "skills.user_dirs[0]"}
+        assert all("outside the workspace" in e.message for e in refused)
 
 
 @pytest.mark.anyio

@@ -117,7 +117,9 @@ def test_one_bad_file_never_hides_the_others(tmp_path: Path) -> None:
 def test_unreadable_file_is_an_error(tmp_path: Path) -> None:
     err = parse_file(str(tmp_path), folder=None)
     assert isinstance(err, SkillError)
-    assert err.file == str(tmp_path) and "cannot read" in err.message
+    assert err.file == str(tmp_path) and "not a regular file" in err.message
+    err = parse_file(str(tmp_path / "gone.md"), folder=None)
+    assert isinstance(err, SkillError) and "cannot read" in err.message
 
 
 def test_special_files_are_not_opened(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from ._contained import Refused, Root
 from .errors import KairoxError
 
 __all__ = [
@@ -285,6 +286,10 @@ def _fspath(value: str | os.PathLike[str] | None) -> str | None:
     return None if value is None else os.fspath(value)
 
 
+#: folders of a skill that are never its resources
+_NOT_RESOURCES = frozenset({".git", "node_modules", "__pycache__"})
+
+
 @attrs.frozen
 class SkillDef:
     """One skill found by a source. The body is read from ``path`` when used
@@ -292,6 +297,12 @@ class SkillDef:
 
     ``path`` may be given as a string or a :class:`~pathlib.Path`; it is kept
     as a string (``file``) because listing makes thousands of these.
+
+    ``contained`` is the root its files are read inside (:class:`kairox.files.Root`: the
+    workspace, the user's skills folder, a bundle), given by the source that found it, so
+    that reading the body or listing the resources later is as contained as the scan was.
+    Without one, the file is read as the user's own: wherever its links lead, but a
+    regular file within the size cap.
     """
 
     frontmatter: SkillFrontmatter
@@ -305,6 +316,7 @@ class SkillDef:
     #: ``None`` for kairox's own folders, plugins and sessions. On a name clash in one
     #: scope kairox's own skill wins over an imported one.
     origin: str | None = None
+    contained: Root | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def path(self) -> Path | None:
@@ -362,30 +374,44 @@ class SkillDef:
         """The skill's folder (where ``scripts/``, ``references/``, ``assets/`` live)."""
         return Path(self.file).parent if self.file is not None and self.kind == "folder" else None
 
+    def _reader(self, folder: str | os.PathLike[str]) -> Root:
+        """The root this skill's files are read inside: :attr:`contained`, else ``folder``."""
+        return self.contained if self.contained is not None else Root(folder, label="its folder")
+
     def resources(self) -> dict[str, list[str]]:
         """Files of a folder skill other than ``SKILL.md``, grouped by top-level
-        folder (``scripts``, ``references``, ``assets``, ...; ``"."`` for loose files)."""
+        folder (``scripts``, ``references``, ``assets``, ...; ``"."`` for loose files).
+        Only files it may read are listed: a link leading outside its root is not."""
         root = self.root
         out: dict[str, list[str]] = {}
         if root is None:
             return out
-        for path in sorted(root.rglob("*")):
-            rel = path.relative_to(root)
-            if not path.is_file() or rel.parts[0] in (".git", "node_modules", "__pycache__") or rel == Path("SKILL.md"):
-                continue
-            group = rel.parts[0] if len(rel.parts) > 1 else "."
-            out.setdefault(group, []).append(rel.as_posix())
+        try:
+            entries = list(self._reader(root).walk(root, skip=_NOT_RESOURCES))
+        except Refused:
+            return out
+        found = [
+            entry.path.relative_to(root).as_posix()
+            for entry in entries
+            if entry.kind == "file" and not entry.refused and entry.path != root / "SKILL.md"
+        ]
+        for rel in sorted(found, key=lambda rel: rel.split("/")):  # as paths sort: part by part
+            group = rel.split("/", 1)[0] if "/" in rel else "."
+            out.setdefault(group, []).append(rel)
         return out
 
     def body(self) -> str:
-        """The prompt (the text after the frontmatter), read now for file skills."""
+        """The prompt (the text after the frontmatter), read now for file skills
+        (inside :attr:`contained`: a file now leading outside it is not read)."""
         if self.body_text is not None:
             return self.body_text
         if self.file is None:
             return ""
         try:
-            with open(self.file, encoding="utf-8", errors="replace", newline="") as fh:
-                text = fh.read()
+            reader = self._reader(os.path.dirname(os.path.realpath(self.file)))
+            text = reader.read_text(self.file, errors="replace")
+        except Refused as exc:
+            raise SkillError(f"cannot read the skill: {exc.reason}", file=self.file) from None
         except OSError as exc:
             raise SkillError(f"cannot read the skill: {exc.strerror or exc}", file=self.file) from None
         try:

@@ -313,7 +313,8 @@ class BundleLoader:
         runtime, m = self.runtime, rec.manifest
         assert runtime is not None and m is not None
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
-        self._apply(rec, await route_skills(runtime, m.name, [c for c in enabled if c.kind in ("skill", "command")]))
+        skills = [c for c in enabled if c.kind in ("skill", "command")]
+        self._apply(rec, await route_skills(runtime, m.name, skills, m.root))
         self._apply(
             rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
         )

@@ -317,18 +317,20 @@ class _BundleSkillSource:
     """The enabled skills (and commands) of one plugin, through kairox-skills' directory reader.
 
     The reader scans directories; a plugin may have disabled some of its skills, so
-    what it yields is filtered to the enabled skill files.
+    what it yields is filtered to the enabled skill files (and to their folders, where
+    the reader refuses a skill folder that leads outside the bundle).
     """
 
     def __init__(self, name: str, inner: Any, allowed: dict[str, Contribution]) -> None:
         self.name = name
         self._inner = inner
         self._allowed = allowed
+        self._folders = {str(c.source) for c in allowed.values()}
 
     def scan(self, runtime: Runtime | None = None) -> Any:
         for item in self._inner.scan(runtime):
             where = getattr(item, "path", None) or getattr(item, "file", None)
-            if where is not None and str(where) in self._allowed:
+            if where is not None and (str(where) in self._allowed or str(where) in self._folders):
                 yield item
 
 
@@ -336,9 +338,10 @@ def _skill_file(c: Contribution) -> Path:
     return c.source / "SKILL.md" if c.source.is_dir() else c.source
 
 
-async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
+async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contribution], root: Path) -> Routed:
     """Add the plugin's skills and commands to the skill registry as ``<plugin>:<name>``
-    (through kairox-skills' reader, so they parse exactly like every other skill)."""
+    (through kairox-skills' reader, so they parse exactly like every other skill), read
+    inside the bundle's folder ``root``."""
     out = Routed()
     if not items:
         return out
@@ -351,7 +354,8 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
     source_name = provider_name(plugin)
     allowed = {str(_skill_file(c)): c for c in items}
     dirs = list(dict.fromkeys(c.source if c.source.is_dir() else c.source.parent for c in items))
-    inner = DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin)
+    contained = runtime.contained(root, label=f"bundle {plugin}")
+    inner = DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin, root=contained)
     try:
         await registry.add_source(_BundleSkillSource(source_name, inner, allowed), runtime)
     except Exception as exc:
@@ -362,7 +366,7 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
         if path in found:
             out.loaded.append(c.key)
         else:
-            why = problems.get(path)
+            why = problems.get(path) or problems.get(str(c.source))
             out.failed[c.key] = f"the skill registry refused it: {why}" if why else "the skill registry did not load it"
 
     async def undo() -> None:

@@ -281,8 +281,9 @@ def _set_enabled(ctx: click.Context, name: str, scope: str, enabled: bool) -> No
             except SkillError as exc:
                 return exc.message
         path = settings_path(scope, workspace=rt.workspace, home=home_of(rt), env=rt.env)
+        root = rt.workspace_root if scope == SkillScope.WORKSPACE.value else None
         try:
-            SettingsFile(path).set_skill(name, enabled)
+            SettingsFile(path, root=root).set_skill(name, enabled)
         except SkillError as exc:
             return f"{exc}; not changed"
         rt.skills.set_overrides(scope, {**rt.skills.overrides(scope), name: enabled})

@@ -1,17 +1,22 @@
 """Where other tools keep their skills (Claude Code, Codex, the agents folder): the table and
-the folders it gives, with no import beyond the kernel's names (the registration, imported at
-every open, and the reader, :mod:`kairox_skills._imports`, both read it)."""
+the folders it gives, and the root a folder the user chose is read inside, with no import
+beyond the kernel's names (the registration, imported at every open, and the readers both
+use them)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kairox import SkillScope
+from kairox.files import Root
 
-__all__ = ["IMPORTS", "imported_rows"]
+if TYPE_CHECKING:
+    from kairox import Runtime
+
+__all__ = ["IMPORTS", "imported_rows", "own_root"]
 
 #: the folders of other tools' skills kairox reads: ``(kind, scope, source, base, relative
 #: path, commands)``; base ``home``, ``codex`` or ``workspace``
@@ -46,3 +51,11 @@ def imported_rows(
         seen.add(os.path.abspath(path))
         out.append((kind, scope, source, path, commands))
     return out
+
+
+def own_root(folder: Path, runtime: Runtime | None) -> Root:
+    """``folder`` as a root of its own (a folder the user chose: their skills folder, one
+    their ``kairox.toml`` names), with the user's ``[files] readable_roots`` when there is
+    a runtime."""
+    label = f"the skills folder {folder}"
+    return runtime.contained(folder, label=label) if runtime is not None else Root(folder, label=label)

@@ -23,7 +23,7 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from kairox import (
     SkillDef,
@@ -55,10 +55,11 @@ MAX_FRONTMATTER = 1 << 20
 
 
 class TransientSkillError(SkillError):
-    """Parsing ran out of memory or stack: reported like any error, never cached."""
+    """An error of this reading, not of what the file says (parsing ran out of memory or
+    stack; the file could not be read or was refused when opened): reported like any
+    error, never cached."""
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
 _CLOSE = re.compile(rb"^---[ \t]*\r?(?:\n|\Z)", re.M)
 _TOP_KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:", re.M)
 _SIMPLE_LINE = re.compile(r"^([ ]*)([A-Za-z0-9_][A-Za-z0-9_-]*):[ \t]+(\S.*?)[ \t]*$")
@@ -83,18 +84,14 @@ def _safe_load(text: str) -> Any:
 # -- reading the frontmatter block -----------------------------------------------------
 
 
-def read_frontmatter(path: str | Path, chunk: int = 8192) -> tuple[str, list[SkillWarning]] | None:
-    """The frontmatter text of a file, read only up to its closing ``---``.
+def read_frontmatter(fh: BinaryIO, *, file: str = "", chunk: int = 8192) -> tuple[str, list[SkillWarning]] | None:
+    """The frontmatter text of an open file (opened through its :class:`kairox.files.Root`),
+    read only up to its closing ``---``; ``file`` names it in problems.
 
     ``None`` when the file has no frontmatter; :class:`SkillError` when it is
     not closed or too large. The text's first line is line 2 of the file.
     """
-    file = os.fspath(path)
-    fd = os.open(file, _OPEN_FLAGS)
-    try:
-        raw = _read_block(fd, file, chunk)
-    finally:
-        os.close(fd)
+    raw = _read_block(fh.fileno(), file, chunk)
     if raw is None:
         return None
     try:

@@ -37,9 +37,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kairox import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
+from kairox.files import Entry, Refused, Root
 
-from ._folders import IMPORTS, imported_rows
-from ._sources import CLAUDE_ARGUMENTS, IGNORED_FILES, MAX_DEPTH, SKIP_DIRS, Item
+from ._folders import IMPORTS, imported_rows, own_root
+from ._sources import CLAUDE_ARGUMENTS, MAX_DEPTH, SKIP_DIRS, Item, is_skill_file
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -85,10 +86,12 @@ def parse_command(
     source: str,
     origin: str | None = "claude",
     namespace: str | None = None,
+    root: Root | None = None,
 ) -> Item:
     """One Claude command file (its whole text) as a skill named after the file
     (``<namespace>:<name>`` for a plugin's); a :class:`~kairox.SkillError` (returned,
-    not raised) when it cannot be read."""
+    not raised) when it cannot be read. ``root`` is the root it was read inside
+    (:attr:`kairox.SkillDef.contained`)."""
     from ._format import load_yaml  # with the first command read (a folder of none costs no YAML reader)
     from ._structure import frontmatter_from_mapping
 
@@ -123,27 +126,44 @@ def parse_command(
         fm = attrs.evolve(fm, arguments=(CLAUDE_ARGUMENTS,))
     kept = tuple(w for w in (*warnings, *more) if w.field != "name")  # the Agent Skills name rule is for skills
     return SkillDef(
-        fm, scope, source=source, path=path, namespace=namespace, body_text=body, warnings=kept, origin=origin
+        fm,
+        scope,
+        source=source,
+        path=path,
+        namespace=namespace,
+        body_text=body,
+        warnings=kept,
+        origin=origin,
+        contained=root,
     )
 
 
 class CommandSkillSource:
     """Claude commands under ``dirs`` (every ``*.md`` file, to depth :data:`MAX_DEPTH`), all of
     one scope. A plugin loader passes ``namespace`` (``<plugin>:<name>``) and ``origin=None``;
-    a path in ``dirs`` may also be one command file."""
+    a path in ``dirs`` may also be one command file.
+
+    The folders are read inside ``root`` (the workspace, a bundle's folder) as
+    :class:`~kairox_skills.DirectorySkillSource` reads its own: a folder given as a
+    :class:`~kairox.files.Root` inside itself, and without either each folder inside itself.
+    A command file that is refused (a link leading outside, a device) is an error where the
+    command would have been."""
 
     def __init__(
         self,
         name: str,
         scope: SkillScope | str,
-        dirs: Sequence[str | os.PathLike[str]],
+        dirs: Sequence[str | os.PathLike[str] | Root],
         *,
         origin: str | None = "claude",
         namespace: str | None = None,
+        root: Root | None = None,
     ) -> None:
         self.name = name
         self.scope = SkillScope(scope)
-        self.dirs = [Path(d) for d in dirs]
+        self.dirs = [d.path if isinstance(d, Root) else Path(d) for d in dirs]
+        self._roots = [d if isinstance(d, Root) else root for d in dirs]
+        self.root = root
         self.origin = origin
         self.namespace = namespace
 
@@ -152,56 +172,51 @@ class CommandSkillSource:
 
     def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
         items: list[Item] = []
-        for root in self.dirs:
-            items.extend(self._scan_root(root))
+        for folder, root in zip(self.dirs, self._roots, strict=True):
+            items.extend(self._scan_root(folder, root if root is not None else own_root(folder, runtime)))
         return iter(items)
 
-    def _scan_root(self, root: Path) -> Iterator[Item]:
-        if root.is_file() and root.name.endswith(".md"):
-            files: Iterator[str] = iter([str(root)])
-        elif not root.is_dir():
-            if root.exists():
-                yield SkillWarning("not a directory; no commands read from it", file=str(root))
+    def _scan_root(self, folder: Path, root: Root) -> Iterator[Item]:
+        top = os.path.abspath(folder)
+        try:
+            kind = root.kind(top)
+        except Refused as exc:  # the folder (or file) itself leads outside its root
+            yield SkillError(exc.reason, file=top)
+            return
+        files: Iterator[Entry | str]
+        if kind == "file" and top.endswith(".md"):
+            files = iter([top])
+        elif kind != "dir":
+            if kind != "missing":
+                yield SkillWarning("not a directory; no commands read from it", file=top)
             return
         else:
-            files = _command_files(str(root))
-        for path in files:
+            files = _command_files(root, top)
+        for item in files:
+            path = item if isinstance(item, str) else os.fspath(item.path)
+            if not isinstance(item, str) and item.refused:
+                yield SkillError(item.refused, file=path)
+                continue
             try:
-                with open(path, "rb") as fh:
-                    raw = fh.read(MAX_COMMAND)
+                raw, _more = root.read_prefix(item, MAX_COMMAND)
+            except Refused as exc:
+                yield SkillError(exc.reason, file=path)
+                continue
             except OSError as exc:
                 yield SkillError(f"cannot read: {exc.strerror or exc}", file=path)
                 continue
             text = raw.decode("utf-8", errors="replace")
             yield parse_command(
-                text, path, scope=self.scope, source=self.name, origin=self.origin, namespace=self.namespace
+                text, path, scope=self.scope, source=self.name, origin=self.origin, namespace=self.namespace, root=root
             )
 
 
-def _command_files(root: str) -> Iterator[str]:
-    seen: set[tuple[int, int]] = set()
-    stack: list[tuple[str, int]] = [(root, 0)]
-    while stack:
-        directory, depth = stack.pop()
-        try:
-            st = os.stat(directory)
-            if st.st_ino:
-                if (st.st_dev, st.st_ino) in seen:
-                    continue
-                seen.add((st.st_dev, st.st_ino))
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs: list[str] = []
-        for entry in entries:
-            try:
-                if entry.is_dir():
-                    if entry.name not in SKIP_DIRS:
-                        subdirs.append(entry.path)
-                elif entry.is_file() and entry.name.endswith(".md") and entry.name.lower() not in IGNORED_FILES:
-                    yield entry.path
-            except OSError:
-                continue
-        if depth < MAX_DEPTH:
-            stack.extend((d, depth + 1) for d in reversed(subdirs))
+def _command_files(root: Root, top: str) -> Iterator[Entry]:
+    """The command files under ``top``, in the walk's order, with the refused ones (a link
+    leading outside, a folder among them) where they are."""
+    for entry in root.walk(top, max_depth=MAX_DEPTH, skip=SKIP_DIRS):
+        if entry.refused:
+            if entry.kind == "dir" or is_skill_file(entry.name):
+                yield entry
+        elif entry.kind == "file" and is_skill_file(entry.name):
+            yield entry

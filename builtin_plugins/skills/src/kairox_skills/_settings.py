@@ -10,6 +10,11 @@ Every change is read-modify-write under an exclusive lock on a sibling
 ``settings.json.lock`` file (``fcntl.flock``), and written atomically (temp
 file + ``os.replace``), so concurrent writers never lose an update and a
 reader never sees half a file. Other top-level keys are kept as they are.
+
+A settings file is read contained (:class:`kairox.files.Root`): the workspace's inside
+the workspace (a ``settings.json`` linking to a file outside is refused, and never
+overwritten), the user's as the user's own file; either must be a regular file within
+the size cap.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox import SkillError, SkillScope, user_home
-from kairox.files import atomic_write_text, loads_bounded, locked
+from kairox.files import Refused, Root, atomic_write_text, loads_bounded, locked, read_user_file
 
 __all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]
 
@@ -41,10 +46,12 @@ def settings_path(
 
 
 class SettingsFile:
-    """One JSON settings file."""
+    """One JSON settings file, read inside ``root`` (the workspace, for the workspace's
+    file); without one, as a file of the user's own."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, root: Root | None = None) -> None:
         self.path = Path(path)
+        self.root = root
 
     @property
     def lock_path(self) -> Path:
@@ -53,9 +60,12 @@ class SettingsFile:
     def read(self) -> dict[str, Any]:
         """The document (``{}`` when the file does not exist); :class:`SkillError` when it is broken."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            raw = self.root.read_bytes(self.path) if self.root is not None else read_user_file(self.path)
+            text = raw.decode("utf-8")
         except FileNotFoundError:
             return {}
+        except Refused as exc:
+            raise SkillError(f"cannot read the settings: {exc.reason}", file=str(self.path)) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise SkillError(f"cannot read the settings: {exc}", file=str(self.path)) from None
         if not text.strip():
@@ -73,8 +83,14 @@ class SettingsFile:
     def update(self, change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """Lock, read, ``change(document)`` in place, write atomically, unlock.
 
-        A broken file is never overwritten (:class:`SkillError`).
+        A broken file is never overwritten (:class:`SkillError`), nor one that leads outside
+        its root (not even a lock file is made there).
         """
+        if self.root is not None:
+            try:
+                self.root.locate(self.path)
+            except Refused as exc:
+                raise SkillError(f"cannot write the settings: {exc.reason}", file=str(self.path)) from None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with locked(self.lock_path):
             data = self.read()

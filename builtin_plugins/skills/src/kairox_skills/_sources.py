@@ -1,19 +1,24 @@
 """Skill sources that read directories: kairox skill files and Agent Skills folders.
 
-A directory is walked to depth :data:`MAX_DEPTH` (``.git`` and ``node_modules``
-skipped), following symbolic links but entering each directory once, by
-``(st_dev, st_ino)``: a link to ``.`` or to an ancestor is not a loop, and a
-folder linked twice is read once. A folder holding ``SKILL.md`` is one Agent Skills skill (its other
-files are its resources, never skills of their own); any other ``*.md`` file
-is a kairox skill file. Listing reads only the frontmatter, through the
-:class:`~kairox_skills._cache.ScanCache`; the body is read when the skill is used.
+Every folder is read inside a contained root (:class:`kairox.files.Root`): the
+workspace for the workspace's folders, the bundle for a bundle's, the folder itself
+for one the user chose. The root's walk goes to depth :data:`MAX_DEPTH` (``.git``,
+``node_modules`` and ``__pycache__`` skipped), follows links that stay inside the root
+and enters each folder once: a link to ``.`` or to an ancestor is not a loop, and a
+folder linked twice is read once. A link leading outside the root, a device, a file
+over the size cap is a :class:`~kairox.SkillError` where the skill would have been.
+
+A folder holding ``SKILL.md`` is one Agent Skills skill (its other files and folders
+are its resources, never skills of their own: the walk lists them, the scan passes
+them by); any other ``*.md`` file is a kairox skill file. Listing reads only the frontmatter, through the
+:class:`~kairox_skills._cache.ScanCache`; the body is read when the skill is used,
+inside the same root (:attr:`kairox.SkillDef.contained`).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import operator
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -22,15 +27,26 @@ from typing import TYPE_CHECKING, Any, Union
 import attrs
 
 from kairox import SkillArgument, SkillDef, SkillError, SkillScope, SkillWarning
+from kairox.files import Entry, Refused, Root
 
 from ._cache import Parsed, ScanCache, get_cache
+from ._folders import own_root
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
     from ._format import TransientSkillError, parse_frontmatter, read_frontmatter
 
-__all__ = ["CLAUDE_ARGUMENTS", "IGNORED_FILES", "MAX_DEPTH", "SKIP_DIRS", "DirectorySkillSource", "bundle_skill_source"]
+__all__ = [
+    "CLAUDE_ARGUMENTS",
+    "IGNORED_FILES",
+    "MAX_DEPTH",
+    "SKIP_DIRS",
+    "DirectorySkillSource",
+    "bundle_skill_source",
+    "is_skill_file",
+    "skill_files",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +58,6 @@ IGNORED_FILES = frozenset({"readme.md", "changelog.md", "license.md", "contribut
 Item = Union[SkillDef, SkillError, SkillWarning]
 #: what a Claude command or skill is given: the text after ``/name`` (``$ARGUMENTS`` in its body)
 CLAUDE_ARGUMENTS = SkillArgument("ARGUMENTS", description="the text after the command ($ARGUMENTS)")
-_NAME = operator.attrgetter("name")
 
 #: bound from ._format the first time a file is read (:func:`_load_format`)
 _FORMAT_NAMES = ("TransientSkillError", "parse_frontmatter", "read_frontmatter")
@@ -68,13 +83,16 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _read(path: str) -> tuple[str, list[SkillWarning]] | SkillError:
+def _read(root: Root, entry: Entry | str, path: str) -> tuple[str, list[SkillWarning]] | SkillError:
     try:
-        block = read_frontmatter(path)
+        with root.open(entry) as fh:
+            block = read_frontmatter(fh, file=path)
     except SkillError as exc:
         return exc
+    except Refused as exc:  # changed since the walk looked at it (a link now, a device)
+        return TransientSkillError(exc.reason, file=path)
     except OSError as exc:
-        return SkillError(f"cannot read: {exc.strerror or exc}", file=path)
+        return TransientSkillError(f"cannot read: {exc.strerror or exc}", file=path)
     if block is None:
         return SkillError("no frontmatter: a skill file starts with a --- line", file=path, line=1)
     return block
@@ -94,10 +112,12 @@ def _parse(block: tuple[str, list[SkillWarning]] | SkillError, path: str, folder
     return fm, tuple(warnings + more) if warnings or more else ()
 
 
-def parse_file(path: str, *, folder: str | None) -> Parsed:
-    """Read and parse one skill file's frontmatter (never raises for bad content)."""
+def parse_file(path: str, *, folder: str | None, root: Root | None = None) -> Parsed:
+    """Read and parse one skill file's frontmatter, inside ``root`` (default: the
+    file's own folder); never raises for bad content or a refused file."""
     _load_format()
-    return _parse(_read(path), path, folder)
+    root = root if root is not None else Root(os.path.dirname(os.path.abspath(path)), label="its folder")
+    return _parse(_read(root, path, path), path, folder)
 
 
 class DirectorySkillSource:
@@ -108,22 +128,30 @@ class DirectorySkillSource:
     :mod:`kairox_skills._imports`): a Claude skill with no declared arguments
     takes Claude's ``$ARGUMENTS``. A missing directory is not an error (nobody
     has to create ``~/.kairox/skills``).
+
+    ``root`` is the contained root the folders are read inside (the workspace, a
+    bundle's folder); a folder given as a :class:`~kairox.files.Root` is read inside
+    itself. Without either, each folder is a root of its own (one the user chose:
+    ``runtime.contained(folder)``, which honours the user's ``[files] readable_roots``).
     """
 
     def __init__(
         self,
         name: str,
         scope: SkillScope | str,
-        dirs: Sequence[str | os.PathLike[str]],
+        dirs: Sequence[str | os.PathLike[str] | Root],
         *,
         namespace: str | None = None,
         cache: ScanCache | None = None,
         max_depth: int = MAX_DEPTH,
         origin: str | None = None,
+        root: Root | None = None,
     ) -> None:
         self.name = name
         self.scope = SkillScope(scope)
-        self.dirs = [Path(d) for d in dirs]
+        self.dirs = [d.path if isinstance(d, Root) else Path(d) for d in dirs]
+        self._roots = [d if isinstance(d, Root) else root for d in dirs]
+        self.root = root
         self.namespace = namespace
         self.origin = origin
         self.cache = cache if cache is not None else get_cache(None)
@@ -133,52 +161,61 @@ class DirectorySkillSource:
         return f"DirectorySkillSource({self.name!r}, {self.scope.value}, {[str(d) for d in self.dirs]})"
 
     def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
-        """A :class:`SkillDef` per skill, a :class:`SkillError` per skipped file, and a
-        :class:`SkillWarning` per directory that could not be read."""
+        """A :class:`SkillDef` per skill, a :class:`SkillError` per skipped or refused
+        file, and a :class:`SkillWarning` per directory that is not one."""
         items: list[Item] = []
         # A scan allocates many small objects that all live on: cyclic garbage
         # collection passes over them find nothing and cost a fifth of a cold scan.
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            for root in self.dirs:
-                items.extend(self._scan_root(root))
+            for folder, root in zip(self.dirs, self._roots, strict=True):
+                items.extend(self._scan_root(folder, root if root is not None else own_root(folder, runtime)))
         finally:
             if gc_was_enabled:
                 gc.enable()
             self.cache.save()
         return iter(items)
 
-    def _scan_root(self, root: Path) -> Iterator[Item]:
-        root_str = os.path.abspath(root)
-        if not os.path.isdir(root_str):
-            if os.path.exists(root_str):
-                yield SkillWarning("not a directory; no skills read from it", file=root_str)
+    def _scan_root(self, folder: Path, root: Root) -> Iterator[Item]:
+        top = os.path.abspath(folder)
+        try:
+            kind = root.kind(top)
+        except Refused as exc:  # the folder itself leads outside its root
+            yield SkillError(exc.reason, file=top)
+            return
+        if kind != "dir":
+            if kind != "missing":
+                yield SkillWarning("not a directory; no skills read from it", file=top)
             return
         cache = self.cache
         # In stages (walk, cache lookups, reads, parses): each loop stays hot in
         # the CPU caches, which makes a cold scan markedly faster than one pass.
-        found = list(_walk(root_str, self.max_depth))
-        results = cache.get_many([(p, st.st_size, st.st_mtime_ns) if st else (p, -1, -1) for p, _f, st in found])
-        misses = [i for i, parsed in enumerate(results) if parsed is None and found[i][2] is not None]
+        found = list(skill_files(root, top, self.max_depth))
+        files = [f for f in found if not isinstance(f, SkillError)]
+        results = cache.get_many([(p, st.st_size, st.st_mtime_ns) for p, _f, st, _e in files])
+        misses = [i for i, parsed in enumerate(results) if parsed is None]
         if misses:
             _load_format()
-        blocks = [_read(found[i][0]) for i in misses]
+        blocks = [_read(root, files[i][3], files[i][0]) for i in misses]
         for i, block in zip(misses, blocks, strict=True):
-            path, folder, stat = found[i]
-            fresh = results[i] = _parse(block, path, folder)
-            if stat is not None and not isinstance(fresh, TransientSkillError):  # stat: always, for a miss
+            path, skill_folder, stat, _entry = files[i]
+            fresh = results[i] = _parse(block, path, skill_folder)
+            if not isinstance(fresh, TransientSkillError):
                 cache.put(path, stat.st_size, stat.st_mtime_ns, fresh)
-        for (path, _folder, stat), result in zip(found, results, strict=True):
-            if stat is None:
-                yield SkillWarning("cannot list this directory", file=path)
-            elif isinstance(result, SkillError):
+        parsed = iter(results)
+        for item in found:
+            if isinstance(item, SkillError):
+                yield item
+                continue
+            result = next(parsed)
+            if isinstance(result, SkillError):
                 yield result
             elif result is not None:
-                yield self._skill(path, *result)
-        cache.prune(root_str, {path for path, _folder, stat in found if stat is not None})
+                yield self._skill(item[0], *result, root)
+        cache.prune(top, {f[0] for f in files})
 
-    def _skill(self, path: str, fm: Any, warnings: tuple[SkillWarning, ...]) -> SkillDef:
+    def _skill(self, path: str, fm: Any, warnings: tuple[SkillWarning, ...], root: Root) -> SkillDef:
         if fm.scope is not None and fm.scope is not self.scope and self.namespace is None:
             warnings = (
                 *warnings,
@@ -192,74 +229,91 @@ class DirectorySkillSource:
         if self.origin == "claude" and not fm.arguments:
             fm = attrs.evolve(fm, arguments=(CLAUDE_ARGUMENTS,))
         return SkillDef(
-            fm, self.scope, source=self.name, path=path, namespace=self.namespace, warnings=warnings, origin=self.origin
+            fm,
+            self.scope,
+            source=self.name,
+            path=path,
+            namespace=self.namespace,
+            warnings=warnings,
+            origin=self.origin,
+            contained=root,
         )
 
 
-def _walk(root: str, max_depth: int) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
-    """``(path, folder name for SKILL.md else None, stat)`` for every skill file, in a stable order.
+#: what :func:`skill_files` yields for a skill file: ``(path, folder name of a SKILL.md
+#: else None, stat, the walk's entry)``
+Found = tuple[str, Union[str, None], os.stat_result, Entry]
 
-    Each directory is entered once, the first time the (depth-first, sorted)
-    walk reaches it, whatever links lead to it again.
+
+def skill_files(root: Root, top: str, max_depth: int) -> Iterator[Found | SkillError]:
+    """Every skill file under ``top`` (a folder inside ``root``), in the walk's order
+    (depth first, sorted by name), and a :class:`SkillError` where a skill file or a
+    folder is refused.
+
+    A folder holding ``SKILL.md`` yields that file alone: its other files and folders
+    are the skill's resources. The walk yields a folder's entries together, before any
+    folder below it, so they are judged as a group.
     """
-    stack: list[tuple[str, int]] = [(root, 0)]
-    seen: set[tuple[int, int]] = set()
-    while stack:
-        directory, depth = stack.pop()
-        try:
-            st = os.stat(directory)
-            if st.st_ino:  # 0: a file system without inode numbers; nothing to compare
-                key = (st.st_dev, st.st_ino)
-                if key in seen:
-                    continue
-                seen.add(key)
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=_NAME)
-        except OSError:
-            yield directory, None, None
-            continue
-        files: list[os.DirEntry[str]] = []
-        subdirs: list[str] = []
-        skill_md: os.DirEntry[str] | None = None
-        for entry in entries:
-            name = entry.name
-            try:
-                if entry.is_dir():
-                    if name not in SKIP_DIRS:
-                        subdirs.append(entry.path)
-                elif not entry.is_file():
-                    continue  # a FIFO or socket would block or fail on open
-                elif name == "SKILL.md":
-                    skill_md = entry
-                elif name.endswith(".md") and name.lower() not in IGNORED_FILES:
-                    files.append(entry)
-            except OSError:
+    cap = root.limits.max_bytes
+    sep = os.sep
+    skill_folders: set[str] = set()  # folders holding SKILL.md, and the folders below them
+    parent = ""
+
+    def judge(parent: str, group: list[tuple[str, str, Entry]]) -> Iterator[Found | SkillError]:
+        if parent in skill_folders:
+            return
+        if parent.rpartition(sep)[0] in skill_folders:
+            skill_folders.add(parent)
+            return
+        skill_md = [item for item in group if item[1] == "SKILL.md" and item[2].kind != "dir"]
+        if skill_md:
+            skill_folders.add(parent)
+            group = skill_md
+        folder = (parent.rpartition(sep)[2] or parent or sep) if skill_md else None
+        for path, name, entry in group:
+            if entry.refused:
+                if entry.kind == "dir" or folder is not None or is_skill_file(name):
+                    yield SkillError(entry.refused, file=path)
                 continue
-        if skill_md is not None:
-            folder = os.path.basename(directory.rstrip(os.sep)) or directory
-            yield from _with_stat([skill_md], folder)
-            continue
-        yield from _with_stat(files, None)
-        if depth < max_depth:
-            stack.extend((d, depth + 1) for d in reversed(subdirs))
+            if entry.kind != "file" or (folder is None and not is_skill_file(name)):
+                continue
+            try:
+                # the path as walked leads where the entry does (the walk checked it); the
+                # file itself is opened through the root when it is read
+                stat = os.stat(path)
+            except OSError:
+                continue  # vanished since it was listed
+            if stat.st_size > cap:
+                yield SkillError(f"larger than {cap} bytes; not read", file=path)
+                continue
+            yield path, folder, stat, entry
+
+    group: list[tuple[str, str, Entry]] = []
+    for entry in root.walk(top, max_depth=max_depth, skip=SKIP_DIRS):
+        path = os.fspath(entry.path)
+        here, _, name = path.rpartition(sep)
+        if here != parent and group:
+            yield from judge(parent, group)
+            group = []
+        parent = here
+        group.append((path, name, entry))
+    if group:
+        yield from judge(parent, group)
 
 
-def _with_stat(
-    entries: list[os.DirEntry[str]], folder: str | None
-) -> Iterator[tuple[str, str | None, os.stat_result | None]]:
-    for entry in entries:
-        try:
-            stat = entry.stat()
-        except OSError:
-            continue  # vanished or a dangling symlink
-        yield entry.path, folder, stat
+def is_skill_file(name: str) -> bool:
+    """Whether a file of this name in a skills folder is a kairox skill file (or a command)."""
+    return name.endswith(".md") and name.lower() not in IGNORED_FILES
 
 
 def bundle_skill_source(
-    plugin: str, directory: str | os.PathLike[str], *, cache: ScanCache | None = None
+    plugin: str, directory: str | os.PathLike[str], *, cache: ScanCache | None = None, root: Root | None = None
 ) -> DirectorySkillSource:
-    """The skills a plugin bundles (``<plugin>:<name>``), for a plugin loader:
+    """The skills a plugin bundles (``<plugin>:<name>``), for a plugin loader, read inside
+    ``root`` (the bundle's folder: ``runtime.contained(bundle, label=...)``):
 
-    ``await runtime.skills.add_source(bundle_skill_source("foo", root / "skills"), runtime)``
+    ``await runtime.skills.add_source(bundle_skill_source("foo", bundle / "skills", root=root), runtime)``
     """
-    return DirectorySkillSource(f"plugin:{plugin}", SkillScope.PLUGIN, [directory], namespace=plugin, cache=cache)
+    return DirectorySkillSource(
+        f"plugin:{plugin}", SkillScope.PLUGIN, [directory], namespace=plugin, cache=cache, root=root
+    )
