@@ -83,7 +83,7 @@ def test_a_file_over_the_cap_is_refused_unread(layout: tuple[Path, Path]) -> Non
     ws, _ = layout
     (ws / "big.md").write_bytes(b"x" * 2048)
     root = Root(ws, limits=Limits(max_bytes=1024))
-    with pytest.raises(Refused, match="larger than 1024 bytes"):
+    with pytest.raises(Refused, match="larger than 1,024 bytes"):
         root.read_bytes("big.md")
     data, more = root.read_prefix("big.md", 100)
     assert data == b"x" * 100 and more == 1948

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kairox._secrets as secrets_module
@@ -157,6 +157,8 @@ def _secret_in_text(draw: st.DrawFn) -> tuple[str, str]:
 
 
 @given(_secret_in_text())
+@example(("Bearer --TOKEN 00000000 ", "00000000"))  # hypothesis found it: the flag was Bearer's value
+@example(("token= TOKEN: 00000000 ", "00000000"))  # and this: a key inside the value before
 def test_no_secret_survives_whatever_surrounds_it(case: tuple[str, str]) -> None:
     text, secret = case
     for shown in (redact_args(text), redact(text)):

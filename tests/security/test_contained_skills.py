@@ -182,7 +182,7 @@ def test_a_bundles_skill_linking_outside_the_bundle_is_refused(
     root = bundle(harness.home)
     link = plant(root, rel, private if rel.endswith(".md") else elsewhere / "spy")
     assert_nothing_shown(harness, "b:spy")
-    assert_refused(harness, link, "bundle b")
+    assert_refused(harness, link, "the plugin root")
     listed = json.loads(cli(harness, "skills", "list", "--json").stdout)
     assert [s["name"] for s in listed["skills"]] == ["b:fine"]
 

@@ -141,9 +141,11 @@ def _link_dot_kairox_dir(clone: Clone, outside: Path) -> None:
     [_link_file, _link_dot_kairox_file, _link_dot_kairox_dir],
     ids=["kairox.toml", ".kairox-kairox.toml", ".kairox-dir"],
 )
-def test_a_workspace_config_symlinked_to_a_file_outside_is_held_as_the_workspaces(
+def test_a_workspace_config_symlinked_to_a_file_outside_is_refused_trusted_or_not(
     clone: Clone, no_leftovers: None, link: Any
 ) -> None:
+    """The workspace's config files are read inside the workspace (the contained reader):
+    one that leads outside is not read at all, so its server neither runs nor is trusted."""
     outside = clone.workspace.parent / "outside"
     outside.mkdir()
     (outside / "evil.toml").write_text(server_toml("evil", marker_command(clone.markers, "evil")))
@@ -151,13 +153,13 @@ def test_a_workspace_config_symlinked_to_a_file_outside_is_held_as_the_workspace
 
     status = clone.status()
     assert clone.ran() == set(), "a server of the workspace's config ran untrusted"
-    assert servers_of(status)["evil"]["state"] == "untrusted", servers_of(status)["evil"]
-    assert pending_of(status) == {"mcp_servers.evil": "untrusted"}
+    assert "evil" not in servers_of(status)
+    assert any("outside the workspace" in e for e in status["config_errors"]), status["config_errors"]
     assert SECRET not in json.dumps(status)
 
     clone.trust()
     clone.status()
-    assert clone.ran() == {"evil"}, "trusted, it is the workspace's server and runs"
+    assert clone.ran() == set(), "trusting the workspace does not read a file outside it"
 
 
 # -- 4. `kairox trust` says what a [policy] table sets, what reads the environment, what it replaces

@@ -70,23 +70,67 @@ class Refused(KairoxError, OSError):
         return f"{self.file}: {self.reason}"
 
 
-@attrs.frozen
 class Entry:
     """One thing a walk met.
 
     ``path`` is where the walk found it (under the root as given), ``real`` where it is
     (resolved; ``None`` when refused), ``kind`` what it is, ``depth`` how many folders
-    below the walk's start, and ``refused`` why it may not be read ("" when it may)."""
+    below the walk's start, and ``refused`` why it may not be read ("" when it may).
+    ``text`` and ``real_text`` are the same paths as strings.
 
-    path: Path
-    real: Path | None
-    kind: Literal["file", "dir", "other", "missing"]
-    depth: int
-    refused: str = ""
+    A plain class with ``__slots__`` whose paths are strings until asked for as
+    :class:`~pathlib.Path`: a walk makes one per entry (benchmarks/bench_skills.py:
+    a warm scan of 10,000 skills spent a third of its time building attrs entries
+    with two ``Path`` objects each)."""
+
+    __slots__ = ("_listed", "depth", "kind", "name", "real_text", "refused", "text")
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        real: str | os.PathLike[str] | None,
+        kind: Literal["file", "dir", "other", "missing"],
+        depth: int,
+        refused: str = "",
+        *,
+        name: str | None = None,
+        listed: os.DirEntry[str] | None = None,
+    ) -> None:
+        self._listed = listed  # the listing's entry: its stat() reuses the folder's descriptor
+        self.text = os.fspath(path)
+        #: the last part of :attr:`path`
+        self.name = os.path.basename(self.text) if name is None else name
+        self.real_text = None if real is None else os.fspath(real)
+        self.kind = kind
+        self.depth = depth
+        self.refused = refused
 
     @property
-    def name(self) -> str:
-        return self.path.name
+    def path(self) -> Path:
+        return Path(self.text)
+
+    @property
+    def real(self) -> Path | None:
+        return None if self.real_text is None else Path(self.real_text)
+
+    def stat(self) -> os.stat_result:
+        """The ``stat`` of what the entry leads to (its target, for a link inside the root)."""
+        if self._listed is not None:
+            return self._listed.stat()
+        if self.real_text is None:
+            raise Refused(self.text, self.refused or "not found")
+        return os.stat(self.real_text)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entry):
+            return NotImplemented
+        mine = (self.text, self.real_text, self.kind, self.depth, self.refused)
+        return mine == (other.text, other.real_text, other.kind, other.depth, other.refused)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Entry({self.text!r}, {self.real_text!r}, {self.kind!r}, {self.depth}, {self.refused!r})"
 
 
 def _inside(real: str, root: str) -> bool:
@@ -161,9 +205,9 @@ class Root:
         cap = self.limits.max_bytes if max_bytes is None else max_bytes
         given, real = self._resolved(path)
         with self._open(given, real, cap) as fh:
-            data = fh.read(cap + 1)
+            data = _read_upto(fh, cap + 1)
         if len(data) > cap:
-            raise Refused(given, f"larger than {cap} bytes; not read")
+            raise Refused(given, f"larger than {cap:,} bytes; not read")
         return data
 
     def read_text(
@@ -180,21 +224,21 @@ class Root:
         it was read whole; for a file whose size ``stat`` does not tell, at least 1)."""
         given, real = self._resolved(path)
         with self._open(given, real, None) as fh:
-            data = fh.read(max_bytes + 1)
+            data = _read_upto(fh, max_bytes + 1)
             size = os.fstat(fh.fileno()).st_size
         if len(data) <= max_bytes:
             return data, 0
         return data[:max_bytes], max(size - max_bytes, 1)
 
-    def _resolved(self, path: str | os.PathLike[str] | Entry) -> tuple[Path, Path]:
+    def _resolved(self, path: str | os.PathLike[str] | Entry) -> tuple[str, str]:
         if isinstance(path, Entry):
-            if path.refused or path.real is None:
-                raise Refused(path.path, path.refused or "not found")
-            return path.path, path.real
+            if path.refused or path.real_text is None:
+                raise Refused(path.text, path.refused or "not found")
+            return path.text, path.real_text
         given = self._absolute(path)
-        return given, self.locate(given)
+        return os.fspath(given), os.fspath(self.locate(given))
 
-    def _open(self, given: Path, real: Path, cap: int | None) -> BinaryIO:
+    def _open(self, given: str, real: str, cap: int | None) -> BinaryIO:
         try:
             fd = os.open(real, _READ_FLAGS)
         except FileNotFoundError:
@@ -210,10 +254,9 @@ class Root:
             if not stat.S_ISREG(st.st_mode):
                 raise Refused(given, f"not a regular file ({_kind(st.st_mode)}); not read")
             if cap is not None and st.st_size > cap:
-                raise Refused(given, f"larger than {cap} bytes; not read")
-            if _NONBLOCK:
-                os.set_blocking(fd, True)
-            return os.fdopen(fd, "rb")
+                raise Refused(given, f"larger than {cap:,} bytes; not read")
+            # a regular file: O_NONBLOCK changes nothing for it, and its reads need no buffer
+            return os.fdopen(fd, "rb", buffering=0)
         except BaseException:
             os.close(fd)
             raise
@@ -257,27 +300,43 @@ class Root:
         max_depth: int | None = None,
         skip: Iterable[str] | Callable[[str], bool] = (),
     ) -> Iterator[Entry]:
-        """Every entry below ``start`` (a folder under the root), depth first, sorted by name.
+        """Every entry below ``start`` (a folder under the root), depth first, sorted by name:
+        :meth:`folders`, one entry at a time."""
+        for _folder, entries in self.folders(start, max_depth=max_depth, skip=skip):
+            yield from entries
 
-        Folders named in ``skip`` (or whose name ``skip(name)`` is true for) are neither
-        yielded nor entered. A link is followed when it
-        leads inside the root; one that leads outside is yielded refused, with the reason. Each
-        folder is entered once, whatever links lead to it again. Folders deeper than
-        ``max_depth`` levels below ``start`` (default :attr:`Limits.max_depth`; 0: ``start``'s
-        own entries only) are yielded but not entered; past :attr:`Limits.max_entries` entries
-        the walk yields one refused entry for ``start`` saying so, and stops.
+    def folders(
+        self,
+        start: str | os.PathLike[str] = ".",
+        *,
+        max_depth: int | None = None,
+        skip: Iterable[str] | Callable[[str], bool] = (),
+    ) -> Iterator[tuple[str, list[Entry]]]:
+        """Each folder below ``start`` (a folder under the root) with its entries, sorted by
+        name, depth first, top down: as :func:`os.walk`, a caller that removes a folder's
+        entry from the list before asking for the next folder keeps the walk out of it.
+
+        Folders named in ``skip`` (or whose name ``skip(name)`` is true for) are left out of
+        the lists. A link is followed when it leads inside the root; one that leads outside
+        is listed refused, with the reason, and never entered. Each folder is entered once,
+        whatever links lead to it again. Folders deeper than ``max_depth`` levels below
+        ``start`` (default :attr:`Limits.max_depth`; 0: ``start``'s own entries only) are
+        listed but not entered; past :attr:`Limits.max_entries` entries the walk lists one
+        refused entry for ``start`` saying so, and stops. A folder that cannot be listed is
+        one refused entry of its own.
 
         A missing ``start`` yields nothing; a ``start`` that leads outside raises :class:`Refused`."""
-        given = self._absolute(start)
-        real = self.locate(given)
+        given = os.fspath(self._absolute(start))
+        real = os.fspath(self.locate(given))
         if not os.path.isdir(real):
             return
         levels = self.limits.max_depth if max_depth is None else max_depth
         skipped = skip if callable(skip) else frozenset(skip).__contains__
         budget = self.limits.max_entries
         seen: set[tuple[int, int]] = set()
+        sep = os.sep
         # iterative, so a deep tree costs no recursion: (path as found, resolved, depth)
-        stack: list[tuple[Path, Path, int]] = [(given, real, 0)]
+        stack: list[tuple[str, str, int]] = [(given, real, 0)]
         while stack:
             folder, folder_real, depth = stack.pop()
             try:
@@ -290,47 +349,65 @@ class Root:
                 with os.scandir(folder_real) as it:
                     listed = sorted(it, key=_name)
             except OSError as exc:
-                yield Entry(folder, None, "dir", depth, f"cannot be listed ({exc.strerror or exc})")
+                yield folder, [Entry(folder, None, "dir", depth, f"cannot be listed ({exc.strerror or exc})")]
                 continue
-            below: list[tuple[Path, Path, int]] = []
+            entries: list[Entry] = []
             for item in listed:
                 budget -= 1
                 if budget < 0:
                     reason = f"has more than {self.limits.max_entries} entries; the rest not read"
-                    yield Entry(given, None, "dir", 0, reason)
+                    yield folder, [*entries, Entry(given, None, "dir", 0, reason)]
                     return
-                entry = self._entry(folder / item.name, item, folder_real, depth + 1)
+                entry = self._entry(folder + sep + item.name, item, folder_real + sep + item.name, depth + 1)
                 if entry.kind == "dir" and skipped(item.name):
                     continue
-                yield entry
-                if entry.kind == "dir" and entry.real is not None and not entry.refused and depth < levels:
-                    below.append((entry.path, entry.real, depth + 1))
-            stack.extend(reversed(below))
+                entries.append(entry)
+            yield folder, entries
+            if depth < levels:  # what the caller left in the list
+                below = [e for e in entries if e.kind == "dir" and e.real_text is not None and not e.refused]
+                stack.extend((e.text, e.real_text, depth + 1) for e in reversed(below))  # type: ignore[misc]
 
-    def _entry(self, path: Path, item: os.DirEntry[str], folder_real: Path, depth: int) -> Entry:
+    def _entry(self, path: str, item: os.DirEntry[str], real: str, depth: int) -> Entry:
+        name = item.name
         try:
             if not item.is_symlink():  # the common case: the type from the listing, no stat
                 if item.is_file(follow_symlinks=False):
-                    return Entry(path, folder_real / item.name, "file", depth)
+                    return Entry(path, real, "file", depth, name=name, listed=item)
                 if item.is_dir(follow_symlinks=False):
-                    return Entry(path, folder_real / item.name, "dir", depth)
-                return Entry(path, None, "other", depth, _not_regular(item.stat(follow_symlinks=False).st_mode))
+                    return Entry(path, real, "dir", depth, name=name, listed=item)
+                reason = _not_regular(item.stat(follow_symlinks=False).st_mode)
+                return Entry(path, None, "other", depth, reason, name=name)
             real = os.path.realpath(path)
         except (OSError, ValueError) as exc:
-            return Entry(path, None, "missing", depth, f"cannot be read ({exc})")
+            return Entry(path, None, "missing", depth, f"cannot be read ({exc})", name=name)
         try:
             kind = _mode_kind(os.stat(real).st_mode)
         except OSError:
-            return Entry(path, None, "missing", depth, "a link to nothing (dangling)")
+            return Entry(path, None, "missing", depth, "a link to nothing (dangling)", name=name)
         if not self.contains(real):
-            return Entry(path, None, kind, depth, f"a link to {real}, outside {self.label}; not read")
+            return Entry(path, None, kind, depth, f"a link to {real}, outside {self.label}; not read", name=name)
         if kind == "other":
-            return Entry(path, None, kind, depth, _not_regular(os.stat(real).st_mode))
-        return Entry(path, Path(real), kind, depth)
+            return Entry(path, None, kind, depth, _not_regular(os.stat(real).st_mode), name=name)
+        return Entry(path, real, kind, depth, name=name, listed=item)
 
 
 def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
+
+
+def _read_upto(fh: BinaryIO, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``fh``, read in chunks that grow with the file (one
+    ``read(limit)`` would allocate ``limit`` bytes for a file of a few hundred)."""
+    chunks: list[bytes] = []
+    total, want = 0, 16384
+    while total < limit:
+        chunk = fh.read(min(want, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        want = min(want * 4, 1 << 22)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _mode_kind(mode: int) -> Literal["file", "dir", "other"]:

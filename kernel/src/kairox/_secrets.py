@@ -93,7 +93,9 @@ _URL_REST = re.compile(r"[^\s'\"]*")
 #: after a key: ``=``, ``:`` or ``": "``, then the value (it ends at a blank, a quote, ``&``,
 #: ``,`` or ``}``), unless that is ``Bearer X`` (:data:`_BEARER` hides X). What a failed try
 #: gives back is the blanks around the ``=`` after this one key.
-_ASSIGNED = re.compile(r"""["']?\s*[=:]\s*["']?(?!(?:bearer|basic)\s)([^\s'"&,}]+)""", re.I)
+_ASSIGNED = re.compile(r"""["']?\s*[=:]\s*["']?(?!(?:bearer|basic)\s)(?=[^\s'"&,}])""", re.I)
+#: a value: up to a blank, a quote, ``&``, ``,`` or ``}``
+_VALUE = re.compile(r"""[^\s'"&,}]*""")
 #: a flag: a run that starts with ``-``, at the text's start or after a blank
 _FLAG = re.compile(r"(?:^|(?<=\s))-[\w.-]*")
 #: blanks, then a flag's value: one word that is not the next flag (a failed try gives back
@@ -115,10 +117,10 @@ def redact_args(command_line: str) -> str:
     """A command line (or a line of a log, an error message) safe to print: ``--token=X``,
     ``--api-key X``, ``PASSWORD=X``, ``Bearer X`` and URL secrets hidden. Linear time."""
     text = _hide_url_secrets(command_line)
-    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
-    # both read the same text: hiding one's value must not hide the other's key
-    # (``token= --password X``: the first value is the flag that says X is a secret)
-    return _hide(text, sorted([*_assigned_values(text), *_flag_values(text)]))
+    # all three read the same text: hiding one's value must not hide another's key
+    # (``token= --password X``, ``Bearer --token X``: the first value is the flag that says X is a secret)
+    bearers = (m.span(2) for m in _BEARER.finditer(text))
+    return _hide(text, sorted([*bearers, *_assigned_values(text), *_flag_values(text)]))
 
 
 def _hide(text: str, spans: list[tuple[int, int]]) -> str:
@@ -161,14 +163,22 @@ def _assigned_values(text: str) -> Iterator[tuple[int, int]]:
     """Where the values of ``token=X``, ``password: X``, ``"api_key": "X"``, ``api_key = 'X'``
     are (not ``Authorization: Bearer X``: the scheme stays readable, :data:`_BEARER` hides X)."""
     done = 0
+    # the value run last found: a value starting anywhere in it ends where it ends, so no
+    # character of a value is read twice, whatever keys stand inside values
+    run_start, run_end = -1, -1
     for word in _SECRET_WORD.finditer(text):
-        if word.start() < done:  # in a key already looked at, or in a value
+        if word.start() < done:  # in a key already looked at
             continue
         done = _run_end(_RUN, text, word.end())  # the key's end
         assigned = _ASSIGNED.match(text, done)
-        if assigned is not None:
-            yield assigned.span(1)
-            done = assigned.end()
+        if assigned is None:
+            continue
+        start = assigned.end()
+        if not run_start <= start < run_end:
+            run_start, run_end = start, _run_end(_VALUE, text, start)
+        # the value is hidden; a secret word inside it may start an assignment of its own
+        # (``token= TOKEN: X``), so the scan goes on from the key's end, not the value's
+        yield start, run_end
 
 
 def _flag_values(text: str) -> Iterator[tuple[int, int]]:

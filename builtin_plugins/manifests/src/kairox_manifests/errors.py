@@ -53,6 +53,8 @@ class Problem:
     path: str = ""
     severity: str = "warning"
     kind: str = ""
+    #: for a ``refused`` file, the contribution it would have been (``skill``, ``command``, ...)
+    component: str = ""
 
     def render(self) -> str:
         where = ": ".join(p for p in (self.file, self.path) if p)

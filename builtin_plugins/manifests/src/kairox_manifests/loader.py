@@ -314,7 +314,8 @@ class BundleLoader:
         assert runtime is not None and m is not None
         enabled = [c for c in m.contributions if rec.items.get(c.key, ItemState()).enabled]
         skills = [c for c in enabled if c.kind in ("skill", "command")]
-        self._apply(rec, await route_skills(runtime, m.name, skills, m.root))
+        refused = [p for p in m.problems if p.kind == "refused" and p.component in ("skill", "command")]
+        self._apply(rec, await route_skills(runtime, m.name, skills, m.root, refused))
         self._apply(
             rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
         )

@@ -51,12 +51,13 @@ def bundle_root(root: Path | Root, *, also: Iterable[str | os.PathLike[str]] = (
     return Root(root, label=BUNDLE_LABEL, also=also)
 
 
-def refusal(refused: Refused | Entry) -> Problem:
+def refusal(refused: Refused | Entry, component: str = "") -> Problem:
     """A refused file of a bundle (a :class:`Refused`, or a walk's refused :class:`Entry`) as a
-    problem of that bundle, where the item would have been: the file and the reason."""
+    problem of that bundle, where the item would have been: the file, the reason, and the
+    ``component`` it would have been (``skill``: the skill registry lists it among its errors too)."""
     if isinstance(refused, Entry):
-        return Problem(refused.refused, file=str(refused.path), severity="error", kind="refused")
-    return Problem(refused.reason, file=refused.file, severity="error", kind="refused")
+        return Problem(refused.refused, file=refused.text, severity="error", kind="refused", component=component)
+    return Problem(refused.reason, file=refused.file, severity="error", kind="refused", component=component)
 
 
 def resolve_inside(

@@ -32,6 +32,7 @@ from kairox import (
     ToolView,
 )
 
+from .errors import Problem
 from .model import Contribution
 
 if TYPE_CHECKING:
@@ -321,29 +322,37 @@ class _BundleSkillSource:
     the reader refuses a skill folder that leads outside the bundle).
     """
 
-    def __init__(self, name: str, inner: Any, allowed: dict[str, Contribution]) -> None:
+    def __init__(self, name: str, inner: Any, allowed: dict[str, Contribution], refused: Sequence[Any] = ()) -> None:
         self.name = name
         self._inner = inner
         self._allowed = allowed
         self._folders = {str(c.source) for c in allowed.values()}
+        self._refused = refused
 
     def scan(self, runtime: Runtime | None = None) -> Any:
+        from kairox import SkillError
+
         for item in self._inner.scan(runtime):
             where = getattr(item, "path", None) or getattr(item, "file", None)
             if where is not None and (str(where) in self._allowed or str(where) in self._folders):
                 yield item
+        for problem in self._refused:  # where the skill would have been, the reason it is not
+            yield SkillError(problem.message, file=problem.file)
 
 
 def _skill_file(c: Contribution) -> Path:
     return c.source / "SKILL.md" if c.source.is_dir() else c.source
 
 
-async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contribution], root: Path) -> Routed:
+async def route_skills(
+    runtime: Runtime, plugin: str, items: Sequence[Contribution], root: Path, refused: Sequence[Problem] = ()
+) -> Routed:
     """Add the plugin's skills and commands to the skill registry as ``<plugin>:<name>``
     (through kairox-skills' reader, so they parse exactly like every other skill), read
-    inside the bundle's folder ``root``."""
+    inside the bundle's folder ``root``; ``refused`` (files that would have been skills but
+    lead outside the bundle) are listed among the registry's errors."""
     out = Routed()
-    if not items:
+    if not items and not refused:
         return out
     try:
         from kairox import SkillDef, SkillScope
@@ -357,7 +366,7 @@ async def route_skills(runtime: Runtime, plugin: str, items: Sequence[Contributi
     contained = runtime.contained(root, label=f"bundle {plugin}")
     inner = DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin, root=contained)
     try:
-        await registry.add_source(_BundleSkillSource(source_name, inner, allowed), runtime)
+        await registry.add_source(_BundleSkillSource(source_name, inner, allowed, refused), runtime)
     except Exception as exc:
         return out.fail_all(items, f"{type(exc).__name__}: {exc}")
     found = {str(s.path): s for s in registry.all_found() if isinstance(s, SkillDef) and s.source == source_name}

@@ -250,55 +250,30 @@ def skill_files(root: Root, top: str, max_depth: int) -> Iterator[Found | SkillE
     (depth first, sorted by name), and a :class:`SkillError` where a skill file or a
     folder is refused.
 
-    A folder holding ``SKILL.md`` yields that file alone: its other files and folders
-    are the skill's resources. The walk yields a folder's entries together, before any
-    folder below it, so they are judged as a group.
+    A folder holding ``SKILL.md`` yields that file alone, and the walk does not enter
+    it further: its other files and folders are the skill's resources.
     """
     cap = root.limits.max_bytes
-    sep = os.sep
-    skill_folders: set[str] = set()  # folders holding SKILL.md, and the folders below them
-    parent = ""
-
-    def judge(parent: str, group: list[tuple[str, str, Entry]]) -> Iterator[Found | SkillError]:
-        if parent in skill_folders:
-            return
-        if parent.rpartition(sep)[0] in skill_folders:
-            skill_folders.add(parent)
-            return
-        skill_md = [item for item in group if item[1] == "SKILL.md" and item[2].kind != "dir"]
+    for folder, entries in root.folders(top, max_depth=max_depth, skip=SKIP_DIRS):
+        skill_md = [e for e in entries if e.name == "SKILL.md" and e.kind != "dir"]
         if skill_md:
-            skill_folders.add(parent)
-            group = skill_md
-        folder = (parent.rpartition(sep)[2] or parent or sep) if skill_md else None
-        for path, name, entry in group:
+            entries[:] = []  # a skill folder's subfolders are its resources: not entered
+        name = (os.path.basename(folder) or folder) if skill_md else None
+        for entry in skill_md or entries:
             if entry.refused:
-                if entry.kind == "dir" or folder is not None or is_skill_file(name):
-                    yield SkillError(entry.refused, file=path)
+                if entry.kind == "dir" or name is not None or is_skill_file(entry.name):
+                    yield SkillError(entry.refused, file=entry.text)
                 continue
-            if entry.kind != "file" or (folder is None and not is_skill_file(name)):
+            if entry.kind != "file" or (name is None and not is_skill_file(entry.name)):
                 continue
             try:
-                # the path as walked leads where the entry does (the walk checked it); the
-                # file itself is opened through the root when it is read
-                stat = os.stat(path)
+                stat = entry.stat()
             except OSError:
                 continue  # vanished since it was listed
             if stat.st_size > cap:
-                yield SkillError(f"larger than {cap} bytes; not read", file=path)
+                yield SkillError(f"larger than {cap:,} bytes; not read", file=entry.text)
                 continue
-            yield path, folder, stat, entry
-
-    group: list[tuple[str, str, Entry]] = []
-    for entry in root.walk(top, max_depth=max_depth, skip=SKIP_DIRS):
-        path = os.fspath(entry.path)
-        here, _, name = path.rpartition(sep)
-        if here != parent and group:
-            yield from judge(parent, group)
-            group = []
-        parent = here
-        group.append((path, name, entry))
-    if group:
-        yield from judge(parent, group)
+            yield entry.text, name, stat, entry
 
 
 def is_skill_file(name: str) -> bool:

@@ -127,7 +127,7 @@ def skills_in(root: Root, directory: Path, out: Collector, *, file: str | None, 
             continue
         if entry.refused:
             if entry.kind == "dir" or entry.name.endswith(".md"):
-                out.problems.append(refusal(entry))
+                out.problems.append(refusal(entry, "skill"))
             continue
         if entry.kind == "dir":
             if _skill_folder(root, entry.path, out):
@@ -142,7 +142,7 @@ def _skill_folder(root: Root, directory: Path, out: Collector) -> bool:
     try:
         return root.kind(directory / "SKILL.md") == "file"
     except Refused as exc:
-        out.problems.append(refusal(exc))
+        out.problems.append(refusal(exc, "skill"))
         return False
 
 
@@ -158,7 +158,7 @@ def markdown_in(root: Root, target: Path, kind: str, out: Collector, *, file: st
         if _hidden(entry.name) or not (entry.name.endswith(".md") or entry.kind == "dir"):
             continue
         if entry.refused:
-            out.problems.append(refusal(entry))
+            out.problems.append(refusal(entry, kind))
         elif entry.kind == "file":
             found.append(entry.path)
     for child in sorted(found):
