@@ -51,6 +51,12 @@ __all__ = [
     "workspace_config_files",
 ]
 
+#: ``${NAME}``, ``${NAME:-default}`` or ``$${`` (a literal ``${``). Applied by
+#: :func:`expand_env` only up to the text's last ``}``: no reference ends after it, and
+#: before it a default's ``[^}]*`` always reaches a ``}``, so a try either matches (and
+#: what it read is replaced) or fails within the name it read, and no name is read by
+#: more than two tries: linear. Over a whole value, each unclosed ``${A:-`` read to the
+#: end of the text again (quadratic).
 _VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -189,7 +195,8 @@ def expand_env(value: str, env: Mapping[str, str], *, path: str = "", file: str 
 
     if "${" not in value:
         return value
-    return _VAR.sub(repl, value)
+    end = value.rfind("}") + 1
+    return _VAR.sub(repl, value[:end]) + value[end:]
 
 
 def inherit_env(table: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
