@@ -22,6 +22,7 @@ from kairox_mcp.importer import (
     Input,
     JsoncError,
     _has_reference,
+    _loads_toml,
     _Scope,
     _variables,
     escape_literal,
@@ -661,3 +662,9 @@ def test_unclosed_variables_are_read_in_linear_time() -> None:
     for syntax in ("claude", "vscode", "gemini"):
         assert translate(unclosed, syntax, _scope(), "x") == unclosed
     assert translate("${" * 500_000 + "$HOME", "gemini", _scope(), "x") == "${" * 500_000 + "${HOME}"
+
+
+def test_a_codex_key_of_many_parts_is_refused_naming_the_line() -> None:
+    # checked before tomlkit reads the file, as kairox.toml is before tomllib reads it
+    with pytest.raises(ValueError, match="line 2: a dotted key of more than 64 parts"):
+        _loads_toml("[mcp_servers.a]\n" + ".".join(["a"] * 100_000) + " = 1\n")

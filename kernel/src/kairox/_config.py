@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from ._compat import tomllib
 from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
 from ._home import user_home
 from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret, redact_args, redact_argv
 from .errors import ConfigError
-from .files import is_inside, read_document
+from .files import is_inside, loads_toml, read_document
 
 if TYPE_CHECKING:
     from ._trust import Declared, TrustState, WorkspaceTrust
@@ -360,7 +359,7 @@ def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str]
 
 
 def _read_toml(path: Path, errors: list[ConfigError]) -> dict[str, Any] | None:
-    data: dict[str, Any] | None = read_document(path, errors, tomllib.loads, "TOML")
+    data: dict[str, Any] | None = read_document(path, errors, loads_toml, "TOML")
     return data
 
 

@@ -46,7 +46,7 @@ import tomlkit.exceptions
 
 from kairox import expand_env, redact, redact_url
 from kairox.errors import ConfigError
-from kairox.files import Refused, Root, update_text
+from kairox.files import Refused, Root, check_toml_keys, update_text
 
 from .sources import read_config_file
 
@@ -145,6 +145,7 @@ def loads_jsonc(text: str) -> Any:
 
 
 def _loads_toml(text: str) -> Any:
+    check_toml_keys(text)  # a ValueError naming the line: bounded time before tomlkit reads it
     try:
         return tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as exc:
@@ -984,8 +985,9 @@ def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:
     if text is None:
         return tomlkit.document()
     try:
+        check_toml_keys(text)
         return tomlkit.parse(text)
-    except tomlkit.exceptions.ParseError as exc:
+    except (tomlkit.exceptions.ParseError, ValueError) as exc:
         raise ConfigError(f"invalid TOML ({exc}); fix it before importing", file=str(path)) from None
 
 
