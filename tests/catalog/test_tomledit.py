@@ -15,6 +15,7 @@ from kairox._compat import tomllib
 from kairox_catalog.tomledit import (
     TomlEditError,
     edit_document,
+    parse_document,
     read_document,
     remove_server,
     server_names,
@@ -136,3 +137,10 @@ def test_invalid_toml_and_wrong_shapes_are_refused(tmp_path: Path) -> None:
     path.write_text('mcp_servers = "nope"\n')
     with pytest.raises(TomlEditError, match="not a table"):
         set_server(read_document(path), "x", {"command": "a"})
+
+
+def test_a_key_of_many_parts_is_refused_naming_the_line(tmp_path: Path) -> None:
+    # checked before tomlkit reads the file, as kairox.toml is before tomllib reads it
+    path = tmp_path / "kairox.toml"
+    with pytest.raises(TomlEditError, match="line 2: a dotted key of more than 64 parts"):
+        parse_document("[ui]\n" + ".".join(["a"] * 100_000) + " = 1\n", path)

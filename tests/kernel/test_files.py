@@ -10,12 +10,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox._compat import tomllib
 from kairox.errors import ConfigError
-from kairox.files import atomic_write_bytes, atomic_write_text, lock_path, read_document, update_text
+from kairox.files import (
+    MAX_DOCUMENT_DEPTH,
+    atomic_write_bytes,
+    atomic_write_text,
+    check_toml_keys,
+    loads_bounded,
+    loads_toml,
+    lock_path,
+    read_document,
+    update_text,
+)
 
 
 def test_replaces_the_file_and_sets_the_mode(tmp_path: Path) -> None:
@@ -134,3 +144,49 @@ def test_update_text_writes_nothing_when_the_change_declines_or_raises(tmp_path:
         update_text(path, refuse)
     assert path.read_text() == "keep = true\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kairox.toml", "kairox.toml.lock"]
+
+
+# -- TOML keys: a key of many parts is refused before tomllib reads it (quadratic there) ----------
+
+_KEY_PART = st.sampled_from(["a", "b-c", '"x.y"', "'p.q'", '"a\\".b"'])
+_TOML_VALUE = st.sampled_from(
+    ["1.5", '"a.b.c"', '"""\nx.y.z\n"""', '"""a.b""""', "'''a.b'''", "07:32:00.999", "[1.5, 2.5]", "{ u.v.w = 1 }"]
+)
+
+
+@settings(max_examples=300)
+@given(
+    lines=st.lists(
+        st.tuples(st.lists(_KEY_PART, min_size=1, max_size=70), _TOML_VALUE, st.sampled_from(["", " # a.b.c.d"])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_only_keys_of_more_parts_than_the_depth_limit_are_refused(lines: list[tuple[list[str], str, str]]) -> None:
+    text = "\n".join(f"k{i}.{'.'.join(parts)} = {value}{comment}" for i, (parts, value, comment) in enumerate(lines))
+    longest = max(len(parts) + 1 for parts, _, _ in lines)
+    if longest > MAX_DOCUMENT_DEPTH:
+        line = 1 + next(i for i, (parts, _, _) in enumerate(lines) if len(parts) + 1 > MAX_DOCUMENT_DEPTH)
+        with pytest.raises(ValueError, match=f"^line {line}: a dotted key of more than {MAX_DOCUMENT_DEPTH} parts"):
+            check_toml_keys(text)
+        with pytest.raises(ValueError, match="nested deeper"):  # refused after parsing anyway
+            loads_bounded(text, tomllib.loads)
+    else:
+        check_toml_keys(text)
+        assert loads_toml(text) == tomllib.loads(text)
+
+
+@pytest.mark.timeout(10)
+def test_a_key_of_many_parts_is_refused_naming_the_file_and_line(tmp_path: Path) -> None:
+    # tomllib takes time quadratic in a key's parts: 0.8 s at 8,000, minutes at 100,000
+    path = tmp_path / "kairox.toml"
+    path.write_text('[ui]\ntheme = "dark"\n' + ".".join(["a"] * 100_000) + " = 1\n", encoding="utf-8")
+    errors: list[ConfigError] = []
+    assert read_document(path, errors, loads_toml, "TOML") is None
+    [error] = errors
+    assert error.file == str(path)
+    assert "line 3: a dotted key of more than 64 parts" in error.message
+    # a table name too, and the dots of strings and comments are not a key's
+    with pytest.raises(ValueError, match=r"^line 1: a dotted key"):
+        check_toml_keys("[" + ".".join(["t"] * 100_000) + "]\n")
+    check_toml_keys('s = "' + "." * 100_000 + '" # ' + "." * 100_000 + "\nm = '''" + "." * 100_000 + "'''\n")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,10 @@ from kairox.errors import ConfigError
 from kairox_mcp.importer import (
     Input,
     JsoncError,
+    _has_reference,
+    _loads_toml,
     _Scope,
+    _variables,
     escape_literal,
     input_variable,
     loads_jsonc,
@@ -621,3 +626,45 @@ def test_an_error_never_shows_the_value_of_an_env_or_header_entry(tmp_path: Path
         f"{tmp_path / 'home' / '.cursor' / 'mcp.json'}: mcpServers.b.headers.Authorization: expected a string, got a list",
     ]
     assert "98765432109876543210" not in "".join(errors) and "kxLISTsecret" not in "".join(errors)
+
+
+# -- variables are found in linear time, where the old patterns found them --------------------
+
+_OLD_KAIROX_VAR = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})")
+_OLD_REFERENCE = re.compile(r"(?<!\$)\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
+_OLD_BRACED = re.compile(r"\$\{([^}]*)\}")
+_OLD_GEMINI = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([^}]*)\})")
+_VARIABLE_TEXT = st.lists(st.sampled_from([*"${}:-AB_1 x", "${", "$${", "${A:-"]), max_size=12).map("".join)
+
+
+def _found(matches: Iterable[re.Match[str]]) -> list[tuple[tuple[int, int], str | None, str | None]]:
+    # Gemini's `$NAME` after the last `}` has an empty group 2 where the old pattern had None
+    return [(m.span(), m.group(1), (m.group(2) or None) if m.re.groups > 1 else None) for m in matches]
+
+
+@settings(max_examples=1000)
+@given(_VARIABLE_TEXT)
+def test_variables_are_found_where_the_old_patterns_found_them(text: str) -> None:
+    assert escape_literal(text) == _OLD_KAIROX_VAR.sub("$$", text)
+    assert _has_reference(text) == bool(_OLD_REFERENCE.search(text))
+    assert _found(_variables(text, "claude")) == _found(_OLD_BRACED.finditer(text))
+    assert _found(_variables(text, "gemini")) == _found(_OLD_GEMINI.finditer(text))
+
+
+@pytest.mark.timeout(10)
+def test_unclosed_variables_are_read_in_linear_time() -> None:
+    # each unclosed `${` or `${A:-` was read to the end of the text again (and each `$` of
+    # `${A:-${A:-...}` by the escape's lookahead even when closed): hours at 1 MB
+    unclosed = "${A:-" * 200_000
+    assert escape_literal(unclosed) == unclosed
+    assert escape_literal(unclosed + "}") == unclosed.replace("$", "$$") + "}"
+    assert not _has_reference(unclosed)
+    for syntax in ("claude", "vscode", "gemini"):
+        assert translate(unclosed, syntax, _scope(), "x") == unclosed
+    assert translate("${" * 500_000 + "$HOME", "gemini", _scope(), "x") == "${" * 500_000 + "${HOME}"
+
+
+def test_a_codex_key_of_many_parts_is_refused_naming_the_line() -> None:
+    # checked before tomlkit reads the file, as kairox.toml is before tomllib reads it
+    with pytest.raises(ValueError, match="line 2: a dotted key of more than 64 parts"):
+        _loads_toml("[mcp_servers.a]\n" + ".".join(["a"] * 100_000) + " = 1\n")

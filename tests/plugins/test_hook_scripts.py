@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -10,12 +11,13 @@ from typing import Any
 
 import psutil
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from plugin_helpers import write_executable
 
 from kairox import Block, ContextPiece, Runtime, ToolCall, ToolResult, ToolSpec
 from kairox.testing import EventLog, KairoxHarness
+from kairox_manifests._matcher import compile_matcher
 from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.hookscripts import HookAnswer, ScriptHook, claude_aliases, parse_answer
 from kairox_manifests.model import HookDecl
@@ -242,3 +244,33 @@ def test_claude_aliases() -> None:
     assert "Edit" in claude_aliases("fs.write")
     assert claude_aliases("code-review.time.get_current_time") == ("mcp__code-review_time__get_current_time",)
     assert claude_aliases("plain") == ()
+
+
+# -- a bundle's matcher runs in linear time (RE2), and answers as Python's re does ---------------
+
+
+@pytest.mark.timeout(10)
+async def test_a_catastrophic_matcher_costs_one_pass_over_the_name(
+    kairox_harness: KairoxHarness, tmp_path: Path
+) -> None:
+    # Python's re tries every split of the name among the alternatives: ~25 s at 40 a's, an hour at 48
+    script = tmp_path / "mark.sh"
+    script.write_text("cat >/dev/null\n")
+    async with kairox_harness.open() as rt:
+        hook = make_hook(rt, tmp_path, HookDecl("pre_tool_call", script=script, matcher="(a|aa)+b"))
+        assert not hook.matches(tool_call(rt, "a" * 48))
+        assert hook.matches(tool_call(rt, "a" * 47 + "b"))
+        polynomial = make_hook(rt, tmp_path, HookDecl("pre_tool_call", script=script, matcher=r"\w*" * 8 + "x"))
+        assert not polynomial.matches(tool_call(rt, "a" * 64))
+
+
+_ATOM = st.sampled_from(["a", "b", "_", ".", r"\.", "[ab]", "[^a]", "mcp__", "(a|b)", "(?:ab|a)"])
+_PIECE = st.tuples(_ATOM, st.sampled_from(["", "*", "+", "?", "{1,2}"])).map("".join)
+_BRANCH = st.lists(_PIECE, min_size=1, max_size=4).map("".join)
+_MATCHER = st.lists(_BRANCH, min_size=1, max_size=3).map("|".join)
+
+
+@settings(max_examples=500)
+@given(matcher=_MATCHER, name=st.text("ab_.m", max_size=10))
+def test_a_matcher_answers_as_python_re_did(matcher: str, name: str) -> None:
+    assert (compile_matcher(matcher).fullmatch(name) is not None) == (re.fullmatch(matcher, name) is not None)

@@ -392,3 +392,18 @@ def test_philont_main_as_module_or_package(tmp_path: Path) -> None:
 def test_plugin_json_without_id_is_not_philont(tmp_path: Path) -> None:
     root = write_plugin(tmp_path / "p", {"plugin.json": {"name": "something-else"}})
     assert PhilontFormat().probe(root) is None
+
+
+@pytest.mark.parametrize("matcher", ["(?=Bash)Bash", r"(a)\1", "Bash\\Z"])
+def test_a_matcher_re2_cannot_run_is_refused_naming_the_field(tmp_path: Path, matcher: str) -> None:
+    root = write_plugin(
+        tmp_path / "p",
+        {
+            ".claude-plugin/plugin.json": {"name": "p"},
+            "hooks/hooks.json": {"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [{"command": "true"}]}]}},
+        },
+    )
+    err = error_of(root)
+    assert err.file == str(real(root) / "hooks" / "hooks.json")
+    assert err.path == "hooks.PreToolUse[0].matcher"
+    assert "linear time" in err.message

@@ -1,9 +1,20 @@
-"""Claude permission rules as a hook's `if`: the parser and the matcher, by example and by property."""
+"""Claude permission rules as a hook's `if`: the parser and the matcher, by example and by property.
+
+The matcher runs in time linear in the text (a command or path from a tool call, a rule
+from a bundle): the rule's globs are matched by a scan, not by a regular expression that
+backtracks. The regular expressions they replaced are kept below as the oracle the scan
+must agree with on ordinary rules and texts; on the adversarial ones (a rule with a few
+stars against a long text that does not match) they took seconds to hours.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import PurePosixPath
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox_manifests.rules import Rule, command_matches, parse_rule, path_matches, split_command
@@ -143,3 +154,110 @@ def test_a_path_is_inside_its_own_directory_pattern(parts: list[str]) -> None:
     assert path_matches(f"/{parts[0]}", path, cwd="/w", project="/w", home="/h")
     assert path_matches(f"/{parts[0]}/**", path, cwd="/w", project="/w", home="/h") or len(parts) == 1
     assert not path_matches("/zzz-not-there", path, cwd="/w", project="/w", home="/h")
+
+
+# -- linear time, and the same answers as the regular expressions it replaced ------------------
+
+
+def _old_glob(pattern: str) -> re.Pattern[str]:
+    return re.compile("".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern)), re.S)
+
+
+def _old_command_matches(spec: str, command: str) -> bool:
+    spec = spec.strip()
+    if spec.endswith(":*"):
+        spec = spec[:-2] + " *"
+    if spec.endswith(" *"):
+        pattern = re.compile(_old_glob(spec[:-2].rstrip()).pattern + r"(?:\s.*)?", re.S)
+    else:
+        pattern = _old_glob(spec)
+    return any(pattern.fullmatch(c) for c in [command.strip(), *split_command(command)])
+
+
+def _old_path_regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.S)
+
+
+def _old_path_matches(spec: str, value: str, *, cwd: str, home: str) -> bool:
+    spec = spec.strip()
+    base, pattern = cwd, spec
+    for lead, where in (("//", "/"), ("~/", home), ("/", cwd), ("./", cwd)):
+        if spec.startswith(lead):
+            base, pattern = where, spec[len(lead) :]
+            break
+    pattern = pattern.rstrip("/") or "**"
+    target = value if value.startswith("/") else os.path.join(cwd, value)
+    try:
+        rel = PurePosixPath(os.path.normpath(target)).relative_to(base)
+    except ValueError:
+        return False
+    regex = _old_path_regex(pattern if "/" in pattern else "**/" + pattern)
+    parts = rel.parts
+    return any(regex.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1))
+
+
+@settings(max_examples=500)
+@given(spec=st.text("ab *:", max_size=10), command=st.text("ab \n\t", max_size=14))
+def test_command_matching_agrees_with_the_regex_it_replaced(spec: str, command: str) -> None:
+    assert command_matches(spec, command) == _old_command_matches(spec, command)
+
+
+@settings(max_examples=500)
+@given(pattern=st.text("ab*.", max_size=8), names=st.lists(st.text("ab.*\n", max_size=10), min_size=1, max_size=3))
+def test_tool_and_argument_globs_agree_with_the_regex_they_replaced(pattern: str, names: list[str]) -> None:
+    if not pattern:
+        return
+    rule = Rule(pattern, "b*a*")
+    assert rule.matches_tool(names) == any(_old_glob(pattern).fullmatch(n) for n in names if n)
+    for name in names:
+        assert Rule("Other", pattern).matches(("Other",), {"query": name}) == bool(_old_glob(pattern).fullmatch(name))
+
+
+@settings(max_examples=1000)
+@given(spec=st.text("ab/*?.~", max_size=12), value=st.text("ab/.", max_size=14))
+def test_path_matching_agrees_with_the_regex_it_replaced(spec: str, value: str) -> None:
+    got = path_matches(spec, value, cwd="/w", project="/w", home="/h")
+    assert got == _old_path_matches(spec, value, cwd="/w", home="/h")
+
+
+@pytest.mark.timeout(10)
+def test_a_command_rule_with_stars_is_linear_in_a_long_command() -> None:
+    # the old `a.*a.*a.*b` took ~7 s at 4 KB and grows as n**3: 64 KB is hours for it
+    command = "a" * 64_000
+    assert not command_matches("a*a*a*b", command)
+    assert not command_matches("*a*a*a*a*a*a*b *", command)
+    assert command_matches("*a*a*a*a*a*a *", command + " b")
+    assert not parse_rule("Other(*a*a*a*b)").matches(("Other",), {"query": command})
+    assert not parse_rule("*a*a*a*b").matches_tool([command])
+
+
+@pytest.mark.timeout(10)
+def test_a_path_rule_with_stars_is_linear_in_a_long_path() -> None:
+    # every prefix ending at a '/' was matched again by a regex that backtracks (**/ and *):
+    # a deep path of 256 KB against a rule with a few stars took hours
+    deep = "/w/" + "a/" * 128_000 + "a"
+    assert not path_matches("**/a*a*a*b", deep, cwd="/w", project="/w", home="/h")
+    assert not path_matches("/**a**a**a**b", deep, cwd="/w", project="/w", home="/h")
+    assert path_matches("/**/a/**/a", deep, cwd="/w", project="/w", home="/h")
+    flat = "/w/" + "a" * 256_000
+    assert not path_matches("*a*a*a*b", flat, cwd="/w", project="/w", home="/h")
+    # a rule of the longest kind: 4,000 characters of stars and '/' (runs of stars fold)
+    assert path_matches("/" + "**/*" * 1000 + "a", deep, cwd="/w", project="/w", home="/h")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kairox._policy import (
     LOCATIONS,
@@ -18,6 +21,7 @@ from kairox._policy import (
     PolicyConfig,
     PolicyEngine,
     RuleAction,
+    _specificity,
     resolve_path,
 )
 from kairox._runtime import Runtime
@@ -384,3 +388,21 @@ def test_decide_at_gives_each_location_of_a_write_tool(tree: dict[str, Path]) ->
     assert {e.decide_at(shell, loc).kind for loc in LOCATIONS} == {"ask"}
     denied = engine(tree["ws"], rules={"x.*": "deny"})
     assert {denied.decide_at(WRITE, loc).kind for loc in LOCATIONS} == {"deny"}
+
+
+# -- a rule's specificity is read in linear time, as the old pattern read it -------------------
+
+_OLD_GLOB_PART = re.compile(r"\*|\?|\[[^\]]*\]")
+
+
+@settings(max_examples=1000)
+@given(st.text(st.sampled_from([*"ab.*?[]!_"]), max_size=16))
+def test_specificity_is_what_the_old_pattern_said(pattern: str) -> None:
+    assert _specificity(pattern) == (_OLD_GLOB_PART.search(pattern) is None, len(_OLD_GLOB_PART.sub("", pattern)))
+
+
+@pytest.mark.timeout(10)
+def test_specificity_is_linear_in_unclosed_classes() -> None:
+    # each `[` with no `]` after it was read to the end again: hours at 1 MB
+    assert _specificity("[" * 1_000_000) == (True, 1_000_000)
+    assert _specificity("a*" + "[" * 1_000_000 + "]") == (False, 1)

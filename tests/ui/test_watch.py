@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from peers import KAIROX_TEST_GRACES, default_signals, fixture_server
 from shared_helpers import on_pty, read_pty
@@ -34,6 +34,7 @@ from shared_helpers import on_pty, read_pty
 from kairox import ServerState, ServerStatus
 from kairox.testing import KairoxHarness, trust_workspace
 from kairox_ui.watch import (
+    _var_references,
     cell_width,
     event_lines,
     fit,
@@ -615,3 +616,24 @@ def test_redact_text_never_raises(text: str) -> None:
 )
 def test_separators_and_astral_format_characters_are_shown_unambiguously(raw: str, shown: str) -> None:
     assert fit(raw, None) == shown
+
+
+# -- variable references in outside text: found where the old pattern found them, in linear time
+
+_OLD_VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}\s]*))?\}")
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.sampled_from([*"${}:-A_1 x", "${", "${A:-", "${A}"]), max_size=12).map("".join))
+def test_variable_references_are_found_where_the_old_pattern_found_them(text: str) -> None:
+    old = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _OLD_VAR_REFERENCE.finditer(text)]
+    assert list(_var_references(text)) == old
+
+
+@pytest.mark.timeout(10)
+def test_unclosed_variable_references_are_read_in_linear_time() -> None:
+    # each unclosed `${A:-` was read to the next blank again: ~1 s at 20 KB, hours at 1 MB
+    text = "${A:-" * 200_000 + " done"
+    assert not list(_var_references(text))
+    assert redact_text(text) == text
+    assert list(_var_references(text[:-5] + "}")) == [(0, len(text) - 4, "A", text[5:-5])]

@@ -296,10 +296,38 @@ def _name(data: Mapping[str, Any], file: str | None, error: type[E], fallback: s
     return name
 
 
+#: a run of commas and blanks, or a parenthesis (one character: each is read once)
+_SEPARATOR_OR_PARENTHESIS = re.compile(r"[,\s]+|[()]")
+
+
+def _split_tool_names(text: str) -> tuple[str, ...]:
+    """``text`` cut at each run of commas and blanks whose next parenthesis is not ``)``
+    (``Bash(git add, git commit)`` is one name). One pass: a run waits until the next
+    parenthesis says whether it cuts. A regex lookahead for that ``)`` read the rest of
+    the text again at each separator of a run (cubic on a long run of blanks)."""
+    cuts: list[re.Match[str]] = []
+    waiting: list[re.Match[str]] = []
+    for m in _SEPARATOR_OR_PARENTHESIS.finditer(text):
+        if m.group() == ")":
+            waiting = []
+        elif m.group() == "(":
+            cuts += waiting
+            waiting = []
+        else:
+            waiting.append(m)
+    cuts += waiting
+    names, last = [], 0
+    for m in cuts:
+        names.append(text[last : m.start()])
+        last = m.end()
+    names.append(text[last:])
+    return tuple(n for n in names if n)
+
+
 def _tool_list(value: Any, file: str | None, field: str) -> tuple[str, ...]:
     """``"Read, Grep, Glob"`` (commas or blanks) or a list of names."""
     if isinstance(value, str):
-        return tuple(t for t in re.split(r"[,\s]+(?![^()]*\))", value.strip()) if t)
+        return _split_tool_names(value.strip())
     if isinstance(value, list):
         out: list[str] = []
         for i, item in enumerate(value):

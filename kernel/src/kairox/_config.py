@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from ._compat import tomllib
 from ._convert import _join, _key_part, errors_from, structure
 from ._features import missing_feature_message
 from ._home import user_home
 from ._registrar import Registrar
 from ._secrets import REDACTED, is_secret, redact_args, redact_argv
 from .errors import ConfigError
-from .files import Root, is_inside, read_document
+from .files import Root, is_inside, loads_toml, read_document
 
 if TYPE_CHECKING:
     from ._trust import Declared, TrustState, WorkspaceTrust
@@ -51,6 +50,12 @@ __all__ = [
     "workspace_config_files",
 ]
 
+#: ``${NAME}``, ``${NAME:-default}`` or ``$${`` (a literal ``${``). Applied by
+#: :func:`expand_env` only up to the text's last ``}``: no reference ends after it, and
+#: before it a default's ``[^}]*`` always reaches a ``}``, so a try either matches (and
+#: what it read is replaced) or fails within the name it read, and no name is read by
+#: more than two tries: linear. Over a whole value, each unclosed ``${A:-`` read to the
+#: end of the text again (quadratic).
 _VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -189,7 +194,8 @@ def expand_env(value: str, env: Mapping[str, str], *, path: str = "", file: str 
 
     if "${" not in value:
         return value
-    return _VAR.sub(repl, value)
+    end = value.rfind("}") + 1
+    return _VAR.sub(repl, value[:end]) + value[end:]
 
 
 def inherit_env(table: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
@@ -353,7 +359,7 @@ def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str]
 
 
 def _read_toml(path: Path, errors: list[ConfigError], root: Root | None = None) -> dict[str, Any] | None:
-    data: dict[str, Any] | None = read_document(path, errors, tomllib.loads, "TOML", root=root)
+    data: dict[str, Any] | None = read_document(path, errors, loads_toml, "TOML", root=root)
     return data
 
 

@@ -244,11 +244,19 @@ def _resolve_target(value: str, base: Path) -> Path | None:
 
 
 _GLOB_PART = re.compile(r"\*|\?|\[[^\]]*\]")
+_GLOB_CHAR = re.compile(r"[*?]")
 
 
 def _specificity(pattern: str) -> tuple[bool, int]:
-    """An exact id beats any glob; among globs, more literal characters win."""
-    return (_GLOB_PART.search(pattern) is None, len(_GLOB_PART.sub("", pattern)))
+    """An exact id beats any glob; among globs, more literal characters win.
+
+    A ``[...]`` class ends at a ``]``, so :data:`_GLOB_PART` is applied only up to the
+    pattern's last ``]`` (where every ``[`` reaches one: each try matches, and what it
+    read is removed) and only ``*`` and ``?`` after it: linear. Over the whole pattern,
+    each ``[`` after the last ``]`` was read to the end again (quadratic)."""
+    end = pattern.rfind("]") + 1
+    literal = len(_GLOB_PART.sub("", pattern[:end])) + len(_GLOB_CHAR.sub("", pattern[end:]))
+    return (literal == len(pattern), literal)
 
 
 def _matches(pattern: str, names: tuple[str, ...]) -> bool:

@@ -220,6 +220,9 @@ class _Args:
         return [value]
 
 
+#: ``NAME={var}`` (a registry argument's value, remote data). Only ever ``fullmatch``-ed: one
+#: start, and each name run ends at a character outside it (``=``, ``}``), so what a failed
+#: try gives back is tried against one fixed character: linear in the value.
 _ENV_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

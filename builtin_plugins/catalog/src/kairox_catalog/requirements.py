@@ -60,7 +60,12 @@ RUNTIMES: dict[str, RuntimeInfo] = {
 COMMAND_RUNTIME = {"npx": "node", "node": "node", "uvx": "uv", "uv": "uv", "dnx": "dotnet"}
 
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:\.\*)?\s*$")
+#: one clause of a version spec, matched against the clause stripped of its blanks (a spec
+#: is remote catalog data): the one run of blanks left, after the operator, is read once
+#: (``\s*`` gives back blanks only to ``v?\d``, which fails at once on a blank). With
+#: ``^\s*`` and ``\s*$`` around it, a clause of blanks was split between two ``\s*``
+#: every way there is: quadratic.
+_CLAUSE = re.compile(r"(>=|<=|==|!=|~=|>|<|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:\.\*)?")
 
 
 @attrs.frozen
@@ -96,7 +101,7 @@ def version_satisfies(version: tuple[int, ...], spec: str) -> bool:
     """``spec`` is comma-separated clauses (``>=18``, ``>=3.10,<4``, ``==20.*``, ``^20``); a bare
     version means at least that version. Raises ``ValueError`` for a spec it cannot read."""
     for clause in (c for c in spec.split(",") if c.strip()):
-        m = _CLAUSE.match(clause)
+        m = _CLAUSE.fullmatch(clause.strip())
         if m is None:
             raise ValueError(f"cannot read the version spec {clause.strip()!r}")
         op = m.group(1) or ">="

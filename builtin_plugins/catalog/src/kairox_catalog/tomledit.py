@@ -17,7 +17,7 @@ import tomlkit.exceptions
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from kairox.files import update_text
+from kairox.files import check_toml_keys, update_text
 
 __all__ = [
     "TomlEditError",
@@ -41,8 +41,9 @@ def parse_document(text: str | None, path: Path) -> TOMLDocument:
     if text is None:
         return tomlkit.document()
     try:
+        check_toml_keys(text)  # before tomlkit: bounded time on any file
         return tomlkit.parse(text)
-    except tomlkit.exceptions.ParseError as exc:
+    except (tomlkit.exceptions.ParseError, ValueError) as exc:
         raise TomlEditError(f"{path} is not valid TOML ({exc}); fix it before installing") from None
 
 

@@ -18,6 +18,7 @@ import attrs
 import tomlkit
 
 from kairox import ServerState
+from kairox.files import check_toml_keys
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -35,7 +36,9 @@ class Verification:
 
 
 def _read_back(target: Path, name: str) -> dict[str, Any]:
-    data = tomlkit.parse(target.read_text(encoding="utf-8")).unwrap()
+    text = target.read_text(encoding="utf-8")
+    check_toml_keys(text)  # a ValueError, as for a server missing from the file
+    data = tomlkit.parse(text).unwrap()
     table = data.get("mcp_servers", {}).get(name)
     if not isinstance(table, dict):
         raise ValueError(f"[mcp_servers.{name}] is not in {target} after writing it")

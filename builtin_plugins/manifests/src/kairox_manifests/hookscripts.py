@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shlex
 import shutil
 import time
@@ -49,6 +48,7 @@ from kairox import Block, ContextPiece
 from kairox.files import loads_bounded
 from kairox.process import OutputTail, describe_exit, reap
 
+from ._matcher import compile_matcher
 from ._proc import drain_into, interpreter_for, read_bounded
 from .events import BundleHookFailed, BundleHookRan
 from .model import HookDecl
@@ -205,7 +205,7 @@ class ScriptHook:
         self.root = root
         self.runtime = runtime
         self.timeout = decl.timeout or default_timeout
-        self._matcher = re.compile(decl.matcher) if decl.matcher else None
+        self._matcher = compile_matcher(decl.matcher) if decl.matcher else None
         from .rules import parse_rule
 
         self._rule = parse_rule(decl.condition) if decl.condition else None
@@ -238,7 +238,7 @@ class ScriptHook:
 
     def matches(self, call: Any, result: Any = None) -> bool:
         """Whether this hook runs for ``call``: its matcher (a regular expression over the
-        tool's names) and its ``if`` (a permission rule over the tool and its arguments);
+        tool's names, run by RE2 in linear time: :mod:`._matcher`) and its ``if`` (a permission rule over the tool and its arguments);
         a ``PostToolUseFailure`` hook runs only for a result that is an error."""
         spec = call.tool
         aliases = claude_aliases(spec.id)

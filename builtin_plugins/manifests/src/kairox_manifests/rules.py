@@ -23,6 +23,10 @@ A rule is ``Tool`` or ``Tool(specifier)``:
 A rule whose specifier cannot be checked against a call (the argument is
 missing) matches: an ``if`` only saves running a hook, and a guard that does
 not run is the failure to avoid.
+
+A rule (from a bundle) and the command or path it is matched against (from a tool
+call) are both outside input: the globs run in time linear in the text
+(:mod:`._glob`, a scan instead of a regular expression that backtracks).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from ._glob import Glob, compile_glob
+
 __all__ = ["Rule", "parse_rule", "split_command"]
 
 _TOOL = re.compile(r"^[A-Za-z0-9_.*-]+\Z")
@@ -48,9 +54,9 @@ _GENERIC_KEYS = ("command", "file_path", "path", "url", "query", "pattern")
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 
 
-def _glob(pattern: str) -> re.Pattern[str]:
-    """``*`` as any run of characters (newlines too), everything else literal."""
-    return re.compile("".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern)), re.S)
+def _glob(pattern: str) -> Glob:
+    """``*`` as any run of characters (newlines too), everything else literal (linear time)."""
+    return compile_glob(pattern, "commands")
 
 
 @attrs.frozen
@@ -70,7 +76,7 @@ class Rule:
             if any(n == self.tool or n.startswith(prefix) for n in names):
                 return True
         pattern = _glob(self.tool)
-        return any(pattern.fullmatch(n) for n in names)
+        return any(pattern.match(n) for n in names)
 
     def matches(
         self,
@@ -109,7 +115,7 @@ class Rule:
         value = next((arguments[k] for k in _GENERIC_KEYS if isinstance(arguments.get(k), str)), None)
         if value is None:
             return True
-        return bool(_glob(self.specifier).fullmatch(value))
+        return _glob(self.specifier).match(value)
 
     @staticmethod
     def _kind(names: list[str]) -> str:
@@ -215,46 +221,19 @@ def _strip_prefixes(segment: str) -> str:
     return " ".join(shlex.quote(w) for w in words[drop:])
 
 
-def _command_pattern(spec: str) -> re.Pattern[str]:
+def command_matches(spec: str, command: str) -> bool:
+    """Whether the Bash specifier ``spec`` matches ``command`` (the whole line or one part)."""
     spec = spec.strip()
     if spec.endswith(":*"):  # the older prefix form
         spec = spec[:-2] + " *"
-    if spec.endswith(" *"):  # a word boundary: the command alone, or followed by a space and anything
-        head = spec[:-2].rstrip()
-        return re.compile(_glob(head).pattern + r"(?:\s.*)?", re.S)
-    return _glob(spec)
-
-
-def command_matches(spec: str, command: str) -> bool:
-    """Whether the Bash specifier ``spec`` matches ``command`` (the whole line or one part)."""
-    pattern = _command_pattern(spec)
+    # a word boundary: the command alone, or followed by a blank and anything
+    prefix = spec.endswith(" *")
+    pattern = _glob(spec[:-2].rstrip() if prefix else spec)
     candidates = [command.strip(), *split_command(command)]
-    return any(pattern.fullmatch(c) for c in candidates)
+    return any(pattern.match(c, str.isspace if prefix else None) for c in candidates)
 
 
 # -- paths --------------------------------------------------------------------------------
-
-
-def _path_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.S)
 
 
 def _absolute(value: str, cwd: str, home: str) -> str:
@@ -286,7 +265,11 @@ def path_matches(spec: str, value: str, *, cwd: str, project: str, home: str) ->
         rel = target.relative_to(base_path)
     except ValueError:
         return False
-    regex = _path_regex(pattern if "/" in pattern else "**/" + pattern)
-    parts = rel.parts
-    # the path itself, or one of the directories it is in
-    return any(regex.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1))
+    glob = compile_glob(pattern if "/" in pattern else "**/" + pattern, "paths")
+    text = "/".join(rel.parts)
+    # the path itself, or one of the directories it is in (a prefix that ends before a '/')
+    return bool(text) and glob.match(text, _is_slash)
+
+
+def _is_slash(char: str) -> bool:
+    return char == "/"

@@ -36,7 +36,7 @@ import os
 import re
 import sys
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ import tomlkit.exceptions
 
 from kairox import expand_env, redact, redact_url
 from kairox.errors import ConfigError
-from kairox.files import Refused, Root, update_text
+from kairox.files import Refused, Root, check_toml_keys, update_text
 
 from .sources import read_config_file
 
@@ -145,6 +145,7 @@ def loads_jsonc(text: str) -> Any:
 
 
 def _loads_toml(text: str) -> Any:
+    check_toml_keys(text)  # a ValueError naming the line: bounded time before tomlkit reads it
     try:
         return tomlkit.parse(text).unwrap()
     except tomlkit.exceptions.ParseError as exc:
@@ -228,11 +229,36 @@ def source_files(
 
 # -- variables: each client's syntax as kairox's ---------------------------------------------
 
-_KAIROX_VAR = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})")
+# A braced variable ends at a ``}``: each pattern below that has one is applied only up to
+# the value's last ``}`` (:func:`_through_last_brace`). There, a default's or a body's
+# ``[^}]*`` always reaches a ``}``, so a try matches or fails within the name it read, and
+# the text is read in linear time; over the whole value, each unclosed ``${`` was read to
+# its end again (quadratic). A ``$`` before ``{NAME}`` or ``{NAME:-`` there is a variable
+# of kairox's (so :data:`_KAIROX_VAR` need not read the default to its ``}``).
+_KAIROX_VAR = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*(?:\}|:-))")
 _REFERENCE = re.compile(r"(?<!\$)\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BRACED = re.compile(r"\$\{([^}]*)\}")
 _GEMINI = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([^}]*)\})")
+#: Gemini's variables after the last ``}``: ``$NAME`` only (group 2, the braced form, is empty)
+_GEMINI_NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)()")
+
+
+def _through_last_brace(value: str) -> int:
+    """Where the part of ``value`` that a braced variable can be in ends."""
+    return value.rfind("}") + 1
+
+
+def _variables(value: str, syntax: str) -> Iterator[re.Match[str]]:
+    """The variables of ``value`` in a ``claude``/``vscode`` (``${...}``) or ``gemini``
+    (also ``$NAME``) file, in order."""
+    end = _through_last_brace(value)
+    if syntax == "gemini":
+        yield from _GEMINI.finditer(value, 0, end)
+        yield from _GEMINI_NAME.finditer(value, end)
+    else:
+        yield from _BRACED.finditer(value, 0, end)
+
 
 #: the variable syntax of each kind: "literal" (no expansion), "claude" (``${VAR}``,
 #: ``${VAR:-default}``), "vscode" (``${env:NAME}``, ``${input:ID}``, ``${workspaceFolder}``, ...),
@@ -251,7 +277,8 @@ SYNTAX = {
 
 def escape_literal(text: str) -> str:
     """``text`` written so that kairox reads it back unchanged (``${`` of a variable becomes ``$${``)."""
-    return _KAIROX_VAR.sub("$$", text)
+    end = _through_last_brace(text)
+    return _KAIROX_VAR.sub("$$", text[:end]) + text[end:]
 
 
 @attrs.frozen
@@ -296,10 +323,9 @@ def translate(value: str, syntax: str, scope: _Scope, path: str) -> str:
         out = [escape_literal(value)]
         meaning = [value]
     else:
-        pattern = _GEMINI if syntax == "gemini" else _BRACED
         out, meaning = [], []
         pos = 0
-        for m in pattern.finditer(value):
+        for m in _variables(value, syntax):
             out.append(escape_literal(value[pos : m.start()]))
             meaning.append(value[pos : m.start()])
             pos = m.end()
@@ -395,7 +421,7 @@ def looks_like_token(value: str) -> bool:
 
 
 def _has_reference(value: str) -> bool:
-    return bool(_REFERENCE.search(value))
+    return bool(_REFERENCE.search(value, 0, _through_last_brace(value)))
 
 
 @attrs.frozen
@@ -959,8 +985,9 @@ def _parse(text: str | None, path: Path) -> tomlkit.TOMLDocument:
     if text is None:
         return tomlkit.document()
     try:
+        check_toml_keys(text)
         return tomlkit.parse(text)
-    except tomlkit.exceptions.ParseError as exc:
+    except (tomlkit.exceptions.ParseError, ValueError) as exc:
         raise ConfigError(f"invalid TOML ({exc}); fix it before importing", file=str(path)) from None
 
 

@@ -29,7 +29,7 @@ import sys
 import time
 import unicodedata
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -138,9 +138,34 @@ def _pad(text: str, width: int) -> str:
     return text + " " * max(0, width - cell_width(text))
 
 
-#: ``${NAME}`` / ``${NAME:-default}``: how a config file names a variable (the kernel's
-#: hints say "write ${NAME:-default} for a fallback"); a name, not a value
-_VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}\s]*))?\}")
+#: the start of ``${NAME}`` / ``${NAME:-default}``: how a config file names a variable (the
+#: kernel's hints say "write ${NAME:-default} for a fallback"); a name, not a value. A
+#: default runs to the next ``}`` (the reference) or blank (no reference).
+_VAR_HEAD = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-)?")
+_DEFAULT_END = re.compile(r"[}\s]")
+
+
+def _var_references(text: str) -> Iterator[tuple[int, int, str, str | None]]:
+    r"""``(start, end, name, default)`` of each variable reference in ``text``, in order.
+
+    Linear time: each ``${`` is tried once, and the end of a default is searched for once
+    per ``}`` or blank (a later default that starts before the one found ends there too).
+    A pattern with the default in it, ``[^}\s]*\}``, read every unclosed ``${A:-`` up to
+    the next blank again: quadratic."""
+    pos, stop = 0, -1
+    while (m := _VAR_HEAD.search(text, pos)) is not None:
+        end = m.end()
+        if m.group(2):
+            if stop < end:
+                found = _DEFAULT_END.search(text, end)
+                stop = found.start() if found else len(text)
+            end = stop
+        if text.startswith("}", end):
+            default = text[m.end() : end] if m.group(2) else None
+            yield m.start(), end + 1, m.group(1), default
+            pos = end + 1
+        else:
+            pos = m.start() + 1
 
 
 def redact_text(text: str) -> str:
@@ -152,15 +177,14 @@ def redact_text(text: str) -> str:
     hidden)."""
     out: list[str] = []
     last = 0
-    for m in _VAR_REFERENCE.finditer(text):
-        out.append(str(redact(text[last : m.start()])))
-        name, default = m.group(1), m.group(2)
+    for start, end, name, default in _var_references(text):
+        out.append(str(redact(text[last:start])))
         if default is None or default in ("", "default"):
-            out.append(m.group(0))
+            out.append(text[start:end])
         else:
             shown = redact_url(default) if "://" in default else str(redact(default, "secret"))
             out.append(f"${{{name}:-{shown}}}")
-        last = m.end()
+        last = end
     out.append(str(redact(text[last:])))
     return "".join(out)
 

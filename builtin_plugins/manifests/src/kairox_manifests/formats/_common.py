@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from kairox import ENTRY_NAME_RE, describe_value
 from kairox.files import Refused, Root
 
+from .._matcher import compile_matcher
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
 from ..model import Contribution, HookDecl
@@ -434,11 +434,9 @@ def claude_hooks(
                 matcher = None  # Claude's "match everything"
             if matcher is not None:
                 try:
-                    re.compile(matcher)
-                except re.error as exc:
-                    raise ManifestError(
-                        f"not a regular expression: {exc}", file=file, path=join(ipath, "matcher")
-                    ) from None
+                    compile_matcher(matcher)
+                except ValueError as exc:
+                    raise ManifestError(str(exc), file=file, path=join(ipath, "matcher")) from None
             handlers = group.get("hooks")
             if not isinstance(handlers, list):
                 raise ManifestError(
@@ -503,11 +501,9 @@ def kairox_hooks(root: Root, hooks: list[Any], out: Collector, *, file: str | No
             )
         if hook.matcher is not None:
             try:
-                re.compile(hook.matcher)
-            except re.error as exc:
-                raise ManifestError(
-                    f"not a regular expression: {exc}", file=file, path=join(hpath, "matcher")
-                ) from None
+                compile_matcher(hook.matcher)
+            except ValueError as exc:
+                raise ManifestError(str(exc), file=file, path=join(hpath, "matcher")) from None
         timeout = _timeout(hook.timeout, file=file, path=join(hpath, "timeout"))
         script = resolve_inside(root, hook.script, file=file, path=join(hpath, "script"), allow_root=False)
         if not root.is_file(script):

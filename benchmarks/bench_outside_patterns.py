@@ -1,0 +1,207 @@
+"""Patterns over outside text, on adversarial inputs of 1 to 64 KB, against the patterns before issue
+"Trust by construction" item 4.
+
+    uv run python benchmarks/bench_outside_patterns.py [--sizes 1,4,16,64] [--reps 3] [--old-budget 2]
+
+Each row is one pattern kairox applies to outside text (a bundle's rule and a tool
+call's command or path, a remote catalog's version spec, a config value, another
+client's config, an agent file, a watched line, a policy rule, a bundle's hook
+matcher, a TOML key), on the input built to make the old pattern backtrack. The
+baseline is the pattern as it was (kept below, only for this comparison). Columns:
+the median time now, the old time, and old / now. The old one is run at a size only
+while its previous size took less than ``--old-budget`` seconds (most grow as n**2
+or n**3); "-" marks a size it was not run at. ``bench_redaction.py`` does the same
+for redaction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from kairox import expand_env
+from kairox._agents import _split_tool_names
+from kairox._compat import tomllib
+from kairox._policy import _specificity
+from kairox.files import loads_toml
+from kairox_catalog.requirements import version_satisfies
+from kairox_manifests._matcher import compile_matcher
+from kairox_manifests.rules import command_matches, path_matches
+from kairox_mcp.importer import escape_literal
+from kairox_ui.watch import _var_references
+
+# -- the patterns before, for comparison only ---------------------------------------------------
+
+
+def _old_glob(pattern: str) -> re.Pattern[str]:
+    return re.compile("".join(".*" if p == "*" else re.escape(p) for p in re.split(r"(\*)", pattern)), re.S)
+
+
+def _old_path_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] in "*?":
+            out.append("[^/]*" if pattern[i] == "*" else "[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.S)
+
+
+def _old_path_matches(pattern: str, rel: str) -> bool:
+    regex = _old_path_regex(pattern)
+    parts = rel.split("/")
+    return any(regex.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1))
+
+
+_OLD_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:\.\*)?\s*$")
+_OLD_VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_OLD_KAIROX_VAR = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})")
+_OLD_TOOL_SPLIT = re.compile(r"[,\s]+(?![^()]*\))")
+_OLD_VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}\s]*))?\}")
+_OLD_GLOB_PART = re.compile(r"\*|\?|\[[^\]]*\]")
+
+
+def _old_toml(text: str) -> object:
+    try:
+        return tomllib.loads(text)
+    except ValueError:
+        return None
+
+
+def _now_toml(text: str) -> object:
+    try:
+        return loads_toml(text)
+    except ValueError:
+        return None
+
+
+def _refused(text: str) -> bool:
+    try:
+        version_satisfies((1,), text)
+    except ValueError:
+        return True
+    return False
+
+
+# -- the rows: name -> (what it stresses, the unit repeated to the size, now, old) --------------
+
+Fn = Callable[[str], object]
+SHAPES: dict[str, tuple[str, str, Fn, Fn]] = {
+    "rule Bash(a*a*a*b)": (
+        "a permission rule with 3 stars against a command that does not match",
+        "a",
+        lambda t: command_matches("a*a*a*b", t),
+        lambda t: _old_glob("a*a*a*b").fullmatch(t),
+    ),
+    "rule Read(**/a*a*b)": (
+        "a path rule with stars against a deep path (every directory prefix tried)",
+        "a/",
+        lambda t: path_matches("**/a*a*b", "/w/" + t + "a", cwd="/w", project="/w", home="/h"),
+        lambda t: _old_path_matches("**/a*a*b", t + "a"),
+    ),
+    "version spec blanks": (
+        "a catalog version clause of blanks",
+        " ",
+        lambda t: _refused(t + "x"),
+        lambda t: _OLD_CLAUSE.match(t + "x"),
+    ),
+    "config ${A:-": (
+        "a config value of unclosed `${A:-`",
+        "${A:-",
+        lambda t: expand_env(t, {}),
+        lambda t: _OLD_VAR.sub("", t),
+    ),
+    "import ${A:-...}": (
+        "another client's value `${A:-${A:-...}` escaped for kairox.toml",
+        "${A:-",
+        lambda t: escape_literal(t + "}"),
+        lambda t: _OLD_KAIROX_VAR.sub("$$", t + "}"),
+    ),
+    "agent tools blanks": (
+        "an agent's tool list: a run of blanks before a `)`",
+        " ",
+        lambda t: _split_tool_names("a" + t + "b)"),
+        lambda t: _OLD_TOOL_SPLIT.split("a" + t + "b)"),
+    ),
+    "watch ${A:-": (
+        "a watched line of unclosed `${A:-`",
+        "${A:-",
+        lambda t: list(_var_references(t + " ")),
+        lambda t: list(_OLD_VAR_REFERENCE.finditer(t + " ")),
+    ),
+    "policy rule [[[": (
+        "a policy rule key of unclosed `[`",
+        "[",
+        _specificity,
+        lambda t: (_OLD_GLOB_PART.search(t), _OLD_GLOB_PART.sub("", t)),
+    ),
+    "hook matcher (a|aa)+b": (
+        "a bundle's hook matcher against a tool name (size / 1024 characters: 1 to 64)",
+        "a",
+        lambda t: compile_matcher("(a|aa)+b").fullmatch(t[: max(1, len(t) // 1024) + 20]),
+        lambda t: re.fullmatch("(a|aa)+b", t[: max(1, len(t) // 1024) + 20]),
+    ),
+    "toml a.a.a = 1": (
+        "a kairox.toml key of many parts",
+        "a.",
+        lambda t: _now_toml(t + "a = 1\n"),
+        lambda t: _old_toml(t + "a = 1\n"),
+    ),
+}
+
+
+def median_seconds(fn: Fn, text: str, reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn(text)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1,4,16,64", help="input sizes in KB (default: 1,4,16,64)")
+    parser.add_argument("--reps", type=int, default=3, help="runs per cell; the median is shown (default: 3)")
+    parser.add_argument("--old-budget", type=float, default=2.0, help="seconds the old pattern may take per size")
+    parser.add_argument("--only", help="run only this row (a name of the first column)")
+    opts = parser.parse_args()
+    sizes = [int(s) * 1024 for s in opts.sizes.split(",")]
+    shapes = [opts.only] if opts.only else list(SHAPES)
+    print("# Patterns over outside text: now vs the old patterns (median of", opts.reps, "runs)")
+    print()
+    for shape in shapes:
+        print(f"- `{shape}`: {SHAPES[shape][0]}")
+    print()
+    print("| shape | size | now | old (baseline) | old / now |")
+    print("|---|---|---|---|---|")
+    for shape in shapes:
+        _, unit, now_fn, old_fn = SHAPES[shape]
+        old_allowed = True
+        for size in sizes:
+            text = (unit * (size // len(unit) + 1))[:size]
+            now = median_seconds(now_fn, text, opts.reps)
+            old = None
+            if old_allowed:
+                old = median_seconds(old_fn, text, 1)
+                old_allowed = old < opts.old_budget
+            old_cell = f"{old * 1000:,.1f} ms" if old is not None else "-"
+            ratio = f"{old / now:,.0f}x" if old is not None else "-"
+            print(f"| `{shape}` | {size // 1024} KB | {now * 1000:.2f} ms | {old_cell} | {ratio} |")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
