@@ -387,7 +387,7 @@ def test_a_file_source_over_the_cap_is_refused_like_an_http_one(world: World) ->
     result = world.harness.cli("catalog", "sources", "--json")
     (skipped,) = json.loads(result.stdout)["skipped"]
     assert skipped["source"] == "big" and str(big) in skipped["reason"]
-    assert f"larger than {MAX_BYTES} bytes" in skipped["reason"]
+    assert f"larger than {MAX_BYTES:,} bytes" in skipped["reason"]
 
 
 def test_a_file_source_at_the_cap_still_loads(world: World) -> None:

@@ -366,6 +366,9 @@ async def build_turn_context(
     if registry is not None:
         registry.ensure_scanned(runtime)
     agents, omitted_agents = select_agents(registry.all() if registry is not None else [], agent_budget)
+    # a skill or agent that was not read (refused, broken) is a problem where it would have been
+    problems.extend(str(e) for e in runtime.skills.errors)
+    problems.extend(str(e) for e in (registry.errors if registry is not None else ()))
     return TurnContext(
         prompt=prompt,
         instructions=instructions,

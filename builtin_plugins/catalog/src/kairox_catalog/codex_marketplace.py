@@ -24,11 +24,10 @@ is a local file.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kairox.files import loads_bounded
+from kairox.files import Root, loads_bounded
 
 from ._collect import collect
 from ._paths import subpath_problem
@@ -145,12 +144,10 @@ def _plugin_manifest(source: InstallSource) -> dict[str, Any]:
     """The local plugin's own manifest (its description, version, interface), or ``{}``."""
     if source.type != "path" or urlsplit(source.path).scheme in ("http", "https") or not source.path:
         return {}
+    contained = Root(source.path, label=f"plugin {source.path}")
     for rel in _PLUGIN_MANIFESTS:
-        file = Path(source.path) / rel
-        try:
-            if not file.is_file() or file.stat().st_size > _MAX_MANIFEST:
-                continue
-            data = loads_bounded(file.read_text(encoding="utf-8"), json.loads)
+        try:  # inside the plugin's folder: a manifest linked elsewhere is not read
+            data = loads_bounded(contained.read_text(rel, max_bytes=_MAX_MANIFEST), json.loads)
         except (OSError, ValueError):
             continue
         if isinstance(data, dict):

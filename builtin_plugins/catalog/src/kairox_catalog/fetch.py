@@ -16,12 +16,10 @@ deleted and refetched.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
 import os
-import stat
 import time
 import urllib.error
 import urllib.request
@@ -34,7 +32,7 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from kairox.files import atomic_write_bytes
+from kairox.files import Refused, atomic_write_bytes, read_user_file
 
 __all__ = ["MAX_BYTES", "DocumentCache", "FetchError", "FetchResult", "fetch_document", "is_remote", "read_capped"]
 
@@ -84,26 +82,12 @@ def is_remote(url: str) -> bool:
 
 
 def read_capped(path: Path, max_bytes: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``max_bytes`` of them.
-
-    Anything but a regular file is refused before a byte is read: a FIFO would
-    block until a writer appears and a device such as ``/dev/zero`` never ends.
-    The file is opened non-blocking (so opening a FIFO swapped in after a check
-    cannot hang either) and checked with ``fstat`` on what was opened. A regular
-    file is read up to ``max_bytes + 1`` bytes, the same cap as an HTTP
-    download: a larger (or still growing) one raises :class:`OSError`.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    with open(fd, "rb", closefd=True) as handle:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            what = "a directory" if stat.S_ISDIR(mode) else "a device, pipe or socket"
-            raise OSError(errno.EINVAL, f"not a regular file ({what})")
-        body = handle.read(max_bytes + 1)
-    if len(body) > max_bytes:
-        raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
-    return body
+    """The bytes of the regular file at ``path``, at most ``max_bytes`` of them: a local
+    catalog source or bundle the user's (or a trusted workspace's) config names, read as
+    :func:`kairox.files.read_user_file` reads it. Anything but a regular file, and a file
+    larger than the cap (the same as an HTTP download's), is :class:`~kairox.files.Refused`
+    (an ``OSError``) before more than the cap is read."""
+    return read_user_file(path, max_bytes=max_bytes)
 
 
 class DocumentCache:
@@ -215,6 +199,8 @@ async def fetch_document(
         path = local_path(url)
         try:
             body = await anyio.to_thread.run_sync(read_capped, path, max_bytes)
+        except Refused as exc:
+            raise FetchError(f"cannot read {path}: {exc.reason}") from None
         except OSError as exc:
             raise FetchError(f"cannot read {path}: {exc.strerror or exc}") from None
         return FetchResult(body=body, origin="file")

@@ -17,7 +17,7 @@ import tomlkit.exceptions
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from kairox.files import check_toml_keys, update_text
+from kairox.files import Root, check_toml_keys, update_text
 
 __all__ = [
     "TomlEditError",
@@ -50,8 +50,8 @@ def parse_document(text: str | None, path: Path) -> TOMLDocument:
 def read_document(path: Path) -> TOMLDocument:
     """The parsed file, or an empty document when it does not exist (a look, not an edit:
     change the file with :func:`edit_document`)."""
-    try:
-        text: str | None = path.read_text(encoding="utf-8")
+    try:  # inside its own folder, as update_text reads it: a link there is refused
+        text: str | None = Root(path.parent, label=str(path.parent)).read_text(path.name)
     except FileNotFoundError:
         text = None
     except (OSError, UnicodeDecodeError) as exc:

@@ -18,7 +18,7 @@ import attrs
 import tomlkit
 
 from kairox import ServerState
-from kairox.files import check_toml_keys
+from kairox.files import Root, check_toml_keys
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -36,7 +36,7 @@ class Verification:
 
 
 def _read_back(target: Path, name: str) -> dict[str, Any]:
-    text = target.read_text(encoding="utf-8")
+    text = Root(target.parent, label=str(target.parent)).read_text(target.name)
     check_toml_keys(text)  # a ValueError, as for a server missing from the file
     data = tomlkit.parse(text).unwrap()
     table = data.get("mcp_servers", {}).get(name)

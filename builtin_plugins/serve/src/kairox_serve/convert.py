@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -23,6 +22,7 @@ from kairox import (
     ToolSpec,
     is_inside,
 )
+from kairox.files import Refused, Root
 
 if TYPE_CHECKING:
     from kairox import SkillDef
@@ -213,12 +213,14 @@ def skill_files(skill: SkillDef) -> list[tuple[str, Path]]:
     return out
 
 
-def read_contents(uri: str, path: Path) -> types.TextResourceContents | types.BlobResourceContents:
-    """A file as resource contents: text when it is UTF-8, else a base64 blob."""
-    size = os.path.getsize(path)
-    if size > MAX_RESOURCE_BYTES:
-        raise BadSkillUri(f"the file is {size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit")
-    data = path.read_bytes()
+def read_contents(uri: str, path: Path, root: Root) -> types.TextResourceContents | types.BlobResourceContents:
+    """A file as resource contents (text when it is UTF-8, else a base64 blob), read inside
+    ``root`` (the skill's contained root: a link out of it, a device, a file over the limit
+    is refused)."""
+    try:
+        data = root.read_bytes(path, max_bytes=MAX_RESOURCE_BYTES)
+    except Refused as exc:
+        raise BadSkillUri(exc.reason) from None
     mime = mimetypes.guess_type(path.name)[0]
     try:
         text = data.decode("utf-8")

@@ -51,6 +51,7 @@ from kairox import (
     ToolSpec,
     is_inside,
 )
+from kairox.files import Root
 
 from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
 from .config import ServeConfig
@@ -529,12 +530,12 @@ class Gateway:
         path = files.get(relative)
         if path is None:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {name} has no file {relative!r}")
-        real = path.resolve()
-        root = (skill.root or path.parent).resolve()
-        if not is_inside(real, root):
+        folder = skill.root or path.parent
+        if not is_inside(path.resolve(), folder.resolve()):
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {relative!r} leads outside the skill")
         try:
-            contents = read_contents(uri, real)
+            # inside the skill's folder, and inside the root it was found in (the workspace, a bundle)
+            contents = read_contents(uri, path, Root(folder, label=f"skill {name}"))
         except (OSError, BadSkillUri) as exc:
             raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not readable: {exc}") from None
         return types.ReadResourceResult(contents=[contents])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kairox import Runtime, ServerState, ServerStatus, SkillDef, SkillRegistry, redact, redact_url
+from kairox import Runtime, ServerState, ServerStatus, SkillDef, SkillRegistry, redact
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
@@ -79,6 +79,8 @@ def trust_view(rt: Runtime) -> dict[str, Any]:
     """The workspace's trust: what is pending, and what each pending item would run."""
     items = []
     for item in rt.trust.pending:
+        # what `kairox trust` shows: each command line whole, secrets masked by their value
+        shown = item.to_dict()
         items.append(
             {
                 "key": item.key,
@@ -86,10 +88,11 @@ def trust_view(rt: Runtime) -> dict[str, Any]:
                 "name": item.name,
                 "source": item.source,
                 "state": str(rt.trust.state_of(item.key)),
-                "runs": [redact(c) for c in item.commands],
-                "contacts": [redact_url(u) for u in item.urls],
-                "reads": list(item.env_names),
-                "notes": list(item.notes),
+                "runs": shown["commands"],
+                "contacts": shown["urls"],
+                "reads": shown["env_names"],
+                "notes": shown["notes"],
+                "refused": shown["refused"],
             }
         )
     return {"trusted": rt.trust.trusted, "pending": items, "problem": rt.trust.problem or ""}
