@@ -1,4 +1,4 @@
-"""One dispatcher for every kairox hook: pluggy's call order, one implementation at a time.
+"""One dispatcher for every kairox hook: pluggy's executor, one implementation at a time.
 
 Every hook the kernel calls goes through :class:`Dispatcher`: the registration
 hooks, ``kairox_register_commands``, the lifecycle hooks and ``kairox_event``.
@@ -12,13 +12,19 @@ It owns, in one place:
   hook scripts, Philont ``register_hook``) run after every hookimpl, in the
   order they were added. A registration hook's first caller is the first
   claimant of a name, so it keeps it and a later caller is refused.
+- **Execution.** Each implementation is called through pluggy's own executor, as a
+  hook caller of that one plugin (``pm.subset_hook_caller``): pluggy picks the
+  arguments it names, and its hook-call monitoring sees every call. Pluggy calls a
+  hook's implementations in one loop that stops at the first exception, so kairox
+  asks it for one at a time.
 - **Isolation.** Each implementation is called on its own. One that raises is
   recorded under its plugin's name (a :class:`~kairox.LoadFailure` for a
   registration hook, a failed :class:`HookOutcome` for the others) and the
   others still run. A guard (:meth:`Dispatcher.pre_tool_call`) that
   fails blocks the call it guards, unless it is advisory.
-- **Tracing.** With ``KAIROX_TRACE_PLUGINS=1`` each call writes one line, which
-  pluggy's own tracing would have written had the kernel called ``pm.hook``.
+- **Tracing.** ``KAIROX_TRACE_PLUGINS=1`` turns on pluggy's own tracing
+  (``pm.enable_tracing()``), which writes each call; any other
+  ``pm.add_hookcall_monitoring`` observer sees them too.
 
 Callers use one typed method per hookspec, named after it without the
 ``kairox_`` prefix (as tox's ``Plugin`` does), never a hook name as a string.
@@ -32,9 +38,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-import operator
 import traceback
-import types
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
     from ._tools import ToolResult
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
 
-__all__ = ["Dispatcher", "HookOutcome", "trace_hook_call", "wrapper_hooks"]
+__all__ = ["Dispatcher", "HookOutcome", "wrapper_hooks"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,27 +80,12 @@ class HookOutcome:
 @attrs.frozen
 class _Target:
     plugin: str  # the plugin's name in the manager; the runtime hook's source
-    source: str  # who it is in outcomes and traces
+    source: str  # who it is in outcomes
+    #: a hookimpl: pluggy's caller of this one plugin (it returns a list of the non-None
+    #: results); a run-time hook: the function, called with every argument
     fn: HookFn
-    argnames: tuple[str, ...] | None  # None: a runtime hook, called with every argument
+    pluggy: bool
     advisory: bool = False  # a guard whose failure is reported, not a block
-
-
-class _TraceLine:
-    """One trace line, written out only when tracing is on (pluggy's tracer calls ``str``)."""
-
-    __slots__ = ("hook", "kwargs", "plugin")
-
-    def __init__(self, hook: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
-        self.hook, self.plugin, self.kwargs = hook, plugin, kwargs
-
-    def __str__(self) -> str:
-        return f"{self.hook} -> {self.plugin}({', '.join(self.kwargs)})"
-
-
-def trace_hook_call(pm: pluggy.PluginManager, hook_name: str, plugin: str, kwargs: Mapping[str, Any]) -> None:
-    """Write one line per hook call when ``KAIROX_TRACE_PLUGINS`` turned tracing on."""
-    pm.trace.root.get("hook")(_TraceLine(hook_name, plugin, kwargs))
 
 
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
@@ -108,16 +97,8 @@ def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
     )
 
 
-#: the hook's implementations as pluggy holds them: one list it changes in place
-#: (``get_hookimpls()`` would copy it on every call); a pluggy without it: the copy
-_impls: Callable[[pluggy.HookCaller], list[Any]] = (
-    operator.attrgetter("_hookimpls")
-    if isinstance(getattr(pluggy.HookCaller, "_hookimpls", None), types.MemberDescriptorType)
-    else pluggy.HookCaller.get_hookimpls
-)
-
-
-def _readable(name: str, plugin: object) -> str:
+def plugin_label(name: str, plugin: object) -> str:
+    """How a plugin is named in outcomes and traces."""
     if name.isdigit():  # pluggy names unnamed instances by id(); say what they are instead
         return str(getattr(plugin, "__name__", None) or type(plugin).__name__)
     return name
@@ -211,8 +192,6 @@ class Dispatcher:
         #: hook name -> (the hookimpls, the run-time hooks' version, the targets): resolved
         #: once, again when a plugin (un)registers or a run-time hook comes or goes
         self._resolved: dict[tuple[str, bool], tuple[pluggy.HookCaller, list[Any], int, list[_Target]]] = {}
-        self._tracer: Any = None
-        self._trace_root: Any = None
         #: seconds a guard's coroutine may take before it blocks the call (``None``: no limit)
         self.guard_timeout: float | None = None
 
@@ -331,7 +310,9 @@ class Dispatcher:
         if cached is not None:  # the check _targets makes, without looking the caller up
             caller, impls, version, targets = cached
             hooks = self._hooks
-            if version == (hooks.version if runtime_hooks and hooks is not None else -1) and impls == _impls(caller):
+            if version == (hooks.version if runtime_hooks and hooks is not None else -1) and impls == (
+                caller.get_hookimpls()
+            ):
                 return targets
         return self._targets(getattr(self.host.pm.hook, hook), runtime_hooks=runtime_hooks)
 
@@ -342,7 +323,7 @@ class Dispatcher:
         version = self._hooks.version if runtime_hooks and self._hooks is not None else -1
         key = (caller.name, runtime_hooks)
         cached = self._resolved.get(key)
-        if cached is not None and cached[0] is caller and cached[2] == version and cached[1] == _impls(caller):
+        if cached is not None and cached[0] is caller and cached[2] == version and cached[1] == caller.get_hookimpls():
             return cached[3]
         impls = caller.get_hookimpls()
         targets = self._resolve(caller, impls, runtime_hooks)
@@ -350,38 +331,31 @@ class Dispatcher:
         return targets
 
     def _resolve(self, caller: pluggy.HookCaller, impls: list[Any], runtime_hooks: bool) -> list[_Target]:
+        pm = self.host.pm
+        plugins = [impl.plugin for impl in impls]
         targets = []
         for impl in reversed(impls):
-            name = self.host.pm.get_name(impl.plugin) or impl.plugin_name
+            name = pm.get_name(impl.plugin) or impl.plugin_name
             if impl.hookwrapper or impl.wrapper:  # host.register refuses these; one registered past it is skipped
                 logger.warning("%s: the wrapper of %s is not called (kairox has no wrappers)", caller.name, name)
                 continue
             advisory = getattr(impl.function, ADVISORY, False) is True
-            targets.append(_Target(name, _readable(name, impl.plugin), impl.function, tuple(impl.argnames), advisory))
+            # pluggy's caller of this plugin alone: every other implementer left out
+            alone = pm.subset_hook_caller(caller.name, [p for p in plugins if p is not impl.plugin])
+            targets.append(_Target(name, plugin_label(name, impl.plugin), alone, True, advisory))
         if runtime_hooks and self._hooks is not None:
             for hook in self._hooks.for_event(caller.name.removeprefix("kairox_")):
-                targets.append(_Target(hook.source, hook.source, hook.fn, None, hook.advisory))
+                targets.append(_Target(hook.source, hook.source, hook.fn, False, hook.advisory))
         return targets
 
     def _call(self, hook: str, target: _Target, kwargs: Mapping[str, Any]) -> HookOutcome:
-        """Call one implementation with the arguments it names; what it raises is its outcome."""
-        names = target.argnames
-        call_args: Mapping[str, Any]
-        if names is None:
-            call_args = dict(kwargs)
-        elif names == tuple(kwargs):  # it takes every argument (the common case): no copy
-            call_args = kwargs
-        else:
-            call_args = {k: v for k, v in kwargs.items() if k in names}
-        if self._tracer is None:
-            self._trace_root = self.host.pm.trace.root
-            self._tracer = self._trace_root.get("hook")
-        root = self._trace_root
-        # a trace line only when someone would see it (a writer, or a processor for some tags)
-        if getattr(root, "_writer", True) is not None or getattr(root, "_tags2proc", True):
-            self._tracer(_TraceLine(hook, target.source, call_args))
+        """Call one implementation (pluggy gives it the arguments it names); what it raises is its outcome."""
         try:
-            value = target.fn(**call_args)
+            if target.pluggy:
+                results: list[Any] = target.fn(**kwargs)  # type: ignore[assignment]
+                value = results[0] if results else None
+            else:
+                value = target.fn(**kwargs)
         except Exception as exc:
             logger.debug("hook %s of %s raised", hook, target.source, exc_info=True)
             return HookOutcome(target.source, error=exc, hook=hook, traceback=traceback.format_exc())

@@ -10,14 +10,14 @@ import re
 import sys
 import traceback
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 import pluggy
 
 from . import hookspecs
-from ._dispatch import Dispatcher, wrapper_hooks
+from ._dispatch import Dispatcher, plugin_label, wrapper_hooks
 from ._distribution import DISTRIBUTION_GROUP, DistributionChoice, choose_distribution
 from ._entrypoints import ENTRY_POINT_GROUP, InstalledEntryPoints, index_home, installed_entry_points, kernel_version
 from .errors import RegistrationError
@@ -184,6 +184,37 @@ def _trace_writer(*args: Any) -> None:
     sys.stderr.write("kairox-trace: " + " ".join(str(a) for a in args).rstrip("\n") + "\n")
 
 
+class _TraceLine:
+    """One trace line, ``hook -> plugin(arguments it takes)``, made into text only when
+    pluggy's tracer has a writer (``KAIROX_TRACE_PLUGINS``, or ``pm.trace.root.setwriter``)."""
+
+    __slots__ = ("hook", "impls", "pm")
+
+    def __init__(self, pm: pluggy.PluginManager, hook: str, impls: Sequence[Any]) -> None:
+        self.pm, self.hook, self.impls = pm, hook, impls
+
+    def __str__(self) -> str:
+        called = ", ".join(
+            f"{plugin_label(self.pm.get_name(i.plugin) or i.plugin_name, i.plugin)}({', '.join(i.argnames)})"
+            for i in self.impls
+        )
+        return f"{self.hook} -> {called}"
+
+
+def _observe(pm: pluggy.PluginManager) -> None:
+    """Every hook call is seen through pluggy's hook-call monitoring: a trace line each, written
+    when a writer is set (kairox calls one implementation at a time, so each line names one)."""
+    tracer = pm.trace.root.get("hook")
+
+    def before(hook_name: str, hook_impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        tracer(_TraceLine(pm, hook_name, hook_impls))
+
+    def after(outcome: Any, hook_name: str, hook_impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+        return None
+
+    pm.add_hookcall_monitoring(before, after)
+
+
 def build_plugin_host(
     *,
     plugins: Iterable[object] = (),
@@ -218,9 +249,9 @@ def build_plugin_host(
     for plugin in plugins:
         host.register(plugin)
     _check_pending(host)
+    _observe(pm)
     if env.get("KAIROX_TRACE_PLUGINS", "") not in ("", "0", "false"):
         pm.trace.root.setwriter(_trace_writer)
-        pm.enable_tracing()
     return host
 
 
