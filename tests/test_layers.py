@@ -122,3 +122,85 @@ def test_a_feature_package_declares_every_package_it_imports() -> None:
                     if top not in allowed:
                         problems.append(f"{path.relative_to(ROOT)}: imports {top}, not declared in {pyproject.name}")
     assert problems == []
+
+
+# -- no object reaches into another's private state ----------------------------------------------
+
+#: ``obj._name`` outside ``obj``'s class that stays, with why (the list only shrinks)
+KNOWN_PRIVATE_REACHES: dict[tuple[str, str], str] = {
+    ("kernel/src/kairox/process.py", "self._stdin_closed._log_traceback"): (
+        "the backport of CPython's fix (gh-109538) for 3.10-3.11: the Future whose traceback the fix silences"
+    ),
+    ("kernel/src/kairox/process.py", "pipe_connection_lost._kairox_backport"): "the backport's own marker",
+    ("kernel/src/kairox/declare.py", "stand_in._needed"): "the dormant provider stand-in (issue 39, item 3)",
+}
+
+
+def _private_reaches(path: Path) -> Iterator[tuple[int, str, str]]:
+    """``(line, expression, enclosing class)`` for each ``x._name`` where ``x`` is not ``self``
+    or ``cls`` and ``_name`` is not an attribute the enclosing class defines itself (a class
+    may touch the private state of another instance of its own kind)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+    def own_names(cls: ast.ClassDef) -> set[str]:
+        names = set()
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                names.add(node.attr)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        return names
+
+    def visit(node: ast.AST, cls: ast.ClassDef | None, names: set[str]) -> Iterator[tuple[int, str, str]]:
+        for child in ast.iter_child_nodes(node):
+            inner, inner_names = cls, names
+            if isinstance(child, ast.ClassDef):
+                inner, inner_names = child, own_names(child)
+            if isinstance(child, ast.Attribute) and child.attr.startswith("_") and not child.attr.startswith("__"):
+                base = child.value
+                mine = isinstance(base, ast.Name) and base.id in ("self", "cls")
+                if not mine and child.attr not in inner_names:
+                    yield child.lineno, ast.unparse(child), inner.name if inner else "<module>"
+            yield from visit(child, inner, inner_names)
+
+    yield from visit(tree, None, set())
+
+
+def test_the_kernel_reaches_into_no_other_objects_private_state() -> None:
+    found = []
+    for path in sorted((ROOT / "kernel" / "src" / "kairox").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        for line, expr, where in _private_reaches(path):
+            if (rel, expr) not in KNOWN_PRIVATE_REACHES:
+                found.append(f"{rel}:{line} in {where}: {expr}")
+    assert found == [], "use or add a public method:\n" + "\n".join(found)
+
+
+def test_every_known_private_reach_is_still_there() -> None:
+    present = {
+        (str(path.relative_to(ROOT)), expr)
+        for path in sorted((ROOT / "kernel" / "src" / "kairox").rglob("*.py"))
+        for _line, expr, _where in _private_reaches(path)
+    }
+    assert sorted(set(KNOWN_PRIVATE_REACHES) - present) == []
+
+
+def test_the_private_reach_check_sees_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "class A:\n"
+        "    def __init__(self):\n"
+        "        self._mine = 1\n"
+        "    def same(self, other):\n"
+        "        return other._mine\n"
+        "    def across(self, registry):\n"
+        "        return registry._entries\n"
+        "def module_level(engine):\n"
+        "    return engine._cache\n"
+    )
+    found = [(expr, where) for _line, expr, where in _private_reaches(sample)]
+    assert found == [("registry._entries", "A"), ("engine._cache", "<module>")]

@@ -130,7 +130,7 @@ class _RegistrarClaims:
         self._before = set(self.registrar.names())
 
     def rollback(self) -> None:
-        self.registrar._discard(set(self.registrar.names()) - self._before)
+        self.registrar.discard(set(self.registrar.names()) - self._before)
 
     def clashes(self) -> list[str]:
         return []  # the registrar raised inside the plugin's hook already

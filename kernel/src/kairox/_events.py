@@ -221,7 +221,7 @@ class EventBus:
                 logger.exception("event subscriber %r failed on %s", fn, event.kind)
                 continue
             if inspect.isawaitable(result):
-                self._run_async(result)
+                self.run_async(result)
         for send, types in list(self._streams):
             if types and not isinstance(event, types):
                 continue
@@ -234,7 +234,9 @@ class EventBus:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
 
-    def _run_async(self, awaitable: Awaitable[None]) -> None:
+    def run_async(self, awaitable: Awaitable[None]) -> None:
+        """Run ``awaitable`` as a task of the runtime (an async subscriber's, or an async
+        ``kairox_event`` implementation's); logged and dropped when no runtime runs."""
         if self._spawn is None:
             logger.warning("async event subscriber with no running runtime; event dropped")
             if inspect.iscoroutine(awaitable):

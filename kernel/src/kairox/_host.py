@@ -114,6 +114,10 @@ class PluginHost:
     def distribution_of(self, plugin_name: str) -> tuple[str | None, str | None]:
         return self._dists.get(plugin_name, (None, None))
 
+    def came_from(self, plugin_name: str, distribution: str | None, version: str | None) -> None:
+        """Record the distribution (and version) a plugin is loaded from."""
+        self._dists[plugin_name] = (distribution, version)
+
     def register(self, plugin: object, name: str | None = None, *, builtin: bool = False) -> str | None:
         """Register a plugin object (module or instance); failures are recorded, not raised.
 
@@ -240,7 +244,7 @@ def build_plugin_host(
     host = PluginHost(pm, strict=env.get("KAIROX_STRICT_PLUGINS", "") not in ("", "0", "false"))
     installed = _installed(env) if load_entrypoints else None
     for modname in DEFAULT_PLUGINS:
-        host._dists[modname] = ("kairox", installed.kernel_version if installed else kernel_version())
+        host.came_from(modname, "kairox", installed.kernel_version if installed else kernel_version())
         host.register(importlib.import_module(modname), name=modname, builtin=True)
     if installed is not None:
         host.distribution = choose_distribution(installed_entry_points(DISTRIBUTION_GROUP, env, index_home(env)), env)
@@ -312,7 +316,7 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
         seen[ep.name] = dist_name
         if host.pm.get_plugin(ep.name) is not None or host.pm.is_blocked(ep.name):
             continue
-        host._dists[ep.name] = (dist_name, version)
+        host.came_from(ep.name, dist_name, version)
         try:
             plugin = ep.load()
         except Exception as exc:
@@ -352,6 +356,6 @@ def _check_pending(host: PluginHost) -> None:
             return
         except pluggy.PluginValidationError as exc:
             name = host.pm.get_name(exc.plugin) or repr(exc.plugin)
-            dist, version = host._dists.get(name, (None, None))
+            dist, version = host.distribution_of(name)
             host.pm.unregister(exc.plugin)
             host.record(LoadFailure(name, dist, version, "validate", _format_error(exc)), exc)

@@ -286,7 +286,7 @@ class _Unverifiable:
 
 
 def _forget_decisions(engine: PolicyEngine, _attribute: object, value: Any) -> Any:
-    engine._decisions.clear()
+    engine.forget_decisions()
     return value
 
 
@@ -441,6 +441,10 @@ class PolicyEngine:
                 for d in [self.decide_at(spec, where)]
             }
         return out
+
+    def forget_decisions(self) -> None:
+        """Drop the remembered decisions (the config, workspace or roots changed)."""
+        self._decisions.clear()
 
     def decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         """The decision for a call of ``spec`` whose writes land at ``location``

@@ -46,7 +46,7 @@ class Registrar(Generic[T]):
         self._owners[name] = self.owner
         return item
 
-    def _discard(self, names: set[str]) -> None:
+    def discard(self, names: set[str]) -> None:
         """Take back registrations (the plugin host does, when the hook that made them raised)."""
         for name in names:
             self._items.pop(name, None)

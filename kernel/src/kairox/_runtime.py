@@ -348,7 +348,7 @@ class Runtime:
         Strict mode (``KAIROX_STRICT_PLUGINS=1``) raises it here when the runtime is made;
         for a provider woken later the use that woke it raises it already."""
         owner = self.providers.owner_of(provider.name) or provider.name
-        self.providers._discard({provider.name})
+        self.providers.discard({provider.name})
         failure = LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(error))
         try:
             self.host.record(failure, None if woken else error)
@@ -455,7 +455,7 @@ class Runtime:
     def _forward_event(self, event: Event) -> None:
         for outcome in self.dispatch.event(event, self):
             if inspect.isawaitable(outcome.value):  # an async implementation runs as a task, like async subscribers
-                self.events._run_async(outcome.value)
+                self.events.run_async(outcome.value)
 
     # -- lifetime ----------------------------------------------------------
     @classmethod
