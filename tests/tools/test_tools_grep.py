@@ -12,6 +12,7 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tools_helpers import NO_TEMP_DIR, open_tools_runtime
 
 from kairox._tools import ToolContext, ToolResult
 from kairox_tools import SearchGrep, ToolEnv, ToolsConfig
@@ -182,3 +183,21 @@ def test_python_and_ripgrep_agree(
         assert matches(py) == matches(rg)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# -- the model's glob costs one pass over each name ---------------------------------------------
+
+PYTHON_ENGINE = ("python engine", {"tools": {"grep_engine": "python"}})
+
+
+@pytest.mark.timeout(10)
+async def test_a_glob_of_unclosed_brackets_is_read_once(ws: Path, home: Path) -> None:
+    # fnmatch read each `[` with no `]` after it to the pattern's end: minutes at 64 KB
+    make_tree(ws)
+    opens = "[" * 65_536
+    async with open_tools_runtime(ws, home, [NO_TEMP_DIR, PYTHON_ENGINE]) as rt:
+        for glob in (opens, "src/" + opens):
+            r = await rt.call_tool("search.grep", {"pattern": "TODO", "glob": glob})
+            assert not r.is_error and matches(r) == []
+        py = await rt.call_tool("search.grep", {"pattern": "TODO", "glob": "src/**/[m]*.py"})
+        assert matches(py) == [("src/main.py", 4, "    return TODO")]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import collections
-import fnmatch
 import json
 import os
 import re
@@ -27,7 +26,7 @@ import anyio
 import anyio.to_thread
 import attrs
 
-from kairox import ToolContext, ToolResult
+from kairox import ToolContext, ToolResult, glob_match
 from kairox.process import OutputTail, open_group
 
 from ._base import BuiltinTool, ToolEnv, error, object_schema, read_only_spec
@@ -297,8 +296,8 @@ def _files(q: GrepQuery) -> Iterator[Path]:
         if q.glob is None:
             return True
         if "/" in q.glob:
-            return fnmatch.fnmatch(rel, q.glob.lstrip("/")) or fnmatch.fnmatch(rel, q.glob.replace("**/", ""))
-        return fnmatch.fnmatch(name, q.glob)
+            return glob_match(rel, q.glob.lstrip("/")) or glob_match(rel, q.glob.replace("**/", ""))
+        return glob_match(name, q.glob)
 
     def walk(directory: Path, rel: str) -> Iterator[Path]:
         try:
