@@ -6,7 +6,7 @@
 Each row is one pattern kairox applies to outside text (a bundle's rule and a tool
 call's command or path, a remote catalog's version spec, a config value, another
 client's config, an agent file, a watched line, a policy rule, a bundle's hook
-matcher, a TOML key, a glob), on the input built to make the old pattern backtrack. The
+matcher, a TOML key, a glob, search.grep's pattern), on the input built to make the old pattern backtrack. The
 baseline is the pattern as it was (kept below, only for this comparison). Columns:
 the median time now, the old time, and old / now. The old one is run at a size only
 while its previous size took less than ``--old-budget`` seconds (most grow as n**2
@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from kairox import expand_env
 from kairox._agents import _split_tool_names
@@ -34,6 +35,7 @@ from kairox_catalog.requirements import version_satisfies
 from kairox_manifests._matcher import compile_matcher
 from kairox_manifests.rules import command_matches, path_matches
 from kairox_mcp.importer import escape_literal
+from kairox_tools._grep import GrepQuery, compile_pattern
 from kairox_ui.watch import _var_references
 
 # -- the patterns before, for comparison only ---------------------------------------------------
@@ -176,6 +178,12 @@ SHAPES: dict[str, tuple[str, str, Fn, Fn]] = {
         "a",
         lambda t: _Glob(_wide_ranges(t)).match("x"),
         lambda t: _old_fnmatch(_wide_ranges(t), "x"),
+    ),
+    "grep (a|aa)+b": (
+        "search.grep's pattern (Python search) on a line (size / 1024 characters + 20: 21 to 84)",
+        "a",
+        lambda t: compile_pattern(GrepQuery("(a|aa)+b", Path("."))).search(t[: len(t) // 1024 + 20]),
+        lambda t: re.search("(a|aa)+b", t[: len(t) // 1024 + 20]),
     ),
     "toml a.a.a = 1": (
         "a kairox.toml key of many parts",
