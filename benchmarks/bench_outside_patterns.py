@@ -6,7 +6,7 @@
 Each row is one pattern kairox applies to outside text (a bundle's rule and a tool
 call's command or path, a remote catalog's version spec, a config value, another
 client's config, an agent file, a watched line, a policy rule, a bundle's hook
-matcher, a TOML key), on the input built to make the old pattern backtrack. The
+matcher, a TOML key, a glob, search.grep's pattern), on the input built to make the old pattern backtrack. The
 baseline is the pattern as it was (kept below, only for this comparison). Columns:
 the median time now, the old time, and old / now. The old one is run at a size only
 while its previous size took less than ``--old-budget`` seconds (most grow as n**2
@@ -17,21 +17,25 @@ for redaction.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import re
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from kairox import expand_env
 from kairox._agents import _split_tool_names
 from kairox._compat import tomllib
 from kairox._policy import _specificity
+from kairox._text import _Glob
 from kairox.files import loads_toml
 from kairox_catalog.requirements import version_satisfies
 from kairox_manifests._matcher import compile_matcher
 from kairox_manifests.rules import command_matches, path_matches
 from kairox_mcp.importer import escape_literal
+from kairox_tools._grep import GrepQuery, compile_pattern
 from kairox_ui.watch import _var_references
 
 # -- the patterns before, for comparison only ---------------------------------------------------
@@ -71,6 +75,16 @@ _OLD_KAIROX_VAR = re.compile(r"\$(?=\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\})")
 _OLD_TOOL_SPLIT = re.compile(r"[,\s]+(?![^()]*\))")
 _OLD_VAR_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}\s]*))?\}")
 _OLD_GLOB_PART = re.compile(r"\*|\?|\[[^\]]*\]")
+
+
+def _old_fnmatch(pattern: str, name: str) -> bool:
+    re.purge()  # fnmatchcase's translation and compilation, uncached
+    return re.compile(fnmatch.translate(pattern)).match(name) is not None
+
+
+def _wide_ranges(text: str) -> str:
+    """A set of distinct ranges spanning most of the BMP, one per 3 characters of ``text``."""
+    return "[" + "".join(chr(0x100 + i) + "-" + chr(0xFFF0 - i) for i in range(len(text) // 3)) + "]"
 
 
 def _old_toml(text: str) -> object:
@@ -152,6 +166,24 @@ SHAPES: dict[str, tuple[str, str, Fn, Fn]] = {
         "a",
         lambda t: compile_matcher("(a|aa)+b").fullmatch(t[: max(1, len(t) // 1024) + 20]),
         lambda t: re.fullmatch("(a|aa)+b", t[: max(1, len(t) // 1024) + 20]),
+    ),
+    "glob [[[": (
+        "a glob (policy rule, fs.list's or search.grep's glob) of unclosed `[`",
+        "[",
+        lambda t: _Glob(t).match("x"),
+        lambda t: _old_fnmatch(t, "x"),
+    ),
+    "glob [wide ranges]": (
+        "a glob of one set of distinct ranges over most of the BMP",
+        "a",
+        lambda t: _Glob(_wide_ranges(t)).match("x"),
+        lambda t: _old_fnmatch(_wide_ranges(t), "x"),
+    ),
+    "grep (a|aa)+b": (
+        "search.grep's pattern (Python search) on a line (size / 1024 characters + 20: 21 to 84)",
+        "a",
+        lambda t: compile_pattern(GrepQuery("(a|aa)+b", Path("."))).search(t[: len(t) // 1024 + 20]),
+        lambda t: re.search("(a|aa)+b", t[: len(t) // 1024 + 20]),
     ),
     "toml a.a.a = 1": (
         "a kairox.toml key of many parts",

@@ -119,6 +119,22 @@ def test_claude_entry_becomes_a_config(tmp_path: Path) -> None:
     assert cfg.initialization_options == {"a": 1}
 
 
+@pytest.mark.timeout(10)
+def test_a_bundle_extension_of_unclosed_brackets_is_matched_in_linear_time(tmp_path: Path) -> None:
+    # a bundle's extensionToLanguage key becomes a glob; fnmatch read each `[` with no `]` after it
+    # to the pattern's end: minutes at 64 KB
+    opens = "[" * 65_536
+    servers, errors = parse_lsp_servers(
+        {"odd": {"command": "x", "extensionToLanguage": {opens: "odd", ".go": "go"}}}, root=tmp_path
+    )
+    assert errors == []
+    patterns = servers["odd"].file_patterns
+    assert matches(patterns, PurePath("pkg/m.go"))
+    assert not matches(patterns, PurePath("pkg/m.rs"))
+    assert matches(patterns, PurePath(f"pkg/x.{opens}"))
+    assert not matches([f"**/{opens}"], PurePath(f"pkg/{opens[:-1]}"))
+
+
 def test_claude_entries_fail_one_by_one() -> None:
     servers, errors = parse_lsp_servers(
         {

@@ -27,6 +27,7 @@ from kairox._policy import (
 from kairox._runtime import Runtime
 from kairox._tools import ToolSpec
 from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
+from kairox.errors import PolicyDenied
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
 
@@ -406,3 +407,25 @@ def test_specificity_is_linear_in_unclosed_classes() -> None:
     # each `[` with no `]` after it was read to the end again: hours at 1 MB
     assert _specificity("[" * 1_000_000) == (True, 1_000_000)
     assert _specificity("a*" + "[" * 1_000_000 + "]") == (False, 1)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(10)
+async def test_a_workspace_rule_of_unclosed_brackets_is_matched_in_linear_time(tree: dict[str, Path]) -> None:
+    # fnmatch read each `[` with no `]` after it to the pattern's end: minutes for this 64 KB rule
+    import kairox_tools.hooks
+
+    opens = "[" * 65_536
+    (tree["ws"] / "kairox.toml").write_text(
+        f'[policy.rules]\n"{opens}" = "deny"\n"fs.re[a]d" = "deny"\n', encoding="utf-8"
+    )
+    (tree["ws"] / "notes.txt").write_text("n\n", encoding="utf-8")
+    async with Runtime.open(
+        tree["ws"], home=tree["home"], env={}, plugins=[kairox_tools.hooks], load_entrypoints=False
+    ) as rt:
+        assert not rt.config.errors
+        assert rt.policy.rule_for(opens) == "deny"  # its brackets are literal
+        listed = await rt.call_tool("fs.list", {})
+        assert "notes.txt" in listed.text
+        with pytest.raises(PolicyDenied, match="denied by a rule"):
+            await rt.call_tool("fs.read", {"path": "notes.txt"})

@@ -247,6 +247,20 @@ async def test_list_errors(ws: Path, tool_env: ToolEnv) -> None:
     assert (await call(FsList(tool_env), path="empty")).text == "[empty has no entries]"
 
 
+@pytest.mark.timeout(10)
+async def test_list_reads_a_glob_of_unclosed_brackets_once(rt: Runtime, ws: Path) -> None:
+    # the model's glob: fnmatch read each `[` with no `]` after it to the end (minutes at 64 KB)
+    make_tree(ws)
+    opens = "[" * 65_536
+    (ws / "src" / ("[" * 200)).write_text("")
+    none = await rt.call_tool("fs.list", {"recursive": True, "pattern": opens})
+    assert none.structured is not None and none.structured["entries"] == []
+    some = await rt.call_tool("fs.list", {"recursive": True, "pattern": "[[]" + "[" * 199})
+    assert some.text.splitlines() == [f"src/{'[' * 200}  (0 bytes)"]
+    py = await rt.call_tool("fs.list", {"recursive": True, "pattern": "[!.]*.p[y]"})
+    assert py.text.splitlines() == ["src/main.py  (8 bytes)", "src/pkg/mod.py  (6 bytes)"]
+
+
 # -- through the runtime: the policy decides before the tool runs --------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -12,9 +13,11 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tools_helpers import NO_TEMP_DIR, open_tools_runtime
 
 from kairox._tools import ToolContext, ToolResult
 from kairox_tools import SearchGrep, ToolEnv, ToolsConfig
+from kairox_tools._grep import GrepQuery, compile_pattern
 
 pytestmark = pytest.mark.anyio
 
@@ -182,3 +185,61 @@ def test_python_and_ripgrep_agree(
         assert matches(py) == matches(rg)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+# -- the model's pattern and glob cost one pass over each line and name -------------------------
+
+PYTHON_ENGINE = ("python engine", {"tools": {"grep_engine": "python"}})
+
+
+@pytest.mark.timeout(10)
+async def test_a_catastrophic_pattern_costs_one_pass_over_a_long_line(ws: Path, home: Path) -> None:
+    # Python's re tries every split of the line among the alternatives (hours at 48 a's), holding
+    # the GIL: the runtime stalled, and neither grep_timeout nor this test's timeout could fire
+    (ws / "long.txt").write_text("a" * 100_000 + "\naab\n", encoding="utf-8")
+    async with open_tools_runtime(ws, home, [NO_TEMP_DIR, PYTHON_ENGINE]) as rt:
+        r = await rt.call_tool("search.grep", {"pattern": "(a|aa)+b"})
+        assert matches(r) == [("long.txt", 2, "aab")]
+        polynomial = await rt.call_tool("search.grep", {"pattern": r"\w*" * 8 + "x"})
+        assert matches(polynomial) == []
+
+
+@pytest.mark.timeout(10)
+async def test_a_glob_of_unclosed_brackets_is_read_once(ws: Path, home: Path) -> None:
+    # fnmatch read each `[` with no `]` after it to the pattern's end: minutes at 64 KB
+    make_tree(ws)
+    opens = "[" * 65_536
+    async with open_tools_runtime(ws, home, [NO_TEMP_DIR, PYTHON_ENGINE]) as rt:
+        for glob in (opens, "src/" + opens):
+            r = await rt.call_tool("search.grep", {"pattern": "TODO", "glob": glob})
+            assert not r.is_error and matches(r) == []
+        py = await rt.call_tool("search.grep", {"pattern": "TODO", "glob": "src/**/[m]*.py"})
+        assert matches(py) == [("src/main.py", 4, "    return TODO")]
+
+
+@pytest.mark.parametrize("pattern", ["(?=TODO)TODO", r"(T)\1", "TODO\\Z", "\ud800"])
+async def test_a_pattern_re2_cannot_run_is_an_error_naming_it(ws: Path, pattern: str) -> None:
+    make_tree(ws)
+    r = await grep(env_for(ws, "python"), pattern=pattern)
+    assert r.is_error and r.text.startswith(f"search.grep: invalid regular expression {pattern!r}: ")
+    assert "no look-around or backreferences" in r.text
+
+
+_ATOM = st.sampled_from(["a", "b", "T", " ", ".", r"\.", "[ab]", "[^a]", r"\d", r"\w", r"\s", "(a|b)", "(?:ab|a)"])
+_PIECE = st.tuples(_ATOM, st.sampled_from(["", "*", "+", "?", "{1,2}"])).map("".join)
+_BRANCH = st.tuples(
+    st.sampled_from(["", "^"]), st.lists(_PIECE, min_size=1, max_size=4).map("".join), st.sampled_from(["", "$"])
+).map("".join)
+_PATTERN = st.lists(_BRANCH, min_size=1, max_size=3).map("|".join)
+_LINE = st.text(st.sampled_from("abAT 1._\t"), max_size=12)
+
+
+@settings(max_examples=500)
+@given(_PATTERN, st.lists(_LINE, max_size=6), st.booleans(), st.booleans())
+def test_ordinary_patterns_find_the_lines_python_re_found(
+    pattern: str, lines: list[str], case_insensitive: bool, fixed_strings: bool
+) -> None:
+    query = GrepQuery(pattern, Path("."), case_insensitive=case_insensitive, fixed_strings=fixed_strings)
+    old = re.compile(re.escape(pattern) if fixed_strings else pattern, re.IGNORECASE if case_insensitive else 0)
+    new = compile_pattern(query)
+    assert [bool(new.search(line)) for line in lines] == [bool(old.search(line)) for line in lines]

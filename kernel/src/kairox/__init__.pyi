@@ -140,6 +140,7 @@ from ._skills import (
     SkillsScanned as SkillsScanned,
 )
 from ._text import (
+    glob_match as glob_match,
     terminal_safe as terminal_safe,
 )
 from ._tools import (

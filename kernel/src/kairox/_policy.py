@@ -15,7 +15,6 @@ holds; a test fails when the two differ in any cell.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import stat
@@ -29,6 +28,7 @@ import attrs
 
 from ._config import ConfigLayer, NotApplied
 from ._convert import structure
+from ._text import glob_match
 from ._tools import ToolSpec
 from ._types import (
     APPROVAL_STRICTNESS,
@@ -260,7 +260,7 @@ def _specificity(pattern: str) -> tuple[bool, int]:
 
 
 def _matches(pattern: str, names: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(name, pattern) for name in names)
+    return any(glob_match(name, pattern) for name in names)
 
 
 def _resolve_rule(matched: list[tuple[str, RuleAction]]) -> RuleAction | None:
@@ -372,7 +372,7 @@ class PolicyEngine:
         given tool's canonical id or exported name."""
         names = [name for spec in specs for name in (spec.id, spec.exported_name) if name]
         patterns = dict.fromkeys([*self.config.rules, *self.config.workspace_rules])
-        return [p for p in patterns if not any(fnmatch.fnmatchcase(name, p) for name in names)]
+        return [p for p in patterns if not any(glob_match(name, p) for name in names)]
 
     def _raw_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | _Unverifiable]:
         properties = spec.input_schema.get("properties")
@@ -465,7 +465,7 @@ class PolicyEngine:
         if self.broken:
             return Deny(f"the policy does not validate, so no tool runs until it is fixed: {self.broken}")
         perms: Permissions = spec.permissions or Permissions()
-        if perms.tools is not None and not any(fnmatch.fnmatchcase(spec.id, p) for p in perms.tools):
+        if perms.tools is not None and not any(glob_match(spec.id, p) for p in perms.tools):
             return Deny("not among the tools its plugin's permissions allow")
         rule, rule_source = self._rule(spec.id, spec.exported_name, spec.capability)
         if spec.capability is not Capability.WRITE:

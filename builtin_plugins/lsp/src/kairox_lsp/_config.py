@@ -8,7 +8,6 @@ file name); when a server declares none, they come from its languages
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -17,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from kairox import ValueMismatch, inherit_env, structure
+from kairox import ValueMismatch, glob_match, inherit_env, structure
 from kairox.errors import ConfigError
 from kairox.files import Refused, Root, loads_bounded
 
@@ -278,9 +277,9 @@ def matches(patterns: list[str], relative: PurePath) -> bool:
     text = relative.as_posix()
     name = relative.name
     for pattern in patterns:
-        if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(text, pattern):
+        if glob_match(name, pattern) or glob_match(text, pattern):
             return True
-        if pattern.startswith("**/") and fnmatch.fnmatchcase(text, pattern[3:]):
+        if pattern.startswith("**/") and glob_match(text, pattern[3:]):
             return True
     return False
 

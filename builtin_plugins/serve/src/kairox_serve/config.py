@@ -25,13 +25,12 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
-from kairox import ConfigError
+from kairox import ConfigError, glob_match
 
 __all__ = ["ServeConfig", "matches"]
 
@@ -135,4 +134,4 @@ class ServeConfig:
 def matches(patterns: Iterable[str], names: Iterable[str]) -> bool:
     """Whether any glob of ``patterns`` matches any of ``names`` (case-sensitive fnmatch)."""
     wanted = list(names)
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns for name in wanted)
+    return any(glob_match(name, pattern) for pattern in patterns for name in wanted)

@@ -56,7 +56,7 @@ class ToolsConfig:
     shell: str = "/bin/sh"
     #: matches search.grep returns when the call gives no limit
     grep_max_results: int = attrs.field(default=500, validator=_positive)
-    #: ``auto``: ripgrep when ``rg`` is on PATH, else Python; or force one
+    #: ``auto``: ripgrep when ``rg`` is on PATH, else the Python search (RE2); or force one
     grep_engine: Literal["auto", "ripgrep", "python"] = "auto"
     #: seconds search.grep searches at most
     grep_timeout: float = attrs.field(default=60.0, validator=_positive)

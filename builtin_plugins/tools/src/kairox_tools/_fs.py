@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import errno
-import fnmatch
 import os
 import stat
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, is_inside
+from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, glob_match, is_inside
 
 from . import _safeopen
 from ._base import BuiltinTool, error, object_schema, read_only_spec
@@ -415,7 +414,7 @@ class _Walker:
                 is_dir = not is_link and item.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            matches = self.pattern is None or fnmatch.fnmatch(item.name, self.pattern)
+            matches = self.pattern is None or glob_match(item.name, self.pattern)
             if is_dir:
                 descend = depth < self.max_depth and item.name not in SKIP_DIRS
                 note = "not descended" if depth < self.max_depth and not descend else ""

@@ -5,35 +5,41 @@ the same rules: directories walked in name order, hidden files and
 directories skipped unless asked for, ``.git`` and ``node_modules`` never
 searched, symbolic links not followed, binary files (a NUL byte in their
 first 8 KiB) skipped. ripgrep also honours ``.gitignore``; the Python search
-does not. The regex dialects differ at the edges (ripgrep: Rust ``regex``, no
-look-around; Python: ``re``).
+does not.
+
+The pattern comes from the model and is run on every line of the workspace's files, so
+neither engine may backtrack: ripgrep uses Rust's ``regex`` crate, the Python search
+RE2 (``google-re2``). Both run in time linear in the line whatever the pattern, and
+neither has look-around or backreferences (a pattern the engine cannot run is an error
+result with its reason). Python's ``re`` would not do: ``(a|aa)+b`` on a line of 40
+``a`` takes many seconds inside one call that holds the GIL, so the whole runtime
+stalls and ``grep_timeout`` cannot stop it. They still differ at the edges: RE2's
+``\\w``, ``\\d``, ``\\s`` and ``\\b`` are ASCII, Rust's are Unicode.
 """
 
 from __future__ import annotations
 
 import base64
 import collections
-import fnmatch
 import json
 import os
-import re
 import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
 import attrs
 
-from kairox import ToolContext, ToolResult
+from kairox import ToolContext, ToolResult, glob_match
 from kairox.process import OutputTail, open_group
 
 from ._base import BuiltinTool, ToolEnv, error, object_schema, read_only_spec
 from ._output import SNIFF_BYTES, cut_line
 
-__all__ = ["GrepHit", "SearchGrep", "python_search", "ripgrep_search"]
+__all__ = ["GrepHit", "SearchGrep", "compile_pattern", "python_search", "ripgrep_search"]
 
 NEVER_SEARCHED = ("node_modules", ".git")
 #: longest line of rg's JSON output kept (a longer one is skipped)
@@ -77,7 +83,11 @@ class SearchGrep(BuiltinTool):
         ),
         input_schema=object_schema(
             {
-                "pattern": {"type": "string", "description": "Regular expression (or text, with fixed_strings)."},
+                "pattern": {
+                    "type": "string",
+                    "description": "Regular expression, RE2/Rust syntax: no look-around or backreferences "
+                    "(or text, with fixed_strings).",
+                },
                 "path": {"type": "string", "default": ".", "description": "File or directory to search."},
                 "glob": {"type": "string", "description": "Only files matching this glob."},
                 "case_insensitive": {"type": "boolean", "default": False},
@@ -259,12 +269,37 @@ async def _lines(stream: Any) -> Any:
 # -- Python ----------------------------------------------------------------------------
 
 
-async def python_search(q: GrepQuery) -> tuple[list[GrepHit], bool]:
+class Regex(Protocol):
+    """A compiled pattern: ``search(line)`` is a match object or ``None``."""
+
+    def search(self, text: str) -> Any: ...
+
+
+def compile_pattern(q: GrepQuery) -> Regex:
+    """``q.pattern`` compiled by RE2 (literally with ``fixed_strings``); :class:`GrepError`
+    naming the pattern and RE2's reason when RE2 cannot run it."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the reason goes in the result, not on stderr
+    options.case_sensitive = not q.case_insensitive
+    options.literal = q.fixed_strings
     try:
-        flags = re.IGNORECASE if q.case_insensitive else 0
-        regex = re.compile(re.escape(q.pattern) if q.fixed_strings else q.pattern, flags)
-    except re.error as exc:
-        raise GrepError(f"invalid regular expression {q.pattern!r}: {exc}") from None
+        return re2.compile(q.pattern, options)  # type: ignore[no-any-return]  # re2 ships no types
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+    except UnicodeError as exc:  # a lone surrogate (JSON allows "\ud800")
+        reason = exc
+    raise GrepError(
+        f"invalid regular expression {q.pattern!r}: {reason} (RE2 syntax, as ripgrep's: no look-around "
+        f"or backreferences)"
+    )
+
+
+async def python_search(q: GrepQuery) -> tuple[list[GrepHit], bool]:
+    regex = compile_pattern(q)
     stop = threading.Event()
     try:
         return await anyio.to_thread.run_sync(_search_files, regex, q, stop)
@@ -272,7 +307,7 @@ async def python_search(q: GrepQuery) -> tuple[list[GrepHit], bool]:
         stop.set()  # a cancelled search's thread stops at the next file
 
 
-def _search_files(regex: re.Pattern[str], q: GrepQuery, stop: threading.Event) -> tuple[list[GrepHit], bool]:
+def _search_files(regex: Regex, q: GrepQuery, stop: threading.Event) -> tuple[list[GrepHit], bool]:
     hits: list[GrepHit] = []
     matches = 0
     for path in _files(q):
@@ -297,8 +332,8 @@ def _files(q: GrepQuery) -> Iterator[Path]:
         if q.glob is None:
             return True
         if "/" in q.glob:
-            return fnmatch.fnmatch(rel, q.glob.lstrip("/")) or fnmatch.fnmatch(rel, q.glob.replace("**/", ""))
-        return fnmatch.fnmatch(name, q.glob)
+            return glob_match(rel, q.glob.lstrip("/")) or glob_match(rel, q.glob.replace("**/", ""))
+        return glob_match(name, q.glob)
 
     def walk(directory: Path, rel: str) -> Iterator[Path]:
         try:
@@ -323,7 +358,7 @@ def _files(q: GrepQuery) -> Iterator[Path]:
     yield from walk(root, "")
 
 
-def _search_file(path: Path, regex: re.Pattern[str], context: int) -> Iterator[GrepHit]:
+def _search_file(path: Path, regex: Regex, context: int) -> Iterator[GrepHit]:
     try:
         with open(path, "rb") as f:
             if b"\x00" in f.read(SNIFF_BYTES):

@@ -20,7 +20,6 @@ escape sequences written are the view's own cursor movements.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import logging
 import re
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from kairox import ServerState, ServerStatus, redact, redact_url, terminal_safe
+from kairox import ServerState, ServerStatus, glob_match, redact, redact_url, terminal_safe
 from kairox.cli import run_with_runtime, want_json
 
 if TYPE_CHECKING:
@@ -342,7 +341,7 @@ class _Filter:
 
     def event(self, record: Mapping[str, Any]) -> bool:
         kind = str(record.get("kind", "")).lower()
-        if self.kinds and not any(fnmatch.fnmatchcase(kind, k) for k in self.kinds):
+        if self.kinds and not any(glob_match(kind, k) for k in self.kinds):
             return False
         return not self.servers or _server_of(record) in self.servers
 
