@@ -196,3 +196,12 @@ def test_rules_for_prefixes_match_canonical_ids_and_exported_names() -> None:
         "gi[tx].status": "allow",
     }
     assert rules_for_prefixes(rules, []) == {}
+
+
+@pytest.mark.timeout(10)
+def test_a_rule_full_of_unclosed_brackets_is_read_in_linear_time() -> None:
+    """The trust prompt's rule note reads each rule as a glob: "[" without a "]" rescanned
+    the rest of the pattern for each one (minutes at 64 KB)."""
+    from kairox._trust import rules_for_prefixes
+
+    assert rules_for_prefixes({"[" * 65536: "allow", "git.*": "allow"}, ["git"]) == {"git.*": "allow"}

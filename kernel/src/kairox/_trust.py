@@ -753,9 +753,10 @@ def _glob_tokens(pattern: str) -> list[str]:
     """An fnmatch pattern as tokens: ``*``, ``?``, a ``[...]`` set, or one literal character."""
     tokens: list[str] = []
     i, n = 0, len(pattern)
+    last_close = pattern.rfind("]")  # a "[" after it is a literal: no rescan to the end for each one
     while i < n:
         c = pattern[i]
-        if c == "[":
+        if c == "[" and i < last_close:
             j = i + 1
             if j < n and pattern[j] == "!":
                 j += 1
@@ -776,7 +777,7 @@ def _glob_tokens(pattern: str) -> list[str]:
 def _glob_matches_some_under(pattern: str, start: str) -> bool:
     """Whether the fnmatch ``pattern`` matches some name ``start + tail`` with a non-empty
     ``tail``: the pattern run over ``start`` as a small automaton (time: their lengths' product)."""
-    import fnmatch
+    from ._text import glob_match
 
     tokens = _glob_tokens(pattern)
 
@@ -797,7 +798,7 @@ def _glob_matches_some_under(pattern: str, start: str) -> bool:
             tok = tokens[s]
             if tok == "*":
                 nxt.add(s)
-            elif tok == "?" or (len(tok) > 1 and fnmatch.fnmatchcase(ch, tok)) or tok == ch:
+            elif tok == "?" or (len(tok) > 1 and glob_match(ch, tok)) or tok == ch:
                 nxt.add(s + 1)
         states = closure(nxt)
         if not states:
