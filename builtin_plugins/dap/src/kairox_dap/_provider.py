@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
+from kairox.declare import has_entries
 from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
 
 from ._args import bool_arg, int_arg, number_arg, str_arg
@@ -57,6 +58,10 @@ class DapToolProvider:
         self._lock = anyio.Lock()
 
     # -- ToolProvider ---------------------------------------------------------------
+    async def discover(self, runtime: Runtime) -> bool:
+        """Whether any ``[dap_servers.*]`` is set (held and broken ones too): else it stays idle."""
+        return has_entries(SECTION, runtime)
+
     async def start(self, runtime: Runtime) -> None:
         self.runtime = runtime
         configs: dict[str, DapServerConfig] = runtime.config.section(SECTION)

@@ -273,6 +273,11 @@ class McpServerManager:
         return None, f'unknown transport "{config.type}" (installed transports: {installed})'
 
     # -- ToolProvider ------------------------------------------------------------------------
+    async def discover(self, runtime: Runtime) -> bool:
+        """Whether there is anything to do: a server declared anywhere (held and broken ones
+        too, to show them). A bundle's servers, added during discovery, start it all the same."""
+        return bool(self.definitions or self.unavailable)
+
     async def start(self, runtime: Runtime) -> None:
         """Start every enabled server; return when each is ready or failed."""
         self._started = True  # from now on add_server starts what it adds
