@@ -144,15 +144,6 @@ class FolderSource:
             return iter(list(self._problems))
         return iter([*self._problems, *self.resolve().scan(runtime)])
 
-    def __getattr__(self, attribute: str) -> Any:  # what the stand-in does not have itself
-        if attribute.startswith("__") or attribute == "_source":
-            raise AttributeError(attribute)
-        return getattr(self.resolve(), attribute)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance(source, DirectorySkillSource) holds
-        return type(self.resolve())
-
     def __repr__(self) -> str:
         return repr(self.resolve()) if self._source is not None else f"FolderSource({self.name!r}, {self.dirs})"
 
