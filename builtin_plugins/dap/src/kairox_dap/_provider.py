@@ -18,6 +18,7 @@ import anyio
 
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox.declare import has_entries
+from kairox.files import relative_text
 from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
 
 from ._args import bool_arg, int_arg, number_arg, str_arg
@@ -178,10 +179,8 @@ class DapToolProvider:
 
     # -- helpers ----------------------------------------------------------------------
     def _display(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.workspace).as_posix()
-        except ValueError:
-            return str(path)
+        rel = relative_text(path, self.workspace)
+        return str(path) if rel is None else rel
 
     def _path(self, value: str, *, must_exist: bool = True) -> Path:
         path = Path(value).expanduser()
@@ -198,10 +197,8 @@ class DapToolProvider:
             if adapter is None:
                 raise ToolInputError(f"no debug adapter named {name!r}; configured: {', '.join(self.adapters)}")
             return adapter
-        try:
-            rel: Path = program.relative_to(self.workspace)
-        except ValueError:
-            rel = program
+        inside = relative_text(program, self.workspace)
+        rel = program if inside is None else Path(inside)
         from ._config import handles
 
         matching = [a for a in self.adapters.values() if handles(a.config, rel)]

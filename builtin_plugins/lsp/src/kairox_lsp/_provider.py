@@ -22,6 +22,7 @@ import anyio
 from kairox import EventBus, KairoxError, ServerState, ServerStatus
 from kairox.declare import has_entries
 from kairox.errors import ConfigError
+from kairox.files import relative_text
 
 from ._control import peer_controls, server_named, unavailable_servers
 from ._errors import ToolInputError
@@ -261,10 +262,8 @@ class LspToolProvider:
 
     # -- routing ------------------------------------------------------------------------
     def _relative(self, path: Path) -> PurePath:
-        try:
-            return path.relative_to(self.workspace)
-        except ValueError:
-            return path
+        rel = relative_text(path, self.workspace)
+        return path if rel is None else PurePath(rel)
 
     def server_for(self, path: Path | None, name: str | None = None) -> LspServerLifecycle:
         """The server for ``path`` (by file pattern) or the one named ``name``."""

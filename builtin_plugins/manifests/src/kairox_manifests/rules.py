@@ -268,7 +268,7 @@ def path_matches(spec: str, value: str, *, cwd: str, project: str, home: str) ->
     if not target.startswith(base_path):
         return False
     glob = compile_glob(pattern if "/" in pattern else "**/" + pattern, "paths")
-    text = target[len(base_path):]
+    text = target[len(base_path) :]
     # the path itself, or one of the directories it is in (a prefix that ends before a '/')
     return bool(text) and glob.match(text, _is_slash)
 

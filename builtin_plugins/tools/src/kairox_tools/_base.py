@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import attrs
 
 from kairox import ToolContext, ToolResult, ToolSpec, is_inside, resolve_path
+from kairox.files import relative_text
 
 from ._args import ArgumentError, check_arguments
 from ._config import ToolsConfig
@@ -46,11 +47,8 @@ class ToolEnv:
 
     def display(self, path: Path) -> str:
         """A path as the model should see it: relative to the workspace when inside it."""
-        try:
-            rel = path.relative_to(self.workspace)
-        except ValueError:
-            return safe_text(str(path))
-        return safe_text(str(rel))
+        rel = relative_text(path, self.workspace)
+        return safe_text(str(path) if rel is None else rel)
 
     def is_inside_workspace(self, path: Path) -> bool:
         """``path`` (resolved, :func:`kairox.resolve_path`) is the workspace or below it."""
