@@ -128,9 +128,9 @@ class _Quick:
 
 @pytest.mark.anyio
 async def test_a_bad_quick_answer_is_that_source_s_error_and_the_others_load() -> None:
-    from kairox import SkillDef, SkillScope
     from kairox._events import EventBus
     from kairox._skills import SkillRegistry
+    from kairox.ext import SkillDef, SkillScope
 
     skill = SkillDef.create("fine", "a skill", "do it", scope=SkillScope.USER)
     registry = SkillRegistry(EventBus())

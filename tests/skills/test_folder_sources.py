@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from skills_helpers import write
 
-from kairox import SkillScope
+from kairox.ext import SkillScope
 from kairox.testing import KairoxHarness
 from kairox_skills import _plugin
 from kairox_skills._cache import get_cache

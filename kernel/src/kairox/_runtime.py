@@ -649,7 +649,7 @@ class Session:
 
     async def activate_skill(self, name: str, arguments: Mapping[str, Any] | None = None) -> RenderedSkill:
         """Render a skill for this session: it must be enabled, every tool it lists
-        registered, its arguments valid (:class:`~kairox.SkillError` otherwise).
+        registered, its arguments valid (:class:`~kairox.ext.SkillError` otherwise).
         The result carries the prompt text, the arguments, the tools and the
         pinned ``model``; it is recorded in :attr:`activated`."""
         rendered = self.runtime.skills.prepare(name, arguments, tools=self.runtime.tools, session_id=self.id)
@@ -660,8 +660,8 @@ class Session:
     def agent(self, name: str, *, strict: bool = False) -> AgentRun:
         """The definition of agent ``name`` to run: its prompt, pinned model and the registered
         tools it may use (every tool when it lists none). Tools it lists that are not registered
-        are in ``unknown_tools`` (``strict``: an :class:`~kairox.AgentError` naming them).
-        An unknown agent is an :class:`~kairox.AgentError` naming the close match."""
+        are in ``unknown_tools`` (``strict``: an :class:`~kairox.ext.AgentError` naming them).
+        An unknown agent is an :class:`~kairox.ext.AgentError` naming the close match."""
         self.runtime.agents.ensure_scanned(self.runtime)
         run = self.runtime.agents.prepare(name, self.runtime.tools)
         if strict and run.unknown_tools:

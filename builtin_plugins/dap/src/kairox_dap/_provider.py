@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import EventBus, KairoxError, ServerState, ServerStatus
+from kairox import KairoxError, ServerState, ServerStatus
 from kairox.declare import has_entries
+from kairox.ext import EventBus
 from kairox.files import relative_text
 from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
 

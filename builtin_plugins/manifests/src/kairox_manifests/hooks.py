@@ -8,7 +8,7 @@ from kairox import hookimpl
 from kairox.declare import adds, command, config_section
 
 if TYPE_CHECKING:
-    from kairox import Registrar
+    from kairox.ext import Registrar
     from kairox.protocols import ManifestFormat
 
 

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import ServerState, ServerStatus, package_key
+from kairox import ServerState, ServerStatus
 from kairox.errors import ConfigError
+from kairox.ext import package_key
 
 from .location import nothing_to_discover
 

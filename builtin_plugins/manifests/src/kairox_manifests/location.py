@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kairox import user_home
+from kairox.ext import user_home
 from kairox.files import missing
 
 if TYPE_CHECKING:

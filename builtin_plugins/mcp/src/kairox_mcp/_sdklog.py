@@ -10,7 +10,7 @@ The SDK, httpx2 and our own error paths log URLs (``Connecting to SSE endpoint:
 https://user:PASSWORD@...``, ``HTTP Request: GET ...?token=...``, tracebacks of
 ``HTTPStatusError``). Every record of those loggers that is emitted has its
 message and traceback text redacted first (URL passwords, secret-looking query
-values and arguments, :func:`kairox.redact`), so ``-vv`` shows no secret either.
+values and arguments, :func:`kairox.ext.redact`), so ``-vv`` shows no secret either.
 A logger's filter sees only its own records, so the loggers are named one by one
 (:data:`REDACTED_LOGGERS`, plus every logger of ours that exists by then).
 """
@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from kairox import redact
+from kairox.ext import redact
 
 if TYPE_CHECKING:
     from .transport import Diagnostics

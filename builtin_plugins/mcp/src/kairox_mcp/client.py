@@ -43,8 +43,9 @@ try:
 except ImportError:  # pragma: no cover - an SDK without it
     _sdk_request_clock = None  # type: ignore[assignment]
 
-from kairox import current_session, redact, redact_text
+from kairox import redact_text
 from kairox.errors import ToolError
+from kairox.ext import current_session, redact
 
 from ._sdklog import _current as _sdk_diagnostics
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream

@@ -21,16 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import attrs
 
-from kairox import (
-    NotApplied,
-    ResourceContent,
-    ServerState,
-    ServerStatus,
-    ToolRank,
-    missing_feature_message,
-    sanitize_name,
-)
+from kairox import ResourceContent, ServerState, ServerStatus
 from kairox.errors import ConfigError, KairoxError, ToolError
+from kairox.ext import NotApplied, ToolRank, missing_feature_message, sanitize_name
 
 from ._declared import nothing_declared
 

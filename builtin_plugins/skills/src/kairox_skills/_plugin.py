@@ -22,13 +22,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox import SkillError, SkillScope, user_home
+from kairox.ext import SkillError, SkillScope, user_home
 from kairox.files import Refused, Root
 
 from ._folders import imported_rows, own_root
 
 if TYPE_CHECKING:
-    from kairox import Registrar, Runtime
+    from kairox import Runtime
+    from kairox.ext import Registrar
     from kairox.protocols import SkillSource
 
     from ._config import SkillsConfig

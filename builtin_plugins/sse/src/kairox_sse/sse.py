@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from kairox import redact_url
+from kairox.ext import redact_url
 
 from ._transport import SseTransport
 
