@@ -21,11 +21,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kairox._names
-import kairox._tools
+import kairox._tool_registry
 from kairox import Event, FunctionTool, ToolSpec
 from kairox._events import ToolNameCollision
 from kairox._names import assign_exported_names, sanitize_name
-from kairox._tools import CHANGED_SLACK, Tool, ToolView, _Entry, publish_change
+from kairox._tool_index import CHANGED_SLACK, _Entry
+from kairox._tool_registry import publish_change
+from kairox._tools import Tool, ToolView
 from kairox.errors import RegistrationError, ToolNotFound
 from kairox.ext import EventBus, ToolRegistry
 
@@ -382,13 +384,13 @@ class Counting:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        real = kairox._tools.sanitize_name
+        real = kairox._tool_registry.sanitize_name
 
         def counted(tool_id: str) -> str:
             self.calls += 1
             return real(tool_id)
 
-        monkeypatch.setattr(kairox._tools, "sanitize_name", counted)
+        monkeypatch.setattr(kairox._tool_registry, "sanitize_name", counted)
 
 
 def server_tools(server: int, count: int) -> list[FunctionTool]:

@@ -12,7 +12,8 @@ import pytest
 from kairox import SkillsChanged
 from kairox._events import EventBus
 from kairox._skill_model import render_template
-from kairox._tools import FunctionTool, ToolRegistry, ToolResult, ToolSpec
+from kairox._tool_registry import ToolRegistry
+from kairox._tools import FunctionTool, ToolResult, ToolSpec
 from kairox.ext import (
     SkillArgument,
     SkillDef,

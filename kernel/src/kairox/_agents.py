@@ -35,7 +35,8 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from ._config import Config
     from ._runtime import Runtime
-    from ._tools import ToolRegistry, ToolSpec
+    from ._tool_registry import ToolRegistry
+    from ._tools import ToolSpec
 
 __all__ = [
     "AgentDef",

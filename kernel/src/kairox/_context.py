@@ -25,7 +25,8 @@ import attrs
 
 from ._hooks import ContextPiece
 from ._instructions import Instruction, load_instructions
-from ._tools import FunctionTool, ToolContext, ToolIndex, ToolSpec, estimate_tokens
+from ._tool_index import ToolIndex, estimate_tokens
+from ._tools import FunctionTool, ToolContext, ToolSpec
 from .protocols import GivesInstructions
 
 if TYPE_CHECKING:

@@ -41,7 +41,8 @@ from ._registrar import Registrar
 from ._skill_model import RenderedSkill, SkillDef
 from ._skills import SkillRegistry
 from ._supervisor import ProviderState, Supervisor
-from ._tools import ProgressCallback, ToolRegistry, ToolResult, ToolSpec
+from ._tool_registry import ToolRegistry
+from ._tools import ProgressCallback, ToolResult, ToolSpec
 from ._trust import Declared, TrustStore, WorkspaceTrust
 from ._types import ServerState, ServerStatus
 from .errors import ConfigError, ToolNotFound

@@ -195,10 +195,10 @@ from ._text import (
 from ._text import (
     terminal_safe as terminal_safe,
 )
-from ._tools import (
+from ._tool_index import (
     ToolIndex as ToolIndex,
 )
-from ._tools import (
+from ._tool_registry import (
     ToolRegistry as ToolRegistry,
 )
 from ._trust import (
