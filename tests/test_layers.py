@@ -132,7 +132,6 @@ KNOWN_PRIVATE_REACHES: dict[tuple[str, str], str] = {
         "the backport of CPython's fix (gh-109538) for 3.10-3.11: the Future whose traceback the fix silences"
     ),
     ("kernel/src/kairox/process.py", "pipe_connection_lost._kairox_backport"): "the backport's own marker",
-    ("kernel/src/kairox/declare.py", "stand_in._needed"): "the dormant provider stand-in (issue 39, item 3)",
 }
 
 

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox import BrokenSection, ConfigError, ConfigSection, Registrar, expand_env, load_config, redact
+from kairox import ConfigError, ConfigSection
 from kairox._config import REDACTED, inherit_env, known_errors_for, user_home
 from kairox._policy import PolicyConfig
+from kairox.ext import BrokenSection, Registrar, expand_env, load_config, redact
 from kairox.testing import KairoxHarness, make_plugin
 
 
@@ -491,3 +492,32 @@ def test_expand_env_is_linear_in_unclosed_references() -> None:
     value = "${A:-" * 200_000
     assert expand_env(value, {}) == value
     assert expand_env(value + "}", {}) == value[len("${A:-") :]
+
+
+def test_an_absent_section_s_default_is_built_once_per_registered_section() -> None:
+    import attrs
+
+    from kairox._config import Config, ConfigSection
+
+    built: list[int] = []
+
+    @attrs.frozen
+    class Schema:
+        n: int = 0
+
+    def default() -> Schema:
+        built.append(1)
+        return Schema(len(built))
+
+    config = Config(
+        sections={"s": ConfigSection("s", Schema, default=default), "e": ConfigSection("e", Schema, entries=True)}
+    )
+    first = config.section("s")
+    assert config.section("s") is first and first == Schema(1) and built == [1]
+    assert config.section("e") == {} and config.section("e") is not config.section("e")  # entries: a new dict
+    config.sections["s"] = ConfigSection("s", Schema, default=default)  # registered again: built again
+    assert config.section("s") == Schema(2)
+    config.values["s"] = Schema(9)  # present: its value, as ever
+    assert config.section("s") == Schema(9)
+    with pytest.raises(KeyError):
+        config.section("nope")

@@ -12,9 +12,13 @@ import click
 import pluggy
 import pytest
 
-from kairox import Block, HookRegistry, Registrar, hookimpl, hookspecs
+from kairox import Block, ToolCall, ToolResult, hookimpl, hookspecs
 from kairox._dispatch import Dispatcher, HookOutcome
 from kairox._host import PluginHost, build_plugin_host
+from kairox.ext import HookRegistry, Registrar
+from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+
+from .tool_helpers import read_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -300,3 +304,53 @@ async def test_every_hook_call_is_traced(hook: str, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     await dispatch(host.dispatch, hook, arguments(hook))
     assert f"kairox-trace: {hook} -> traced()" in capsys.readouterr().err
+
+
+# -- through a runtime's tool call: the arguments each hook names, tracing turned on later --
+
+
+async def test_hooks_get_the_arguments_they_name_in_any_order(kairox_harness: KairoxHarness) -> None:
+    got: list[tuple[str, Any]] = []
+
+    def only_result(result: ToolResult) -> None:
+        got.append(("only_result", result.text))
+
+    def reversed_order(result: ToolResult, call: ToolCall) -> None:
+        got.append(("reversed", (call.arguments["text"], result.text)))
+
+    def both(call: ToolCall, result: ToolResult) -> None:
+        got.append(("both", (call.tool.id, result.text)))
+
+    provider = InMemoryToolProvider("mem", [read_tool()])
+    plugins = [
+        provider.plugin(),
+        make_plugin("p1", kairox_post_tool_call=only_result),
+        make_plugin("p2", kairox_post_tool_call=reversed_order),
+        make_plugin("p3", kairox_post_tool_call=both),
+    ]
+    async with kairox_harness.open(plugins=plugins) as rt:
+        await rt.call_tool("mem.echo", {"text": "x"})
+    assert sorted(got) == [
+        ("both", ("mem.echo", "echo:x")),
+        ("only_result", "echo:x"),
+        ("reversed", ("x", "echo:x")),
+    ]
+
+
+async def test_tracing_turned_on_after_calls_traces_the_next_ones(kairox_harness: KairoxHarness) -> None:
+    """Trace lines are skipped while nobody traces, and written from the moment someone does."""
+
+    def guard(call: ToolCall) -> None:
+        return None
+
+    provider = InMemoryToolProvider("mem", [read_tool()])
+    async with kairox_harness.open(plugins=[provider.plugin(), make_plugin("guard", kairox_pre_tool_call=guard)]) as rt:
+        await rt.call_tool("mem.echo", {"text": "1"})  # nobody traces
+        lines: list[str] = []
+        rt.host.pm.trace.root.setwriter(lines.append)
+        try:
+            await rt.call_tool("mem.echo", {"text": "2"})
+        finally:
+            rt.host.pm.trace.root.setwriter(None)
+        await rt.call_tool("mem.echo", {"text": "3"})
+    assert [line.strip() for line in lines] == ["kairox_pre_tool_call -> guard(call) [hook]"]

@@ -7,7 +7,8 @@ import anyio.lowlevel
 import attrs
 import pytest
 
-from kairox import Event, EventBus, ServerState, SessionEnded, SessionStarted, ToolsChanged
+from kairox import Event, ServerState, SessionEnded, SessionStarted, ToolCallFinished, ToolCallStarted, ToolsChanged
+from kairox.ext import EventBus
 from kairox.testing import EventLog, KairoxHarness
 
 
@@ -114,3 +115,27 @@ def test_event_log_helper() -> None:
     log.detach()
     bus.publish(SessionStarted("b"))
     assert log.kinds() == ["SessionStarted"]
+
+
+# -- has_listeners: what lets a publisher skip building an event ----------------------------
+
+
+@pytest.mark.anyio
+async def test_has_listeners_counts_matching_subscribers_streams_and_active_ones() -> None:
+    bus = EventBus()
+    assert not bus.has_listeners(ToolCallStarted)
+    off = bus.subscribe(lambda e: None, ToolsChanged)
+    assert not bus.has_listeners(ToolCallStarted) and bus.has_listeners(ToolsChanged)
+    off()
+    wanted = [False]
+    seen: list[Event] = []
+    bus.subscribe(seen.append, active=lambda: wanted[0])
+    assert not bus.has_listeners(ToolCallStarted)  # a forwarder with nobody to forward to
+    wanted[0] = True
+    assert bus.has_listeners(ToolCallStarted)
+    wanted[0] = False
+    async with bus.stream(ToolCallFinished) as _events:
+        assert bus.has_listeners(ToolCallFinished) and not bus.has_listeners(ToolCallStarted)
+    assert not bus.has_listeners(ToolCallFinished)
+    bus.publish(ToolsChanged(provider="p"))  # an inactive subscriber still gets what is published
+    assert [e.kind for e in seen] == ["ToolsChanged"]

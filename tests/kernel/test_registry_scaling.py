@@ -22,18 +22,19 @@ from hypothesis import strategies as st
 
 import kairox._names
 import kairox._tools
-from kairox import Event, EventBus, FunctionTool, ToolRegistry, ToolSpec
+from kairox import Event, FunctionTool, ToolSpec
 from kairox._events import ToolNameCollision
 from kairox._names import assign_exported_names, sanitize_name
 from kairox._tools import CHANGED_SLACK, Tool, ToolView, _Entry, publish_change
 from kairox.errors import RegistrationError, ToolNotFound
+from kairox.ext import EventBus, ToolRegistry
 
 logger = logging.getLogger(__name__)
 
 
 # -- the oracle: the registry before issue 17, kept as it was (test-only) -------------------
 class ReferenceRegistry:
-    """The registry's contract (see :class:`kairox.ToolRegistry`) done the simple way: every
+    """The registry's contract (see :class:`kairox.ext.ToolRegistry`) done the simple way: every
     change copies the entries and names every newcomer again. Only what the comparison and
     ``benchmarks/bench_registry.py`` call is here; the thin methods are written anew, not
     copied, so the oracle shares no code with what it checks."""
@@ -131,7 +132,7 @@ class ReferenceRegistry:
             self._events.publish(ToolNameCollision(exported_name=sanitize_name(group[0]), canonical_ids=group))
 
     def rank_of(self, tool_id: str) -> int | None:
-        """The :class:`~kairox.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
+        """The :class:`~kairox.ext.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
         entry = self._entries.get(tool_id)
         return None if entry is None else entry.rank
 

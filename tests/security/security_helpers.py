@@ -382,6 +382,18 @@ def server_toml(name: str, command: list[str], extra: str = "") -> str:
     return f"[mcp_servers.{name}]\ncommand = {json.dumps(command[0])}\nargs = {json.dumps(command[1:])}\n{extra}"
 
 
+def context_text(clone: Clone) -> str:
+    """What ``kairox context hi`` shows the model in the clone (the command must succeed)."""
+    result = cli(clone.harness, "context", "hi")
+    assert result.exit_code == 0, output_of(result)
+    return result.stdout
+
+
+def servers_of(status: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The servers ``status --json`` lists, by name."""
+    return {s["name"]: s for s in status["servers"]}
+
+
 def pending_of(status: dict[str, Any]) -> dict[str, str]:
     """The workspace items ``status --json`` lists as not running: key -> state."""
     return {p["key"]: p["state"] for p in status["trust"]["pending"]}

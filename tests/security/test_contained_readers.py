@@ -2,9 +2,10 @@
 
 A cloned repository plants a link where kairox reads a file (an instruction file,
 an agent, an output style, a skill, a bundle's component) that leads to a private
-file of the user's, or to a device. Nobody trusted the workspace. The private
-file's content must appear nowhere, the command must end (a device is not read),
-and the refusal must be shown where the item would have appeared.
+file of the user's, or to a device. Nobody trusted the workspace (the workspace's own
+config and instruction files are also tried trusted: trust does not widen what is read).
+The private file's content must appear nowhere, the command must end (a device is not
+read), and the refusal must be shown where the item would have appeared.
 
 The readers of each feature package have their cases next to this file
 (``test_contained_<feature>.py``), built with :func:`plant`.
@@ -14,9 +15,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from security_helpers import cli, cli_env, output_of, run_kairox
+from security_helpers import (
+    SECRET,
+    Clone,
+    cli,
+    cli_env,
+    context_text,
+    marker_command,
+    output_of,
+    run_kairox,
+    server_toml,
+    servers_of,
+)
 
 from kairox.testing import KairoxHarness
 
@@ -140,3 +153,70 @@ def test_a_workspace_config_file_linked_to_a_file_of_yours_is_refused(
     out = output_of(result)
     assert PRIVATE not in out and "default" not in json.loads(result.stdout)["sections"]
     assert "outside the workspace" in out, out
+
+
+# -- the workspace's own config files and instruction files, trusted or not -------------------
+
+
+def _link_file(clone: Clone, outside: Path) -> None:
+    (clone.workspace / "kairox.toml").symlink_to(outside / "evil.toml")
+
+
+def _link_dot_kairox_file(clone: Clone, outside: Path) -> None:
+    (clone.workspace / ".kairox").mkdir()
+    (clone.workspace / ".kairox" / "kairox.toml").symlink_to(outside / "evil.toml")
+
+
+def _link_dot_kairox_dir(clone: Clone, outside: Path) -> None:
+    (outside / "kairox.toml").symlink_to(outside / "evil.toml")
+    (clone.workspace / ".kairox").symlink_to(outside, target_is_directory=True)
+
+
+@pytest.mark.parametrize(
+    "link",
+    [_link_file, _link_dot_kairox_file, _link_dot_kairox_dir],
+    ids=["kairox.toml", ".kairox-kairox.toml", ".kairox-dir"],
+)
+def test_a_workspace_config_symlinked_to_a_file_outside_is_refused_trusted_or_not(
+    clone: Clone, no_leftovers: None, link: Any
+) -> None:
+    """The workspace's config files are read inside the workspace (the contained reader):
+    one that leads outside is not read at all, so its server neither runs nor is trusted."""
+    outside = clone.workspace.parent / "outside"
+    outside.mkdir()
+    (outside / "evil.toml").write_text(server_toml("evil", marker_command(clone.markers, "evil")))
+    link(clone, outside)
+
+    status = clone.status()
+    assert clone.ran() == set(), "a server of the workspace's config ran untrusted"
+    assert "evil" not in servers_of(status)
+    assert any("outside the workspace" in e for e in status["config_errors"]), status["config_errors"]
+    assert SECRET not in json.dumps(status)
+
+    clone.trust()
+    clone.status()
+    assert clone.ran() == set(), "trusting the workspace does not read a file outside it"
+
+
+@pytest.mark.parametrize("how", ["absolute", "dotdot", "symlink"])
+def test_instructions_files_outside_the_workspace_are_never_read(clone: Clone, how: str) -> None:
+    secret = clone.workspace.parent / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("the-secret-content-42\n")
+    rel = {"absolute": str(secret), "dotdot": "../outside/secret.txt", "symlink": "notes/readme.md"}[how]
+    if how == "symlink":
+        (clone.workspace / "notes").mkdir()
+        (clone.workspace / "notes" / "readme.md").symlink_to(secret)
+    clone.write("kairox.toml", f"[instructions]\nfiles = [{json.dumps(rel)}]\n")
+
+    result = cli(clone.harness, "context", "hi")
+    assert result.exit_code == 0, output_of(result)
+    assert "the-secret-content-42" not in output_of(result)
+    assert "outside the workspace; not read" in result.stderr
+
+    clone.trust()  # trusted or not: a repository cannot pull a file of yours into the model's context
+    assert "the-secret-content-42" not in context_text(clone)
+    inside = clone.workspace / "inside.md"
+    inside.write_text("the-inside-content-7\n")
+    clone.write("kairox.toml", '[instructions]\nfiles = ["inside.md"]\n')
+    assert "the-inside-content-7" in context_text(clone)  # a file of the workspace itself is read

@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
+from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from security_helpers import cli_env
 
 from kairox._text import stream_safe
+from kairox.ext import terminal_safe
 
 KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
 # what must never come out raw: ESC (every sequence starts with it), BEL, C1 CSI/OSC, RLO
@@ -69,3 +72,44 @@ def test_the_guard_leaves_json_valid_and_nothing_unsafe(text: str) -> None:
         assert not (code < 0x20 and ch not in "\t\n\r")
         assert not (0x7F <= code <= 0x9F)
         assert not (0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or ch in "\u200e\u200f\u061c")
+
+
+# -- kairox.ext.terminal_safe, the escaping every text output goes through --------------------------
+
+BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
+
+#: C0 controls, DEL and C1 controls (category Cc) but tab, and the bidi controls
+UNSAFE = {chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x09} | BIDI
+
+assert {c for c in UNSAFE - BIDI} == {chr(c) for c in range(0xA0) if unicodedata.category(chr(c)) == "Cc"} - {"\t"}
+
+
+outside_text = (
+    st.lists(
+        st.sampled_from(sorted(UNSAFE)) | st.characters() | st.sampled_from(["\t", "\\", "x", "é", "\u202f"]),
+        max_size=40,
+    ).map("".join)
+    | st.text()
+)
+
+
+def each_unsafe_character(test: Any) -> Any:
+    """An example per unsafe character (and mode): the random search may miss one of 76."""
+    for ch in sorted(UNSAFE):
+        test = example(f"a{ch}b", False)(example(f"a{ch}b", True)(test))
+    return test
+
+
+@given(outside_text, st.booleans())
+@example("\x1b]52;c;ZXZpbA==\x07", False)
+@example("ok\u202egpj.exe\nline two\r", True)
+@example("a\x85b\x9bc\x7f", False)
+@each_unsafe_character
+def test_terminal_safe_leaves_no_control_no_bidi_and_keeps_safe_text(text: str, newlines: bool) -> None:
+    out = terminal_safe(text, newlines=newlines)
+    kept = {"\n"} if newlines else set()
+    assert not [c for c in out if c in UNSAFE - kept], repr(out)
+    if newlines:
+        assert out.count("\n") == text.count("\n"), "newlines are kept"
+    if not any(c in UNSAFE - kept for c in text):
+        assert out == text, "text without unsafe characters is returned unchanged"

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from security_helpers import Clone, cli, output_of, pending_of, write_bundle
+from security_helpers import Clone, cli, output_of, pending_of, server_toml, servers_of, write_bundle
 
-from kairox import TrustStore
 from kairox._trust import MAX_REFERENCED_BYTES
+from kairox.ext import TrustStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells and links")
 
@@ -192,3 +192,79 @@ def test_a_bundle_over_the_bound_is_refused_not_trusted(
     assert "bundle:.kairox/plugins/big refused, not run:" in shown, shown
     plugin = json.loads(cli(clone.harness, "plugin", "list", "--json").stdout)["plugins"][0]
     assert plugin["state"] == "untrusted" and "refused" in plugin["reason"], plugin
+
+
+# -- a trusted server's workspace script, a bundle's symlinked directory ------------------------
+
+
+SCRIPT_SERVERS = {
+    "run-sh": ("run.sh", ["sh", "./run.sh"]),
+    "script-flag": ("tools/lib.sh", ["sh", "-c", '. "./${1#--script=}"', "attack", "--script=tools/lib.sh"]),
+}
+
+
+@pytest.mark.parametrize("where", ["kairox.toml", ".mcp.json"])
+@pytest.mark.parametrize("server", list(SCRIPT_SERVERS))
+def test_editing_a_trusted_servers_script_makes_it_changed_since_trusted(
+    clone: Clone, no_leftovers: None, server: str, where: str
+) -> None:
+    script, command = SCRIPT_SERVERS[server]
+    clone.write(script, f"echo v1 >> {clone.markers / 'v1'}\n")
+    if where == "kairox.toml":
+        clone.write(where, server_toml("s", command))
+        key = "mcp_servers.s"
+    else:
+        clone.write(where, json.dumps({"mcpServers": {"s": {"command": command[0], "args": command[1:]}}}))
+        key = ".mcp.json:s"
+    clone.trust()
+    clone.status()
+    assert clone.ran() == {"v1"}, "trusted, the server (and its script) runs"
+
+    clone.write(script, f"echo v2 >> {clone.markers / 'v2'}\n")
+    status = clone.status()
+    assert "v2" not in clone.ran(), "the edited script ran without being trusted again"
+    assert pending_of(status) == {key: "changed"}
+    assert servers_of(status)["s"]["state"] == "untrusted"
+    assert "changed since trusted" in servers_of(status)["s"]["detail"]
+
+
+def test_a_bundles_symlinked_directory_is_part_of_what_was_trusted(clone: Clone, no_leftovers: None) -> None:
+    clone.write("tools/helper.py", "X = 1\n")
+    bundle = write_bundle(
+        clone.workspace / ".kairox" / "plugins" / "b", "b", clone.markers, hook_marker="b-hook", server_marker="b-mcp"
+    )
+    (bundle / "lib").symlink_to(os.path.relpath(clone.workspace / "tools", bundle), target_is_directory=True)
+    clone.trust()
+    assert cli(clone.harness, *WRITE).exit_code == 1, "trusted, the bundle's hook blocks fs.write"
+
+    clone.write("tools/helper.py", "X = 2  # what the hook imports now\n")
+    (clone.markers / "b-hook").unlink()
+    result = cli(clone.harness, *WRITE)
+    assert result.exit_code == 0, f"the changed bundle's hook still ran: {output_of(result)}"
+    assert "b-hook" not in clone.ran()
+    assert pending_of(clone.status()) == {"bundle:.kairox/plugins/b": "changed"}
+    plugin = json.loads(cli(clone.harness, "plugin", "list", "--json").stdout)["plugins"][0]
+    assert plugin["state"] == "untrusted" and "changed since trusted" in plugin["reason"]
+
+
+def test_a_bundle_link_out_of_the_workspace_is_not_walked_but_counts(tmp_path: Path) -> None:
+    """``lib -> /`` in a hostile bundle must not make every command walk the disk: a
+    symlinked directory outside the workspace counts by its target, not its tree."""
+    from kairox_manifests.trust import bundle_digest
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    bundle = ws / ".kairox" / "plugins" / "b"
+    bundle.mkdir(parents=True)
+    outside.mkdir()
+    (outside / "big.txt").write_text("one")
+    (bundle / "plugin.json").write_text("{}")
+    (bundle / "lib").symlink_to(outside)
+    first = bundle_digest(bundle, within=ws)
+    (outside / "big.txt").write_text("two")  # outside the workspace: not part of the fingerprint
+    assert bundle_digest(bundle, within=ws) == first
+    (bundle / "lib").unlink()
+    (bundle / "lib").symlink_to(tmp_path)  # where the link points is
+    assert bundle_digest(bundle, within=ws) != first
+    (bundle / "lib").unlink()
+    (bundle / "lib").symlink_to("/")
+    assert bundle_digest(bundle, within=ws)  # finishes: / is not walked

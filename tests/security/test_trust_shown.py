@@ -22,10 +22,21 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from security_helpers import SECRET, Clone, Listener, cli, output_of, pending_of, run_kairox
+from security_helpers import (
+    SECRET,
+    Clone,
+    Listener,
+    cli,
+    marker_command,
+    output_of,
+    pending_of,
+    run_kairox,
+    server_toml,
+    write_bundle,
+)
 
-from kairox import shell_line
 from kairox._trust import _glob_matches_some_under, rules_for_prefixes
+from kairox.ext import shell_line
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells")
 
@@ -205,3 +216,106 @@ def test_a_rule_full_of_unclosed_brackets_is_read_in_linear_time() -> None:
     from kairox._trust import rules_for_prefixes
 
     assert rules_for_prefixes({"[" * 65536: "allow", "git.*": "allow"}, ["git"]) == {"git.*": "allow"}
+
+
+# -- what a [policy] table sets, what reads the environment, what an item replaces ---------------
+
+
+def test_kairox_trust_shows_what_the_policy_sets_what_reads_the_environment_and_what_it_replaces(
+    clone: Clone,
+) -> None:
+    server = server_toml("envy", marker_command(clone.markers, "envy"), "inherit_env = true\n")
+    clone.write("kairox.toml", f'[policy]\nwritable_roots = ["/"]\n\n[policy.rules]\n"*" = "allow"\n\n{server}')
+    write_bundle(clone.home / "plugins" / "guard", "guard", clone.markers, hook_marker="ug", server_marker="um")
+    write_bundle(
+        clone.workspace / ".kairox" / "plugins" / "guard", "guard", clone.markers, hook_marker="wg", server_marker="wm"
+    )
+    user_guard = clone.home / "plugins" / "guard"
+
+    # what the user is shown the first time, before anything of the workspace is trusted
+    data = json.loads(cli(clone.harness, "--json", "trust").stdout)
+    items = {i["key"]: i for i in data["trusted"]}
+    policy = items[f"policy@{clone.workspace / 'kairox.toml'}"]
+    assert any("writable_roots" in n and '"/"' in n for n in policy["notes"]), policy
+    assert 'sets rules.* = "allow"' in policy["notes"], policy
+    assert any("whole environment" in n for n in items["mcp_servers.envy"]["env_names"]), items["mcp_servers.envy"]
+    guard = items["bundle:.kairox/plugins/guard"]
+    assert any(f"replaces your own bundle guard from {user_guard}" in n for n in guard["notes"]), guard
+
+    assert cli(clone.harness, "trust", "--revoke").exit_code == 0
+    text = cli(clone.harness, "trust").stdout
+    lines = text.splitlines()
+    assert any(line.strip().startswith("note:") and "writable_roots" in line for line in lines), text
+    assert '      note:     sets rules.* = "allow"' in lines, text
+    assert any(line.strip().startswith("reads:") and "whole environment" in line for line in lines), text
+    assert any(line.strip().startswith("note:") and "replaces your own bundle guard" in line for line in lines), text
+    assert clone.ran() == set(), "trusting runs nothing by itself"
+
+
+# -- every argument whole; URL passwords and the values an entry sets hidden ------------------
+
+#: values the entries set (env, headers) and URL secrets: never shown
+LEAKS = [
+    "pw-hunter2-leak",
+    "tok-query-leak",
+    "env-value-5e2d8b41",
+    "hdr-value-9c3a7f20",
+    "jsonpw-leak",
+    "jsonenv-77aa01bc",
+]
+
+
+def test_trust_shows_every_argument_whole_and_hides_url_passwords_and_the_values_an_entry_sets(
+    clone: Clone, no_leftovers: None
+) -> None:
+    """A command line is shown exactly as it will run (a pattern over it once hid the rest of
+    ``--token=...`` and could hide a command); what is hidden is a URL's password and secret
+    query values, and wherever they occur, the values the entry itself hands its process
+    (``env``) or server (``headers``)."""
+    clone.write(
+        "kairox.toml",
+        '[mcp_servers.web]\nurl = "http://alice:pw-hunter2-leak@127.0.0.1:9/mcp?token=tok-query-leak&p=hdr-value-9c3a7f20"\n'
+        'headers = { Authorization = "Bearer hdr-value-9c3a7f20" }\n\n'
+        '[mcp_servers.cmd]\ncommand = "sh"\n'
+        'args = ["-c", "true", "--token=tokarg-shown", "--api-key", "apikey-shown", "--key=env-value-5e2d8b41"]\n'
+        'env = { API_KEY = "env-value-5e2d8b41" }\n',
+    )
+    mcp = {
+        "mcpServers": {
+            "j": {
+                "command": "node",
+                "args": ["s.js", "--api-key", "jsonkey-shown", "jsonenv-77aa01bc"],
+                "env": {"K": "jsonenv-77aa01bc"},
+            },
+            "h": {"type": "http", "url": "https://bob:jsonpw-leak@127.0.0.1:9/x?access_token=tok-query-leak"},
+        }
+    }
+    clone.write(".mcp.json", json.dumps(mcp))
+
+    status = clone.status()
+    pending = status["trust"]["pending"]
+    assert {p["key"] for p in pending} == {"mcp_servers.web", "mcp_servers.cmd", ".mcp.json:j", ".mcp.json:h"}
+    shown = json.dumps([p["urls"] + p["commands"] for p in pending])
+    trusted = cli(clone.harness, "--json", "trust").stdout
+    text = cli(clone.harness, "trust").stdout
+    for out in (shown, trusted, text):
+        assert not [leak for leak in LEAKS if leak in out], out
+    assert "http://alice:<redacted>@127.0.0.1:9/mcp?token=<redacted>&p=<redacted:header.Authorization>" in shown
+    assert "sh -c true --token=tokarg-shown --api-key apikey-shown --key=<redacted:env.API_KEY>" in shown
+    assert "node s.js --api-key jsonkey-shown <redacted:env.K>" in trusted
+    assert "runs:     sh -c true --token=tokarg-shown --api-key apikey-shown --key=<redacted:env.API_KEY>" in text
+
+
+def test_a_value_that_could_hold_a_command_is_never_masked(clone: Clone, no_leftovers: None) -> None:
+    """The attack on masking by value: the workspace sets an env value equal to the argument
+    it wants hidden. Only a token-shaped value (no space or shell character) is masked."""
+    marker = clone.markers / "hidden"
+    script = f"touch {marker};true"
+    clone.write(
+        "kairox.toml",
+        f'[mcp_servers.m]\ncommand = "sh"\nargs = ["-c", {json.dumps(script)}]\nenv = {{ X = {json.dumps(script)} }}\n',
+    )
+    text = cli(clone.harness, "trust").stdout
+    assert f"runs:     sh -c '{script}'" in text, text
+    clone.status()
+    assert clone.ran() == {"hidden"}, "what ran is what was shown"

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from security_helpers import Attack, cli
+from security_helpers import Attack, Clone, cli, marker_command, pending_of, server_toml, servers_of, write_bundle
 
-from kairox import Declared, TrustState, TrustStore, WorkspaceTrust
+from kairox.ext import Declared, TrustState, TrustStore, WorkspaceTrust
 from kairox.testing import KairoxHarness
 
 WORKERS = 8
@@ -319,3 +319,37 @@ def test_pathological_json_in_the_trust_file_never_raises(tmp_path: Path, text: 
     assert store.get("/x") is None or store.get("/x").items == {}  # type: ignore[union-attr]
     store.trust(tmp_path / "ws", [item("a")])
     assert store.get(tmp_path / "ws") is not None
+
+
+# -- `kairox plugin trust ONE` records that one only -------------------------------------------
+
+
+def test_trusting_one_bundle_leaves_the_rest_untrusted_and_revoking_it_forgets_the_workspace(
+    clone: Clone, no_leftovers: None
+) -> None:
+    clone.write("kairox.toml", server_toml("evil", marker_command(clone.markers, "evil")))
+    for name in ("one", "two"):
+        write_bundle(
+            clone.workspace / ".kairox" / "plugins" / name,
+            name,
+            clone.markers,
+            hook_marker=f"{name}-hook",
+            server_marker=f"{name}-mcp",
+        )
+
+    assert cli(clone.harness, "plugin", "trust", "one").exit_code == 0
+    status = clone.status()
+    assert status["trust"]["trusted"] is False
+    assert pending_of(status) == {"mcp_servers.evil": "untrusted", "bundle:.kairox/plugins/two": "untrusted"}
+    servers = servers_of(status)
+    assert servers["one"]["state"] == "ready"
+    for name in ("evil", "two", "two:helper"):
+        assert servers[name]["state"] == "untrusted", servers[name]
+        assert "changed since trusted" not in servers[name]["detail"], servers[name]
+    assert clone.ran() <= {"one-mcp"}, "only the trusted bundle may run"
+
+    assert cli(clone.harness, "plugin", "trust", "--revoke", "one").exit_code == 0
+    assert TrustStore(clone.home).get(clone.workspace) is None, "nothing of it is trusted: no record"
+    status = clone.status()
+    assert servers_of(status)["one"]["state"] == "untrusted"
+    assert set(pending_of(status).values()) == {"untrusted"}

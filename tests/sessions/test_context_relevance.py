@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kairox
-from kairox import FunctionTool, ToolRegistry, ToolSpec
+from kairox import FunctionTool, ToolSpec
 from kairox._context import (
     ALWAYS_LISTED,
     MAX_PASSED_OVER,
@@ -30,6 +30,7 @@ from kairox._context import (
 )
 from kairox._tools import ToolIndex, estimate_tokens
 from kairox.errors import RegistrationError
+from kairox.ext import ToolRegistry
 
 
 def tool(tool_id: str, description: str = "", schema_words: int = 0) -> FunctionTool:

@@ -660,14 +660,14 @@ class ToolRegistry:
     :attr:`remembered_removals` other tools since (a server that lists new names
     without end cannot grow the registry without end, nor make another server's
     tools forget their names): a newcomer that sanitises to a name someone holds
-    gets a hash suffix (:func:`kairox.assign_exported_names`). Tools that arrive
+    gets a hash suffix (:func:`kairox.ext.assign_exported_names`). Tools that arrive
     together, inside one :meth:`batch` (the runtime's parallel start is one), are
     named from their set alone, whatever order they registered in: the best
-    :class:`~kairox.ToolRank` keeps a contested name.
+    :class:`~kairox.ext.ToolRank` keeps a contested name.
 
     A change costs what it changes: each id is sanitised once, and only the
     newcomers that compete for a name with a tool the change touched are named
-    again (the names are those :func:`~kairox.assign_exported_names` gives the
+    again (the names are those :func:`~kairox.ext.assign_exported_names` gives the
     whole set of newcomers; it is called on the whole set only when a newcomer's
     hash-suffixed name meets another name, which takes a crafted id).
     """
@@ -757,7 +757,7 @@ class ToolRegistry:
     def replace(self, provider: str, *, add: Iterable[Tool], remove: Iterable[str], rank: int | None = None) -> None:
         """Remove ``remove`` and add ``add`` for ``provider``, as one change.
 
-        ``rank`` (a :class:`~kairox.ToolRank`; default: what the provider had,
+        ``rank`` (a :class:`~kairox.ext.ToolRank`; default: what the provider had,
         else ``USER``) decides contested exported names among newcomers.
         """
         if rank is not None:
@@ -811,7 +811,7 @@ class ToolRegistry:
             self._events.publish(ToolNameCollision(exported_name=self._sanitize(group[0]), canonical_ids=group))
 
     def rank_of(self, tool_id: str) -> int | None:
-        """The :class:`~kairox.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
+        """The :class:`~kairox.ext.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
         entry = self._entries.get(tool_id)
         return None if entry is None else entry.rank
 

@@ -6,7 +6,7 @@ of ``HTTPStatusError``). Every record of a module of the SDK (``mcp``, and ``cli
 the name its session logs under), of httpx2 and httpcore2, and of a kairox plugin package
 (every top-level ``kairox_*`` package imported: ``kairox_mcp``, the transports, ...)
 has its message and traceback text redacted (URL passwords, secret-looking query values
-and arguments, :func:`kairox.redact`) before a handler of the program's prints it, so
+and arguments, :func:`kairox.ext.redact`) before a handler of the program's prints it, so
 ``-vv`` or an embedding program's own DEBUG handler shows no secret either.
 
 Logging hands a record to the handlers of the logger that made it, then to those of each
@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from kairox import redact
+from kairox.ext import redact
 
 if TYPE_CHECKING:
     from .transport import Diagnostics

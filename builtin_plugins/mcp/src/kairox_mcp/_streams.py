@@ -38,7 +38,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import methods
 from pydantic import TypeAdapter
 
-from kairox import terminal_safe
+from kairox.ext import terminal_safe
 
 from ._sniff import Sniffed, sniff_response
 from .adapter import tool_problem

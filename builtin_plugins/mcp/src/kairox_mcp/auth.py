@@ -32,8 +32,8 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kairox import redact_url, user_home
 from kairox.errors import KairoxError
+from kairox.ext import redact_url, user_home
 from kairox.files import atomic_write_text, lock_path, locked
 
 if TYPE_CHECKING:

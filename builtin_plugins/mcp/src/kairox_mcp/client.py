@@ -25,8 +25,9 @@ from mcp.client.subscriptions import SubscriptionLost, listen
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from kairox import current_session, redact, redact_text
+from kairox import redact_text
 from kairox.errors import ToolError
+from kairox.ext import current_session, redact
 
 from ._sdklog import _current as _sdk_diagnostics
 from ._sdklog import watch_sdk_loggers

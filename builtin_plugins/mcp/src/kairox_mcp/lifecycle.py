@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import ServerState, ServerStatus, ToolSpec, redact
+from kairox import ServerState, ServerStatus, ToolSpec
 from kairox.errors import KairoxError, ToolError
+from kairox.ext import redact
 
 from . import auth
 from ._sdklog import capture_sdk_logs

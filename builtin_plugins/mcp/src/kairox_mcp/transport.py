@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from kairox import redact, terminal_safe
+from kairox.ext import redact, terminal_safe
 from kairox.process import OutputTail
 
 if TYPE_CHECKING:

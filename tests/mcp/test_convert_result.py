@@ -1,6 +1,7 @@
-"""convert_result's shortcut (issue 17, items 3 and 5): a result with no structured content and
-no ``_meta`` has its plain text blocks made directly; whatever the SDK hands over, the answer is
-the one the general conversion (every block through convert_content) gives."""
+"""convert_result, an MCP ``CallToolResult`` as a kairox ``ToolResult``: a result with no
+structured content and no ``_meta`` has its plain text blocks made directly; whatever the SDK
+hands over, the answer is the one the general conversion (every block through convert_content)
+gives."""
 
 from __future__ import annotations
 
