@@ -19,7 +19,7 @@ import pytest
 
 PROBE = """
 import importlib, json, sys
-from kairox import Registrar
+from kairox.ext import Registrar
 
 package, machinery, cls, name = sys.argv[1:]
 registrar = Registrar("transport")

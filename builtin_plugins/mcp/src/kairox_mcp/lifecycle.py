@@ -420,11 +420,11 @@ class ServerLifecycle:
                         streams,
                         config,
                         context,
+                        protocol=protocol_mode(config),
                         on_list_changed=self._on_list_changed,
                         runtime=self.runtime,
                         publish=self.runtime.events.publish,
                     ) as client:
-                        await client.initialize(protocol_mode(config))
                         if config.log_level and client.supports("logging") and not client.modern:
                             try:
                                 await client.set_log_level(config.log_level)
