@@ -85,7 +85,7 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
 
     kairox_harness.register(provider.plugin(), name="doc-plugin")
     kairox_harness.register(broken.plugin(), name="down-plugin")
-    kairox_harness.register(make_plugin("failing", kairox_register_transports=fail))  # fails in a runtime
+    kairox_harness.register(make_plugin("failing", kairox_register_manifest_formats=fail))  # fails in a runtime
     kairox_harness.register(make_plugin("unknown-hook", kairox_no_such_hook=lambda: None))  # fails at load
     kairox_harness.register(make_plugin("context", kairox_pre_turn=lambda prompt: ContextPiece(f"about {prompt}")))
 

@@ -70,10 +70,10 @@ plugin.count = 0  # type: ignore[attr-defined]
 
 def test_adds_builds_each_target_in_order(targets: types.ModuleType) -> None:
     host = build_plugin_host(
-        plugins=[plugin(kairox_register_transports=adds(f"{MODULE}:Thing", f"{MODULE}:Other"))],
+        plugins=[plugin(kairox_register_manifest_formats=adds(f"{MODULE}:Thing", f"{MODULE}:Other"))],
         load_entrypoints=False,
     )
-    registrar: Registrar[Any] = host.dispatch.register_transports(Registrar("transport"))
+    registrar: Registrar[Any] = host.dispatch.register_manifest_formats(Registrar("transport"))
     assert {type(item) for item in registrar} == {Thing, Other}
     assert host.failures == []
 
@@ -90,17 +90,17 @@ def test_adds_with_runtime_passes_the_runtime(targets: types.ModuleType) -> None
 
 
 def test_a_target_that_does_not_import_is_that_plugin_s_load_failure(targets: types.ModuleType) -> None:
-    broken = plugin(kairox_register_transports=adds("kairox_no_such_module:Thing"))
-    fine = plugin(kairox_register_transports=adds(f"{MODULE}:Other"))
+    broken = plugin(kairox_register_manifest_formats=adds("kairox_no_such_module:Thing"))
+    fine = plugin(kairox_register_manifest_formats=adds(f"{MODULE}:Other"))
     host = build_plugin_host(plugins=[broken, fine], load_entrypoints=False)
-    registrar: Registrar[Any] = host.dispatch.register_transports(Registrar("transport"))
+    registrar: Registrar[Any] = host.dispatch.register_manifest_formats(Registrar("transport"))
     assert [item.name for item in list(registrar)] == ["other"]
     assert any("kairox_no_such_module" in failure.error for failure in host.failures)
 
 
 def test_runtime_on_a_hook_that_passes_none_is_refused_when_the_plugin_loads(targets: types.ModuleType) -> None:
     host = build_plugin_host(
-        plugins=[plugin(kairox_register_transports=adds(f"{MODULE}:Thing", runtime=True))], load_entrypoints=False
+        plugins=[plugin(kairox_register_manifest_formats=adds(f"{MODULE}:Thing", runtime=True))], load_entrypoints=False
     )
     assert len(host.failures) == 1 and "runtime" in host.failures[0].error
 

@@ -22,8 +22,12 @@ from .tool_helpers import read_tool
 
 pytestmark = pytest.mark.anyio
 
+#: the hooks the dispatcher calls (``kairox_addhooks`` is the host's: pluggy calls it as each
+#: plugin registers, a historic hook)
 SPECS: dict[str, Callable[..., Any]] = {
-    name: fn for name, fn in vars(hookspecs).items() if callable(fn) and getattr(fn, "kairox_spec", None) is not None
+    name: fn
+    for name, fn in vars(hookspecs).items()
+    if callable(fn) and getattr(fn, "kairox_spec", None) is not None and name != "kairox_addhooks"
 }
 REGISTRATION = sorted(name for name in SPECS if name.startswith("kairox_register_"))
 LIFECYCLE = ["kairox_session_start", "kairox_session_end", "kairox_pre_turn", "kairox_pre_tool_call"]
@@ -99,6 +103,7 @@ def test_every_hookspec_has_a_typed_method_and_every_method_a_hookspec() -> None
     methods = {n for n, v in vars(Dispatcher).items() if callable(v) and not n.startswith("_")} - {
         "bind",
         "implemented",
+        "register_owned",
     }
     assert methods == {method_of(hook) for hook in SPECS}
 
@@ -116,6 +121,7 @@ def test_no_hookspec_needs_pluggy_call_semantics_the_dispatcher_lacks() -> None:
     for hook in SPECS:
         opts = getattr(pm.hook, hook).spec.opts
         assert not opts["firstresult"] and not opts["historic"], f"{hook}: the dispatcher calls every implementation"
+    assert pm.hook.kairox_addhooks.spec.opts["historic"]  # the host's, called as each plugin registers
 
 
 # -- one call order, pluggy's -------------------------------------------------------------
@@ -196,9 +202,9 @@ def test_a_failing_registration_takes_back_all_of_its_plugins_registrations() ->
         registrar.add(type("T", (), {"name": "half-done"})())
         raise RuntimeError("second one failed")
 
-    broken = type("Half", (), {"__name__": "half", "kairox_register_transports": staticmethod(hookimpl(half))})()
+    broken = type("Half", (), {"__name__": "half", "kairox_register_manifest_formats": staticmethod(hookimpl(half))})()
     host = host_with(broken)
-    transports = host.dispatch.register_transports(Registrar("transport"))
+    transports = host.dispatch.register_manifest_formats(Registrar("transport"))
     assert "half-done" not in transports and transports.owner == "<code>"
     assert [f.plugin for f in host.failures] == ["half"]
 
@@ -208,18 +214,18 @@ def test_strict_mode_reraises_a_failing_implementation() -> None:
     host = host_with(plugin("broken", log, fail=True), env={"KAIROX_STRICT_PLUGINS": "1"})
     registrar: Registrar[Any] = Registrar("transport")
     with pytest.raises(RuntimeError, match="broken broke"):
-        host.dispatch.register_transports(registrar)
+        host.dispatch.register_manifest_formats(registrar)
     assert registrar.owner == "<code>"
 
 
 def test_an_async_registration_hook_is_a_failure_not_a_coroutine_never_awaited() -> None:
-    async def kairox_register_transports(registrar: Registrar[Any]) -> None:
+    async def kairox_register_manifest_formats(registrar: Registrar[Any]) -> None:
         raise AssertionError("never runs")
 
     plugin = type("Async", (), {"__name__": "async-reg"})()
-    plugin.kairox_register_transports = hookimpl(kairox_register_transports)
+    plugin.kairox_register_manifest_formats = hookimpl(kairox_register_manifest_formats)
     host = host_with(plugin)
-    host.dispatch.register_transports(Registrar("transport"))
+    host.dispatch.register_manifest_formats(Registrar("transport"))
     [failure] = host.failures
     assert failure.plugin == "async-reg" and "synchronous" in failure.error
 

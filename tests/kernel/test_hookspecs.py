@@ -34,7 +34,7 @@ def argnames(name: str) -> tuple[str, ...]:
 
 def test_the_hooks_of_the_contract() -> None:
     assert set(SPECS) == {
-        "kairox_register_transports",
+        "kairox_addhooks",
         "kairox_register_tool_providers",
         "kairox_register_skill_sources",
         "kairox_register_catalog_sources",

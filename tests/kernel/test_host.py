@@ -17,7 +17,7 @@ GOOD = """
 from kairox import hookimpl
 
 @hookimpl
-def kairox_register_transports(registrar):
+def kairox_register_manifest_formats(registrar):
     registrar.add(Transport())
 
 class Transport:
@@ -34,7 +34,7 @@ BAD_REGISTER = """
 from kairox import hookimpl
 
 @hookimpl
-def kairox_register_transports(registrar):
+def kairox_register_manifest_formats(registrar):
     raise RuntimeError("boom while registering")
 """
 
@@ -50,7 +50,7 @@ BAD_ARGNAME = """
 from kairox import hookimpl
 
 @hookimpl
-def kairox_register_transports(registrar, nonsense):
+def kairox_register_manifest_formats(registrar, nonsense):
     pass
 """
 
@@ -96,7 +96,7 @@ def test_one_failing_plugin_never_stops_the_others(fake_site) -> None:
     assert set(loaded) == {"good", "badreg"}  # badreg imports fine; it fails later, when its hook runs
     assert loaded["good"].distribution == "fake-good"
     assert loaded["good"].version == "1.0"
-    assert loaded["good"].hooks == ("kairox_register_transports",)
+    assert loaded["good"].hooks == ("kairox_register_manifest_formats",)
 
     failures = {f.plugin: f for f in host.failures}
     assert set(failures) == {"broken", "unknown"}
@@ -109,12 +109,12 @@ def test_one_failing_plugin_never_stops_the_others(fake_site) -> None:
     assert "kairox_no_such_hook" in unknown.error
     assert host.pm.get_plugin("unknown") is None  # unregistered, so the hooks stay consistent
 
-    registrar = host.dispatch.register_transports(Registrar("transport"))
+    registrar = host.dispatch.register_manifest_formats(Registrar("transport"))
     assert registrar.names() == ["fake-good"]
     assert registrar.owner_of("fake-good") == "fake-good"
     badreg = [f for f in host.failures if f.plugin == "badreg"]
     assert len(badreg) == 1
-    assert badreg[0].stage == "kairox_register_transports"
+    assert badreg[0].stage == "kairox_register_manifest_formats"
     assert badreg[0].distribution == "fake-badreg"
     assert "RuntimeError: boom while registering" in badreg[0].error
 
@@ -167,7 +167,7 @@ def test_strict_plugins_reraises(fake_site, value: str) -> None:
         build_plugin_host(env=env_only("broken", KAIROX_STRICT_PLUGINS=value))
     host = build_plugin_host(env=env_only("badreg", KAIROX_STRICT_PLUGINS=value))
     with pytest.raises(RuntimeError, match="boom while registering"):
-        host.dispatch.register_transports(Registrar("transport"))
+        host.dispatch.register_manifest_formats(Registrar("transport"))
 
 
 @pytest.mark.parametrize("value", ["", "0", "false"])
@@ -186,14 +186,14 @@ def test_strict_plugins_reraises_unknown_hooks(fake_site) -> None:
 def test_trace_plugins_writes_hook_calls(fake_site, capsys: pytest.CaptureFixture[str]) -> None:
     install_four(fake_site)
     host = build_plugin_host(env=env_only("good", KAIROX_TRACE_PLUGINS="1"))
-    host.dispatch.register_transports(Registrar("transport"))
+    host.dispatch.register_manifest_formats(Registrar("transport"))
     err = capsys.readouterr().err
     assert "kairox-trace:" in err
-    assert "kairox_register_transports" in err
+    assert "kairox_register_manifest_formats" in err
     assert "good" in err
 
     quiet = build_plugin_host(env=env_only("good"))
-    quiet.dispatch.register_transports(Registrar("transport"))
+    quiet.dispatch.register_manifest_formats(Registrar("transport"))
     assert "kairox-trace" not in capsys.readouterr().err
 
 
@@ -303,7 +303,7 @@ def _odd_module() -> types.ModuleType:
     module = types.ModuleType("kairox_odd_plugin")
 
     @hookimpl
-    def kairox_register_transports(registrar: object) -> None: ...
+    def kairox_register_manifest_formats(registrar: object) -> None: ...
 
     def kairox_unmarked(registrar: object) -> None: ...
 
@@ -325,15 +325,15 @@ def _odd_module() -> types.ModuleType:
         def kairox_register_skill_sources(cls, registrar: object, runtime: object) -> None: ...
 
     module.__dict__.update(
-        kairox_register_transports=kairox_register_transports,
+        kairox_register_manifest_formats=kairox_register_manifest_formats,
         kairox_unmarked=kairox_unmarked,
         bad_marker=bad_marker,
         a_static=Holder.__dict__["kairox_register_config_sections"],
         a_classmethod=Holder.__dict__["kairox_register_manifest_formats"],
         a_marked_classmethod=Holder.__dict__["kairox_register_skill_sources"],
-        __class__=kairox_register_transports,  # the module type's own name: pluggy sees object.__class__
+        __class__=kairox_register_manifest_formats,  # the module type's own name: pluggy sees object.__class__
         a_class=Holder,
-        a_partial=functools.partial(kairox_register_transports),
+        a_partial=functools.partial(kairox_register_manifest_formats),
         a_builtin=len,
         a_lambda=hookimpl(lambda registrar: None),
         a_number=3,
@@ -361,6 +361,6 @@ def test_module_plugins_are_parsed_as_pluggy_parses_them() -> None:
             checked += 1
     assert checked > 100
     odd = modules[0]
-    assert quick.parse_hookimpl_opts(odd, "kairox_register_transports") is not None
+    assert quick.parse_hookimpl_opts(odd, "kairox_register_manifest_formats") is not None
     assert quick.parse_hookimpl_opts(odd, "a_lambda") is not None
     assert quick.parse_hookimpl_opts(odd, "kairox_unmarked") is None

@@ -35,6 +35,7 @@ from kairox import (
     hookimpl,
 )
 from kairox._events import HookFailed
+from kairox.ext import Registrar
 from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness, make_plugin
 
 from .tool_helpers import read_tool
@@ -500,29 +501,51 @@ async def test_manifest_formats_are_registered(kairox_harness: KairoxHarness) ->
         assert rt.manifest_formats.owner_of("early") == "formats"
 
 
-async def test_transports_are_registered_with_their_owner(kairox_harness: KairoxHarness) -> None:
-    seen = []
+async def test_a_plugin_owns_its_hooks_and_others_implement_them(kairox_harness: KairoxHarness) -> None:
+    # kairox-mcp owns kairox_register_transports this way: the kernel declares no such hook
+    import types
+
+    from kairox import hookspec
+
+    specs = types.ModuleType("pigeon_specs")
+
+    def kairox_register_pigeons(registrar) -> None: ...
+
+    specs.kairox_register_pigeons = hookspec(kairox_register_pigeons)  # type: ignore[attr-defined]
 
     @attrs.frozen
-    class Transport:
+    class Pigeon:
         name: str
 
-        def connect(self, server, context):
-            raise NotImplementedError
+    def addhooks(pluginmanager) -> None:
+        pluginmanager.add_hookspecs(specs)
 
-    def register_transports(registrar) -> None:
-        seen.append("transports")
-        registrar.add(Transport("carrier-pigeon"))
+    def register_pigeons(registrar) -> None:
+        registrar.add(Pigeon("carrier"))
 
-    def register_sections(registrar) -> None:
-        seen.append("sections")
+    def broken(registrar) -> None:
+        registrar.add(Pigeon("stray"))
+        raise RuntimeError("no pigeon today")
 
-    plugin = make_plugin(
-        "pigeon", kairox_register_transports=register_transports, kairox_register_config_sections=register_sections
-    )
-    async with kairox_harness.open(plugins=[plugin]) as rt:
-        assert rt.transports.names() == ["carrier-pigeon"]
-    assert seen == ["sections", "transports"]
+    # the implementer may load before the owner: its hook waits for the spec
+    loft = make_plugin("loft", kairox_register_pigeons=register_pigeons)
+    owner = make_plugin("owner", kairox_addhooks=addhooks)
+    async with kairox_harness.open(plugins=[loft, owner, make_plugin("coop", kairox_register_pigeons=broken)]) as rt:
+        pigeons = rt.dispatch.register_owned("kairox_register_pigeons", Registrar("pigeon"))
+        assert pigeons.names() == ["carrier"]  # the broken one's half-registration is taken back
+        assert pigeons.owner_of("carrier") == "loft"
+        [failure] = [f for f in rt.host.failures if f.plugin == "coop"]
+        assert failure.stage == "kairox_register_pigeons" and "no pigeon today" in failure.error
+        with pytest.raises(KeyError, match="kairox_register_nothing"):
+            rt.dispatch.register_owned("kairox_register_nothing", Registrar("x"))
+
+
+async def test_an_implementation_of_a_hook_no_plugin_declares_does_not_load(kairox_harness: KairoxHarness) -> None:
+    orphan = make_plugin("orphan", kairox_register_pigeons=lambda registrar: None)
+    async with kairox_harness.open(plugins=[orphan]) as rt:
+        [failure] = [f for f in rt.host.failures if f.plugin == "orphan"]
+        assert failure.stage == "validate" and "kairox_register_pigeons" in failure.error
+        assert "orphan" not in {p.name for p in rt.host.plugins()}
 
 
 # -- events to kairox_event ------------------------------------------------------------

@@ -40,7 +40,7 @@ import inspect
 import logging
 import traceback
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import attrs
@@ -59,11 +59,13 @@ if TYPE_CHECKING:
     from ._registrar import Registrar
     from ._runtime import Runtime, Session
     from ._tools import ToolResult
-    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
+    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider
 
 __all__ = ["Dispatcher", "HookOutcome", "wrapper_hooks"]
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -204,8 +206,16 @@ class Dispatcher:
 
     # -- registration hooks: a failure is a LoadFailure of the plugin --------------
 
-    def register_transports(self, registrar: Registrar[Transport]) -> Registrar[Transport]:
-        self._register(self.host.pm.hook.kairox_register_transports, _RegistrarClaims(registrar), registrar=registrar)
+    def register_owned(self, hook: str, registrar: Registrar[T], **kwargs: Any) -> Registrar[T]:
+        """Call ``hook``, a registration hook a plugin added (``kairox_addhooks``), as the
+        kernel calls its own: each implementation on its own, one that raises or registers
+        a name twice is a :class:`~kairox.ext.LoadFailure` of its plugin. ``hook`` must
+        have been added (a :class:`KeyError` otherwise); implementations of a hook no
+        installed plugin declares are load failures when the host is built."""
+        caller = getattr(self.host.pm.hook, hook, None)
+        if caller is None or not caller.has_spec():
+            raise KeyError(f"no plugin declares the hook {hook!r}")
+        self._register(caller, _RegistrarClaims(registrar), registrar=registrar, **kwargs)
         return registrar
 
     def register_tool_providers(self, registrar: Registrar[ToolProvider], runtime: Runtime) -> Registrar[ToolProvider]:

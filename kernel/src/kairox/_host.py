@@ -127,6 +127,8 @@ class PluginHost:
         try:
             registered = self.pm.register(plugin, name=name)
         except Exception as exc:
+            if self.pm.is_registered(plugin):  # its kairox_addhooks raised after pluggy took it
+                self.pm.unregister(plugin)
             label = name or str(getattr(plugin, "__name__", None) or repr(plugin))
             self.fail(label, "register", exc, traceback.format_exc())
             return None
@@ -241,6 +243,8 @@ def build_plugin_host(
     env = os.environ if env is None else env
     pm = _PluginManager("kairox")
     pm.add_hookspecs(hookspecs)
+    # each plugin adds the hooks it owns as it is registered (kairox-mcp: the transports')
+    pm.hook.kairox_addhooks.call_historic(kwargs={"pluginmanager": pm})
     host = PluginHost(pm, strict=env.get("KAIROX_STRICT_PLUGINS", "") not in ("", "0", "false"))
     installed = _installed(env) if load_entrypoints else None
     for modname in DEFAULT_PLUGINS:

@@ -49,7 +49,7 @@ from .errors import ConfigError, ToolNotFound
 
 if TYPE_CHECKING:
     from ._tools import Tool
-    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
+    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider
 
 __all__ = [
     "ApprovalAnswer",
@@ -254,7 +254,6 @@ class Runtime:
     def _setup(self) -> None:
         dispatch = self.dispatch
         self.config_sections: Registrar[ConfigSection] = dispatch.register_config_sections(Registrar("config section"))
-        self.transports: Registrar[Transport] = dispatch.register_transports(Registrar("transport"))
         self.manifest_formats: Registrar[ManifestFormat] = dispatch.register_manifest_formats(
             Registrar("manifest format")
         )

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ._registrar import Registrar
     from ._runtime import Runtime, Session
     from ._tools import ToolResult
-    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider, Transport
+    from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider
 
 __all__ = ["ADVISORY", "advisory", "hookimpl", "hookspec"]
 
@@ -58,15 +58,16 @@ def advisory(fn: Any) -> Any:
 # -- registration hooks ---------------------------------------------------------
 
 
-@hookspec
-def kairox_register_transports(registrar: Registrar[Transport]) -> None:
-    """Register MCP transport kinds (``stdio``, ``sse``, ``streamable_http``).
+@hookspec(historic=True)
+def kairox_addhooks(pluginmanager: pluggy.PluginManager) -> None:
+    """Add the hook specifications this plugin owns: ``pluginmanager.add_hookspecs(module)``.
 
-    Called once per runtime, before the config is read, so that a server entry
-    naming a transport can be checked.
+    As pytest plugins do with ``pytest_addhooks``, a feature owns the hooks only it calls:
+    kairox-mcp owns ``kairox_register_transports`` (see ``kairox_mcp.hookspecs``), and a
+    transport plugin implements it like any kairox hook. Called for each plugin as it is
+    registered (a historic hook); a plugin whose implementation raises is not loaded.
 
-    :param registrar: ``registrar.add(transport)``; ``transport.name`` is the
-        value of ``type`` in a server entry.
+    :param pluginmanager: the host's pluggy ``PluginManager``.
     :return: nothing; the return value is ignored.
     """
 

@@ -11,7 +11,6 @@ each (:class:`Discovers`, :class:`StartsFor`, :class:`ExplainsMissing`,
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -29,21 +28,8 @@ __all__ = [
     "SkillSource",
     "StartsFor",
     "ToolProvider",
-    "Transport",
     "WithholdsTools",
 ]
-
-
-@runtime_checkable
-class Transport(Protocol):
-    """An MCP transport kind. ``connect`` opens the byte/message streams for one server.
-
-    The kernel treats the streams as opaque; the MCP plugin defines what they carry.
-    """
-
-    name: str
-
-    def connect(self, server: Any, context: Any) -> AbstractAsyncContextManager[Any]: ...
 
 
 @runtime_checkable

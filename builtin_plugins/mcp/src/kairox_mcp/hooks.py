@@ -5,7 +5,18 @@ Cheap to import: nothing here (or in what it imports at load) imports ``mcp``.
 
 from __future__ import annotations
 
+from typing import Any
+
+from kairox import hookimpl
 from kairox.declare import command, servers
+
+
+@hookimpl
+def kairox_addhooks(pluginmanager: Any) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
 
 kairox_register_config_sections, kairox_register_tool_providers = servers(
     "mcp_servers",

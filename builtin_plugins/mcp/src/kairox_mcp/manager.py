@@ -23,7 +23,7 @@ import attrs
 
 from kairox import ResourceContent, ServerState, ServerStatus
 from kairox.errors import ConfigError, KairoxError, ToolError
-from kairox.ext import NotApplied, ToolRank, missing_feature_message, sanitize_name
+from kairox.ext import NotApplied, Registrar, ToolRank, missing_feature_message, sanitize_name
 
 from ._declared import nothing_declared
 
@@ -81,6 +81,8 @@ class McpServerManager:
         self._servers: dict[str, ServerLifecycle] = {}
         self._started = False
         self._redacting = False
+        #: the transports plugins register, asked for when the first server connects
+        self._transports: Registrar[McpTransport] | None = None
         self._load()
         on_roots_changed = getattr(runtime, "on_roots_changed", None)
         if on_roots_changed is not None:
@@ -256,13 +258,16 @@ class McpServerManager:
 
     def transport_for(self, config: McpServerConfig) -> tuple[McpTransport | None, str]:
         """The registered transport for ``config.type``, or why there is none."""
-        transport = self.runtime.transports.get(config.type)
+        if self._transports is None:
+            registrar: Registrar[McpTransport] = Registrar("transport")
+            self._transports = self.runtime.dispatch.register_owned("kairox_register_transports", registrar)
+        transport = self._transports.get(config.type)
         if transport is not None:
             return transport, ""
         missing = missing_feature_message("transport", config.type)
         if missing:
             return None, missing
-        installed = ", ".join(self.runtime.transports.names()) or "none"
+        installed = ", ".join(self._transports.names()) or "none"
         return None, f'unknown transport "{config.type}" (installed transports: {installed})'
 
     # -- ToolProvider ------------------------------------------------------------------------
