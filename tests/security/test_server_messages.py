@@ -318,3 +318,19 @@ async def test_a_server_that_dies_writing_a_response_fails_the_call_with_its_exi
         message = await _fails_fast(rt, "c.crash", {"half": True, "code": 9})
     assert "not JSON" not in message, message
     assert "exited unexpectedly; exit code 9" in message and "about to die" in message, message
+
+
+# -- a server's schema costs one pass over the arguments ---------------------------------------
+
+
+@pytest.mark.timeout(30)
+async def test_a_schemas_backtracking_pattern_costs_one_pass_over_the_argument(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    """``costly.py``'s tool ``match`` gives ``s`` the pattern ``^(a+)+$``; the argument is 34
+    ``a`` and a ``!``. Python's ``re`` (jsonschema's) took 24 s at 28 and more than 60 at 34,
+    holding the event loop before the policy was asked; RE2 answers at once."""
+    async with _open(tmp_path, {"c": _stdio("costly")}) as rt:
+        result = await rt.call_tool("c.match", {"s": "a" * 34 + "!"}, approver=yes)
+        assert result.is_error and "does not match '^(a+)+$'" in result.text, result.text
+        assert (await rt.call_tool("c.match", {"s": "a" * 100_000}, approver=yes)).text == "matched"
