@@ -13,8 +13,8 @@ the policy engine, the approver and the dispatcher through their public methods:
     the policy's decision for these arguments, and on *ask* the approver
     (:func:`authorize`, which plugins' own privileged acts call too)
 ``guard``
-    the ``pre_tool_call`` hooks; a Block, or a guard that fails, refuses the call; rewritten
-    arguments are validated and authorized again
+    the ``pre_tool_call`` hooks; a Block, a guard that fails or answers nonsense refuses the
+    call; rewritten arguments are validated and authorized again; an Ask asks the approver
 ``invoke``
     the tool itself, with the session set for :func:`current_session` and the deadline
 ``observe``
@@ -42,8 +42,8 @@ import anyio
 import attrs
 
 from ._events import ToolCallFinished, ToolCallStarted
-from ._hooks import ToolCall, snapshot_arguments
-from ._policy import Allow, Deny
+from ._hooks import Block, ToolCall, snapshot_arguments
+from ._policy import Allow, Ask, Deny
 from ._tools import ProgressCallback, Tool, ToolContext, ToolResult, ToolSpec, ToolView
 from ._types import Capability
 from .errors import PolicyDenied, ToolError
@@ -57,6 +57,7 @@ __all__ = [
     "Approver",
     "ArgumentCheck",
     "CallPipeline",
+    "ask_approver",
     "authorize",
     "current_session",
 ]
@@ -324,26 +325,40 @@ async def authorize(
     approved = session.approved if session is not None else runtime.approved
     if spec.id in approved:
         return None
+    await ask_approver(runtime, spec, args, reason or decision.reason, session=session, approver=approver)
+    return None
+
+
+async def ask_approver(
+    runtime: Runtime,
+    spec: ToolSpec,
+    args: Mapping[str, Any],
+    reason: str,
+    *,
+    session: Session | None = None,
+    approver: Approver | None = None,
+) -> None:
+    """Ask the approver (``approver``, else the session's, else the runtime's) about this call,
+    for ``reason``: returns on an explicit allow (an "allow for the session" answer is
+    remembered), raises :class:`PolicyDenied` otherwise, and when nobody can be asked."""
     approver = approver or (session.approver if session is not None else None) or runtime.approver
-    asked = reason or decision.reason
     if approver is None:
-        raise PolicyDenied(f"needs approval ({asked}), and no approver is available (non-interactive)", tool=spec.id)
+        raise PolicyDenied(f"needs approval ({reason}), and no approver is available (non-interactive)", tool=spec.id)
     try:
-        answer = approver(ApprovalRequest(spec, dict(args), asked, session.id if session else None))
+        answer = approver(ApprovalRequest(spec, dict(args), reason, session.id if session else None))
         if inspect.isawaitable(answer):
             answer = await answer
     except Exception as exc:  # Ctrl-C at a prompt (click.Abort), a broken UI: nobody said yes
         raise PolicyDenied(
-            f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({asked})", tool=spec.id
+            f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({reason})", tool=spec.id
         ) from exc
     if answer is True:
         answer = ApprovalAnswer.ALLOW_ONCE
     # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
     if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-        raise PolicyDenied(f"the user declined ({asked})", tool=spec.id)
+        raise PolicyDenied(f"the user declined ({reason})", tool=spec.id)
     if answer == ApprovalAnswer.ALLOW_SESSION:
-        approved.add(spec.id)
-    return None
+        (session.approved if session is not None else runtime.approved).add(spec.id)
 
 
 # -- the pipeline ---------------------------------------------------------------------------
@@ -417,21 +432,27 @@ class CallPipeline:
     async def guard(
         self, call: ToolCall, approver: Approver | None, confined: tuple[Path, ...] | None
     ) -> tuple[Path, ...] | None:
-        """The ``pre_tool_call`` hooks: a Block or a failing guard refuses the call; arguments
-        a hook rewrote are validated and authorized again (a nested path changed in place too)."""
+        """The ``pre_tool_call`` hooks: a Block, an answer that is none of the hook's answers,
+        or a failing guard refuses the call; arguments a hook rewrote (a nested path changed
+        in place too) are validated and authorized again; an Ask is put to the approver, even
+        when the policy allowed the call (every time: an earlier "allow for the session" is
+        the policy's, not the hook's), and refuses it when nobody can be asked."""
         dispatch = self.runtime.dispatch
         if not dispatch.implemented("kairox_pre_tool_call"):
             return confined
         original = snapshot_arguments(call.arguments)
-        block = await dispatch.pre_tool_call(call)
-        if block is not None:
-            raise PolicyDenied(f"blocked by a hook: {block.reason}", tool=call.tool.id)
-        if call.arguments == original:
-            return confined
-        invalid = self.check.problem(call.tool, call.arguments)
-        if invalid is not None:
-            raise PolicyDenied(f"a hook rewrote the arguments: {invalid}", tool=call.tool.id)
-        return await authorize(self.runtime, call.tool, call.arguments, session=call.session, approver=approver)
+        answer = await dispatch.pre_tool_call(call)
+        if isinstance(answer, Block):
+            raise PolicyDenied(f"blocked by a hook: {answer.reason}", tool=call.tool.id)
+        if call.arguments != original:
+            invalid = self.check.problem(call.tool, call.arguments)
+            if invalid is not None:
+                raise PolicyDenied(f"a hook rewrote the arguments: {invalid}", tool=call.tool.id)
+            confined = await authorize(self.runtime, call.tool, call.arguments, session=call.session, approver=approver)
+        if isinstance(answer, Ask):
+            reason = f"a hook asks: {answer.reason}"
+            await ask_approver(self.runtime, call.tool, call.arguments, reason, session=call.session, approver=approver)
+        return confined
 
     async def invoke(
         self,
