@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 
 from review38_lab import Lab
 
@@ -16,33 +15,6 @@ def _user_claude_guard(lab: Lab, command: str) -> None:
     (bundle / "hooks").mkdir()
     hooks = {"hooks": {"PreToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": command}]}]}}
     (bundle / "hooks/hooks.json").write_text(json.dumps(hooks))
-
-
-def test_a_permission_decision_ask_is_not_an_allow(lab: Lab) -> None:
-    """[medium] ``permissionDecision: "ask"`` (Claude Code: ask the user first) is ignored:
-    the write runs without anyone being asked (no approver here, so it should be refused)."""
-    answer = {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "ask",
-            "permissionDecisionReason": "writes need a look",
-        }
-    }
-    _user_claude_guard(lab, "echo " + shlex.quote(json.dumps(answer)))
-
-    result = lab.run("tools", "call", "fs.write", "--args", json.dumps({"path": "o.txt", "content": "x"}))
-
-    assert not (lab.ws / "o.txt").exists(), result.stdout + result.stderr
-
-
-def test_a_block_answer_followed_by_a_log_line_blocks(lab: Lab) -> None:
-    """[low] A guard that prints its block answer and then a line of log (``done``) is
-    "nonsense on stdout": the call goes on as if the guard had said nothing."""
-    _user_claude_guard(lab, 'echo \'{"decision": "block", "reason": "guard says no"}\'; echo done')
-
-    result = lab.run("tools", "call", "fs.write", "--args", json.dumps({"path": "o.txt", "content": "x"}))
-
-    assert not (lab.ws / "o.txt").exists(), result.stdout + result.stderr
 
 
 def test_a_guard_bundle_that_fails_to_load_is_not_silently_absent(lab: Lab) -> None:
