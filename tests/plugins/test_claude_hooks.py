@@ -328,3 +328,36 @@ async def test_plain_text_from_a_guard_is_no_answer_and_the_call_goes_on(kairox_
         assert not (await rt.call_tool("fs.write", {"path": "o.txt", "content": "x"})).is_error
     assert (kairox_harness.workspace / "o.txt").exists()
     assert [f.error for f in log.of(BundleHookFailed)] == ["expected a JSON object on stdout, got 'checked'"]
+
+
+async def test_a_guard_whose_matcher_cannot_run_blocks_every_call(kairox_harness: KairoxHarness) -> None:
+    """Review 38: the user's guard bundle had a Claude Code matcher with a lookahead (which
+    JavaScript runs and RE2 refuses): the bundle failed to load and fs.write ran, unguarded.
+    The guard cannot say which calls it guards: it blocks them all, naming why."""
+    hooks = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "(?!fs\\.read$).*",
+                    "hooks": [{"type": "command", "command": answering({"decision": "block", "reason": "reads only"})}],
+                }
+            ]
+        }
+    }
+    write_plugin(
+        kairox_harness.home / "plugins" / "cg",
+        {".claude-plugin/plugin.json": {"name": "cg"}, "hooks/hooks.json": hooks},
+    )
+    kairox_harness.workspace.joinpath("r.txt").write_text("read me")
+    async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
+        log = EventLog(rt.events)
+        for tool, args in (("fs.write", {"path": "o.txt", "content": "x"}), ("fs.read", {"path": "r.txt"})):
+            with pytest.raises(PolicyDenied) as info:
+                await rt.call_tool(tool, args)
+            assert re.search(
+                r"blocked by a hook: guard hook \S+ of plugin cg cannot run: its matcher '\(\?!fs\\\\.read\$\)\.\*' "
+                r"is not a regular expression kairox can match in linear time .*; it blocks every tool call$",
+                info.value.reason,
+            ), info.value.reason
+    assert not (kairox_harness.workspace / "o.txt").exists()
+    assert [f.plugin for f in log.of(BundleHookFailed)] == ["cg", "cg"]

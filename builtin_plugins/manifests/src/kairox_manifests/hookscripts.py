@@ -222,7 +222,17 @@ class ScriptHook:
         self.root = root
         self.runtime = runtime
         self.timeout = decl.timeout or default_timeout
-        self._matcher = compile_matcher(decl.matcher) if decl.matcher else None
+        #: why this guard blocks every call: its matcher is one RE2 cannot run (the manifest
+        #: reader lets only a ``pre_tool_call`` hook's through, reported)
+        self.refused: str | None = None
+        self._matcher = None
+        if decl.matcher:
+            try:
+                self._matcher = compile_matcher(decl.matcher)
+            except ValueError as exc:
+                if decl.event != "pre_tool_call":
+                    raise
+                self.refused = f"its matcher {decl.matcher!r} is {exc}"
         from .rules import parse_rule
 
         self._rule = parse_rule(decl.condition) if decl.condition else None
@@ -330,6 +340,13 @@ class ScriptHook:
     async def __call__(self, **kwargs: Any) -> Any:
         """Called by the runtime with the hookspec's keyword arguments; never raises."""
         call = kwargs.get("call")
+        if self.refused is not None and call is not None:
+            # it cannot say which calls it guards: it guards them all
+            error = f"{self.refused}; it blocks every tool call"
+            self.runtime.events.publish(
+                BundleHookFailed(plugin=self.plugin, hook=self.name, event=self.decl.event, error=error)
+            )
+            return Block(f"guard hook {self.name} of plugin {self.plugin} cannot run: {error}")
         if call is not None and not self.matches(call, kwargs.get("result")):
             return None
         if call is None and not self.matches_session(kwargs):
