@@ -9,6 +9,5 @@ kairox_register_config_sections, kairox_register_tool_providers = servers(
     "dap_servers",
     "kairox_dap._config:DapServerConfig",
     "kairox_dap._provider:DapToolProvider",
-    name="dap",  # dormant (not imported, built or started) while no [dap_servers.*] is set
     description="debug adapters started by dap.launch (breakpoints, stepping, variables as dap.* tools)",
 )

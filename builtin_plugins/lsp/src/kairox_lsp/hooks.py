@@ -9,6 +9,5 @@ kairox_register_config_sections, kairox_register_tool_providers = servers(
     "lsp_servers",
     "kairox_lsp._config:LspServerConfig",
     "kairox_lsp._provider:LspToolProvider",
-    name="lsp",  # dormant (not imported, built or started) while no [lsp_servers.*] is set
     description="language servers whose definition/references/hover/symbols/diagnostics become lsp.* tools",
 )
