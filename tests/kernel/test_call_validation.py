@@ -10,8 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kairox import Block, FunctionTool, PolicyDenied, ToolCall, ToolCallFinished, ToolSpec
+from kairox._call import ArgumentCheck
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 pytestmark = pytest.mark.anyio
@@ -117,3 +120,111 @@ async def test_a_schema_of_another_draft_is_read_as_its_draft(kairox_harness: Ka
         result = await rt.call_tool("mem.read", {"n": 0})
     assert result.is_error and "n: 0 is less than or equal to the minimum of 0" in result.text
     assert ran == [{"n": 1}]
+
+
+# -- the schema's regular expressions cost one pass over the arguments -------------------------
+
+#: Python's ``re`` tries every way to split 30 ``a`` among the groups of ``^(a+)+$`` before it
+#: sees the ``!`` (2**30 steps: minutes, holding the event loop and the GIL); RE2 reads it once
+CATASTROPHIC = "^(a+)+$"
+ATTACK = "a" * 30 + "!"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    ("schema", "arguments", "message"),
+    [
+        (
+            {"type": "object", "properties": {"s": {"type": "string", "pattern": CATASTROPHIC}}},
+            {"s": ATTACK},
+            f"s: {ATTACK!r} does not match {CATASTROPHIC!r}",
+        ),
+        (
+            {"type": "object", "patternProperties": {CATASTROPHIC: {"type": "integer"}}},
+            {ATTACK: "x", "aaa": 1},
+            "",  # the key does not match: nothing to check
+        ),
+        (
+            {"type": "object", "patternProperties": {CATASTROPHIC: {}}, "additionalProperties": False},
+            {ATTACK: 1},
+            f"{ATTACK!r} does not match any of the regexes: {CATASTROPHIC!r}",
+        ),
+        (
+            {"type": "object", "propertyNames": {"pattern": CATASTROPHIC}},
+            {ATTACK: 1},
+            f"{ATTACK!r} does not match {CATASTROPHIC!r}",
+        ),
+    ],
+    ids=["pattern", "patternProperties", "additionalProperties", "propertyNames"],
+)
+async def test_a_backtracking_pattern_is_checked_in_one_pass_over_the_arguments(
+    kairox_harness: KairoxHarness, schema: dict[str, Any], arguments: dict[str, Any], message: str
+) -> None:
+    tool, ran = recording_tool(schema)
+    provider = InMemoryToolProvider("mem", [tool])
+    async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
+        result = await rt.call_tool("mem.read", arguments)
+    if message:
+        assert result.is_error and ran == [], result.text
+        assert result.text == f"invalid arguments for mem.read: {message}"
+    else:
+        assert result.text == "ran" and ran == [arguments]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?!fs\\.read$).*"}}},
+        {"type": "object", "properties": {"s": {"type": "string", "pattern": "(a)\\1"}}},
+        {"type": "object", "patternProperties": {"(?<=x)y": {}}},
+        # draft-04's meta-schema does not check patternProperties keys: found when the call is checked
+        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "patternProperties": {"(?=a)": {}}},
+    ],
+    ids=["lookahead", "backreference", "lookbehind-key", "draft-04-key"],
+)
+async def test_a_pattern_re2_cannot_run_refuses_every_call_of_the_tool(
+    kairox_harness: KairoxHarness, schema: dict[str, Any]
+) -> None:
+    tool, ran = recording_tool(schema)
+    provider = InMemoryToolProvider("mem", [tool])
+    async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
+        result = await rt.call_tool("mem.read", {"s": "x", "ay": 1})
+    assert result.is_error and ran == [], result.text
+    assert result.text.startswith("mem.read: its input schema has a pattern RE2 cannot run (")
+    assert "no look-around or backreferences" in result.text and result.text.endswith("the call is refused")
+
+
+@pytest.mark.timeout(10)
+async def test_unevaluated_properties_beside_pattern_properties_refuses_the_call(kairox_harness: KairoxHarness) -> None:
+    # jsonschema finds the keys patternProperties evaluated with Python's re, with no way to swap it
+    schema = {"type": "object", "patternProperties": {CATASTROPHIC: {}}, "unevaluatedProperties": False}
+    tool, ran = recording_tool(schema)
+    provider = InMemoryToolProvider("mem", [tool])
+    async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
+        result = await rt.call_tool("mem.read", {ATTACK: 1})
+    assert result.is_error and ran == []
+    assert "unevaluatedProperties beside patternProperties, which cannot be checked in bounded time" in result.text
+
+
+_ATOM = st.sampled_from(["a", "b", ".", r"\.", "[ab]", "[^a]", r"\d", "(a|b)", "(?:ab|a)"])
+_PIECE = st.tuples(_ATOM, st.sampled_from(["", "*", "+", "?", "{1,2}"])).map("".join)
+_PATTERN = st.tuples(
+    st.sampled_from(["", "^"]), st.lists(_PIECE, min_size=1, max_size=4).map("".join), st.sampled_from(["", "$"])
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PATTERN, st.text(st.sampled_from("ab1._"), max_size=10), st.text(st.sampled_from("ab1._"), max_size=6))
+def test_ordinary_patterns_decide_as_jsonschemas_own_check(pattern: str, value: str, key: str) -> None:
+    from jsonschema.validators import Draft202012Validator
+
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": pattern}},
+        "patternProperties": {pattern: {"type": "integer"}},
+        "additionalProperties": {"type": "boolean"},
+    }
+    arguments = {"s": value, key: 1}
+    spec = ToolSpec("mem.read", input_schema=schema, domain="local", capability="read")
+    expected = Draft202012Validator(schema).is_valid(arguments)
+    assert (ArgumentCheck().problem(spec, arguments) is None) == expected

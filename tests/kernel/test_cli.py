@@ -324,6 +324,72 @@ def test_console_script_survives_a_broken_plugin(fake_site, tmp_path: Path) -> N
     assert any(f["plugin"] == "broken" for f in json.loads(status.stdout)["failures"])
 
 
+BROKEN_GUARD = """
+import kairox
+
+raise RuntimeError("the guard's dependency is missing")
+
+
+@kairox.hookimpl
+def kairox_pre_tool_call(call):
+    return kairox.Block("nothing passes this guard")
+"""
+
+
+def test_a_guard_plugin_that_fails_to_import_is_named_by_every_command(fake_site, tmp_path: Path) -> None:
+    """Review 38: a guard plugin raising on import left every call unguarded, and ``tools
+    call`` exited 0 without naming it (only ``plugins`` and ``status`` did)."""
+    fake_site.add(
+        "fake-guard", version="1.2", entry_points={"guard": "fake_guard"}, modules={"fake_guard": BROKEN_GUARD}
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(fake_site.root), env.get("PYTHONPATH", "")])
+    env["KAIROX_HOME"] = str(tmp_path / "home")
+    env["KAIROX_LOAD_PLUGINS"] = "tools,guard"
+    named = (
+        "kairox: plugin guard (fake-guard 1.2) failed to load (load): RuntimeError: the guard's dependency is "
+        "missing; its hooks, tools and commands are absent (`kairox plugins` lists the failures)\n"
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for args in (["tools", "call", "fs.write", "--args", '{"path": "o.txt", "content": "x"}'], ["tools", "list"]):
+        result = subprocess.run(
+            [KAIROX, "--workspace", str(ws), *args], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert named in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_tools_call_says_which_hook_failed(harness: KairoxHarness) -> None:
+    """An advisory hook that fails lets the call go on, said on stderr; a guard that fails
+    blocks it, said twice (the hook's failure, then the denial)."""
+    import kairox
+
+    @kairox.advisory
+    def audit(call: object) -> None:
+        raise ValueError("audit log unavailable")
+
+    def after(call: object, result: object) -> None:
+        raise OSError("disk full")
+
+    harness.register(make_plugin("audit", kairox_pre_tool_call=audit, kairox_post_tool_call=after))
+    result = harness.cli("tools", "call", "mem.echo", "--args", '{"text": "hi"}')
+    assert result.exit_code == 0 and result.stdout == "hi\n", result.stderr
+    assert result.stderr.splitlines() == [
+        "kairox: hook kairox_pre_tool_call of plugin audit failed: ValueError: audit log unavailable",
+        "kairox: hook kairox_post_tool_call of plugin audit failed: OSError: disk full",
+    ]
+
+    def guard(call: object) -> None:
+        raise RuntimeError("cannot decide")
+
+    harness.register(make_plugin("guard", kairox_pre_tool_call=guard))
+    result = harness.cli("tools", "call", "mem.echo")
+    assert result.exit_code == 1
+    assert "kairox: hook kairox_pre_tool_call of plugin guard failed: RuntimeError: cannot decide\n" in result.stderr
+    assert "blocked by a hook: the guard of guard failed (RuntimeError: cannot decide)" in result.stderr
+
+
 # -- lazy commands ------------------------------------------------------------------------
 
 LAZY_MODULE = """

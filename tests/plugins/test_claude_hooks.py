@@ -5,6 +5,8 @@ Every hook here is a real script run as a subprocess."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,8 +15,9 @@ import anyio
 import pytest
 from plugin_helpers import write_executable, write_plugin
 
-from kairox import Block, ContextPiece, Runtime, ToolCall, ToolResult, ToolSpec
-from kairox.testing import EventLog, KairoxHarness
+import kairox_tools.hooks
+from kairox import Block, ContextPiece, PolicyDenied, Runtime, ToolCall, ToolResult, ToolSpec
+from kairox.testing import Approvals, EventLog, KairoxHarness
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.formats import ClaudeFormat, CodexFormat
@@ -231,3 +234,130 @@ def test_each_unsupported_event_is_reported_once(tmp_path: Path) -> None:
 def test_hook_declarations_round_trip(tmp_path: Path) -> None:
     decl = HookDecl("pre_tool_call", command="x", matcher="Bash", condition="Bash(git *)", run_async=True, timeout=3.0)
     assert HookDecl.from_dict(json.loads(json.dumps(decl.to_dict()))) == decl
+
+
+# -- what a PreToolUse hook answers: a real bundle of the user's guarding the built-in fs.write ----
+
+
+def user_guard(harness: KairoxHarness, command: str) -> None:
+    """The user's own Claude Code plugin ``cg`` with one PreToolUse hook for every tool."""
+    hooks = {"hooks": {"PreToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": command}]}]}}
+    write_plugin(
+        harness.home / "plugins" / "cg", {".claude-plugin/plugin.json": {"name": "cg"}, "hooks/hooks.json": hooks}
+    )
+
+
+def answering(answer: dict[str, Any], then: str = "") -> str:
+    return "cat >/dev/null; echo " + shlex.quote(json.dumps(answer)) + then
+
+
+ASK = {
+    "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "ask",
+        "permissionDecisionReason": "writes need a look",
+    }
+}
+
+
+async def test_a_permission_decision_ask_without_an_approver_refuses_the_call(kairox_harness: KairoxHarness) -> None:
+    """Review 38: ``permissionDecision: "ask"`` (Claude Code: ask the user first) was ignored,
+    and the write ran without anyone being asked."""
+    user_guard(kairox_harness, answering(ASK))
+    async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
+        with pytest.raises(PolicyDenied, match=r"needs approval \(a hook asks: writes need a look\), and no approver"):
+            await rt.call_tool("fs.write", {"path": "o.txt", "content": "x"})
+    assert not (kairox_harness.workspace / "o.txt").exists()
+
+
+async def test_a_permission_decision_ask_asks_the_approver_about_the_updated_input(
+    kairox_harness: KairoxHarness,
+) -> None:
+    asked = {"hookSpecificOutput": {**ASK["hookSpecificOutput"], "updatedInput": {"path": "safe.txt", "content": "x"}}}
+    user_guard(kairox_harness, answering(asked))
+    approvals = Approvals(True)
+    async with kairox_harness.open(plugins=[kairox_tools.hooks], approver=approvals) as rt:
+        assert not (await rt.call_tool("fs.write", {"path": "o.txt", "content": "x"})).is_error
+    assert [(r.reason, r.arguments["path"]) for r in approvals.requests] == [
+        ("a hook asks: writes need a look", "safe.txt")
+    ]
+    assert (kairox_harness.workspace / "safe.txt").exists() and not (kairox_harness.workspace / "o.txt").exists()
+
+
+BLOCK = {"decision": "block", "reason": "guard says no"}
+MORE = "stdout holds more than the JSON object (Extra data: line 2 column 1"
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        (answering(BLOCK, then="; echo done"), MORE),  # a log line after it
+        ("cat >/dev/null; echo 'Shell ready'; echo " + shlex.quote(json.dumps(BLOCK)), "got 'Shell ready\\n{"),
+        (answering(BLOCK, then='; echo \'{"and": "more"}\''), MORE),
+        (answering({"arguments": 3}), "`arguments` must be a JSON object"),  # an object with a bad field
+    ],
+    ids=["log-line-after", "profile-banner-before", "two-objects", "bad-field"],
+)
+async def test_a_guard_whose_stdout_is_not_only_the_json_object_blocks_the_call(
+    kairox_harness: KairoxHarness, command: str, why: str
+) -> None:
+    """Review 38: a guard printing its block answer and then a log line was "nonsense on
+    stdout", and the call went on. Claude Code's hooks reference: "Your hook's stdout must
+    contain only the JSON object"; a shell profile's banner before it is its "JSON
+    validation failed" parse error. An answer kairox cannot read may say "block": it blocks."""
+    user_guard(kairox_harness, command)
+    async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
+        log = EventLog(rt.events)
+        with pytest.raises(PolicyDenied) as info:
+            await rt.call_tool("fs.write", {"path": "o.txt", "content": "x"})
+    assert not (kairox_harness.workspace / "o.txt").exists()
+    assert re.search(
+        r"blocked by a hook: guard hook \S+ of plugin cg answered what kairox cannot read", info.value.reason
+    )
+    assert why in info.value.reason, info.value.reason
+    [failed] = log.of(BundleHookFailed)
+    assert failed.plugin == "cg" and why in failed.error
+
+
+async def test_plain_text_from_a_guard_is_no_answer_and_the_call_goes_on(kairox_harness: KairoxHarness) -> None:
+    """Claude Code shows a PreToolUse hook's plain stdout and goes on; so does kairox (the
+    failure is reported), as long as nothing in it could be an answer (no ``{``)."""
+    user_guard(kairox_harness, "cat >/dev/null; echo checked")
+    async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
+        log = EventLog(rt.events)
+        assert not (await rt.call_tool("fs.write", {"path": "o.txt", "content": "x"})).is_error
+    assert (kairox_harness.workspace / "o.txt").exists()
+    assert [f.error for f in log.of(BundleHookFailed)] == ["expected a JSON object on stdout, got 'checked'"]
+
+
+async def test_a_guard_whose_matcher_cannot_run_blocks_every_call(kairox_harness: KairoxHarness) -> None:
+    """Review 38: the user's guard bundle had a Claude Code matcher with a lookahead (which
+    JavaScript runs and RE2 refuses): the bundle failed to load and fs.write ran, unguarded.
+    The guard cannot say which calls it guards: it blocks them all, naming why."""
+    hooks = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "(?!fs\\.read$).*",
+                    "hooks": [{"type": "command", "command": answering({"decision": "block", "reason": "reads only"})}],
+                }
+            ]
+        }
+    }
+    write_plugin(
+        kairox_harness.home / "plugins" / "cg",
+        {".claude-plugin/plugin.json": {"name": "cg"}, "hooks/hooks.json": hooks},
+    )
+    kairox_harness.workspace.joinpath("r.txt").write_text("read me")
+    async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
+        log = EventLog(rt.events)
+        for tool, args in (("fs.write", {"path": "o.txt", "content": "x"}), ("fs.read", {"path": "r.txt"})):
+            with pytest.raises(PolicyDenied) as info:
+                await rt.call_tool(tool, args)
+            assert re.search(
+                r"blocked by a hook: guard hook \S+ of plugin cg cannot run: its matcher '\(\?!fs\\\\.read\$\)\.\*' "
+                r"is not a regular expression kairox can match in linear time .*; it blocks every tool call$",
+                info.value.reason,
+            ), info.value.reason
+    assert not (kairox_harness.workspace / "o.txt").exists()
+    assert [f.plugin for f in log.of(BundleHookFailed)] == ["cg", "cg"]

@@ -106,7 +106,6 @@ async def test_exit_code_2_blocks_with_stderr_as_reason(kairox_harness: KairoxHa
         ("import sys\nsys.stderr.write('boom\\n')\nsys.exit(1)\n", "exited with code 1"),
         ("print('not json')\n", "expected a JSON object"),
         ("print('[1, 2]')\n", "expected a JSON object"),
-        ("import json\nprint(json.dumps({'arguments': 3}))\n", "must be a JSON object"),
     ],
 )
 async def test_failures_are_events_and_the_call_goes_on(
@@ -221,6 +220,12 @@ async def test_claude_shell_command_and_updated_input(kairox_harness: KairoxHarn
         ('{"hookSpecificOutput": {"permissionDecision": "allow"}}', False, HookAnswer()),
         ('{"continue": false, "stopReason": "s"}', False, HookAnswer(block="s")),
         ('{"arguments": {"a": 1}}', False, HookAnswer(arguments={"a": 1})),
+        (
+            '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "r"}}',
+            False,
+            HookAnswer(ask="r"),
+        ),
+        ('{"hookSpecificOutput": {"permissionDecision": "ask"}}', False, HookAnswer(ask="a plugin hook asks")),
         ("plain words", True, HookAnswer(context="plain words")),
         ('"a json string"', True, HookAnswer(context="a json string")),
     ],

@@ -400,10 +400,29 @@ def test_a_matcher_re2_cannot_run_is_refused_naming_the_field(tmp_path: Path, ma
         tmp_path / "p",
         {
             ".claude-plugin/plugin.json": {"name": "p"},
-            "hooks/hooks.json": {"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [{"command": "true"}]}]}},
+            "hooks/hooks.json": {"hooks": {"PostToolUse": [{"matcher": matcher, "hooks": [{"command": "true"}]}]}},
         },
     )
     err = error_of(root)
     assert err.file == str(real(root) / "hooks" / "hooks.json")
-    assert err.path == "hooks.PreToolUse[0].matcher"
+    assert err.path == "hooks.PostToolUse[0].matcher"
     assert "linear time" in err.message
+
+
+@pytest.mark.parametrize("matcher", ["(?!fs\\.read$).*", r"(a)\1"])
+def test_a_guard_matcher_re2_cannot_run_is_kept_and_reported(tmp_path: Path, matcher: str) -> None:
+    """A guard's (PreToolUse) is kept: its hook blocks every call (test_claude_hooks.py)."""
+    root = write_plugin(
+        tmp_path / "p",
+        {
+            ".claude-plugin/plugin.json": {"name": "p"},
+            "hooks/hooks.json": {"hooks": {"PreToolUse": [{"matcher": matcher, "hooks": [{"command": "true"}]}]}},
+        },
+    )
+    manifest, error = probe(root, ALL_FORMATS)
+    assert error is None and manifest is not None
+    [hook] = [c for c in manifest.contributions if c.kind == "hook"]
+    assert hook.config.matcher == matcher
+    [problem] = manifest.problems
+    assert problem.path == "hooks.PreToolUse[0].matcher"
+    assert "linear time" in problem.message and "this guard hook blocks every tool call" in problem.message

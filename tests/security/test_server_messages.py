@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -127,6 +128,54 @@ async def test_a_result_nested_deeper_than_the_parser_allows_fails_its_call_at_o
         # the control: nesting the parser accepts is an ordinary result
         shallow = await rt.call_tool("h.deep", {"depth": 20}, approver=yes)
         assert shallow.structured is not None and shallow.text == "deep"
+
+
+async def test_a_result_of_millions_of_small_values_fails_its_call_before_it_is_parsed(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    """Review 38: 2,000,000 text blocks in one answer (54 MB, under the frame limit) were
+    parsed into models, 4.45 GB and 48 s, to print 50,000 characters."""
+    async with _open(tmp_path, {"h": _stdio("hostile_results")}) as rt:
+        message = await _fails_fast(rt, "h.blocks", {})
+        assert "response of 6,000,005 JSON values exceeds the limit of 300,000" in message, message
+        assert manager_of(rt).server("h").state is ServerState.READY
+        assert (await rt.call_tool("h.echo", {"message": "ok"}, approver=yes)).text == "ok"
+        # the control: many blocks, under the limit, are an ordinary result
+        result = await rt.call_tool("h.blocks", {"n": 50_000}, approver=yes)
+        assert len(result.content) == 50_000
+
+
+def test_a_result_of_millions_of_small_values_costs_bounded_memory(tmp_path: Path) -> None:
+    """The same answer through the real ``kairox tools call``: its peak memory (the largest
+    of the processes it waited for: kairox, and the server kairox reaped) stays under 1 GB."""
+    import subprocess
+
+    command, *args = fixture_server("hostile_results")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "home" / "kairox.toml").write_text(
+        f"[mcp_servers.h]\ncommand = {json.dumps(command)}\nargs = {json.dumps(args)}\n"
+        '[policy.rules]\n"h.*" = "allow"\n'
+    )
+    kairox = str(Path(sys.executable).with_name("kairox"))
+    measure = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.stderr.write(done.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
+    env["KAIROX_HOME"] = str(tmp_path / "home")
+    run = subprocess.run(
+        [sys.executable, "-c", measure, kairox, "--workspace", str(tmp_path / "ws"), "tools", "call", "h.blocks"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    code, peak_kib = (int(x) for x in run.stdout.split())
+    assert code == 1 and "JSON values exceeds the limit" in run.stderr, run.stderr
+    assert peak_kib < 1_000_000, f"peak RSS {peak_kib / 1e6:.2f} GB"
 
 
 def test_an_unparseable_event_from_the_sdk_fails_the_request_it_answered() -> None:
@@ -318,3 +367,19 @@ async def test_a_server_that_dies_writing_a_response_fails_the_call_with_its_exi
         message = await _fails_fast(rt, "c.crash", {"half": True, "code": 9})
     assert "not JSON" not in message, message
     assert "exited unexpectedly; exit code 9" in message and "about to die" in message, message
+
+
+# -- a server's schema costs one pass over the arguments ---------------------------------------
+
+
+@pytest.mark.timeout(30)
+async def test_a_schemas_backtracking_pattern_costs_one_pass_over_the_argument(
+    tmp_path: Path, no_leftovers: None
+) -> None:
+    """``costly.py``'s tool ``match`` gives ``s`` the pattern ``^(a+)+$``; the argument is 34
+    ``a`` and a ``!``. Python's ``re`` (jsonschema's) took 24 s at 28 and more than 60 at 34,
+    holding the event loop before the policy was asked; RE2 answers at once."""
+    async with _open(tmp_path, {"c": _stdio("costly")}) as rt:
+        result = await rt.call_tool("c.match", {"s": "a" * 34 + "!"}, approver=yes)
+        assert result.is_error and "does not match '^(a+)+$'" in result.text, result.text
+        assert (await rt.call_tool("c.match", {"s": "a" * 100_000}, approver=yes)).text == "matched"

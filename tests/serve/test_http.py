@@ -169,6 +169,28 @@ async def test_four_concurrent_clients(stateful: str) -> None:
     assert seen == {n: [f"client {n} call {i}" for i in range(5)] for n in range(4)}
 
 
+@pytest.mark.timeout(90)
+async def test_one_clients_catastrophic_argument_does_not_hold_the_others(tmp_path: Path) -> None:
+    """Client A sends 34 ``a`` and a ``!`` for a backend tool whose schema has the pattern
+    ``^(a+)+$`` (``costly.py``); meanwhile client B lists the tools. Checked with Python's
+    ``re`` the argument held the gateway's event loop for minutes, and B got nothing."""
+    costly = peers.fixture_server("costly")
+    ws = with_backend(tmp_path, "costly", *costly, user_config='"costly.*" = "allow"\n')
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url) as a, connect(url) as b:
+            assert "costly_match" in {t.name for t in (await b.list_tools()).tools}
+            answers: dict[str, str] = {}
+
+            async def attack() -> None:
+                answers["a"] = text_of(await a.call_tool("costly_match", {"s": "a" * 34 + "!"}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(attack)
+                await anyio.sleep(1)  # A's request reaches the gateway first
+                assert "costly_match" in {t.name for t in (await b.list_tools()).tools}
+            assert "does not match '^(a+)+$'" in answers["a"], answers
+
+
 async def test_two_stateless_workers_serve_one_client(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path, user_config='"shell.exec" = "allow"\n')
     env = ws.env(

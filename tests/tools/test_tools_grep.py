@@ -205,6 +205,19 @@ async def test_a_catastrophic_pattern_costs_one_pass_over_a_long_line(ws: Path, 
 
 
 @pytest.mark.timeout(10)
+async def test_nested_repeats_over_a_line_that_almost_matches_finish_well_inside_grep_timeout(
+    ws: Path, home: Path
+) -> None:
+    # review 38: with Python's re, ^(a+)+$ over 40 a's and a "!" ran past 60 s although
+    # grep_timeout was 5 (the search thread could not be abandoned and held the GIL)
+    (ws / "data.txt").write_text("a" * 40 + "!\n", encoding="utf-8")
+    timeout = ("grep timeout", {"tools": {"grep_timeout": 5}})
+    async with open_tools_runtime(ws, home, [NO_TEMP_DIR, PYTHON_ENGINE, timeout]) as rt:
+        r = await rt.call_tool("search.grep", {"pattern": "^(a+)+$"})
+        assert not r.is_error and matches(r) == [], r.text
+
+
+@pytest.mark.timeout(10)
 async def test_a_glob_of_unclosed_brackets_is_read_once(ws: Path, home: Path) -> None:
     # fnmatch read each `[` with no `]` after it to the pattern's end: minutes at 64 KB
     make_tree(ws)

@@ -13,8 +13,8 @@ the policy engine, the approver and the dispatcher through their public methods:
     the policy's decision for these arguments, and on *ask* the approver
     (:func:`authorize`, which plugins' own privileged acts call too)
 ``guard``
-    the ``pre_tool_call`` hooks; a Block, or a guard that fails, refuses the call; rewritten
-    arguments are validated and authorized again
+    the ``pre_tool_call`` hooks; a Block, a guard that fails or answers nonsense refuses the
+    call; rewritten arguments are validated and authorized again; an Ask asks the approver
 ``invoke``
     the tool itself, with the session set for :func:`current_session` and the deadline
 ``observe``
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextvars
 import enum
+import functools
 import inspect
 import itertools
 import time
@@ -41,8 +42,8 @@ import anyio
 import attrs
 
 from ._events import ToolCallFinished, ToolCallStarted
-from ._hooks import ToolCall, snapshot_arguments
-from ._policy import Allow, Deny
+from ._hooks import Block, ToolCall, snapshot_arguments
+from ._policy import Allow, Ask, Deny
 from ._tools import ProgressCallback, Tool, ToolContext, ToolResult, ToolSpec, ToolView
 from ._types import Capability
 from .errors import PolicyDenied, ToolError
@@ -56,6 +57,7 @@ __all__ = [
     "Approver",
     "ArgumentCheck",
     "CallPipeline",
+    "ask_approver",
     "authorize",
     "current_session",
 ]
@@ -97,11 +99,138 @@ _MAX_VALIDATORS = 4096
 _MAX_MESSAGE = 300
 
 
+class _PatternError(ValueError):
+    """A schema's regular expression RE2 cannot run: ``pattern`` is the expression, the
+    message RE2's reason."""
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        super().__init__(reason)
+        self.pattern = pattern
+
+
+@functools.lru_cache(maxsize=512)
+def _re2(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 (time linear in the text it searches, whatever the
+    expression); :class:`_PatternError` when RE2 cannot run it (look-around, backreferences)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the reason goes into the refusal, not on stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+        raise _PatternError(pattern, text) from None
+    except UnicodeError as exc:  # a lone surrogate ("\ud800" is valid JSON)
+        raise _PatternError(pattern, str(exc)) from None
+
+
+# The keywords that run a schema's regular expression over the arguments, with RE2 instead
+# of jsonschema's Python ``re``, which backtracks: ``^(a+)+$`` over 34 ``a`` and a ``!``
+# took minutes, on the event loop, before the policy was asked. Same meaning, same messages.
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and _re2(pattern).search(instance) is None:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        compiled = _re2(pattern)
+        for key, value in instance.items():
+            if compiled.search(key) is not None:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Any:
+    # jsonschema's own joins patternProperties into one Python ``re``; the rest is as it does
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = [_re2(p) for p in schema.get("patternProperties", {})]
+    extras = [k for k in instance if k not in properties and not any(p.search(k) is not None for p in patterns)]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            listed = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
+        else:
+            joined = ", ".join(repr(each) for each in sorted(extras, key=str))
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({joined} {verb} unexpected)")
+
+
+_KEYWORDS = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
+
+
+@functools.cache
+def _linear(base: Any) -> Any:
+    """``base`` (a jsonschema validator class, one per draft) with the regex keywords run by RE2
+    (``jsonschema.validators.extend``, its extension API)."""
+    from jsonschema.validators import extend
+
+    return extend(base, validators={k: v for k, v in _KEYWORDS.items() if k in base.VALIDATORS})
+
+
+@functools.cache
+def _schema_formats(base: Any) -> Any:
+    """The format checker ``base.check_schema`` uses, with ``regex`` (the format of every
+    ``pattern`` and ``patternProperties`` key in the meta-schemas) checked by RE2."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker(base.FORMAT_CHECKER.checkers)
+    checker.checks("regex", raises=_PatternError)(lambda value: not isinstance(value, str) or bool(_re2(value)))
+    return checker
+
+
+def _uses(schema: Any, keys: frozenset[str]) -> set[str]:
+    """Which of ``keys`` appear as a key anywhere in ``schema`` (walked once, without recursion)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(keys.intersection(node))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+_UNEVALUATED_WITH_PATTERNS = frozenset({"unevaluatedProperties", "patternProperties"})
+
+
 class ArgumentCheck:
     """Arguments against their tool's input schema, with a real JSON Schema validator
     (``jsonschema``, imported with the first call: importing the kernel stays cheap). The
     dialect is the schema's ``$schema``, else 2020-12 (MCP's default). A schema that is not
-    valid JSON Schema refuses every call of its tool: nothing is checked loosely."""
+    valid JSON Schema refuses every call of its tool: nothing is checked loosely.
+
+    The schema is the tool's (an MCP server's: outside input), the arguments the model's or a
+    gateway client's: checking them costs time linear in their size. The keywords that run
+    the schema's regular expressions (``pattern``, ``patternProperties`` and the
+    ``additionalProperties`` that depends on them) run them with RE2, never with Python's
+    backtracking ``re``. A schema with an expression RE2 cannot run (look-around,
+    backreferences), or with ``unevaluatedProperties`` beside ``patternProperties`` (which
+    jsonschema evaluates with ``re`` and no extension point), cannot be checked in bounded
+    time, so every call of its tool is refused saying so. ``format`` is an annotation here,
+    as 2020-12 says by default (no format is asserted, so ``"format": "regex"`` runs nothing)."""
 
     def __init__(self) -> None:
         self._compiled: dict[int, tuple[ToolSpec, Any]] = {}
@@ -115,7 +244,9 @@ class ArgumentCheck:
 
         try:
             error = best_match(validator.iter_errors(dict(arguments)))
-        except Exception as exc:  # an unresolvable $ref, a bad pattern: the schema cannot check them
+        except _PatternError as exc:  # a patternProperties key of a draft whose meta-schema does not check it
+            return _unrunnable(spec, exc)
+        except Exception as exc:  # an unresolvable $ref: the schema cannot check them
             return f"{spec.id}: its input schema cannot check these arguments ({type(exc).__name__}: {exc})"[:500]
         if error is None:
             return None
@@ -133,16 +264,34 @@ class ArgumentCheck:
         schema = spec.input_schema
         try:
             cls = validator_for(schema, default=Draft202012Validator)
-            cls.check_schema(schema)
-            validator: Any = cls(schema)
+            cls.check_schema(schema, format_checker=_schema_formats(cls))
+            if _uses(schema, _UNEVALUATED_WITH_PATTERNS) == _UNEVALUATED_WITH_PATTERNS:
+                validator: Any = (
+                    f"{spec.id}: its input schema has unevaluatedProperties beside patternProperties, which "
+                    "cannot be checked in bounded time (jsonschema runs them with Python's backtracking re); "
+                    "the call is refused"
+                )
+            else:
+                validator = _linear(cls)(schema)
         except SchemaError as exc:
-            validator = f"{spec.id}: its input schema is not valid JSON Schema ({exc.message}); the call is refused"
+            if isinstance(exc.cause, _PatternError):
+                validator = _unrunnable(spec, exc.cause)
+            else:
+                validator = f"{spec.id}: its input schema is not valid JSON Schema ({exc.message}); the call is refused"
         except Exception as exc:  # an unknown $schema, a schema that is no object
             validator = f"{spec.id}: its input schema cannot be used ({type(exc).__name__}: {exc}); the call is refused"
         if len(self._compiled) >= _MAX_VALIDATORS:
             self._compiled.clear()
         self._compiled[id(spec)] = (spec, validator)
         return validator
+
+
+def _unrunnable(spec: ToolSpec, exc: _PatternError) -> str:
+    shown = exc.pattern if len(exc.pattern) <= 80 else exc.pattern[:80] + "..."
+    return (
+        f"{spec.id}: its input schema has a pattern RE2 cannot run ({shown!r}: {exc}); kairox checks "
+        "patterns in time linear in the argument (RE2: no look-around or backreferences), so the call is refused"
+    )
 
 
 # -- authorize --------------------------------------------------------------------------------
@@ -176,26 +325,40 @@ async def authorize(
     approved = session.approved if session is not None else runtime.approved
     if spec.id in approved:
         return None
+    await ask_approver(runtime, spec, args, reason or decision.reason, session=session, approver=approver)
+    return None
+
+
+async def ask_approver(
+    runtime: Runtime,
+    spec: ToolSpec,
+    args: Mapping[str, Any],
+    reason: str,
+    *,
+    session: Session | None = None,
+    approver: Approver | None = None,
+) -> None:
+    """Ask the approver (``approver``, else the session's, else the runtime's) about this call,
+    for ``reason``: returns on an explicit allow (an "allow for the session" answer is
+    remembered), raises :class:`PolicyDenied` otherwise, and when nobody can be asked."""
     approver = approver or (session.approver if session is not None else None) or runtime.approver
-    asked = reason or decision.reason
     if approver is None:
-        raise PolicyDenied(f"needs approval ({asked}), and no approver is available (non-interactive)", tool=spec.id)
+        raise PolicyDenied(f"needs approval ({reason}), and no approver is available (non-interactive)", tool=spec.id)
     try:
-        answer = approver(ApprovalRequest(spec, dict(args), asked, session.id if session else None))
+        answer = approver(ApprovalRequest(spec, dict(args), reason, session.id if session else None))
         if inspect.isawaitable(answer):
             answer = await answer
     except Exception as exc:  # Ctrl-C at a prompt (click.Abort), a broken UI: nobody said yes
         raise PolicyDenied(
-            f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({asked})", tool=spec.id
+            f"not approved: the approver failed ({type(exc).__name__}: {exc}) ({reason})", tool=spec.id
         ) from exc
     if answer is True:
         answer = ApprovalAnswer.ALLOW_ONCE
     # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
     if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
-        raise PolicyDenied(f"the user declined ({asked})", tool=spec.id)
+        raise PolicyDenied(f"the user declined ({reason})", tool=spec.id)
     if answer == ApprovalAnswer.ALLOW_SESSION:
-        approved.add(spec.id)
-    return None
+        (session.approved if session is not None else runtime.approved).add(spec.id)
 
 
 # -- the pipeline ---------------------------------------------------------------------------
@@ -269,21 +432,27 @@ class CallPipeline:
     async def guard(
         self, call: ToolCall, approver: Approver | None, confined: tuple[Path, ...] | None
     ) -> tuple[Path, ...] | None:
-        """The ``pre_tool_call`` hooks: a Block or a failing guard refuses the call; arguments
-        a hook rewrote are validated and authorized again (a nested path changed in place too)."""
+        """The ``pre_tool_call`` hooks: a Block, an answer that is none of the hook's answers,
+        or a failing guard refuses the call; arguments a hook rewrote (a nested path changed
+        in place too) are validated and authorized again; an Ask is put to the approver, even
+        when the policy allowed the call (every time: an earlier "allow for the session" is
+        the policy's, not the hook's), and refuses it when nobody can be asked."""
         dispatch = self.runtime.dispatch
         if not dispatch.implemented("kairox_pre_tool_call"):
             return confined
         original = snapshot_arguments(call.arguments)
-        block = await dispatch.pre_tool_call(call)
-        if block is not None:
-            raise PolicyDenied(f"blocked by a hook: {block.reason}", tool=call.tool.id)
-        if call.arguments == original:
-            return confined
-        invalid = self.check.problem(call.tool, call.arguments)
-        if invalid is not None:
-            raise PolicyDenied(f"a hook rewrote the arguments: {invalid}", tool=call.tool.id)
-        return await authorize(self.runtime, call.tool, call.arguments, session=call.session, approver=approver)
+        answer = await dispatch.pre_tool_call(call)
+        if isinstance(answer, Block):
+            raise PolicyDenied(f"blocked by a hook: {answer.reason}", tool=call.tool.id)
+        if call.arguments != original:
+            invalid = self.check.problem(call.tool, call.arguments)
+            if invalid is not None:
+                raise PolicyDenied(f"a hook rewrote the arguments: {invalid}", tool=call.tool.id)
+            confined = await authorize(self.runtime, call.tool, call.arguments, session=call.session, approver=approver)
+        if isinstance(answer, Ask):
+            reason = f"a hook asks: {answer.reason}"
+            await ask_approver(self.runtime, call.tool, call.arguments, reason, session=call.session, approver=approver)
+        return confined
 
     async def invoke(
         self,

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import reprlib
 import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,6 +48,8 @@ import attrs
 import pluggy
 
 from ._hooks import Block, HookFn, HookRegistry
+from ._policy import Ask
+from ._text import terminal_safe
 from .hookspecs import ADVISORY
 
 if TYPE_CHECKING:
@@ -97,6 +100,15 @@ def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:
         for caller in pm.get_hookcallers(plugin) or ()
         if any(i.plugin is plugin and (i.hookwrapper or i.wrapper) for i in caller.get_hookimpls())
     )
+
+
+def _shown(value: Any) -> str:
+    """What a hook answered, shown short and safe for a terminal (its repr may be anything)."""
+    try:
+        text = reprlib.repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return terminal_safe(text)
 
 
 def plugin_label(name: str, plugin: object) -> str:
@@ -263,15 +275,18 @@ class Dispatcher:
     async def pre_turn(self, session: Session, prompt: str) -> list[HookOutcome]:
         return await self._lifecycle(self.host.pm.hook.kairox_pre_turn, session=session, prompt=prompt)
 
-    async def pre_tool_call(self, call: ToolCall) -> Block | None:
+    async def pre_tool_call(self, call: ToolCall) -> Block | Ask | None:
         """Run the ``pre_tool_call`` implementations (then the run-time hooks) in order, failing
         closed. A dict one returns replaces ``call.arguments`` before the next runs; the first
-        :class:`~kairox.Block` returned is the answer (the others still run: they may record
-        the attempt). One that raises, or whose awaitable does not finish within
-        :attr:`guard_timeout` seconds, is reported and blocks the call, naming it, unless it is advisory
-        (:func:`kairox.advisory`, or a run-time hook added with ``advisory=True``)."""
+        :class:`~kairox.Block` returned is the answer, else the first :class:`~kairox.Ask` (the
+        others still run: they may record the attempt). One that raises, or whose awaitable does
+        not finish within :attr:`guard_timeout` seconds, is reported and blocks the call, naming
+        it, unless it is advisory (:func:`kairox.advisory`, or a run-time hook added with
+        ``advisory=True``). One that answers anything else (``False``, a string, an exception it
+        did not raise) has not said yes: it blocks the call, naming what it answered."""
         hook = self.host.pm.hook.kairox_pre_tool_call
         block: Block | None = None
+        ask: Ask | None = None
         for target in self._targets(hook, runtime_hooks=True):
             outcome = self._call(hook.name, target, {"call": call})
             if outcome.error is None and inspect.isawaitable(outcome.value):
@@ -284,11 +299,20 @@ class Dispatcher:
                     block = Block(f"the guard of {target.source} failed ({type(error).__name__}: {error})")
                 continue
             value = outcome.value
+            if value is None:
+                continue
             if isinstance(value, dict):
                 call.arguments = dict(value)
-            elif block is None and isinstance(value, Block):
-                block = value
-        return block
+            elif isinstance(value, Block):
+                block = block or value
+            elif isinstance(value, Ask):
+                ask = ask or value
+            elif block is None:
+                block = Block(
+                    f"the guard of {target.source} answered {_shown(value)}, which is no answer (a guard "
+                    "returns None, a dict of arguments, kairox.Block or kairox.Ask)"
+                )
+        return block or ask
 
     async def post_tool_call(self, call: ToolCall, result: ToolResult) -> list[HookOutcome]:
         return await self._lifecycle(self.host.pm.hook.kairox_post_tool_call, call=call, result=result)

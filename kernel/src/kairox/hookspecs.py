@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._config import ConfigSection
     from ._events import Event
     from ._hooks import Block, ContextPiece, ToolCall
+    from ._policy import Ask
     from ._registrar import Registrar
     from ._runtime import Runtime, Session
     from ._tools import ToolResult
@@ -190,7 +191,7 @@ def kairox_pre_turn(session: Session, prompt: str) -> str | ContextPiece | list[
 
 
 @hookspec
-def kairox_pre_tool_call(call: ToolCall) -> Block | dict[str, Any] | None:
+def kairox_pre_tool_call(call: ToolCall) -> Block | Ask | dict[str, Any] | None:
     """Before a tool runs (after the policy engine allowed it).
 
     Called once per implementation, in pluggy order; each sees the arguments
@@ -200,11 +201,16 @@ def kairox_pre_tool_call(call: ToolCall) -> Block | dict[str, Any] | None:
     A guard fails closed: an implementation that raises, or whose coroutine does
     not finish within ``Runtime.hook_timeout`` seconds, blocks the call with the
     reason (and a ``HookFailed`` event), unless it is marked :func:`advisory`.
+    So does one that answers anything but the values below (``False``, a string,
+    an exception it did not raise): the call is blocked, naming what it answered.
 
     :param call: the call: ``call.tool`` (the :class:`~kairox.ToolSpec`),
         ``call.arguments``, ``call.session`` (may be ``None``), ``call.runtime``.
     :return: ``None`` to let it run unchanged; a dict to replace the arguments;
-        :class:`~kairox.Block` (``Block(reason)``) to refuse the call.
+        :class:`~kairox.Block` (``Block(reason)``) to refuse the call;
+        :class:`~kairox.Ask` (``Ask(reason)``) to have the user asked first: the
+        approver is asked even when the policy allowed the call, and the call is
+        refused when there is none. A Block from any implementation wins over an Ask.
     """
 
 

@@ -370,6 +370,8 @@ class KairoxHarness:
 
         host = build_plugin_host(load_entrypoints=load_entrypoints, env=self.env)
         for name, plugin in [*self.plugins, *((None, p) for p in plugins)]:
+            if host.pm.is_registered(plugin):  # loaded from its entry point already: not a failure
+                continue
             host.register(plugin, name=name)
         _check_pending(host)
         return host

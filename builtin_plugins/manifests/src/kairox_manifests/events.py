@@ -47,7 +47,8 @@ class BundleContributionFailed(Event):
 
 @attrs.frozen
 class BundleHookRan(Event):
-    """A manifest hook script ran; ``outcome`` is ``ok``, ``context``, ``blocked``, ``rewrote`` or ``skipped``."""
+    """A manifest hook script ran; ``outcome`` is ``ok``, ``context``, ``blocked``, ``asked``,
+    ``rewrote`` or ``skipped``."""
 
     plugin: str
     hook: str
@@ -60,7 +61,9 @@ class BundleHookRan(Event):
 @attrs.frozen
 class BundleHookFailed(Event):
     """A manifest hook script failed (did not start, timed out, exited non-zero, answered
-    nonsense). The call or turn it observed goes on as if the hook were absent."""
+    nonsense). The call or turn it observed goes on as if the hook were absent, unless it
+    guards the call (``pre_tool_call``) and declared ``"onError": "block"``, or its stdout
+    held an answer kairox could not read: then the call is blocked."""
 
     plugin: str
     hook: str

@@ -10,9 +10,15 @@ The hook gets one JSON object on stdin and may answer one on stdout:
   ``hookSpecificOutput.additionalContext``) adds context to the turn;
   ``{"decision": "block", "reason": "..."}`` (also
   ``hookSpecificOutput.permissionDecision = "deny"`` or ``"continue": false``)
-  refuses a tool call; ``{"arguments": {...}}`` (``hookSpecificOutput.updatedInput``)
-  rewrites its arguments. For ``pre_turn``/``session_start`` plain text on stdout
-  is context. Exit code 2 blocks a tool call with stderr as the reason (Claude's rule).
+  refuses a tool call; ``hookSpecificOutput.permissionDecision = "ask"`` has the user
+  asked first (:class:`kairox.Ask`: refused when nobody can be asked);
+  ``{"arguments": {...}}`` (``hookSpecificOutput.updatedInput``) rewrites its arguments.
+  For ``pre_turn``/``session_start`` plain text on stdout is context. Exit code 2 blocks
+  a tool call with stderr as the reason (Claude's rule). Stdout must hold only the JSON
+  object (Claude Code's rule: a shell profile's banner before it, or a log line after
+  it, is a parse error); a guard whose stdout holds a ``{`` kairox cannot read as one
+  answer blocks the call: it may have said "block", and a guard that did not say yes
+  has not said yes.
 
 The interpreter follows the file type (``.py`` -> this Python, ``.js``/``.mjs``
 -> node, ``.sh`` -> sh, else the file itself); a Claude ``command`` that is not a
@@ -44,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import Block, ContextPiece
+from kairox import Ask, Block, ContextPiece
 from kairox.files import loads_bounded
 from kairox.process import OutputTail, describe_exit, reap
 
@@ -141,6 +147,8 @@ class HookAnswer:
     context: str | None = None
     block: str | None = None
     arguments: dict[str, Any] | None = None
+    #: the reason to ask the user first (Claude's ``permissionDecision: "ask"``)
+    ask: str | None = None
 
 
 def _first_str(*values: Any) -> str | None:
@@ -151,15 +159,21 @@ def _first_str(*values: Any) -> str | None:
 
 
 def parse_answer(stdout: str, *, text_is_context: bool) -> HookAnswer:
-    """Read a hook's stdout. Raises ``ValueError`` when it is neither empty, JSON, nor allowed text."""
+    """Read a hook's stdout. Raises ``ValueError`` when it is neither empty, one JSON value, nor
+    allowed text."""
     text = stdout.strip()
     if not text:
         return HookAnswer()
     try:
         data = loads_bounded(text, json.loads)
-    except ValueError:
+    except ValueError as exc:
         if text_is_context:
             return HookAnswer(context=text)
+        if "Extra data" in str(exc):
+            raise ValueError(
+                f"stdout holds more than the JSON object ({exc}): it must hold only the JSON object "
+                "(Claude Code's rule; a log line belongs on stderr)"
+            ) from None
         raise ValueError(f"expected a JSON object on stdout, got {text[:80]!r}") from None
     if not isinstance(data, dict):
         if text_is_context and isinstance(data, str):
@@ -169,6 +183,7 @@ def parse_answer(stdout: str, *, text_is_context: bool) -> HookAnswer:
     specific = specific if isinstance(specific, dict) else {}
     context = _first_str(data.get("context"), data.get("additionalContext"), specific.get("additionalContext"))
     block: str | None = None
+    ask: str | None = None
     decision = data.get("decision")
     if decision in ("block", "deny") or data.get("block") is True:
         block = _first_str(data.get("reason"), data.get("stopReason")) or "blocked by a plugin hook"
@@ -176,10 +191,12 @@ def parse_answer(stdout: str, *, text_is_context: bool) -> HookAnswer:
         block = _first_str(specific.get("permissionDecisionReason"), data.get("reason")) or "denied by a plugin hook"
     elif data.get("continue") is False:
         block = _first_str(data.get("stopReason"), data.get("reason")) or "stopped by a plugin hook"
+    elif specific.get("permissionDecision") == "ask":
+        ask = _first_str(specific.get("permissionDecisionReason"), data.get("reason")) or "a plugin hook asks"
     arguments = data.get("arguments", specific.get("updatedInput"))
     if arguments is not None and not isinstance(arguments, dict):
         raise ValueError("`arguments` must be a JSON object")
-    return HookAnswer(context=context, block=block, arguments=arguments)
+    return HookAnswer(context=context, block=block, arguments=arguments, ask=ask)
 
 
 def _jsonable(value: Any) -> Any:
@@ -205,7 +222,17 @@ class ScriptHook:
         self.root = root
         self.runtime = runtime
         self.timeout = decl.timeout or default_timeout
-        self._matcher = compile_matcher(decl.matcher) if decl.matcher else None
+        #: why this guard blocks every call: its matcher is one RE2 cannot run (the manifest
+        #: reader lets only a ``pre_tool_call`` hook's through, reported)
+        self.refused: str | None = None
+        self._matcher = None
+        if decl.matcher:
+            try:
+                self._matcher = compile_matcher(decl.matcher)
+            except ValueError as exc:
+                if decl.event != "pre_tool_call":
+                    raise
+                self.refused = f"its matcher {decl.matcher!r} is {exc}"
         from .rules import parse_rule
 
         self._rule = parse_rule(decl.condition) if decl.condition else None
@@ -297,10 +324,15 @@ class ScriptHook:
             data["tool_response"] = {"text": result.text, "is_error": result.is_error, "structured": result.structured}
         return data
 
-    def _on_failure(self, error: str) -> Any:
+    def _on_failure(self, error: str, *, unreadable: bool = False) -> Any:
         """What a failed run means: nothing (the default), or, for a guard that declared
-        ``"onError": "block"``, a block of the call it guards."""
-        if self.decl.on_error == "block" and self.decl.event == "pre_tool_call":
+        ``"onError": "block"``, or whose stdout held an answer kairox cannot read
+        (``unreadable``: it may have said "block"), a block of the call it guards."""
+        if self.decl.event != "pre_tool_call":
+            return None
+        if unreadable:
+            return Block(f"guard hook {self.name} of plugin {self.plugin} answered what kairox cannot read ({error})")
+        if self.decl.on_error == "block":
             return Block(f"guard hook {self.name} of plugin {self.plugin} failed ({error}); it blocks on error")
         return None
 
@@ -308,6 +340,13 @@ class ScriptHook:
     async def __call__(self, **kwargs: Any) -> Any:
         """Called by the runtime with the hookspec's keyword arguments; never raises."""
         call = kwargs.get("call")
+        if self.refused is not None and call is not None:
+            # it cannot say which calls it guards: it guards them all
+            error = f"{self.refused}; it blocks every tool call"
+            self.runtime.events.publish(
+                BundleHookFailed(plugin=self.plugin, hook=self.name, event=self.decl.event, error=error)
+            )
+            return Block(f"guard hook {self.name} of plugin {self.plugin} cannot run: {error}")
         if call is not None and not self.matches(call, kwargs.get("result")):
             return None
         if call is None and not self.matches_session(kwargs):
@@ -342,7 +381,7 @@ class ScriptHook:
             self.runtime.events.publish(
                 BundleHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
             )
-            return None if background else self._on_failure(exc.message)
+            return None if background else self._on_failure(exc.message, unreadable=exc.unreadable)
         except Exception as exc:  # never let a hook break the call it observes
             logger.debug("hook %s of %s failed", self.name, self.plugin, exc_info=True)
             self.runtime.events.publish(
@@ -360,11 +399,18 @@ class ScriptHook:
             # nothing waits for it: context goes to the next turn, a block or a rewrite cannot apply
             if piece is not None:
                 outcome = self._keep(kwargs, piece, lasting=event == "session_start")
-            elif answer.block is not None or answer.arguments is not None:
+            elif answer.block is not None or answer.arguments is not None or answer.ask is not None:
                 outcome = "ignored"
         elif event == "pre_tool_call":
             if answer.block is not None:
                 value, outcome = Block(answer.block), "blocked"
+            elif answer.ask is not None:
+                call = kwargs.get("call")
+                if answer.arguments is not None and call is not None:
+                    # Claude's updatedInput with "ask": the user is asked about the rewritten call
+                    # (the pipeline sees the change and validates and authorizes it again)
+                    call.arguments = dict(answer.arguments)
+                value, outcome = Ask(answer.ask), "asked"
             elif answer.arguments is not None:
                 value, outcome = answer.arguments, "rewrote"
         elif event == "pre_turn" and piece is not None:
@@ -378,7 +424,7 @@ class ScriptHook:
                 event=event,
                 outcome=outcome,
                 duration_s=time.perf_counter() - started,
-                detail=answer.block or "",
+                detail=answer.block or answer.ask or "",
             )
         )
         return value
@@ -438,11 +484,14 @@ class ScriptHook:
         try:
             return parse_answer(text, text_is_context=self.decl.event in ("pre_turn", "session_start"))
         except ValueError as exc:
-            raise _HookError(str(exc), stderr.text(STDERR_LINES)) from None
+            # a "{" is an answer kairox could not read (plain text is no answer at all)
+            raise _HookError(str(exc), stderr.text(STDERR_LINES), unreadable="{" in text) from None
 
 
 class _HookError(Exception):
-    def __init__(self, message: str, stderr: str = "") -> None:
+    def __init__(self, message: str, stderr: str = "", *, unreadable: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.stderr = stderr
+        #: stdout held an answer (a JSON object) kairox could not read
+        self.unreadable = unreadable

@@ -48,11 +48,13 @@ from kairox.errors import KairoxError
 from kairox.process import describe_exit, group_alive, kill_group, server_env
 from kairox_mcp.transport import (
     MAX_MESSAGE_BYTES,
+    MAX_MESSAGE_VALUES,
     UNREADABLE_HEAD,
     UNREADABLE_TAIL,
     ConnectContext,
     Diagnostics,
     size_text,
+    too_many_values,
 )
 
 from ._env import build_env
@@ -335,6 +337,16 @@ class _Connection:
             )
         elif not line.data or line.data.isspace():  # what strip() would empty, without a copy
             return
+        elif (values := too_many_values(line.data)) is not None:
+            # refused before it is parsed: parsing it is what costs the memory
+            item = InvalidServerMessage(
+                f"dropped a stdout line of {values} JSON values (limit {MAX_MESSAGE_VALUES})",
+                line=line.data[:200],
+                size=line.size,
+                reason=f"response of {values:,} JSON values exceeds the limit of {MAX_MESSAGE_VALUES:,}",
+                head=line.data[:UNREADABLE_HEAD],
+                tail=line.data[-UNREADABLE_TAIL:],
+            )
         else:
             try:
                 item = self._message_cls(self._adapter.validate_json(line.data, by_name=False))

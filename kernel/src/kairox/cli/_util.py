@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import click
 
-from .._host import PluginHost, build_plugin_host
+from .._events import Event, HookFailed
+from .._host import LoadFailure, PluginHost, build_plugin_host
 
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
     from click.decorators import FC
@@ -119,7 +120,9 @@ def run_with_runtime(
     stderr and exit code 1, not a traceback. With ``warn_config`` (the default),
     config errors are written to stderr first: the part of the config they are in
     does not apply, which the user must not miss (``status`` and ``config show``
-    report them themselves).
+    report them themselves). So are the plugin packages that failed to load (their hooks,
+    tools and commands are absent: a guard among them guards nothing) and, while ``fn``
+    runs, every hook that failed (a ``HookFailed`` event).
 
     ``start`` is the runtime's :data:`~kairox.StartMode`. When it activates
     something and stdin and stderr are a terminal, an untrusted (or changed)
@@ -182,7 +185,14 @@ def run_with_runtime(
                                 f"{rt.trust.hint(TrustState.CHANGED if rt.trust.trusted else None)}",
                                 err=True,
                             )
-                    results.append(await fn(rt))
+                        for failure in state.get_host().failures:
+                            click.echo(f"kairox: {describe_failure(failure)}", err=True)
+                    unsubscribe = rt.events.subscribe(_say_hook_failed, HookFailed) if warn_config else None
+                    try:
+                        results.append(await fn(rt))
+                    finally:
+                        if unsubscribe is not None:
+                            unsubscribe()
             except Exception as exc:  # re-raised as is below, not inside an ExceptionGroup
                 errors.append(exc)
             tg.cancel_scope.cancel()
@@ -204,6 +214,21 @@ def run_with_runtime(
         click.echo(f"kairox: stopped by {signal.Signals(signum).name}; every server was shut down", err=True)
         raise SystemExit(128 + signum)
     return results[0]
+
+
+def describe_failure(failure: LoadFailure) -> str:
+    """A plugin package that failed to load, in one line for stderr."""
+    dist = " ".join(x for x in (failure.distribution, failure.version) if x)
+    return (
+        f"plugin {failure.plugin}{f' ({dist})' if dist else ''} failed to load ({failure.stage}): {failure.error}; "
+        "its hooks, tools and commands are absent (`kairox plugins` lists the failures)"
+    )
+
+
+def _say_hook_failed(event: Event) -> None:
+    """A hook failed while a command ran: said on stderr (a guard's failure also denies the call)."""
+    if isinstance(event, HookFailed):
+        click.echo(f"kairox: hook {event.hook} of plugin {event.plugin} failed: {event.error}", err=True)
 
 
 def _is_cancellation(exc: BaseException) -> bool:

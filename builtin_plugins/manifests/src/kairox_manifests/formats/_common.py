@@ -387,6 +387,19 @@ def _condition(value: Any, event: str, problems: list[Problem], *, file: str | N
     return value
 
 
+def _check_matcher(matcher: str, event: str, problems: list[Problem], *, file: str | None, path: str) -> None:
+    """A hook's matcher must be one RE2 can run. A guard's (``pre_tool_call``) that is not
+    stays in the manifest, reported: its hook then blocks every tool call (it cannot say which
+    calls it guards, and a guard that vanished would let them all run); any other hook's
+    refuses the manifest."""
+    try:
+        compile_matcher(matcher)
+    except ValueError as exc:
+        if event != "pre_tool_call":
+            raise ManifestError(str(exc), file=file, path=path) from None
+        problems.append(Problem(f"{exc}; this guard hook blocks every tool call", file=file, path=path))
+
+
 def claude_hooks(
     root: Root, data: Any, out: Collector, problems: list[Problem], *, file: str | None, path: str
 ) -> None:
@@ -433,10 +446,7 @@ def claude_hooks(
             if matcher in ("", "*"):
                 matcher = None  # Claude's "match everything"
             if matcher is not None:
-                try:
-                    compile_matcher(matcher)
-                except ValueError as exc:
-                    raise ManifestError(str(exc), file=file, path=join(ipath, "matcher")) from None
+                _check_matcher(matcher, ours, problems, file=file, path=join(ipath, "matcher"))
             handlers = group.get("hooks")
             if not isinstance(handlers, list):
                 raise ManifestError(
@@ -500,10 +510,7 @@ def kairox_hooks(root: Root, hooks: list[Any], out: Collector, *, file: str | No
                 f"expected one of {', '.join(KAIROX_EVENTS)}, got {hook.event!r}", file=file, path=join(hpath, "event")
             )
         if hook.matcher is not None:
-            try:
-                compile_matcher(hook.matcher)
-            except ValueError as exc:
-                raise ManifestError(str(exc), file=file, path=join(hpath, "matcher")) from None
+            _check_matcher(hook.matcher, hook.event, out.problems, file=file, path=join(hpath, "matcher"))
         timeout = _timeout(hook.timeout, file=file, path=join(hpath, "timeout"))
         script = resolve_inside(root, hook.script, file=file, path=join(hpath, "script"), allow_root=False)
         if not root.is_file(script):
