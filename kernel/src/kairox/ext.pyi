@@ -1,41 +1,5 @@
 """The names of :mod:`kairox.ext`: the one list (``lazy_loader.attach_stub`` reads it too)."""
 
-from ._agents import (
-    AgentDef as AgentDef,
-)
-from ._agents import (
-    AgentError as AgentError,
-)
-from ._agents import (
-    AgentPrepared as AgentPrepared,
-)
-from ._agents import (
-    AgentRegistry as AgentRegistry,
-)
-from ._agents import (
-    AgentRun as AgentRun,
-)
-from ._agents import (
-    DefinitionsChanged as DefinitionsChanged,
-)
-from ._agents import (
-    OutputStyle as OutputStyle,
-)
-from ._agents import (
-    OutputStyleError as OutputStyleError,
-)
-from ._agents import (
-    OutputStyleRegistry as OutputStyleRegistry,
-)
-from ._agents import (
-    claude_tool_ids as claude_tool_ids,
-)
-from ._agents import (
-    parse_agent as parse_agent,
-)
-from ._agents import (
-    parse_output_style as parse_output_style,
-)
 from ._call import (
     current_session as current_session,
 )
@@ -151,6 +115,9 @@ from ._skill_model import (
     ARGUMENT_TYPES as ARGUMENT_TYPES,
 )
 from ._skill_model import (
+    PlacedError as PlacedError,
+)
+from ._skill_model import (
     RenderedSkill as RenderedSkill,
 )
 from ._skill_model import (
@@ -173,6 +140,9 @@ from ._skill_model import (
 )
 from ._skill_model import (
     SkillWarning as SkillWarning,
+)
+from ._skill_model import (
+    by_precedence as by_precedence,
 )
 from ._skill_model import (
     split_frontmatter as split_frontmatter,
@@ -200,6 +170,9 @@ from ._tools import (
 )
 from ._tools import (
     ToolRegistry as ToolRegistry,
+)
+from ._tools import (
+    estimate_tokens as estimate_tokens,
 )
 from ._trust import (
     Declared as Declared,
