@@ -88,6 +88,9 @@ def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
     kairox_harness.register(make_plugin("failing", kairox_register_manifest_formats=fail))  # fails in a runtime
     kairox_harness.register(make_plugin("unknown-hook", kairox_no_such_hook=lambda: None))  # fails at load
     kairox_harness.register(make_plugin("context", kairox_pre_turn=lambda prompt: ContextPiece(f"about {prompt}")))
+    import kairox_agents.hooks
+
+    kairox_harness.register(kairox_agents.hooks)  # `kairox agents list` is kairox-agents' command
 
     class BadSkills:
         name = "bad-skills"

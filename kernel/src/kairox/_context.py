@@ -8,9 +8,7 @@ list in the shape model APIs take, optionally cut to a token budget (the rest
 stay findable through the ``tools.search`` tool). The skills index always fits a
 budget (``skill_budget`` tokens, :data:`SKILL_BUDGET` by default): a workspace
 with 100,000 skills must not become a 34 MB prompt; the skills left out stay
-findable through ``skills.search``. The agents index (name, description, tools,
-model of each agent the host can run, :meth:`kairox.Session.agent`) fits
-``agent_budget`` tokens (:data:`AGENT_BUDGET`) the same way.
+findable through ``skills.search``.
 """
 
 from __future__ import annotations
@@ -33,8 +31,6 @@ if TYPE_CHECKING:
     from ._runtime import Runtime, Session
 
 __all__ = [
-    "AGENT_BUDGET",
-    "AgentEntry",
     "MAX_PROVIDER_INSTRUCTIONS",
     "MAX_SOURCE_INSTRUCTIONS",
     "SKILL_BUDGET",
@@ -51,8 +47,6 @@ SKILLS_SEARCH_ID = "skills.search"
 #: tokens the skills index may take by default (~16,000 characters; Claude Code
 #: gives its skill listing a budget of the same order)
 SKILL_BUDGET = 4_000
-#: tokens the agents index may take by default (a bundle may ship dozens of agents)
-AGENT_BUDGET = 2_000
 #: the Agent Skills limit on a description; a longer one is cut in the index
 MAX_DESCRIPTION = 1024
 #: tools in a row a tool budget passes over (each too big for what is left) before it stops looking
@@ -71,18 +65,6 @@ class SkillEntry:
     name: str
     description: str
     location: str
-    scope: str
-
-
-@attrs.frozen
-class AgentEntry:
-    """One line of the agents index: ``tools`` as the agent lists them (``None``: every tool),
-    ``model`` pinned (``None``: the host's)."""
-
-    name: str
-    description: str
-    tools: list[str] | None
-    model: str | None
     scope: str
 
 
@@ -107,28 +89,6 @@ class TurnContext:
     problems: list[str] = attrs.field(factory=list)
     #: skills left out of ``skills`` by the budget (findable through ``skills.search``)
     omitted_skills: int = 0
-    #: the agents the host can run (``session.agent(name)``), cut to the agent budget
-    agents: list[AgentEntry] = attrs.field(factory=list)
-    #: agents left out of ``agents`` by the budget (``runtime.agents`` has them all)
-    omitted_agents: int = 0
-    #: the name of the output style whose text ends ``instructions`` (``None``: none)
-    output_style: str | None = None
-
-    def available_agents_xml(self) -> str:
-        """The ``<available_agents>`` block: each agent's name, description, tools and model."""
-        lines = ["<available_agents>"]
-        for a in self.agents:
-            lines += ["  <agent>", f"    <name>{escape(a.name)}</name>"]
-            lines.append(f"    <description>{escape(a.description)}</description>")
-            tools = "all" if a.tools is None else ", ".join(a.tools) or "none"
-            lines.append(f"    <tools>{escape(tools)}</tools>")
-            if a.model:
-                lines.append(f"    <model>{escape(a.model)}</model>")
-            lines.append("  </agent>")
-        lines.append("</available_agents>")
-        if self.omitted_agents:
-            lines.append(f"({self.omitted_agents} more agents are available)")
-        return "\n".join(lines)
 
     def available_skills_xml(self) -> str:
         """The Agent Skills ``<available_skills>`` block."""
@@ -153,8 +113,6 @@ class TurnContext:
             parts.append(f"<!-- instructions from {ins.source} -->\n{ins.text}")
         if self.skills or self.omitted_skills:
             parts.append(self.available_skills_xml())
-        if self.agents or self.omitted_agents:
-            parts.append(self.available_agents_xml())
         if self.matched_skills:
             parts.append(
                 "Skills that match this request: " + ", ".join(f"{m.name} ({m.why})" for m in self.matched_skills)
@@ -174,22 +132,22 @@ class TurnContext:
             "tools": self.tools,
             "omitted_tools": self.omitted_tools,
             "omitted_skills": self.omitted_skills,
-            "agents": [attrs.asdict(a) for a in self.agents],
-            "omitted_agents": self.omitted_agents,
-            "output_style": self.output_style,
             "problems": self.problems,
         }
 
 
-def _pieces(value: Any, source: str) -> list[ContextPiece]:
+def _pieces(value: Any, source: str, problems: list[str]) -> list[ContextPiece]:
     if value is None:
+        return []
+    if isinstance(value, Exception):  # a problem the hook met (a file it could not read), not raised
+        problems.append(str(value))
         return []
     if isinstance(value, str):
         return [ContextPiece(value, source)] if value.strip() else []
     if isinstance(value, ContextPiece):
         return [value if value.source else attrs.evolve(value, source=source)]
     if isinstance(value, (list, tuple)):
-        return [p for v in value for p in _pieces(v, source)]
+        return [p for v in value for p in _pieces(v, source, problems)]
     return [ContextPiece(str(value), source)]
 
 
@@ -254,28 +212,6 @@ def select_skills(skills: Sequence[Any], first: Sequence[str], budget: int | Non
     return [e for i, e in enumerate(entries) if i in chosen], len(entries) - len(chosen)
 
 
-def select_agents(agents: Sequence[Any], budget: int | None) -> tuple[list[AgentEntry], int]:
-    """The agents index in name order, each while it fits ``budget`` tokens."""
-    entries = []
-    for agent in agents:
-        description = agent.description
-        if len(description) > MAX_DESCRIPTION:
-            description = description[: MAX_DESCRIPTION - 1] + "\u2026"
-        tools = None if agent.tools is None else list(agent.tools)
-        entries.append(AgentEntry(agent.name, description, tools, agent.model, agent.scope))
-    if budget is None:
-        return entries, 0
-    chosen: list[AgentEntry] = []
-    used = 0
-    for entry in entries:
-        cost = estimate_tokens(attrs.astuple(entry))
-        if used + cost > budget:
-            continue
-        chosen.append(entry)
-        used += cost
-    return chosen, len(entries) - len(chosen)
-
-
 def _skill_matches(runtime: Runtime, session: Session, prompt: str, limit: int) -> list[SkillSuggestion]:
     return [
         SkillSuggestion(m.skill.name, m.score, "; ".join(m.reasons))
@@ -336,26 +272,19 @@ async def build_turn_context(
     max_skills: int = 5,
     cwd: Path | None = None,
     skill_budget: int | None = SKILL_BUDGET,
-    agent_budget: int | None = AGENT_BUDGET,
 ) -> TurnContext:
     """What the model should see this turn: instructions (the configured ones, then tool
     providers' own, such as each MCP server's, labelled by server), the skills index (cut to
     ``skill_budget`` tokens, prompt matches first) and matches, injected context
     (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens).
-    ``Session.turn_context`` is this function, bound to the session. The agents index
-    is cut to ``agent_budget`` tokens; the session's output style (else the configured
-    one) ends the instructions."""
+    ``Session.turn_context`` is this function, bound to the session."""
     runtime = session.runtime
-    override = getattr(session, "output_style", None)
-    instructions, problems = load_instructions(runtime, cwd=cwd, output_style=override)
-    style = next(
-        (i.source.rpartition("[output style ")[2][:-1] for i in instructions if i.scope == "output_style"), None
-    )
+    instructions, problems = load_instructions(runtime, cwd=cwd)
     instructions = [*instructions, *provider_instructions(runtime, problems)]
     injected: list[ContextPiece] = []
     for outcome in await runtime.dispatch.pre_turn(session, prompt):
         if outcome.error is None:
-            injected.extend(_pieces(outcome.value, outcome.source))
+            injected.extend(_pieces(outcome.value, outcome.source, problems))
         else:
             problems.append(f"pre_turn hook of {outcome.source} failed: {outcome.error}")
     tools, omitted = select_tools(runtime.tools.index(), prompt, tool_budget)
@@ -363,13 +292,8 @@ async def build_turn_context(
     skills, omitted_skills = select_skills(
         runtime.skills.skills(session_id=session.id), [m.name for m in matched], skill_budget
     )
-    registry = getattr(runtime, "agents", None)
-    if registry is not None:
-        registry.ensure_scanned(runtime)
-    agents, omitted_agents = select_agents(registry.all() if registry is not None else [], agent_budget)
-    # a skill or agent that was not read (refused, broken) is a problem where it would have been
+    # a skill that was not read (refused, broken) is a problem where it would have been
     problems.extend(str(e) for e in runtime.skills.errors)
-    problems.extend(str(e) for e in (registry.errors if registry is not None else ()))
     return TurnContext(
         prompt=prompt,
         instructions=instructions,
@@ -380,9 +304,6 @@ async def build_turn_context(
         omitted_tools=omitted,
         problems=problems,
         omitted_skills=omitted_skills,
-        agents=agents,
-        omitted_agents=omitted_agents,
-        output_style=style,
     )
 
 

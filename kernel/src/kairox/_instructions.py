@@ -9,9 +9,7 @@ specific and win where they disagree):
 4. the instruction files users already keep in the repository: for every
    directory from the workspace root down to the current directory (nearest
    last), its ``AGENTS.md`` then its ``CLAUDE.md`` (names configurable through
-   ``[instructions].agents_files``; ``[]`` turns discovery off);
-5. the selected output style (``[instructions] output_style``, or the session's
-   ``output_style``): its text, labelled with its file (scope ``output_style``).
+   ``[instructions].agents_files``; ``[]`` turns discovery off).
 
 Every piece carries its provenance. A file larger than ``max_bytes`` is cut
 with a marker; an unreadable one is skipped with a warning. Workspace files are read
@@ -38,7 +36,7 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from ._runtime import Runtime
 
-__all__ = ["Instruction", "InstructionsConfig", "load_instructions", "style_instruction"]
+__all__ = ["Instruction", "InstructionsConfig", "load_instructions"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +51,7 @@ class InstructionsConfig:
     files: list[str] = attrs.field(factory=list)
     agents_files: list[str] = attrs.field(factory=lambda: list(DEFAULT_AGENTS_FILES))
     max_bytes: int = 32_768
-    #: the output style whose text ends the instructions (``""`` or ``"default"``: none)
+    #: the output style kairox-agents gives each turn (``""`` or ``"default"``: none)
     output_style: str = ""
 
 
@@ -63,7 +61,7 @@ class Instruction:
 
     text: str
     source: str  # a file path, or "<file> [instructions].text"
-    scope: str  # "user" | "workspace" | "directory" | "provider" | "output_style"
+    scope: str  # "user" | "workspace" | "directory" | "provider"
 
 
 def _read(root: Root | None, path: Path, max_bytes: int, problems: list[str]) -> str | None:
@@ -99,28 +97,8 @@ def _section_of(file: str, data: dict[str, Any], problems: list[str]) -> Instruc
         return None
 
 
-def style_instruction(runtime: Runtime, override: str | None, problems: list[str]) -> Instruction | None:
-    """The selected output style as an instruction (source ``<file> [output style NAME]``);
-    a name that is no style is a problem naming the field and the known styles."""
-    registry = getattr(runtime, "output_styles", None)
-    if registry is None:
-        return None
-    registry.ensure_scanned(runtime)
-    try:
-        style = registry.selected(runtime.config, override)
-    except ConfigError as exc:
-        problems.append(str(exc))
-        return None
-    if style is None:
-        return None
-    return Instruction(style.text, f"{style.file or style.source} [output style {style.name}]", "output_style")
-
-
-def load_instructions(
-    runtime: Runtime, *, cwd: Path | None = None, output_style: str | None = None
-) -> tuple[list[Instruction], list[str]]:
-    """Every instruction for a session in ``runtime``'s workspace, with the problems met.
-    ``output_style`` (a session's) replaces ``[instructions] output_style``."""
+def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[list[Instruction], list[str]]:
+    """Every instruction for a session in ``runtime``'s workspace, with the problems met."""
     problems: list[str] = []
     pieces: list[Instruction] = []
     merged = runtime.config.section("instructions")
@@ -181,9 +159,6 @@ def load_instructions(
             text = _read(workspace_root, path, max_bytes, problems)
             if text:
                 pieces.append(Instruction(text, str(path), "workspace" if directory == workspace else "directory"))
-    style = style_instruction(runtime, output_style, problems)
-    if style is not None:
-        pieces.append(style)
     for problem in problems:
         logger.warning("instructions: %s", problem)
     return pieces, problems

@@ -18,7 +18,6 @@ import anyio.abc
 import anyio.lowlevel
 import attrs
 
-from ._agents import AgentError, AgentPrepared, AgentRegistry, AgentRun, OutputStyleRegistry, scan_definitions
 from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
 from ._config import Config, ConfigSection, load_config
 from ._contained import Root
@@ -175,9 +174,6 @@ class Runtime:
         self.tools = ToolRegistry(self.events)
         self.hooks = HookRegistry()
         self.skills = SkillRegistry(self.events)
-        #: agents (``.claude/agents``, bundles' ``agents/``) and output styles the host can use
-        self.agents = AgentRegistry(self.events)
-        self.output_styles = OutputStyleRegistry(self.events)
         self.host = host or build_plugin_host(plugins=plugins, load_entrypoints=load_entrypoints, env=self.env)
         #: every hook call: the host's dispatcher, with this runtime's hooks and HookFailed reports
         self.dispatch = self.host.dispatch.bind(hooks=self.hooks, report=self._report)
@@ -335,7 +331,6 @@ class Runtime:
             try:
                 await rt.discover()
                 await rt.skills.scan(rt.skill_sources, rt)
-                await scan_definitions(rt)
                 if start == "lazy":
                     await rt.start_providers(lazy=True)
                 elif start:
@@ -508,24 +503,17 @@ class Runtime:
         sampling_callback: HostCallback | None = None,
         elicitation_callback: HostCallback | None = None,
         list_roots_callback: HostCallback | None = None,
-        output_style: str | None = None,
     ) -> AsyncIterator[Session]:
         """``async with rt.session() as s``: start/end hooks fire exactly once each.
 
         The host callbacks (:data:`HostCallback`) answer what an MCP server asks while a
-        tool call of this session runs, in place of the runtime's. ``output_style`` names
-        the output style of this session in place of ``[instructions] output_style``
-        (``"default"``: none); a name that is no style raises :class:`~kairox.ConfigError`."""
-        if output_style is not None:
-            self.output_styles.ensure_scanned(self)
-            self.output_styles.selected(self.config, output_style)
+        tool call of this session runs, in place of the runtime's."""
         session = Session(
             self,
             approver=approver,
             sampling_callback=sampling_callback,
             elicitation_callback=elicitation_callback,
             list_roots_callback=list_roots_callback,
-            output_style=output_style,
         )
         await self.dispatch.session_start(session)
         self.events.publish(SessionStarted(session_id=session.id))
@@ -618,11 +606,8 @@ class Session:
         sampling_callback: HostCallback | None = None,
         elicitation_callback: HostCallback | None = None,
         list_roots_callback: HostCallback | None = None,
-        output_style: str | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex[:12]
-        #: this session's output style (``None``: ``[instructions] output_style``)
-        self.output_style = output_style
         self.runtime = runtime
         self.approver = approver
         self.sampling_callback = sampling_callback
@@ -656,21 +641,3 @@ class Session:
         self.activated.append(rendered)
         self.runtime.events.publish(SkillActivated(session_id=self.id, skill=rendered.name, model=rendered.model))
         return rendered
-
-    def agent(self, name: str, *, strict: bool = False) -> AgentRun:
-        """The definition of agent ``name`` to run: its prompt, pinned model and the registered
-        tools it may use (every tool when it lists none). Tools it lists that are not registered
-        are in ``unknown_tools`` (``strict``: an :class:`~kairox.ext.AgentError` naming them).
-        An unknown agent is an :class:`~kairox.ext.AgentError` naming the close match."""
-        self.runtime.agents.ensure_scanned(self.runtime)
-        run = self.runtime.agents.prepare(name, self.runtime.tools)
-        if strict and run.unknown_tools:
-            raise AgentError(
-                f"agent {run.name} lists tools that are not registered: {', '.join(run.unknown_tools)}",
-                file=run.agent.file,
-                field="tools",
-            )
-        self.runtime.events.publish(
-            AgentPrepared(session_id=self.id, agent=run.name, model=run.model, unknown_tools=run.unknown_tools)
-        )
-        return run

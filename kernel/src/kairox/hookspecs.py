@@ -186,7 +186,8 @@ def kairox_pre_turn(session: Session, prompt: str) -> str | ContextPiece | list[
     :param session: the session the turn belongs to.
     :param prompt: the user's prompt for this turn.
     :return: ``None`` for nothing, a string, a :class:`~kairox.ContextPiece`,
-        or a list of those; each piece is labelled with the plugin it came from.
+        or a list of those; each piece is labelled with the plugin it came from. An
+        exception in the list (returned, not raised) is a problem of the turn.
     """
 
 

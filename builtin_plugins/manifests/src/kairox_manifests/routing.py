@@ -9,7 +9,7 @@ to take them back (``undo``):
 - hook -> ``runtime.hooks`` (source ``plugin:<name>``);
 - mcp_server -> kairox-mcp's manager (server ``<plugin>:<server>``, tools ``<plugin>.<server>.<tool>``);
 - lsp_server -> kairox-lsp's provider (server ``<plugin>:<server>``);
-- agent -> ``runtime.agents``, output_style -> ``runtime.output_styles``, as ``<plugin>:<name>``.
+- agent, output_style -> kairox-agents' registries (``agents_of``, ``output_styles_of``), as ``<plugin>:<name>``.
 """
 
 from __future__ import annotations
@@ -383,21 +383,26 @@ async def route_skills(
 async def route_definitions(
     runtime: Runtime, plugin: str, kind: str, items: Sequence[Contribution], root: Path
 ) -> Routed:
-    """Add the plugin's agents (``kind`` ``agent``) or output styles (``output_style``) to the
-    runtime's registry as ``<plugin>:<name>``; a file that does not parse fails with the
+    """Add the plugin's agents (``kind`` ``agent``) or output styles (``output_style``) to
+    kairox-agents' registry as ``<plugin>:<name>``; a file that does not parse fails with the
     file and field."""
     import anyio
 
     out = Routed()
     if not items:
         return out
-    registry = getattr(runtime, "agents" if kind == "agent" else "output_styles", None)
-    if registry is None:
-        return out.fail_all(items, f"this kairox kernel has no {kind.replace('_', ' ')} registry")
+    try:
+        from kairox_agents import PROVIDER_NAME, AgentsProvider, DefinitionRegistry
+    except ImportError:
+        return out.fail_all(items, "kairox-agents is not installed (pip install kairox-agents)")
+    provider = runtime.providers.get(PROVIDER_NAME)
+    if not isinstance(provider, AgentsProvider):
+        return out.fail_all(items, "kairox-agents is not loaded in this runtime")
+    registry: DefinitionRegistry[Any] = provider.agents if kind == "agent" else provider.output_styles
     source = provider_name(plugin)
 
     def read() -> tuple[list[Any], list[Any]]:
-        return registry.read_files(  # type: ignore[no-any-return]
+        return registry.read_files(
             runtime.contained(root, label=f"bundle {plugin}"),
             [c.source for c in items],
             scope="plugin",

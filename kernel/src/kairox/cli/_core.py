@@ -329,11 +329,10 @@ def tools_call(ctx: click.Context, name: str, args_json: str, yes: bool, timeout
 
 
 def register_core_commands(group: click.Group) -> None:
-    from ._agents import agents
     from ._context import context
     from ._trust import trust
 
-    for command in (status, plugins, config, tools, context, trust, agents):
+    for command in (status, plugins, config, tools, context, trust):
         group.add_command(command)
 
 

@@ -6,12 +6,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .._text import terminal_safe as safe
-from ._util import echo_json, run_with_runtime, want_json
+from kairox.cli import echo_json, run_with_runtime, want_json
+from kairox.ext import terminal_safe as safe
+
+from ._model import AgentError
+from ._plugin import agents_of
 
 if TYPE_CHECKING:
-    from .._agents import AgentDef, AgentRegistry
-    from .._runtime import Runtime
+    from kairox import Runtime
+
+    from ._model import AgentDef
+    from ._registry import AgentRegistry
 
 __all__ = ["agents"]
 
@@ -54,8 +59,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """Every agent (one per name) with where it comes from, then the files that did not load."""
 
     async def go(rt: Runtime) -> dict[str, Any]:
-        reg = rt.agents
-        reg.ensure_scanned(rt)
+        reg = agents_of(rt)
         errors, warnings = _problems(reg)
         return {"agents": [agent_dict(reg, a) for a in reg.all()], "errors": errors, "warnings": warnings}
 
@@ -83,11 +87,9 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def show_cmd(ctx: click.Context, name: str, check_tools: bool, as_json: bool) -> None:
     """One agent: where it comes from, its tools, model and prompt (exit 1 when there is none)."""
-    from .._agents import AgentError
 
     async def go(rt: Runtime) -> dict[str, Any] | str:
-        reg = rt.agents
-        reg.ensure_scanned(rt)
+        reg = agents_of(rt)
         try:
             agent = reg.require(name)
         except AgentError as exc:

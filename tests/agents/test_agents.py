@@ -1,5 +1,5 @@
 """Agents: a registry from bundles' ``agents/``, ``.claude/agents/`` and ``~/.claude/agents/``;
-the agents index in the turn context; ``session.agent(name)``; ``kairox agents list|show``."""
+the agents index in the turn context; ``kairox_agents.prepare(session, name)``; ``kairox agents list|show``."""
 
 from __future__ import annotations
 
@@ -8,12 +8,22 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import kairox
+import kairox_agents.hooks
 from kairox import FunctionTool, ToolSpec
-from kairox.ext import AgentError, AgentPrepared, claude_tool_ids
 from kairox.testing import EventLog, InMemoryToolProvider, KairoxHarness
+from kairox_agents import (
+    AgentError,
+    AgentPrepared,
+    agents_index,
+    agents_of,
+    available_agents_xml,
+    claude_tool_ids,
+    prepare,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -23,9 +33,10 @@ PLUGIN = "agents-and-styles"
 
 @pytest.fixture
 def kairox_plugins() -> list[object]:
+    import kairox_agents.hooks
     import kairox_manifests.hooks
 
-    return [kairox_manifests.hooks]
+    return [kairox_agents.hooks, kairox_manifests.hooks]
 
 
 @pytest.fixture
@@ -85,7 +96,7 @@ async def test_agents_come_from_bundles_the_workspace_and_the_user(
     write_agent(user_agents, "planner", agent_text("planner", "Plans the work (user)"))
     write_agent(user_agents / "nested", "scribe", agent_text("scribe", "Writes notes", tools="[]"))
     async with kairox_harness.open(start=False) as rt:
-        agents = {a.name: a for a in rt.agents.all()}
+        agents = {a.name: a for a in agents_of(rt).all()}
         assert sorted(agents) == [f"{PLUGIN}:code-reviewer", f"{PLUGIN}:researcher", "planner", "scribe"]
         reviewer = agents[f"{PLUGIN}:code-reviewer"]
         assert (reviewer.scope, reviewer.source, reviewer.namespace) == ("plugin", f"plugin:{PLUGIN}", PLUGIN)
@@ -99,17 +110,17 @@ async def test_agents_come_from_bundles_the_workspace_and_the_user(
             "claude-workspace",
             "Plans the work (workspace)",
         )
-        assert [(s.scope, s.source) for s in rt.agents.shadowed("planner")] == [("user", "claude-user")]
+        assert [(s.scope, s.source) for s in agents_of(rt).shadowed("planner")] == [("user", "claude-user")]
         # `tools: []` is no tools; an omitted list is every tool
         assert agents["scribe"].tools == () and planner.tools is None
         # a plugin's agent is found by its own name too, when only one has it
-        assert rt.agents.get("code-reviewer") is reviewer
+        assert agents_of(rt).get("code-reviewer") is reviewer
 
 
 async def test_a_description_that_is_not_valid_yaml_is_read_leniently(kairox_harness: KairoxHarness) -> None:
     install_bundle(kairox_harness)
     async with kairox_harness.open(start=False) as rt:
-        researcher = rt.agents.require(f"{PLUGIN}:researcher")
+        researcher = agents_of(rt).require(f"{PLUGIN}:researcher")
     assert researcher.description.startswith(
         "Use this agent when the answer needs reading the web. Examples: <example>"
     )
@@ -124,8 +135,8 @@ async def test_a_broken_agent_file_is_reported_with_its_file_and_field(kairox_ha
     worse = write_agent(folder, "listy", "---\nname: listy\ndescription: d\ntools: {Read: yes}\n---\nx\n")
     write_agent(folder, "fine", agent_text("fine", "Works"))
     async with kairox_harness.open(start=False) as rt:
-        assert rt.agents.names() == ["fine"]
-        errors = {e.file: e for e in rt.agents.errors}
+        assert agents_of(rt).names() == ["fine"]
+        errors = {e.file: e for e in agents_of(rt).errors}
     assert isinstance(errors[str(bad)], AgentError)
     assert errors[str(bad)].field == "description"
     assert errors[str(worse)].field == "tools"
@@ -152,10 +163,10 @@ async def test_an_untrusted_workspace_bundle_adds_no_agent_but_workspace_folders
     install_bundle(kairox_harness, where="workspace")
     write_agent(kairox_harness.workspace / ".claude" / "agents", "local", agent_text("local", "A workspace agent"))
     async with kairox_harness.open(start=False) as rt:
-        assert rt.agents.names() == ["local"]  # markdown in the workspace runs nothing: read like its skills
+        assert agents_of(rt).names() == ["local"]  # markdown in the workspace runs nothing: read like its skills
     kairox_harness.trust()
     async with kairox_harness.open(start=False) as rt:
-        assert rt.agents.names() == [f"{PLUGIN}:code-reviewer", f"{PLUGIN}:researcher", "local"]
+        assert agents_of(rt).names() == [f"{PLUGIN}:code-reviewer", f"{PLUGIN}:researcher", "local"]
 
 
 async def test_user_agents_come_from_the_runtimes_home_only(kairox_harness: KairoxHarness, tmp_path: Path) -> None:
@@ -163,14 +174,24 @@ async def test_user_agents_come_from_the_runtimes_home_only(kairox_harness: Kair
     write_agent(other / ".claude" / "agents", "elsewhere", agent_text("elsewhere", "From another HOME"))
     env = {"KAIROX_HOME": str(kairox_harness.home), "HOME": str(other)}
     async with kairox.Runtime.open(
-        kairox_harness.workspace, home=kairox_harness.home, env=env, load_entrypoints=False, start=False
+        kairox_harness.workspace,
+        home=kairox_harness.home,
+        env=env,
+        load_entrypoints=False,
+        start=False,
+        plugins=[kairox_agents.hooks],
     ) as rt:
-        assert rt.agents.names() == ["elsewhere"]
+        assert agents_of(rt).names() == ["elsewhere"]
     # no HOME in the runtime's environment: no user folder is read (never the process's own home)
     async with kairox.Runtime.open(
-        kairox_harness.workspace, home=kairox_harness.home, env={}, load_entrypoints=False, start=False
+        kairox_harness.workspace,
+        home=kairox_harness.home,
+        env={},
+        load_entrypoints=False,
+        start=False,
+        plugins=[kairox_agents.hooks],
     ) as rt:
-        assert rt.agents.names() == []
+        assert agents_of(rt).names() == []
 
 
 # -- the turn context -----------------------------------------------------------------------------
@@ -180,7 +201,8 @@ async def test_the_turn_context_carries_the_agents_index(kairox_harness: KairoxH
     install_bundle(kairox_harness)
     async with kairox_harness.open() as rt, rt.session() as session:
         tc = await session.turn_context("review my change")
-    entries = {a.name: a for a in tc.agents}
+        index, omitted = agents_index(rt)
+    entries = {a.name: a for a in index}
     reviewer = entries[f"{PLUGIN}:code-reviewer"]
     assert reviewer.tools == ["Read", "Grep", "Glob", "Bash(git diff:*)"]
     assert (reviewer.model, reviewer.scope) == ("sonnet", "plugin")
@@ -188,9 +210,9 @@ async def test_the_turn_context_carries_the_agents_index(kairox_harness: KairoxH
     rendered = tc.render()
     assert "<available_agents>" in rendered and f"<name>{PLUGIN}:code-reviewer</name>" in rendered
     assert "<model>sonnet</model>" in rendered
-    data = tc.to_dict()
-    assert data["omitted_agents"] == 0
-    assert data["agents"][0] == {
+    assert [(p.source, p.title) for p in tc.injected] == [("agents", "available agents")]
+    assert omitted == 0
+    assert attrs.asdict(index[0]) == {
         "name": f"{PLUGIN}:code-reviewer",
         "description": reviewer.description,
         "tools": ["Read", "Grep", "Glob", "Bash(git diff:*)"],
@@ -206,24 +228,25 @@ async def test_the_agents_index_is_bounded(kairox_harness: KairoxHarness) -> Non
         write_agent(folder, f"agent-{i:03}", agent_text(f"agent-{i:03}", f"Agent number {i}. {long}"))
     async with kairox_harness.open(start=False) as rt, rt.session() as session:
         tc = await session.turn_context("hi")
-        unbounded = await session.turn_context("hi", agent_budget=None)
-    assert len(unbounded.agents) == 300 and unbounded.omitted_agents == 0
-    assert 0 < len(tc.agents) < 300 and tc.omitted_agents == 300 - len(tc.agents)
-    assert all(len(a.description) <= 1024 for a in tc.agents)
-    assert len(tc.available_agents_xml()) < 4 * 2_000 + 2_000  # about the budget's characters
-    assert f"({tc.omitted_agents} more agents are available)" in tc.render()
+        index, omitted = agents_index(rt)
+        unbounded, none_omitted = agents_index(rt, budget=None)
+    assert len(unbounded) == 300 and none_omitted == 0
+    assert 0 < len(index) < 300 and omitted == 300 - len(index)
+    assert all(len(a.description) <= 1024 for a in index)
+    assert len(available_agents_xml(index, omitted)) < 4 * 2_000 + 2_000  # about the budget's characters
+    assert f"({omitted} more agents are available)" in tc.render()
 
 
-# -- session.agent ----------------------------------------------------------------------------------
+# -- prepare ----------------------------------------------------------------------------------------
 
 
-async def test_session_agent_gives_a_definition_to_run(kairox_harness: KairoxHarness) -> None:
+async def test_prepare_gives_a_definition_to_run(kairox_harness: KairoxHarness) -> None:
     install_bundle(kairox_harness)
     provider = builtin_tools()
     async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
         log = EventLog(rt.events)
         async with rt.session() as session:
-            run = session.agent(f"{PLUGIN}:code-reviewer")
+            run = prepare(session, f"{PLUGIN}:code-reviewer")
             assert run.prompt.startswith("You are a senior code reviewer.")
             assert run.model == "sonnet"
             # Claude's names resolve to the registered tools: Read, Grep, Glob, Bash(git diff:*)
@@ -231,11 +254,11 @@ async def test_session_agent_gives_a_definition_to_run(kairox_harness: KairoxHar
             assert run.unknown_tools == ()
             assert [t["name"] for t in run.model_tools()] == ["fs_read", "search_grep", "fs_list", "shell_exec"]
 
-            researcher = session.agent("researcher")
+            researcher = prepare(session, "researcher")
             assert researcher.unknown_tools == ("WebFetch", "WebSearch")  # reported, not hidden
             assert researcher.tools == ("fs.read",)
             with pytest.raises(AgentError) as err:
-                session.agent("researcher", strict=True)
+                prepare(session, "researcher", strict=True)
             assert err.value.field == "tools" and "WebFetch, WebSearch" in str(err.value)
             assert str(err.value).startswith(f"{researcher.agent.file}: tools: ")
         prepared = log.of(AgentPrepared)
@@ -253,7 +276,7 @@ async def test_an_agent_without_a_tool_list_gets_every_tool_but_the_disallowed(k
         "---\nname: helper\ndescription: Helps\ndisallowedTools: Bash, Write\n---\nHelp.\n",
     )
     async with kairox_harness.open(plugins=[builtin_tools().plugin()]) as rt, rt.session() as session:
-        run = session.agent("helper")
+        run = prepare(session, "helper")
         assert "shell.exec" not in run.tools
         assert {"fs.read", "fs.list", "search.grep", "tools.search", "skills.search"} <= set(run.tools)
         assert run.model is None
@@ -263,7 +286,7 @@ async def test_an_unknown_agent_names_the_close_match(kairox_harness: KairoxHarn
     install_bundle(kairox_harness)
     async with kairox_harness.open(start=False) as rt, rt.session() as session:
         with pytest.raises(AgentError, match=r"no agent named 'agents-and-styles:code-reviwer'; did you mean"):
-            session.agent(f"{PLUGIN}:code-reviwer")
+            prepare(session, f"{PLUGIN}:code-reviwer")
 
 
 def test_claude_tool_names_map_onto_kairox_ids() -> None:
