@@ -21,7 +21,8 @@ from kairox._events import (
     ToolCallStarted,
 )
 from kairox._hooks import Block, ToolCall
-from kairox._runtime import ApprovalAnswer, ApprovalRequest, Runtime, Session
+from kairox._runtime import ApprovalAnswer, ApprovalRequest, Runtime
+from kairox._session import Session
 from kairox._tools import ToolResult
 from kairox.errors import PolicyDenied
 from kairox.hookspecs import hookimpl

@@ -46,13 +46,15 @@ from ._call import (
     Approver as Approver,
 )
 from ._runtime import (
-    HostCallback as HostCallback,
     Runtime as Runtime,
     RuntimeStatus as RuntimeStatus,
-    Session as Session,
     StartMode as StartMode,
     TrustPrompt as TrustPrompt,
     TrustRequest as TrustRequest,
+)
+from ._session import (
+    HostCallback as HostCallback,
+    Session as Session,
 )
 from ._secrets import (
     redact_text as redact_text,

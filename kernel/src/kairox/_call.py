@@ -49,7 +49,8 @@ from ._types import Capability
 from .errors import PolicyDenied, ToolError
 
 if TYPE_CHECKING:
-    from ._runtime import Runtime, Session
+    from ._runtime import Runtime
+    from ._session import Session
 
 __all__ = [
     "ApprovalAnswer",

@@ -28,7 +28,8 @@ from ._tools import FunctionTool, ToolContext, ToolSpec
 from .protocols import GivesInstructions
 
 if TYPE_CHECKING:
-    from ._runtime import Runtime, Session
+    from ._runtime import Runtime
+    from ._session import Session
 
 __all__ = [
     "MAX_PROVIDER_INSTRUCTIONS",

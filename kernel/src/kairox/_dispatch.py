@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from ._hooks import ToolCall
     from ._host import LoadFailure, PluginHost
     from ._registrar import Registrar
-    from ._runtime import Runtime, Session
+    from ._runtime import Runtime
+    from ._session import Session
     from ._tools import ToolResult
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Union
 import attrs
 
 if TYPE_CHECKING:
-    from ._runtime import Runtime, Session
+    from ._runtime import Runtime
+    from ._session import Session
     from ._tools import ToolSpec
 
 __all__ = ["LIFECYCLE_EVENTS", "Block", "ContextPiece", "HookRegistry", "RuntimeHook", "ToolCall"]

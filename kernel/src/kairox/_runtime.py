@@ -6,7 +6,6 @@ import functools
 import inspect
 import logging
 import os
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -21,7 +20,6 @@ import attrs
 from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
 from ._config import Config, ConfigSection, load_config
 from ._contained import Root
-from ._context import build_turn_context
 from ._dispatch import HookOutcome
 from ._events import (
     Event,
@@ -30,14 +28,13 @@ from ._events import (
     PluginLoadFailed,
     SessionEnded,
     SessionStarted,
-    SkillActivated,
 )
 from ._home import user_home
 from ._hooks import HookRegistry
 from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
 from ._policy import PolicyConfig, PolicyEngine
 from ._registrar import Registrar
-from ._skill_model import RenderedSkill, SkillDef
+from ._session import HostCallback, Session
 from ._skills import SkillRegistry
 from ._supervisor import ProviderState, Supervisor
 from ._tool_registry import ToolRegistry
@@ -68,15 +65,6 @@ logger = logging.getLogger(__name__)
 
 #: a guard that takes longer blocks the call it guards
 HOOK_TIMEOUT = 30.0
-
-
-#: a host callback for requests an MCP server sends the client: ``sampling_callback``,
-#: ``elicitation_callback`` and ``list_roots_callback`` take the MCP SDK's own signatures
-#: (``mcp.client.session.SamplingFnT``, ``ElicitationFnT``, ``ListRootsFnT``: an async
-#: function of ``(context, params)``, or ``(context)`` for roots, returning the SDK's result
-#: type or ``ErrorData``), so a callback written for ``mcp.ClientSession`` works unchanged.
-#: The kernel only holds them (it never imports ``mcp``); kairox-mcp calls them.
-HostCallback = Callable[..., Awaitable[Any]]
 
 
 @attrs.frozen
@@ -593,51 +581,3 @@ class Runtime:
             skills=len(self.skills),
             skill_errors=[str(e) for e in self.skills.errors],
         )
-
-
-class Session:
-    """One conversation: its approvals, state and session-scoped skills end with it."""
-
-    def __init__(
-        self,
-        runtime: Runtime,
-        *,
-        approver: Approver | None = None,
-        sampling_callback: HostCallback | None = None,
-        elicitation_callback: HostCallback | None = None,
-        list_roots_callback: HostCallback | None = None,
-    ) -> None:
-        self.id = uuid.uuid4().hex[:12]
-        self.runtime = runtime
-        self.approver = approver
-        self.sampling_callback = sampling_callback
-        self.elicitation_callback = elicitation_callback
-        self.list_roots_callback = list_roots_callback
-        self.approved: set[str] = set()
-        self.state: dict[str, Any] = {}
-        self.activated: list[RenderedSkill] = []
-        self.closed = False
-
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> ToolResult:
-        kwargs.setdefault("approver", self.approver)
-        return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
-
-    #: ``await session.turn_context(prompt, *, tool_budget=None, max_skills=5, cwd=None,
-    #: skill_budget=SKILL_BUDGET)``: what the model should see this turn (see
-    #: :func:`kairox._context.build_turn_context`)
-    turn_context = build_turn_context
-
-    def add_skill(self, skill: SkillDef) -> SkillDef:
-        """Add a session-scoped skill: it shadows workspace and user skills of the
-        same name, and is gone when the session ends."""
-        return self.runtime.skills.add_session_skill(self.id, skill)
-
-    async def activate_skill(self, name: str, arguments: Mapping[str, Any] | None = None) -> RenderedSkill:
-        """Render a skill for this session: it must be enabled, every tool it lists
-        registered, its arguments valid (:class:`~kairox.ext.SkillError` otherwise).
-        The result carries the prompt text, the arguments, the tools and the
-        pinned ``model``; it is recorded in :attr:`activated`."""
-        rendered = self.runtime.skills.prepare(name, arguments, tools=self.runtime.tools, session_id=self.id)
-        self.activated.append(rendered)
-        self.runtime.events.publish(SkillActivated(session_id=self.id, skill=rendered.name, model=rendered.model))
-        return rendered

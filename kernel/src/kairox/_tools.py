@@ -16,7 +16,8 @@ import attrs
 from ._types import Capability, Domain, Permissions
 
 if TYPE_CHECKING:
-    from ._runtime import Runtime, Session
+    from ._runtime import Runtime
+    from ._session import Session
 
 logger = logging.getLogger(__name__)
 

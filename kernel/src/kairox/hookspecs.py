@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from ._hooks import Block, ContextPiece, ToolCall
     from ._policy import Ask
     from ._registrar import Registrar
-    from ._runtime import Runtime, Session
+    from ._runtime import Runtime
+    from ._session import Session
     from ._tools import ToolResult
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider
 
