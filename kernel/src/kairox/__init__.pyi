@@ -160,6 +160,8 @@ from ._tools import (
     ToolView as ToolView,
 )
 from ._trust import (
+    WHOLE_ENVIRONMENT as WHOLE_ENVIRONMENT,
+    WHOLE_ENVIRONMENT_NOTE as WHOLE_ENVIRONMENT_NOTE,
     Declared as Declared,
     TrustState as TrustState,
     TrustStore as TrustStore,

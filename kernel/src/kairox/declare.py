@@ -334,7 +334,8 @@ def adds(
 def config_section(name: str, schema: str, **options: Any) -> Callable[[Registrar[Any]], None]:
     """A ``kairox_register_config_sections`` hook adding one :class:`ConfigSection`
     named ``name`` whose schema is the ``schema`` target; ``options`` are the section's
-    other fields (``entries``, ``needs_trust``, ``description``, ``default``, ``merge``).
+    other fields (``entries``, ``needs_trust``, ``narrows``, ``whole_environment``, ``description``,
+    ``default``, ``merge``).
 
     The target's module must exist when the hook runs (else the plugin fails to load);
     it is imported when the section is first structured or its default built, so a
@@ -361,6 +362,7 @@ def servers(
     description: str,
     name: str | None = None,
     needed: Needed | None = None,
+    whole_environment: bool = False,
 ) -> tuple[Callable[[Registrar[Any]], None], Callable[..., None]]:
     """The two hooks of a feature that runs servers (MCP, LSP, DAP): the ``[section.NAME]``
     config section, one entry per server structured as ``schema`` and held until the
@@ -375,11 +377,19 @@ def servers(
     sets no ``[section.*]`` entry (:func:`has_entries`) unless ``needed`` (servers declared
     elsewhere: kairox-mcp's ``.mcp.json``) says otherwise: a workspace without such servers
     opens without importing or starting the provider. Without ``name``, it is built at
-    every open."""
+    every open. ``whole_environment``: the servers get kairox's whole environment (the
+    trust prompt says so for each workspace entry)."""
     has = functools.partial(has_entries, section)
     check: Needed = has if needed is None else functools.partial(_either, has, needed)
     return (
-        config_section(section, schema, entries=True, needs_trust=True, description=description),
+        config_section(
+            section,
+            schema,
+            entries=True,
+            needs_trust=True,
+            whole_environment=whole_environment,
+            description=description,
+        ),
         adds(provider, runtime=True) if name is None else adds(provider, runtime=True, lazy=name, needed=check),
     )
 
