@@ -28,7 +28,7 @@ def commands(workspace: str) -> dict[str, list[str]]:
     return {
         "python -c pass": [sys.executable, "-c", "pass"],
         "import kairox": [sys.executable, "-c", "import kairox"],
-        "build_plugin_host()": [sys.executable, "-c", "import kairox; kairox.build_plugin_host()"],
+        "build_plugin_host()": [sys.executable, "-c", "import kairox.ext; kairox.ext.build_plugin_host()"],
         "kairox plugins (kernel only)": [kairox, "-w", workspace, "plugins"],
         "kairox plugins": [kairox, "-w", workspace, "plugins"],
         "kairox --help": [kairox, "-w", workspace, "--help"],

@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 import kairox
-from kairox import FunctionTool, ToolRegistry, ToolSpec
+from kairox import FunctionTool, ToolSpec
 from kairox._context import select_tools, skills_search_tool, tools_search_tool
+from kairox.ext import ToolRegistry
 
 TOPICS = (
     "billing", "github", "slack", "postgres", "calendar", "email", "jira", "kubernetes", "docker",

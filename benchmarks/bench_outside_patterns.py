@@ -25,11 +25,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kairox import expand_env
 from kairox._agents import _split_tool_names
 from kairox._compat import tomllib
 from kairox._policy import _specificity
 from kairox._text import _Glob
+from kairox.ext import expand_env
 from kairox.files import loads_toml
 from kairox_catalog.requirements import version_satisfies
 from kairox_manifests._matcher import compile_matcher

@@ -3,7 +3,7 @@
     uv run python benchmarks/bench_redaction.py [--sizes 1,4,16,64] [--reps 5] [--old-budget 2]
 
 A server's stderr, a log record's data and an error message from a server are
-redacted (``kairox.redact``) before they are shown. The baseline is the
+redacted (``kairox.ext.redact``) before they are shown. The baseline is the
 redaction as it was (``old_redact_args`` below, kept here only for this
 comparison): its key, flag and URL patterns backtrack, so one 16 KB line from a
 backend took seconds. Each shape is a line built to make one of them backtrack,
@@ -23,7 +23,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 
-from kairox import redact
+from kairox.ext import redact
 
 # -- the redaction before (kernel/src/kairox/_secrets.py), for comparison only -----------------
 
@@ -117,7 +117,7 @@ def main() -> None:
     opts = parser.parse_args()
     sizes = [int(s) * 1024 for s in opts.sizes.split(",")]
     shapes = [opts.only] if opts.only else list(SHAPES)
-    print("# Redacting one line: kairox.redact now vs the old patterns (median of", opts.reps, "runs)")
+    print("# Redacting one line: kairox.ext.redact now vs the old patterns (median of", opts.reps, "runs)")
     print()
     for shape in shapes:
         print(f"- `{shape}`: {SHAPES[shape][0]}")

@@ -24,7 +24,8 @@ from typing import Any
 
 import kairox._names
 import kairox._tools
-from kairox import FunctionTool, ToolRegistry, ToolSpec
+from kairox import FunctionTool, ToolSpec
+from kairox.ext import ToolRegistry
 
 REPO = Path(__file__).resolve().parent.parent
 

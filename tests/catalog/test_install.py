@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kairox import ApprovalAnswer, expand_env
+from kairox import ApprovalAnswer
 from kairox._compat import tomllib
 from kairox.errors import PolicyDenied
+from kairox.ext import expand_env
 from kairox.testing import Approvals, KairoxHarness
 from kairox_catalog.builtin import BUILTIN_ENTRIES
 from kairox_catalog.install import Installer, InstallError, InstallOptions

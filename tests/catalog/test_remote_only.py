@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from catalog_server import CatalogServer
 
-from kairox import expand_env
 from kairox._compat import tomllib
+from kairox.ext import expand_env
 
 KAIROX = str(Path(sys.executable).parent / "kairox")
 SECRET = "s3cr3t-0b7e41d2-must-not-leave"

@@ -1,7 +1,8 @@
 """What a team assembling its own kairox gets from the wheels (issue 18, items 1 and 3):
 every distribution built from this repository (``uv build --all-packages``) carries the
 licence and complete metadata, declares a kernel range, ``kairox[all]`` installs the whole
-distribution, and ``pip install kairox-mcp`` alone can start a stdio server.
+distribution, ``pip install kairox-mcp`` alone names the transport it lacks and
+``kairox[mcp]`` brings the transports.
 
 Real wheels (built once per change of the sources, tests/contrib/conftest.py), real virtual environments, a real MCP server process.
 """
@@ -13,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
@@ -114,35 +116,59 @@ def test_kairox_all_installs_every_plugin_package(everything: Path, tmp_path: Pa
     assert sorted({p["distribution"] for p in plugins["plugins"]}) == PLUGINS
 
 
-def test_kairox_mcp_alone_starts_a_stdio_server(wheels: Path, tmp_path: Path) -> None:
-    """With plain ``python -m venv`` and pip, as a team without uv would."""
+def test_kairox_mcp_alone_names_the_transport_and_kairox_mcp_extra_brings_it(wheels: Path, tmp_path: Path) -> None:
+    """With plain ``python -m venv`` and pip, as a team without uv would. ``kairox-mcp`` alone
+    brings no transport (each transport depends on it, not the other way round): a stdio
+    server fails, naming the distribution to install; ``kairox[mcp]`` installs the client
+    with its three transports, and the server starts."""
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)])
-    run(
-        [
-            str(venv / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-compile",  # the CLI runs below compile what they import; pip would compile all
-            "--find-links",
-            str(wheels),
-            "kairox-mcp",
-        ],
-        env={**os.environ, "PIP_NO_INPUT": "1"},
-    )
+
+    def pip_install(*requirements: str) -> None:
+        run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-compile",  # the CLI runs below compile what they import; pip would compile all
+                "--find-links",
+                str(wheels),
+                *requirements,
+            ],
+            env={**os.environ, "PIP_NO_INPUT": "1"},
+        )
+
+    def plugins() -> set[str]:
+        out = run([str(venv / "bin" / "kairox"), "--json", "plugins"], env=clean_env(tmp_path), cwd=tmp_path)
+        return {p["name"] for p in json.loads(out.stdout)["plugins"]}
+
+    pip_install("kairox-mcp")
     home = tmp_path / "home"
     home.mkdir()
     server = [str(venv / "bin" / "python"), str(FIXTURES / "well_behaved.py")]
     (home / "kairox.toml").write_text(
         f"[mcp_servers.echo]\ncommand = {json.dumps(server[0])}\nargs = [{json.dumps(server[1])}]\n"
     )
-    plugins = json.loads(
-        run([str(venv / "bin" / "kairox"), "--json", "plugins"], env=clean_env(tmp_path), cwd=tmp_path).stdout
+    assert plugins() == {"mcp"}
+    status = subprocess.run(
+        [str(venv / "bin" / "kairox"), "status"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=clean_env(tmp_path),
+        cwd=tmp_path,
+        check=False,
     )
-    assert {p["name"] for p in plugins["plugins"]} == {"mcp", "stdio"}
+    assert status.returncode == 1, status.stdout + status.stderr
+    assert (
+        'transport "stdio" is provided by kairox-stdio, which is not installed (pip install kairox-stdio)'
+        in status.stdout
+    ), status.stdout + status.stderr
+    pip_install("kairox[mcp]")
+    assert plugins() == {"mcp", "stdio", "sse", "streamable_http"}
     called = run(
         [
             str(venv / "bin" / "kairox"),

@@ -61,3 +61,30 @@ def test_parse_pairs_reads_repeated_key_value_options() -> None:
         with pytest.raises(click.BadParameter, match=f"expected NAME=VALUE, got '{bad}'") as raised:
             parse_pairs([bad], option="--input", metavar="NAME")
         assert raised.value.param_hint == "--input"
+
+
+def test_the_public_api_is_small_and_every_name_is_documented() -> None:
+    # plugin authors and embedding hosts hold it in their head: at most 60 names, each in docs/api.md
+    assert len(kairox.__all__) <= 60
+    page = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    undocumented = [name for name in kairox.__all__ if f"| `{name}` |" not in page]
+    assert not undocumented, f"not described in docs/api.md: {undocumented}"
+
+
+def test_what_the_builtins_share_is_in_kairox_ext_listed_once() -> None:
+    import kairox.ext
+
+    page = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    ext_part = page[page.index("## `kairox.ext`") :]
+    assert not set(kairox.ext.__all__) & set(kairox.__all__)
+    assert [name for name in kairox.ext.__all__ if f"`{name}`" not in ext_part] == []
+    for name in kairox.ext.__all__:
+        assert getattr(kairox.ext, name) is not None
+
+
+def test_kairox_ext_loads_lazily() -> None:
+    code = (
+        "import sys, kairox.ext; assert 'kairox._policy' not in sys.modules; "
+        "kairox.ext.PolicyEngine; assert 'kairox._policy' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from kairox import ContextPiece, FunctionTool, ServerState, ServerStatus, SkillError, ToolSpec
+from kairox import ContextPiece, FunctionTool, ServerState, ServerStatus, ToolSpec
+from kairox.ext import SkillError
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox import BrokenSection, ConfigError, ConfigSection, Registrar, expand_env, load_config, redact
+from kairox import ConfigError, ConfigSection
 from kairox._config import REDACTED, inherit_env, known_errors_for, user_home
 from kairox._policy import PolicyConfig
+from kairox.ext import BrokenSection, Registrar, expand_env, load_config, redact
 from kairox.testing import KairoxHarness, make_plugin
 
 
@@ -535,7 +536,7 @@ class Guarded:
 def _layered(tmp_path: Path, user: str, workspace: str, *, trusted: bool | None = None, **options: Any) -> Any:
     """``[guarded]`` from the user's file ``user`` and the workspace's ``workspace``, under a
     workspace trust that is ``trusted`` (``None``: nothing recorded, i.e. untrusted)."""
-    from kairox import WorkspaceTrust
+    from kairox.ext import WorkspaceTrust
 
     home, ws = tmp_path / "home", tmp_path / "ws"
     home.mkdir(exist_ok=True)

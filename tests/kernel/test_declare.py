@@ -12,8 +12,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kairox import ConfigError, ConfigSection, Registrar, build_plugin_host
+from kairox import ConfigError, ConfigSection
 from kairox.declare import adds, command, config_section, load_target, servers
+from kairox.ext import Registrar, build_plugin_host
 
 MODULE = "kairox_declare_fixture"
 

@@ -12,9 +12,10 @@ import click
 import pluggy
 import pytest
 
-from kairox import Block, HookRegistry, Registrar, ToolCall, ToolResult, hookimpl, hookspecs
+from kairox import Block, ToolCall, ToolResult, hookimpl, hookspecs
 from kairox._dispatch import Dispatcher, HookOutcome
 from kairox._host import PluginHost, build_plugin_host
+from kairox.ext import HookRegistry, Registrar
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 from .tool_helpers import read_tool

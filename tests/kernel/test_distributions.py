@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import Distribution, Runtime, build_plugin_host, missing_feature_message
+from kairox import Distribution, Runtime
+from kairox.ext import build_plugin_host, missing_feature_message
 
 FakeSite = Any  # tests/kernel/conftest.py's fake_site fixture
 

@@ -196,8 +196,8 @@ def test_a_later_start_reads_the_index_and_never_imports_importlib_metadata(tmp_
     code = (
         "import sys, json, kairox._entrypoints as e\n"
         "e.RACY_SECONDS = -1e9  # whatever was installed a moment ago (uv sync before the tests)\n"
-        "import kairox\n"
-        "host = kairox.build_plugin_host()\n"
+        "import kairox.ext\n"
+        "host = kairox.ext.build_plugin_host()\n"
         "print(json.dumps(['importlib.metadata' in sys.modules, sorted(p.name for p in host.plugins())]))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
@@ -268,7 +268,7 @@ def test_no_home_means_a_scan(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_host_without_entry_points_never_touches_the_home(tmp_path: Path) -> None:
-    from kairox import build_plugin_host
+    from kairox.ext import build_plugin_host
 
     host = build_plugin_host(load_entrypoints=False, env={"KAIROX_HOME": str(tmp_path)})
     assert host.distribution_of("kairox._builtin") == ("kairox", importlib_metadata.version("kairox"))

@@ -7,16 +7,8 @@ import anyio.lowlevel
 import attrs
 import pytest
 
-from kairox import (
-    Event,
-    EventBus,
-    ServerState,
-    SessionEnded,
-    SessionStarted,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolsChanged,
-)
+from kairox import Event, ServerState, SessionEnded, SessionStarted, ToolCallFinished, ToolCallStarted, ToolsChanged
+from kairox.ext import EventBus
 from kairox.testing import EventLog, KairoxHarness
 
 

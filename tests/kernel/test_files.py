@@ -6,7 +6,7 @@ import json
 import os
 import stat
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from kairox.files import (
     loads_toml,
     lock_path,
     read_document,
+    relative_text,
     update_text,
 )
 
@@ -190,3 +191,27 @@ def test_a_key_of_many_parts_is_refused_naming_the_file_and_line(tmp_path: Path)
     with pytest.raises(ValueError, match=r"^line 1: a dotted key"):
         check_toml_keys("[" + ".".join(["t"] * 100_000) + "]\n")
     check_toml_keys('s = "' + "." * 100_000 + '" # ' + "." * 100_000 + "\nm = '''" + "." * 100_000 + "'''\n")
+
+
+@settings(max_examples=300)
+@given(
+    path=st.lists(st.sampled_from(["a", "b", "ab"]), max_size=5),
+    root=st.lists(st.sampled_from(["a", "b", "ab"]), max_size=3),
+)
+def test_relative_text_agrees_with_pathlib(path: list[str], root: list[str]) -> None:
+    target, base = PurePosixPath("/", *path), PurePosixPath("/", *root)
+    try:
+        expected: str | None = target.relative_to(base).as_posix()
+    except ValueError:
+        expected = None
+    assert relative_text(target, base) == expected
+    assert relative_text(str(target), str(base)) == expected
+
+
+@pytest.mark.timeout(10)
+def test_relative_text_is_linear_in_a_deep_path() -> None:
+    # a path argument is outside input; PurePath.relative_to walks every parent (quadratic on
+    # Python 3.13: 16,000 levels took 2 s, this one took minutes)
+    deep = "/w/" + "a/" * 128_000 + "a"
+    assert relative_text(deep, "/w") == deep[3:]
+    assert relative_text(deep, "/x") is None

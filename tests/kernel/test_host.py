@@ -8,8 +8,9 @@ import types
 import pluggy
 import pytest
 
-from kairox import ConfigSection, Registrar, _host, hookimpl
+from kairox import ConfigSection, _host, hookimpl
 from kairox._host import DEFAULT_PLUGINS, build_plugin_host
+from kairox.ext import Registrar
 from kairox.testing import make_plugin
 
 GOOD = """

@@ -41,7 +41,7 @@ def test_import_kairox_is_light(tmp_path: Path) -> None:
 
 
 def test_building_the_plugin_host_with_every_installed_plugin_is_light(tmp_path: Path) -> None:
-    body = "import kairox\nhost = kairox.build_plugin_host()\nassert host.pm is not None"
+    body = "import kairox.ext\nhost = kairox.ext.build_plugin_host()\nassert host.pm is not None"
     assert probe(body, tmp_path) == []
 
 

@@ -7,8 +7,9 @@ import random
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kairox import FunctionTool, ToolRegistry, ToolSpec, assign_exported_names, sanitize_name
+from kairox import FunctionTool, ToolSpec
 from kairox._names import EXPORTED_NAME_RE, MAX_EXPORTED_LEN
+from kairox.ext import ToolRegistry, assign_exported_names, sanitize_name
 
 # canonical ids as they come from MCP servers and plugins: dots, dashes, unicode, long names
 IDS = st.one_of(

@@ -70,12 +70,10 @@ HEAVY = (
     "kairox_dap._events",
     "kairox_dap._session",
     "kairox_dap._tools",
-    # the tool providers themselves: dormant until something is declared for them
-    "kairox_mcp.manager",
-    "kairox_lsp._provider",
-    "kairox_lsp._control",
-    "kairox_dap._provider",
-    "kairox_manifests.loader",
+    # not listed: the modules of the tool providers (kairox_mcp.manager, kairox_lsp._provider
+    # with its _control, kairox_dap._provider, kairox_manifests.loader) and of the transports
+    # (each package's _transport): what they register is built at every open, so they are
+    # imported at every open and import only what building it needs
 )
 
 PROBE = """
@@ -191,7 +189,6 @@ def philont_plugin(workspace: Path, home: Path) -> None:
         (
             mcp_server,
             {
-                "kairox_mcp.manager",
                 "kairox_mcp.config",
                 "kairox_mcp.sources",
                 "kairox_mcp.lifecycle",
@@ -201,12 +198,11 @@ def philont_plugin(workspace: Path, home: Path) -> None:
                 "kairox_stdio.stdio",
             },
         ),
-        (mcp_json, {"kairox_mcp.manager", "kairox_mcp.config", "kairox_mcp.sources"}),
-        (lsp_server, {"kairox_lsp._provider", "kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
+        (mcp_json, {"kairox_mcp.config", "kairox_mcp.sources"}),
+        (lsp_server, {"kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
         (
             dap_server,
             {
-                "kairox_dap._provider",
                 "kairox_dap._config",
                 "kairox_dap._lifecycle",
                 "kairox_dap._events",
@@ -230,7 +226,6 @@ def philont_plugin(workspace: Path, home: Path) -> None:
         (
             bundle_dir,
             {
-                "kairox_manifests.loader",
                 "kairox_manifests.config",
                 "kairox_manifests.discovery",
                 "kairox_manifests.settings",
@@ -239,12 +234,11 @@ def philont_plugin(workspace: Path, home: Path) -> None:
                 "kairox_manifests.inventory",
             },
         ),
-        (plugin_settings, {"kairox_manifests.loader", "kairox_manifests.discovery", "kairox_manifests.settings"}),
+        (plugin_settings, {"kairox_manifests.discovery", "kairox_manifests.settings"}),
         (philont_section, {"kairox_philont.config"}),
         (
             philont_plugin,
             {
-                "kairox_manifests.loader",
                 "kairox_philont.manifest",
                 "kairox_manifests.discovery",
                 "kairox_manifests.model",

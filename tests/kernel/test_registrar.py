@@ -5,7 +5,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from kairox import Registrar, RegistrationError
+from kairox import RegistrationError
+from kairox.ext import Registrar
 
 
 @attrs.frozen

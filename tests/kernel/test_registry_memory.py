@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import Domain, FunctionTool, ToolRegistry, ToolSpec
+from kairox import Domain, FunctionTool, ToolSpec
 from kairox._tools import _respec
+from kairox.ext import ToolRegistry
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

@@ -21,19 +21,22 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kairox._names
-import kairox._tools
-from kairox import Event, EventBus, FunctionTool, ToolRegistry, ToolSpec
+import kairox._tool_registry
+from kairox import Event, FunctionTool, ToolSpec
 from kairox._events import ToolNameCollision
 from kairox._names import assign_exported_names, sanitize_name
-from kairox._tools import CHANGED_SLACK, Tool, ToolView, _Entry, publish_change
+from kairox._tool_index import CHANGED_SLACK, _Entry
+from kairox._tool_registry import publish_change
+from kairox._tools import Tool, ToolView
 from kairox.errors import RegistrationError, ToolNotFound
+from kairox.ext import EventBus, ToolRegistry
 
 logger = logging.getLogger(__name__)
 
 
 # -- the oracle: the registry before issue 17, kept as it was (test-only) -------------------
 class ReferenceRegistry:
-    """The registry's contract (see :class:`kairox.ToolRegistry`) done the simple way: every
+    """The registry's contract (see :class:`kairox.ext.ToolRegistry`) done the simple way: every
     change copies the entries and names every newcomer again. Only what the comparison and
     ``benchmarks/bench_registry.py`` call is here; the thin methods are written anew, not
     copied, so the oracle shares no code with what it checks."""
@@ -131,7 +134,7 @@ class ReferenceRegistry:
             self._events.publish(ToolNameCollision(exported_name=sanitize_name(group[0]), canonical_ids=group))
 
     def rank_of(self, tool_id: str) -> int | None:
-        """The :class:`~kairox.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
+        """The :class:`~kairox.ext.ToolRank` of the provider that registered ``tool_id`` (``None``: none did)."""
         entry = self._entries.get(tool_id)
         return None if entry is None else entry.rank
 
@@ -381,13 +384,13 @@ class Counting:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        real = kairox._tools.sanitize_name
+        real = kairox._tool_registry.sanitize_name
 
         def counted(tool_id: str) -> str:
             self.calls += 1
             return real(tool_id)
 
-        monkeypatch.setattr(kairox._tools, "sanitize_name", counted)
+        monkeypatch.setattr(kairox._tool_registry, "sanitize_name", counted)
 
 
 def server_tools(server: int, count: int) -> list[FunctionTool]:

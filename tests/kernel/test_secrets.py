@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kairox._secrets as secrets_module
-from kairox import redact
 from kairox._secrets import REDACTED, redact_args
+from kairox.ext import redact
 
 
 class _Reads:

@@ -11,7 +11,6 @@ from kairox import (
     AudioContent,
     Capability,
     Domain,
-    EventBus,
     FunctionTool,
     ImageContent,
     RegistrationError,
@@ -20,14 +19,13 @@ from kairox import (
     TextContent,
     Tool,
     ToolContext,
-    ToolNameCollision,
     ToolNotFound,
-    ToolRegistry,
     ToolResult,
     ToolsChanged,
     ToolSpec,
 )
 from kairox._tools import as_result
+from kairox.ext import EventBus, ToolNameCollision, ToolRegistry
 from kairox.testing import EventLog, InMemoryToolProvider, schema_from_signature
 
 

@@ -23,8 +23,9 @@ import pytest
 from mcp.client.session import ClientRequestContext
 from mcp_helpers import open_runtime
 
-from kairox import ApprovalAnswer, ApprovalRequest, Runtime, Session, current_session
+from kairox import ApprovalAnswer, ApprovalRequest, Runtime, Session
 from kairox.errors import ToolError
+from kairox.ext import current_session
 from kairox_mcp import manager_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kairox import expand_env
 from kairox._compat import tomllib
 from kairox.errors import ConfigError
+from kairox.ext import expand_env
 from kairox_mcp.importer import (
     Input,
     JsoncError,
@@ -593,7 +593,7 @@ def test_writing_keeps_comments_and_the_mode_and_refuses_a_duplicate(tmp_path: P
 
 @pytest.mark.parametrize("spelling", ["http", "streamable-http", "streamable_http"])
 def test_kairox_toml_accepts_the_http_spellings(spelling: str) -> None:
-    from kairox import structure
+    from kairox.ext import structure
     from kairox_mcp import McpServerConfig
 
     config: McpServerConfig = structure(
@@ -603,7 +603,7 @@ def test_kairox_toml_accepts_the_http_spellings(spelling: str) -> None:
 
 
 def test_kairox_toml_accepts_a_codex_url_only_entry() -> None:
-    from kairox import structure
+    from kairox.ext import structure
     from kairox_mcp import McpServerConfig
 
     config: McpServerConfig = structure(

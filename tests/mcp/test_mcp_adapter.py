@@ -10,14 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox._tools import (
-    AudioContent,
-    ImageContent,
-    ResourceContent,
-    ResourceLink,
-    TextContent,
-    ToolRegistry,
-)
+from kairox._tool_registry import ToolRegistry
+from kairox._tools import AudioContent, ImageContent, ResourceContent, ResourceLink, TextContent
 from kairox._types import Capability, Domain
 from kairox_mcp.adapter import build_spec, classify, convert_content, convert_result, normalize_schema
 from kairox_mcp.config import McpServerConfig

@@ -269,6 +269,7 @@ async def test_missing_transport_plugin_is_named_and_isolated(tmp_path: Path) ->
     server, _ = make_server()
     servers = {
         "remote": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+        "local": {"command": "mcp-server-git"},  # stdio, the default: kairox-mcp does not bring it
         "odd": {"type": "websocket", "url": "ws://x"},
         "mem": memory_config(),
     }
@@ -283,10 +284,14 @@ async def test_missing_transport_plugin_is_named_and_isolated(tmp_path: Path) ->
         assert status["remote"].detail == (
             'transport "sse" is provided by kairox-sse, which is not installed (pip install kairox-sse)'
         )
+        assert status["local"].state is ServerState.FAILED
+        assert status["local"].detail == (
+            'transport "stdio" is provided by kairox-stdio, which is not installed (pip install kairox-stdio)'
+        )
         assert status["odd"].state is ServerState.FAILED
         assert status["odd"].detail == 'unknown transport "websocket" (installed transports: memory)'
         failed = [e for e in seen if isinstance(e, McpServerFailed)]
-        assert {e.server for e in failed} == {"remote", "odd"} and not any(e.will_restart for e in failed)
+        assert {e.server for e in failed} == {"remote", "local", "odd"} and not any(e.will_restart for e in failed)
         assert not rt.status().ok
 
 

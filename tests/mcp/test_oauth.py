@@ -23,9 +23,9 @@ import peers
 import pytest
 from mcp_helpers import open_runtime
 
-from kairox import structure
 from kairox._types import ServerState
 from kairox.errors import KairoxError
+from kairox.ext import structure
 from kairox_mcp import McpServerFailed, manager_of
 from kairox_mcp.auth import LoginFailed, login, token_path
 from kairox_mcp.config import McpServerConfig

@@ -315,6 +315,42 @@ async def test_the_handshake_forced_server_is_never_probed(tmp_path: Path) -> No
         assert "asked server/discover" not in lifecycle.stderr_tail()
 
 
+#: a raw server that refuses every request (``initialize`` with ``--refuse``), or answers
+#: ``initialize`` with a revision nobody speaks (``--odd``)
+REFUSING = r"""
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    if msg["method"] == "initialize" and "--odd" in sys.argv:
+        out = {"result": {"protocolVersion": "1999-01-01", "capabilities": {}, "serverInfo": {"name": "odd", "version": "0"}}}
+    else:
+        out = {"error": {"code": -32603, "message": "not today"}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], **out}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize(
+    ("flag", "protocol", "said"),
+    [
+        ("--refuse", "auto", "initialize failed (MCP server x): MCP error -32603: not today"),
+        ("--refuse", LEGACY, "initialize failed (MCP server x): MCP error -32603: not today"),
+        ("--odd", LEGACY, "initialize failed (MCP server x): Unsupported protocol version from the server: 1999-01-01"),
+    ],
+)
+async def test_a_handshake_the_server_refuses_says_why(tmp_path: Path, flag: str, protocol: str, said: str) -> None:
+    """The SDK's client negotiates inside its session's task group; what it raises there is
+    said as kairox says a request's error, not as an exception group."""
+    command, *args = write_script(tmp_path, "refusing", REFUSING)
+    entry = {"command": command, "args": [*args, flag], "protocol": protocol, **READ}
+    async with open_runtime(tmp_path, {"x": entry}) as rt:
+        lifecycle = manager_of(rt).server("x")
+        assert lifecycle.client is None
+        assert lifecycle.detail.startswith(said), lifecycle.detail
+
+
 #: a raw 2026-07-28 server whose listen stream the server tears down a moment after it
 #: acknowledged it (a draining server, a proxy's idle timeout)
 LISTEN_RESET = r"""

@@ -194,7 +194,7 @@ def test_provider_instructions_stay_within_their_bounds(texts: list[str]) -> Non
     from kairox._context import provider_instructions
 
     problems: list[str] = []
-    runtime = SimpleNamespace(active_providers=lambda: [Talkative(texts)])
+    runtime = SimpleNamespace(providers=[Talkative(texts)])
     out = provider_instructions(runtime, problems)  # type: ignore[arg-type]
     assert sum(len(i.text) for i in out) <= MAX_PROVIDER_INSTRUCTIONS
     for i in out:

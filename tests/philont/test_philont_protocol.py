@@ -200,7 +200,8 @@ def test_without_main_index_js_comes_first(tmp_path_factory: pytest.TempPathFact
     st.one_of(st.text(max_size=10), st.integers()),
 )
 def test_the_restart_and_node_settings_are_checked(max_restarts: Any, backoff: Any, node: Any) -> None:
-    from kairox import ConfigError, structure
+    from kairox import ConfigError
+    from kairox.ext import structure
     from kairox_philont.config import PhilontConfig
 
     data = {"max_restarts": max_restarts, "restart_backoff": backoff, "node": node}

@@ -38,12 +38,14 @@ def test_a_lazy_format_probes_as_the_real_one() -> None:
         assert (manifest, error) == probe(root, real)
 
 
-def test_attributes_come_from_the_real_format_when_asked() -> None:
+@pytest.mark.anyio
+async def test_the_real_format_is_built_when_needed_and_nothing_is_forwarded() -> None:
     fmt = LazyFormat("claude-layout", 100, "kairox_manifests.formats.claude:ClaudeDefaultLayout", fallback=True)
     assert "not loaded" in repr(fmt)
-    assert fmt.MARKERS == ClaudeDefaultLayout.MARKERS
+    assert not hasattr(fmt, "MARKERS")  # the format's own attributes stay the format's
     assert isinstance(fmt.format, ClaudeDefaultLayout) and "loaded" in repr(fmt)
-    assert getattr(fmt, "activate", None) is None  # the Claude formats run no code
+    with pytest.raises(RuntimeError, match="cannot run plugin code"):  # the Claude formats run no code
+        await fmt.activate(None, None)
     assert fmt.locations(Path("/w"), {}) == []
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from plugin_helpers import FIXTURES, real, write_plugin
 
-from kairox import ApprovalPolicy, Permissions, SandboxPolicy
+from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy
 from kairox_manifests.discovery import probe, sorted_formats
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.formats import ClaudeDefaultLayout, ClaudeFormat, CodexFormat, KairoxFormat, builtin_formats

@@ -8,7 +8,7 @@ from typing import Any
 
 from plugin_helpers import FIXTURES, copy_fixture, real, write_plugin
 
-from kairox import TrustStore
+from kairox.ext import TrustStore
 from kairox.testing import KairoxHarness
 from kairox_manifests.trust import bundle_digest
 

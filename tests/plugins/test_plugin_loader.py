@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from plugin_helpers import write_plugin
 
-from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState, TrustStore
+from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState
+from kairox.ext import TrustStore
 from kairox.testing import Approvals, EventLog, KairoxHarness
 from kairox_manifests.events import BundleLoaded, BundleNotLoaded
 from kairox_manifests.install import read_bundle

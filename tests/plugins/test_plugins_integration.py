@@ -219,7 +219,7 @@ async def test_unloading_a_bundle_stops_its_mcp_server(kairox_harness: KairoxHar
 async def test_plugin_permissions_narrower_than_the_policy_ask_the_approver_for_its_mcp_tools(
     kairox_harness: KairoxHarness,
 ) -> None:
-    from kairox import SandboxPolicy
+    from kairox.ext import SandboxPolicy
 
     notes_bundle(kairox_harness, "narrow", permissions={"sandboxPolicy": "read_only"})
     kairox_harness.write_config('[policy.rules]\n"narrow.notes.*" = "allow"\n', where="user")  # the user's: allow

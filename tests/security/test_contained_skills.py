@@ -19,7 +19,7 @@ import pytest
 from security_helpers import cli, cli_env, output_of, run_kairox
 from test_contained_readers import PRIVATE, plant
 
-from kairox import SkillDef, SkillError
+from kairox.ext import SkillDef, SkillError
 from kairox.files import Root
 from kairox.testing import KairoxHarness
 from kairox_skills import DirectorySkillSource

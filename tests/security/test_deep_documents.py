@@ -96,7 +96,7 @@ def test_catalog_list_json_answers_with_an_error_naming_the_document(
 
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_manifest_settings_hook_answer_lsp_and_skill_settings_refuse_depth(tmp_path: Path, depth: int) -> None:
-    from kairox import SkillError
+    from kairox.ext import SkillError
     from kairox_lsp._config import load_lsp_json
     from kairox_manifests._schema import read_json
     from kairox_manifests.errors import ManifestError
@@ -138,7 +138,7 @@ def test_bundle_settings_file_refuses_depth_with_a_warning(
 
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_frontmatter_yaml_refuses_depth_naming_the_file(tmp_path: Path, depth: int) -> None:
-    from kairox import SkillError
+    from kairox.ext import SkillError
     from kairox_skills._format import load_yaml
 
     text = "name: deep\nextra: " + "[" * depth + "]" * depth + "\n"

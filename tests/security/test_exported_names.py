@@ -13,10 +13,11 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import FunctionTool, ToolNameCollision, ToolRank, ToolRegistry, ToolSpec
+from kairox import FunctionTool, ToolSpec
 from kairox._events import EventBus
 from kairox._names import EXPORTED_NAME_RE, sanitize_name
 from kairox.errors import RegistrationError
+from kairox.ext import ToolNameCollision, ToolRank, ToolRegistry
 
 
 def _tool(cid: str) -> FunctionTool:

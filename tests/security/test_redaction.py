@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import redact, redact_url
 from kairox._secrets import redact_args
+from kairox.ext import redact, redact_url
 from kairox.testing import KairoxHarness
 
 secrets = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=12, max_size=40)
@@ -66,7 +66,7 @@ def test_config_show_hides_url_and_argument_secrets(kairox_harness: KairoxHarnes
 
 def test_a_secret_flag_and_its_value_as_two_arguments_are_redacted_as_a_pair() -> None:
     """Review finding: ``args = ["--token", "X"]`` showed X (each element was redacted alone)."""
-    from kairox import redact
+    from kairox.ext import redact
 
     shown = redact({"args": ["serve", "--token", "ARGTOK11", "--password=ARGPW12", "--verbose", "--api-key", "K9"]})
     assert shown["args"] == [
@@ -82,7 +82,7 @@ def test_a_secret_flag_and_its_value_as_two_arguments_are_redacted_as_a_pair() -
 
 
 def test_an_oauth_code_in_a_url_is_redacted() -> None:
-    from kairox import redact_url
+    from kairox.ext import redact_url
 
     assert "SECRETCODE" not in redact_url("http://localhost:3000/callback?code=SECRETCODE&state=s")
     assert "state=s" in redact_url("http://localhost:3000/callback?code=SECRETCODE&state=s")

@@ -296,8 +296,8 @@ def test_any_tool_name_is_accepted_exactly_when_the_spec_allows_it(name: str) ->
     name sanitises to a valid exported name, a refused one never reaches the registry."""
     import re
 
-    from kairox import sanitize_name
     from kairox._names import EXPORTED_NAME_RE
+    from kairox.ext import sanitize_name
     from kairox_mcp.adapter import tool_problem
 
     allowed = re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name) is not None

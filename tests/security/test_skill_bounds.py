@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import kairox_skills.hooks
-from kairox import SkillDef, SkillError
+from kairox.ext import SkillDef, SkillError
 from kairox.testing import KairoxHarness
 from kairox_skills import DirectorySkillSource, parse_skill
 from kairox_skills._cache import ScanCache

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from kairox import TrustStore
+from kairox.ext import TrustStore
 from kairox.files import STALE_TEMP_AGE, atomic_write_text
 
 # writes its temp file, then hangs before the rename (as if killed mid-write)

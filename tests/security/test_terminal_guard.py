@@ -17,8 +17,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from security_helpers import cli_env
 
-from kairox import terminal_safe
 from kairox._text import stream_safe
+from kairox.ext import terminal_safe
 
 KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
 # what must never come out raw: ESC (every sequence starts with it), BEL, C1 CSI/OSC, RLO
@@ -74,7 +74,7 @@ def test_the_guard_leaves_json_valid_and_nothing_unsafe(text: str) -> None:
         assert not (0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069 or ch in "\u200e\u200f\u061c")
 
 
-# -- kairox.terminal_safe, the escaping every text output goes through --------------------------
+# -- kairox.ext.terminal_safe, the escaping every text output goes through --------------------------
 
 BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
 

@@ -15,7 +15,7 @@ import json
 
 from security_helpers import SECRET, Clone, cli, cli_env, output_of, run_kairox
 
-from kairox import WHOLE_ENVIRONMENT, WHOLE_ENVIRONMENT_NOTE
+from kairox.ext import WHOLE_ENVIRONMENT, WHOLE_ENVIRONMENT_NOTE
 
 ENTRY = (
     "[mcp_servers.s]\n"

@@ -21,7 +21,7 @@ import pytest
 from security_helpers import KAIROX, SECRET, Attack, Clone, Listener, run_kairox
 from shared_helpers import converse_on_pty
 
-from kairox import TrustStore
+from kairox.ext import TrustStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pty")
 

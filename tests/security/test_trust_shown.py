@@ -35,8 +35,8 @@ from security_helpers import (
     write_bundle,
 )
 
-from kairox import shell_line
 from kairox._trust import _glob_matches_some_under, rules_for_prefixes
+from kairox.ext import shell_line
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells")
 

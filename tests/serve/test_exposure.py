@@ -19,7 +19,8 @@ from shared_helpers import open_with_builtin_tools
 
 import kairox_serve.hooks
 import kairox_skills.hooks
-from kairox import BrokenSection, FunctionTool, SkillDef, SkillScope, ToolSpec
+from kairox import FunctionTool, ToolSpec
+from kairox.ext import BrokenSection, SkillDef, SkillScope
 from kairox_serve.gateway import Gateway
 from kairox_serve.runtime import serve_config
 

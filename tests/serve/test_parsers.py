@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox import ApprovalAnswer, ConfigError, structure
+from kairox import ApprovalAnswer, ConfigError
+from kairox.ext import structure
 from kairox_serve.approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, UnofferedAnswer, answer_of
 from kairox_serve.config import MAX_LISTENS, ServeConfig
 from kairox_serve.convert import BadSkillUri, parse_skill_uri, skill_uri

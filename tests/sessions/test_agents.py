@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import kairox
-from kairox import AgentError, AgentPrepared, FunctionTool, ToolSpec, claude_tool_ids
+from kairox import FunctionTool, ToolSpec
+from kairox.ext import AgentError, AgentPrepared, claude_tool_ids
 from kairox.testing import EventLog, InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio

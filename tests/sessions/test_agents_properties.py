@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox import AgentDef, AgentError, OutputStyle, OutputStyleError, parse_agent, parse_output_style
+from kairox.ext import AgentDef, AgentError, OutputStyle, OutputStyleError, parse_agent, parse_output_style
 
 FILE = "/plugins/kit/agents/some-agent.md"
 STYLE_FILE = "/work/.claude/output-styles/my-style.md"

@@ -11,6 +11,7 @@ import anyio.lowlevel
 import pytest
 
 import kairox
+import kairox.ext
 from kairox import ContextPiece, FunctionTool, ImageContent, TextContent, ToolResult, ToolSpec, hookimpl
 
 
@@ -152,7 +153,7 @@ class ManyTools(NoServersProvider):
 
 class ManyToolsPlugin:
     @hookimpl
-    def kairox_register_tool_providers(self, registrar: kairox.Registrar[Any], runtime: kairox.Runtime) -> None:
+    def kairox_register_tool_providers(self, registrar: kairox.ext.Registrar[Any], runtime: kairox.Runtime) -> None:
         registrar.add(ManyTools())
 
 
@@ -225,7 +226,7 @@ class HangingProvider(NoServersProvider):
 
 class HangingPlugin:
     @hookimpl
-    def kairox_register_tool_providers(self, registrar: kairox.Registrar[Any], runtime: kairox.Runtime) -> None:
+    def kairox_register_tool_providers(self, registrar: kairox.ext.Registrar[Any], runtime: kairox.Runtime) -> None:
         runtime.provider_start_timeout = 0.2
         registrar.add(HangingProvider())
         registrar.add(ManyTools())

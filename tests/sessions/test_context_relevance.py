@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kairox
-from kairox import FunctionTool, ToolRegistry, ToolSpec
+from kairox import FunctionTool, ToolSpec
 from kairox._context import (
     ALWAYS_LISTED,
     MAX_PASSED_OVER,
@@ -28,8 +28,9 @@ from kairox._context import (
     tool_ranking,
     tools_search_tool,
 )
-from kairox._tools import ToolIndex, estimate_tokens
+from kairox._tool_index import ToolIndex, estimate_tokens
 from kairox.errors import RegistrationError
+from kairox.ext import ToolRegistry
 
 
 def tool(tool_id: str, description: str = "", schema_words: int = 0) -> FunctionTool:
@@ -276,7 +277,7 @@ def test_a_long_run_of_tools_too_big_for_the_budget_ends_the_scan() -> None:
 def test_many_changes_without_a_ranking_keep_the_index_bounded_and_right() -> None:
     """A gateway that only lists tools never ranks: the ids changed since the last ranking
     are not remembered without end (the index starts afresh), and the ranking stays right."""
-    from kairox._tools import CHANGED_SLACK
+    from kairox._tool_index import CHANGED_SLACK
 
     registry = ToolRegistry()
     registry.index().rank("warm")  # an index with state, which the next ones take over
@@ -288,7 +289,7 @@ def test_many_changes_without_a_ranking_keep_the_index_bounded_and_right() -> No
 
 
 def test_a_description_is_searched_in_its_first_4096_characters() -> None:
-    from kairox._tools import SEARCHED_DESCRIPTION
+    from kairox._tool_index import SEARCHED_DESCRIPTION
 
     padding = "x" * (SEARCHED_DESCRIPTION - 10)
     registry = registry_with_search(

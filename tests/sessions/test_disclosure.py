@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 import kairox
-from kairox import ImageContent, SkillDef, SkillError
+from kairox import ImageContent
+from kairox.ext import SkillDef, SkillError
 
 KAIROX = str(Path(sys.executable).parent / "kairox")
 

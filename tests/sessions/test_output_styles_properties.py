@@ -8,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox import OutputStyleError, parse_output_style
+from kairox.ext import OutputStyleError, parse_output_style
 
 FILE = "/work/.claude/output-styles/my-style.md"
 

@@ -10,7 +10,7 @@ from typing import BinaryIO
 
 import pytest
 
-from kairox import SkillDef, SkillError
+from kairox.ext import SkillDef, SkillError
 from kairox_skills import DirectorySkillSource
 from kairox_skills import _sources as sources_module
 from kairox_skills._cache import FORMAT_VERSION, ScanCache

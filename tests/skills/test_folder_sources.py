@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from skills_helpers import write
 
-from kairox import SkillScope
+from kairox.ext import SkillScope
 from kairox.testing import KairoxHarness
 from kairox_skills import _plugin
 from kairox_skills._cache import get_cache
@@ -71,7 +71,7 @@ CONFIGS = [
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("toml", CONFIGS, ids=["defaults", "dirs", "claude", "none", "table"])
-async def test_the_stand_ins_are_the_sources_the_readers_would_be(
+async def test_the_folder_sources_build_the_readers_the_config_asks_for(
     kairox_harness: KairoxHarness, toml: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (kairox_harness.home / "kairox.toml").write_text(toml, encoding="utf-8")
@@ -79,8 +79,9 @@ async def test_the_stand_ins_are_the_sources_the_readers_would_be(
     async with kairox_harness.open(start=False) as rt:
         sources = list(rt.skill_sources)
         assert all(type(s) is _plugin.FolderSource for s in sources)
-        assert all(isinstance(s, (DirectorySkillSource, CommandSkillSource)) for s in sources)  # the reader's class
-        assert sorted(describe(s) for s in sources) == sorted(reference(rt))
+        # what they are, not what they build: no object says it is of another class
+        assert not any(isinstance(s, (DirectorySkillSource, CommandSkillSource)) for s in sources)
+        assert sorted(describe(s.resolve()) for s in sources) == sorted(reference(rt))
         assert [s.name for s in sources] == sorted(d[0] for d in reference(rt))
 
 

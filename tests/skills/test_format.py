@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kairox import SkillArgument, SkillDef, SkillError, SkillFrontmatter, SkillScope, split_frontmatter
+from kairox.ext import SkillArgument, SkillDef, SkillError, SkillFrontmatter, SkillScope, split_frontmatter
 from kairox_skills import _format, _simpleyaml
 from kairox_skills._format import (
     _quote_bad_values,

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from skills_helpers import write
 
-from kairox import ConfigError, SkillDef, SkillError, SkillScope
+from kairox import ConfigError
 from kairox._skill_model import render_template
+from kairox.ext import SkillDef, SkillError, SkillScope
 from kairox.testing import KairoxHarness
 from kairox_skills import bundle_skill_source
 from kairox_skills._config import IMPORT_KINDS, import_kinds

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from skills_helpers import write
 
-from kairox import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
+from kairox.ext import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
 from kairox.hookspecs import hookimpl
 from kairox.testing import EventLog, KairoxHarness
 from kairox_skills import SettingsFile, parse_skill

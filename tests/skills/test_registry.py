@@ -9,21 +9,22 @@ from typing import Any
 
 import pytest
 
-from kairox import (
+from kairox import SkillsChanged
+from kairox._events import EventBus
+from kairox._skill_model import render_template
+from kairox._tool_registry import ToolRegistry
+from kairox._tools import FunctionTool, ToolResult, ToolSpec
+from kairox.ext import (
     SkillArgument,
     SkillDef,
     SkillError,
     SkillLoadFailed,
     SkillLoadWarning,
     SkillRegistry,
-    SkillsChanged,
     SkillScope,
     SkillsScanned,
     SkillWarning,
 )
-from kairox._events import EventBus
-from kairox._skill_model import render_template
-from kairox._tools import FunctionTool, ToolRegistry, ToolResult, ToolSpec
 from kairox.testing import EventLog
 
 USER, WORKSPACE, SESSION, PLUGIN = SkillScope.USER, SkillScope.WORKSPACE, SkillScope.SESSION, SkillScope.PLUGIN

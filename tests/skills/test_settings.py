@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox import SkillError
+from kairox.ext import SkillError
 from kairox_skills import SettingsFile, settings_path
 from kairox_skills._settings import skill_overrides
 

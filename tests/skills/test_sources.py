@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from skills_helpers import write
 
-from kairox import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
+from kairox.ext import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
 from kairox_skills import DirectorySkillSource, bundle_skill_source
 from kairox_skills._cache import ScanCache
 from kairox_skills._sources import parse_file

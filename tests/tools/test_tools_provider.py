@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from tools_helpers import open_tools_runtime
 
-from kairox import BrokenSection, ToolContext
+from kairox import ToolContext
 from kairox._host import build_plugin_host
 from kairox._policy import Allow, Ask
 from kairox._runtime import Runtime
+from kairox.ext import BrokenSection
 from kairox_tools import BUILTIN_TOOLS, TOOL_IDS, ToolEnv, ToolsConfig
 
 pytestmark = pytest.mark.anyio

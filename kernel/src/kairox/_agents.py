@@ -7,7 +7,7 @@ it, the tools it may use and the model it pins. An **output style**
 instructions when it is selected (``[instructions] output_style``, or
 ``rt.session(output_style=...)``).
 
-Both are markdown with YAML frontmatter (split by :func:`~kairox.split_frontmatter`).
+Both are markdown with YAML frontmatter (split by :func:`~kairox.ext.split_frontmatter`).
 Each registry keeps its definitions by source: the kernel reads the Claude folders
 (workspace ``.claude/<kind>/``, user ``$HOME/.claude/<kind>/``, ``HOME`` from the
 runtime's environment); bundles add theirs as ``<plugin>:<name>``
@@ -35,7 +35,8 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from ._config import Config
     from ._runtime import Runtime
-    from ._tools import ToolRegistry, ToolSpec
+    from ._tool_registry import ToolRegistry
+    from ._tools import ToolSpec
 
 __all__ = [
     "AgentDef",

@@ -25,7 +25,9 @@ import attrs
 
 from ._hooks import ContextPiece
 from ._instructions import Instruction, load_instructions
-from ._tools import FunctionTool, ToolContext, ToolIndex, ToolSpec, estimate_tokens
+from ._tool_index import ToolIndex, estimate_tokens
+from ._tools import FunctionTool, ToolContext, ToolSpec
+from .protocols import GivesInstructions
 
 if TYPE_CHECKING:
     from ._runtime import Runtime, Session
@@ -198,12 +200,11 @@ def provider_instructions(runtime: Runtime, problems: list[str]) -> list[Instruc
     characters, and all together kept within :data:`MAX_PROVIDER_INSTRUCTIONS`."""
     out: list[Instruction] = []
     used = 0
-    for provider in runtime.active_providers():  # a dormant one has nothing to say
-        fn = getattr(provider, "instructions", None)
-        if fn is None or not callable(fn):
+    for provider in list(runtime.providers):
+        if not isinstance(provider, GivesInstructions):
             continue
         try:
-            pairs = list(fn())
+            pairs = list(provider.instructions())
         except Exception as exc:
             problems.append(f"instructions of provider {provider.name} failed: {type(exc).__name__}: {exc}")
             continue

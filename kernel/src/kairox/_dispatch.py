@@ -8,7 +8,7 @@ It owns, in one place:
   ``get_hookimpls()`` reversed. ``tryfirst`` implementations run first and
   ``trylast`` ones last; among the rest the plugin registered last runs first
   (inline plugins, then entry points in reverse load order, then the kernel's
-  built-ins). Hooks added at run time (:class:`~kairox.HookRegistry`: bundle
+  built-ins). Hooks added at run time (:class:`~kairox.ext.HookRegistry`: bundle
   hook scripts, Philont ``register_hook``) run after every hookimpl, in the
   order they were added. A registration hook's first caller is the first
   claimant of a name, so it keeps it and a later caller is refused.
@@ -18,7 +18,7 @@ It owns, in one place:
   hook's implementations in one loop that stops at the first exception, so kairox
   asks it for one at a time.
 - **Isolation.** Each implementation is called on its own. One that raises is
-  recorded under its plugin's name (a :class:`~kairox.LoadFailure` for a
+  recorded under its plugin's name (a :class:`~kairox.ext.LoadFailure` for a
   registration hook, a failed :class:`HookOutcome` for the others) and the
   others still run. A guard (:meth:`Dispatcher.pre_tool_call`) that
   fails blocks the call it guards, unless it is advisory.

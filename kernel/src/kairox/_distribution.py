@@ -13,7 +13,7 @@ and which says so to the kernel through the ``kairox.distributions`` entry-point
         config={"policy": {"approval": "untrusted"}},
     )
 
-In an environment where it is installed, :func:`kairox.build_plugin_host` (so
+In an environment where it is installed, :func:`kairox.ext.build_plugin_host` (so
 ``Runtime.open()`` and every ``kairox`` command) loads exactly that set of plugin
 packages, and its ``config`` is the lowest configuration layer, below the user's file.
 ``KAIROX_DISTRIBUTION=NAME`` picks one when several are installed (``none``: no
@@ -80,7 +80,7 @@ class DistributionChoice:
     problems: tuple[str, ...] = ()
 
     def config_documents(self) -> list[tuple[str, dict[str, Any]]]:
-        """The distribution's default config as :func:`kairox.load_config` ``defaults``."""
+        """The distribution's default config as :func:`kairox.ext.load_config` ``defaults``."""
         dist = self.distribution
         if dist is None or not dist.config or self.problems:
             return []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import logging
@@ -30,10 +29,6 @@ from ._events import (
     EventBus,
     HookFailed,
     PluginLoadFailed,
-    ProviderFailed,
-    ProviderReady,
-    ProviderStarting,
-    ProviderStopped,
     SessionEnded,
     SessionStarted,
     SkillActivated,
@@ -45,10 +40,12 @@ from ._policy import PolicyConfig, PolicyEngine
 from ._registrar import Registrar
 from ._skill_model import RenderedSkill, SkillDef
 from ._skills import SkillRegistry
-from ._tools import ProgressCallback, ToolRegistry, ToolResult, ToolSpec
+from ._supervisor import ProviderState, Supervisor
+from ._tool_registry import ToolRegistry
+from ._tools import ProgressCallback, ToolResult, ToolSpec
 from ._trust import Declared, TrustStore, WorkspaceTrust
 from ._types import ServerState, ServerStatus
-from .errors import ConfigError, RegistrationError, ToolNotFound
+from .errors import ConfigError, ToolNotFound
 
 if TYPE_CHECKING:
     from ._tools import Tool
@@ -70,9 +67,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-STOP_TIMEOUT = 15.0
-#: a provider whose start() takes longer fails (its servers have their own, shorter timeouts)
-PROVIDER_START_TIMEOUT = 120.0
 #: a guard that takes longer blocks the call it guards
 HOOK_TIMEOUT = 30.0
 
@@ -109,16 +103,6 @@ StartMode = Union[bool, Literal["lazy"]]
 
 
 @attrs.frozen
-class ProviderState:
-    name: str
-    owner: str
-    #: "starting" | "ready" | "failed" | "stopped", or "idle": dormant, with nothing to do
-    #: in this workspace (not built; its first use wakes it, see :meth:`Runtime.active_providers`)
-    state: str
-    error: str = ""
-
-
-@attrs.frozen
 class RuntimeStatus:
     plugins: list[PluginInfo]
     failures: list[LoadFailure]
@@ -138,23 +122,6 @@ class RuntimeStatus:
             or any(p.state == "failed" for p in self.providers)
             or any(s.state is ServerState.FAILED for s in self.servers)
         )
-
-
-#: the start stages the running code is inside (their done events): a start that closes the
-#: runtime does not wait for its own stage to end
-_inside_stages: contextvars.ContextVar[tuple[anyio.Event, ...]] = contextvars.ContextVar(
-    "kairox_inside_stages", default=()
-)
-
-
-def _in_a_task_of(loop: object) -> bool:
-    """Whether this code runs in a task of the event loop ``loop`` (a native token), not in a
-    callback of it, another thread, or a task of another loop (a thread running its own)."""
-    try:
-        anyio.get_current_task()
-        return anyio.lowlevel.current_token().native_token is loop
-    except Exception:
-        return False
 
 
 def _spawner(tg: anyio.abc.TaskGroup) -> Callable[[Callable[[], Awaitable[None]]], None]:
@@ -220,7 +187,6 @@ class Runtime:
         self._config_documents = config_documents
         self._config_files = config_files
         self._tg: anyio.abc.TaskGroup | None = None
-        self._provider_states: dict[str, ProviderState] = {}
         #: tools approved for the runtime's life ("allow for the session" without a session)
         self.approved: set[str] = set()
         #: the steps every tool call takes
@@ -229,29 +195,8 @@ class Runtime:
         self._failures_seen = 0
         self._catalog_sources: Registrar[CatalogSource] | None = None
         self._discovered = False
-        self._lazy = False
-        #: how the providers were started (``start_providers``): None (not yet), "all" or "lazy";
-        #: a dormant provider woken later starts as they did
-        self._start_mode: str | None = None
-        self._closing = False
-        #: tool providers with nothing to do in this workspace, neither built nor started (by name)
-        self._dormant: dict[str, ToolProvider] = {}
-        #: each provider's discovery, once the discover stage began: running (when it ends),
-        #: done (True) or failed (False); a provider not in it has not been discovered
-        self._discovery: dict[str, anyio.Event | bool] = {}
-        #: the start stages in progress: each one's task group, when it ends, and whether a provider
-        #: woken meanwhile joins it (start_providers() of all); aclose cancels and awaits them
-        self._stages: list[tuple[anyio.abc.TaskGroup, anyio.Event, bool]] = []
-        #: woken providers starting after the start stage: their cancel scopes, and when each ends
-        self._waking: dict[anyio.CancelScope, anyio.Event] = {}
-        #: woken providers whose start is scheduled and has not begun (by name)
-        self._scheduled: set[str] = set()
-        #: the open runtime's event loop (its native token): what _soon schedules on
-        self._loop: Any = None
-        #: providers whose start_for ran (lazy activation): aclose stops them too
-        self._activated: set[str] = set()
-        #: seconds a provider's start() may take before it is marked failed
-        self.provider_start_timeout = PROVIDER_START_TIMEOUT
+        #: the tool providers' lives: discover, start, start for a call, stop
+        self.supervisor = Supervisor(self)
         #: size limits applied to every tool result (see ToolResult.limited)
         self.max_result_text = 200_000
         self.max_result_binary = 20_000_000
@@ -272,6 +217,15 @@ class Runtime:
     @hook_timeout.setter
     def hook_timeout(self, seconds: float | None) -> None:
         self.dispatch.guard_timeout = seconds
+
+    @property
+    def provider_start_timeout(self) -> float:
+        """Seconds a provider's ``start()`` may take before it is marked failed."""
+        return self.supervisor.start_timeout
+
+    @provider_start_timeout.setter
+    def provider_start_timeout(self, seconds: float) -> None:
+        self.supervisor.start_timeout = seconds
 
     @functools.cached_property
     def readable_roots(self) -> tuple[str, ...]:
@@ -320,125 +274,16 @@ class Runtime:
         except ConfigError as exc:  # a policy that does not validate refuses every call, naming why
             self.policy = PolicyEngine.refusing(PolicyConfig(), self.workspace, str(exc))
         self.providers: Registrar[ToolProvider] = dispatch.register_tool_providers(Registrar("tool provider"), self)
-        self._sort_out_dormant()
         self.skill_sources: Registrar[SkillSource] = dispatch.register_skill_sources(Registrar("skill source"), self)
         self._publish_failures()
-
-    def _sort_out_dormant(self) -> None:
-        """Build each lazy provider (``adds(..., lazy=...)``) that has something to do here,
-        and leave the others dormant, watched: the first use of one builds it and wakes it
-        (:meth:`_woken`). One that cannot be built is its plugin's failure, taken out."""
-        from .declare import Lazy, is_needed, watch
-
-        for provider in self.providers:
-            if type(provider) is not Lazy or provider.resolved:
-                continue
-            if not is_needed(provider, self):
-                self._dormant[provider.name] = provider
-                watch(provider, self._woken)
-                continue
-            try:
-                provider.resolve()
-            except RegistrationError as exc:
-                self._take_out(provider, exc)
-
-    def _take_out(self, provider: Any, error: RegistrationError, *, woken: bool = False) -> None:
-        """A provider that cannot be built: its plugin's load failure; the others go on.
-
-        Strict mode (``KAIROX_STRICT_PLUGINS=1``) raises it here when the runtime is made;
-        for a provider woken later the use that woke it raises it already."""
-        owner = self.providers.owner_of(provider.name) or provider.name
-        self.providers.discard({provider.name})
-        failure = LoadFailure(owner, *self.host.distribution_of(owner), "kairox_register_tool_providers", str(error))
-        try:
-            self.host.record(failure, None if woken else error)
-        finally:
-            self._publish_failures()
 
     @property
     def start_mode(self) -> Literal["all", "lazy"] | None:
         """How :meth:`start_providers` started the providers: ``"all"``, ``"lazy"`` (only
         what a tool call needs), or ``None`` (not yet; the runtime opened with
-        ``start=False``; closing). A provider built after that (a dormant one, woken) is
-        started as they were, so one woken into an ``"all"`` runtime may act as started
-        (kairox-mcp's ``add_server`` starts the server at once) before its ``start`` runs."""
-        return self._start_mode  # type: ignore[return-value]
-
-    def active_providers(self) -> list[ToolProvider]:
-        """The tool providers but the dormant ones: those registered lazily with ``needed``
-        (:func:`kairox.declare.adds`) that have nothing to do in this workspace and that
-        nothing has used yet. Going through these wakes none; asking a dormant provider
-        for anything (``runtime.providers.get(name).status``) builds it and wakes it."""
-        dormant = self._dormant
-        if not dormant:
-            return list(self.providers)
-        return [p for p in self.providers if p.name not in dormant]
-
-    def _woken(self, provider: Any, error: RegistrationError | None) -> None:
-        """A dormant provider was used (from any thread): it is built (else taken out,
-        ``error``). What follows is decided on the loop's thread (:meth:`_wake`), one step
-        with the start stage and closing, so a thread's wake cannot slip between them."""
-        if self._loop is not None and not _in_a_task_of(self._loop):
-            try:
-                self._soon(partial(self._wake, provider, error))
-                return
-            except RuntimeError:  # the loop is closed: nothing runs on it any more
-                pass
-        self._wake(provider, error)
-
-    def _wake(self, provider: Any, error: RegistrationError | None) -> None:
-        """On the loop's thread (or with no loop): a woken provider leaves the dormant set
-        and starts as the others did, if they did; one that cannot be built is taken out."""
-        if error is not None:
-            self._dormant.pop(provider.name, None)
-            self._take_out(provider, error, woken=True)
-            return
-        mode = self._start_mode
-        starts = not (mode is None or self._closing or self._tg is None or provider.name in self._provider_states)
-        if starts and mode == "lazy" and getattr(provider, "start_for", None) is not None:
-            starts = False  # a lazy runtime starts it for the call that needs it
-        self._dormant.pop(provider.name, None)
-        if not starts:
-            return
-        # "starting" now: a start_providers() before the task runs does not start it again
-        owner = self.providers.owner_of(provider.name) or ""
-        self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
-        name = f"kairox: start woken provider {provider.name}"
-        for group, _, joins in reversed(self._stages):  # a start stage runs: start_providers waits for it
-            if not joins:
-                continue
-            try:
-                group.start_soon(self._start_provider, provider, name=name)
-                return
-            except RuntimeError:  # that stage is ending: the runtime's own group then
-                continue
-        self._scheduled.add(provider.name)
-        assert self._tg is not None
-        self._tg.start_soon(self._start_woken, provider, name=name)
-
-    def _soon(self, fn: Callable[[], object]) -> None:
-        """Run ``fn()`` on the runtime's event loop soon, from a callback of the loop or
-        another thread (the loop's own thread-safe scheduling)."""
-        native = self._loop
-        schedule = getattr(native, "call_soon_threadsafe", None) or native.run_sync_soon
-        schedule(fn)
-
-    async def _start_woken(self, provider: ToolProvider) -> None:
-        """Start a provider woken once the start stage is over; :meth:`aclose` cancels it and
-        waits for it before stopping the providers, so a stop never runs beside its start,
-        and one whose start had not begun when the runtime began closing never starts."""
-        self._scheduled.discard(provider.name)
-        if self._closing:
-            self._provider_states.pop(provider.name, None)
-            return
-        done = anyio.Event()
-        with anyio.CancelScope() as scope:
-            self._waking[scope] = done
-            try:
-                await self._start_provider(provider)
-            finally:
-                del self._waking[scope]
-                done.set()
+        ``start=False``; closing). A provider that gains work later (kairox-mcp's
+        ``add_server``) starts it at once in an ``"all"`` runtime."""
+        return self.supervisor.mode
 
     def _publish_failures(self) -> None:
         for failure in self.host.failures[self._failures_seen :]:
@@ -487,14 +332,12 @@ class Runtime:
         body_error: Exception | None = None
         async with anyio.create_task_group() as tg:
             rt._tg = tg
-            rt._loop = anyio.lowlevel.current_token().native_token
             rt.events.bind(_spawner(tg))
             try:
                 await rt.discover()
                 await rt.skills.scan(rt.skill_sources, rt)
                 await scan_definitions(rt)
                 if start == "lazy":
-                    rt._lazy = True
                     await rt.start_providers(lazy=True)
                 elif start:
                     await rt.start_providers()
@@ -508,7 +351,6 @@ class Runtime:
                 tg.cancel_scope.cancel()
                 rt.events.bind(None)
                 rt._tg = None
-                rt._loop = None
         if body_error is not None:
             raise body_error
 
@@ -536,59 +378,13 @@ class Runtime:
         TrustStore(self.home or user_home(self.env)).trust(self.workspace, self.trust.declared.values())
 
     async def discover(self) -> None:
-        """The discover stage: each provider with ``discover`` reads what it would run
-        (nothing runs). One that raises is recorded as failed; the others go on."""
+        """The discover stage: each provider reads what it would run (nothing runs; see
+        :class:`~kairox.protocols.Discovers`). One that raises is recorded as failed; one
+        with nothing to do here is idle; the others go on."""
         if self._discovered:
             return
         self._discovered = True
-        while True:  # a provider woken by another's discovery (a bundle's servers) discovers too
-            pending = [p for p in self.active_providers() if p.name not in self._discovery]
-            if not pending:
-                return
-            for provider in pending:
-                await self._discover_one(provider)
-
-    async def _discover_one(self, provider: ToolProvider) -> bool:
-        """Run the provider's ``discover`` (if it has one) once; False when it failed
-        (recorded). A caller while it runs waits for it and has its answer; one that was
-        cancelled is no discovery (the next caller discovers)."""
-        name = provider.name
-        entry = self._discovery.get(name)
-        while isinstance(entry, anyio.Event):
-            await entry.wait()
-            entry = self._discovery.get(name)
-        if entry is not None:
-            return entry
-        fn = getattr(provider, "discover", None)
-        if fn is None:
-            self._discovery[name] = True
-            return True
-        done = self._discovery[name] = anyio.Event()
-        result: bool | None = None
-        try:
-            await fn(self)
-            result = True
-        except Exception as exc:
-            result = False
-            logger.debug("provider %s failed to discover", name, exc_info=True)
-            error = f"discovery failed: {type(exc).__name__}: {exc}"
-            owner = self.providers.owner_of(name) or ""
-            self._provider_states[name] = ProviderState(name, owner, "failed", error)
-            self.events.publish(ProviderFailed(provider=name, error=error))
-        finally:
-            if result is None:  # cancelled
-                del self._discovery[name]
-            else:
-                self._discovery[name] = result
-            done.set()
-        return result
-
-    async def _discovered_too(self, provider: ToolProvider) -> bool:
-        """A provider woken since the discover stage discovers first (False: that discovery
-        failed); one whose discovery ended before, well or not, goes on as it always did."""
-        if not self._discovered or isinstance(self._discovery.get(provider.name), bool):
-            return True
-        return await self._discover_one(provider)
+        await self.supervisor.discover()
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any, name: str | None = None) -> None:
         """Run ``fn(*args)`` as a task that lives as long as the runtime.
@@ -608,87 +404,14 @@ class Runtime:
         self._tg.start_soon(guarded, name=name or getattr(fn, "__qualname__", None))
 
     async def start_providers(self, names: Iterable[str] | None = None, *, lazy: bool = False) -> None:
-        """Start providers in parallel; a failing one is recorded and the others go on.
-
-        With ``lazy``, providers that can start part of themselves for a tool call
-        (``start_for``) wait for that call."""
-        wanted = set(names) if names is not None else None
-        if wanted is None:  # a dormant provider woken from now on starts as these do
-            self._start_mode = "lazy" if lazy else "all"
-        # one batch: the tools of providers starting together are named as one set
-        with self.tools.batch():
-            await self._start_some(wanted, lazy)
-
-    async def _start_some(self, wanted: set[str] | None, lazy: bool) -> None:
-        done = anyio.Event()
-        stage: tuple[anyio.abc.TaskGroup, anyio.Event, bool] | None = None
-        inside = _inside_stages.set((*_inside_stages.get(), done))  # the tasks started here inherit it
-        try:
-            async with anyio.create_task_group() as tg:
-                # a provider woken while all start starts with them; aclose cancels and awaits a stage
-                stage = (tg, done, wanted is None)
-                self._stages.append(stage)
-                for provider in self.active_providers():
-                    if wanted is not None and provider.name not in wanted:
-                        continue
-                    if lazy and getattr(provider, "start_for", None) is not None:
-                        continue
-                    if self._provider_states.get(provider.name, None) is not None:
-                        continue  # started (or starting, or failed discovering) already
-                    # "starting" now: a start_providers() running beside this one skips it
-                    owner = self.providers.owner_of(provider.name) or ""
-                    self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
-                    tg.start_soon(self._start_provider, provider)
-        finally:
-            _inside_stages.reset(inside)
-            if stage is not None:
-                self._stages.remove(stage)
-            done.set()
-
-    def _providers_for(self, tool: str) -> list[ToolProvider]:
-        """The providers to ask about the tool ``tool``: the active ones, and the dormant
-        ones whose name starts it (``lsp`` for ``lsp.definition``), which the asking wakes."""
-        if not self._dormant:
-            return list(self.providers)
-        return [
-            p for p in self.providers if p.name not in self._dormant or tool.startswith((f"{p.name}.", f"{p.name}_"))
-        ]
-
-    async def _start_for(self, name: str, arguments: Mapping[str, Any]) -> None:
-        """Lazy activation: every provider with ``start_for`` starts what would provide ``name``."""
-
-        async def one(provider: ToolProvider) -> None:
-            try:
-                fn = getattr(provider, "start_for", None)
-                if fn is None:
-                    return
-                if not await self._discovered_too(provider):
-                    return
-                self._activated.add(provider.name)
-                with anyio.fail_after(self.provider_start_timeout):
-                    await fn(name, dict(arguments))
-            except Exception:
-                logger.warning("provider %s failed starting for %s", provider.name, name, exc_info=True)
-
-        with self.tools.batch():
-            async with anyio.create_task_group() as tg:
-                for provider in self._providers_for(name):
-                    tg.start_soon(one, provider)
+        """Start providers in parallel (those named, else all); a failing one is recorded and
+        the others go on. With ``lazy``, providers that can start part of themselves for a
+        tool call (:class:`~kairox.protocols.StartsFor`) wait for that call."""
+        await self.supervisor.start(names, lazy=lazy)
 
     def why_missing(self, name: str) -> str | None:
-        """Why no tool ``name`` is registered, as a provider that would own it explains
-        (a dormant provider whose name starts the tool's is asked too, which wakes it: "no
-        language server is configured" for ``lsp.definition`` is worth saying)."""
-        for provider in self._providers_for(name):
-            try:
-                fn = getattr(provider, "why_missing", None)
-                reason = None if fn is None else fn(name)
-            except Exception:  # a provider that fails to answer (or to be built) says nothing
-                logger.exception("why_missing of provider %s failed", provider.name)
-                continue
-            if reason:
-                return str(reason)
-        return None
+        """Why no tool ``name`` is registered, as a provider that would own it explains."""
+        return self.supervisor.why_missing(name)
 
     async def resolve_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Tool:
         """The tool ``name``, started on demand when the runtime is lazy; a missing tool
@@ -697,8 +420,8 @@ class Runtime:
             return self.tools.resolve(name)
         except ToolNotFound as exc:
             missing = exc
-        if self._lazy and self._tg is not None:
-            await self._start_for(name, arguments or {})
+        if self.supervisor.mode == "lazy" and self._tg is not None:
+            await self.supervisor.start_for(name, arguments or {})
             try:
                 return self.tools.resolve(name)
             except ToolNotFound as exc:
@@ -715,73 +438,13 @@ class Runtime:
         """What failed that may have provided tools, one line each: plugin packages that
         did not load or register, and tool providers that failed to start."""
         lines = [f"plugin {f.distribution or f.plugin} ({f.stage}): {f.error}" for f in self.host.failures]
-        for state in self._provider_states.values():
-            if state.state == "failed":
-                lines.append(f"tool provider {state.name} of {state.owner or '?'}: {state.error}")
+        for state in self.supervisor.failed():
+            lines.append(f"tool provider {state.name} of {state.owner or '?'}: {state.error}")
         return lines
-
-    async def _start_provider(self, provider: ToolProvider) -> None:
-        try:
-            discovered = await self._discovered_too(provider)
-        except BaseException:  # cancelled before it began to start: not starting (a later stage may)
-            state = self._provider_states.get(provider.name)
-            if state is not None and state.state == "starting":
-                del self._provider_states[provider.name]
-            raise
-        if not discovered:
-            return
-        owner = self.providers.owner_of(provider.name) or ""
-        self._provider_states[provider.name] = ProviderState(provider.name, owner, "starting")
-        self.events.publish(ProviderStarting(provider=provider.name))
-        try:
-            with anyio.fail_after(self.provider_start_timeout):
-                await provider.start(self)
-        except Exception as exc:
-            logger.debug("provider %s failed to start", provider.name, exc_info=True)
-            if isinstance(exc, TimeoutError):
-                error = f"did not finish starting within {self.provider_start_timeout:g} s"
-            else:
-                error = f"{type(exc).__name__}: {exc}"
-            self._provider_states[provider.name] = ProviderState(provider.name, owner, "failed", error)
-            self.events.publish(ProviderFailed(provider=provider.name, error=error))
-            return
-        self._provider_states[provider.name] = ProviderState(provider.name, owner, "ready")
-        self.events.publish(ProviderReady(provider=provider.name))
 
     async def aclose(self) -> None:
         """Stop every started provider (in parallel, each bounded in time)."""
-        self._closing = True  # a provider woken from now on is not started
-        self._start_mode = None
-        stages = list(self._stages)  # start stages still running (a spawned start_providers): ended first
-        for group, _, _ in stages:
-            group.cancel_scope.cancel()
-        mine = _inside_stages.get()  # (a provider's start that closes the runtime: not its own stage)
-        for _, done, _ in stages:
-            if done not in mine:
-                await done.wait()
-        waking = list(self._waking.items())  # woken providers still starting: cancelled, then stopped
-        for scope, _ in waking:
-            scope.cancel()
-        for _, done in waking:
-            await done.wait()
-        for name in list(self._scheduled):  # woken, their start not begun: it will not (_start_woken)
-            self._provider_states.pop(name, None)
-        started = [p for p in self.active_providers() if p.name in self._provider_states or p.name in self._activated]
-
-        async def stop(provider: ToolProvider) -> None:
-            try:
-                with anyio.fail_after(STOP_TIMEOUT):
-                    await provider.stop()
-            except Exception:
-                logger.exception("provider %s failed to stop", provider.name)
-            self._provider_states.pop(provider.name, None)
-            self._activated.discard(provider.name)
-            self.tools.remove_provider(provider.name)
-            self.events.publish(ProviderStopped(provider=provider.name))
-
-        async with anyio.create_task_group() as tg:
-            for provider in started:
-                tg.start_soon(stop, provider)
+        await self.supervisor.stop_all()
 
     # -- tool calls -----------------------------------------------------------
     async def call_tool(
@@ -928,25 +591,16 @@ class Runtime:
 
     def status(self) -> RuntimeStatus:
         servers: list[ServerStatus] = []
-        for provider in self.active_providers():
-            status = getattr(provider, "status", None)
-            if status is None:
-                continue
+        for provider in list(self.providers):
             try:
-                servers.extend(status())
+                servers.extend(provider.status())
             except Exception:
                 logger.exception("status() of provider %s failed", provider.name)
         return RuntimeStatus(
             plugins=self.host.plugins(),
             failures=list(self.host.failures),
             config_errors=list(self.config.errors),
-            providers=[
-                self._provider_states.get(p.name)
-                or ProviderState(
-                    p.name, self.providers.owner_of(p.name) or "", "idle" if p.name in self._dormant else "stopped"
-                )
-                for p in self.providers
-            ],
+            providers=self.supervisor.status(),
             servers=servers,
             tools=len(self.tools),
             skills=len(self.skills),
@@ -996,7 +650,7 @@ class Session:
 
     async def activate_skill(self, name: str, arguments: Mapping[str, Any] | None = None) -> RenderedSkill:
         """Render a skill for this session: it must be enabled, every tool it lists
-        registered, its arguments valid (:class:`~kairox.SkillError` otherwise).
+        registered, its arguments valid (:class:`~kairox.ext.SkillError` otherwise).
         The result carries the prompt text, the arguments, the tools and the
         pinned ``model``; it is recorded in :attr:`activated`."""
         rendered = self.runtime.skills.prepare(name, arguments, tools=self.runtime.tools, session_id=self.id)
@@ -1007,8 +661,8 @@ class Session:
     def agent(self, name: str, *, strict: bool = False) -> AgentRun:
         """The definition of agent ``name`` to run: its prompt, pinned model and the registered
         tools it may use (every tool when it lists none). Tools it lists that are not registered
-        are in ``unknown_tools`` (``strict``: an :class:`~kairox.AgentError` naming them).
-        An unknown agent is an :class:`~kairox.AgentError` naming the close match."""
+        are in ``unknown_tools`` (``strict``: an :class:`~kairox.ext.AgentError` naming them).
+        An unknown agent is an :class:`~kairox.ext.AgentError` naming the close match."""
         self.runtime.agents.ensure_scanned(self.runtime)
         run = self.runtime.agents.prepare(name, self.runtime.tools)
         if strict and run.unknown_tools:

@@ -1,4 +1,4 @@
-"""Registration hooks in one line each, lazy by default.
+"""Registration hooks in one line each.
 
 Most of a plugin's ``hooks`` module is the same three moves: add an object to a
 registrar, add a config section, add a CLI command, each importing its module
@@ -19,38 +19,21 @@ A target is ``"package.module:attribute"``; it is imported when the hook runs,
 and a target that does not import is that plugin's load failure (reported, the
 other plugins load). Write the hook by hand where it does more than this.
 
-``adds(target, lazy="name")`` goes one step further: it registers a :class:`Lazy`
-stand-in under ``name`` and imports the target the first time anything but the name
-is asked of it (a transport's ``connect``, an ``isinstance`` check), so a workspace
-that never uses the transport never imports it::
-
-    kairox_register_transports = adds("kairox_stdio.stdio:StdioTransport", lazy="stdio")
-
-A lazy tool provider may also say when it has something to do (``needed``): while it
-has nothing, it is *dormant*: a runtime neither imports, builds nor starts it, and the
-first use of the stand-in wakes it (it is built then, and started when the runtime's
-providers run). ``servers(..., name=...)`` does this for a feature whose servers come
-from its config section::
-
-    kairox_register_config_sections, kairox_register_tool_providers = servers(
-        "lsp_servers", "kairox_lsp._config:LspServerConfig", "kairox_lsp._provider:LspToolProvider",
-        name="lsp", description="language servers",
-    )
+What a hook adds is built at every open, so it must be cheap to build: a transport
+imports its transport machinery in ``connect``, a tool provider what it runs with in
+``start`` (or ``discover``, which may say there is nothing to do in this workspace:
+:class:`kairox.protocols.Discovers`). A workspace that uses neither pays for neither.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.util
-import logging
 import os
 import sys
-import threading
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from .errors import RegistrationError
 from .hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -60,23 +43,14 @@ if TYPE_CHECKING:
     from ._runtime import Runtime
 
 __all__ = [
-    "Lazy",
-    "Needed",
     "adds",
     "command",
     "config_section",
     "has_entries",
-    "is_needed",
     "load_target",
     "servers",
     "stub_exports",
-    "watch",
 ]
-
-logger = logging.getLogger(__name__)
-
-#: what ``needed`` is: a ``"package.module:function"`` target or a callable, given the runtime
-Needed = Union[str, Callable[["Runtime"], bool]]
 
 
 def _check(target: str) -> str:
@@ -105,216 +79,21 @@ def load_target(target: str) -> Any:
     return value
 
 
-class Lazy:
-    """A registered object that is imported on first use: it has its ``name`` at once, and
-    the first other attribute asked of it (``connect``, ``__class__`` for ``isinstance``)
-    builds ``target(*args)`` (:meth:`resolve`), whose answers it gives from then on.
-
-    The built object must have the same ``name``. A target that cannot be built (its
-    module does not import, the attribute is missing, the name differs) raises
-    :class:`RegistrationError` naming the target, at that first use. What a stand-in does
-    not pass on: special methods (calling it, ``async with`` it), equality and hashing
-    (it is itself, not the object), ``resolve``/``resolved`` (its own), and a new ``name``
-    (refused: the registrar holds it under its name). ``isinstance`` builds the target;
-    one that cannot be built is an instance of :class:`Lazy` alone.
-
-    ``needed`` (tool providers): whether the target has anything to do in a runtime
-    (:data:`Needed`, asked with the runtime by :func:`is_needed`); a runtime leaves one
-    that has nothing dormant (not built, not started) until the stand-in's first use."""
-
-    __slots__ = ("_args", "_building", "_needed", "_on_build", "_target", "_value", "name")
-
-    _on_build: Callable[[Lazy, RegistrationError | None], None] | None
-
-    def __init__(self, name: str, target: str, *args: Any, needed: Needed | None = None) -> None:
-        if needed is not None and not callable(needed):
-            _check(needed)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "_target", _check(target))
-        object.__setattr__(self, "_args", args)
-        object.__setattr__(self, "_value", None)
-        object.__setattr__(self, "_needed", needed)
-        object.__setattr__(self, "_on_build", None)
-        # one build at a time: two threads using the stand-in at once get the same object
-        object.__setattr__(self, "_building", threading.RLock())
-
-    @property
-    def resolved(self) -> bool:
-        """Whether the target has been imported and built."""
-        return self._value is not None
-
-    def resolve(self) -> Any:
-        """The object the target builds (imported and built once: a thread that asks while
-        another builds it waits for that build, so the target must not wait for a thread
-        that uses this stand-in). The watcher (:func:`watch`) is told after the build."""
-        value = self._value
-        if value is not None:
-            return value
-        error: RegistrationError | None = None
-        with self._building:
-            value = self._value
-            if value is not None:  # another thread built it meanwhile
-                return value
-            try:
-                value = self._build()
-            except RegistrationError as exc:
-                error = exc
-            else:
-                object.__setattr__(self, "_value", value)
-        self._tell(error)
-        if error is not None:
-            raise error
-        return value
-
-    def _build(self) -> Any:
-        try:
-            value = load_target(self._target)(*self._args)
-        except Exception as exc:
-            raise RegistrationError(
-                f"{self.name!r} (registered to be imported on first use) cannot be built from "
-                f"{self._target}: {type(exc).__name__}: {exc}"
-            ) from exc
-        built = getattr(value, "name", None)
-        if built != self.name:
-            raise RegistrationError(f"{self._target} was registered as {self.name!r} but is named {built!r}")
-        return value
-
-    def _tell(self, error: RegistrationError | None) -> None:
-        """The watcher (:func:`watch`), once: built (``None``) or not buildable (``error``)."""
-        on_build = self._on_build
-        if on_build is None:
-            return
-        object.__setattr__(self, "_on_build", None)
-        try:
-            on_build(self, error)
-        except Exception:  # the watcher's trouble is not the caller's
-            logger.exception("the watcher of %r failed", self.name)
-
-    def __getattr__(self, attribute: str) -> Any:  # only what the stand-in does not have itself
-        # introspection (__wrapped__, copy's __deepcopy__, ...) and a slot not set yet (a copy
-        # being made) import nothing
-        if attribute.startswith("__") or attribute in Lazy.__slots__:
-            raise AttributeError(attribute)
-        return getattr(self.resolve(), attribute)
-
-    def __setattr__(self, attribute: str, value: Any) -> None:
-        if attribute == "name":
-            raise AttributeError(f"a stand-in's name is the one it was registered under ({self.name!r})")
-        setattr(self.resolve(), attribute, value)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance(stand_in, StdioTransport) resolves it, and holds
-        try:
-            return type(self.resolve())
-        except RegistrationError:  # not buildable: an instance of Lazy alone (the use says why)
-            return Lazy
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        if self._needed is None:
-            return (Lazy, (self.name, self._target, *self._args))
-        return (functools.partial(Lazy, needed=self._needed), (self.name, self._target, *self._args))
-
-    def __repr__(self) -> str:
-        if self._value is not None:
-            return repr(self._value)
-        return f"<{self.name!r}: {self._target}, not imported yet>"
-
-
-def watch(stand_in: Lazy, on_build: Callable[[Lazy, RegistrationError | None], None] | None) -> None:
-    """Call ``on_build(stand_in, None)`` once, right after the stand-in's target is built, or
-    ``on_build(stand_in, error)`` when the first try to build it fails (the runtime wakes a
-    dormant provider so, or takes it out); ``None`` stops watching. A copy of the stand-in
-    is not watched: it is a stand-in of its own, which builds its own object."""
-    object.__setattr__(stand_in, "_on_build", on_build)
-
-
-def is_needed(stand_in: Lazy, runtime: Runtime) -> bool:
-    """Whether a stand-in's target has anything to do in ``runtime``: its ``needed``
-    answer, ``True`` without one. A ``needed`` that fails (does not import, raises)
-    counts as ``True``: a provider is never left out because its check broke."""
-    needed = stand_in._needed
-    if needed is None:
-        return True
-    try:
-        check = load_target(needed) if isinstance(needed, str) else needed
-        return bool(check(runtime))
-    except Exception:
-        logger.warning("the check of whether %r is needed failed; it is built", stand_in.name, exc_info=True)
-        return True
-
-
 def has_entries(section: str, runtime: Runtime) -> bool:
     """Whether any config file of ``runtime`` sets an entry of ``[section]`` (held and
-    broken ones too): the ``needed`` of :func:`servers`."""
+    broken ones too): what a server provider's ``discover`` asks first."""
     return bool(runtime.config.raw.get(section))
 
 
-def _either(first: Needed, second: Needed, runtime: Runtime) -> bool:
-    for check in (first, second):
-        if (load_target(check) if isinstance(check, str) else check)(runtime):
-            return True
-    return False
-
-
-def _lazy_names(lazy: str | Sequence[str] | None, count: int) -> list[str] | None:
-    if lazy is None:
-        return None
-    names = [lazy] if isinstance(lazy, str) else list(lazy)
-    if len(names) != count or not all(isinstance(n, str) and n for n in names):
-        raise ValueError(f"lazy= needs one non-empty name per target ({count}), got {lazy!r}")
-    return names
-
-
-def adds(
-    *targets: str, runtime: bool = False, lazy: str | Sequence[str] | None = None, needed: Needed | None = None
-) -> Callable[..., None]:
+def adds(*targets: str, runtime: bool = False) -> Callable[..., None]:
     """A registration hook that adds ``target()`` (``target(runtime)`` with ``runtime=True``)
     for each target, in order: transports, tool providers, skill, catalog and manifest formats.
 
     ``runtime=True`` fits only the hooks that pass one (tool providers, skill and catalog
-    sources); on another hook pluggy refuses the implementation when the plugin loads.
-
-    ``lazy`` names each target (one name per target): the hook then adds a :class:`Lazy`
-    stand-in of that name and imports nothing; the target's module must exist (else the
-    plugin's load failure, as for an eager target) and is imported on first use. For
-    objects the kernel only looks up by name until they are used (transports). A lazy tool
-    provider is built when the runtime opens, unless ``needed`` (a ``"module:function"``
-    target or a callable, given the runtime: :data:`Needed`) says it has nothing to do
-    there: then it stays *dormant*, neither built nor started, until something uses it
-    (``runtime.providers.get(name)`` and then any attribute, an ``isinstance`` check), which
-    builds it and, once the runtime's providers run, starts it."""
+    sources); on another hook pluggy refuses the implementation when the plugin loads."""
     names = [_check(t) for t in targets]
     if not names:
         raise ValueError("adds() needs at least one target")
-    lazy_names = _lazy_names(lazy, len(names))
-    if needed is not None:
-        if lazy_names is None or not runtime:
-            raise ValueError("needed= is for lazy tool providers: give lazy= names and runtime=True")
-        if not callable(needed):
-            _check(needed)
-    if lazy_names is not None:
-        pairs = list(zip(lazy_names, names, strict=True))
-
-        def stand_ins(registrar: Registrar[Any], runtime: Runtime | None = None) -> None:
-            extra = () if runtime is None else (runtime,)
-            for name, target in pairs:
-                module = target.partition(":")[0]
-                if not _module_exists(module):
-                    raise ModuleNotFoundError(f"{registrar.kind} {name!r}: no module named {module!r}", name=module)
-            for name, target in pairs:
-                registrar.add(Lazy(name, target, *extra, needed=needed))
-
-        if runtime:
-
-            def lazy_with_runtime(registrar: Registrar[Any], runtime: Runtime) -> None:
-                stand_ins(registrar, runtime)
-
-            return hookimpl(lazy_with_runtime)
-
-        def lazy_without_runtime(registrar: Registrar[Any]) -> None:
-            stand_ins(registrar)
-
-        return hookimpl(lazy_without_runtime)
 
     if runtime:
 
@@ -355,14 +134,7 @@ def config_section(name: str, schema: str, **options: Any) -> Callable[[Registra
 
 
 def servers(
-    section: str,
-    schema: str,
-    provider: str,
-    *,
-    description: str,
-    name: str | None = None,
-    needed: Needed | None = None,
-    whole_environment: bool = False,
+    section: str, schema: str, provider: str, *, description: str, whole_environment: bool = False
 ) -> tuple[Callable[[Registrar[Any]], None], Callable[..., None]]:
     """The two hooks of a feature that runs servers (MCP, LSP, DAP): the ``[section.NAME]``
     config section, one entry per server structured as ``schema`` and held until the
@@ -370,17 +142,13 @@ def servers(
 
         kairox_register_config_sections, kairox_register_tool_providers = servers(
             "dap_servers", "kairox_dap._config:DapServerConfig", "kairox_dap._provider:DapToolProvider",
-            name="dap", description="debug adapters started by dap.launch",
+            description="debug adapters started by dap.launch",
         )
 
-    With the provider's ``name``, it is a lazy stand-in, dormant in a runtime whose config
-    sets no ``[section.*]`` entry (:func:`has_entries`) unless ``needed`` (servers declared
-    elsewhere: kairox-mcp's ``.mcp.json``) says otherwise: a workspace without such servers
-    opens without importing or starting the provider. Without ``name``, it is built at
-    every open. ``whole_environment``: the servers get kairox's whole environment (the
-    trust prompt says so for each workspace entry)."""
-    has = functools.partial(has_entries, section)
-    check: Needed = has if needed is None else functools.partial(_either, has, needed)
+    The provider is built at every open: keep it cheap to build, and have its ``discover``
+    say when there is nothing to do (:func:`has_entries` tells whether the config sets any
+    ``[section.*]`` entry). ``whole_environment``: the servers get kairox's whole
+    environment (the trust prompt says so for each workspace entry)."""
     return (
         config_section(
             section,
@@ -390,7 +158,7 @@ def servers(
             whole_environment=whole_environment,
             description=description,
         ),
-        adds(provider, runtime=True) if name is None else adds(provider, runtime=True, lazy=name, needed=check),
+        adds(provider, runtime=True),
     )
 
 

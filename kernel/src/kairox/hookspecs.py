@@ -2,7 +2,7 @@
 
 Plugins implement these with ``@kairox.hookimpl`` and are found through the
 ``kairox`` entry-point group. Registration hooks receive a typed
-:class:`~kairox.Registrar`; calling ``registrar.add(obj)`` registers ``obj``
+:class:`~kairox.ext.Registrar`; calling ``registrar.add(obj)`` registers ``obj``
 under ``obj.name`` and refuses a duplicate, naming both plugins. The host calls
 each plugin's implementation on its own: one that raises is recorded as a
 load failure for that plugin and the others still register.

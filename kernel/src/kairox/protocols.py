@@ -1,12 +1,16 @@
 """The small protocols each extension kind implements.
 
 Each implementation has a unique ``name``. These are structural
-(``typing.Protocol``): a plugin does not import a base class.
+(``typing.Protocol``): a plugin does not import a base class. What a tool
+provider may do besides starting, stopping and reporting is one small protocol
+each (:class:`Discovers`, :class:`StartsFor`, :class:`ExplainsMissing`,
+:class:`GivesInstructions`, :class:`WithholdsTools`, :class:`ServerControl`),
+``runtime_checkable``: the runtime asks ``isinstance(provider, StartsFor)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -15,7 +19,19 @@ if TYPE_CHECKING:
     from ._runtime import Runtime
     from ._types import ServerStatus
 
-__all__ = ["CatalogSource", "ManifestFormat", "SkillSource", "ToolProvider", "Transport"]
+__all__ = [
+    "CatalogSource",
+    "Discovers",
+    "ExplainsMissing",
+    "GivesInstructions",
+    "ManifestFormat",
+    "ServerControl",
+    "SkillSource",
+    "StartsFor",
+    "ToolProvider",
+    "Transport",
+    "WithholdsTools",
+]
 
 
 @runtime_checkable
@@ -34,25 +50,9 @@ class Transport(Protocol):
 class ToolProvider(Protocol):
     """Adds tools to ``runtime.tools`` while it runs (MCP manager, built-in tools, LSP, ...).
 
-    Besides these three methods a provider may implement (the runtime looks for them):
-
-    - ``async discover(runtime) -> None``: the discover stage, before anything starts.
-      Read what you will run (files, declarations), check workspace items with
-      ``runtime.trust.check(...)``, and hand other providers what they own
-      (bundles give their servers to the MCP manager). No process, hook, code
-      plugin or URL may run here; listing commands open the runtime only this far.
-    - ``async start_for(name, arguments) -> None``: lazy activation (``kairox tools
-      call NAME``): start only what would provide the tool ``name`` (canonical id or
-      exported name), nothing when it is not yours. A provider with this method is
-      not started when the runtime opens lazily; one without it is.
-    - ``why_missing(name) -> str | None``: why the tool ``name`` is not there
-      (its server failed, with the diagnostic; it is untrusted, with the command
-      that trusts it), or ``None`` when it would not be yours.
-    - ``instructions() -> Iterable[tuple[str, str]]``: (source, text) pairs that
-      ``Session.turn_context`` shows the model, labelled by source and bounded (an MCP
-      server's ``instructions``).
-    - ``withheld_tools() -> list[tuple[str, str]]``: (tool id, why) for tools a server
-      lists that are not offered (``kairox tools list`` shows them under ``not_offered``).
+    Constructing one is cheap (the registration hook runs at every open): a provider
+    imports what it runs with in :meth:`start` (or ``discover``). Besides these three
+    methods a provider may implement any of the protocols below.
     """
 
     name: str
@@ -70,6 +70,81 @@ class ToolProvider(Protocol):
 
     def status(self) -> Sequence[ServerStatus]:
         """Managed servers and their state (empty when the provider manages none)."""
+        ...
+
+
+@runtime_checkable
+class Discovers(Protocol):
+    """A provider with a discover stage, before anything starts."""
+
+    async def discover(self, runtime: Runtime) -> bool | None:
+        """Read what you will run (files, declarations), check workspace items with
+        ``runtime.trust.check(...)``, and hand other providers what they own (bundles give
+        their servers to the MCP manager). No process, hook, code plugin or URL may run
+        here; listing commands open the runtime only this far.
+
+        Return ``False`` when there is nothing to do in this workspace: the runtime then
+        leaves the provider *idle* (not started; ``kairox status`` says so) until
+        :meth:`Runtime.start_providers` names it. ``True`` or ``None``: it starts as usual.
+        """
+        ...
+
+
+@runtime_checkable
+class StartsFor(Protocol):
+    """A provider that can start part of itself for one tool call (lazy activation,
+    ``kairox tools call NAME``). It is not started when the runtime opens lazily."""
+
+    async def start_for(self, name: str, arguments: dict[str, Any]) -> None:
+        """Start only what would provide the tool ``name`` (canonical id or exported
+        name); nothing when it is not yours."""
+        ...
+
+
+@runtime_checkable
+class ExplainsMissing(Protocol):
+    """A provider that can say why one of its tools is not there."""
+
+    def why_missing(self, name: str) -> str | None:
+        """Why the tool ``name`` is not there (its server failed, with the diagnostic; it
+        is untrusted, with the command that trusts it), or ``None`` when it would not be yours."""
+        ...
+
+
+@runtime_checkable
+class GivesInstructions(Protocol):
+    """A provider whose servers give the model instructions (an MCP server's ``instructions``)."""
+
+    def instructions(self) -> Iterable[tuple[str, str]]:
+        """``(source, text)`` pairs that ``Session.turn_context`` shows the model, labelled
+        by source and bounded."""
+        ...
+
+
+@runtime_checkable
+class WithholdsTools(Protocol):
+    """A provider that does not offer some tools its servers list."""
+
+    def withheld_tools(self) -> list[tuple[str, str]]:
+        """``(tool id, why)`` for each (``kairox tools list`` shows them under ``not_offered``)."""
+        ...
+
+
+@runtime_checkable
+class ServerControl(Protocol):
+    """A provider whose servers start again and stop by name: the dashboard and the CLI
+    restart an MCP, LSP or DAP server through this, without importing its plugin."""
+
+    def server_names(self) -> Collection[str]:
+        """The servers it can restart and stop (declared, trusted, well formed)."""
+        ...
+
+    async def restart_server(self, name: str) -> ServerStatus:
+        """Restart ``name``; its status once it is ready or failed."""
+        ...
+
+    async def stop_server(self, name: str) -> ServerStatus:
+        """Stop ``name``; its status once its process is reaped."""
         ...
 
 

@@ -7,7 +7,7 @@ digit, then letters, digits, ``.``, ``_`` or ``-``, at most 128 characters. Such
 a name is never ``.`` or ``..``, has no separator, NUL or newline, so joined
 under a directory it names a child of that directory. A skill's name satisfies
 the skills plugin's hard rule too (no ``:``, ``/``, ``\\`` or control characters).
-Both use the kernel's ``kairox.ENTRY_NAME_RE``.
+Both use the kernel's ``kairox.ext.ENTRY_NAME_RE``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kairox import ENTRY_NAME_RE, describe_value, is_inside
+from kairox.ext import ENTRY_NAME_RE, describe_value
+from kairox.files import is_inside
 
 __all__ = [
     "NAME_RE",

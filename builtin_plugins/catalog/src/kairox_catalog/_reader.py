@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kairox import describe_value
+from kairox.ext import describe_value
 
 __all__ = ["EntryProblem", "Obj", "safe_name"]
 

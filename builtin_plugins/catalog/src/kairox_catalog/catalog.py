@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import redact_url, structure
 from kairox.errors import ConfigError
+from kairox.ext import redact_url, structure
 
 from .model import CatalogEntry, EntryError, SourceResult, entry_errors
 from .progress import NullProgress, Progress

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from kairox import structure
+from kairox.ext import structure
 from kairox.files import check_depth, loads_bounded
 
 from ._collect import collect as _collect

@@ -11,7 +11,8 @@ from kairox import hookimpl
 from kairox.declare import command, config_section
 
 if TYPE_CHECKING:
-    from kairox import Registrar, Runtime
+    from kairox import Runtime
+    from kairox.ext import Registrar
 
 kairox_register_config_sections = config_section(
     "catalog",

@@ -26,13 +26,9 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 import attrs
 
-from kairox import (
-    ApprovalAnswer,
-    ApprovalRequest,
-    file_write_spec,
-    workspace_config_files,
-)
+from kairox import ApprovalAnswer, ApprovalRequest
 from kairox.errors import PolicyDenied
+from kairox.ext import file_write_spec, workspace_config_files
 
 from ._paths import name_problem
 from .bundles import BundleError, Scope, bundle_target, installed_bundles, place_bundle

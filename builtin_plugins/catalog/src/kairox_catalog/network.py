@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from kairox import redact_url
+from kairox.ext import redact_url
 
 from .model import CatalogEntry, EntryError, InstallSource, SourceResult
 

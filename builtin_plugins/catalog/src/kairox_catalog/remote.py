@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kairox import redact_url
+from kairox.ext import redact_url
 from kairox.files import loads_bounded
 
 from .documents import detect_kind, parse_text

@@ -6,14 +6,15 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox import user_home
+from kairox.ext import user_home
 
 from .builtin import BuiltinSource
 from .config import CatalogConfig
 from .remote import RemoteSource
 
 if TYPE_CHECKING:
-    from kairox import Registrar, Runtime
+    from kairox import Runtime
+    from kairox.ext import Registrar
 
 __all__ = ["cache_dir", "catalog_config", "register_sources"]
 

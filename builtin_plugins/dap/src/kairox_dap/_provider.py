@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import EventBus, KairoxError, ServerState, ServerStatus
+from kairox import KairoxError, ServerState, ServerStatus
+from kairox.declare import has_entries
+from kairox.ext import EventBus
+from kairox.files import relative_text
 from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
 
 from ._args import bool_arg, int_arg, number_arg, str_arg
@@ -57,6 +60,10 @@ class DapToolProvider:
         self._lock = anyio.Lock()
 
     # -- ToolProvider ---------------------------------------------------------------
+    async def discover(self, runtime: Runtime) -> bool:
+        """Whether any ``[dap_servers.*]`` is set (held and broken ones too): else it stays idle."""
+        return has_entries(SECTION, runtime)
+
     async def start(self, runtime: Runtime) -> None:
         self.runtime = runtime
         configs: dict[str, DapServerConfig] = runtime.config.section(SECTION)
@@ -173,10 +180,8 @@ class DapToolProvider:
 
     # -- helpers ----------------------------------------------------------------------
     def _display(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.workspace).as_posix()
-        except ValueError:
-            return str(path)
+        rel = relative_text(path, self.workspace)
+        return str(path) if rel is None else rel
 
     def _path(self, value: str, *, must_exist: bool = True) -> Path:
         path = Path(value).expanduser()
@@ -193,10 +198,8 @@ class DapToolProvider:
             if adapter is None:
                 raise ToolInputError(f"no debug adapter named {name!r}; configured: {', '.join(self.adapters)}")
             return adapter
-        try:
-            rel: Path = program.relative_to(self.workspace)
-        except ValueError:
-            rel = program
+        inside = relative_text(program, self.workspace)
+        rel = program if inside is None else Path(inside)
         from ._config import handles
 
         matching = [a for a in self.adapters.values() if handles(a.config, rel)]

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from kairox.files import relative_text
 from kairox_lsp import line_at, read_text
 
 from ._client import DapClient, as_dict
@@ -317,10 +318,8 @@ class DebugSession:
 
     # -- helpers --------------------------------------------------------------------
     def _display(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.workspace).as_posix()
-        except ValueError:
-            return str(path)
+        rel = relative_text(path, self.workspace)
+        return str(path) if rel is None else rel
 
     def _source_line(self, path: Path, line: int) -> str:
         if path not in self._sources:

@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from kairox import ValueMismatch, glob_match, inherit_env, structure
 from kairox.errors import ConfigError
+from kairox.ext import ValueMismatch, glob_match, inherit_env, structure
 from kairox.files import Refused, Root, loads_bounded
 
 __all__ = [
@@ -299,5 +299,5 @@ def language_for(config: LspServerConfig, path: PurePath) -> str:
 
 def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """The server's environment: ``base`` plus ``extra`` ("" = take the same-named base variable,
-    see :func:`kairox.inherit_env`)."""
+    see :func:`kairox.ext.inherit_env`)."""
     return {**base, **inherit_env(extra, base)}

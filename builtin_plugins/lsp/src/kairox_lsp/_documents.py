@@ -18,6 +18,8 @@ from pathlib import Path
 import anyio
 import attrs
 
+from kairox.files import relative_text
+
 from ._client import LspClient
 from ._positions import split_lines
 
@@ -84,10 +86,8 @@ class SourceCache:
         if shown is None:
             shown = str(path)
             if self.workspace is not None:
-                try:
-                    shown = path.relative_to(self.workspace).as_posix()
-                except ValueError:
-                    pass
+                rel = relative_text(path, self.workspace)
+                shown = shown if rel is None else rel
             if len(self._shown) > 4096:
                 self._shown.clear()
             self._shown[path] = shown

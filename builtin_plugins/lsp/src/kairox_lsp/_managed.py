@@ -25,7 +25,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import anyio
 
-from kairox import Event, EventBus, ServerState
+from kairox import Event, ServerState
+from kairox.ext import EventBus
 
 from ._config import PeerServerConfig, child_env
 from ._peerclient import PeerClient

@@ -19,8 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import EventBus, KairoxError, ServerState, ServerStatus
+from kairox import KairoxError, ServerState, ServerStatus
+from kairox.declare import has_entries
 from kairox.errors import ConfigError
+from kairox.ext import EventBus
+from kairox.files import relative_text
 
 from ._control import peer_controls, server_named, unavailable_servers
 from ._errors import ToolInputError
@@ -91,7 +94,9 @@ class LspToolProvider:
 
     # -- servers ------------------------------------------------------------------
     def add_server(self, name: str, config: LspServerConfig, *, source: str = "") -> LspServerLifecycle:
-        """Add a server; when the provider already runs, start it at once. Raises ``ValueError`` on a taken name."""
+        """Add a server; when the provider already runs (or was left idle in a runtime that
+        started all its providers: a bundle's server added later), start it at once. Raises
+        ``ValueError`` on a taken name."""
         if name in self.servers:
             raise ValueError(f"a language server named {name!r} exists already ({self.servers[name].source})")
         from ._lifecycle import LspServerLifecycle
@@ -107,7 +112,9 @@ class LspToolProvider:
         )
         self.servers[name] = server
         self._routes.clear()
-        if self._started and not self._stopping:
+        running = self._started or (self.runtime is not None and self.runtime.start_mode == "all")
+        if running and not self._stopping:
+            self._started = True
             self._launch(server)
         return server
 
@@ -161,6 +168,11 @@ class LspToolProvider:
             self.add_server(name, config, source=runtime.config.source_of(SECTION, name) or "")
 
     # -- ToolProvider -----------------------------------------------------------------
+    async def discover(self, runtime: Runtime) -> bool:
+        """Whether any ``[lsp_servers.*]`` is set (held and broken ones too) or a bundle added
+        a server: else it stays idle."""
+        return bool(self.servers) or has_entries(SECTION, runtime)
+
     async def start(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._add_configured(runtime)
@@ -251,10 +263,8 @@ class LspToolProvider:
 
     # -- routing ------------------------------------------------------------------------
     def _relative(self, path: Path) -> PurePath:
-        try:
-            return path.relative_to(self.workspace)
-        except ValueError:
-            return path
+        rel = relative_text(path, self.workspace)
+        return path if rel is None else PurePath(rel)
 
     def server_for(self, path: Path | None, name: str | None = None) -> LspServerLifecycle:
         """The server for ``path`` (by file pattern) or the one named ``name``."""

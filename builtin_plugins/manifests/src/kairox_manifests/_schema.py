@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 import attrs
 
-from kairox import describe_value, structure
 from kairox.errors import ConfigError
+from kairox.ext import describe_value, structure
 from kairox.files import Refused, Root, loads_bounded
 
 from .errors import ManifestError, Problem

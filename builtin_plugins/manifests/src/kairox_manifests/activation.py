@@ -4,7 +4,7 @@ A format may implement, besides ``probe``:
 
 - ``locations(workspace, env[, config]) -> Iterable[Location]``: more places to look
   for its plugins (Philont: ``<workspace>/.philont/plugins`` and ``~/.philont/plugins``);
-  ``config``, when the method takes it, is the runtime's :class:`~kairox.Config`;
+  ``config``, when the method takes it, is the runtime's :class:`~kairox.ext.Config`;
 - ``async activate(manifest, context) -> Activation``: run the plugin's code and
   return the tools and hooks it registered. The loader puts the tools in the
   tool registry (with the plugin's permissions) and the hooks in the runtime's

@@ -294,7 +294,7 @@ def trust_cmd(ctx: click.Context, name: str, revoke: bool) -> None:
 
     A change to its files needs trust again. ``kairox trust`` trusts everything the
     workspace declares at once."""
-    from kairox import TrustStore, user_home
+    from kairox.ext import TrustStore, user_home
 
     from .loader import survey
     from .trust import bundle_item

@@ -120,7 +120,7 @@ def parse_requirement(text: str) -> Requirement:
 
 
 def kairox_version() -> str:
-    from kairox import kernel_version
+    from kairox.ext import kernel_version
 
     return kernel_version() or "0.0.0"  # "0.0.0": a source tree without metadata
 

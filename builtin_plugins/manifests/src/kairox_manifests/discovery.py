@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import user_home
+from kairox.ext import user_home
 from kairox.files import Refused, Root
 
 from .config import SECTION, BundlesConfig
@@ -42,7 +42,8 @@ from .paths import bundle_root, is_inside
 from .settings import BundleSettings, SettingsStore
 
 if TYPE_CHECKING:
-    from kairox import Runtime, WorkspaceTrust
+    from kairox import Runtime
+    from kairox.ext import WorkspaceTrust
 
     from .model import BundleManifest
 

@@ -8,7 +8,7 @@ from kairox import hookimpl
 from kairox.declare import adds, command, config_section
 
 if TYPE_CHECKING:
-    from kairox import Registrar
+    from kairox.ext import Registrar
     from kairox.protocols import ManifestFormat
 
 
@@ -28,14 +28,9 @@ kairox_register_config_sections = config_section(
     needs_trust=False,
     description="plugin directories, disabled plugins/contributions, workspace trust, hook timeout",
 )
-# dormant (not imported, built or started) while there is nothing to discover: no [plugins],
-# no settings file, no plugin directory
-kairox_register_tool_providers = adds(
-    "kairox_manifests.loader:BundleLoader",
-    runtime=True,
-    lazy="plugins",
-    needed="kairox_manifests.location:something_to_discover",
-)
+# idle (its discover says so) while there is nothing to discover: no [plugins], no settings
+# file, no plugin directory
+kairox_register_tool_providers = adds("kairox_manifests.loader:BundleLoader", runtime=True)
 kairox_register_commands = command(
     "plugin",
     "kairox_manifests.cli:plugin_group",

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 import anyio
 import attrs
 
-from kairox import Capability, Domain, ToolSpec, TrustStore, user_home
+from kairox import Capability, Domain, ToolSpec
+from kairox.ext import TrustStore, user_home
 
 from .discovery import probe, sorted_formats
 from .errors import ManifestError

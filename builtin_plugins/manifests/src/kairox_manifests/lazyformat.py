@@ -112,11 +112,13 @@ class LazyFormat:
             return []
         return list(self._locations(workspace, env, config=config))
 
-    def __getattr__(self, attribute: str) -> Any:
-        # parse, activate, manifest, document...: the real format's
-        if attribute.startswith("__") or attribute in ("_format", "_locations", "target"):
-            raise AttributeError(attribute)
-        return getattr(self.format, attribute)
+    async def activate(self, manifest: Any, context: Any) -> Any:
+        """Run the plugin's code (the real format's ``activate``); a format that runs no code
+        says so."""
+        activate = getattr(self.format, "activate", None)
+        if activate is None:
+            raise RuntimeError(f"manifest format {self.name} cannot run plugin code")
+        return await activate(manifest, context)
 
 
 def probe_format(fmt: Any, root: Path, reader: Root | None) -> Any | None:

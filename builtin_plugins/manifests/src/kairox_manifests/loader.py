@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import ServerState, ServerStatus, package_key
+from kairox import ServerState, ServerStatus
 from kairox.errors import ConfigError
+from kairox.ext import package_key
 
 from .location import nothing_to_discover
 
@@ -116,13 +117,14 @@ class BundleLoader:
         self._discovered = False
 
     # -- ToolProvider ------------------------------------------------------------------
-    async def discover(self, runtime: Runtime) -> None:
+    async def discover(self, runtime: Runtime) -> bool:
         """Find and evaluate every plugin; route the inventory (skills, server definitions)
-        of those that may load. Runs nothing a plugin declares."""
+        of those that may load. Runs nothing a plugin declares. ``False`` (idle) when there
+        is no plugin anywhere to look at."""
         self.runtime = runtime
         if nothing_to_discover(runtime):  # no [plugins], no settings file, no plugin directory
             self.ctx, self.records, self._discovered = None, [], True
-            return
+            return False
         from .discovery import DiscoveryContext, discover
 
         ctx = DiscoveryContext.from_runtime(runtime)
@@ -131,7 +133,7 @@ class BundleLoader:
         # the global switch is the user's: a workspace's `enabled = false` only stops its own bundles
         off = ctx.user_values.get("enabled") is False if ctx.runtime_config is not None else not ctx.config.enabled
         if off:
-            return
+            return True
         candidates = await anyio.to_thread.run_sync(discover, ctx)
         if candidates:
             from .inventory import evaluate
@@ -160,6 +162,7 @@ class BundleLoader:
                 await self._guarded(rec, self._route_inventory)
             elif rec.state == "untrusted":
                 self._hold_servers(rec)
+        return True
 
     async def start(self, runtime: Runtime) -> None:
         if not self._discovered:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kairox import user_home
+from kairox.ext import user_home
 from kairox.files import missing
 
 if TYPE_CHECKING:
@@ -30,7 +30,6 @@ __all__ = [
     "format_locations",
     "nothing_to_discover",
     "settings_file",
-    "something_to_discover",
 ]
 
 #: the ``[plugins]`` section (:data:`kairox_manifests.config.SECTION`)
@@ -48,7 +47,7 @@ class Location(NamedTuple):
     ``plugin`` (the directory is one), ``auto`` (a plugin if a format recognises it, else children).
 
     A named tuple, not an attrs class: defining one costs a fifth as much, and this module
-    is imported at every open (the ``plugins`` provider asks :func:`something_to_discover`)."""
+    is imported at every open (the ``plugins`` provider asks :func:`nothing_to_discover`)."""
 
     path: Path
     scope: str  # "user" | "workspace"
@@ -97,9 +96,3 @@ def nothing_to_discover(runtime: Runtime) -> bool:
         except Exception:  # discovery reports it
             return False
     return all(isinstance(path, Path) and not path.is_dir() for path in paths)
-
-
-def something_to_discover(runtime: Runtime) -> bool:
-    """``not nothing_to_discover(runtime)``: the ``needed`` of the ``plugins`` provider's
-    stand-in (a runtime leaves it dormant when there is nothing to discover)."""
-    return not nothing_to_discover(runtime)

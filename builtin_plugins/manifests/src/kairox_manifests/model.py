@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from kairox import ApprovalPolicy, Permissions, SandboxPolicy
+from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy
 
 from .errors import Problem
 

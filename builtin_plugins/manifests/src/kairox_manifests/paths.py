@@ -109,6 +109,6 @@ def expand_root(value: Any, root: Path) -> Any:
 
 
 def _describe(value: Any) -> str:
-    from kairox import describe_value
+    from kairox.ext import describe_value
 
     return describe_value(value)

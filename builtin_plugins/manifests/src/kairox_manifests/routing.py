@@ -21,16 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import (
-    Allow,
-    Block,
-    Permissions,
-    PolicyDenied,
-    ServerState,
-    Tool,
-    ToolRank,
-    ToolView,
-)
+from kairox import Allow, Block, PolicyDenied, ServerState, Tool, ToolView
+from kairox.ext import Permissions, ToolRank
 
 from .errors import Problem
 from .model import Contribution
@@ -81,7 +73,7 @@ def _narrow(declared: Permissions | None, plugin: Permissions | None) -> Permiss
         return declared
     if declared is None:
         return plugin
-    from kairox import APPROVAL_STRICTNESS, SANDBOX_STRICTNESS
+    from kairox.ext import APPROVAL_STRICTNESS, SANDBOX_STRICTNESS
 
     def stricter(a: Any, b: Any, order: list[Any]) -> Any:
         if a is None or b is None:
@@ -330,7 +322,7 @@ class _BundleSkillSource:
         self._refused = refused
 
     def scan(self, runtime: Runtime | None = None) -> Any:
-        from kairox import SkillError
+        from kairox.ext import SkillError
 
         for item in self._inner.scan(runtime):
             where = getattr(item, "path", None) or getattr(item, "file", None)
@@ -355,7 +347,7 @@ async def route_skills(
     if not items and not refused:
         return out
     try:
-        from kairox import SkillDef, SkillScope
+        from kairox.ext import SkillDef, SkillScope
         from kairox_skills import DirectorySkillSource
     except ImportError:
         return out.fail_all(items, "kairox-skills is not installed (pip install kairox-skills)")

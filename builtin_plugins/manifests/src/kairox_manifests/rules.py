@@ -35,7 +35,6 @@ import os
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -240,7 +239,9 @@ def _absolute(value: str, cwd: str, home: str) -> str:
     if value.startswith("~/") and home:
         value = home.rstrip("/") + value[1:]
     path = value if value.startswith("/") else os.path.join(cwd or "/", value)
-    return os.path.normpath(path).replace("\\", "/")
+    path = os.path.normpath(path).replace("\\", "/")
+    # POSIX lets normpath keep a leading '//'; Linux reads it as '/'
+    return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
 def path_matches(spec: str, value: str, *, cwd: str, project: str, home: str) -> bool:
@@ -259,14 +260,15 @@ def path_matches(spec: str, value: str, *, cwd: str, project: str, home: str) ->
     pattern = pattern.rstrip("/")
     if not pattern:
         pattern = "**"
-    target = PurePosixPath(_absolute(value, cwd, home))
-    base_path = PurePosixPath(os.path.normpath(base).replace("\\", "/"))
-    try:
-        rel = target.relative_to(base_path)
-    except ValueError:
+    target = _absolute(value, cwd, home)
+    base_path = os.path.normpath(base).replace("\\", "/").rstrip("/") + "/"
+    # string prefixes: pathlib's relative_to walks every parent, quadratic in a deep path
+    if target + "/" == base_path:
+        return False
+    if not target.startswith(base_path):
         return False
     glob = compile_glob(pattern if "/" in pattern else "**/" + pattern, "paths")
-    text = "/".join(rel.parts)
+    text = target[len(base_path) :]
     # the path itself, or one of the directories it is in (a prefix that ends before a '/')
     return bool(text) and glob.match(text, _is_slash)
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox import WHOLE_ENVIRONMENT, WHOLE_ENVIRONMENT_NOTE, Declared, fingerprint, shell_line, shown_text
+from kairox.ext import WHOLE_ENVIRONMENT, WHOLE_ENVIRONMENT_NOTE, Declared, fingerprint, shell_line, shown_text
 from kairox.files import Entry, Limits, Refused, Root
 
 from .model import BundleManifest, Contribution, HookDecl

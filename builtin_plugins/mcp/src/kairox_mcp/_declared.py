@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from kairox import Runtime
 
 from kairox.files import missing
 
-__all__ = ["browser_wanted", "declared_elsewhere", "nothing_declared", "philont_config_path"]
+__all__ = ["browser_wanted", "nothing_declared", "philont_config_path"]
 
 
 def philont_config_path(env: Mapping[str, str], home: Path | None = None) -> Path:
@@ -39,10 +35,3 @@ def nothing_declared(workspace: Path, env: Mapping[str, str], home: Path | None)
     if browser_wanted(env):
         return False
     return missing(philont_config_path(env, home)) and missing(workspace / ".mcp.json")
-
-
-def declared_elsewhere(runtime: Runtime) -> bool:
-    """Whether a file other than ``kairox.toml`` declares a server for ``runtime`` (the
-    ``needed`` of the manager's stand-in, beside its ``[mcp_servers]`` entries)."""
-    home = runtime.env.get("HOME")
-    return not nothing_declared(runtime.workspace, runtime.env, Path(home) if home else None)

@@ -1,81 +1,60 @@
-"""Keep the SDK's log records out of the terminal: they go to the server's diagnostics.
+"""Keep secrets out of log records, and the SDK's records out of the terminal.
 
-The SDK logs transport trouble with ``logger.exception`` (a traceback per dead
-SSE stream). While a server connects and runs, its task (and every task the
-SDK starts from it) carries that server's :class:`Diagnostics` in a context
-variable; records from the SDK's loggers are appended there as one line and
-dropped, unless ``kairox_mcp`` logs at DEBUG (``kairox -vv``).
+Redaction. The SDK, httpx2 and our own error paths log URLs (``Connecting to SSE
+endpoint: https://user:PASSWORD@...``, ``HTTP Request: GET ...?token=...``, tracebacks
+of ``HTTPStatusError``). Every record of a module of the SDK (``mcp``, and ``client``,
+the name its session logs under), of httpx2 and httpcore2, and of a kairox plugin package
+(every top-level ``kairox_*`` package imported: ``kairox_mcp``, the transports, ...)
+has its message and traceback text redacted (URL passwords, secret-looking query values
+and arguments, :func:`kairox.ext.redact`) before a handler of the program's prints it, so
+``-vv`` or an embedding program's own DEBUG handler shows no secret either.
 
-The SDK, httpx2 and our own error paths log URLs (``Connecting to SSE endpoint:
-https://user:PASSWORD@...``, ``HTTP Request: GET ...?token=...``, tracebacks of
-``HTTPStatusError``). Every record of those loggers that is emitted has its
-message and traceback text redacted first (URL passwords, secret-looking query
-values and arguments, :func:`kairox.redact`), so ``-vv`` shows no secret either.
-A logger's filter sees only its own records, so the loggers are named one by one
-(:data:`REDACTED_LOGGERS`, plus every logger of ours that exists by then).
+Logging hands a record to the handlers of the logger that made it, then to those of each
+logger above it, up to the root logger's (where a program's handlers are). So each of
+those packages' own logger (``mcp``, ``kairox_stdio``, ...) has a handler of ours that
+redacts the record in place and prints nothing (:class:`RedactingHandler`): it sees the
+record of every module of the package, one imported long after (``kairox_stdio.newmod``)
+included, before the root's handlers do; no module is named here. (A logger's *filter*
+would see only the records made at that logger itself.) The handlers are installed when
+the MCP manager gets its first server (:func:`install_log_redaction`), and each connection
+gives one back to a package logger that lost it. One consequence: a program that
+configured no logging at all no longer gets those packages' warnings printed by Python's
+last-resort handler (a handler was found: ours).
+
+Diagnostics. While a server connects and runs, its task (and every task the SDK starts
+from it) carries that server's :class:`Diagnostics` in a context variable; records of
+the SDK's client side are appended there as one line and dropped, unless ``kairox_mcp``
+logs at DEBUG (``kairox -vv``): the SDK logs transport trouble with ``logger.exception``
+(a traceback per dead SSE stream). Dropping a record takes a filter on the logger that
+made it, so every logger of the SDK's client side that exists when a server connects gets
+one (:func:`watch_sdk_loggers`: once the SDK and the transport's SDK module are
+imported); a logger made after that gets it at the next connection, and until then its
+records are redacted and printed as any other.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from kairox import redact
+from kairox.ext import redact
 
 if TYPE_CHECKING:
     from .transport import Diagnostics
 
-__all__ = ["REDACTED_LOGGERS", "SDK_LOGGERS", "capture_sdk_logs", "install_log_redaction", "redact_record"]
+__all__ = ["RedactingHandler", "capture_sdk_logs", "install_log_redaction", "redact_record", "watch_sdk_loggers"]
 
-#: loggers of the mcp SDK's client side ("client" is the session's logger name)
-SDK_LOGGERS = (
-    "client",
-    "mcp.client.sse",
-    "mcp.client.stdio",
-    "mcp.client.streamable_http",
-    "mcp.client.session",
-    "mcp.shared.jsonrpc_dispatcher",
-    "mcp.shared.dispatcher",
-    "mcp.shared.tool_name_validation",
-)
-
-#: other loggers whose records may carry a URL with its secrets (our own are added by prefix)
-REDACTED_LOGGERS = (
-    *SDK_LOGGERS,
-    "mcp.client.auth.oauth2",
-    "mcp.client.caching",
-    "mcp.client.client",
-    "httpx2",
-    "httpcore2.connection",
-    "httpcore2.http11",
-    "httpcore2.http2",
-    "httpcore2.proxy",
-    "httpcore2.socks",
-    # every module logger of ours, so that one made after the last connection's scan (a module
-    # first imported later) is redacted too (tests/mcp/test_manager_redaction.py checks the list)
-    "kairox_mcp.adapter",
-    "kairox_mcp.auth",
-    "kairox_mcp.client",
-    "kairox_mcp.host",
-    "kairox_mcp.http",
-    "kairox_mcp.lifecycle",
-    "kairox_mcp.manager",
-    "kairox_mcp.sources",
-    "kairox_mcp._streams",
-    "kairox_sse.sse",
-    "kairox_streamable_http.streamable_http",
-    "kairox_stdio._env",
-    "kairox_stdio.stdio",
-)
-_OURS = ("kairox_mcp", "kairox_sse", "kairox_streamable_http", "kairox_stdio")
-#: the loggers given a redacting filter (the SDK's own records are redacted as diagnostics)
-_LISTED = frozenset(REDACTED_LOGGERS) - frozenset(SDK_LOGGERS)
+#: the package loggers of the libraries whose records are redacted: the SDK (its session logs
+#: as "client"), and the HTTP stack of its HTTP transports
+LIBRARY_LOGGERS = ("mcp", "client", "httpx2", "httpcore2")
+#: the top-level packages of kairox plugins (``kairox_<feature>``): theirs are redacted too
+PLUGIN_PREFIX = "kairox_"
 
 _current: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
-_redacting = False
 _formatter = logging.Formatter()
 
 
@@ -98,17 +77,26 @@ def redact_record(record: logging.LogRecord) -> None:
         record.stack_info = redact(record.stack_info)
 
 
-class _Redact(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
+class RedactingHandler(logging.Handler):
+    """Redacts every record that reaches it, in place, and prints nothing. On a package's
+    logger it sees the records of all the package's modules before the handlers of the
+    loggers above (the root's) do."""
+
+    def handle(self, record: logging.LogRecord) -> bool:
         redact_record(record)
         return True
 
+    def emit(self, record: logging.LogRecord) -> None:  # pragma: no cover - handle() emits nothing
+        pass
+
 
 class _ToDiagnostics(logging.Filter):
+    """On a logger of the SDK's client side: a record made while a server connects or runs
+    goes to that server's diagnostics, and to the handlers only at DEBUG."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         diag = _current.get()
         if diag is None:
-            redact_record(record)
             return True
         if record.levelno >= logging.WARNING:
             line = f"[mcp sdk {record.levelname.lower()}] {record.getMessage()}"
@@ -116,48 +104,54 @@ class _ToDiagnostics(logging.Filter):
                 exc = record.exc_info[1]
                 line += f": {type(exc).__name__}: {exc}"
             diag.stderr.append(line)  # redacted when shown (StderrBuffer.lines)
-        if not logging.getLogger("kairox_mcp").isEnabledFor(logging.DEBUG):
-            return False
-        redact_record(record)
-        return True
+        return logging.getLogger("kairox_mcp").isEnabledFor(logging.DEBUG)
+
+
+_handler = RedactingHandler()
+_to_diagnostics = _ToDiagnostics()
+#: the package loggers given the handler so far (those of the plugin packages found since)
+_packages: set[str] = set(LIBRARY_LOGGERS)
 
 
 def install_log_redaction() -> None:
-    """Redact the records of :data:`REDACTED_LOGGERS` and of every logger of ours that exists.
-    Idempotent; called when the MCP manager is made and when a server connects. Each call
-    gives the filter back to a logger that lost it."""
-    global _redacting
-    if not _redacting:
-        for name in _LISTED:  # made now, so that each has its filter from the first call on
-            logging.getLogger(name)
-        _redacting = True
-    flt = _Redact()
-    for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        if (
-            isinstance(logger, logging.Logger)
-            and (name in _LISTED or name.startswith(_OURS))
-            and not any(isinstance(f, _Redact) for f in logger.filters)
-        ):
-            logger.addFilter(flt)
+    """Give the package logger of each library in :data:`LIBRARY_LOGGERS` and of each kairox
+    plugin package imported (``kairox_*`` in ``sys.modules``: a plugin's package is imported
+    when the plugin host loads it) the :class:`RedactingHandler`. Idempotent; called when
+    the MCP manager is made."""
+    _packages.update(name for name in list(sys.modules) if name.startswith(PLUGIN_PREFIX) and "." not in name)
+    _restore()
 
 
-def _install() -> None:
-    """The redaction, and the SDK loggers' filter that sends their records to the connecting
-    server's diagnostics (redacted); run at each connection, it gives a filter back to a
-    logger that lost it."""
-    install_log_redaction()
-    flt = None
-    for name in SDK_LOGGERS:
+def _restore() -> None:
+    """Give the handler to each package logger found so far that lacks it (made since, or
+    lost it): run at each connection, it costs a look at a dozen loggers."""
+    for name in list(_packages):
         logger = logging.getLogger(name)
-        if not any(isinstance(f, _ToDiagnostics) for f in logger.filters):
-            flt = flt or _ToDiagnostics()
-            logger.addFilter(flt)
+        if _handler not in logger.handlers:
+            logger.addHandler(_handler)
+
+
+def _sdk_client_side(name: str) -> bool:
+    """Whether logger ``name`` is one of the SDK's client side (its server side serves
+    ``kairox serve``'s clients: not a server connection's business)."""
+    return name == "client" or (name.startswith("mcp.") and not name.startswith("mcp.server"))
+
+
+def watch_sdk_loggers() -> None:
+    """Give every logger of the SDK's client side that exists the filter that sends its
+    records to the connecting server's diagnostics (see the module docstring). Run at each
+    connection once the SDK is imported: a logger made since, or one that lost the filter,
+    gets it then."""
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger) and _sdk_client_side(name) and _to_diagnostics not in logger.filters:
+            logger.addFilter(_to_diagnostics)
 
 
 @contextmanager
 def capture_sdk_logs(diagnostics: Diagnostics) -> Iterator[None]:
-    """Route SDK log records of this task (and tasks it starts) to ``diagnostics``."""
-    _install()
+    """Route SDK log records of this task (and tasks it starts) to ``diagnostics`` (those of
+    the loggers :func:`watch_sdk_loggers` has seen); the redaction is in place from here on."""
+    _restore()
     token = _current.set(diagnostics)
     try:
         yield

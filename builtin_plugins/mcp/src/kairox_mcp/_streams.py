@@ -38,7 +38,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import methods
 from pydantic import TypeAdapter
 
-from kairox import terminal_safe
+from kairox.ext import terminal_safe
 
 from ._sniff import Sniffed, sniff_response
 from .adapter import tool_problem
@@ -128,14 +128,9 @@ class Exchange:
         #: tools of the last ``tools/list`` left out: shown name -> why
         self.rejected_tools: dict[str, str] = {}
         self._warned: set[tuple[str, str]] = set()
-        #: the connection's read-timeout timer (``kairox_mcp.client._CallTimer``), when it has one:
-        #: a request no longer pending is dropped from it
-        self.timer: Any = None
 
     def _done(self, key: str) -> tuple[RequestId, str] | None:
         """Request ``key`` is no longer pending (answered, failed, cancelled): its entry."""
-        if self.timer is not None:
-            self.timer.disarm(key)
         return self.pending.pop(key, None)
 
     # -- what we send ---------------------------------------------------------------

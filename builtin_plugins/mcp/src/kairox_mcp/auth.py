@@ -32,8 +32,8 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kairox import redact_url, user_home
 from kairox.errors import KairoxError
+from kairox.ext import redact_url, user_home
 from kairox.files import atomic_write_text, lock_path, locked
 
 if TYPE_CHECKING:
@@ -252,7 +252,8 @@ class FileTokenStorage:
         self.file = TokenFile(path)
         self.server_url = server_url
 
-    def _mine(self) -> dict[str, Any] | None:
+    def read(self) -> dict[str, Any] | None:
+        """The file's data when it was written for :attr:`server_url`, else ``None``."""
         data = self.file.read()
         if data is None or data.get("server_url") != self.server_url:
             return None
@@ -260,26 +261,26 @@ class FileTokenStorage:
 
     def check(self) -> None:
         """Read and validate the file (raises :class:`TokenFileError`)."""
-        data = self._mine()
+        data = self.read()
         if data is not None:
             self.file.tokens(data)
             self.file.client_info(data)
 
     def expires_at(self) -> float | None:
-        data = self._mine()
+        data = self.read()
         value = data.get("expires_at") if data else None
         return float(value) if value is not None else None
 
     def has_tokens(self) -> bool:
-        data = self._mine()
+        data = self.read()
         return bool(data and data.get("tokens"))
 
     def load_tokens(self) -> OAuthToken | None:
-        data = self._mine()
+        data = self.read()
         return self.file.tokens(data) if data else None
 
     def load_client_info(self) -> OAuthClientInformationFull | None:
-        data = self._mine()
+        data = self.read()
         return self.file.client_info(data) if data else None
 
     async def get_tokens(self) -> OAuthToken | None:
@@ -288,21 +289,22 @@ class FileTokenStorage:
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return self.load_client_info()
 
-    def _update(self, **fields: Any) -> None:
+    def update(self, **fields: Any) -> None:
+        """Set ``fields`` in the file (``None`` clears one), keeping the others."""
         # under the file's lock: a token refresh in one process and a client registration in
         # another keep each other's field (each reads the file the other wrote)
         self.file.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with locked(lock_path(self.file.path)):
-            data = self._mine() or {"version": FORMAT_VERSION, "server_url": self.server_url}
+            data = self.read() or {"version": FORMAT_VERSION, "server_url": self.server_url}
             data.update(fields)
             self.file.write(data)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires = time.time() + tokens.expires_in if tokens.expires_in is not None else None
-        self._update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires)
+        self.update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires)
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self._update(client_info=client_info.model_dump(mode="json", exclude_none=True))
+        self.update(client_info=client_info.model_dump(mode="json", exclude_none=True))
 
 
 def wants_oauth(server: McpServerConfig, headers: Mapping[str, str]) -> bool:
@@ -530,11 +532,11 @@ def _seed_client_info(
         grant_types=["authorization_code", "refresh_token"],
         token_endpoint_auth_method="client_secret_post" if secret else "none",
     )
-    storage._update(client_info=info.model_dump(mode="json", exclude_none=True))
+    storage.update(client_info=info.model_dump(mode="json", exclude_none=True))
 
 
 def _registered_ports(storage: FileTokenStorage) -> list[int]:
-    data = storage._mine()
+    data = storage.read()
     info = (data or {}).get("client_info") or {}
     ports = []
     for uri in info.get("redirect_uris") or []:
@@ -562,7 +564,7 @@ async def _forget_registration_unless(storage: FileTokenStorage, redirect_uri: s
     used: drop it (and its tokens), so the flow registers again."""
     info = await storage.get_client_info()
     if info is not None and redirect_uri not in [str(u) for u in info.redirect_uris or []]:
-        storage._update(client_info=None, tokens=None, expires_at=None)
+        storage.update(client_info=None, tokens=None, expires_at=None)
 
 
 async def login(

@@ -16,8 +16,9 @@ from typing import Any
 
 import attrs
 
-from kairox import Capability, Domain, redact, redact_url
+from kairox import Capability, Domain
 from kairox.errors import ConfigError
+from kairox.ext import redact, redact_url
 
 __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",

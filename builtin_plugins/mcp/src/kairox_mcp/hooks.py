@@ -11,10 +11,6 @@ kairox_register_config_sections, kairox_register_tool_providers = servers(
     "mcp_servers",
     "kairox_mcp.config:McpServerConfig",
     "kairox_mcp.manager:McpServerManager",
-    # dormant (not imported, built or started) while no [mcp_servers.*] is set and no .mcp.json
-    # or Philont mcp.json declares one; a bundle's servers wake it
-    name="mcp",
-    needed="kairox_mcp._declared:declared_elsewhere",
     description="MCP servers (stdio, sse, streamable_http), one [mcp_servers.NAME] table each",
 )
 kairox_register_commands = command("mcp", "kairox_mcp.cli:mcp", "List MCP servers, their state, tools and stderr logs.")

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import mcp.types as types
 from mcp.client.session import ClientRequestContext
 
-from kairox import Capability, Domain, ToolSpec, current_session, terminal_safe
+from kairox import Capability, Domain, ToolSpec
 from kairox.errors import PolicyDenied
+from kairox.ext import current_session, terminal_safe
 
 from .config import McpServerConfig
 
@@ -110,7 +111,7 @@ class HostBridge:
     """Answers one server's requests; ``kwargs()`` are the ``ClientSession`` callbacks.
 
     ``calls`` holds the session of every ``tools/call`` running on the connection
-    (``kairox.current_session()`` of its caller): a request that arrives while the
+    (``kairox.ext.current_session()`` of its caller): a request that arrives while the
     calls running are one session's goes to that session's callbacks; otherwise (no
     call, or calls of several sessions: the request cannot be told apart) to the runtime's.
     """

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import httpx2
 
-from kairox import redact
+from kairox.ext import redact
 
 from .config import McpServerConfig, redact_url
 from .transport import MAX_MESSAGE_BYTES, ConnectContext, Diagnostics, size_text

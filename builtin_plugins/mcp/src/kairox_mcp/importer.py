@@ -44,8 +44,8 @@ import attrs
 import tomlkit
 import tomlkit.exceptions
 
-from kairox import expand_env, redact, redact_url
 from kairox.errors import ConfigError
+from kairox.ext import expand_env, redact, redact_url
 from kairox.files import Refused, Root, check_toml_keys, update_text
 
 from .sources import read_config_file

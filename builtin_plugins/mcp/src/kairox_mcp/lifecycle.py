@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import attrs
 
-from kairox import ServerState, ServerStatus, ToolSpec, redact
+from kairox import ServerState, ServerStatus, ToolSpec
 from kairox.errors import KairoxError, ToolError
+from kairox.ext import redact
 
 from . import auth
 from ._sdklog import capture_sdk_logs
@@ -419,11 +420,11 @@ class ServerLifecycle:
                         streams,
                         config,
                         context,
+                        protocol=protocol_mode(config),
                         on_list_changed=self._on_list_changed,
                         runtime=self.runtime,
                         publish=self.runtime.events.publish,
                     ) as client:
-                        await client.initialize(protocol_mode(config))
                         if config.log_level and client.supports("logging") and not client.modern:
                             try:
                                 await client.set_log_level(config.log_level)

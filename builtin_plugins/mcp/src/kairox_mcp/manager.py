@@ -21,16 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import attrs
 
-from kairox import (
-    NotApplied,
-    ResourceContent,
-    ServerState,
-    ServerStatus,
-    ToolRank,
-    missing_feature_message,
-    sanitize_name,
-)
+from kairox import ResourceContent, ServerState, ServerStatus
 from kairox.errors import ConfigError, KairoxError, ToolError
+from kairox.ext import NotApplied, ToolRank, missing_feature_message, sanitize_name
 
 from ._declared import nothing_declared
 
@@ -273,6 +266,11 @@ class McpServerManager:
         return None, f'unknown transport "{config.type}" (installed transports: {installed})'
 
     # -- ToolProvider ------------------------------------------------------------------------
+    async def discover(self, runtime: Runtime) -> bool:
+        """Whether there is anything to do: a server declared anywhere (held and broken ones
+        too, to show them). A bundle's servers, added during discovery, start it all the same."""
+        return bool(self.definitions or self.unavailable)
+
     async def start(self, runtime: Runtime) -> None:
         """Start every enabled server; return when each is ready or failed."""
         self._started = True  # from now on add_server starts what it adds

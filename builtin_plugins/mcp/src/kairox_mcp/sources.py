@@ -25,8 +25,9 @@ from typing import Any
 
 import attrs
 
-from kairox import Capability, Declared, Domain, ServerState, WorkspaceTrust, expand_env, structure
+from kairox import Capability, Domain, ServerState
 from kairox.errors import ConfigError
+from kairox.ext import Declared, WorkspaceTrust, expand_env, structure
 from kairox.files import Refused, Root, read_user_file
 
 from ._declared import browser_wanted, philont_config_path

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from kairox import redact, terminal_safe
+from kairox.ext import redact, terminal_safe
 from kairox.process import OutputTail
 
 if TYPE_CHECKING:
-    from mcp.shared._stream_protocols import ReadStream, WriteStream
     from mcp.shared.message import SessionMessage
+
+    from ._compat import ReadStream, WriteStream  # the SDK's stream protocols (private there)
 
     #: what ``connect`` yields: (read stream of SessionMessage | Exception, write stream of SessionMessage);
     #: anyio memory object streams satisfy both protocols

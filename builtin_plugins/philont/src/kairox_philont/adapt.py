@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from kairox import (
-    DEFAULT_PATH_ARGUMENTS,
     AudioContent,
     Block,
     Capability,
@@ -24,6 +23,7 @@ from kairox import (
     ToolResult,
     ToolSpec,
 )
+from kairox.ext import DEFAULT_PATH_ARGUMENTS
 from kairox_manifests import Activation, ActivationContext
 
 from .context import HOOK_EVENTS, schema_of

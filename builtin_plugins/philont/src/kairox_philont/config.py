@@ -46,7 +46,7 @@ class PhilontConfig:
 
 
 def philont_config(config: Any) -> PhilontConfig:
-    """The section from a runtime's :class:`~kairox.Config` (defaults when absent or unregistered)."""
+    """The section from a runtime's :class:`~kairox.ext.Config` (defaults when absent or unregistered)."""
     if config is None or SECTION not in getattr(config, "sections", {}):
         return PhilontConfig()
     value = config.section(SECTION)

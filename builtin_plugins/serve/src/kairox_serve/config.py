@@ -30,7 +30,8 @@ from typing import Any
 
 import attrs
 
-from kairox import ConfigError, glob_match
+from kairox import ConfigError
+from kairox.ext import glob_match
 
 __all__ = ["ServeConfig", "matches"]
 

@@ -20,12 +20,11 @@ from kairox import (
     TextContent,
     ToolResult,
     ToolSpec,
-    is_inside,
 )
-from kairox.files import Refused, Root
+from kairox.files import Refused, Root, is_inside
 
 if TYPE_CHECKING:
-    from kairox import SkillDef
+    from kairox.ext import SkillDef
 
 __all__ = [
     "SKILL_SCHEME",

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kairox import Runtime, SkillDef, ToolSpec
+from kairox import Runtime, ToolSpec
+from kairox.ext import SkillDef
 
 from .config import ServeConfig
 

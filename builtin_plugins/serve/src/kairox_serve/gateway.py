@@ -37,21 +37,9 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from kairox import (
-    Event,
-    PolicyDenied,
-    Runtime,
-    Session,
-    SkillDef,
-    SkillError,
-    SkillsChanged,
-    ToolError,
-    ToolNotFound,
-    ToolsChanged,
-    ToolSpec,
-    is_inside,
-)
-from kairox.files import Root
+from kairox import Event, PolicyDenied, Runtime, Session, SkillsChanged, ToolError, ToolNotFound, ToolsChanged, ToolSpec
+from kairox.ext import SkillDef, SkillError
+from kairox.files import Root, is_inside
 
 from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
 from .config import ServeConfig

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from kairox import ConfigError, KairoxError, Runtime, TrustState
+from kairox import ConfigError, KairoxError, Runtime
+from kairox.ext import TrustState
 
 from .config import ServeConfig
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Union
 
-from kairox import SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
+from kairox.ext import SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
 from kairox.files import atomic_write_text
 
 __all__ = ["RACY_SECONDS", "Parsed", "ScanCache", "get_cache"]

@@ -6,7 +6,8 @@ from typing import Any
 
 import attrs
 
-from kairox import ConfigError, describe_value
+from kairox import ConfigError
+from kairox.ext import describe_value
 
 __all__ = ["IMPORT_KINDS", "SkillsConfig", "import_kinds"]
 

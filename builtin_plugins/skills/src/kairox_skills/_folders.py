@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox import SkillScope
+from kairox.ext import SkillScope
 from kairox.files import Root
 
 if TYPE_CHECKING:

@@ -4,11 +4,11 @@ Two shapes share it: a kairox skill file (``*.md``) and an Agent Skills
 folder (``<name>/SKILL.md``). YAML goes through a fast reader for the plain
 subset, then PyYAML, then PyYAML after quoting values that are not valid on
 their own (unquoted colons: loaded with a warning). YAML that still cannot be
-parsed is a :class:`~kairox.SkillError` naming the file, line and field.
+parsed is a :class:`~kairox.ext.SkillError` naming the file, line and field.
 PyYAML and the fast reader are imported with the first frontmatter read or
 skill dumped, not with the module (a plugin with no skill files to read costs
 no YAML parser).
-Structuring into a :class:`~kairox.SkillFrontmatter` is in ``_structure``.
+Structuring into a :class:`~kairox.ext.SkillFrontmatter` is in ``_structure``.
 
 PyYAML always runs through :func:`kairox._yaml.safe_load_bounded`: a
 frontmatter whose aliases expand too far (a "billion laughs"), that nests too
@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kairox import (
+from kairox.ext import (
     SkillDef,
     SkillError,
     SkillFrontmatter,

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
+from kairox.ext import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
 from kairox.files import Entry, Refused, Root
 
 from ._folders import IMPORTS, imported_rows, own_root
@@ -89,9 +89,9 @@ def parse_command(
     root: Root | None = None,
 ) -> Item:
     """One Claude command file (its whole text) as a skill named after the file
-    (``<namespace>:<name>`` for a plugin's); a :class:`~kairox.SkillError` (returned,
+    (``<namespace>:<name>`` for a plugin's); a :class:`~kairox.ext.SkillError` (returned,
     not raised) when it cannot be read. ``root`` is the root it was read inside
-    (:attr:`kairox.SkillDef.contained`)."""
+    (:attr:`kairox.ext.SkillDef.contained`)."""
     from ._format import load_yaml  # with the first command read (a folder of none costs no YAML reader)
     from ._structure import frontmatter_from_mapping
 

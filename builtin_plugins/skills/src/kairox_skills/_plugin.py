@@ -22,13 +22,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox import SkillError, SkillScope, user_home
+from kairox.ext import SkillError, SkillScope, user_home
 from kairox.files import Refused, Root
 
 from ._folders import imported_rows, own_root
 
 if TYPE_CHECKING:
-    from kairox import Registrar, Runtime
+    from kairox import Runtime
+    from kairox.ext import Registrar
     from kairox.protocols import SkillSource
 
     from ._config import SkillsConfig
@@ -143,15 +144,6 @@ class FolderSource:
         if self._nothing_there():
             return iter(list(self._problems))
         return iter([*self._problems, *self.resolve().scan(runtime)])
-
-    def __getattr__(self, attribute: str) -> Any:  # what the stand-in does not have itself
-        if attribute.startswith("__") or attribute == "_source":
-            raise AttributeError(attribute)
-        return getattr(self.resolve(), attribute)
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:  # isinstance(source, DirectorySkillSource) holds
-        return type(self.resolve())
 
     def __repr__(self) -> str:
         return repr(self.resolve()) if self._source is not None else f"FolderSource({self.name!r}, {self.dirs})"

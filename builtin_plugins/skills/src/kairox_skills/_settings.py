@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kairox import SkillError, SkillScope, user_home
+from kairox.ext import SkillError, SkillScope, user_home
 from kairox.files import Refused, Root, atomic_write_text, loads_bounded, locked, read_user_file
 
 __all__ = ["SETTINGS_FILE", "SettingsFile", "settings_path", "skill_overrides"]

@@ -6,13 +6,13 @@ for one the user chose. The root's walk goes to depth :data:`MAX_DEPTH` (``.git`
 ``node_modules`` and ``__pycache__`` skipped), follows links that stay inside the root
 and enters each folder once: a link to ``.`` or to an ancestor is not a loop, and a
 folder linked twice is read once. A link leading outside the root, a device, a file
-over the size cap is a :class:`~kairox.SkillError` where the skill would have been.
+over the size cap is a :class:`~kairox.ext.SkillError` where the skill would have been.
 
 A folder holding ``SKILL.md`` is one Agent Skills skill (its other files and folders
 are its resources, never skills of their own: the walk lists them, the scan passes
 them by); any other ``*.md`` file is a kairox skill file. Listing reads only the frontmatter, through the
 :class:`~kairox_skills._cache.ScanCache`; the body is read when the skill is used,
-inside the same root (:attr:`kairox.SkillDef.contained`).
+inside the same root (:attr:`kairox.ext.SkillDef.contained`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import attrs
 
-from kairox import SkillArgument, SkillDef, SkillError, SkillScope, SkillWarning
+from kairox.ext import SkillArgument, SkillDef, SkillError, SkillScope, SkillWarning
 from kairox.files import Entry, Refused, Root
 
 from ._cache import Parsed, ScanCache, get_cache

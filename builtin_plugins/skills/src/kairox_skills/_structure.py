@@ -2,8 +2,8 @@
 
 Leniency follows what real skills need: an over-long description, a name
 that does not match its folder, odd field types load with a
-:class:`~kairox.SkillWarning`; a missing or unusable description is a
-:class:`~kairox.SkillError` naming the file, line and field.
+:class:`~kairox.ext.SkillWarning`; a missing or unusable description is a
+:class:`~kairox.ext.SkillError` naming the file, line and field.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kairox import ARGUMENT_TYPES, SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
+from kairox.ext import ARGUMENT_TYPES, SkillArgument, SkillError, SkillFrontmatter, SkillScope, SkillWarning
 
 __all__ = [
     "COMPATIBILITY_LIMIT",

@@ -9,7 +9,8 @@ from kairox.declare import command, config_section
 from kairox.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from kairox import Registrar, Runtime
+    from kairox import Runtime
+    from kairox.ext import Registrar
     from kairox.protocols import SkillSource
 
 kairox_register_config_sections = config_section(

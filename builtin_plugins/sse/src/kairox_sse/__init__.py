@@ -7,7 +7,7 @@ __all__ = ["SseTransport"]
 
 def __getattr__(name: str) -> object:
     if name == "SseTransport":
-        from .sse import SseTransport
+        from ._transport import SseTransport
 
         return SseTransport
     raise AttributeError(f"module 'kairox_sse' has no attribute {name!r}")

@@ -5,4 +5,4 @@ from __future__ import annotations
 
 from kairox.declare import adds
 
-kairox_register_transports = adds("kairox_sse.sse:SseTransport", lazy="sse")
+kairox_register_transports = adds("kairox_sse._transport:SseTransport")

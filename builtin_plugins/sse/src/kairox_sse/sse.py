@@ -25,34 +25,26 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kairox import redact_url
+from kairox.ext import redact_url
+
+from ._transport import SseTransport
 
 if TYPE_CHECKING:
     from kairox_mcp.config import McpServerConfig
     from kairox_mcp.transport import ConnectContext, Streams
 
-# kairox_mcp's server config and transport contract are named in annotations only: the
-# transport registers without them (a workspace with no MCP server never imports them)
+# SseTransport (what the plugin registers) is defined in ._transport, which imports none of this
+# until it connects; re-exported here, where it has always been. kairox_mcp's server config and
+# transport contract load with the first connection.
 
-__all__ = ["SseTransport"]
-
-
-class SseTransport:
-    """``type = "sse"``."""
-
-    name = "sse"
-
-    def connect(self, server: McpServerConfig, context: ConnectContext) -> Any:
-        return _connect(server, context)
-
-    def __repr__(self) -> str:
-        return "<SseTransport>"
+__all__ = ["SseTransport", "open_connection"]
 
 
 @asynccontextmanager
-async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+async def open_connection(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+    """:meth:`SseTransport.connect`: connect to ``server.url`` and yield the session's streams."""
     import httpx2
     from mcp.client.sse import sse_client
 

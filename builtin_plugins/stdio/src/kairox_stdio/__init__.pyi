@@ -5,8 +5,10 @@ from ._env import (
     BASE_ENV_VARS as BASE_ENV_VARS,
     build_env as build_env,
 )
+from ._transport import (
+    StdioTransport as StdioTransport,
+)
 from .stdio import (
     InvalidServerMessage as InvalidServerMessage,
     StdioServerError as StdioServerError,
-    StdioTransport as StdioTransport,
 )

@@ -1,8 +1,8 @@
 """Hook implementations of kairox-stdio (cheap to import: no ``mcp`` here; the transport
-itself is imported when a server first connects through it)."""
+machinery is imported when a server first connects through it)."""
 
 from __future__ import annotations
 
 from kairox.declare import adds
 
-kairox_register_transports = adds("kairox_stdio.stdio:StdioTransport", lazy="stdio")
+kairox_register_transports = adds("kairox_stdio._transport:StdioTransport")

@@ -24,7 +24,9 @@ server died. Here:
   grandchild survives.
 
 Nothing here imports ``mcp`` at module level; the message types are imported
-when the first connection opens.
+when the first connection opens. The transport object itself
+(:class:`~kairox_stdio._transport.StdioTransport`, re-exported here) is defined apart, so
+that registering it imports none of this.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from kairox_mcp.transport import (
 
 from ._env import build_env
 from ._lines import Line, LineSplitter
+from ._transport import StdioTransport
 from ._writer import StdinWriter
 
 if TYPE_CHECKING:
@@ -63,7 +66,9 @@ if TYPE_CHECKING:
 
     from kairox_mcp.transport import Streams
 
-__all__ = ["InvalidServerMessage", "StdioServerError", "StdioTransport"]
+# StdioTransport (what the plugin registers) is defined in ._transport, which imports none of
+# this until it connects; re-exported here, where it has always been
+__all__ = ["InvalidServerMessage", "StdioServerError", "StdioTransport", "open_connection"]
 
 logger = logging.getLogger(__name__)
 
@@ -106,48 +111,11 @@ class InvalidServerMessage(ValueError):
         self.tail = tail
 
 
-class StdioTransport:
-    """The ``stdio`` transport kind. One instance serves any number of connections.
-
-    :param shutdown_grace: seconds to wait for the server to exit after its stdin is closed.
-    :param term_grace: seconds to wait after SIGTERM to the group before SIGKILL.
-    :param kill_wait: seconds to wait for the leader after SIGKILL (then give up, logged).
-    :param write_stall_timeout: a write to the server's stdin that blocks this long
-        (the server stopped reading) ends the connection.
-    :param max_message_bytes: longer stdout lines are dropped and reported.
-    :param max_stderr_line: longer stderr lines are cut (the rest is skipped).
-    :param exit_drain: after the server died, how long to wait for the output it
-        wrote before dying (its children may keep the pipes open).
-    """
-
-    name = "stdio"
-    #: ``connect`` imports ``mcp`` only through ``context.import_sdk()``, after the spawn
-    imports_sdk_lazily = True
-
-    def __init__(
-        self,
-        *,
-        shutdown_grace: float = 2.0,
-        term_grace: float = 2.0,
-        kill_wait: float = 2.0,
-        write_stall_timeout: float = 60.0,
-        max_message_bytes: int = MAX_MESSAGE_BYTES,
-        max_stderr_line: int = 8192,
-        exit_drain: float = 0.25,
-    ) -> None:
-        self.shutdown_grace = shutdown_grace
-        self.term_grace = term_grace
-        self.kill_wait = kill_wait
-        self.write_stall_timeout = write_stall_timeout
-        self.max_message_bytes = max_message_bytes
-        self.max_stderr_line = max_stderr_line
-        self.exit_drain = exit_drain
-
-    def connect(self, server: Any, context: ConnectContext) -> AbstractAsyncContextManager[Streams]:
-        return _Connection(self, server, context).open()
-
-    def __repr__(self) -> str:
-        return "StdioTransport()"
+def open_connection(
+    transport: StdioTransport, server: Any, context: ConnectContext
+) -> AbstractAsyncContextManager[Streams]:
+    """:meth:`StdioTransport.connect`: start the server of ``server`` and yield its streams."""
+    return _Connection(transport, server, context).open()
 
 
 def resolve_command(server: Any, context: ConnectContext) -> tuple[list[str], dict[str, str], Path]:
@@ -187,6 +155,8 @@ class _Connection:
 
     def __init__(self, transport: StdioTransport, server: Any, context: ConnectContext) -> None:
         self.t = transport
+        limit = transport.max_message_bytes
+        self.max_message_bytes = MAX_MESSAGE_BYTES if limit is None else limit
         self.server = server
         self.ctx = context
         self.name = context.server_name
@@ -310,7 +280,7 @@ class _Connection:
     async def _stdout_pump(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         stdout = self.proc.stdout
-        splitter = LineSplitter(self.t.max_message_bytes, keep_tail=UNREADABLE_TAIL)
+        splitter = LineSplitter(self.max_message_bytes, keep_tail=UNREADABLE_TAIL)
         try:
             with self.deliver_scope:
                 async for chunk in stdout:
@@ -352,7 +322,7 @@ class _Connection:
     async def _deliver(self, line: Line, *, ended: bool = True, at_eof: bool = False) -> None:
         item: SessionMessage | Exception
         if line.truncated:
-            limit = self.t.max_message_bytes
+            limit = self.max_message_bytes
             size = size_text(line.size) if ended else f"more than {size_text(limit)}"
             item = InvalidServerMessage(
                 f"dropped a stdout line of {line.size}{'' if ended else '+'} bytes (limit {limit})",

@@ -7,7 +7,7 @@ __all__ = ["StreamableHttpTransport"]
 
 def __getattr__(name: str) -> object:
     if name == "StreamableHttpTransport":
-        from .streamable_http import StreamableHttpTransport
+        from ._transport import StreamableHttpTransport
 
         return StreamableHttpTransport
     raise AttributeError(f"module 'kairox_streamable_http' has no attribute {name!r}")

@@ -5,6 +5,4 @@ from __future__ import annotations
 
 from kairox.declare import adds
 
-kairox_register_transports = adds(
-    "kairox_streamable_http.streamable_http:StreamableHttpTransport", lazy="streamable_http"
-)
+kairox_register_transports = adds("kairox_streamable_http._transport:StreamableHttpTransport")

@@ -15,32 +15,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._transport import StreamableHttpTransport
 
 if TYPE_CHECKING:
     from kairox_mcp.config import McpServerConfig
     from kairox_mcp.transport import ConnectContext, Streams
 
-# kairox_mcp's server config and transport contract load with the first connection: the
-# transport registers without them (a workspace with no MCP server never imports them)
+# StreamableHttpTransport (what the plugin registers) is defined in ._transport, which imports none of this
+# until it connects; re-exported here, where it has always been. kairox_mcp's server config and
+# transport contract load with the first connection.
 
-__all__ = ["StreamableHttpTransport"]
-
-
-class StreamableHttpTransport:
-    """``type = "streamable_http"`` (``http`` and ``streamable-http`` are aliases)."""
-
-    name = "streamable_http"
-
-    def connect(self, server: McpServerConfig, context: ConnectContext) -> Any:
-        return _connect(server, context)
-
-    def __repr__(self) -> str:
-        return "<StreamableHttpTransport>"
+__all__ = ["StreamableHttpTransport", "open_connection"]
 
 
 @asynccontextmanager
-async def _connect(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+async def open_connection(server: McpServerConfig, context: ConnectContext) -> AsyncIterator[Streams]:
+    """:meth:`StreamableHttpTransport.connect`: connect to ``server.url`` and yield the session's streams."""
     from mcp.client.streamable_http import streamable_http_client
 
     from kairox_mcp.http import PeerWatch, make_http_client, oauth_for

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kairox import ToolContext, ToolResult, ToolSpec, is_inside, resolve_path
+from kairox import ToolContext, ToolResult, ToolSpec
+from kairox.files import is_inside, relative_text, resolve_path
 
 from ._args import ArgumentError, check_arguments
 from ._config import ToolsConfig
@@ -37,7 +38,7 @@ class ToolEnv:
         return cls(Path(os.path.realpath(workspace)), config or ToolsConfig(), dict(os.environ if env is None else env))
 
     def resolve(self, value: str, what: str = "path") -> Path:
-        """A path argument as the policy engine resolves it (:func:`kairox.resolve_path`: ``~``,
+        """A path argument as the policy engine resolves it (:func:`kairox.files.resolve_path`: ``~``,
         relative to the workspace, ``..``, symbolic links followed). Raises :class:`PathProblem`."""
         try:
             return resolve_path(value, self.workspace)
@@ -46,14 +47,11 @@ class ToolEnv:
 
     def display(self, path: Path) -> str:
         """A path as the model should see it: relative to the workspace when inside it."""
-        try:
-            rel = path.relative_to(self.workspace)
-        except ValueError:
-            return safe_text(str(path))
-        return safe_text(str(rel))
+        rel = relative_text(path, self.workspace)
+        return safe_text(str(path) if rel is None else rel)
 
     def is_inside_workspace(self, path: Path) -> bool:
-        """``path`` (resolved, :func:`kairox.resolve_path`) is the workspace or below it."""
+        """``path`` (resolved, :func:`kairox.files.resolve_path`) is the workspace or below it."""
         return is_inside(path, self.workspace)
 
 

@@ -1,7 +1,7 @@
 """fs.read, fs.write, fs.list: files on this machine.
 
 Paths are resolved with the policy engine's own function (``ToolEnv.resolve``:
-:func:`kairox.resolve_path`: ``~``, relative to the workspace, ``..``,
+:func:`kairox.files.resolve_path`: ``~``, relative to the workspace, ``..``,
 symbolic links followed), so the file a tool touches is the file the policy
 checked. Blocking file work runs in a worker thread.
 
@@ -25,7 +25,9 @@ from typing import Any
 
 import anyio.to_thread
 
-from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec, glob_match, is_inside
+from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
+from kairox.ext import glob_match
+from kairox.files import is_inside
 
 from . import _safeopen
 from ._base import BuiltinTool, error, object_schema, read_only_spec

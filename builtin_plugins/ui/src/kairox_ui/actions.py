@@ -18,19 +18,8 @@ import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from kairox import (
-    PolicyDenied,
-    Runtime,
-    Session,
-    SkillDef,
-    SkillError,
-    SkillScope,
-    ToolError,
-    ToolNotFound,
-    TrustStore,
-    redact,
-    user_home,
-)
+from kairox import PolicyDenied, Runtime, Session, ToolError, ToolNotFound
+from kairox.ext import SkillDef, SkillError, SkillScope, TrustStore, redact, user_home
 from kairox_catalog.catalog import Catalog, CatalogSnapshot, EntryNotFound
 from kairox_catalog.install import Installer, InstallError
 from kairox_catalog.model import entry_to_dict

@@ -15,7 +15,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from kairox import KairoxError, redact
+from kairox import KairoxError
+from kairox.ext import redact
 
 from .actions import (
     ActionError,

@@ -22,7 +22,8 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from kairox import ApprovalAnswer, ApprovalRequest, Event, redact
+from kairox import ApprovalAnswer, ApprovalRequest, Event
+from kairox.ext import redact
 from kairox_catalog.progress import Progress, Step
 
 __all__ = ["Approvals", "Hub", "JobProgress", "Message", "event_message", "server_of"]

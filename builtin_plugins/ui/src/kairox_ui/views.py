@@ -1,7 +1,7 @@
 """What each page shows, as JSON-ready dicts built from the runtime's public API.
 
 Values that come from config (commands, URLs, env, headers, errors that may quote
-them) go through :func:`kairox.redact`, as ``kairox config show`` and ``kairox status``
+them) go through :func:`kairox.ext.redact`, as ``kairox config show`` and ``kairox status``
 print them.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kairox import Runtime, ServerState, ServerStatus, SkillDef, SkillRegistry, redact
+from kairox import Runtime, ServerState, ServerStatus
+from kairox.ext import SkillDef, SkillRegistry, redact
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder

@@ -13,8 +13,8 @@ and shows what ``rt.status()`` says of each (MCP, LSP, DAP, bundles) and every e
 - ``--once``: the states once the servers have started, exit 1 when something failed.
 
 Everything a server or a config file says (names, errors, stderr tails) passes
-:func:`redact_text` (the values in it redacted with :func:`kairox.redact` and
-:func:`kairox.redact_url`, not its prose) and :func:`kairox.terminal_safe`; the only
+:func:`redact_text` (the values in it redacted with :func:`kairox.ext.redact` and
+:func:`kairox.ext.redact_url`, not its prose) and :func:`kairox.ext.terminal_safe`; the only
 escape sequences written are the view's own cursor movements.
 """
 
@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from kairox import ServerState, ServerStatus, glob_match, redact, redact_url, terminal_safe
+from kairox import ServerState, ServerStatus
 from kairox.cli import run_with_runtime, want_json
+from kairox.ext import glob_match, redact, redact_url, terminal_safe
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
@@ -113,7 +114,7 @@ def _escaped(ch: str) -> str:
 
 
 def fit(text: str, width: int | None) -> str:
-    """``text`` safe to write to a terminal (:func:`kairox.terminal_safe`, and tabs, format
+    """``text`` safe to write to a terminal (:func:`kairox.ext.terminal_safe`, and tabs, format
     characters and surrogates made visible) and at most ``width`` cells wide, cut with
     ``…`` when longer; ``width=None`` only makes it safe."""
     out = _safe(text)
@@ -169,8 +170,8 @@ def _var_references(text: str) -> Iterator[tuple[int, int, str, str | None]]:
 
 def redact_text(text: str) -> str:
     """Free text from outside (a server's detail, a stderr line, a config error) with the
-    secrets in it hidden: URLs (:func:`kairox.redact_url`), ``--token X``, ``key=value``
-    and ``Bearer X`` (:func:`kairox.redact`); the prose itself is left alone, and so are
+    secrets in it hidden: URLs (:func:`kairox.ext.redact_url`), ``--token X``, ``key=value``
+    and ``Bearer X`` (:func:`kairox.ext.redact`); the prose itself is left alone, and so are
     variable references such as ``${API_TOKEN:-default}`` (a hint names the variable; a
     default other than the word ``default`` is a config value: hidden, a URL's secrets
     hidden)."""
@@ -190,13 +191,13 @@ def redact_text(text: str) -> str:
 
 def redact_record(value: Any, key: str = "", parent: str = "") -> Any:
     """A record (an event's fields) safe to print: values under secret-looking keys and
-    in env/headers tables hidden, argument lists as :func:`kairox.redact` shows them, and
+    in env/headers tables hidden, argument lists as :func:`kairox.ext.redact` shows them, and
     every other string as :func:`redact_text` does (its prose left alone)."""
     if isinstance(value, dict):
         return {k: redact_record(v, str(k), key) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         if all(isinstance(v, str) for v in value):
-            # ["--token", "X"]: the value after a secret flag hidden (kairox.redact); the rest as text
+            # ["--token", "X"]: the value after a secret flag hidden (kairox.ext.redact); the rest as text
             shown = redact(list(value), key, parent)
             return [redact_text(v) if s == redact(v) else s for v, s in zip(value, shown, strict=True)]
         return [redact_record(v, key, parent) for v in value]

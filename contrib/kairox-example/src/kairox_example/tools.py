@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kairox import FunctionTool, ServerStatus, ToolResult, ToolSpec, is_inside, resolve_path
+from kairox import FunctionTool, ServerStatus, ToolResult, ToolSpec
+from kairox.files import is_inside, resolve_path
 
 from .config import ExampleConfig
 

@@ -12,6 +12,7 @@ from .._config import toml_key
 from .._text import terminal_safe as safe
 from .._trust import TrustState
 from ..errors import KairoxError, PolicyDenied, ToolError
+from ..protocols import WithholdsTools
 from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
@@ -302,10 +303,10 @@ def tools_list(ctx: click.Context, as_json: bool) -> None:
             rows.append({**rt.tool_row(spec), "annotations": dict(spec.annotations)})
         # tools a server lists that are not offered (an optional provider method), with why
         withheld = []
-        for provider in rt.active_providers():
-            listed = getattr(provider, "withheld_tools", None)
-            for tool_id, why in listed() if callable(listed) else ():
-                withheld.append({"id": tool_id, "provider": provider.name, "reason": why})
+        for provider in list(rt.providers):
+            if isinstance(provider, WithholdsTools):
+                for tool_id, why in provider.withheld_tools():
+                    withheld.append({"id": tool_id, "provider": provider.name, "reason": why})
         return rows, withheld, rt.broken_parts()
 
     rows, withheld, broken = run_with_runtime(ctx, go)

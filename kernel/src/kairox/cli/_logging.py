@@ -3,7 +3,7 @@
 Without ``-v`` only errors are printed (``kairox: ERROR: ...``); ``-v`` shows INFO
 (a provider that failed to start, a server that was restarted), ``-vv`` DEBUG
 (every MCP message), ``-vvv`` the HTTP client's own records too. Whatever a record says, the line printed
-passes :func:`kairox.redact`: URL passwords, secret-looking query values and
+passes :func:`kairox.ext.redact`: URL passwords, secret-looking query values and
 ``--token=...`` arguments are hidden, tracebacks included.
 """
 

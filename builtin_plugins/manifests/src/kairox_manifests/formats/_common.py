@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from kairox import ENTRY_NAME_RE, describe_value
+from kairox.ext import ENTRY_NAME_RE, describe_value
 from kairox.files import Refused, Root
 
 from .._matcher import compile_matcher

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kairox import ApprovalPolicy, Permissions, SandboxPolicy, describe_value
+from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy, describe_value
 from kairox.files import Refused, Root
 
 from .._schema import join, parse_document, read_json

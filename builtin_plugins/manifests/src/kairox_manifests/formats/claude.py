@@ -81,7 +81,7 @@ def _declared_hooks(root: Root, value: Any, out: Collector, problems: list[Probl
         elif isinstance(item, dict):
             claude_hooks(root, item, out, problems, file=file, path=ipath)
         else:
-            from kairox import describe_value
+            from kairox.ext import describe_value
 
             raise ManifestError(
                 f"expected a path to a hooks file or a hooks table, got {describe_value(item)}", file=file, path=ipath

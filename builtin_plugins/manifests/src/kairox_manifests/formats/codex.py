@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kairox import describe_value
+from kairox.ext import describe_value
 from kairox.files import Root
 
 from .._schema import join, read_json

@@ -1,0 +1,31 @@
+"""The ``sse`` transport as kairox registers it: its name and ``connect``.
+
+Built at every open, so it imports nothing to be built: the connection (the SDK's
+``sse_client``, the HTTP client, OAuth, the peer watch) is :mod:`kairox_sse.sse`, imported
+with the first connection.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kairox_mcp.config import McpServerConfig
+    from kairox_mcp.transport import ConnectContext, Streams
+
+__all__ = ["SseTransport"]
+
+
+class SseTransport:
+    """``type = "sse"``."""
+
+    name = "sse"
+
+    def connect(self, server: McpServerConfig, context: ConnectContext) -> AbstractAsyncContextManager[Streams]:
+        from .sse import open_connection
+
+        return open_connection(server, context)
+
+    def __repr__(self) -> str:
+        return "<SseTransport>"
