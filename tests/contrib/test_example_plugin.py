@@ -46,4 +46,6 @@ def test_installed_example_plugin_is_found_through_its_entry_point(example) -> N
     (example.workspace / "kairox.toml").write_text("[example]\nprotected = 3\n")
     status = example.run("kairox", "status")
     assert status.returncode == 1
-    assert "example.protected: expected a list, got 3" in status.stdout
+    assert "example.protected: expected a list, got 3; a workspace's protected is added to" in status.stdout
+    blocked = example.run("kairox", "tools", "call", "example.wordcount", "--args", '{"path": ".env"}')
+    assert blocked.returncode == 1 and "protected by" in blocked.stderr  # the user's (default) list stays

@@ -131,11 +131,11 @@ def test_config_show_redacts_and_names_sources(harness: KairoxHarness) -> None:
     assert f"# {file}" in result.stdout
     data = run_json(harness, "config", "show", "--json")
     assert data["files"] == [str(file)]
-    assert data["sections"]["remote"]["search"] == {
-        "value": {"url": "https://x", "headers": {"Authorization": "<redacted>"}},
-        "source": str(file),
-        "not_applied": "",
-    }
+    search = data["sections"]["remote"]["search"]
+    assert search["value"] == {"url": "https://x", "headers": {"Authorization": "<redacted>"}}
+    assert search["source"] == str(file)
+    # a section's workspace values wait for trust unless it declares them safe (needs_trust=False)
+    assert search["not_applied"].startswith("untrusted: run `kairox trust"), search
     # a workspace cannot loosen the approval policy: shown as written, marked as not applied
     approval = data["sections"]["policy"]["approval"]
     assert (approval["value"], approval["source"]) == ("never", str(file))

@@ -521,3 +521,97 @@ def test_an_absent_section_s_default_is_built_once_per_registered_section() -> N
     assert config.section("s") == Schema(9)
     with pytest.raises(KeyError):
         config.section("nope")
+
+
+# -- a workspace's table of a single-table section -------------------------------------
+
+
+@attrs.frozen
+class Guarded:
+    program: str = "/bin/sh"
+    width: int = 80
+    deny: list[str] = attrs.field(factory=lambda: ["builtin"])
+
+
+def _layered(tmp_path: Path, user: str, workspace: str, *, trusted: bool | None = None, **options: Any) -> Any:
+    """``[guarded]`` from the user's file ``user`` and the workspace's ``workspace``, under a
+    workspace trust that is ``trusted`` (``None``: nothing recorded, i.e. untrusted)."""
+    from kairox.ext import WorkspaceTrust
+
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir(exist_ok=True)
+    ws.mkdir(exist_ok=True)
+    (home / "kairox.toml").write_text(user, encoding="utf-8")
+    (ws / "kairox.toml").write_text(workspace, encoding="utf-8")
+    trust = WorkspaceTrust(ws, None, override=trusted)
+    config = load_config(
+        workspace=ws, sections=sections(ConfigSection("guarded", Guarded, **options)), env={}, home=home, trust=trust
+    )
+    return config, trust, home / "kairox.toml", ws / "kairox.toml"
+
+
+def test_a_workspace_table_waits_for_trust_and_says_what_it_replaces(tmp_path: Path) -> None:
+    config, trust, mine, theirs = _layered(
+        tmp_path, "[guarded]\nwidth = 100\n", '[guarded]\nwidth = 1\nprogram = "./x"\n'
+    )
+
+    assert config.section("guarded") == Guarded(width=100)  # the default rule: held until trusted
+    assert config.source_of("guarded", "width") == str(mine)
+    assert {(n.key, n.file) for n in config.not_applied} == {("width", str(theirs)), ("program", str(theirs))}
+    [item] = trust.pending
+    assert item.key == f"guarded@{theirs}" and item.name == "[guarded]"
+    assert item.notes == (
+        f"sets width = 1, replacing your 100 ({mine})",
+        'sets program = "./x", replacing the default "/bin/sh"',
+    )
+
+    trusted, _trust, _mine, _theirs = _layered(
+        tmp_path, "[guarded]\nwidth = 100\n", "[guarded]\nwidth = 1\n", trusted=True
+    )
+    assert trusted.section("guarded").width == 1 and trusted.source_of("guarded", "width") == str(theirs)
+
+
+def test_a_section_may_declare_its_workspace_values_safe(tmp_path: Path) -> None:
+    config, trust, _mine, _theirs = _layered(tmp_path, "", "[guarded]\nwidth = 1\n", needs_trust=False)
+    assert config.section("guarded").width == 1 and not trust.pending
+
+
+def test_a_workspace_table_is_fingerprinted_with_the_files_it_names(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    run = tmp_path / "ws" / "x"
+    run.write_text("v1\n")
+    _config, trust, _mine, _theirs = _layered(tmp_path, "", '[guarded]\nprogram = "./x"\n')
+    before = trust.pending[0]
+    assert set(before.files) == {"x"}
+    run.write_text("v2\n")
+    _config, trust, _mine, _theirs = _layered(tmp_path, "", '[guarded]\nprogram = "./x"\n')
+    assert trust.pending[0].digest != before.digest
+
+
+@pytest.mark.parametrize("trusted", [None, True])
+def test_a_narrowing_list_only_grows_from_a_workspace(tmp_path: Path, trusted: bool | None) -> None:
+    def deny(user: str, workspace: str) -> tuple[list[str], list[Any]]:
+        config, trust, _mine, _theirs = _layered(tmp_path, user, workspace, trusted=trusted, narrows=("deny",))
+        assert not [i for i in trust.pending if i.key.startswith("guarded")]  # it waits for nothing
+        return config.section("guarded").deny, config.errors
+
+    assert deny('[guarded]\ndeny = ["u"]\n', "[guarded]\ndeny = []\n") == (["u"], [])
+    assert deny('[guarded]\ndeny = ["u"]\n', '[guarded]\ndeny = ["w", "u"]\n') == (["u", "w"], [])
+    assert deny("", '[guarded]\ndeny = ["w"]\n') == (["builtin", "w"], [])  # the default is the user's
+    value, errors = deny('[guarded]\ndeny = ["u"]\n', '[guarded]\ndeny = "w"\n')
+    assert value == ["u"] and len(errors) == 1
+    assert errors[0].path == "guarded.deny" and errors[0].file == str(tmp_path / "ws" / "kairox.toml")
+    assert errors[0].message == (
+        "expected a list, got 'w'; a workspace's deny is added to the user's (it never replaces it), "
+        "and this one is not applied"
+    )
+
+
+def test_user_section_is_the_user_own_part(tmp_path: Path) -> None:
+    config, _trust, _mine, _theirs = _layered(
+        tmp_path, "[guarded]\nwidth = 100\n", "[guarded]\nwidth = 1\n", trusted=True
+    )
+    assert config.section("guarded").width == 1
+    assert config.user_section("guarded") == Guarded(width=100)
+    empty, _trust, _mine, _theirs = _layered(tmp_path, "", "[guarded]\nwidth = 1\n", trusted=True)
+    assert empty.user_section("guarded") == Guarded()

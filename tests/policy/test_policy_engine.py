@@ -347,7 +347,7 @@ include_temp_dir = false
         assert rt.policy.rule_for("git.log", capability=Capability.READ) is None
         assert {(n.key, n.file) for n in rt.config.not_applied} >= {
             ("writable_roots", str(tree["ws"] / "kairox.toml")),
-            ("rules.git.*", str(tree["ws"] / "kairox.toml")),
+            ('rules["git.*"]', str(tree["ws"] / "kairox.toml")),
         }
         assert [i.kind for i in rt.trust.pending] == ["policy"]
         rt.trust_workspace()

@@ -233,7 +233,7 @@ def test_an_untrusted_workspace_cannot_add_allow_rules() -> None:
     assert not_applied == [
         NotApplied(
             section="policy",
-            key="rules.shell.exec",
+            key='rules["shell.exec"]',
             file="/ws/kairox.toml",
             reason="only a trusted workspace may add allow rules (this one is not trusted)",
         )
@@ -279,7 +279,7 @@ def test_a_workspace_allow_rule_for_a_pattern_the_user_set_is_not_applied() -> N
     )
     assert config.workspace_rules == {}
     assert [(n.key, n.reason) for n in not_applied] == [
-        ("rules.git.*", "a workspace allow rule never applies over a user rule (the user's rule for it is ask)")
+        ('rules["git.*"]', "a workspace allow rule never applies over a user rule (the user's rule for it is ask)")
     ]
 
 

@@ -292,6 +292,7 @@ def test_a_workspace_config_naming_a_folder_outside_is_refused(
     entry = value.format(elsewhere=elsewhere)
     config = workspace / "kairox.toml"
     config.write_text(f"[skills]\n{key} = [{json.dumps(entry)}]\n")
+    assert cli(harness, "trust").exit_code == 0  # a workspace's [skills] applies once trusted
     assert_nothing_shown(harness, "spy")
     refused = [e for e in errors_of(harness) if e["file"] == str(config)]
     assert [e["field"] for e in refused] == [f"skills.{key}[0]"]
@@ -312,6 +313,7 @@ def test_the_users_own_config_names_folders_anywhere(
     assert [s["name"] for s in listed["skills"]] == ["standup"]
     # the user's readable_roots lets a workspace's folder be outside too
     (workspace / "kairox.toml").write_text(f"[skills]\nworkspace_dirs = [{json.dumps(str(team))}]\n")
+    assert cli(harness, "trust").exit_code == 0  # a workspace's [skills] applies once trusted
     assert [e for e in errors_of(harness) if e["file"] == str(workspace / "kairox.toml")]
     (harness.home / "kairox.toml").write_text(f"[files]\nreadable_roots = [{json.dumps(str(team))}]\n")
     listed = json.loads(cli(harness, "skills", "list", "--json").stdout)

@@ -237,7 +237,7 @@ def test_kairox_trust_shows_what_the_policy_sets_what_reads_the_environment_and_
     items = {i["key"]: i for i in data["trusted"]}
     policy = items[f"policy@{clone.workspace / 'kairox.toml'}"]
     assert any("writable_roots" in n and '"/"' in n for n in policy["notes"]), policy
-    assert 'sets rules.* = "allow"' in policy["notes"], policy
+    assert 'sets rules["*"] = "allow"' in policy["notes"], policy
     assert any("whole environment" in n for n in items["mcp_servers.envy"]["env_names"]), items["mcp_servers.envy"]
     guard = items["bundle:.kairox/plugins/guard"]
     assert any(f"replaces your own bundle guard from {user_guard}" in n for n in guard["notes"]), guard
@@ -246,7 +246,7 @@ def test_kairox_trust_shows_what_the_policy_sets_what_reads_the_environment_and_
     text = cli(clone.harness, "trust").stdout
     lines = text.splitlines()
     assert any(line.strip().startswith("note:") and "writable_roots" in line for line in lines), text
-    assert '      note:     sets rules.* = "allow"' in lines, text
+    assert '      note:     sets rules["*"] = "allow"' in lines, text
     assert any(line.strip().startswith("reads:") and "whole environment" in line for line in lines), text
     assert any(line.strip().startswith("note:") and "replaces your own bundle guard" in line for line in lines), text
     assert clone.ran() == set(), "trusting runs nothing by itself"
@@ -270,8 +270,8 @@ def test_trust_shows_every_argument_whole_and_hides_url_passwords_and_the_values
 ) -> None:
     """A command line is shown exactly as it will run (a pattern over it once hid the rest of
     ``--token=...`` and could hide a command); what is hidden is a URL's password and secret
-    query values, and wherever they occur, the values the entry itself hands its process
-    (``env``) or server (``headers``)."""
+    query values, and wherever they occur, the secrets the entry itself hands its process
+    (an ``env`` value under a secret-looking name) or server (``headers``)."""
     clone.write(
         "kairox.toml",
         '[mcp_servers.web]\nurl = "http://alice:pw-hunter2-leak@127.0.0.1:9/mcp?token=tok-query-leak&p=hdr-value-9c3a7f20"\n'
@@ -285,7 +285,7 @@ def test_trust_shows_every_argument_whole_and_hides_url_passwords_and_the_values
             "j": {
                 "command": "node",
                 "args": ["s.js", "--api-key", "jsonkey-shown", "jsonenv-77aa01bc"],
-                "env": {"K": "jsonenv-77aa01bc"},
+                "env": {"K_TOKEN": "jsonenv-77aa01bc"},
             },
             "h": {"type": "http", "url": "https://bob:jsonpw-leak@127.0.0.1:9/x?access_token=tok-query-leak"},
         }
@@ -302,7 +302,7 @@ def test_trust_shows_every_argument_whole_and_hides_url_passwords_and_the_values
         assert not [leak for leak in LEAKS if leak in out], out
     assert "http://alice:<redacted>@127.0.0.1:9/mcp?token=<redacted>&p=<redacted:header.Authorization>" in shown
     assert "sh -c true --token=tokarg-shown --api-key apikey-shown --key=<redacted:env.API_KEY>" in shown
-    assert "node s.js --api-key jsonkey-shown <redacted:env.K>" in trusted
+    assert "node s.js --api-key jsonkey-shown <redacted:env.K_TOKEN>" in trusted
     assert "runs:     sh -c true --token=tokarg-shown --api-key apikey-shown --key=<redacted:env.API_KEY>" in text
 
 

@@ -247,6 +247,7 @@ def test_import_from_switches_the_folders(folders: KairoxHarness, setting: str, 
 )
 def test_a_bad_import_from_names_the_field(folders: KairoxHarness, setting: str, message: str) -> None:
     path = folders.write_config(f"[skills]\n{setting}\n")
+    folders.trust()  # a workspace's [skills] applies (and is checked) once trusted
     result = folders.cli("skills", "list")  # a config problem is reported; the command still lists
     assert f"kairox: config problem: {path}: {message}" in result.stderr
 
@@ -261,6 +262,7 @@ def test_codex_home_is_honoured(folders: KairoxHarness, tmp_path: Path) -> None:
 
 def test_a_folder_kairox_already_reads_is_not_read_twice(folders: KairoxHarness) -> None:
     folders.write_config('[skills]\nworkspace_dirs = [".claude/skills"]\n')
+    folders.trust()
     assert ["release", "workspace", "kairox"] in rows(folders)
     assert folders.cli("skills", "list").stderr == ""
 

@@ -90,6 +90,7 @@ async def test_a_workspace_config_adds_only_folders_inside_the_workspace(layout:
     outside = write(tmp_path / "team-skills" / "standup.md", md("standup", "Run the standup")).parent
     write(layout.workspace / "docs" / "skills" / "lint.md", md("lint", "Lint the code"))
     layout.write_config(f'[skills]\nworkspace_dirs = ["docs/skills", "{outside}"]\nuser_dirs = ["{outside}"]\n')
+    layout.trust()  # a workspace's [skills] waits for trust
     async with layout.open(start=False) as rt:
         names = {s.name for s in rt.skills.skills()}
         assert "lint" in names and "standup" not in names

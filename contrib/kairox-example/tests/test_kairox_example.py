@@ -69,7 +69,7 @@ async def test_problems_are_error_results(workspace: KairoxHarness, arguments: d
 
 
 async def test_max_bytes_from_config(workspace: KairoxHarness) -> None:
-    workspace.write_config("[example]\nmax_bytes = 5\n")
+    workspace.write_config("[example]\nmax_bytes = 5\n", where="user")
     async with workspace.open() as rt:
         result = await rt.call_tool("example.wordcount", {"path": "notes.txt"})
     assert result.is_error and "more than max_bytes = 5" in result.text
@@ -91,15 +91,25 @@ async def test_guard_blocks_protected_files_for_every_tool(workspace: KairoxHarn
 
 
 async def test_protected_list_is_configurable(workspace: KairoxHarness) -> None:
-    workspace.write_config('[example]\nprotected = ["notes.*"]\n')
+    workspace.write_config('[example]\nprotected = ["notes.*"]\n', where="user")
     async with workspace.open() as rt:
         with pytest.raises(PolicyDenied):
             await rt.call_tool("example.wordcount", {"path": "notes.txt"})
         assert not (await rt.call_tool("example.wordcount", {"path": ".env"})).is_error
 
 
+async def test_a_workspace_only_adds_protected_files(workspace: KairoxHarness) -> None:
+    # `protected` is in the section's `narrows`: a repository's list is added to the user's
+    workspace.write_config("[example]\nprotected = []\n")
+    workspace.write_config('[example]\nprotected = ["notes.*"]\n', where="workspace-dir")
+    async with workspace.open() as rt:
+        for path in (".env", "notes.txt"):
+            with pytest.raises(PolicyDenied, match="protected by"):
+                await rt.call_tool("example.wordcount", {"path": path})
+
+
 async def test_bad_config_is_reported_with_its_path(workspace: KairoxHarness) -> None:
-    file = workspace.write_config('[example]\nprotected = ".env"\n')
+    file = workspace.write_config('[example]\nprotected = ".env"\n', where="user")
     async with workspace.open() as rt:
         [error] = rt.config.errors
         assert (error.file, error.path) == (str(file), "example.protected")

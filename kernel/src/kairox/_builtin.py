@@ -70,6 +70,7 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             schema=FilesConfig,
             description="folders outside a root that links inside it may reach (your own kairox.toml only)",
             merge=merge_files,
+            needs_trust=False,  # its merge takes the user's files only
         )
     )
     registrar.add(
@@ -77,5 +78,8 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             name="instructions",
             schema=InstructionsConfig,
             description="instructions for every session: inline text, files, AGENTS.md/CLAUDE.md discovery",
+            # a workspace's instructions are added to the user's, its files read inside the workspace,
+            # and the user's own files read with the user's settings: nothing of the user's changes
+            needs_trust=False,
         )
     )

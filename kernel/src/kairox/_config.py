@@ -15,6 +15,7 @@ entry (one server, one section) is dropped.
 from __future__ import annotations
 
 import difflib
+import enum
 import functools
 import os
 import re
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from ._convert import _join, _key_part, errors_from, structure
+from ._convert import _join, _key_part, describe_value, errors_from, structure
 from ._features import missing_feature_message
 from ._home import user_home
 from ._registrar import Registrar
@@ -129,8 +130,8 @@ class ConfigSection:
     ``entries=True`` the section is a table of named entries
     (``[mcp_servers.NAME]``), each structured into ``schema`` on its own, so
     one bad entry does not cost the others. ``default`` builds the value when
-    the section is absent (``schema()`` when not given). ``needs_trust`` and
-    ``merge`` say how values from a workspace file apply (see workspace trust).
+    the section is absent (``schema()`` when not given). ``needs_trust``, ``narrows``
+    and ``merge`` say how values from a workspace file apply (see workspace trust).
     """
 
     name: str
@@ -138,12 +139,22 @@ class ConfigSection:
     description: str = ""
     entries: bool = False
     default: Callable[[], Any] | None = None
-    #: values a workspace file sets here run code or contact a URL (server entries,
-    #: remote sources): they are held, unexpanded, until the user trusts the workspace
-    #: (each entry on its own with ``entries=True``, else the workspace's part of the section)
-    #: for a section with ``merge``, a predicate ``(table) -> bool``: whether that file's
+    #: what a workspace file sets here waits for the user's trust, unexpanded: each entry on
+    #: its own with ``entries=True``, else each workspace file's table of the section (an item
+    #: the trust prompt shows key by key, with the user's value each key replaces). ``False``
+    #: only for a section whose workspace values are safe before trust: they run nothing,
+    #: read nothing of the user's, and change nothing of the user's own (the plugin applies
+    #: them to the workspace's own things, as ``[instructions]`` and ``[plugins]`` do).
+    #: For a section with ``merge``, a predicate ``(table) -> bool``: whether that file's
     #: table asks for something only trust allows (``[policy]``: allow rules, writable roots)
-    needs_trust: bool | Callable[[Mapping[str, Any]], bool] = False
+    needs_trust: bool | Callable[[Mapping[str, Any]], bool] = True
+    #: list keys of a single-table section that guard something (a deny list, disabled
+    #: tools, protected files): a workspace's list is added to the user's (or to the
+    #: default), never replaces it, and applies trusted or not, since it only closes more
+    narrows: tuple[str, ...] = ()
+    #: the processes its entries start get kairox's whole environment (language servers,
+    #: debug adapters): the trust prompt says so for each workspace entry
+    whole_environment: bool = False
     #: ``merge(layers) -> (value, not_applied, errors)`` combines the section's tables
     #: itself, one :class:`ConfigLayer` per file (e.g. ``[policy]``: a workspace only narrows)
     merge: Callable[[Sequence[ConfigLayer]], tuple[Any, list[NotApplied], list[ConfigError]]] | None = None
@@ -266,8 +277,13 @@ class Config:
     broken_sections: dict[str, list[ConfigError]] = attrs.field(factory=dict)
     #: workspace values that do not apply, and why
     not_applied: list[NotApplied] = attrs.field(factory=list)
+    #: the file whose value of a single-table section's key applies, where that is not the
+    #: last file that set it (a held workspace value): (section, key) -> file
+    applied_from: dict[tuple[str, str], str] = attrs.field(factory=dict)
     #: the workspace the files were found for (``None``: none)
     workspace: Path | None = None
+    #: the environment the user's ``${VAR}`` were expanded from
+    env: Mapping[str, str] = attrs.field(factory=dict, repr=False, eq=False)
 
     #: an absent section's default, built once per registered section (a present one is
     #: :attr:`values`' own object, the same every time, and so is this): name -> (section, value)
@@ -296,7 +312,34 @@ class Config:
         return value
 
     def source_of(self, section: str, key: str) -> str | None:
-        return self.provenance.get((section, key))
+        """The file whose value of ``section``'s ``key`` applies (an entry's file, for a table
+        of entries); ``None`` when no file set it."""
+        return self.applied_from.get((section, key)) or self.provenance.get((section, key))
+
+    def user_section(self, name: str) -> Any:
+        """The section as the user's own files set it (its default where they do not),
+        whatever a workspace file says: for what a plugin does with the user's own things
+        (``[instructions]`` reads the user's instruction files with the user's settings).
+        A part that does not validate raises :class:`BrokenSection`."""
+        sec = self.sections.get(name)
+        if sec is None:
+            raise KeyError(f"no config section {name!r} is registered")
+        table: dict[str, Any] = {}
+        file: str | None = None
+        for doc_file, data in self.documents:
+            part = data.get(name)
+            if self.scope_of(doc_file) == "user" and isinstance(part, dict):
+                table.update(part)
+                file = doc_file
+        if not table:
+            return {} if sec.entries else (sec.default or sec.schema_type())()
+        try:
+            expanded = _expand_tree(table, self.env, name, file)
+            if sec.entries:
+                return {k: structure(v, sec.schema_type(), path=f"{name}.{k}", file=file) for k, v in expanded.items()}
+            return structure(expanded, sec.schema_type(), path=name, file=file)
+        except ConfigError as exc:
+            raise BrokenSection(name, list(getattr(exc, "errors", [exc]))) from None
 
     def scope_of(self, file: str | None) -> str:
         """``workspace`` for a file of the workspace, else ``user`` (the user's file, code)."""
@@ -315,7 +358,7 @@ class Config:
         (``not_applied`` is ``""`` for a value that applies)."""
         notes: dict[tuple[str, str], str] = {}
         for note in self.not_applied:
-            top = note.key.split(".", 1)[0]
+            top = re.split(r"[.\[]", note.key, maxsplit=1)[0]
             text = f"{note.key}: {note.reason}" if note.key != top else note.reason
             notes[(note.section, top)] = (
                 f"{notes[(note.section, top)]}; {text}" if (note.section, top) in notes else text
@@ -387,7 +430,7 @@ def load_config(
     user's own.
     """
     env = os.environ if env is None else env
-    config = Config(sections={name: sec for name, sec in sections.items()}, workspace=workspace)
+    config = Config(sections={name: sec for name, sec in sections.items()}, workspace=workspace, env=env)
     config.owners = {name: sections.owner_of(name) or "" for name in sections.names()}
     user_file = (home or user_home(env)) / "kairox.toml"
     if files is None:
@@ -494,7 +537,16 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                 path = f"{name}.{key}"
                 covered = False
                 if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
-                    item = Declared.entry(path, name, key, file or "", raw, workspace=config.workspace, env=env)
+                    item = Declared.entry(
+                        path,
+                        name,
+                        key,
+                        file or "",
+                        raw,
+                        workspace=config.workspace,
+                        env=env,
+                        whole_environment=sec.whole_environment,
+                    )
                     state = allowed(item)
                     covered = state is None
                     mine = _user_entry(config, name, key)
@@ -521,14 +573,22 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
         else:
             # which file set each key that applies, and whether the user's trust covers it
             origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
+            narrows = set(sec.narrows)
             if sec.needs_trust:
-                table, origin = _hold_workspace_part(config, name, allowed, trust)
+                table, origin = _hold_workspace_part(config, name, sec, allowed, trust, env)
             else:
                 origin = _reads_environment(config, name, table, origin, allowed, trust)
             files = {f for f, _ in origin.values()}
             file = files.pop() if len(files) == 1 else None
             try:
-                expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items()}
+                expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
+                for key in narrows:  # the user's list, and what each workspace file adds to it
+                    added = _narrowed(config, name, sec, key, expand)
+                    if added is not None:
+                        expanded[key], origin[key] = added[0], (added[1], False)
+                for key, (applied, _covered) in origin.items():
+                    if applied and applied != config.provenance.get((name, key)):
+                        config.applied_from[(name, key)] = applied
                 config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
             except ConfigError as exc:
                 errs = getattr(exc, "errors", [exc])
@@ -564,36 +624,30 @@ def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | Non
 def _hold_workspace_part(
     config: Config,
     name: str,
+    sec: ConfigSection,
     allowed: Callable[[Declared], TrustState | None],
     trust: WorkspaceTrust | None,
+    env: Mapping[str, str],
 ) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
-    """A ``needs_trust`` section without entries: each workspace file's part of it applies
-    only when the trust covers it. Returns the table of what applies, and for each key
-    the file that set it and whether it is a trusted workspace item."""
-    from ._trust import Declared, describe_entry, entry_secrets, fingerprint
+    """A ``needs_trust`` section without entries: each workspace file's part of it (but the
+    keys that only narrow) applies only when the trust covers it. Returns the table of what
+    applies, and for each key the file that set it and whether it is a trusted workspace item."""
+    from ._trust import Declared
 
     out: dict[str, Any] = {}
     origin: dict[str, tuple[str | None, bool]] = {}
     for file, data in config.documents:
         part = data.get(name)
-        if not isinstance(part, dict) or not part:
+        if not isinstance(part, dict):
+            continue
+        part = {k: v for k, v in part.items() if k not in sec.narrows}
+        if not part:
             continue
         covered = False
         if config.scope_of(file) == "workspace":
             key = f"{name}@{file}"
-            commands, urls, env_names = describe_entry(part)
-            urls = urls + tuple(u for u in _urls_in(part) if u not in urls)
-            item = Declared(
-                key,
-                name,
-                f"[{name}]",
-                file,
-                fingerprint([name, part]),
-                commands,
-                urls,
-                env_names,
-                secrets=entry_secrets(part),
-            )
+            notes = tuple(_replacing(config, sec, file, k, v) for k, v in part.items())
+            item = Declared.table(key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=env)
             if allowed(item) is not None:
                 assert trust is not None
                 reason = trust.explain(key)
@@ -603,6 +657,81 @@ def _hold_workspace_part(
         out.update(part)
         origin.update((k, (file, covered)) for k in part)
     return out, origin
+
+
+def _shown(value: Any, key: str) -> str:
+    import json
+
+    return json.dumps(redact(value, key), ensure_ascii=False, default=str)
+
+
+def _replacing(config: Config, sec: ConfigSection, file: str, key: str, value: Any) -> str:
+    """What a workspace file's ``key = value`` of a single-table section does: the value it
+    sets, and the user's own value it replaces (or the default)."""
+    sets = f"sets {toml_key(key)} = {_shown(value, key)}"
+    mine: tuple[str, Any] | None = None
+    for doc_file, data in config.documents:
+        if doc_file == file:
+            break
+        part = data.get(sec.name)
+        if config.scope_of(doc_file) == "user" and isinstance(part, dict) and key in part:
+            mine = (doc_file, part[key])
+    if mine is not None:
+        return f"{sets}, replacing your {_shown(mine[1], key)} ({mine[0]})"
+    default = _key_default(sec, key)
+    return f"{sets}, replacing the default {_shown(default, key)}" if default is not _MISSING else sets
+
+
+_MISSING: Any = object()
+
+
+def _key_default(sec: ConfigSection, key: str) -> Any:
+    """The default of a single-table section's ``key`` (:data:`_MISSING` when it has none or
+    the schema cannot say)."""
+    try:
+        value = getattr((sec.default or sec.schema_type())(), key, _MISSING)
+    except Exception:  # a schema that needs arguments, or does not import: nothing to say
+        return _MISSING
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def _narrowed(
+    config: Config, name: str, sec: ConfigSection, key: str, expand: Callable[..., Any]
+) -> tuple[list[Any], str] | None:
+    """A key of ``sec.narrows``: the user's list (the last user file's, else the default) with
+    what each workspace file adds to it, and the last file that contributed; ``None`` when
+    no file sets the key. A workspace value that is not a list is an error naming its file,
+    and adds nothing."""
+    value: Any = _MISSING
+    source = ""
+    for file, data in config.documents:
+        part = data.get(name)
+        if not isinstance(part, dict) or key not in part:
+            continue
+        given = expand(part[key], f"{name}.{key}", file)
+        if config.scope_of(file) == "user":
+            value, source = given, file
+            continue
+        if not isinstance(given, list):
+            config.errors.append(
+                ConfigError(
+                    f"expected a list, got {describe_value(given)}; a workspace's {key} is added to "
+                    "the user's (it never replaces it), and this one is not applied",
+                    file=file,
+                    path=_join(name, _key_part(key)),
+                )
+            )
+            continue
+        base = _key_default(sec, key) if value is _MISSING else value
+        if not isinstance(base, list):
+            continue  # the user's own value is not a list: structuring reports it
+        value = [*base, *(v for v in given if v not in base)]
+        source = file
+    return None if value is _MISSING else (value, source)
 
 
 def _reads_environment(
@@ -639,22 +768,29 @@ def _reads_environment(
     return out
 
 
+def toml_key(key: str, prefix: str = "") -> str:
+    """``key`` after ``prefix`` as a path a reader takes for one key: ``rules["git.status"]``,
+    not ``rules.git.status`` (a key with a dot or any character but letters, digits, ``_``
+    and ``-`` is quoted, as TOML writes it)."""
+    if key and key.replace("_", "").replace("-", "").isalnum() and key.isascii():
+        return f"{prefix}.{key}" if prefix else key
+    import json
+
+    quoted = json.dumps(key, ensure_ascii=False)
+    return f"{prefix}[{quoted}]" if prefix else quoted
+
+
 def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
     import json
 
     lines: list[str] = []
     for k, v in table.items():
+        path = toml_key(str(k), prefix)
         if isinstance(v, Mapping) and v:
-            lines.extend(_flat(v, f"{prefix}{k}."))
+            lines.extend(_flat(v, path))
         else:
-            lines.append(f"{prefix}{k} = {json.dumps(v, ensure_ascii=False, default=str)}")
+            lines.append(f"{path} = {json.dumps(v, ensure_ascii=False, default=str)}")
     return lines
-
-
-def _urls_in(value: Any) -> list[str]:
-    from ._trust import _strings
-
-    return [s for s in _strings(value) if s.startswith(("http://", "https://"))]
 
 
 def _merge_layers(

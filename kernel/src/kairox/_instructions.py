@@ -3,7 +3,8 @@
 Sources, in the order they are given to the model (later ones are more
 specific and win where they disagree):
 
-1. the user's instruction files: ``$KAIROX_HOME/AGENTS.md`` then ``$KAIROX_HOME/CLAUDE.md``;
+1. the user's instruction files: ``$KAIROX_HOME/AGENTS.md`` then ``$KAIROX_HOME/CLAUDE.md``
+   (read with the user's own ``agents_files`` and ``max_bytes``, whatever a workspace sets);
 2. ``[instructions]`` in the user ``kairox.toml`` (``text``, then each of ``files``);
 3. ``[instructions]`` in the workspace config files (same order);
 4. the instruction files users already keep in the repository: for every
@@ -101,13 +102,14 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
     """Every instruction for a session in ``runtime``'s workspace, with the problems met."""
     problems: list[str] = []
     pieces: list[Instruction] = []
+    # the user's own files are read with the user's own settings, whatever a workspace says;
+    # the workspace's settings (merged over the user's) govern the workspace's own files
+    mine = runtime.config.user_section("instructions")
     merged = runtime.config.section("instructions")
-    max_bytes = merged.max_bytes
-    names = merged.agents_files
     home = runtime.home or user_home(runtime.env)
-    for name in names:
+    for name in mine.agents_files:
         path = home / name
-        text = _read(None, path, max_bytes, problems)
+        text = _read(None, path, mine.max_bytes, problems)
         if text:
             pieces.append(Instruction(text, str(path), "user"))
     workspace_root = runtime.workspace_root
@@ -139,7 +141,12 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
                 except Refused as exc:
                     problems.append(f"{file}: instructions.files: {rel}: {exc.reason}")
                     continue
-            text = _read(workspace_root if scope == "workspace" else None, path, max_bytes, problems)
+            text = _read(
+                workspace_root if scope == "workspace" else None,
+                path,
+                merged.max_bytes if scope == "workspace" else mine.max_bytes,
+                problems,
+            )
             if text is None and not os.path.lexists(path):
                 problems.append(f"{file}: instructions.files: {rel}: no such file")
             elif text:
@@ -154,9 +161,9 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
     for part in (None, *rel_parts):
         if part is not None:
             directory = directory / part
-        for name in names:
+        for name in merged.agents_files:
             path = directory / name
-            text = _read(workspace_root, path, max_bytes, problems)
+            text = _read(workspace_root, path, merged.max_bytes, problems)
             if text:
                 pieces.append(Instruction(text, str(path), "workspace" if directory == workspace else "directory"))
     for problem in problems:

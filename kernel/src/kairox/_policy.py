@@ -15,6 +15,7 @@ holds; a test fails when the two differ in any cell.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -26,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from ._config import ConfigLayer, NotApplied
+from ._config import ConfigLayer, NotApplied, toml_key
 from ._convert import structure
 from ._text import glob_match
 from ._tools import ToolSpec
@@ -374,6 +375,35 @@ class PolicyEngine:
         patterns = dict.fromkeys([*self.config.rules, *self.config.workspace_rules])
         return [p for p in patterns if not any(glob_match(name, p) for name in names)]
 
+    def inapplicable_allows(self, specs: Iterable[ToolSpec]) -> dict[str, tuple[list[str], bool]]:
+        """Each workspace ``allow`` rule that matches a given tool it cannot apply to:
+        ``pattern -> (["git.git_status (its capability is execute)", ...], applies_to_none)``.
+        A workspace allow rule never applies to a tool whose capability is execute (or unknown),
+        nor to one a rule of the user's matches; ``applies_to_none`` is true when it applies
+        to none of the tools it matches."""
+        out: dict[str, tuple[list[str], bool]] = {}
+        allows = [p for p, a in self.config.workspace_rules.items() if a == "allow"]
+        if not allows:
+            return out
+        for pattern in allows:
+            blocked: list[str] = []
+            applies = False
+            for spec in specs:
+                names = (spec.id, spec.exported_name) if spec.exported_name else (spec.id,)
+                if not _matches(pattern, names):
+                    continue
+                mine = [(p, a) for p, a in self.config.rules.items() if _matches(p, names)]
+                if mine:
+                    shown = ", ".join(f"{json.dumps(p)} = {json.dumps(a)}" for p, a in mine)
+                    blocked.append(f"{spec.id} (your rule {shown} matches it)")
+                elif spec.capability is None or spec.capability is Capability.EXECUTE:
+                    blocked.append(f"{spec.id} (its capability is execute)")
+                else:
+                    applies = True
+            if blocked:
+                out[pattern] = (blocked, not applies)
+        return out
+
     def _raw_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | _Unverifiable]:
         properties = spec.input_schema.get("properties")
         defaults = properties if isinstance(properties, Mapping) else {}
@@ -621,14 +651,16 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
             users = user_rules.get(pattern)
             if action == "allow" and not layer.trusted:
                 refuse(
-                    layer, f"rules.{pattern}", "only a trusted workspace may add allow rules (this one is not trusted)"
+                    layer,
+                    toml_key(pattern, "rules"),
+                    "only a trusted workspace may add allow rules (this one is not trusted)",
                 )
                 continue
             if action == "allow" and users is not None:
                 if users != "allow":
                     refuse(
                         layer,
-                        f"rules.{pattern}",
+                        toml_key(pattern, "rules"),
                         f"a workspace allow rule never applies over a user rule (the user's rule for it is {users})",
                     )
                 continue

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import itertools
 import json
 import logging
 import os
 import re
 import shlex
+import shutil
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -39,12 +41,16 @@ __all__ = [
     "TrustRecord",
     "TrustState",
     "TrustStore",
+    "WHOLE_ENVIRONMENT",
+    "WHOLE_ENVIRONMENT_NOTE",
     "WorkspaceTrust",
     "describe_entry",
     "entry_secrets",
     "env_references",
+    "env_settings",
     "fingerprint",
     "mask",
+    "programs",
     "rules_for_prefixes",
     "referenced_files",
     "shell_line",
@@ -167,6 +173,11 @@ def _argvs(raw: Mapping[str, Any]) -> list[list[str]]:
 
 
 _WHOLE_ENVIRONMENT = "(its whole environment: inherit_env = true)"
+#: what an item that gets kairox's whole environment reads, among its variables
+WHOLE_ENVIRONMENT = "(its whole environment)"
+#: the note an item whose process gets kairox's whole environment carries: what it reads
+#: names no variable, and each of the user's (secrets included) reaches it
+WHOLE_ENVIRONMENT_NOTE = "gets kairox's whole environment: every variable of yours, secrets included"
 #: tables whose keys are names the entry gives (variables, headers), not field names
 _VALUE_TABLES = ("env", "headers", "http_headers")
 
@@ -228,9 +239,12 @@ _AUTH_SCHEMES = ("bearer", "basic", "token")
 
 
 def entry_secrets(raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The values an entry itself hands its process or server, as ``(value, what)``: each
-    literal ``env`` value and each header value (the credential after ``Bearer``, ``Basic``
-    or ``token``), at any depth. :meth:`Declared.to_dict` masks them wherever they occur."""
+    """The secrets an entry itself hands its process or server, as ``(value, what)``: each
+    literal ``env`` value whose name looks secret (:func:`kairox.is_secret`: ``API_KEY``,
+    ``GITHUB_TOKEN``) and each header value (the credential after ``Bearer``, ``Basic`` or
+    ``token``), at any depth. :meth:`Declared.to_dict` masks them wherever they occur."""
+    from ._secrets import is_secret
+
     found: list[tuple[str, str]] = []
     for key, value, _parent in _walk(raw):
         k = key.lower()
@@ -240,11 +254,39 @@ def entry_secrets(raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         for name, text in value.items():
             if not isinstance(text, str) or "${" in text:
                 continue
+            if what == "env" and not is_secret(str(name)):
+                continue  # shown as it is (:func:`env_settings`): it may name what runs
             scheme, _, credential = text.partition(" ")
             part = credential.strip() if what == "header" and scheme.lower() in _AUTH_SCHEMES else text
             if _MASKABLE.fullmatch(part):
                 found.append((part, f"{what}.{name}"))
     return tuple(dict.fromkeys(found))
+
+
+#: how a value starts that reads as a path or an option: shown even under a secret-looking name
+_PATH_OR_OPTION = ("/", "./", "../", "~", "-")
+
+
+def env_settings(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every variable an entry's ``env`` tables set, at any depth, as ``NAME=value`` as written
+    (``BASH_ENV=./env.sh``, ``NODE_OPTIONS=--require ./h.js``, ``PATH=./bin:/usr/bin``): such a
+    value can decide what runs. A value is masked (``<redacted:env.NAME>``) only under a name
+    that looks secret (:func:`kairox.is_secret`), and then not when it reads as a path or an
+    option. ``""`` (taken from the user's environment) is among the variables it reads instead."""
+    from ._secrets import is_secret
+
+    out: list[str] = []
+    for key, value, parent in _walk(raw):
+        if key.lower() != "env" or not isinstance(value, Mapping) or parent.lower() in _VALUE_TABLES:
+            continue
+        for name, given in value.items():
+            if given is None or given == "":
+                continue
+            text = given if isinstance(given, str) else json.dumps(given, default=str)
+            if is_secret(str(name)) and not text.startswith(_PATH_OR_OPTION):
+                text = f"<redacted:env.{name}>"
+            out.append(f"{name}={text}")
+    return tuple(dict.fromkeys(out))
 
 
 def mask(text: str, secrets: Iterable[tuple[str, str]]) -> str:
@@ -310,6 +352,64 @@ def _named_paths(argvs: Iterable[Iterable[str]], env: Mapping[str, str]) -> Iter
                     yield os.path.expanduser(part)
 
 
+def _env_tables(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The ``env`` tables of an entry (Philont's nested ``transport`` table's too)."""
+    tables = (
+        raw.get("env"),
+        (raw.get("transport") or {}).get("env") if isinstance(raw.get("transport"), Mapping) else None,
+    )
+    return [t for t in tables if isinstance(t, Mapping)]
+
+
+def _env_words(raw: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
+    """The values an entry's ``env`` sets, as words that may name a file: each value as kairox
+    expands it, and each of its ``:``-separated parts (``PATH``, ``LD_PRELOAD``)."""
+    words: list[str] = []
+    for table in _env_tables(raw):
+        for value in table.values():
+            if not isinstance(value, str) or not value:
+                continue
+            expanded = _kairox_expanded(value, env)
+            words.append(expanded)
+            if os.pathsep in expanded:
+                words.extend(part for part in expanded.split(os.pathsep) if part)
+    return words
+
+
+def _process_path(raw: Mapping[str, Any], env: Mapping[str, str]) -> str:
+    """The ``PATH`` the entry's process gets: its own ``env.PATH`` (``""``: the user's), else the user's."""
+    for table in reversed(_env_tables(raw)):
+        given = table.get("PATH")
+        if isinstance(given, str) and given:
+            return _kairox_expanded(given, env)
+    return env.get("PATH", os.defpath)
+
+
+def programs(
+    raw: Mapping[str, Any], workspace: str | os.PathLike[str], env: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """``(command, program)`` for each command of an entry given by name (``node``) that the
+    ``PATH`` its process gets finds inside the workspace (``./bin/node`` through
+    ``env.PATH = "./bin:..."``, or a relative entry of your own ``PATH``): a relative ``PATH``
+    entry is taken against the entry's ``cwd`` (else the workspace), as the process resolves it."""
+    base = _base_of(raw, Path(workspace), env)
+    real_ws = os.path.realpath(workspace)
+    found: list[tuple[str, str]] = []
+    for argv in _argvs(raw):
+        command = _kairox_expanded(argv[0], env)
+        if not command or os.sep in command or "\0" in command:
+            continue
+        dirs = _process_path(raw, env).split(os.pathsep)[:MAX_REFERENCED_WORDS]
+        path = os.pathsep.join(str(base / d) if not os.path.isabs(d) else d for d in dirs)
+        program = shutil.which(command, path=path)
+        if program is None:
+            continue
+        written = os.path.normpath(program)
+        if _inside(written, os.path.normpath(str(workspace))) or _inside(os.path.realpath(written), real_ws):
+            found.append((command, written))
+    return found
+
+
 def _base_of(raw: Mapping[str, Any], workspace: Path, env: Mapping[str, str]) -> Path:
     """Where the entry's relative paths lead: its ``cwd`` (relative to the workspace, ``~``
     expanded, as the stdio transport reads it), else the workspace."""
@@ -339,8 +439,10 @@ def referenced_files(
     workspace: str | os.PathLike[str],
     *,
     env: Mapping[str, str] | None = None,
+    words: Iterable[str] = (),
 ) -> tuple[dict[str, str], str]:
-    """The workspace files an entry's command lines name, as they will be when it runs, and
+    """The workspace files an entry's command lines, its ``env`` values and ``words`` name,
+    and the program a command given by name is found as, as they will be when it runs, and
     why the entry cannot be fingerprinted ("" when it can).
 
     Returns ``({path relative to the workspace: digest}, refused)``. Each word of ``command``
@@ -357,7 +459,14 @@ def referenced_files(
     files: dict[str, str] = {}
     budget = MAX_REFERENCED_BYTES
     seen: set[str] = set()
-    for count, word in enumerate(_named_paths(_argvs(raw), env)):
+    # the command lines, what the env values name (BASH_ENV=./env.sh, LD_PRELOAD=./x.so), and
+    # the program a command given by name is on the PATH the process gets
+    words = itertools.chain(
+        _named_paths(_argvs(raw), env),
+        _named_paths([_env_words(raw, env), *([list(words)] if words else [])], env),
+        (program for _command, program in programs(raw, root.path, env)),
+    )
+    for count, word in enumerate(words):
         if count >= MAX_REFERENCED_WORDS:
             return files, f"its command lines have more than {MAX_REFERENCED_WORDS} words to check for files"
         given = os.path.join(base, word)
@@ -391,6 +500,13 @@ def referenced_files(
         except (OSError, ValueError) as exc:
             return files, f"{given}: cannot be read ({type(exc).__name__}: {exc}): its contents cannot be fingerprinted"
     return files, ""
+
+
+def _names_a_file(base: Path, value: str) -> bool:
+    try:
+        return len(value) <= 4096 and "\0" not in value and os.path.lexists(base / value)
+    except (OSError, ValueError):
+        return True
 
 
 def _inside(path: str, root: str) -> bool:
@@ -438,6 +554,8 @@ class Declared:
     tool_prefixes: tuple[str, ...] = attrs.field(default=(), eq=False)
     #: the workspace files its fingerprint covers (path relative to the workspace -> digest)
     files: Mapping[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+    #: every variable its ``env`` sets, ``NAME=value`` (:func:`env_settings`): shown, as it may decide what runs
+    env: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     @classmethod
     def entry(
@@ -450,13 +568,35 @@ class Declared:
         *,
         workspace: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        whole_environment: bool = False,
     ) -> Declared:
         """An item for a server-like entry (command/args/url/env), fingerprinted over the
-        whole entry and, with ``workspace``, over the workspace files its command lines name
-        as they will be when it runs (:func:`referenced_files`, with ``env``, default
-        ``os.environ``): a trusted ``./run.sh`` or ``${PWD}/x.sh`` that changes needs trust again."""
+        whole entry and, with ``workspace``, over the workspace files its command lines and
+        ``env`` values name and the program a command given by name is found as, as they will
+        be when it runs (:func:`referenced_files`, with ``env``, default ``os.environ``): a
+        trusted ``./run.sh``, ``${PWD}/x.sh`` or ``BASH_ENV=./env.sh`` that changes needs trust
+        again. ``whole_environment``: its process gets kairox's whole environment (said among
+        the variables it reads)."""
         commands, urls, env_names = describe_entry(raw)
-        files, refused = referenced_files(raw, workspace, env=env) if workspace is not None else ({}, "")
+        secrets = entry_secrets(raw)
+        notes: tuple[str, ...] = ()
+        files: dict[str, str] = {}
+        refused = ""
+        if workspace is not None:
+            run_env = os.environ if env is None else env
+            files, refused = referenced_files(raw, workspace, env=run_env)
+            where = os.path.normpath(str(workspace))
+            notes = tuple(
+                f"{shell_quote(command)} runs {shell_quote(os.path.relpath(program, where))} of the workspace, "
+                "found on the PATH its process gets"
+                for command, program in programs(raw, workspace, run_env)
+            )
+            # a value that names a file of the workspace is never masked: it says what runs
+            base = _base_of(raw, Path(workspace), run_env)
+            secrets = tuple(s for s in secrets if not _names_a_file(base, s[0]))
+        if whole_environment and _WHOLE_ENVIRONMENT not in env_names:
+            env_names = (*env_names, WHOLE_ENVIRONMENT)
+            notes = (*notes, f"its process {WHOLE_ENVIRONMENT_NOTE}")
         return cls(
             key,
             kind,
@@ -466,10 +606,51 @@ class Declared:
             commands,
             urls,
             env_names,
+            notes=notes,
             refused=refused,
-            secrets=entry_secrets(raw),
+            secrets=secrets,
             tool_prefixes=_tool_prefixes(kind, name, raw),
             files=files,
+            env=env_settings(raw),
+        )
+
+    @classmethod
+    def table(
+        cls,
+        key: str,
+        kind: str,
+        name: str,
+        source: str,
+        table: Mapping[str, Any],
+        *,
+        notes: Iterable[str] = (),
+        workspace: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Declared:
+        """An item for a workspace file's table of a section (``[tools]``, ``[catalog]``):
+        fingerprinted over the table and, with ``workspace``, over the workspace files any of
+        its values names (``[philont] node = "./tools/node"``), as :meth:`entry` does for a
+        command line; ``notes`` say what it sets and whose value it replaces."""
+        commands, urls, env_names = describe_entry(table)
+        urls = (*urls, *(u for u in _strings(table) if u.startswith(("http://", "https://")) and u not in urls))
+        files: dict[str, str] = {}
+        refused = ""
+        if workspace is not None:
+            files, refused = referenced_files(table, workspace, env=env, words=_strings(table))
+        return cls(
+            key,
+            kind,
+            name,
+            source,
+            fingerprint([kind, table, files]) if files else fingerprint([kind, table]),
+            commands,
+            urls,
+            env_names,
+            notes=tuple(notes),
+            refused=refused,
+            secrets=entry_secrets(table),
+            files=files,
+            env=env_settings(table),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -484,6 +665,7 @@ class Declared:
             "source": self.source,
             "commands": [mask(c, self.secrets) for c in self.commands],
             "urls": [mask(redact_url(u), self.secrets) for u in self.urls],
+            "env": list(self.env),
             "env_names": list(self.env_names),
             "notes": list(self.notes),
             "refused": self.refused,

@@ -113,7 +113,8 @@ def adds(*targets: str, runtime: bool = False) -> Callable[..., None]:
 def config_section(name: str, schema: str, **options: Any) -> Callable[[Registrar[Any]], None]:
     """A ``kairox_register_config_sections`` hook adding one :class:`ConfigSection`
     named ``name`` whose schema is the ``schema`` target; ``options`` are the section's
-    other fields (``entries``, ``needs_trust``, ``description``, ``default``, ``merge``).
+    other fields (``entries``, ``needs_trust``, ``narrows``, ``whole_environment``, ``description``,
+    ``default``, ``merge``).
 
     The target's module must exist when the hook runs (else the plugin fails to load);
     it is imported when the section is first structured or its default built, so a
@@ -133,7 +134,7 @@ def config_section(name: str, schema: str, **options: Any) -> Callable[[Registra
 
 
 def servers(
-    section: str, schema: str, provider: str, *, description: str
+    section: str, schema: str, provider: str, *, description: str, whole_environment: bool = False
 ) -> tuple[Callable[[Registrar[Any]], None], Callable[..., None]]:
     """The two hooks of a feature that runs servers (MCP, LSP, DAP): the ``[section.NAME]``
     config section, one entry per server structured as ``schema`` and held until the
@@ -146,9 +147,17 @@ def servers(
 
     The provider is built at every open: keep it cheap to build, and have its ``discover``
     say when there is nothing to do (:func:`has_entries` tells whether the config sets any
-    ``[section.*]`` entry)."""
+    ``[section.*]`` entry). ``whole_environment``: the servers get kairox's whole
+    environment (the trust prompt says so for each workspace entry)."""
     return (
-        config_section(section, schema, entries=True, needs_trust=True, description=description),
+        config_section(
+            section,
+            schema,
+            entries=True,
+            needs_trust=True,
+            whole_environment=whole_environment,
+            description=description,
+        ),
         adds(provider, runtime=True),
     )
 

@@ -175,6 +175,12 @@ from ._tool_registry import (
     ToolRegistry as ToolRegistry,
 )
 from ._trust import (
+    WHOLE_ENVIRONMENT as WHOLE_ENVIRONMENT,
+)
+from ._trust import (
+    WHOLE_ENVIRONMENT_NOTE as WHOLE_ENVIRONMENT_NOTE,
+)
+from ._trust import (
     Declared as Declared,
 )
 from ._trust import (

@@ -24,6 +24,8 @@ def kairox_register_manifest_formats(registrar: Registrar[ManifestFormat]) -> No
 kairox_register_config_sections = config_section(
     "plugins",
     "kairox_manifests.config:BundlesConfig",
+    # a workspace's values apply to the workspace's own bundles only (DiscoveryContext.values_for)
+    needs_trust=False,
     description="plugin directories, disabled plugins/contributions, workspace trust, hook timeout",
 )
 # idle (its discover says so) while there is nothing to discover: no [plugins], no settings

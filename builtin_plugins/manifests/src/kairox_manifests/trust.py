@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox.ext import Declared, fingerprint, shell_line, shown_text
+from kairox.ext import WHOLE_ENVIRONMENT, WHOLE_ENVIRONMENT_NOTE, Declared, fingerprint, shell_line, shown_text
 from kairox.files import Entry, Limits, Refused, Root
 
 from .model import BundleManifest, Contribution, HookDecl
@@ -153,6 +153,8 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
     env_names: list[str] = []
     secrets: list[tuple[str, str]] = []
     prefixes: list[str] = []
+    settings: list[str] = []
+    notes: list[str] = []
     outside: dict[str, str] = {}
     digest, refused = bundle_fingerprint(root, within=workspace)
     try:
@@ -169,6 +171,9 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         where: Mapping[str, str]
         if c.kind == "hook":
             commands.append(_hook_command(c))
+            # hook scripts run with kairox's whole environment, as Claude Code runs them
+            env_names.append(f"{WHOLE_ENVIRONMENT}: hook scripts")
+            notes.append(f"its hook scripts: each {WHOLE_ENVIRONMENT_NOTE}")
             if not (isinstance(c.config, HookDecl) and c.config.command):
                 continue  # a script: inside the bundle (the manifest's paths may not leave it)
             # a hook command runs through `sh -c` with these variables set: the files it names
@@ -180,11 +185,17 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         else:
             continue
         sub = Declared.entry(f"{c.kind}:{c.name}", c.kind, c.name, str(c.source), raw, workspace=workspace, env=where)
+        what = f"{c.kind.replace('_', ' ')} {c.name}"
         if c.kind != "hook":
-            commands.extend(f"{c.kind.replace('_', ' ')} {c.name}: {line}" for line in sub.commands)
+            commands.extend(f"{what}: {line}" for line in sub.commands)
             urls.extend(sub.urls)
             env_names.extend(sub.env_names)
             secrets.extend(sub.secrets)
+            settings.extend(f"{what}: {line}" for line in sub.env)
+            notes.extend(f"{what}: {note}" for note in sub.notes)
+            if c.kind == "lsp_server":  # a language server gets kairox's whole environment
+                env_names.append(f"{WHOLE_ENVIRONMENT}: {what}")
+                notes.append(f"{what} {WHOLE_ENVIRONMENT_NOTE}")
         refused = refused or sub.refused
         # the bundle's own files are in its digest already; the rest of the workspace they name is added
         outside.update((p, d) for p, d in sub.files.items() if own is None or not (p + "/").startswith(own))
@@ -192,6 +203,9 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         code = manifest.code
         commands.append(f"code ({code.runtime}, {code.sandbox}): {shell_line([str(code.main)])}")
         env_names.extend(code.requires_env)
+        if code.sandbox != "worker":  # it runs in kairox's own process (or its shared host)
+            env_names.append(f"{WHOLE_ENVIRONMENT}: its code")
+            notes.append(f"its code {WHOLE_ENVIRONMENT_NOTE}")
     return Declared(
         key=bundle_key(manifest, workspace),
         kind="bundle",
@@ -201,10 +215,12 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         commands=tuple(commands),
         urls=tuple(urls),
         env_names=tuple(dict.fromkeys(env_names)),
+        notes=tuple(dict.fromkeys(notes)),
         refused=refused,
         secrets=tuple(dict.fromkeys(secrets)),
         tool_prefixes=tuple(dict.fromkeys(prefixes)),
         files=outside,
+        env=tuple(dict.fromkeys(settings)),
     )
 
 
@@ -225,19 +241,23 @@ def candidate_trust(ctx: DiscoveryContext, candidate: Candidate) -> tuple[bool, 
 def _decide(ctx: DiscoveryContext, candidate: Candidate) -> tuple[bool, str]:
     if candidate.scope == "user":
         return True, ""
-    policy = ctx.config.workspace_trust
-    if policy == "deny" and ctx.source_scope("workspace_trust") == "user":
+    # honoured from the user's own files only: a workspace's value never replaces the user's
+    if ctx.runtime_config is not None:
+        policy, mine = ctx.user_values.get("workspace_trust", "ask"), True
+    else:  # a bare context: the structured config is all there is
+        policy, mine = ctx.config.workspace_trust, ctx.source_scope("workspace_trust") == "user"
+    if policy == "deny" and mine:
         return False, 'workspace plugins are not loaded ([plugins] workspace_trust = "deny")'
     if candidate.manifest is None:
         return False, f"workspace plugin {candidate.name} is not trusted"
     if ctx.trust is None:  # no runtime (a bare DiscoveryContext): only the user's config can trust it
-        if policy == "trust" and ctx.source_scope("workspace_trust") == "user":
+        if policy == "trust" and mine:
             return True, ""
         return False, f"workspace plugin {candidate.name} is not trusted"
     item = bundle_item(candidate.manifest, ctx.workspace, env=ctx.env)
     if ctx.trust.check(item).allowed:
         return True, ""
-    if policy == "trust" and ctx.source_scope("workspace_trust") == "user":
+    if policy == "trust" and mine:
         ctx.trust.allow(item.key)
         return True, ""
     return False, f"workspace plugin {candidate.name} is {ctx.trust.explain(item.key)}"

@@ -10,6 +10,8 @@ from kairox.declare import command, config_section
 kairox_register_config_sections = config_section(
     "serve",
     "kairox_serve.config:ServeConfig",
+    # a workspace's deny lists add to the user's; the rest of its [serve] waits for trust
+    narrows=("deny_tools", "deny_skills"),
     description="kairox serve: the tools (allow/deny globs) and skills exposed, the name, version and instructions",
 )
 kairox_register_commands = command(

@@ -14,7 +14,11 @@ if TYPE_CHECKING:
     from kairox.protocols import SkillSource
 
 kairox_register_config_sections = config_section(
-    "skills", "kairox_skills._config:SkillsConfig", description="Skill directories and the scan cache (kairox-skills)."
+    "skills",
+    "kairox_skills._config:SkillsConfig",
+    # a workspace's `user_dirs` or `import_from` would replace the user's: it waits for trust
+    needs_trust=True,
+    description="Skill directories and the scan cache (kairox-skills).",
 )
 kairox_register_commands = command(
     "skills", "kairox_skills._cli:skills", "List, show, match, render, enable and disable skills."

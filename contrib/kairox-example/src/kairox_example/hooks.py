@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 kairox_register_config_sections = config_section(
     "example",
     "kairox_example.config:ExampleConfig",
+    # a guard's list: a workspace adds to the user's protected files, never replaces them
+    # (its other keys wait for the user's trust, as every section's do by default)
+    narrows=("protected",),
     description="kairox-example: files its tools and guard protect, largest file its tools read",
 )
 kairox_register_tool_providers = adds("kairox_example.tools:ExampleToolsProvider")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
+from .._config import toml_key
 from .._text import terminal_safe as safe
 from .._trust import TrustState
 from ..errors import KairoxError, PolicyDenied, ToolError
@@ -45,7 +46,30 @@ def _not_loaded(host: PluginHost) -> list[dict[str, Any]]:
     return [{"plugin": name, "distribution": dist, "why": why} for name, (dist, why) in sorted(host.not_loaded.items())]
 
 
+def _allow_rule_marks(rt: Runtime) -> list[tuple[str, str, str, bool]]:
+    """The workspace ``allow`` rules that cannot apply to a registered tool they match, as
+    ``(file, key, why, applies_to_none)``: a workspace allow rule never applies to a tool
+    whose capability is execute (a server's tool that declares none counts as execute), nor
+    to one a rule of the user's matches."""
+    marks: list[tuple[str, str, str, bool]] = []
+    for pattern, (blocked, none) in rt.policy.inapplicable_allows(rt.tools.specs()).items():
+        file = ""
+        for doc, data in rt.config.documents:
+            policy = data.get("policy")
+            rules = policy.get("rules") if isinstance(policy, dict) else None
+            if rt.config.scope_of(doc) == "workspace" and isinstance(rules, dict) and pattern in rules:
+                file = doc
+        why = (
+            f"does not apply to {', '.join(blocked)}: a workspace allow rule never applies to a tool whose "
+            "capability is execute (a server's tool declares none unless its entry sets one), nor to one a "
+            "rule of yours matches"
+        )
+        marks.append((file, toml_key(pattern, "rules"), why, none))
+    return marks
+
+
 def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
+    marks = _allow_rule_marks(rt)
     return {
         "ok": status.ok,
         "workspace": str(rt.workspace),
@@ -66,10 +90,16 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
             "hint": rt.trust.hint(TrustState.CHANGED if rt.trust.trusted else None) if rt.trust.pending else "",
             "problem": rt.trust.problem,
         },
-        "config_not_applied": [f"{n.file}: {n.section}.{n.key}: {n.reason}" for n in rt.config.not_applied],
+        "config_not_applied": [
+            *(f"{n.file}: {n.section}.{n.key}: {n.reason}" for n in rt.config.not_applied),
+            *(f"{file}: policy.{key}: {why}" for file, key, why, none in marks if none),
+        ],
         "rule_warnings": [
-            f"[policy.rules] {pattern!r} matches no registered tool (by canonical id or exported name)"
-            for pattern in rt.policy.unmatched_rules(rt.tools.specs())
+            *(
+                f"[policy.rules] {pattern!r} matches no registered tool (by canonical id or exported name)"
+                for pattern in rt.policy.unmatched_rules(rt.tools.specs())
+            ),
+            *(f'{file}: policy.{key} = "allow" {why}' for file, key, why, _none in marks),
         ],
         "tools": status.tools,
         "skills": status.skills,
@@ -218,9 +248,23 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     """Show the merged config with the file each entry came from (secrets redacted)."""
 
     async def go(rt: Runtime) -> dict[str, Any]:
+        sections = rt.config.show(redacted=True)
+        # which tools a workspace allow rule cannot apply to is known once servers run (status
+        # names them); config show starts nothing, so it says what such a rule depends on
+        allows = [p for p, a in rt.policy.config.workspace_rules.items() if a == "allow"]
+        for row in sections.get("policy", {}).values():
+            rules = row["value"] if isinstance(row["value"], dict) else {}
+            mine = [p for p in allows if rules.get(p) == "allow" and rt.config.scope_of(row["source"]) == "workspace"]
+            if mine:
+                row["note"] = (
+                    f"{', '.join(toml_key(p, 'rules') for p in mine)}: a workspace allow rule applies only to a "
+                    "tool whose capability is not execute (a server's tools are execute unless its entry "
+                    "declares one) and that no rule of yours matches; kairox status names each tool it does not "
+                    "apply to"
+                )
         return {
             "files": [str(p) for p in rt.config.files],
-            "sections": rt.config.show(redacted=True),
+            "sections": sections,
             "errors": [str(e) for e in rt.config.errors],
         }
 
@@ -235,6 +279,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
         for key, entry in entries.items():
             value = safe(json.dumps(entry["value"], ensure_ascii=False))
             note = f"  (not applied: {safe(entry['not_applied'])})" if entry.get("not_applied") else ""
+            note += f"  (note: {safe(entry['note'])})" if entry.get("note") else ""
             click.echo(f"  {safe(key)} = {value}    # {safe(entry['source'])}{note}")
     for err in data["errors"]:
         click.echo(f"! {err}", err=True)

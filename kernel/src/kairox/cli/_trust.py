@@ -32,20 +32,23 @@ _KIND_NAMES = {
 
 def describe_items(items: Iterable[Declared], *, states: dict[str, str] | None = None) -> list[str]:
     """Lines showing what each item would run: each command line whole, as it will run (the
-    values the item itself sets masked), URLs (passwords redacted), every variable it reads,
-    notes, and why an item is refused. Text from the workspace is made terminal-safe."""
+    secrets the item itself sets masked), URLs (passwords redacted), every variable its ``env``
+    sets, every variable it reads, notes, and why an item is refused. Text from the workspace is made terminal-safe."""
     from .._text import terminal_safe as safe
 
     lines: list[str] = []
     for item in items:
         shown = item.to_dict()
-        kind = _KIND_NAMES.get(item.kind, item.kind)
+        # a workspace file's table of a section ([tools], [philont]) is config, whoever owns it
+        kind = _KIND_NAMES.get(item.kind, "config" if item.name.startswith("[") else item.kind)
         state = f"  [{states[item.key]}]" if states and item.key in states else ""
         lines.append(f"  {kind} {safe(item.name)}  ({safe(item.source)}){state}")
         for command in shown["commands"]:
             lines.append(f"      runs:     {safe(command)}")
         for url in shown["urls"]:
             lines.append(f"      contacts: {safe(url)}")
+        for setting in shown["env"]:
+            lines.append(f"      env:      {safe(setting)}")
         if item.env_names:
             lines.append(f"      reads:    {safe(', '.join(item.env_names))}")
         for note in item.notes:
@@ -140,7 +143,9 @@ def trust(ctx: click.Context, path: Path | None, list_: bool, revoke: bool, as_j
         return
     click.echo(f"trusting {workspace}")
     if not items:
-        click.echo("  (it declares nothing that runs; its skills and narrowing policy apply anyway)")
+        click.echo(
+            "  (it declares nothing that waits for trust; its skills, instructions and narrowing settings apply anyway)"
+        )
     for line in describe_items(trusted):
         click.echo(line)
     if refused:
