@@ -33,7 +33,7 @@ ROUNDS = 12
 WORKER = """
 import os, sys, time
 from pathlib import Path
-from kairox import Declared, TrustStore
+from kairox.ext import Declared, TrustStore
 
 home, base, me, rounds, go = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), Path(sys.argv[5])
 while not go.exists():
@@ -48,7 +48,7 @@ for r in range(rounds):
 READER = """
 import sys, time
 from pathlib import Path
-from kairox import TrustStore
+from kairox.ext import TrustStore
 
 home, go, stop = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 while not go.exists():

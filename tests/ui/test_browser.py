@@ -503,7 +503,8 @@ def test_a_language_server_pill_is_stopped_and_restarted_from_the_page(ui: UiSet
 
 BROKEN_PLUGIN = "raise RuntimeError('kairox-broken-example cannot find its settings')\n"
 SESSION_PLUGIN = """
-from kairox import SkillArgument, SkillDef, hookimpl
+from kairox import hookimpl
+from kairox.ext import SkillArgument, SkillDef
 
 
 @hookimpl
