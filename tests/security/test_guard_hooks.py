@@ -16,9 +16,11 @@ from kairox.testing import KairoxHarness
 
 FAILURES = {
     "hangs": "import time\ntime.sleep(30)\n",
-    "truncated-json": "import sys\nsys.stdin.read()\nprint('{\"decision\": \"blo', end='')\n",
     "crashes": "import sys\nsys.stdin.read()\nraise SystemExit(3)\n",
 }
+#: an answer begun and not finished: what the guard meant cannot be known, so it blocks
+#: whatever ``onError`` says (docs/plugins.md, on hook output)
+TRUNCATED = "import sys\nsys.stdin.read()\nprint('{\"decision\": \"blo', end='')\n"
 
 
 def _guard(harness: KairoxHarness, body: str, on_error: str | None) -> None:
@@ -62,6 +64,18 @@ async def test_by_default_a_failing_hook_is_ignored_as_claude_and_codex_do(
     target = kairox_harness.workspace / "out.txt"
     assert await _write(kairox_harness, target) is None
     assert target.read_text() == "x"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on_error", [None, "block"])
+async def test_an_answer_kairox_cannot_read_blocks_whatever_on_error_says(
+    kairox_harness: KairoxHarness, on_error: str | None
+) -> None:
+    _guard(kairox_harness, TRUNCATED, on_error)
+    target = kairox_harness.workspace / "out.txt"
+    denied = await _write(kairox_harness, target)
+    assert denied is not None and "cannot read" in str(denied), denied
+    assert not target.exists()
 
 
 def test_a_bad_on_error_value_names_the_field(kairox_harness: KairoxHarness) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from security_helpers import Clone, cli, output_of, pending_of, server_toml, servers_of, write_bundle
 
-from kairox._trust import MAX_REFERENCED_BYTES
+from kairox._declared import MAX_REFERENCED_BYTES
 from kairox.ext import TrustStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX shells and links")

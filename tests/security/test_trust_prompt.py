@@ -162,7 +162,7 @@ def test_the_prompt_shows_the_whole_command_every_variable_and_the_rules_that_ap
 
 def test_a_workspace_whose_only_pending_item_is_refused_is_not_asked_about(clone: Clone, no_leftovers: None) -> None:
     """A refused item runs whatever the answer: asking would only ask again on every command."""
-    from kairox._trust import MAX_REFERENCED_BYTES
+    from kairox._declared import MAX_REFERENCED_BYTES
 
     with open(clone.workspace / "big.bin", "wb") as fh:
         fh.truncate(MAX_REFERENCED_BYTES + 1)

@@ -34,7 +34,8 @@ from .errors import ConfigError
 from .files import Root, is_inside, loads_toml, read_document
 
 if TYPE_CHECKING:
-    from ._trust import Declared, TrustState, WorkspaceTrust
+    from ._declared import Declared
+    from ._trust import TrustState, WorkspaceTrust
 
 __all__ = [
     "BrokenSection",
@@ -506,7 +507,7 @@ def _unknown_section(config: Config, section: str, file: str) -> ConfigError:
 
 
 def _structure_sections(config: Config, env: Mapping[str, str], trust: WorkspaceTrust | None) -> None:
-    from ._trust import Declared
+    from ._declared import Declared
 
     def expand(value: Any, path: str, file: str | None, covered: bool = False) -> Any:
         """``${VAR}`` read the environment in the user's files, and in a workspace file
@@ -632,7 +633,7 @@ def _hold_workspace_part(
     """A ``needs_trust`` section without entries: each workspace file's part of it (but the
     keys that only narrow) applies only when the trust covers it. Returns the table of what
     applies, and for each key the file that set it and whether it is a trusted workspace item."""
-    from ._trust import Declared
+    from ._declared import Declared
 
     out: dict[str, Any] = {}
     origin: dict[str, tuple[str | None, bool]] = {}
@@ -744,7 +745,7 @@ def _reads_environment(
 ) -> dict[str, tuple[str | None, bool]]:
     """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
     that part is an item of its own, expanded only when the trust covers it."""
-    from ._trust import Declared, env_references, fingerprint
+    from ._declared import Declared, env_references, fingerprint
 
     out = dict(origin)
     for file, data in config.documents:
@@ -801,7 +802,7 @@ def _merge_layers(
     allowed: Callable[[Declared], TrustState | None],
 ) -> None:
     """A section that merges its own layers (one per file that sets it)."""
-    from ._trust import Declared, fingerprint
+    from ._declared import Declared, fingerprint
 
     assert sec.merge is not None
     layers: list[ConfigLayer] = []

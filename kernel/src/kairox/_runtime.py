@@ -20,6 +20,7 @@ import attrs
 from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
 from ._config import Config, ConfigSection, load_config
 from ._contained import Root
+from ._declared import Declared
 from ._dispatch import HookOutcome
 from ._events import (
     Event,
@@ -39,7 +40,7 @@ from ._skills import SkillRegistry
 from ._supervisor import ProviderState, Supervisor
 from ._tool_registry import ToolRegistry
 from ._tools import ProgressCallback, ToolResult, ToolSpec
-from ._trust import Declared, TrustStore, WorkspaceTrust
+from ._trust import TrustStore, WorkspaceTrust
 from ._types import ServerState, ServerStatus
 from .errors import ConfigError, ToolNotFound
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import shlex
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["SafeStream", "glob_match", "stream_safe", "terminal_safe"]
@@ -247,3 +249,40 @@ def glob_match(name: str, pattern: str) -> bool:
     bound; a literal piece is found by :meth:`str.find`). Compiled globs are cached.
     """
     return _compile_glob(pattern).match(name)
+
+
+# -- command lines as they run -------------------------------------------------------
+
+#: characters that would drive a terminal or reorder a line (C0 and C1 controls, DEL, the
+#: bidirectional controls): an argument holding one is shown in ``$'...'`` with it escaped
+_UNSAFE_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if _UNSAFE_CHAR.match(ch):
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+    return ch
+
+
+def shell_quote(arg: str) -> str:
+    """One argument as a POSIX shell reads it back whole: :func:`shlex.quote`, or, when it
+    holds a control or bidi character, bash's ``$'...'`` with those characters escaped, so
+    the argument is shown whole and cannot drive the terminal it is shown on."""
+    if not _UNSAFE_CHAR.search(arg):
+        return shlex.quote(arg)
+    return "$'" + "".join(_escape_char(ch) for ch in arg) + "'"
+
+
+def shell_line(argv: Iterable[str]) -> str:
+    """A command line as it will run: each argument whole, quoted by :func:`shell_quote`."""
+    return " ".join(shell_quote(str(a)) for a in argv)
+
+
+def shown_text(text: str) -> str:
+    """A shell command string (a hook's ``command``) shown as written, or in ``$'...'``
+    when it holds a control or bidi character."""
+    return shell_quote(text) if _UNSAFE_CHAR.search(text) else text

@@ -45,6 +45,21 @@ from ._convert import (
 from ._convert import (
     structure as structure,
 )
+from ._declared import (
+    WHOLE_ENVIRONMENT as WHOLE_ENVIRONMENT,
+)
+from ._declared import (
+    WHOLE_ENVIRONMENT_NOTE as WHOLE_ENVIRONMENT_NOTE,
+)
+from ._declared import (
+    Declared as Declared,
+)
+from ._declared import (
+    describe_entry as describe_entry,
+)
+from ._declared import (
+    fingerprint as fingerprint,
+)
 from ._distribution import (
     DistributionChoice as DistributionChoice,
 )
@@ -163,6 +178,12 @@ from ._text import (
     glob_match as glob_match,
 )
 from ._text import (
+    shell_line as shell_line,
+)
+from ._text import (
+    shown_text as shown_text,
+)
+from ._text import (
     terminal_safe as terminal_safe,
 )
 from ._tool_index import (
@@ -175,15 +196,6 @@ from ._tool_registry import (
     ToolRegistry as ToolRegistry,
 )
 from ._trust import (
-    WHOLE_ENVIRONMENT as WHOLE_ENVIRONMENT,
-)
-from ._trust import (
-    WHOLE_ENVIRONMENT_NOTE as WHOLE_ENVIRONMENT_NOTE,
-)
-from ._trust import (
-    Declared as Declared,
-)
-from ._trust import (
     TrustState as TrustState,
 )
 from ._trust import (
@@ -191,18 +203,6 @@ from ._trust import (
 )
 from ._trust import (
     WorkspaceTrust as WorkspaceTrust,
-)
-from ._trust import (
-    describe_entry as describe_entry,
-)
-from ._trust import (
-    fingerprint as fingerprint,
-)
-from ._trust import (
-    shell_line as shell_line,
-)
-from ._trust import (
-    shown_text as shown_text,
 )
 from ._types import (
     APPROVAL_STRICTNESS as APPROVAL_STRICTNESS,

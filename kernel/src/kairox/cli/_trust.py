@@ -12,8 +12,8 @@ import click
 from ._util import echo_json, run_with_runtime, state_of, want_json
 
 if TYPE_CHECKING:
+    from .._declared import Declared
     from .._runtime import Runtime, TrustPrompt, TrustRequest
-    from .._trust import Declared
 
 __all__ = ["describe_items", "trust", "tty_trust_prompt"]
 
