@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox import ConfigError, ConfigSection
-from kairox._config import REDACTED, inherit_env, known_errors_for, user_home
+from kairox._config import REDACTED, inherit_env, user_home
+from kairox._config_load import known_errors_for
 from kairox._policy import PolicyConfig
 from kairox.ext import BrokenSection, Registrar, expand_env, load_config, redact
 from kairox.testing import KairoxHarness, make_plugin

@@ -21,16 +21,8 @@ from hypothesis import strategies as st
 
 from kairox._config import ConfigLayer, NotApplied
 from kairox._convert import structure
-from kairox._policy import (
-    LOCATIONS,
-    Deny,
-    Location,
-    PolicyConfig,
-    PolicyEngine,
-    RuleAction,
-    decide_cell,
-    merge_policy,
-)
+from kairox._policy import LOCATIONS, Deny, Location, PolicyConfig, PolicyEngine, RuleAction, decide_cell
+from kairox._policy_merge import merge_policy
 from kairox._tools import ToolSpec
 from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
 from kairox.errors import ConfigError

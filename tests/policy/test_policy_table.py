@@ -14,17 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kairox._policy import (
-    LOCATIONS,
-    Allow,
-    Ask,
-    Deny,
-    Location,
-    RuleAction,
-    decide_cell,
-    decision_table,
-    render_decision_table_markdown,
-)
+from kairox._policy import LOCATIONS, Allow, Ask, Deny, Location, RuleAction, decide_cell
+from kairox._policy_table import decision_table, render_decision_table_markdown
 from kairox._types import ApprovalPolicy, Capability, Domain, SandboxPolicy
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "policy.md"

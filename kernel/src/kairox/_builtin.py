@@ -52,7 +52,8 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
     from ._config import ConfigSection
     from ._contained import FilesConfig, merge_files
     from ._instructions import InstructionsConfig
-    from ._policy import PolicyConfig, merge_policy
+    from ._policy import PolicyConfig
+    from ._policy_merge import merge_policy
 
     registrar.add(
         ConfigSection(

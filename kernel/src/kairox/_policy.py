@@ -7,10 +7,9 @@ rules into ``Allow``, ``Ask(reason)`` or ``Deny(reason)``.
 :func:`decide_cell` is the whole table as pure logic (no paths, no globs);
 :class:`PolicyEngine` works out the inputs of one call (the effective policies,
 the matching rule, where the write targets resolve to) and asks it.
-:func:`merge_policy` merges the ``[policy]`` tables of the config files so that
-a workspace file can only narrow the user's policy.
-:func:`render_decision_table_markdown` writes the table that ``docs/policy.md``
-holds; a test fails when the two differ in any cell.
+:func:`~kairox._policy_merge.merge_policy` merges the ``[policy]`` tables of the
+config files so that a workspace file can only narrow the user's policy;
+:mod:`._policy_table` writes the table that ``docs/policy.md`` holds.
 """
 
 from __future__ import annotations
@@ -20,27 +19,22 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
 from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from ._config import ConfigLayer, NotApplied, toml_key
-from ._convert import structure
 from ._text import glob_match
 from ._tools import ToolSpec
 from ._types import (
-    APPROVAL_STRICTNESS,
-    SANDBOX_STRICTNESS,
     ApprovalPolicy,
     Capability,
     Domain,
     Permissions,
     SandboxPolicy,
 )
-from .errors import ConfigError
 from .files import is_inside, resolve_path
 
 __all__ = [
@@ -54,10 +48,7 @@ __all__ = [
     "PolicyEngine",
     "RuleAction",
     "decide_cell",
-    "decision_table",
     "file_write_spec",
-    "merge_policy",
-    "render_decision_table_markdown",
     "resolve_path",
     "stricter",
 ]
@@ -277,7 +268,7 @@ def _resolve_rule(matched: list[tuple[str, RuleAction]]) -> RuleAction | None:
 
 
 #: how much a rule action narrows a decision; no rule sits between allow and ask
-_RULE_STRICTNESS: dict[RuleAction | None, int] = {"allow": 0, None: 1, "ask": 2, "deny": 3}
+RULE_STRICTNESS: dict[RuleAction | None, int] = {"allow": 0, None: 1, "ask": 2, "deny": 3}
 _WORKSPACE_RULES = "[policy.rules] of a workspace file"
 
 
@@ -364,7 +355,7 @@ class PolicyEngine:
         user_action, workspace_action = _resolve_rule(user), _resolve_rule(workspace)
         if user_action == "deny" or workspace_action is None:
             return user_action, "[policy.rules]"
-        if user_action is None or _RULE_STRICTNESS[workspace_action] > _RULE_STRICTNESS[user_action]:
+        if user_action is None or RULE_STRICTNESS[workspace_action] > RULE_STRICTNESS[user_action]:
             return workspace_action, _WORKSPACE_RULES
         return user_action, "[policy.rules]"
 
@@ -545,194 +536,6 @@ def _scan(value: Any) -> Iterator[str | _Unverifiable]:
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(reversed(item))
-
-
-@attrs.frozen
-class _PolicyFile:
-    """What one file's ``[policy]`` table may hold (only for validating a layer)."""
-
-    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
-    sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
-    writable_roots: list[str] = attrs.field(factory=list)
-    rules: dict[str, RuleAction] = attrs.field(factory=dict)
-    include_temp_dir: bool = True
-
-
-def _validated(layer: ConfigLayer, errors: list[ConfigError]) -> dict[str, Any]:
-    """The layer's good values, structured; each bad key (each bad rule) becomes an error and is left out."""
-
-    def check(table: dict[str, Any]) -> _PolicyFile | None:
-        try:
-            return structure(table, _PolicyFile, path="policy", file=layer.file)
-        except ConfigError as exc:
-            errors.extend(getattr(exc, "errors", [exc]))
-            return None
-
-    if not isinstance(layer.table, Mapping):
-        errors.append(ConfigError("expected a table [policy], got a value", file=layer.file, path="policy"))
-        return {}
-    values: dict[str, Any] = {}
-    for key, value in layer.table.items():
-        if key == "rules" and isinstance(value, Mapping):
-            rules: dict[str, RuleAction] = {}
-            for pattern, action in value.items():
-                checked = check({"rules": {pattern: action}})
-                if checked is not None:
-                    rules.update(checked.rules)
-            values["rules"] = rules
-        else:
-            checked = check({key: value})
-            if checked is not None:
-                values[key] = getattr(checked, key)
-    return values
-
-
-def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotApplied], list[ConfigError]]:
-    """Merge the ``[policy]`` tables of the config files (lowest precedence first).
-
-    The user's layers merge key by key, a later one replacing a key, except
-    ``rules``, which merge pattern by pattern. Then each workspace layer can only
-    narrow that: make ``approval`` stricter, ``sandbox`` narrower, turn
-    ``include_temp_dir`` off and add ``ask`` and ``deny`` rules; a trusted one
-    may also add writable roots and ``allow`` rules (which the engine applies
-    only to a tool that does not execute and that no user rule matches). Among
-    workspace layers the stricter value wins. A workspace value refused by
-    these rules is returned as a :class:`NotApplied`; a bad value is a
-    :class:`ConfigError` and is left out. Never raises.
-    """
-    errors: list[ConfigError] = []
-    not_applied: list[NotApplied] = []
-    validated = [(layer, _validated(layer, errors)) for layer in layers]
-
-    user: dict[str, Any] = {}
-    user_rules: dict[str, RuleAction] = {}
-    for layer, values in validated:
-        if layer.scope == "user":
-            user_rules.update(values.pop("rules", {}))
-            user.update(values)
-    base = PolicyConfig(**user, rules=user_rules)
-
-    approval, sandbox = base.approval, base.sandbox
-    include_temp_dir = base.include_temp_dir
-    roots = list(base.writable_roots)
-    workspace_rules: dict[str, RuleAction] = {}
-
-    def refuse(layer: ConfigLayer, key: str, reason: str) -> None:
-        not_applied.append(NotApplied(section="policy", key=key, file=layer.file, reason=reason))
-
-    for layer, values in validated:
-        if layer.scope == "user":
-            continue
-
-        def narrowed(key: str, order: list[Any], users: Any, current: Any, what: str) -> Any:
-            """The stricter of ``current`` and this layer's value; a looser one is refused."""
-            if key not in values:  # noqa: B023 - called at once, in this iteration
-                return current
-            wanted = values[key]  # noqa: B023
-            if order.index(wanted) > order.index(users):
-                refuse(layer, key, f"a workspace may only make {what} (the user's is {users.value})")  # noqa: B023
-                return current
-            return wanted if order.index(wanted) < order.index(current) else current
-
-        approval = narrowed("approval", APPROVAL_STRICTNESS, base.approval, approval, "the approval policy stricter")
-        sandbox = narrowed("sandbox", SANDBOX_STRICTNESS, base.sandbox, sandbox, "the sandbox narrower")
-        if values.get("include_temp_dir") is False:
-            include_temp_dir = False
-        elif values.get("include_temp_dir") is True and not base.include_temp_dir:
-            refuse(layer, "include_temp_dir", "a workspace may only set include_temp_dir = false (the user's is false)")
-        if values.get("writable_roots"):
-            if layer.trusted:
-                roots += [r for r in dict.fromkeys(values["writable_roots"]) if r not in roots]
-            else:
-                refuse(
-                    layer, "writable_roots", "only a trusted workspace may add writable roots (this one is not trusted)"
-                )
-        for pattern, action in values.get("rules", {}).items():
-            users = user_rules.get(pattern)
-            if action == "allow" and not layer.trusted:
-                refuse(
-                    layer,
-                    toml_key(pattern, "rules"),
-                    "only a trusted workspace may add allow rules (this one is not trusted)",
-                )
-                continue
-            if action == "allow" and users is not None:
-                if users != "allow":
-                    refuse(
-                        layer,
-                        toml_key(pattern, "rules"),
-                        f"a workspace allow rule never applies over a user rule (the user's rule for it is {users})",
-                    )
-                continue
-            earlier = workspace_rules.get(pattern)
-            if earlier is None or _RULE_STRICTNESS[action] > _RULE_STRICTNESS[earlier]:
-                workspace_rules[pattern] = action
-
-    merged = attrs.evolve(
-        base,
-        approval=approval,
-        sandbox=sandbox,
-        include_temp_dir=include_temp_dir,
-        writable_roots=roots,
-        workspace_rules=workspace_rules,
-        user_approval=base.approval if approval is not base.approval else None,
-        user_sandbox=base.sandbox if sandbox is not base.sandbox else None,
-    )
-    return merged, not_applied, errors
-
-
-# -- the table ---------------------------------------------------------------------
-
-TableRow = tuple[str, str, str, str, str, str, str]
-
-
-def decision_table() -> list[TableRow]:
-    """Every cell of the table (no rules):
-    approval, sandbox, domain, capability, location, decision, reason."""
-    rows: list[TableRow] = []
-    for approval in ApprovalPolicy:
-        for sandbox in SandboxPolicy:
-            for domain in Domain:
-                for capability in Capability:
-                    for location in LOCATIONS:
-                        d = decide_cell(approval, sandbox, domain, capability, location)
-                        rows.append(
-                            (approval.value, sandbox.value, domain.value, capability.value, location, d.kind, d.reason)
-                        )
-    return rows
-
-
-#: column headers of the rendered table, by location
-LOCATION_HEADERS: dict[Location, str] = {
-    "inside": "inside roots",
-    "outside": "outside roots",
-    "none": "no path",
-}
-
-
-def render_decision_table_markdown() -> str:
-    """The decision table as Markdown: one table per sandbox policy, one row per
-    approval x capability x domain, one column per write location."""
-    cells = {row[:5]: row[5] for row in decision_table()}
-    out: list[str] = []
-    for sandbox in SandboxPolicy:
-        out.append(f"### sandbox = {sandbox.value}")
-        out.append("")
-        out.append(
-            "| approval | capability | domain | " + " | ".join(LOCATION_HEADERS[loc] for loc in LOCATIONS) + " |"
-        )
-        out.append("|---|---|---|" + "---|" * len(LOCATIONS))
-        for approval in ApprovalPolicy:
-            for capability in Capability:
-                for domain in Domain:
-                    kinds = [
-                        cells[(approval.value, sandbox.value, domain.value, capability.value, loc)] for loc in LOCATIONS
-                    ]
-                    out.append(
-                        f"| {approval.value} | {capability.value} | {domain.value} | " + " | ".join(kinds) + " |"
-                    )
-        out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _shared(target: Path) -> bool:

@@ -18,7 +18,8 @@ import anyio.lowlevel
 import attrs
 
 from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
-from ._config import Config, ConfigSection, load_config
+from ._config import Config, ConfigSection
+from ._config_load import load_config
 from ._contained import Root
 from ._declared import Declared
 from ._dispatch import HookOutcome

@@ -25,16 +25,16 @@ from ._config import (
     inherit_env as inherit_env,
 )
 from ._config import (
-    known_errors_for as known_errors_for,
-)
-from ._config import (
-    load_config as load_config,
-)
-from ._config import (
     redact as redact,
 )
 from ._config import (
     workspace_config_files as workspace_config_files,
+)
+from ._config_load import (
+    known_errors_for as known_errors_for,
+)
+from ._config_load import (
+    load_config as load_config,
 )
 from ._convert import (
     ValueMismatch as ValueMismatch,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
-from .._config import toml_key
+from .._config_load import toml_key
 from .._text import terminal_safe as safe
 from .._trust import TrustState
 from ..errors import KairoxError, PolicyDenied, ToolError

@@ -1,0 +1,160 @@
+"""Merging the ``[policy]`` tables of the config files: a workspace file only narrows.
+
+:func:`merge_policy` is ``[policy]``'s ``ConfigSection.merge``: the user's tables apply as
+written; a workspace's may make the policies stricter, deny or ask, and add allow rules and
+writable roots only where the user's trust covers them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ._config import ConfigLayer, NotApplied
+from ._config_load import toml_key
+from ._convert import structure
+from ._policy import RULE_STRICTNESS, PolicyConfig, RuleAction
+from ._types import (
+    APPROVAL_STRICTNESS,
+    SANDBOX_STRICTNESS,
+    ApprovalPolicy,
+    SandboxPolicy,
+)
+from .errors import ConfigError
+
+__all__ = ["merge_policy"]
+
+
+@attrs.frozen
+class _PolicyFile:
+    """What one file's ``[policy]`` table may hold (only for validating a layer)."""
+
+    approval: ApprovalPolicy = ApprovalPolicy.ON_REQUEST
+    sandbox: SandboxPolicy = SandboxPolicy.WORKSPACE_WRITE
+    writable_roots: list[str] = attrs.field(factory=list)
+    rules: dict[str, RuleAction] = attrs.field(factory=dict)
+    include_temp_dir: bool = True
+
+
+def _validated(layer: ConfigLayer, errors: list[ConfigError]) -> dict[str, Any]:
+    """The layer's good values, structured; each bad key (each bad rule) becomes an error and is left out."""
+
+    def check(table: dict[str, Any]) -> _PolicyFile | None:
+        try:
+            return structure(table, _PolicyFile, path="policy", file=layer.file)
+        except ConfigError as exc:
+            errors.extend(getattr(exc, "errors", [exc]))
+            return None
+
+    if not isinstance(layer.table, Mapping):
+        errors.append(ConfigError("expected a table [policy], got a value", file=layer.file, path="policy"))
+        return {}
+    values: dict[str, Any] = {}
+    for key, value in layer.table.items():
+        if key == "rules" and isinstance(value, Mapping):
+            rules: dict[str, RuleAction] = {}
+            for pattern, action in value.items():
+                checked = check({"rules": {pattern: action}})
+                if checked is not None:
+                    rules.update(checked.rules)
+            values["rules"] = rules
+        else:
+            checked = check({key: value})
+            if checked is not None:
+                values[key] = getattr(checked, key)
+    return values
+
+
+def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotApplied], list[ConfigError]]:
+    """Merge the ``[policy]`` tables of the config files (lowest precedence first).
+
+    The user's layers merge key by key, a later one replacing a key, except
+    ``rules``, which merge pattern by pattern. Then each workspace layer can only
+    narrow that: make ``approval`` stricter, ``sandbox`` narrower, turn
+    ``include_temp_dir`` off and add ``ask`` and ``deny`` rules; a trusted one
+    may also add writable roots and ``allow`` rules (which the engine applies
+    only to a tool that does not execute and that no user rule matches). Among
+    workspace layers the stricter value wins. A workspace value refused by
+    these rules is returned as a :class:`NotApplied`; a bad value is a
+    :class:`ConfigError` and is left out. Never raises.
+    """
+    errors: list[ConfigError] = []
+    not_applied: list[NotApplied] = []
+    validated = [(layer, _validated(layer, errors)) for layer in layers]
+
+    user: dict[str, Any] = {}
+    user_rules: dict[str, RuleAction] = {}
+    for layer, values in validated:
+        if layer.scope == "user":
+            user_rules.update(values.pop("rules", {}))
+            user.update(values)
+    base = PolicyConfig(**user, rules=user_rules)
+
+    approval, sandbox = base.approval, base.sandbox
+    include_temp_dir = base.include_temp_dir
+    roots = list(base.writable_roots)
+    workspace_rules: dict[str, RuleAction] = {}
+
+    def refuse(layer: ConfigLayer, key: str, reason: str) -> None:
+        not_applied.append(NotApplied(section="policy", key=key, file=layer.file, reason=reason))
+
+    for layer, values in validated:
+        if layer.scope == "user":
+            continue
+
+        def narrowed(key: str, order: list[Any], users: Any, current: Any, what: str) -> Any:
+            """The stricter of ``current`` and this layer's value; a looser one is refused."""
+            if key not in values:  # noqa: B023 - called at once, in this iteration
+                return current
+            wanted = values[key]  # noqa: B023
+            if order.index(wanted) > order.index(users):
+                refuse(layer, key, f"a workspace may only make {what} (the user's is {users.value})")  # noqa: B023
+                return current
+            return wanted if order.index(wanted) < order.index(current) else current
+
+        approval = narrowed("approval", APPROVAL_STRICTNESS, base.approval, approval, "the approval policy stricter")
+        sandbox = narrowed("sandbox", SANDBOX_STRICTNESS, base.sandbox, sandbox, "the sandbox narrower")
+        if values.get("include_temp_dir") is False:
+            include_temp_dir = False
+        elif values.get("include_temp_dir") is True and not base.include_temp_dir:
+            refuse(layer, "include_temp_dir", "a workspace may only set include_temp_dir = false (the user's is false)")
+        if values.get("writable_roots"):
+            if layer.trusted:
+                roots += [r for r in dict.fromkeys(values["writable_roots"]) if r not in roots]
+            else:
+                refuse(
+                    layer, "writable_roots", "only a trusted workspace may add writable roots (this one is not trusted)"
+                )
+        for pattern, action in values.get("rules", {}).items():
+            users = user_rules.get(pattern)
+            if action == "allow" and not layer.trusted:
+                refuse(
+                    layer,
+                    toml_key(pattern, "rules"),
+                    "only a trusted workspace may add allow rules (this one is not trusted)",
+                )
+                continue
+            if action == "allow" and users is not None:
+                if users != "allow":
+                    refuse(
+                        layer,
+                        toml_key(pattern, "rules"),
+                        f"a workspace allow rule never applies over a user rule (the user's rule for it is {users})",
+                    )
+                continue
+            earlier = workspace_rules.get(pattern)
+            if earlier is None or RULE_STRICTNESS[action] > RULE_STRICTNESS[earlier]:
+                workspace_rules[pattern] = action
+
+    merged = attrs.evolve(
+        base,
+        approval=approval,
+        sandbox=sandbox,
+        include_temp_dir=include_temp_dir,
+        writable_roots=roots,
+        workspace_rules=workspace_rules,
+        user_approval=base.approval if approval is not base.approval else None,
+        user_sandbox=base.sandbox if sandbox is not base.sandbox else None,
+    )
+    return merged, not_applied, errors
