@@ -5,8 +5,9 @@
   that remain (issue 16) are listed in :data:`KNOWN_CROSS_PRIVATE`; a new one
   fails, and so does a listed one that is gone (strike it: the list only shrinks).
 - Feature packages and ``contrib/`` import no private kernel module (``kairox._*``,
-  ``kairox.cli._*``): ruff's TID251 (banned-api, in the test command's lint) says so
-  at the line; this file checks that the ban list names every private module.
+  ``kairox.cli._*``) nor one of kairox-peer (``kairox_peer._*``): ruff's TID251
+  (banned-api, in the test command's lint) says so at the line; this file checks that
+  the ban list names every private module.
 """
 
 from __future__ import annotations
@@ -81,10 +82,13 @@ def test_no_feature_package_imports_a_private_kernel_module() -> None:
     assert found == []
 
 
-def test_the_lint_bans_every_private_kernel_module() -> None:
+def test_the_lint_bans_every_private_module_of_the_kernel_and_kairox_peer() -> None:
+    """The libraries feature packages build on: the kernel, and kairox-peer (kairox-lsp's and kairox-dap's)."""
     kernel = ROOT / "kernel" / "src" / "kairox"
     private = {f"kairox.{p.stem}" for p in kernel.glob("_*.py") if p.stem != "__init__"}
     private |= {f"kairox.cli.{p.stem}" for p in (kernel / "cli").glob("_*.py") if p.stem != "__init__"}
+    peer = ROOT / "builtin_plugins" / "peer" / "src" / "kairox_peer"
+    private |= {f"kairox_peer.{p.stem}" for p in peer.glob("_*.py") if p.stem != "__init__"}
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     assert "TID251" in ruff["select"]
     assert set(ruff["flake8-tidy-imports"]["banned-api"]) == private
