@@ -100,3 +100,16 @@ def test_importing_hooks_is_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_debug_adapters_run_without_language_server_code() -> None:
+    """kairox-dap builds on kairox-peer alone: loading every module of it loads no kairox_lsp."""
+    code = (
+        "import pkgutil, sys, importlib, kairox_dap\n"
+        "for m in pkgutil.iter_modules(kairox_dap.__path__): importlib.import_module('kairox_dap.' + m.name)\n"
+        "print(len([m for m in sys.modules if m.startswith('kairox_dap.')]),"
+        " sorted(m for m in sys.modules if m.startswith('kairox_lsp')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded, lsp = out.stdout.split(" ", 1)
+    assert int(loaded) >= 9 and lsp.strip() == "[]"
