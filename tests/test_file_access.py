@@ -49,7 +49,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("builtin_plugins/tools/src/kairox_tools/_grep.py", "_files.walk"): "search.grep: a call's folder (policy)",
     ("builtin_plugins/tools/src/kairox_tools/_grep.py", "_search_file"): "search.grep: a call's files (policy)",
     ("builtin_plugins/tools/src/kairox_tools/_safeopen.py", "*"): "fs.write: no-follow writes a call asks for",
-    ("builtin_plugins/lsp/src/kairox_lsp/_documents.py", "read_text"): "lsp.*: the source file a call names (policy)",
+    (
+        "builtin_plugins/peer/src/kairox_peer/_text.py",
+        "read_text",
+    ): "lsp.*, dap.*: the source file a call names (policy)",
     # installs: folders kairox made and archives it downloaded, checked member by member
     ("builtin_plugins/catalog/src/kairox_catalog/bundles.py", "_safe_extract"): "an archive kairox downloaded; "
     "members checked (no links out, no devices) before extraction",

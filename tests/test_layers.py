@@ -5,8 +5,11 @@
   that remain (issue 16) are listed in :data:`KNOWN_CROSS_PRIVATE`; a new one
   fails, and so does a listed one that is gone (strike it: the list only shrinks).
 - Feature packages and ``contrib/`` import no private kernel module (``kairox._*``,
-  ``kairox.cli._*``): ruff's TID251 (banned-api, in the test command's lint) says so
-  at the line; this file checks that the ban list names every private module.
+  ``kairox.cli._*``) nor one of kairox-peer (``kairox_peer._*``): ruff's TID251
+  (banned-api, in the test command's lint) says so at the line; this file checks that
+  the ban list names every private module.
+- The distributions' dependencies (``pyproject.toml``) form no cycle, and kairox-dap
+  does not depend on kairox-lsp: the layer they share is kairox-peer.
 """
 
 from __future__ import annotations
@@ -81,10 +84,13 @@ def test_no_feature_package_imports_a_private_kernel_module() -> None:
     assert found == []
 
 
-def test_the_lint_bans_every_private_kernel_module() -> None:
+def test_the_lint_bans_every_private_module_of_the_kernel_and_kairox_peer() -> None:
+    """The libraries feature packages build on: the kernel, and kairox-peer (kairox-lsp's and kairox-dap's)."""
     kernel = ROOT / "kernel" / "src" / "kairox"
     private = {f"kairox.{p.stem}" for p in kernel.glob("_*.py") if p.stem != "__init__"}
     private |= {f"kairox.cli.{p.stem}" for p in (kernel / "cli").glob("_*.py") if p.stem != "__init__"}
+    peer = ROOT / "builtin_plugins" / "peer" / "src" / "kairox_peer"
+    private |= {f"kairox_peer.{p.stem}" for p in peer.glob("_*.py") if p.stem != "__init__"}
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     assert "TID251" in ruff["select"]
     assert set(ruff["flake8-tidy-imports"]["banned-api"]) == private
@@ -122,6 +128,70 @@ def test_a_feature_package_declares_every_package_it_imports() -> None:
                     if top not in allowed:
                         problems.append(f"{path.relative_to(ROOT)}: imports {top}, not declared in {pyproject.name}")
     assert problems == []
+
+
+def _distributions() -> dict[str, set[str]]:
+    """Each distribution of the repository -> the repository's distributions it requires (extras included)."""
+    projects = [
+        tomllib.loads(p.read_text(encoding="utf-8"))["project"]
+        for p in [
+            ROOT / "kernel" / "pyproject.toml",
+            *ROOT.glob("builtin_plugins/*/pyproject.toml"),
+            *ROOT.glob("contrib/*/pyproject.toml"),
+        ]
+    ]
+    names = {_requirement_names([p["name"]]).pop() for p in projects}
+    graph = {}
+    for project in projects:
+        requirements = list(project.get("dependencies", []))
+        for extra in project.get("optional-dependencies", {}).values():
+            requirements += extra
+        own = _requirement_names([project["name"]]).pop()
+        graph[own] = (_requirement_names(requirements) & names) - {own}
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One dependency cycle of ``graph`` (``[a, b, a]``), or ``[]``."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str]:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return []
+        for required in sorted(graph.get(node, ())):
+            found = visit(required, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return []
+
+    for node in sorted(graph):
+        found = visit(node, [])
+        if found:
+            return found
+    return []
+
+
+def test_no_distribution_depends_on_itself_through_others() -> None:
+    """``kairox[all]`` requires every feature and the features require ``kairox``; that edge
+    is an optional extra, so the kernel's extras are left out (it imports no feature)."""
+    graph = _distributions()
+    graph["kairox"] = set()
+    assert _cycle(graph) == []
+
+
+def test_the_cycle_check_sees_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_kairox_dap_builds_on_kairox_peer_not_on_kairox_lsp() -> None:
+    graph = _distributions()
+    assert "kairox_peer" in graph["kairox_dap"] and "kairox_peer" in graph["kairox_lsp"]
+    assert "kairox_lsp" not in graph["kairox_dap"]
+    assert graph["kairox_peer"] == {"kairox"}, "kairox-peer is the layer under both; it requires neither"
 
 
 # -- no object reaches into another's private state ----------------------------------------------

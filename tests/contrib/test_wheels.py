@@ -20,6 +20,11 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 import pytest
 
 from contrib.conftest import run, uv_env, wheel_of
@@ -37,7 +42,12 @@ PACKAGES = sorted(
         *ROOT.glob("contrib/*/pyproject.toml"),
     ]
 )
-PLUGINS = sorted(p for p in PACKAGES if p.startswith("kairox-") and p not in ("kairox-example", "kairox-minimal"))
+# plugin packages: the built-ins with a ``kairox`` entry point (kairox-peer is a library under kairox-lsp and kairox-dap)
+PLUGINS = sorted(
+    project["name"]
+    for project in (tomllib.loads(p.read_text())["project"] for p in ROOT.glob("builtin_plugins/*/pyproject.toml"))
+    if "kairox" in project.get("entry-points", {})
+)
 
 
 def metadata(wheel: Path) -> tuple[email.message.Message, list[str]]:

@@ -30,7 +30,7 @@ def _runtime(tmp_path: Path, document: dict[str, Any]) -> Runtime:
 def test_peer_server_entries_are_structured_and_bad_ones_dropped(
     tmp_path: Path, hooks: ModuleType, section: str
 ) -> None:
-    """The fields LSP and DAP entries share (kairox_lsp.PeerServerConfig): a bad one drops its entry, named by path."""
+    """The fields LSP and DAP entries share (kairox_peer.PeerServerConfig): a bad one drops its entry, named by path."""
     good = {"command": "python", "args": ["-m", "debugpy.adapter"], "languages": ["python"]}
     entries = {
         "good": good,
@@ -96,7 +96,20 @@ def test_any_entry_either_structures_or_names_its_problem(entry: dict[str, Any])
 def test_importing_hooks_is_cheap() -> None:
     code = (
         "import sys, kairox_dap.hooks\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('kairox_dap.', 'kairox_lsp')) and m != 'kairox_dap.hooks'))"
+        "print(sorted(m for m in sys.modules if m.startswith(('kairox_dap.', 'kairox_lsp', 'kairox_peer')) and m != 'kairox_dap.hooks'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_debug_adapters_run_without_language_server_code() -> None:
+    """kairox-dap builds on kairox-peer alone: loading every module of it loads no kairox_lsp."""
+    code = (
+        "import pkgutil, sys, importlib, kairox_dap\n"
+        "for m in pkgutil.iter_modules(kairox_dap.__path__): importlib.import_module('kairox_dap.' + m.name)\n"
+        "print(len([m for m in sys.modules if m.startswith('kairox_dap.')]),"
+        " sorted(m for m in sys.modules if m.startswith('kairox_lsp')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded, lsp = out.stdout.split(" ", 1)
+    assert int(loaded) >= 9 and lsp.strip() == "[]"

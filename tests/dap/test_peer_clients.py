@@ -1,4 +1,4 @@
-"""What the LSP and DAP clients share (kairox_lsp.PeerClient and what each adds the same way),
+"""What the LSP and DAP clients share (kairox_peer.PeerClient and what each adds the same way),
 tested for both against an in-memory peer: error answers, timeouts that cancel, loss."""
 
 from __future__ import annotations

@@ -61,6 +61,13 @@ HEAVY = (
     "kairox_mcp.client",
     "kairox_mcp.transport",
     "kairox_mcp._sdklog",
+    "kairox_peer._config",
+    "kairox_peer._managed",
+    "kairox_peer._process",
+    "kairox_peer._framing",
+    "kairox_peer._client",
+    "kairox_peer._tools",
+    "kairox_peer._text",
     "kairox_lsp._config",
     "kairox_lsp._lifecycle",
     "kairox_lsp._events",
@@ -71,7 +78,7 @@ HEAVY = (
     "kairox_dap._session",
     "kairox_dap._tools",
     # not listed: the modules of the tool providers (kairox_mcp.manager, kairox_lsp._provider
-    # with its _control, kairox_dap._provider, kairox_manifests.loader) and of the transports
+    # with kairox_peer's _control and _errors, kairox_dap._provider, kairox_manifests.loader) and of the transports
     # (each package's _transport): what they register is built at every open, so they are
     # imported at every open and import only what building it needs
 )
@@ -199,7 +206,16 @@ def philont_plugin(workspace: Path, home: Path) -> None:
             },
         ),
         (mcp_json, {"kairox_mcp.config", "kairox_mcp.sources"}),
-        (lsp_server, {"kairox_lsp._config", "kairox_lsp._lifecycle", "kairox_lsp._events"}),
+        (
+            lsp_server,
+            {
+                "kairox_lsp._config",
+                "kairox_lsp._lifecycle",
+                "kairox_lsp._events",
+                "kairox_peer._config",
+                "kairox_peer._managed",
+            },
+        ),
         (
             dap_server,
             {
@@ -207,6 +223,8 @@ def philont_plugin(workspace: Path, home: Path) -> None:
                 "kairox_dap._lifecycle",
                 "kairox_dap._events",
                 "kairox_dap._tools",
+                "kairox_peer._config",
+                "kairox_peer._managed",
             },
         ),
         (

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from peers import alive, live_descendants
 
 from kairox import Runtime
-from kairox_lsp import PeerClient
+from kairox_peer import PeerClient
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "lsp_project"
 

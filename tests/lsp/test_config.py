@@ -14,13 +14,12 @@ import kairox_lsp.hooks
 from kairox import Runtime
 from kairox_lsp._config import (
     LspServerConfig,
-    child_env,
     language_for,
     load_lsp_json,
-    matches,
     parse_lsp_servers,
     patterns_for,
 )
+from kairox_peer import matches
 
 from .helpers import config_runtime
 
@@ -85,12 +84,6 @@ def test_patterns_and_languages() -> None:
     mapped = LspServerConfig(command="x", extension_to_language={".go": "go"})
     assert patterns_for(mapped) == ["*.go"]
     assert language_for(mapped, PurePath("m.go")) == "go"
-
-
-def test_child_env_takes_empty_values_from_the_base() -> None:
-    base = {"PATH": "/bin", "TOKEN": "secret"}
-    env = child_env(base, {"TOKEN": "", "MODE": "x", "MISSING": ""})
-    assert env == {"PATH": "/bin", "TOKEN": "secret", "MODE": "x"}
 
 
 def test_claude_entry_becomes_a_config(tmp_path: Path) -> None:

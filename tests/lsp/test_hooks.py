@@ -10,15 +10,15 @@ import pytest
 
 import kairox_lsp.hooks
 from kairox import Runtime, ServerState
-from kairox_lsp import ToolInputError
 from kairox_lsp._config import LspServerConfig
 from kairox_lsp._provider import LspToolProvider
+from kairox_peer import ToolInputError
 
 
 def test_importing_hooks_loads_none_of_the_work_modules() -> None:
     code = (
         "import sys, kairox_lsp.hooks\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith('kairox_lsp.') and m != 'kairox_lsp.hooks')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('kairox_lsp.', 'kairox_peer')) and m != 'kairox_lsp.hooks')\n"
         "heavy = sorted(m for m in ('mcp', 'httpx', 'pydantic', 'anyio') if m in sys.modules)\n"
         "print(loaded, heavy)\n"
     )

@@ -1,17 +1,15 @@
-"""Columns: characters <-> UTF-16 / UTF-8 / UTF-32 code units, LSP line splitting."""
+"""Columns: characters <-> UTF-16 / UTF-8 / UTF-32 code units."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kairox_lsp._positions import (
     column_of,
     from_server_character,
-    line_at,
     negotiated_encoding,
-    split_lines,
     to_server_character,
 )
 
@@ -60,23 +58,8 @@ def test_astral_characters() -> None:
     assert from_server_character(line, 10, "utf-16") == 9
 
 
-@given(st.lists(lines, min_size=1, max_size=6), st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=6, max_size=6))
-def test_split_lines_follows_lsp(parts: list[str], breaks: list[str]) -> None:
-    used = breaks[: len(parts) - 1]
-    text = parts[0] + "".join(b + p for b, p in zip(used, parts[1:], strict=True))
-    # a lone "\r" directly followed by "\n" is one "\r\n" break, not two
-    assume(text.count("\r\n") == used.count("\r\n"))
-    assert split_lines(text) == parts
-
-
-def test_split_lines_keeps_form_feed_and_unicode_separators() -> None:
-    assert split_lines("a\x0cb\u2028c\nd") == ["a\x0cb\u2028c", "d"]
-
-
-def test_column_of_and_line_at() -> None:
+def test_column_of() -> None:
     text = "x = 1\ny = '😀' + z\n"
-    assert line_at(text, 1) == "y = '😀' + z"
-    assert line_at(text, 5) is None
     assert column_of(text, 1, 12, "utf-16") == 12  # z: 11th char (0-based), after a surrogate pair
     assert column_of(None, 3, 4, "utf-16") == 5
 

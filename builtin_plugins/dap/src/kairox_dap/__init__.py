@@ -1,8 +1,8 @@
 """DAP client whose operations become Kairox tools while a debug adapter is configured.
 
 The peer layer (framing, child process, client loop, server lifecycle, tool
-errors) comes from kairox-lsp's public names. Names are loaded lazily so that
-importing the package is cheap.
+errors) comes from kairox-peer's public names, shared with kairox-lsp. Names
+are loaded lazily so that importing the package is cheap.
 """
 
 from __future__ import annotations

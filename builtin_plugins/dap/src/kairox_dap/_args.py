@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kairox_lsp import ToolInputError
+from kairox_peer import ToolInputError
 
 __all__ = ["bool_arg", "int_arg", "number_arg", "str_arg"]
 

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kairox_lsp import MessagePeer, PeerClient, PendingRequest
+from kairox_peer import MessagePeer, PeerClient, PendingRequest
 
 __all__ = ["ConnectionLost", "DapClient", "DapError", "OutputBuffer", "RequestTimeout", "as_dict"]
 

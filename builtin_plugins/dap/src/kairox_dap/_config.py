@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from kairox_lsp import PeerServerConfig, language_patterns, matches
+from kairox_peer import PeerServerConfig, language_patterns, matches
 
 __all__ = ["DapServerConfig", "handles", "patterns_for"]
 
@@ -16,7 +16,7 @@ __all__ = ["DapServerConfig", "handles", "patterns_for"]
 class DapServerConfig(PeerServerConfig):
     """One debug adapter (``[dap_servers.NAME]`` in ``kairox.toml``).
 
-    The fields of :class:`kairox_lsp.PeerServerConfig` (command, args,
+    The fields of :class:`kairox_peer.PeerServerConfig` (command, args,
     languages, file_patterns, env, timeouts), and: ``adapter_id`` (the
     ``adapterID`` and launch ``type``, default: the entry's name); ``launch``
     holds extra arguments merged into every ``launch`` request

@@ -1,6 +1,6 @@
 """DapServerLifecycle: one debug adapter process, started on demand and always reaped.
 
-A :class:`kairox_lsp.ManagedServer` (states, reaping) speaking DAP: ``stopped``
+A :class:`kairox_peer.ManagedServer` (states, reaping) speaking DAP: ``stopped``
 (idle, or ended) -> ``starting`` -> ``ready`` -> ``stopped`` | ``failed``, each
 an event (:mod:`kairox_dap._events`). There is no restart: a crashed adapter
 ends its debug session, and the next ``dap.launch`` starts a new one. On stop,
@@ -21,7 +21,7 @@ import anyio
 
 from kairox import Event, ServerState
 from kairox.process import kill_group
-from kairox_lsp import ManagedServer, Spawn, StdioPeer
+from kairox_peer import ManagedServer, Spawn, StdioPeer
 
 from ._client import ConnectionLost, DapClient, DapError, RequestTimeout, as_dict
 from ._config import DapServerConfig

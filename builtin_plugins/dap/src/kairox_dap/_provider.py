@@ -20,7 +20,7 @@ from kairox import KairoxError, ServerState, ServerStatus
 from kairox.declare import has_entries
 from kairox.ext import EventBus
 from kairox.files import relative_text
-from kairox_lsp import ToolInputError, peer_controls, server_named, unavailable_servers
+from kairox_peer import ToolInputError, peer_controls, server_named, unavailable_servers
 
 from ._args import bool_arg, int_arg, number_arg, str_arg
 

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from kairox.files import relative_text
-from kairox_lsp import line_at, read_text
+from kairox_peer import line_at, read_text
 
 from ._client import DapClient, as_dict
 

@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from kairox import Capability
-from kairox_lsp import PeerErrors, PeerTool, ToolInputError, object_schema
+from kairox_peer import PeerErrors, PeerTool, ToolInputError, object_schema
 
 from ._args import bool_arg, int_arg, number_arg, str_arg
 from ._client import ConnectionLost, DapError, RequestTimeout
@@ -116,7 +116,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any], Capability]] = {
 }
 
 
-#: what the ``dap.*`` tools report as error results (see :func:`kairox_lsp.peer_error_text`)
+#: what the ``dap.*`` tools report as error results (see :func:`kairox_peer.peer_error_text`)
 DAP_ERRORS: PeerErrors = [
     ((SessionEnded, AdapterUnavailable, IndexError, ValueError), "{}"),
     (DapError, "the debug adapter refused: {}"),

@@ -5,22 +5,8 @@ The LSP tools: :class:`LspToolProvider` (provider ``PROVIDER_NAME``),
 :func:`restart_server` / :func:`stop_server` (a runtime's server, by name; :func:`provider_of`), :class:`LspClient`,
 :class:`LspServerLifecycle` and their configuration and events.
 
-The peer layer, public for other peer-process features (kairox-dap uses it):
-
-- framing: :func:`encode_message`, :class:`FrameDecoder`, :class:`BadMessage`, :class:`FramingError`;
-- the process: :class:`StdioPeer` (own session, bounded stderr as a
-  :class:`kairox.process.OutputTail`, always reaped), :func:`resolve_command`, :class:`CommandNotFound`;
-- the client: :class:`PeerClient` (reader loop, loss, sending) over a :class:`MessagePeer`,
-  with :class:`PendingRequest` entries;
-- the lifecycle: :class:`ManagedServer` (start, watch, restart or fail, reap) for a
-  :class:`PeerServerConfig` (command, args, languages, file patterns, env, timeouts),
-  :func:`child_env`, :func:`language_patterns`, :func:`matches`;
-- control by name: :func:`peer_provider`, :func:`restart_peer`, :func:`stop_peer` over a
-  :class:`PeerServers` provider (:func:`peer_controls` makes a feature's ``provider_of``,
-  ``restart_server`` and ``stop_server``), :func:`server_named`, :func:`unavailable_servers` (held or broken entries);
-- the tools: :class:`PeerTool` with one error mapping (:data:`PeerErrors`,
-  :func:`peer_error_text`), :class:`ToolInputError`, :func:`object_schema`;
-- text: :func:`read_text`, :func:`split_lines`, :func:`line_at` and the column conversions.
+The peer layer it runs on (framing, the child process, the client loop, the
+server lifecycle, the tool errors) is kairox-peer's, shared with kairox-dap.
 
 Names are loaded lazily so that importing the package is cheap.
 """

@@ -20,7 +20,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ._peerclient import MessagePeer, PeerClient, PendingRequest
+from kairox_peer import MessagePeer, PeerClient, PendingRequest
+
 from ._positions import Encoding, negotiated_encoding
 
 __all__ = [

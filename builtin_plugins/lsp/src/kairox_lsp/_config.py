@@ -10,70 +10,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
 import attrs
 
 from kairox.errors import ConfigError
-from kairox.ext import ValueMismatch, glob_match, inherit_env, structure
+from kairox.ext import ValueMismatch, structure
 from kairox.files import Refused, Root, loads_bounded
+from kairox_peer import EXTENSION_LANGUAGES, PeerServerConfig, language_patterns
 
-__all__ = [
-    "EXTENSION_LANGUAGES",
-    "ClaudeLspServer",
-    "LspServerConfig",
-    "PeerServerConfig",
-    "child_env",
-    "language_for",
-    "language_patterns",
-    "matches",
-    "parse_lsp_servers",
-    "patterns_for",
-]
+__all__ = ["ClaudeLspServer", "LspServerConfig", "language_for", "parse_lsp_servers", "patterns_for"]
 
 logger = logging.getLogger(__name__)
-
-#: file extension -> LSP language id (for ``languageId`` and default patterns)
-EXTENSION_LANGUAGES: dict[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".rs": "rust",
-    ".go": "go",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".js": "javascript",
-    ".jsx": "javascriptreact",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".c": "c",
-    ".h": "c",
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".hpp": "cpp",
-    ".java": "java",
-    ".kt": "kotlin",
-    ".rb": "ruby",
-    ".lua": "lua",
-    ".sh": "shellscript",
-    ".bash": "shellscript",
-    ".toml": "toml",
-    ".json": "json",
-    ".yaml": "yaml",
-    ".yml": "yaml",
-    ".md": "markdown",
-    ".zig": "zig",
-    ".swift": "swift",
-    ".cs": "csharp",
-    ".php": "php",
-}
-
-
-def _positive(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value <= 0:
-        raise ValueMismatch(f"{attribute.name} must be greater than 0, got {value!r}")
 
 
 def _not_negative(_inst: object, attribute: attrs.Attribute[Any], value: int) -> None:
@@ -87,31 +36,10 @@ def _non_empty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> No
 
 
 @attrs.frozen
-class PeerServerConfig:
-    """What every configured peer process has (the base of ``[lsp_servers.NAME]`` and
-    ``[dap_servers.NAME]`` entries): how to start it, the files it is for, its timeouts.
-
-    ``env`` values are added to the runtime's environment; an empty value means
-    "the same-named variable of the environment kairox runs in" (:func:`child_env`).
-    Files are routed by ``file_patterns`` (globs), else by ``languages``
-    (:func:`language_patterns`).
-    """
-
-    command: str = attrs.field(validator=_non_empty)
-    args: list[str] = attrs.field(factory=list)
-    languages: list[str] = attrs.field(factory=list)
-    file_patterns: list[str] = attrs.field(factory=list)
-    env: dict[str, str] = attrs.field(factory=dict)
-    startup_timeout: float = attrs.field(default=30.0, validator=_positive)
-    shutdown_timeout: float = attrs.field(default=3.0, validator=_positive)
-    request_timeout: float = attrs.field(default=30.0, validator=_positive)
-
-
-@attrs.frozen
 class LspServerConfig(PeerServerConfig):
     """One language server (``[lsp_servers.NAME]`` in ``kairox.toml``).
 
-    The fields of :class:`PeerServerConfig`, and: ``settings`` answers
+    The fields of :class:`kairox_peer.PeerServerConfig`, and: ``settings`` answers
     ``workspace/configuration`` (looked up by the dotted section) and is sent
     with ``workspace/didChangeConfiguration`` after start; a server that exits
     on its own is restarted (``restart_on_crash``) up to ``max_restarts`` times.
@@ -266,24 +194,6 @@ def patterns_for(config: LspServerConfig) -> list[str]:
     return language_patterns(config.languages)
 
 
-def language_patterns(languages: Iterable[str]) -> list[str]:
-    """The globs of the files of ``languages`` (``python`` -> ``*.py``, ``*.pyi``), from :data:`EXTENSION_LANGUAGES`."""
-    wanted = set(languages)
-    return [f"*{ext}" for ext, lang in EXTENSION_LANGUAGES.items() if lang in wanted]
-
-
-def matches(patterns: list[str], relative: PurePath) -> bool:
-    """Does a file (workspace-relative path, or absolute outside it) match one of ``patterns``?"""
-    text = relative.as_posix()
-    name = relative.name
-    for pattern in patterns:
-        if glob_match(name, pattern) or glob_match(text, pattern):
-            return True
-        if pattern.startswith("**/") and glob_match(text, pattern[3:]):
-            return True
-    return False
-
-
 def language_for(config: LspServerConfig, path: PurePath) -> str:
     """The ``languageId`` of ``path`` for this server."""
     suffix = path.suffix.lower()
@@ -295,9 +205,3 @@ def language_for(config: LspServerConfig, path: PurePath) -> str:
     if len(config.languages) == 1:
         return config.languages[0]
     return known or suffix.lstrip(".") or "plaintext"
-
-
-def child_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The server's environment: ``base`` plus ``extra`` ("" = take the same-named base variable,
-    see :func:`kairox.ext.inherit_env`)."""
-    return {**base, **inherit_env(extra, base)}

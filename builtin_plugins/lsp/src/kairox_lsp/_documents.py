@@ -19,11 +19,11 @@ import anyio
 import attrs
 
 from kairox.files import relative_text
+from kairox_peer import read_text, split_lines
 
 from ._client import LspClient
-from ._positions import split_lines
 
-__all__ = ["DocumentStore", "OpenDocument", "SourceCache", "path_to_uri", "read_text", "uri_to_path"]
+__all__ = ["DocumentStore", "OpenDocument", "SourceCache", "path_to_uri", "uri_to_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +42,6 @@ def uri_to_path(uri: str) -> Path | None:
     if os.name == "nt" and path.startswith("/") and len(path) > 2 and path[2] == ":":  # pragma: no cover
         path = path[1:]
     return Path(path)
-
-
-def read_text(path: Path) -> str:
-    """A file's text as a server sees it (UTF-8; undecodable bytes replaced)."""
-    return path.read_bytes().decode("utf-8", "replace")
 
 
 @attrs.define

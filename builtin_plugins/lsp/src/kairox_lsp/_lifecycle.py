@@ -1,6 +1,6 @@
 """LspServerLifecycle: one language server process, started, watched and restarted.
 
-A :class:`~kairox_lsp.ManagedServer` (states, reaping) speaking LSP: each
+A :class:`kairox_peer.ManagedServer` (states, reaping) speaking LSP: each
 transition is an event (:mod:`kairox_lsp._events`). A server that exits on its
 own after it was ready is restarted with exponential backoff, up to
 ``max_restarts`` times, and every document it had open is opened again.
@@ -16,13 +16,12 @@ import logging
 import anyio
 
 from kairox import Event, ServerState
+from kairox_peer import ManagedServer, StdioPeer
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
 from ._config import LspServerConfig, language_for, patterns_for
 from ._documents import DocumentStore
 from ._events import LspServerFailed, LspServerRunning, LspServerStarting, LspServerStopped
-from ._managed import ManagedServer
-from ._process import StdioPeer
 
 __all__ = ["BACKOFF_BASE", "BACKOFF_MAX", "LspServerLifecycle", "ServerUnavailable"]
 

@@ -4,39 +4,24 @@ Tool arguments and results use 1-based lines and 1-based columns counted in
 Unicode characters (code points), the way an editor shows them. LSP positions
 are 0-based, and their ``character`` counts code units of the negotiated
 position encoding: UTF-16 by default, or UTF-8 bytes, or UTF-32 (code
-points). Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (LSP rules; not
-``str.splitlines``, which also splits at form feeds and other separators).
+points). Lines are split as :func:`kairox_peer.split_lines` does.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Literal
+
+from kairox_peer import line_at
 
 __all__ = [
     "Encoding",
     "column_of",
     "from_server_character",
-    "line_at",
     "negotiated_encoding",
-    "split_lines",
     "to_server_character",
 ]
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as LSP numbers them (without their line breaks)."""
-    return _LINE_BREAK.split(text)
-
-
-def line_at(text: str, line: int) -> str | None:
-    """Line ``line`` (0-based) of ``text``, or ``None`` past the end."""
-    lines = split_lines(text)
-    return lines[line] if 0 <= line < len(lines) else None
 
 
 def _units(char: str, encoding: Encoding) -> int:

@@ -24,9 +24,7 @@ from kairox.declare import has_entries
 from kairox.errors import ConfigError
 from kairox.ext import EventBus
 from kairox.files import relative_text
-
-from ._control import peer_controls, server_named, unavailable_servers
-from ._errors import ToolInputError
+from kairox_peer import ToolInputError, peer_controls, server_named, unavailable_servers
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -191,7 +189,7 @@ class LspToolProvider:
         wanted = list(self.servers.values())
         path = arguments.get("path")
         if isinstance(path, str) and path:
-            from ._config import matches
+            from kairox_peer import matches
 
             rel = PurePath(path) if not PurePath(path).is_absolute() else self._relative(Path(path))
             matching = [s for s in wanted if matches(s.patterns, rel)]
@@ -283,7 +281,7 @@ class LspToolProvider:
         key = (path, tuple(self.servers))
         candidates = self._routes.get(key)
         if candidates is None:
-            from ._config import matches
+            from kairox_peer import matches
 
             rel = self._relative(path)
             candidates = [s for s in self.servers.values() if matches(s.patterns, rel)]

@@ -18,12 +18,12 @@ import anyio
 import attrs
 
 from kairox import Capability, ToolResult
+from kairox_peer import PeerErrors, PeerTool, ToolInputError, object_schema
 
 from ._client import ConnectionLost, LspClient, LspError, RequestTimeout
 from ._documents import OpenDocument, SourceCache, uri_to_path
 from ._format import Location, Renderer, hover_text, kind_name, locations_of, severity_name
 from ._lifecycle import LspServerLifecycle, ServerUnavailable
-from ._peertools import PeerErrors, PeerTool, ToolInputError, object_schema
 from ._positions import Encoding, from_server_character, to_server_character
 
 if TYPE_CHECKING:
@@ -517,7 +517,7 @@ class LspOperations:
         return ToolResult.from_text(text, structured={"diagnostics": items})
 
 
-#: what the ``lsp.*`` tools report as error results (see :func:`kairox_lsp.peer_error_text`)
+#: what the ``lsp.*`` tools report as error results (see :func:`kairox_peer.peer_error_text`)
 LSP_ERRORS: PeerErrors = [
     (ServerUnavailable, "{}"),
     (ConnectionLost, "the language server went away during the request: {}"),

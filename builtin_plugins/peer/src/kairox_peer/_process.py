@@ -27,18 +27,11 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kairox.process import OutputTail, kill_group, kill_session, server_env, session_members, wait_session_gone
+from kairox.process import OutputTail, kill_group, kill_session, server_env, wait_session_gone
 
 from ._framing import BadMessage, FrameDecoder, encode_message
 
-__all__ = [
-    "CommandNotFound",
-    "StdioPeer",
-    "kill_group",
-    "kill_session",
-    "resolve_command",
-    "session_members",
-]
+__all__ = ["CommandNotFound", "StdioPeer", "resolve_command"]
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ waits on the connection's activity). Requests waiting for their answer are
 :class:`PendingRequest` entries of ``_pending`` (by id): when the connection is
 lost, every one of them is woken at once.
 
-Public for other peer clients (kairox-dap): ``from kairox_lsp import PeerClient``.
+``LspClient`` (kairox-lsp) and ``DapClient`` (kairox-dap) are its subclasses.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 
 class MessagePeer(Protocol):
-    """Sends and receives framed messages (a :class:`~kairox_lsp.StdioPeer` or a fake)."""
+    """Sends and receives framed messages (a :class:`~kairox_peer.StdioPeer` or a fake)."""
 
     async def send(self, message: Mapping[str, Any]) -> None: ...
 

@@ -1,7 +1,7 @@
 """Restart and stop of one peer server by name, for the providers of peer servers.
 
-What :func:`kairox_lsp.restart_server` / :func:`kairox_lsp.stop_server` and
-kairox-dap's functions of the same names share: find the runtime's provider
+What the ``restart_server`` / ``stop_server`` functions of kairox-lsp and
+kairox-dap share: find the runtime's provider
 (:func:`peer_provider`), ask it to restart or stop the server, and return that
 server's :class:`~kairox.ServerStatus` (:func:`restart_peer`, :func:`stop_peer`).
 :func:`peer_controls` makes a feature's three functions of that kind at once, and

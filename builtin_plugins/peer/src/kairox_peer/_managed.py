@@ -1,6 +1,6 @@
 """ManagedServer: one peer process (a language server, a debug adapter) started, watched and reaped.
 
-The lifecycle that :class:`~kairox_lsp.LspServerLifecycle` and kairox-dap's
+The lifecycle that kairox-lsp's ``LspServerLifecycle`` and kairox-dap's
 ``DapServerLifecycle`` share. States (as :class:`~kairox.ServerState`):
 ``stopped`` -> ``starting`` -> ``ready`` -> ``stopped`` | ``failed``. One
 attempt is one process from start to exit: spawn it (:class:`StdioPeer`, its
@@ -28,8 +28,8 @@ import anyio
 from kairox import Event, ServerState
 from kairox.ext import EventBus
 
+from ._client import PeerClient
 from ._config import PeerServerConfig, child_env
-from ._peerclient import PeerClient
 from ._process import StdioPeer
 
 __all__ = ["ManagedServer", "Spawn"]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox_lsp._framing import MAX_HEADER, BadMessage, FrameDecoder, FramingError, encode_message
+from kairox_peer._framing import MAX_HEADER, BadMessage, FrameDecoder, FramingError, encode_message
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(),

@@ -10,11 +10,10 @@ import time
 
 import anyio
 import pytest
+from peers import alive
 
 from kairox.process import OutputTail
-from kairox_lsp import CommandNotFound, StdioPeer
-
-from .helpers import alive
+from kairox_peer import CommandNotFound, StdioPeer
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 
