@@ -268,3 +268,34 @@ def test_a_bundle_link_out_of_the_workspace_is_not_walked_but_counts(tmp_path: P
     (bundle / "lib").unlink()
     (bundle / "lib").symlink_to("/")
     assert bundle_digest(bundle, within=ws)  # finishes: / is not walked
+
+
+@pytest.mark.parametrize("cwd", ["{outside}", "~/.ssh", "../outside"])
+def test_a_server_that_runs_outside_the_workspace_is_refused(clone: Clone, no_leftovers: None, cwd: str) -> None:
+    """``command = "./x.sh"`` with ``cwd`` out of the workspace: the prompt showed ``./x.sh``
+    (a workspace script, it seemed), trusting it ran a file no fingerprint covered, and
+    changing that file did not ask again. Such an item is refused, naming its cwd."""
+    outside = clone.workspace.parent / "outside"
+    outside.mkdir()
+    ssh = Path(clone.harness.env["HOME"]) / ".ssh"
+    ssh.mkdir(parents=True, exist_ok=True)
+    for folder in (outside, ssh):
+        (folder / "x.sh").write_text("#!/bin/sh\n" + marker_script(clone, "outside"))
+        (folder / "x.sh").chmod(0o755)
+    clone.write(
+        "kairox.toml", f'[mcp_servers.s]\ncommand = "./x.sh"\ncwd = {json.dumps(cwd.format(outside=outside))}\n'
+    )
+    text = cli(clone.harness, "trust").stdout
+    assert "runs in" in text and "refused:" in text and "outside the workspace" in text, text
+    assert pending_of(clone.status()) == {"mcp_servers.s": "refused"}
+    assert clone.ran() == set()
+
+
+def test_a_server_that_runs_in_a_workspace_folder_says_where(clone: Clone, no_leftovers: None) -> None:
+    clone.write("tools/x.sh", "#!/bin/sh\n" + marker_script(clone, "in-tools"))
+    (clone.workspace / "tools" / "x.sh").chmod(0o755)
+    clone.write("kairox.toml", '[mcp_servers.s]\ncommand = "./x.sh"\ncwd = "tools"\n')
+    text = cli(clone.harness, "trust").stdout
+    assert "runs in tools" in text and "refused:" not in text, text
+    clone.status()
+    assert clone.ran() == {"in-tools"}

@@ -496,6 +496,14 @@ class Declared:
             # a value that names a file of the workspace is never masked: it says what runs
             base = _base_of(raw, Path(workspace), run_env)
             secrets = tuple(s for s in secrets if not _names_a_file(base, s[0]))
+            if base != Path(workspace):
+                notes = (*notes, f"runs in {shell_quote(str(raw.get('cwd')))}")
+                if not _inside(os.path.realpath(base), os.path.realpath(workspace)):
+                    # ``./x.sh`` there is not the workspace's, and no fingerprint can cover it
+                    refused = refused or (
+                        f"its cwd {shell_quote(str(raw.get('cwd')))} is outside the workspace: "
+                        "what it runs there cannot be fingerprinted"
+                    )
         if whole_environment and _WHOLE_ENVIRONMENT not in env_names:
             env_names = (*env_names, WHOLE_ENVIRONMENT)
             notes = (*notes, f"its process {WHOLE_ENVIRONMENT_NOTE}")
