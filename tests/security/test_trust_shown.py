@@ -92,6 +92,26 @@ def test_a_shown_command_line_reads_back_as_the_same_arguments(argv: list[str]) 
     assert out.decode("utf-8", "surrogateescape").split("\0")[:-1] == argv
 
 
+#: characters a terminal shows as nothing (found by an attack on the prompt: each was shown raw)
+INVISIBLE = ["\u200b", "\u00ad", "\ufeff", "\u2060", "\u200d", "\U000e0041", "\u3164", "\u2028"]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+def test_an_invisible_character_in_an_argument_is_shown_escaped(char: str) -> None:
+    line = shell_line(["sh", f"a{char}b"])
+    assert char not in line, repr(line)
+    code = ord(char)
+    assert (f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}") in line, line
+    out = subprocess.run(
+        ["bash", "-c", f'printf "%s\\0" {line}'],
+        capture_output=True,
+        env={"LC_ALL": "C.UTF-8", "PATH": os.defpath},
+        timeout=30,
+        check=True,
+    ).stdout
+    assert out.decode("utf-8", "surrogateescape").split("\0")[:-1] == ["sh", f"a{char}b"]
+
+
 def test_an_argument_with_escape_sequences_is_shown_visibly_whole(clone: Clone) -> None:
     argv = ["sh", "-c", "true", "\x1b]0;owned\x07\x1b[2Jok", "a\u202egpj.exe", "two\nlines"]
     clone.write("kairox.toml", f'[mcp_servers.e]\ncommand = "sh"\nargs = {json.dumps(argv[1:])}\n')

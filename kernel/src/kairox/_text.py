@@ -253,9 +253,14 @@ def glob_match(name: str, pattern: str) -> bool:
 
 # -- command lines as they run -------------------------------------------------------
 
-#: characters that would drive a terminal or reorder a line (C0 and C1 controls, DEL, the
-#: bidirectional controls): an argument holding one is shown in ``$'...'`` with it escaped
-_UNSAFE_CHAR = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: characters that would drive a terminal, reorder a line or not show at all (C0 and C1
+#: controls, DEL, the bidirectional controls, zero-width and format characters, line and
+#: paragraph separators, variation selectors, tag characters, the blank Hangul fillers): an
+#: argument holding one is shown in ``$'...'`` with it escaped
+_UNSAFE_CHAR = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000e0000-\U000e0fff]"
+)
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
 
@@ -264,7 +269,9 @@ def _escape_char(ch: str) -> str:
         return _ESCAPES[ch]
     if _UNSAFE_CHAR.match(ch):
         code = ord(ch)
-        return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+        if code < 0x80:
+            return f"\\x{code:02x}"
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return ch
 
 
