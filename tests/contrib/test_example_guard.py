@@ -1,6 +1,6 @@
-"""contrib/kairox-example's guard (``kairox_example.guard.check_call``): its one-pattern test
-refuses exactly what matching every word against every glob, as a path and by its file name,
-refuses (the reference, written out below)."""
+"""contrib/kairox-example's guard (``kairox_example.guard.check_call``): with linear-time globs
+it refuses exactly what matching every word against every glob with fnmatch, as a path and by
+its file name, refuses (the reference, written out below)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class _Config:
 class _Runtime:
     def __init__(self, globs: list[str]) -> None:
         self.config = _Config(globs)
+        self.workspace = "/nonexistent-kairox-workspace"  # no word leads anywhere through a link
 
 
 _PIECES = st.sampled_from(

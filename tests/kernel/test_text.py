@@ -1,4 +1,4 @@
-"""kairox.ext.glob_match: fnmatch's answers, in time linear in the pattern."""
+"""kairox.files.glob_match: fnmatch's answers, in time linear in the pattern."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox.ext import glob_match
+from kairox.files import glob_match
 
 # the characters fnmatch reads specially, and a few it does not (a newline, a non-ASCII letter)
 _PATTERN_CHARS = "ab.z*?[]!-^\\&|~\né"

@@ -90,6 +90,31 @@ async def test_guard_blocks_protected_files_for_every_tool(workspace: KairoxHarn
         assert (await rt.call_tool("other.cat", {"command": "cat notes.txt"})).text == "ran"
 
 
+async def test_guard_follows_a_link_to_a_protected_file(workspace: KairoxHarness) -> None:
+    # an untrusted clone's notes.md linked to the user's key read it through fs.read
+    key = workspace.home / "id_rsa"
+    key.write_text("PRIVATE KEY\n")
+    (workspace.workspace / "notes.md").symlink_to(key)
+    async with workspace.open() as rt:
+        with pytest.raises(PolicyDenied, match=r"names 'notes\.md', which leads to .*id_rsa.*, protected by"):
+            await rt.call_tool("example.wordcount", {"path": "notes.md"})
+        assert not (await rt.call_tool("example.wordcount", {"path": "notes.txt"})).is_error
+
+
+@pytest.mark.timeout(10)
+async def test_guard_matches_in_time_linear_in_an_argument(workspace: KairoxHarness) -> None:
+    # fnmatch's regex backtracks: '*a*a*a*b' against 64 KB of 'a' took minutes
+    workspace.write_config('[example]\nprotected = ["*a*a*a*a*a*b"]\n', where="user")
+    other = InMemoryToolProvider("other")
+
+    @other.tool("other.echo", capability="read")
+    def echo(text: str) -> str:
+        return "ran"
+
+    async with workspace.open(plugins=[other.plugin()]) as rt:
+        assert (await rt.call_tool("other.echo", {"text": "a" * 65536})).text == "ran"
+
+
 async def test_protected_list_is_configurable(workspace: KairoxHarness) -> None:
     workspace.write_config('[example]\nprotected = ["notes.*"]\n', where="user")
     async with workspace.open() as rt:

@@ -175,9 +175,6 @@ from ._skills import (
     SkillsScanned as SkillsScanned,
 )
 from ._text import (
-    glob_match as glob_match,
-)
-from ._text import (
     shell_line as shell_line,
 )
 from ._text import (

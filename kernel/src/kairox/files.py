@@ -28,6 +28,7 @@ from typing import Any
 
 from ._compat import tomllib
 from ._contained import Entry, Limits, Refused, Root, read_user_file
+from ._text import glob_match
 from .errors import ConfigError
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "atomic_write_text",
     "check_depth",
     "check_toml_keys",
+    "glob_match",
     "is_inside",
     "loads_bounded",
     "loads_toml",

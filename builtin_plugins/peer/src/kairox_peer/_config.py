@@ -15,7 +15,8 @@ from typing import Any
 
 import attrs
 
-from kairox.ext import ValueMismatch, glob_match, inherit_env
+from kairox.ext import ValueMismatch, inherit_env
+from kairox.files import glob_match
 
 __all__ = ["EXTENSION_LANGUAGES", "PeerServerConfig", "child_env", "language_patterns", "matches"]
 

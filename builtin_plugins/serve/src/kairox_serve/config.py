@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from kairox import ConfigError
-from kairox.ext import glob_match
+from kairox.files import glob_match
 
 __all__ = ["ServeConfig", "matches"]
 

@@ -26,8 +26,7 @@ from typing import Any
 import anyio.to_thread
 
 from kairox import ImageContent, TextContent, ToolContext, ToolResult, ToolSpec
-from kairox.ext import glob_match
-from kairox.files import is_inside
+from kairox.files import glob_match, is_inside
 
 from . import _safeopen
 from ._base import BuiltinTool, error, object_schema, read_only_spec

@@ -34,7 +34,7 @@ import anyio.to_thread
 import attrs
 
 from kairox import ToolContext, ToolResult
-from kairox.ext import glob_match
+from kairox.files import glob_match
 from kairox.process import OutputTail, open_group
 
 from ._base import BuiltinTool, ToolEnv, error, object_schema, read_only_spec

@@ -36,7 +36,8 @@ import click
 
 from kairox import ServerState, ServerStatus
 from kairox.cli import run_with_runtime, want_json
-from kairox.ext import glob_match, redact, redact_url, terminal_safe
+from kairox.ext import redact, redact_url, terminal_safe
+from kairox.files import glob_match
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
