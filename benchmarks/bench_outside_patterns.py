@@ -16,14 +16,12 @@ for redaction.
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
+import functools
 import re
-import statistics
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from _common import Fn, Row, parse_options, print_table
 
 from kairox._compat import tomllib
 from kairox._policy import _specificity
@@ -111,7 +109,6 @@ def _refused(text: str) -> bool:
 
 # -- the rows: name -> (what it stresses, the unit repeated to the size, now, old) --------------
 
-Fn = Callable[[str], object]
 SHAPES: dict[str, tuple[str, str, Fn, Fn]] = {
     "rule Bash(a*a*a*b)": (
         "a permission rule with 3 stars against a command that does not match",
@@ -194,45 +191,17 @@ SHAPES: dict[str, tuple[str, str, Fn, Fn]] = {
 }
 
 
-def median_seconds(fn: Fn, text: str, reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(text)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1,4,16,64", help="input sizes in KB (default: 1,4,16,64)")
-    parser.add_argument("--reps", type=int, default=3, help="runs per cell; the median is shown (default: 3)")
-    parser.add_argument("--old-budget", type=float, default=2.0, help="seconds the old pattern may take per size")
-    parser.add_argument("--only", help="run only this row (a name of the first column)")
-    opts = parser.parse_args()
-    sizes = [int(s) * 1024 for s in opts.sizes.split(",")]
-    shapes = [opts.only] if opts.only else list(SHAPES)
-    print("# Patterns over outside text: now vs the old patterns (median of", opts.reps, "runs)")
-    print()
-    for shape in shapes:
-        print(f"- `{shape}`: {SHAPES[shape][0]}")
-    print()
-    print("| shape | size | now | old (baseline) | old / now |")
-    print("|---|---|---|---|---|")
-    for shape in shapes:
-        _, unit, now_fn, old_fn = SHAPES[shape]
-        old_allowed = True
-        for size in sizes:
-            text = (unit * (size // len(unit) + 1))[:size]
-            now = median_seconds(now_fn, text, opts.reps)
-            old = None
-            if old_allowed:
-                old = median_seconds(old_fn, text, 1)
-                old_allowed = old < opts.old_budget
-            old_cell = f"{old * 1000:,.1f} ms" if old is not None else "-"
-            ratio = f"{old / now:,.0f}x" if old is not None else "-"
-            print(f"| `{shape}` | {size // 1024} KB | {now * 1000:.2f} ms | {old_cell} | {ratio} |")
-            sys.stdout.flush()
+    opts = parse_options(__doc__, input_name="input", reps=3)
+    rows = {
+        name: Row(stresses, functools.partial(_repeat, unit), now, old)
+        for name, (stresses, unit, now, old) in SHAPES.items()
+    }
+    print_table("Patterns over outside text: now vs the old patterns", rows, opts)
+
+
+def _repeat(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
 
 
 if __name__ == "__main__":

@@ -15,13 +15,11 @@ grows quadratically); "-" marks a size it was not run at.
 
 from __future__ import annotations
 
-import argparse
+import functools
 import re
-import statistics
-import sys
-import time
 import urllib.parse
-from collections.abc import Callable
+
+from _common import Row, parse_options, print_table
 
 from kairox.ext import redact
 
@@ -94,49 +92,18 @@ def line(shape: str, size: int) -> str:
     return ("http://h/?" + text)[:size] if shape == "?a=b&" else text[:size]
 
 
-def median_seconds(fn: Callable[[str], object], text: str, reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn(text)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="1,4,16,64", help="line sizes in KB (default: 1,4,16,64)")
-    parser.add_argument("--reps", type=int, default=5, help="runs per cell; the median is shown (default: 5)")
-    parser.add_argument(
-        "--old-budget",
-        type=float,
-        default=2.0,
-        help="seconds the old redaction may take before larger sizes are skipped",
+    opts = parse_options(__doc__, input_name="line", reps=5)
+    rows = {
+        name: Row(stresses, functools.partial(line, name), redact, old_redact_args)
+        for name, (stresses, _) in SHAPES.items()
+    }
+    print_table(
+        "Redacting one line: kairox.ext.redact now vs the old patterns",
+        rows,
+        opts,
+        old_reps=lambda size: 1 if size > 4096 else opts.reps,
     )
-    parser.add_argument("--only", help="run only this shape (a name of the first column)")
-    opts = parser.parse_args()
-    sizes = [int(s) * 1024 for s in opts.sizes.split(",")]
-    shapes = [opts.only] if opts.only else list(SHAPES)
-    print("# Redacting one line: kairox.ext.redact now vs the old patterns (median of", opts.reps, "runs)")
-    print()
-    for shape in shapes:
-        print(f"- `{shape}`: {SHAPES[shape][0]}")
-    print()
-    print("| shape | size | now | old (baseline) | old / now |")
-    print("|---|---|---|---|---|")
-    for shape in shapes:
-        old_allowed = True
-        for size in sizes:
-            text = line(shape, size)
-            now = median_seconds(redact, text, opts.reps)
-            old = None
-            if old_allowed:
-                old = median_seconds(old_redact_args, text, 1 if size > 4096 else opts.reps)
-                old_allowed = old < opts.old_budget
-            old_cell = f"{old * 1000:,.1f} ms" if old is not None else "-"
-            ratio = f"{old / now:,.0f}x" if old is not None else "-"
-            print(f"| `{shape}` | {size // 1024} KB | {now * 1000:.2f} ms | {old_cell} | {ratio} |")
-            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -31,27 +31,6 @@ BUNDLE = Path(__file__).resolve().parent.parent / "fixtures" / "bundles" / "clau
 PLUGIN = "agents-and-styles"
 
 
-@pytest.fixture
-def kairox_plugins() -> list[object]:
-    import kairox_agents.hooks
-    import kairox_manifests.hooks
-
-    return [kairox_agents.hooks, kairox_manifests.hooks]
-
-
-@pytest.fixture
-def user_home(tmp_path: Path) -> Path:
-    path = tmp_path / "user-home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def kairox_env(kairox_env: dict[str, str], user_home: Path) -> dict[str, str]:
-    kairox_env["HOME"] = str(user_home)
-    return kairox_env
-
-
 def install_bundle(harness: KairoxHarness, where: str = "user") -> Path:
     base = harness.home / "plugins" if where == "user" else harness.workspace / ".kairox" / "plugins"
     base.mkdir(parents=True, exist_ok=True)

@@ -19,22 +19,6 @@ PLUGIN = "agents-and-styles"
 TEACHING = BUNDLE / "output-styles" / "teaching.md"
 
 
-@pytest.fixture
-def kairox_plugins() -> list[object]:
-    import kairox_agents.hooks
-    import kairox_manifests.hooks
-
-    return [kairox_agents.hooks, kairox_manifests.hooks]
-
-
-@pytest.fixture
-def kairox_env(kairox_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "user-home"
-    home.mkdir()
-    kairox_env["HOME"] = str(home)
-    return kairox_env
-
-
 def install_bundle(harness: KairoxHarness) -> Path:
     (harness.home / "plugins").mkdir(parents=True, exist_ok=True)
     return Path(shutil.copytree(BUNDLE, harness.home / "plugins" / PLUGIN))

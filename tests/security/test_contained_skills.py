@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import test_contained_readers as readers
 from security_helpers import cli, cli_env, output_of, run_kairox
 from test_contained_readers import PRIVATE, plant
 
@@ -23,6 +24,11 @@ from kairox.ext import SkillDef, SkillError
 from kairox.files import Root
 from kairox.testing import KairoxHarness
 from kairox_skills import DirectorySkillSource
+
+# the fixtures of the readers' attacks: the private key, the clone, in-process runs over them
+harness = readers.harness
+private = readers.private
+workspace = readers.workspace
 
 #: the commands that would show what a skill reader read (``{name}``: the skill's name)
 SHOWING = (
@@ -56,27 +62,6 @@ def assert_refused(harness: KairoxHarness, file: Path, where: str) -> None:
     mine = [e for e in errors if e["file"] == str(file)]
     assert mine, errors
     assert all(f"outside {where}" in str(e["message"]) for e in mine), mine
-
-
-@pytest.fixture
-def private(tmp_path: Path) -> Path:
-    """A private file of the user's, outside the workspace (as in test_contained_readers)."""
-    key = tmp_path / "home" / ".ssh" / "id_ed25519"
-    key.parent.mkdir(parents=True)
-    key.write_text(f"---\nname: spy\ndescription: {PRIVATE}\n---\n{PRIVATE}\n")
-    return key
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "repo"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def harness(workspace: Path, tmp_path: Path) -> KairoxHarness:
-    return KairoxHarness(workspace, tmp_path / "home", env=cli_env(tmp_path / "home"))
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ allows ``wb.*``, asks for ``wb.cwd`` and denies ``wb.env``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import subprocess
@@ -17,12 +18,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import peers
 
 if TYPE_CHECKING:
     from mcp import Client
 
 __all__ = [
+    "ACCEPT",
+    "INIT",
     "KAIROX",
     "SKILL",
     "TOKEN",
@@ -32,11 +36,22 @@ __all__ = [
     "kairox_env",
     "make_workspace",
     "serve_http",
+    "serve_http_up",
     "stop",
     "uvicorn_workers",
     "with_backend",
     "with_script",
 ]
+
+#: a raw ``initialize`` request, for the tests that speak HTTP without the SDK
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+}
+#: the headers a Streamable HTTP client's POST carries
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 #: the kairox CLI as a fresh interpreter (as the console script runs it), test-sized graces
 KAIROX = peers.KAIROX_TEST_GRACES
@@ -160,6 +175,22 @@ def serve_http(
     argv = [*KAIROX, "-w", str(ws.root), "serve", "--http", "--port", str(port), *args]
     with _listening("kairox serve --http", argv, port, ws.root.parent / f"serve-{port}.log", env or ws.env()) as proc:
         yield f"http://127.0.0.1:{port}/mcp", proc
+
+
+@contextlib.contextmanager
+def serve_http_up(ws: Workspace, tool: str, *args: str, mode: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """:func:`serve_http` with the token ``TOKEN``, once an SDK client (``connect(mode=mode)``) lists
+    ``tool``: its backend is up. For a fixture, which an async test asks for inside its event loop,
+    so the client runs on a thread of its own."""
+    with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, proc):
+
+        async def backend_up() -> None:
+            async with connect(url, mode=mode) as client:
+                assert tool in {t.name for t in (await client.list_tools()).tools}
+
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(anyio.run, backend_up).result()
+        yield url, proc
 
 
 @contextlib.contextmanager

@@ -31,33 +31,47 @@ from test_stdio import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
+
+def raw_server(setup: str, branches: str) -> str:
+    """A raw JSON-lines server's source: ``setup`` at module level (``json`` and ``sys``
+    imported, ``write(message)`` defined), then for each ``msg`` (its ``method``) the
+    ``branches`` (an ``if``/``elif`` chain); any other request gets an empty result."""
+    loop = textwrap.dedent(
+        """
+        def write(m):
+            sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+        for line in sys.stdin:
+            msg = json.loads(line)
+            method = msg.get("method")
+        """
+    )
+    rest = """
+    elif "id" in msg:
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    """
+    body = textwrap.indent(textwrap.dedent(branches).strip("\n") + textwrap.dedent(rest), "    ")
+    return "import json, sys\n" + textwrap.dedent(setup) + loop + body
+
+
 #: a raw JSON-lines server whose tool ``block`` never answers; it records every
 #: ``notifications/cancelled`` it receives in the file named by its argument
-NEVER_ANSWERS = textwrap.dedent(
+NEVER_ANSWERS = raw_server(
+    "marker = sys.argv[1]\n",
     """
-    import json, sys
-    marker = sys.argv[1]
-    def write(m):
-        sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
-    for line in sys.stdin:
-        msg = json.loads(line)
-        method = msg.get("method")
-        if method == "initialize":
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                "serverInfo": {"name": "never", "version": "1"}}})
-        elif method == "tools/list":
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "tools": [{"name": "block", "inputSchema": {"type": "object"}}]}})
-        elif method == "tools/call":
-            with open(marker, "a") as fh:
-                fh.write(json.dumps({"called": msg["id"]}) + "\\n")
-        elif method == "notifications/cancelled":
-            with open(marker, "a") as fh:
-                fh.write(json.dumps({"cancelled": msg["params"].get("requestId")}) + "\\n")
-        elif "id" in msg:
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
-    """
+    if method == "initialize":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "never", "version": "1"}}})
+    elif method == "tools/list":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "tools": [{"name": "block", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call":
+        with open(marker, "a") as fh:
+            fh.write(json.dumps({"called": msg["id"]}) + "\\n")
+    elif method == "notifications/cancelled":
+        with open(marker, "a") as fh:
+            fh.write(json.dumps({"cancelled": msg["params"].get("requestId")}) + "\\n")
+    """,
 )
 
 
@@ -91,30 +105,22 @@ async def test_a_cancelled_call_is_cancelled_at_the_backend(tmp_path: Path, mode
 
 #: a raw JSON-lines server with tool ``grow``: it adds the tool ``grown`` and says
 #: ``notifications/tools/list_changed``
-GROWS = textwrap.dedent(
+GROWS = raw_server(
+    'tools = [{"name": "grow", "inputSchema": {"type": "object"}}]\n',
     """
-    import json, sys
-    tools = [{"name": "grow", "inputSchema": {"type": "object"}}]
-    def write(m):
-        sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
-    for line in sys.stdin:
-        msg = json.loads(line)
-        method = msg.get("method")
-        if method == "initialize":
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "protocolVersion": msg["params"]["protocolVersion"],
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "grows", "version": "1"}}})
-        elif method == "tools/list":
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
-        elif method == "tools/call":
-            if msg["params"]["name"] == "grow" and len(tools) == 1:
-                tools.append({"name": "grown", "inputSchema": {"type": "object"}})
-                write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
-        elif "id" in msg:
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
-    """
+    if method == "initialize":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "grows", "version": "1"}}})
+    elif method == "tools/list":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
+    elif method == "tools/call":
+        if msg["params"]["name"] == "grow" and len(tools) == 1:
+            tools.append({"name": "grown", "inputSchema": {"type": "object"}})
+            write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
+    """,
 )
 
 

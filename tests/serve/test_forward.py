@@ -9,7 +9,6 @@ is not asked to approve something it would never see."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import json
 import sys
@@ -24,7 +23,17 @@ import peers
 import psutil
 import pytest
 from mcp import Client
-from serve_helpers import TOKEN, Workspace, connect, gateway_client, serve_http, stdio_params, with_backend, with_script
+from serve_helpers import (
+    TOKEN,
+    Workspace,
+    connect,
+    gateway_client,
+    serve_http,
+    serve_http_up,
+    stdio_params,
+    with_backend,
+    with_script,
+)
 from test_stdio import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
@@ -194,15 +203,7 @@ def shared_sdk_gateway(tmp_path_factory: pytest.TempPathFactory, *args: str) -> 
     that asks (:func:`shared`); its processes, recorded in :data:`SHARED_PIDS`, are no
     test's leftovers (:func:`no_leftovers`)."""
     ws = with_sdk_backend(tmp_path_factory.mktemp("sdk-gateway"))
-    with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, proc):
-
-        async def backend_up() -> None:
-            async with connect(url, mode="legacy") as client:
-                assert "asks_ask_model" in {t.name for t in (await client.list_tools()).tools}
-
-        # on a thread of its own: the first HTTP case asks for the fixture inside its event loop
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pool.submit(anyio.run, backend_up).result()
+    with serve_http_up(ws, "asks_ask_model", *args, mode="legacy") as (url, proc):
         gateway = psutil.Process(proc.pid)
         pids = {gateway.pid, *(p.pid for p in gateway.children(recursive=True))}
         SHARED_PIDS.update(pids)

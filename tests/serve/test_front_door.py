@@ -19,19 +19,12 @@ import httpx2
 import peers
 import psutil
 import pytest
-from serve_helpers import KAIROX, TOKEN, Workspace, connect, make_workspace, serve_http, uvicorn_workers
+from serve_helpers import ACCEPT, INIT, KAIROX, TOKEN, Workspace, connect, make_workspace, serve_http, uvicorn_workers
 from test_stdio import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-AUTH = {**HEADERS, "Authorization": f"Bearer {TOKEN}"}
+AUTH = {**ACCEPT, "Authorization": f"Bearer {TOKEN}"}
 #: how long an attacker keeps trying before the test calls it a success for the attacker
 PATIENCE = 20.0
 
@@ -89,7 +82,7 @@ async def cut_after(stream: anyio.abc.ByteStream, drip: bytes) -> float | None:
 
 
 def request_head(auth: bool, length: int | None = None) -> bytes:
-    lines = ["POST /mcp HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in (AUTH if auth else HEADERS).items())]
+    lines = ["POST /mcp HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in (AUTH if auth else ACCEPT).items())]
     if length is not None:
         lines.append(f"Content-Length: {length}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode()

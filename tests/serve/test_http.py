@@ -3,7 +3,6 @@ the mcp SDK's client (both protocol eras) and raw HTTP for the refusals."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,18 +12,20 @@ import httpx2
 import mcp_types as types
 import peers
 import pytest
-from serve_helpers import TOKEN, connect, make_workspace, serve_http, uvicorn_workers, with_backend
+from serve_helpers import (
+    ACCEPT,
+    INIT,
+    TOKEN,
+    connect,
+    make_workspace,
+    serve_http,
+    serve_http_up,
+    uvicorn_workers,
+    with_backend,
+)
 from test_stdio import Answers, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def shared_gateway(tmp_path_factory: pytest.TempPathFactory, *args: str) -> Iterator[str]:
@@ -33,15 +34,7 @@ def shared_gateway(tmp_path_factory: pytest.TempPathFactory, *args: str) -> Iter
     ``--stateless``, none). Yields the endpoint URL once the backend is up, which is before
     any test's ``no_leftovers`` looks (a module-scoped fixture is set up first)."""
     ws = make_workspace(tmp_path_factory.mktemp("shared-gateway"))
-    with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-
-        async def backend_up() -> None:
-            async with connect(url, mode="auto") as client:
-                assert "wb_echo" in {t.name for t in (await client.list_tools()).tools}
-
-        # on a thread of its own: an async test asks for the fixture inside its event loop
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            pool.submit(anyio.run, backend_up).result()
+    with serve_http_up(ws, "wb_echo", *args, mode="auto") as (url, _proc):
         yield url
 
 

@@ -87,8 +87,20 @@ class AgentPrepared(Event):
 # -- the models --------------------------------------------------------------------
 
 
+class _Named:
+    """A bundle's item is named ``<plugin>:<name>``; another its own name."""
+
+    __slots__ = ()  # the attrs classes below keep slots
+    own_name: str
+    namespace: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.namespace}:{self.own_name}" if self.namespace else self.own_name
+
+
 @attrs.frozen
-class AgentDef:
+class AgentDef(_Named):
     """One agent: ``name`` (``<plugin>:<name>`` for a bundle's), ``description``, ``prompt``
     (the body), ``tools`` as written (``None``: every tool, as in Claude Code when the
     field is omitted), ``disallowed_tools``, ``model`` (``None``: the host's, also for
@@ -107,13 +119,9 @@ class AgentDef:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     warnings: tuple[str, ...] = ()
 
-    @property
-    def name(self) -> str:
-        return f"{self.namespace}:{self.own_name}" if self.namespace else self.own_name
-
 
 @attrs.frozen
-class OutputStyle:
+class OutputStyle(_Named):
     """One output style: ``name`` (the frontmatter's, else the file name; ``<plugin>:<name>``
     for a bundle's), ``description``, the ``text`` added to the instructions, and
     ``keep_coding_instructions`` (Claude Code's ``keep-coding-instructions``, for hosts
@@ -129,10 +137,6 @@ class OutputStyle:
     keep_coding_instructions: bool = False
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     warnings: tuple[str, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return f"{self.namespace}:{self.own_name}" if self.namespace else self.own_name
 
 
 @attrs.frozen

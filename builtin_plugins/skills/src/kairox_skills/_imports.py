@@ -39,8 +39,8 @@ import attrs
 from kairox.ext import SkillDef, SkillError, SkillScope, SkillWarning, split_frontmatter
 from kairox.files import Entry, Refused, Root
 
-from ._folders import IMPORTS, imported_rows, own_root
-from ._sources import CLAUDE_ARGUMENTS, MAX_DEPTH, SKIP_DIRS, Item, is_skill_file
+from ._folders import IMPORTS, imported_rows
+from ._sources import CLAUDE_ARGUMENTS, MAX_DEPTH, SKIP_DIRS, FolderSource, Item, is_skill_file
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -138,7 +138,7 @@ def parse_command(
     )
 
 
-class CommandSkillSource:
+class CommandSkillSource(FolderSource):
     """Claude commands under ``dirs`` (every ``*.md`` file, to depth :data:`MAX_DEPTH`), all of
     one scope. A plugin loader passes ``namespace`` (``<plugin>:<name>``) and ``origin=None``;
     a path in ``dirs`` may also be one command file.
@@ -159,21 +159,15 @@ class CommandSkillSource:
         namespace: str | None = None,
         root: Root | None = None,
     ) -> None:
-        self.name = name
-        self.scope = SkillScope(scope)
-        self.dirs = [d.path if isinstance(d, Root) else Path(d) for d in dirs]
-        self._roots = [d if isinstance(d, Root) else root for d in dirs]
-        self.root = root
-        self.origin = origin
-        self.namespace = namespace
+        super().__init__(name, scope, dirs, namespace=namespace, origin=origin, root=root)
 
     def __repr__(self) -> str:
         return f"CommandSkillSource({self.name!r}, {self.scope.value}, {[str(d) for d in self.dirs]})"
 
     def scan(self, runtime: Runtime | None = None) -> Iterator[Item]:
         items: list[Item] = []
-        for folder, root in zip(self.dirs, self._roots, strict=True):
-            items.extend(self._scan_root(folder, root if root is not None else own_root(folder, runtime)))
+        for folder, root in self.folder_roots(runtime):
+            items.extend(self._scan_root(folder, root))
         return iter(items)
 
     def _scan_root(self, folder: Path, root: Root) -> Iterator[Item]:

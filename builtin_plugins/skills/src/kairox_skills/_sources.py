@@ -120,7 +120,35 @@ def parse_file(path: str, *, folder: str | None, root: Root | None = None) -> Pa
     return _parse(_read(root, path, path), path, folder)
 
 
-class DirectorySkillSource:
+class FolderSource:
+    """What a source of skills in folders keeps: the folders, the root each is read inside, its
+    ``namespace`` and ``origin`` (as :class:`DirectorySkillSource` says)."""
+
+    def __init__(
+        self,
+        name: str,
+        scope: SkillScope | str,
+        dirs: Sequence[str | os.PathLike[str] | Root],
+        *,
+        namespace: str | None,
+        origin: str | None,
+        root: Root | None,
+    ) -> None:
+        self.name = name
+        self.scope = SkillScope(scope)
+        self.dirs = [d.path if isinstance(d, Root) else Path(d) for d in dirs]
+        self._roots = [d if isinstance(d, Root) else root for d in dirs]
+        self.root = root
+        self.namespace = namespace
+        self.origin = origin
+
+    def folder_roots(self, runtime: Runtime | None) -> Iterator[tuple[Path, Root]]:
+        """Each folder with the root it is read inside (without one given, a root of its own)."""
+        for folder, root in zip(self.dirs, self._roots, strict=True):
+            yield folder, root if root is not None else own_root(folder, runtime)
+
+
+class DirectorySkillSource(FolderSource):
     """Every skill under ``dirs``, all of one ``scope``.
 
     ``namespace`` makes names ``<namespace>:<name>`` (plugin bundles);
@@ -147,13 +175,7 @@ class DirectorySkillSource:
         origin: str | None = None,
         root: Root | None = None,
     ) -> None:
-        self.name = name
-        self.scope = SkillScope(scope)
-        self.dirs = [d.path if isinstance(d, Root) else Path(d) for d in dirs]
-        self._roots = [d if isinstance(d, Root) else root for d in dirs]
-        self.root = root
-        self.namespace = namespace
-        self.origin = origin
+        super().__init__(name, scope, dirs, namespace=namespace, origin=origin, root=root)
         self.cache = cache if cache is not None else get_cache(None)
         self.max_depth = max_depth
 
@@ -169,8 +191,8 @@ class DirectorySkillSource:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            for folder, root in zip(self.dirs, self._roots, strict=True):
-                items.extend(self._scan_root(folder, root if root is not None else own_root(folder, runtime)))
+            for folder, root in self.folder_roots(runtime):
+                items.extend(self._scan_root(folder, root))
         finally:
             if gc_was_enabled:
                 gc.enable()
