@@ -283,10 +283,13 @@ def test_importing_the_plugin_does_not_import_mcp() -> None:
 
 async def test_runtime_finds_the_transport_through_its_entry_point(tmp_path: Path) -> None:
     from kairox import Runtime
+    from kairox.ext import Registrar
 
     async with Runtime.open(tmp_path, home=tmp_path / "home", env={}, start=False) as rt:
-        assert "stdio" in rt.transports
-        assert isinstance(rt.transports["stdio"], StdioTransport)
+        # kairox-mcp's hook (kairox_mcp.hookspecs), called as kairox-mcp calls it
+        transports = rt.dispatch.register_owned("kairox_register_transports", Registrar("transport"))
+        assert "stdio" in transports
+        assert isinstance(transports["stdio"], StdioTransport)
 
 
 def test_connect_context_defaults() -> None:
