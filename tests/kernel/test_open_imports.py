@@ -77,6 +77,10 @@ HEAVY = (
     "kairox_dap._events",
     "kairox_dap._session",
     "kairox_dap._tools",
+    "kairox_agents._registry",
+    "kairox_agents._model",
+    "kairox_agents._parse",
+    "kairox_agents._plugin",
     # not listed: the modules of the tool providers (kairox_mcp.manager, kairox_lsp._provider
     # with kairox_peer's _control and _errors, kairox_dap._provider, kairox_manifests.loader) and of the transports
     # (each package's _transport): what they register is built at every open, so they are

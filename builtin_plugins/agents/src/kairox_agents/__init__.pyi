@@ -18,9 +18,7 @@ from ._parse import (
 )
 from ._plugin import (
     AGENT_BUDGET as AGENT_BUDGET,
-    PROVIDER_NAME as PROVIDER_NAME,
     AgentEntry as AgentEntry,
-    AgentsProvider as AgentsProvider,
     agents_index as agents_index,
     agents_of as agents_of,
     available_agents_xml as available_agents_xml,
@@ -28,6 +26,10 @@ from ._plugin import (
     output_styles_of as output_styles_of,
     prepare as prepare,
     use_output_style as use_output_style,
+)
+from ._provider import (
+    PROVIDER_NAME as PROVIDER_NAME,
+    AgentsProvider as AgentsProvider,
 )
 from ._registry import (
     AgentRegistry as AgentRegistry,

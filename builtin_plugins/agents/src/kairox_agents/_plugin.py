@@ -17,16 +17,15 @@ import attrs
 from kairox import ConfigError, ContextPiece
 
 from ._model import AgentError, AgentPrepared, AgentRun, OutputStyle
+from ._provider import PROVIDER_NAME, AgentsProvider
 from ._registry import AgentRegistry, OutputStyleRegistry
 
 if TYPE_CHECKING:
-    from kairox import Runtime, ServerStatus, Session
+    from kairox import Runtime, Session
 
 __all__ = [
     "AGENT_BUDGET",
-    "PROVIDER_NAME",
     "AgentEntry",
-    "AgentsProvider",
     "agents_index",
     "agents_of",
     "available_agents_xml",
@@ -37,48 +36,12 @@ __all__ = [
     "use_output_style",
 ]
 
-PROVIDER_NAME = "agents"
 #: tokens the agents index may take in a turn (a bundle may ship dozens of agents)
 AGENT_BUDGET = 2_000
 #: the Agent Skills limit on a description; a longer one is cut in the index
 MAX_DESCRIPTION = 1024
 #: where a session's output style is kept (``session.state``)
 STYLE_KEY = "kairox_agents.output_style"
-
-
-class AgentsProvider:
-    """The agent and output-style registries of one runtime (it provides no tools)."""
-
-    name = PROVIDER_NAME
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.agents = AgentRegistry(runtime.events)
-        self.output_styles = OutputStyleRegistry(runtime.events)
-
-    async def discover(self, runtime: Runtime) -> None:
-        """Read the Claude agent and output-style folders (in a worker thread)."""
-        import anyio
-
-        agents = await anyio.to_thread.run_sync(self.agents.read_folders, runtime)
-        self.agents.apply_folders(agents)
-        styles = await anyio.to_thread.run_sync(self.output_styles.read_folders, runtime)
-        self.output_styles.apply_folders(styles)
-
-    async def start(self, runtime: Runtime) -> None:
-        """Check the configured output style: a name that is none is a config error in
-        ``runtime.config.errors`` (``kairox status`` fails on it). Here, not at discover: bundle
-        loaders add their styles in their own discover, which may run after this one's. (A turn
-        reports the name as a problem either way.)"""
-        try:
-            self.output_styles.selected(runtime.config)
-        except ConfigError as exc:
-            runtime.config.errors.append(exc)
-
-    async def stop(self) -> None:
-        return None
-
-    def status(self) -> Sequence[ServerStatus]:
-        return ()
 
 
 def _provider(runtime: Runtime) -> AgentsProvider:

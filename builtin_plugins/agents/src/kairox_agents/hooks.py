@@ -16,7 +16,7 @@ kairox_register_commands = command(
 )
 
 
-kairox_register_tool_providers = adds("kairox_agents._plugin:AgentsProvider", runtime=True)
+kairox_register_tool_providers = adds("kairox_agents._provider:AgentsProvider", runtime=True)
 
 
 @hookimpl
