@@ -44,6 +44,17 @@ def test_a_typo_in_a_section_does_not_bring_back_what_it_turned_off(ws: Path, ho
     assert "[tools] does not validate" in out
 
 
+def test_a_call_to_a_tool_its_broken_section_turned_off_names_the_section(ws: Path, home: Path) -> None:
+    """Found by a plugin author: with its section broken, a call to one of its tools said
+    "no tool named 'fs.read'; did you mean ...?", naming a tool of another plugin."""
+    (home / "kairox.toml").write_text('[tools]\nshell_timeout = "forever"\n')
+    result = run_kairox(ws, cli_env(home), "tools", "call", "fs.read", "--args", '{"path": "notes.txt"}')
+    assert result.returncode == 1
+    out = output_of(result)
+    assert "it may belong to what failed: config section [tools] of kairox-tools" in out, out
+    assert "tools.shell_timeout: expected a number" in out, out
+
+
 def test_a_policy_that_does_not_validate_refuses_every_call_naming_the_field(ws: Path, home: Path) -> None:
     """``approval = "nevr"`` used to leave the user's approval out, so the default applied."""
     (home / "kairox.toml").write_text('[policy]\napproval = "nevr"\n')

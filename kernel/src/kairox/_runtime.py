@@ -420,8 +420,12 @@ class Runtime:
 
     def broken_parts(self) -> list[str]:
         """What failed that may have provided tools, one line each: plugin packages that
-        did not load or register, and tool providers that failed to start."""
+        did not load or register, config sections that do not validate (what they configure
+        is off), and tool providers that failed to start."""
         lines = [f"plugin {f.distribution or f.plugin} ({f.stage}): {f.error}" for f in self.host.failures]
+        for section, errors in self.config.broken_sections.items():  # what it configures is off
+            owner = self.config.owners.get(section) or "?"
+            lines.append(f"config section [{section}] of {owner}: {errors[0] if errors else 'does not validate'}")
         for state in self.supervisor.failed():
             lines.append(f"tool provider {state.name} of {state.owner or '?'}: {state.error}")
         return lines
