@@ -608,6 +608,20 @@ def test_a_narrowing_list_only_grows_from_a_workspace(tmp_path: Path, trusted: b
     )
 
 
+def test_config_show_gives_a_narrowing_list_as_it_applies(tmp_path: Path) -> None:
+    # found by a review: `config show` gave the workspace's `deny = []` alone, as though it had
+    # wiped the user's list, while the user's list still applied
+    config, _trust, mine, theirs = _layered(
+        tmp_path, '[guarded]\ndeny = ["u"]\n', "[guarded]\ndeny = []\n", narrows=("deny",)
+    )
+    row = config.show()["guarded"]["deny"]
+    assert row["value"] == ["u"] and row["source"] == f"{mine} + {theirs}"
+    config, _trust, mine, theirs = _layered(
+        tmp_path, '[guarded]\ndeny = ["u"]\n', '[guarded]\ndeny = ["w"]\n', narrows=("deny",)
+    )
+    assert config.show()["guarded"]["deny"]["value"] == ["u", "w"]
+
+
 def test_user_section_is_the_user_own_part(tmp_path: Path) -> None:
     config, _trust, _mine, _theirs = _layered(
         tmp_path, "[guarded]\nwidth = 100\n", "[guarded]\nwidth = 1\n", trusted=True

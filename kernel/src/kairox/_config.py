@@ -365,15 +365,29 @@ class Config:
                 continue
             rows: dict[str, Any] = {}
             for key, value in table.items():
+                source = self.provenance.get((section, key), "")
+                if sec is not None and key in sec.narrows and not sec.entries:
+                    # a guard's list: every file's list applies, joined (see ConfigSection.narrows)
+                    value, source = self._narrowed_row(section, key, value, source)
                 row: dict[str, Any] = {
                     "value": redact(value, key) if redacted else value,
-                    "source": self.provenance.get((section, key), ""),
+                    "source": source,
                 }
                 held = self.held.get(section, {}).get(key)
                 row["not_applied"] = held.reason if held is not None else notes.get((section, key), "")
                 rows[key] = row
             out[section] = rows
         return out
+
+    def _narrowed_row(self, section: str, key: str, value: Any, source: str) -> tuple[Any, str]:
+        """The value of a narrowing list key as it applies (every file's list joined, on the
+        default) and the files that set it; as merged when the section does not validate."""
+        try:
+            value = list(getattr(self.section(section), key))
+        except (ConfigError, AttributeError, TypeError):
+            return value, source
+        files = [f for f, data in self.documents if isinstance(data.get(section), dict) and key in data[section]]
+        return value, " + ".join(files) or source
 
 
 def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str], redacted: bool) -> dict[str, Any]:
