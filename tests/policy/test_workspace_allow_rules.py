@@ -114,3 +114,20 @@ def test_every_allow_rule_of_this_repository_applies(tmp_path: Path) -> None:
 
     assert not [w for w in status["rule_warnings"] if "allow" in w], status["rule_warnings"]
     assert not [n for n in status["config_not_applied"] if "policy" in n], status["config_not_applied"]
+
+
+def test_the_trust_prompt_says_what_of_a_policy_will_not_apply_even_trusted(tmp_path: Path) -> None:
+    # found by a review: the prompt listed `sets approval = "never"` as though trust granted it
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    (ws / "kairox.toml").write_text(
+        '[policy]\napproval = "never"\nsandbox = "danger_full_access"\n[policy.rules]\n"fs.read" = "deny"\n"x.y" = "allow"\n',
+        encoding="utf-8",
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "KAIROX_HOME": str(home)}
+    harness = KairoxHarness(ws, home, env=env)
+    [item] = [i for i in _json(harness, "status")["trust"]["pending"] if i["key"].startswith("policy@")]
+    never = [n for n in item["notes"] if n.startswith("will not apply, trusted or not")]
+    assert any("approval" in n for n in never) and any("sandbox" in n for n in never), item["notes"]
+    assert not any("fs.read" in n or "x.y" in n for n in never), item["notes"]  # these trust grants

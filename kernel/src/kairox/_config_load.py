@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import enum
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -451,7 +451,7 @@ def _merge_layers(
         if scope == "workspace":
             wants = sec.needs_trust(part) if callable(sec.needs_trust) else sec.needs_trust
             if wants:
-                notes = tuple(f"sets {line}" for line in _flat(part))
+                notes = (*(f"sets {line}" for line in _flat(part)), *_never_applies(sec, layers, file, part))
                 item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
                 trusted = allowed(item) is None
             else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
@@ -470,6 +470,19 @@ def _merge_layers(
     config.errors.extend(errors)
     if errors:
         config.broken_sections[name] = list(errors)
+
+
+def _never_applies(
+    sec: ConfigSection, layers: Sequence[ConfigLayer], file: str, part: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """What of a workspace file's ``part`` would not apply even trusted (a ``[policy]`` that
+    loosens): the trust prompt says so, rather than show it as something trust grants."""
+    assert sec.merge is not None
+    try:
+        _value, never, _errors = sec.merge([*layers, ConfigLayer(file, "workspace", True, dict(part))])
+    except Exception:  # the real merge reports it
+        return ()
+    return tuple(f"will not apply, trusted or not: {n.key}: {n.reason}" for n in never if n.file == file)
 
 
 def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path: str) -> str | None:
