@@ -164,6 +164,8 @@ async def test_a_lazy_runtime_starts_only_what_a_call_needs(kairox_harness: Kair
         assert (await rt.call_tool("a.ping")).text == "pong"
         assert "started" in a.calls and "started" not in b.calls
         assert "start_for a.ping" in b.calls  # asked, and it said it is not its tool
+        # found by a trace of the code: an activated provider was shown as "stopped"
+        assert state_of(rt, "a") == "ready"
 
 
 async def test_a_failing_discovery_is_that_provider_s_failure(kairox_harness: KairoxHarness) -> None:

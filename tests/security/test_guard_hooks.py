@@ -108,3 +108,31 @@ def test_a_missing_script_of_an_ordinary_hook_is_still_a_warning(kairox_harness:
     guard = next(p for p in data["plugins"] if p["name"] == "guard")
     assert guard["state"] == "available"
     assert "hook ignored" in json.dumps(guard)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on_error", [None, "block"])
+async def test_the_runtime_deadline_for_a_hung_script_does_what_on_error_says(
+    kairox_harness: KairoxHarness, on_error: str | None
+) -> None:
+    """Found by a trace of the code: a script whose own timeout is longer than the runtime's
+    deadline for a guard was cut by the deadline, which blocked the call even for a hook
+    whose failures are ignored (the default, as Claude Code and Codex do)."""
+    import kairox_manifests.hooks
+    import kairox_tools.hooks
+
+    root = kairox_harness.home / "plugins" / "guard"
+    (root / ".kairox-plugin").mkdir(parents=True)
+    hook: dict[str, object] = {"event": "pre_tool_call", "script": "./guard.py", "timeout": 60}
+    if on_error is not None:
+        hook["onError"] = on_error
+    (root / ".kairox-plugin" / "plugin.json").write_text(json.dumps({"name": "guard", "hooks": [hook]}))
+    (root / "guard.py").write_text(FAILURES["hangs"])
+    target = kairox_harness.workspace / "out.txt"
+    async with kairox_harness.open(plugins=[kairox_manifests.hooks, kairox_tools.hooks]) as rt:
+        rt.hook_timeout = 0.5
+        try:
+            await rt.call_tool("fs.write", {"path": str(target), "content": "x"})
+        except PolicyDenied:
+            pass
+    assert target.exists() == (on_error is None)

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 import anyio
 import anyio.abc
@@ -67,6 +67,8 @@ logger = logging.getLogger(__name__)
 
 #: a guard that takes longer blocks the call it guards
 HOOK_TIMEOUT = 30.0
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -281,6 +283,15 @@ class Runtime:
             self._catalog_sources = self.dispatch.register_catalog_sources(Registrar("catalog source"), self)
             self._publish_failures()
         return self._catalog_sources
+
+    def register_owned(self, hook: str, registrar: Registrar[T], **kwargs: Any) -> Registrar[T]:
+        """Call ``hook``, a registration hook a plugin declared (``kairox_addhooks``), into
+        ``registrar`` as the kernel calls its own (:meth:`Dispatcher.register_owned`), and
+        publish a :class:`~kairox.PluginLoadFailed` for each implementation that failed."""
+        try:
+            return self.dispatch.register_owned(hook, registrar, **kwargs)
+        finally:
+            self._publish_failures()
 
     def _forward_event(self, event: Event) -> None:
         for outcome in self.dispatch.event(event, self):

@@ -175,6 +175,8 @@ class Supervisor:
                 self._activated.add(provider.name)
                 with anyio.fail_after(self.start_timeout):
                     await provider.start_for(tool, dict(arguments))  # type: ignore[attr-defined]
+                if provider.name not in self.states:  # activated: status says so, not "stopped"
+                    self.states[provider.name] = ProviderState(provider.name, self._owner(provider.name), "ready")
             except Exception:
                 logger.warning("provider %s failed starting for %s", provider.name, tool, exc_info=True)
 

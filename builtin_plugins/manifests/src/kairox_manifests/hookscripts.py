@@ -324,6 +324,12 @@ class ScriptHook:
             data["tool_response"] = {"text": result.text, "is_error": result.is_error, "structured": result.structured}
         return data
 
+    @property
+    def advisory(self) -> bool:
+        """Its failure lets the call go on (``onError`` is not ``"block"``): the runtime's own
+        deadline for a guard then reports the hook and goes on too."""
+        return self.decl.on_error != "block"
+
     def _on_failure(self, error: str, *, unreadable: bool = False) -> Any:
         """What a failed run means: nothing (the default), or, for a guard that declared
         ``"onError": "block"``, or whose stdout held an answer kairox cannot read

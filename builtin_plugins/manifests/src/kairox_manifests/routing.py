@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from kairox import Allow, Block, PolicyDenied, ServerState, Tool, ToolView
+from kairox import Allow, Ask, Block, ServerState, Tool, ToolView
 from kairox.ext import Permissions, ToolRank
 
 from .errors import Problem
@@ -123,7 +123,10 @@ def route_hooks(runtime: Runtime, plugin: str, hooks: Sequence[tuple[str, Callab
     out = Routed()
     for event, fn, key in hooks:
         try:
-            removers.append(runtime.hooks.add(event, fn, source=source))
+            # a script hook that fails does what its onError says; the runtime's own deadline for
+            # a guard is one more failure of the same kind (a hung "ignore" script blocks nothing)
+            advisory = bool(getattr(fn, "advisory", False))
+            removers.append(runtime.hooks.add(event, fn, source=source, advisory=advisory))
         except ValueError as exc:
             out.failed[key] = str(exc)
             continue
@@ -142,9 +145,10 @@ def route_hooks(runtime: Runtime, plugin: str, hooks: Sequence[tuple[str, Callab
 
 def permission_guard(runtime: Runtime, providers: set[str], permissions: Permissions) -> Callable[..., Any]:
     """A ``pre_tool_call`` hook applying a plugin's permissions to tools another provider
-    registered for it (its MCP servers' tools): the call is authorized again
-    (:meth:`~kairox.Runtime.authorize`) with the plugin's permissions on the spec when
-    they decide otherwise than the runtime already did; a refusal blocks the call."""
+    registered for it (its MCP servers' tools): when the policy decides otherwise with the
+    plugin's permissions on the spec than it already did, a deny blocks the call and an ask
+    is answered :class:`~kairox.Ask`, so the runtime asks the approver after the guards (not
+    inside this hook, which a guard's deadline would cut short)."""
 
     async def guard(call: Any) -> Any:
         spec = call.tool
@@ -154,13 +158,9 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
         decision = runtime.policy.decide(narrowed, call.arguments)
         if isinstance(decision, Allow) or isinstance(runtime.policy.decide(spec, call.arguments), type(decision)):
             return None  # no narrower than what the runtime already decided and asked about
-        try:
-            await runtime.authorize(narrowed, call.arguments, session=call.session)
-        except PolicyDenied as exc:
-            return Block(f"the plugin's permissions: {exc.reason}")
-        except Exception as exc:  # a guard that cannot decide blocks: it never lets the call through
-            return Block(f"the plugin's permissions could not be checked ({type(exc).__name__}: {exc})")
-        return None
+        if isinstance(decision, Ask):
+            return Ask(f"the plugin's permissions: {decision.reason}")
+        return Block(f"the plugin's permissions: {getattr(decision, 'reason', decision)}")
 
     return guard
 

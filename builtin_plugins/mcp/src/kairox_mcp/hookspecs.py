@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 def kairox_register_transports(registrar: Registrar[McpTransport]) -> None:
     """Register MCP transport kinds (``stdio``, ``sse``, ``streamable_http``).
 
-    Called once per runtime, when the first server connects.
+    Called once per runtime, before the first server connects (a failing implementation
+    is its plugin's load failure, published as ``PluginLoadFailed``).
 
     :param registrar: ``registrar.add(transport)``; ``transport.name`` is the value of
         ``type`` in a server entry; ``transport`` implements

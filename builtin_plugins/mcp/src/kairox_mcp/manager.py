@@ -260,7 +260,7 @@ class McpServerManager:
         """The registered transport for ``config.type``, or why there is none."""
         if self._transports is None:
             registrar: Registrar[McpTransport] = Registrar("transport")
-            self._transports = self.runtime.dispatch.register_owned("kairox_register_transports", registrar)
+            self._transports = self.runtime.register_owned("kairox_register_transports", registrar)
         transport = self._transports.get(config.type)
         if transport is not None:
             return transport, ""

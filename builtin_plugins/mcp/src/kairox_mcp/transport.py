@@ -2,9 +2,10 @@
 
 A transport plugin (``kairox-stdio``, ``kairox-sse``, ``kairox-streamable-http``
 or a third party's) registers an object implementing :class:`McpTransport`
-through ``kairox_register_transports``. The MCP client opens one connection per
-server with ``transport.connect(server, context)`` and runs the SDK's
-``ClientSession`` over the streams it yields.
+through ``kairox_register_transports`` (a hook kairox-mcp declares, see
+:mod:`kairox_mcp.hookspecs`). A server's lifecycle opens its connection with
+``transport.connect(server, context)`` and runs the SDK's ``mcp.Client`` over the
+streams it yields.
 
 This module must stay cheap to import: it never imports ``mcp`` at module
 level (the stream item types are named in strings only).
