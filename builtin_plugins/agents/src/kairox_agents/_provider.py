@@ -10,18 +10,32 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kairox import ConfigError
 
 if TYPE_CHECKING:
     from kairox import Runtime, ServerStatus
 
     from ._registry import AgentRegistry, OutputStyleRegistry
 
-__all__ = ["PROVIDER_NAME", "AgentsProvider"]
+__all__ = ["PROVIDER_NAME", "AgentsProvider", "claude_folders"]
 
 PROVIDER_NAME = "agents"
 #: the Claude folders read, under ``$HOME/.claude/`` and the workspace's ``.claude/``
 FOLDERS = ("agents", "output-styles")
+
+
+def claude_folders(runtime: Runtime, kind: str) -> list[tuple[str, str, Path]]:
+    """``(scope, source, folder)`` of the Claude folders of ``kind``: the user's (``HOME`` of
+    the runtime's environment; none without one), then the workspace's."""
+    out: list[tuple[str, str, Path]] = []
+    home = runtime.env.get("HOME") or runtime.env.get("USERPROFILE")
+    if home:
+        out.append(("user", "claude-user", Path(home) / ".claude" / kind))
+    out.append(("workspace", "claude-workspace", runtime.workspace / ".claude" / kind))
+    return out
 
 
 class AgentsProvider:
@@ -54,14 +68,11 @@ class AgentsProvider:
         """A Claude folder to read, a registry a bundle filled, or a configured output style."""
         if self._agents is not None or self._output_styles is not None:
             return True
-        home = runtime.env.get("HOME") or runtime.env.get("USERPROFILE")
-        bases = [os.path.join(home, ".claude")] if home else []
-        bases.append(os.path.join(runtime.workspace, ".claude"))
-        if any(os.path.isdir(os.path.join(base, folder)) for base in bases for folder in FOLDERS):
+        if any(os.path.isdir(folder) for kind in FOLDERS for _s, _src, folder in claude_folders(runtime, kind)):
             return True
         try:
             return bool(runtime.config.section("instructions").output_style)
-        except Exception:  # a broken [instructions] is reported by its own section
+        except (ConfigError, KeyError):  # a broken (or absent) [instructions] reports itself
             return False
 
     async def discover(self, runtime: Runtime) -> bool:
@@ -82,8 +93,6 @@ class AgentsProvider:
         ``runtime.config.errors`` (``kairox status`` fails on it). Here, not at discover: bundle
         loaders add their styles in their own discover, which may run after this one's. (A turn
         reports the name as a problem either way.)"""
-        from kairox import ConfigError
-
         try:
             self.output_styles.selected(runtime.config)
         except ConfigError as exc:

@@ -30,6 +30,7 @@ from ._model import (
     claude_tool_ids,
 )
 from ._parse import markdown_files, parse_agent, parse_output_style, read_definition
+from ._provider import claude_folders
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -102,12 +103,7 @@ class DefinitionRegistry(Generic[T]):
     def folders(self, runtime: Runtime) -> list[tuple[str, str, Path]]:
         """``(scope, source, folder)`` of the Claude folders: the user's (``HOME`` of the
         runtime's environment; none without one), then the workspace's."""
-        out: list[tuple[str, str, Path]] = []
-        home = runtime.env.get("HOME") or runtime.env.get("USERPROFILE")
-        if home:
-            out.append(("user", "claude-user", Path(home) / ".claude" / self.folder))
-        out.append(("workspace", "claude-workspace", runtime.workspace / ".claude" / self.folder))
-        return out
+        return claude_folders(runtime, self.folder)
 
     def read_folders(self, runtime: Runtime) -> list[tuple[str, list[T], list[DefinitionError]]]:
         """What the Claude folders hold now, by source (reads files; changes nothing)."""

@@ -160,7 +160,7 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
             return None  # no narrower than what the runtime already decided and asked about
         if isinstance(decision, Ask):
             return Ask(f"the plugin's permissions: {decision.reason}")
-        return Block(f"the plugin's permissions: {getattr(decision, 'reason', decision)}")
+        return Block(f"the plugin's permissions: {decision.reason}")
 
     return guard
 
