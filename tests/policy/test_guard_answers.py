@@ -129,6 +129,25 @@ async def test_ask_puts_the_call_to_the_approver_on_every_call(ws: Path) -> None
     ]
 
 
+async def test_allowing_a_hook_s_ask_for_the_session_does_not_skip_the_policy_s_ask(ws: Path) -> None:
+    """The attack: a guard asks about a harmless write, the user answers "allow for the
+    session", and a later write outside the workspace (which the policy asks about) must still
+    be put to the user, not ride on the hook's answer."""
+    outside = ws.parent / "outside.txt"
+    approvals = Approvals(kairox.ApprovalAnswer.ALLOW_SESSION)
+
+    def asks_inside(call: ToolCall) -> Ask | None:
+        return Ask("a look first") if call.arguments["path"] == "a.txt" else None
+
+    async with opened(ws, make_plugin("asker", kairox_pre_tool_call=asks_inside), approver=approvals) as rt:
+        assert not (await rt.call_tool("fs.write", WRITE)).is_error
+        approvals.answer = kairox.ApprovalAnswer.DENY
+        with pytest.raises(PolicyDenied, match="the user declined"):
+            await rt.call_tool("fs.write", {"path": str(outside), "content": "escaped"})
+    assert not outside.exists()
+    assert [r.reason.startswith("a hook asks") for r in approvals.requests] == [True, False]
+
+
 async def test_a_block_wins_over_an_ask(ws: Path) -> None:
     approvals = Approvals(True)
     plugins = [

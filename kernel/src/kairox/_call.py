@@ -338,10 +338,13 @@ async def ask_approver(
     *,
     session: Session | None = None,
     approver: Approver | None = None,
+    remember: bool = True,
 ) -> None:
     """Ask the approver (``approver``, else the session's, else the runtime's) about this call,
-    for ``reason``: returns on an explicit allow (an "allow for the session" answer is
-    remembered), raises :class:`PolicyDenied` otherwise, and when nobody can be asked."""
+    for ``reason``: returns on an explicit allow, raises :class:`PolicyDenied` otherwise, and
+    when nobody can be asked. An "allow for the session" answer is remembered as the policy's
+    approval of the tool when ``remember`` (a hook's question passes ``False``: its answer must
+    not stand in for the policy's later questions)."""
     approver = approver or (session.approver if session is not None else None) or runtime.approver
     if approver is None:
         raise PolicyDenied(f"needs approval ({reason}), and no approver is available (non-interactive)", tool=spec.id)
@@ -358,7 +361,7 @@ async def ask_approver(
     # only an explicit allow allows: anything else (False, None, "deny", a typo) denies
     if isinstance(answer, bool) or answer not in (ApprovalAnswer.ALLOW_ONCE, ApprovalAnswer.ALLOW_SESSION):
         raise PolicyDenied(f"the user declined ({reason})", tool=spec.id)
-    if answer == ApprovalAnswer.ALLOW_SESSION:
+    if remember and answer == ApprovalAnswer.ALLOW_SESSION:
         (session.approved if session is not None else runtime.approved).add(spec.id)
 
 
@@ -436,8 +439,9 @@ class CallPipeline:
         """The ``pre_tool_call`` hooks: a Block, an answer that is none of the hook's answers,
         or a failing guard refuses the call; arguments a hook rewrote (a nested path changed
         in place too) are validated and authorized again; an Ask is put to the approver, even
-        when the policy allowed the call (every time: an earlier "allow for the session" is
-        the policy's, not the hook's), and refuses it when nobody can be asked."""
+        when the policy allowed the call, every time (an "allow for the session" answers this
+        call only: it is neither the hook's standing answer nor the policy's), and refuses it
+        when nobody can be asked."""
         dispatch = self.runtime.dispatch
         if not dispatch.implemented("kairox_pre_tool_call"):
             return confined
@@ -452,7 +456,9 @@ class CallPipeline:
             confined = await authorize(self.runtime, call.tool, call.arguments, session=call.session, approver=approver)
         if isinstance(answer, Ask):
             reason = f"a hook asks: {answer.reason}"
-            await ask_approver(self.runtime, call.tool, call.arguments, reason, session=call.session, approver=approver)
+            await ask_approver(
+                self.runtime, call.tool, call.arguments, reason, session=call.session, approver=approver, remember=False
+            )
         return confined
 
     async def invoke(
