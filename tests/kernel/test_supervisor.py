@@ -168,6 +168,31 @@ async def test_a_lazy_runtime_starts_only_what_a_call_needs(kairox_harness: Kair
         assert state_of(rt, "a") == "ready"
 
 
+async def test_closing_ends_a_start_for_one_call_before_it_stops(kairox_harness: KairoxHarness) -> None:
+    """A lazy start for one tool call is a start stage too: closing cancels it and waits, so
+    the provider's stop never runs beside its start (found by a trace of the code)."""
+    slow = Lazy("slow", start_delay=30)
+    outcome: list[str] = []
+
+    async def call(rt: Any) -> None:  # a host's own task (a gateway request), not the runtime's
+        try:
+            await rt.call_tool("slow.ping")
+            outcome.append("called")
+        except Exception as exc:
+            outcome.append(type(exc).__name__)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as host:
+            async with kairox_harness.open(plugins=[plugin_of(slow)], start="lazy") as rt:
+                host.start_soon(call, rt)
+                for _ in range(100):
+                    if "start" in slow.calls:
+                        break
+                    await anyio.sleep(0.01)
+    assert slow.calls == ["discover", "start_for slow.ping", "start", "stop"]
+    assert outcome == ["ToolNotFound"]
+
+
 async def test_a_failing_discovery_is_that_provider_s_failure(kairox_harness: KairoxHarness) -> None:
     class Broken(Recorder):
         async def discover(self, runtime: Any) -> bool | None:

@@ -13,9 +13,10 @@ it servers during discovery).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -120,20 +121,26 @@ class Supervisor:
         wanted = set(names) if names is not None else None
         if wanted is None:
             self.mode = "lazy" if lazy else "all"
+        async with self._stage():
+            # one batch: the tools of providers starting together are named as one set
+            with self.runtime.tools.batch():
+                async with anyio.create_task_group() as tg:
+                    for provider in list(self.runtime.providers):
+                        if wanted is not None and provider.name not in wanted:
+                            continue
+                        if lazy and isinstance(provider, StartsFor):
+                            continue
+                        tg.start_soon(self._start, provider, wanted is not None)
+
+    @contextlib.asynccontextmanager
+    async def _stage(self) -> AsyncIterator[None]:
+        """A start stage: closing the runtime cancels it and waits for it to end."""
         done = anyio.Event()
         token = _inside.set(done)
         try:
             with anyio.CancelScope() as scope:
                 self._stages[scope] = done
-                # one batch: the tools of providers starting together are named as one set
-                with self.runtime.tools.batch():
-                    async with anyio.create_task_group() as tg:
-                        for provider in list(self.runtime.providers):
-                            if wanted is not None and provider.name not in wanted:
-                                continue
-                            if lazy and isinstance(provider, StartsFor):
-                                continue
-                            tg.start_soon(self._start, provider, wanted is not None)
+                yield
         finally:
             self._stages.pop(scope, None)
             _inside.reset(token)
@@ -165,12 +172,13 @@ class Supervisor:
         self.runtime.events.publish(ProviderReady(provider=name))
 
     async def start_for(self, tool: str, arguments: Mapping[str, Any]) -> None:
-        """Lazy activation: every provider that can starts what would provide ``tool``."""
+        """Lazy activation: every provider that can starts what would provide ``tool`` (a start
+        stage: closing the runtime cancels it; nothing starts once closing began)."""
 
         async def one(provider: ToolProvider) -> None:
             try:
                 await self._discover(provider)
-                if self.states.get(provider.name, _NONE).state == "failed":
+                if self._closing or self.states.get(provider.name, _NONE).state == "failed":
                     return
                 self._activated.add(provider.name)
                 with anyio.fail_after(self.start_timeout):
@@ -180,11 +188,14 @@ class Supervisor:
             except Exception:
                 logger.warning("provider %s failed starting for %s", provider.name, tool, exc_info=True)
 
-        with self.runtime.tools.batch():
-            async with anyio.create_task_group() as tg:
-                for provider in list(self.runtime.providers):
-                    if isinstance(provider, StartsFor):
-                        tg.start_soon(one, provider)
+        if self._closing:
+            return
+        async with self._stage():
+            with self.runtime.tools.batch():
+                async with anyio.create_task_group() as tg:
+                    for provider in list(self.runtime.providers):
+                        if isinstance(provider, StartsFor):
+                            tg.start_soon(one, provider)
 
     def why_missing(self, tool: str) -> str | None:
         """Why no tool ``tool`` is registered, as a provider that would own it explains."""
