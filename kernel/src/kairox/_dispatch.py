@@ -148,7 +148,9 @@ class _RegistrarClaims:
         self.registrar.discard(set(self.registrar.names()) - self._before)
 
     def clashes(self) -> list[str]:
-        return []  # the registrar raised inside the plugin's hook already
+        """None to report: a :class:`Registrar` raises on a clash inside the plugin's hook,
+        which rolls the plugin's entries back (the same interface as :class:`_CommandClaims`)."""
+        return []
 
     def end(self) -> None:
         self.registrar.owner = "<code>"
@@ -416,17 +418,13 @@ class Dispatcher:
             claims.end()
         return self.host.failures[seen:]
 
-    async def _lifecycle(
-        self, caller: pluggy.HookCaller, after_each: Callable[[Any], None] | None = None, **kwargs: Any
-    ) -> list[HookOutcome]:
+    async def _lifecycle(self, caller: pluggy.HookCaller, **kwargs: Any) -> list[HookOutcome]:
         outcomes = []
         for target in self._targets(caller, runtime_hooks=True):
             outcome = self._call(caller.name, target, kwargs)
             if outcome.error is None and inspect.isawaitable(outcome.value):
                 outcome = await _settle(outcome, None)
             outcomes.append(outcome)
-            if outcome.error is None and after_each is not None:
-                after_each(outcome.value)
         if self._report is not None:
             for o in outcomes:
                 if o.error is not None:

@@ -364,6 +364,8 @@ class Runtime:
         if answer is not True:
             return self
         self.trust_workspace()
+        with anyio.CancelScope(shield=True):  # this one only discovered: it gives back what that took
+            await self.aclose()
         fresh = {**kwargs, "host": self.host, "plugins": ()}
         return type(self)(workspace, **fresh)
 

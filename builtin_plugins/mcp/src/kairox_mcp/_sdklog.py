@@ -46,7 +46,14 @@ from kairox.ext import redact
 if TYPE_CHECKING:
     from .transport import Diagnostics
 
-__all__ = ["RedactingHandler", "capture_sdk_logs", "install_log_redaction", "redact_record", "watch_sdk_loggers"]
+__all__ = [
+    "RedactingHandler",
+    "capture_sdk_logs",
+    "install_log_redaction",
+    "redact_record",
+    "sdk_diagnostics",
+    "watch_sdk_loggers",
+]
 
 #: the package loggers of the libraries whose records are redacted: the SDK (its session logs
 #: as "client"), and the HTTP stack of its HTTP transports
@@ -54,7 +61,9 @@ LIBRARY_LOGGERS = ("mcp", "client", "httpx2", "httpcore2")
 #: the top-level packages of kairox plugins (``kairox_<feature>``): theirs are redacted too
 PLUGIN_PREFIX = "kairox_"
 
-_current: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
+#: the diagnostics this task's SDK records go to (set around a connection, and around each
+#: call from the caller's task: :func:`capture_sdk_logs` does both for a block)
+sdk_diagnostics: ContextVar[Diagnostics | None] = ContextVar("kairox_mcp_diagnostics", default=None)
 _formatter = logging.Formatter()
 
 
@@ -95,7 +104,7 @@ class _ToDiagnostics(logging.Filter):
     goes to that server's diagnostics, and to the handlers only at DEBUG."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        diag = _current.get()
+        diag = sdk_diagnostics.get()
         if diag is None:
             return True
         if record.levelno >= logging.WARNING:
@@ -152,8 +161,8 @@ def capture_sdk_logs(diagnostics: Diagnostics) -> Iterator[None]:
     """Route SDK log records of this task (and tasks it starts) to ``diagnostics`` (those of
     the loggers :func:`watch_sdk_loggers` has seen); the redaction is in place from here on."""
     _restore()
-    token = _current.set(diagnostics)
+    token = sdk_diagnostics.set(diagnostics)
     try:
         yield
     finally:
-        _current.reset(token)
+        sdk_diagnostics.reset(token)

@@ -29,8 +29,7 @@ from kairox import redact_text
 from kairox.errors import ToolError
 from kairox.ext import current_session, redact
 
-from ._sdklog import _current as _sdk_diagnostics
-from ._sdklog import watch_sdk_loggers
+from ._sdklog import sdk_diagnostics, watch_sdk_loggers
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
 from .config import LOG_LEVELS, McpServerConfig
 from .events import McpLogMessage, McpResourceUpdated
@@ -580,7 +579,7 @@ class McpClient:
         # the SDK's records from this (the caller's) task go to the server's diagnostics (the
         # log capture was installed when the session opened); the request's write is bounded
         # by timeout + SEND_GRACE (only when it has to wait, see _BoundedWriteStream)
-        logs = _sdk_diagnostics.set(self.diagnostics)
+        logs = sdk_diagnostics.set(self.diagnostics)
         send_by = _send_by.set(None if timeout is None else (time.monotonic(), timeout + SEND_GRACE))
         stalled = False
         # what HostBridge.track() records, written out (the one call every tool call makes):
@@ -610,7 +609,7 @@ class McpClient:
             stalled = True
         finally:
             _send_by.reset(send_by)
-            _sdk_diagnostics.reset(logs)
+            sdk_diagnostics.reset(logs)
         if stalled:
             assert timeout is not None
             if self.diagnostics.error is None:
