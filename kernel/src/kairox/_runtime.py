@@ -128,8 +128,10 @@ def _spawner(tg: anyio.abc.TaskGroup) -> Callable[[Callable[[], Awaitable[None]]
 class Runtime:
     """Everything one agent process needs: open it with :meth:`open`.
 
-    ``async with Runtime.open(workspace=".") as rt:`` loads plugins and config,
-    starts every tool provider in parallel and closes them all on exit.
+    ``async with Runtime.open(workspace=".") as rt:`` loads plugins and config, runs each
+    tool provider's discovery, starts the providers with something to do in parallel
+    (``start="lazy"``: only those that cannot start for one call; ``start=False``: none) and
+    stops every started one on exit.
     """
 
     def __init__(

@@ -218,7 +218,9 @@ def kairox_pre_tool_call(call: ToolCall) -> Block | Ask | dict[str, Any] | None:
 
 @hookspec
 def kairox_post_tool_call(call: ToolCall, result: ToolResult) -> None:
-    """After a tool returned (also when it returned an error result).
+    """After a tool returned (also when it returned an error result). Not called for a
+    call that never reached the tool: arguments that do not fit its schema (the error result
+    is the pipeline's), a refusal, a tool that raised or timed out.
 
     :param call: the call as it was made (final arguments).
     :param result: the :class:`~kairox.ToolResult`.

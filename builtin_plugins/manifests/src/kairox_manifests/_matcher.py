@@ -9,8 +9,10 @@ with bounded memory, so any matcher it accepts costs one pass over each name.
 RE2 accepts the expressions tool-name matchers are written in (``Edit|Write``,
 ``mcp__github__.*``, ``(?i)notebook.*``, classes, groups, counted repeats). It has no
 lookaround and no backreferences, its ``\\w``, ``\\d`` and ``\\s`` are ASCII, and it
-spells the end of the text ``\\z``: a matcher it cannot run is refused when the
-manifest is read, with RE2's reason, rather than run by an engine that can hang.
+spells the end of the text ``\\z``. A matcher it cannot run is never run by an engine that
+can hang: the manifest reader reports it with RE2's reason and leaves the hook out, except
+a ``pre_tool_call`` hook's, which is kept as a guard that blocks every call, saying why
+(a guard that cannot run fails closed).
 """
 
 from __future__ import annotations

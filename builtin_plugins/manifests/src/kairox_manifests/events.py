@@ -47,8 +47,9 @@ class BundleContributionFailed(Event):
 
 @attrs.frozen
 class BundleHookRan(Event):
-    """A manifest hook script ran; ``outcome`` is ``ok``, ``context``, ``blocked``, ``asked``,
-    ``rewrote`` or ``skipped``."""
+    """A manifest hook script ran; ``outcome`` is ``ok``, ``context`` (its text reaches the
+    model), ``blocked``, ``asked``, ``rewrote``, or ``ignored`` (a background hook answered a
+    block, an ask or new arguments, which nothing waits for)."""
 
     plugin: str
     hook: str
