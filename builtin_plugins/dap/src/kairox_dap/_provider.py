@@ -8,6 +8,7 @@ time; breakpoints are kept across sessions and applied at each launch.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -57,7 +58,12 @@ class DapToolProvider:
         self.breakpoints: dict[Path, list[Breakpoint]] = {}
         self.session: DebugSession | None = None
         self.current: DapServerLifecycle | None = None
-        self._lock = anyio.Lock()
+
+    @functools.cached_property
+    def _lock(self) -> anyio.Lock:
+        # made on first use, inside the event loop: anyio.Lock() asks which loop runs, which
+        # imports asyncio, and commands that run none build every provider (`kairox plugins`)
+        return anyio.Lock()
 
     # -- ToolProvider ---------------------------------------------------------------
     async def discover(self, runtime: Runtime) -> bool:

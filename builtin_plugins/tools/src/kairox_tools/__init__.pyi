@@ -5,6 +5,10 @@ from ._base import (
     BuiltinTool as BuiltinTool,
     ToolEnv as ToolEnv,
 )
+from ._builtin import (
+    BUILTIN_TOOLS as BUILTIN_TOOLS,
+    builtin_tools as builtin_tools,
+)
 from ._config import (
     TOOL_IDS as TOOL_IDS,
     ToolsConfig as ToolsConfig,
@@ -18,9 +22,7 @@ from ._grep import (
     SearchGrep as SearchGrep,
 )
 from ._provider import (
-    BUILTIN_TOOLS as BUILTIN_TOOLS,
     BuiltinToolsProvider as BuiltinToolsProvider,
-    builtin_tools as builtin_tools,
 )
 from ._shell import (
     ShellExec as ShellExec,

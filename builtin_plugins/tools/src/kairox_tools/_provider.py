@@ -1,4 +1,7 @@
-"""The tool provider that registers the built-in tools."""
+"""The tool provider that registers the built-in tools.
+
+Building it imports nothing of the tools themselves (commands that only register plugins,
+``kairox plugins``, build every provider): :meth:`BuiltinToolsProvider.start` does."""
 
 from __future__ import annotations
 
@@ -6,27 +9,16 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kairox import ServerStatus, Tool
+from kairox import ServerStatus
 
-from ._base import BuiltinTool, ToolEnv
 from ._config import ToolsConfig
-from ._fs import FsList, FsRead, FsWrite
-from ._grep import SearchGrep
-from ._shell import ShellExec
 
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["BUILTIN_TOOLS", "BuiltinToolsProvider", "builtin_tools"]
+__all__ = ["BuiltinToolsProvider"]
 
 logger = logging.getLogger(__name__)
-
-BUILTIN_TOOLS: tuple[type[BuiltinTool], ...] = (FsRead, FsWrite, FsList, ShellExec, SearchGrep)
-
-
-def builtin_tools(env: ToolEnv) -> list[Tool]:
-    """The built-in tools for ``env``, less those ``[tools] disabled`` names."""
-    return [cls(env) for cls in BUILTIN_TOOLS if cls.SPEC.id not in env.config.disabled]
 
 
 class BuiltinToolsProvider:
@@ -38,6 +30,9 @@ class BuiltinToolsProvider:
         self._runtime: Runtime | None = None
 
     async def start(self, runtime: Runtime) -> None:
+        from ._base import ToolEnv
+        from ._builtin import builtin_tools
+
         config = runtime.config.section("tools") if "tools" in runtime.config.sections else ToolsConfig()
         env = ToolEnv.create(runtime.workspace, config, runtime.env)
         tools = builtin_tools(env)
