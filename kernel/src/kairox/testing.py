@@ -366,14 +366,14 @@ class KairoxHarness:
 
     def host(self, *, plugins: Iterable[object] = (), load_entrypoints: bool = False) -> PluginHost:
         """A fresh plugin host with the built-ins, the inline plugins and ``plugins``."""
-        from ._host import _check_pending, build_plugin_host
+        from ._host import build_plugin_host
 
         host = build_plugin_host(load_entrypoints=load_entrypoints, env=self.env)
         for name, plugin in [*self.plugins, *((None, p) for p in plugins)]:
             if host.pm.is_registered(plugin):  # loaded from its entry point already: not a failure
                 continue
             host.register(plugin, name=name)
-        _check_pending(host)
+        host.check_pending()
         return host
 
     @asynccontextmanager
