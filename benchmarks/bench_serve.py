@@ -139,7 +139,7 @@ async def line_relay(js: str) -> None:
 
 
 def workspace(root: Path, js: Path) -> tuple[Path, dict[str, str]]:
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     ws, home = root / "ws", root / "home"
     ws.mkdir()

@@ -61,7 +61,7 @@ def busy_cli_call(
 ) -> subprocess.Popen[str]:
     """Start ``COMMAND -w WS tools call TOOL --args '{"seconds": 60}' --yes`` (text pipes) with a
     fresh ``tmp_path/home`` that trusts ``ws``, so the workspace's servers run."""
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     home = tmp_path / "home"
     home.mkdir()

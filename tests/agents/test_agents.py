@@ -14,7 +14,6 @@ import pytest
 import kairox
 import kairox_agents.hooks
 from kairox import FunctionTool, ToolSpec
-from kairox.testing import EventLog, InMemoryToolProvider, KairoxHarness
 from kairox_agents import (
     AgentError,
     AgentPrepared,
@@ -24,6 +23,7 @@ from kairox_agents import (
     claude_tool_ids,
     prepare,
 )
+from kairox_testing import EventLog, InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from kairox import ConfigError, ContextPiece
-from kairox.testing import KairoxHarness
 from kairox_agents import output_styles_of, use_output_style
+from kairox_testing import KairoxHarness
 
 BUNDLE = Path(__file__).resolve().parent.parent / "fixtures" / "bundles" / "claude" / "agents-and-styles"
 PLUGIN = "agents-and-styles"

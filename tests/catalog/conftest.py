@@ -8,7 +8,7 @@ import pytest
 from catalog_server import CatalogServer
 
 import kairox_catalog.hooks
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 
 @pytest.fixture

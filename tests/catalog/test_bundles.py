@@ -11,12 +11,12 @@ import pytest
 from catalog_server import CatalogServer
 
 from kairox.errors import PolicyDenied
-from kairox.testing import Approvals, KairoxHarness
 from kairox_catalog.bundles import MARKER
 from kairox_catalog.catalog import Catalog
 from kairox_catalog.install import Installer, InstallError, InstallOptions
 from kairox_catalog.model import CatalogEntry, InstallSource
 from kairox_catalog.progress import RecordingProgress
+from kairox_testing import Approvals, KairoxHarness
 
 SKILL = "---\nname: tidy\ndescription: Tidy the imports\nscope: user\n---\nSort and group the imports.\n"
 

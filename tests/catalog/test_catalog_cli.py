@@ -7,7 +7,7 @@ import json
 from catalog_server import CatalogServer
 
 from kairox._compat import tomllib
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 REG = {
     "servers": [

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox.testing import KairoxHarness
 from kairox_catalog.catalog import Catalog
 from kairox_catalog.codex_marketplace import (
     codex_marketplace_base,
@@ -21,6 +20,7 @@ from kairox_catalog.codex_marketplace import (
 )
 from kairox_catalog.install import Installer, InstallOptions
 from kairox_catalog.model import InstallSource
+from kairox_testing import KairoxHarness
 
 MARKET = Path(__file__).resolve().parent.parent / "fixtures" / "bundles" / "codex-marketplace" / "tools-market"
 DOC = MARKET / ".agents" / "plugins" / "marketplace.json"

@@ -17,10 +17,10 @@ import kairox_catalog.hooks
 import kairox_mcp.hooks
 import kairox_stdio.hooks
 from kairox._compat import tomllib
-from kairox.testing import KairoxHarness
 from kairox_catalog.install import Installer, InstallOptions
 from kairox_catalog.model import CatalogEntry, LaunchRecipe
 from kairox_catalog.progress import RecordingProgress
+from kairox_testing import KairoxHarness
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,9 @@ import sys
 import pytest
 from catalog_server import CatalogServer
 
-from kairox.testing import KairoxHarness
 from kairox_catalog.catalog import Catalog, EntryNotFound
 from kairox_catalog.remote import RemoteSource
+from kairox_testing import KairoxHarness
 
 
 def test_importing_hooks_imports_no_http_client_and_none_of_the_work() -> None:

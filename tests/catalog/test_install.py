@@ -12,12 +12,12 @@ from kairox import ApprovalAnswer
 from kairox._compat import tomllib
 from kairox.errors import PolicyDenied
 from kairox.ext import expand_env
-from kairox.testing import Approvals, KairoxHarness
 from kairox_catalog.builtin import BUILTIN_ENTRIES
 from kairox_catalog.install import Installer, InstallError, InstallOptions
 from kairox_catalog.model import CatalogEntry, Input, LaunchRecipe, Requirement
 from kairox_catalog.prepare import CommandFailed, prepare_command, run_command
 from kairox_catalog.progress import RecordingProgress
+from kairox_testing import Approvals, KairoxHarness
 
 PY = sys.executable
 NO_SLOW = InstallOptions(prepare=False, verify=False)

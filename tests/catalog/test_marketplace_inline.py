@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kairox.testing import KairoxHarness
 from kairox_catalog._reader import EntryProblem
 from kairox_catalog.bundles import assemble_plugin
 from kairox_catalog.catalog import Catalog
 from kairox_catalog.documents import parse_document
 from kairox_catalog.install import Installer, InstallOptions
 from kairox_catalog.marketplace import bundle_to_entry
+from kairox_testing import KairoxHarness
 
 MARKET = Path(__file__).parent.parent / "fixtures" / "catalog" / "marketplace" / "inline"
 

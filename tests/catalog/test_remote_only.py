@@ -424,9 +424,9 @@ def test_an_entry_built_in_code_is_checked_by_the_installer(world: World) -> Non
     """Defence in depth: an entry marked as fetched over the network that never went through a document."""
     import anyio
 
-    from kairox.testing import KairoxHarness
     from kairox_catalog.install import Installer, InstallError
     from kairox_catalog.model import CatalogEntry, InstallSource
+    from kairox_testing import KairoxHarness
 
     _needs("git")
     entry = CatalogEntry(
@@ -453,10 +453,10 @@ def test_git_itself_refuses_a_local_clone_for_a_remote_entry(world: World, tmp_p
     """The clone's own guard (GIT_ALLOW_PROTOCOL), under the document and installer checks."""
     import anyio
 
-    from kairox.testing import KairoxHarness
     from kairox_catalog import bundles
     from kairox_catalog.model import InstallSource
     from kairox_catalog.prepare import CommandFailed
+    from kairox_testing import KairoxHarness
 
     _needs("git")
     src = InstallSource(type="git", url=f"file://{world.plugin_repo()}")

@@ -13,7 +13,7 @@ import pytest
 from kairox import Block
 from kairox.cli import run_with_runtime
 from kairox.errors import ToolError
-from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 
 @pytest.fixture

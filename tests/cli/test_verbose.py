@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kairox import hookimpl
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 SECRET = "s3cr3t-token-value"
 log = logging.getLogger("kairox_test_verbose")

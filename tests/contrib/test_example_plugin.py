@@ -14,7 +14,7 @@ EXAMPLE = ROOT / "contrib" / "kairox-example"
 
 
 def test_the_example_tests_pass_with_only_the_kairox_pytest_plugin() -> None:
-    """Run like an author would: pytest in the plugin's directory, fixtures from kairox.testing (pytest11).
+    """Run like an author would: pytest in the plugin's directory, fixtures from kairox-testing (pytest11).
     In one process (``-n 0``): it finds this repository's pyproject.toml, whose addopts start
     pytest-xdist workers."""
     out = subprocess.run(

@@ -21,7 +21,7 @@ from kairox import (
     ToolCallStarted,
     ToolSpec,
 )
-from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 from .tool_helpers import read_tool
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kairox import Block, FunctionTool, PolicyDenied, ToolCall, ToolCallFinished, ToolSpec
 from kairox._call import ArgumentCheck
-from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 pytestmark = pytest.mark.anyio
 

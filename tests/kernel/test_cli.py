@@ -12,7 +12,7 @@ import click
 import pytest
 
 from kairox import Block, ConfigSection, FunctionTool, ToolResult, ToolSpec
-from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 KAIROX = str(Path(sys.executable).with_name("kairox"))
 

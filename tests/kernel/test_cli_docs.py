@@ -11,7 +11,7 @@ import pytest
 
 from kairox import ContextPiece, FunctionTool, ServerState, ServerStatus, ToolSpec
 from kairox.ext import SkillError
-from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 

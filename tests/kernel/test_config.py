@@ -20,7 +20,7 @@ from kairox._config import REDACTED, inherit_env, user_home
 from kairox._config_load import known_errors_for
 from kairox._policy import PolicyConfig
 from kairox.ext import BrokenSection, Registrar, expand_env, load_config, redact
-from kairox.testing import KairoxHarness, make_plugin
+from kairox_testing import KairoxHarness, make_plugin
 
 
 class Mode(enum.Enum):

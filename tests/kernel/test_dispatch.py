@@ -16,7 +16,7 @@ from kairox import Block, ToolCall, ToolResult, hookimpl, hookspecs
 from kairox._dispatch import Dispatcher, HookOutcome
 from kairox._host import PluginHost, build_plugin_host
 from kairox.ext import HookRegistry, Registrar
-from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 from .tool_helpers import read_tool
 

@@ -1,4 +1,4 @@
-"""The docs this area owns: relative links resolve, and the fixtures of kairox.testing are documented."""
+"""The docs this area owns: relative links resolve, and the fixtures of kairox_testing are documented."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import kairox.testing
+import kairox_testing
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 OWNED = ["index.md", "configuration.md", "hooks.md", "writing-a-plugin.md", "testing-plugins.md", "cli.md"]
@@ -24,9 +24,9 @@ def test_relative_links_resolve(name: str) -> None:
 
 def test_every_fixture_is_documented() -> None:
     text = (DOCS / "testing-plugins.md").read_text(encoding="utf-8")
-    fixtures = [n for n, v in vars(kairox.testing).items() if n.startswith("kairox_") and callable(v)]
+    fixtures = [n for n, v in vars(kairox_testing).items() if n.startswith("kairox_") and callable(v)]
     assert len(fixtures) == 7
     for name in fixtures:
         assert f"`{name}`" in text, f"fixture {name} is not documented in docs/testing-plugins.md"
-    for name in kairox.testing.__all__:
-        assert name in text, f"kairox.testing.{name} is not documented"
+    for name in kairox_testing.__all__:
+        assert name in text, f"kairox_testing.{name} is not documented"

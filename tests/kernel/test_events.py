@@ -9,7 +9,7 @@ import pytest
 
 from kairox import Event, ServerState, SessionEnded, SessionStarted, ToolCallFinished, ToolCallStarted, ToolsChanged
 from kairox.ext import EventBus
-from kairox.testing import EventLog, KairoxHarness
+from kairox_testing import EventLog, KairoxHarness
 
 
 @attrs.frozen

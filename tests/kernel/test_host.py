@@ -11,7 +11,7 @@ import pytest
 from kairox import ConfigSection, _host, hookimpl
 from kairox._host import DEFAULT_PLUGINS, build_plugin_host
 from kairox.ext import Registrar
-from kairox.testing import make_plugin
+from kairox_testing import make_plugin
 
 GOOD = """
 from kairox import hookimpl

@@ -56,6 +56,6 @@ except SystemExit as exc:
     assert probe(body, tmp_path) == []
 
 
-@pytest.mark.parametrize("module", ["kairox.testing", "kairox.cli"])
+@pytest.mark.parametrize("module", ["kairox_testing", "kairox.cli"])
 def test_other_entry_modules_are_light(tmp_path: Path, module: str) -> None:
     assert probe(f"import {module}", tmp_path) == []

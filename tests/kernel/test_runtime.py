@@ -36,7 +36,7 @@ from kairox import (
 )
 from kairox._events import HookFailed
 from kairox.ext import Registrar
-from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness, make_plugin
 
 from .tool_helpers import read_tool
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from kairox import FunctionTool, ServerState, ServerStatus, ToolNotFound, ToolSpec, hookimpl
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 pytestmark = pytest.mark.anyio
 

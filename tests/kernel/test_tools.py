@@ -26,7 +26,7 @@ from kairox import (
 )
 from kairox._tools import as_result
 from kairox.ext import EventBus, ToolNameCollision, ToolRegistry
-from kairox.testing import EventLog, InMemoryToolProvider, schema_from_signature
+from kairox_testing import EventLog, InMemoryToolProvider, schema_from_signature
 
 
 def tool(tool_id: str, text: str = "") -> FunctionTool:

@@ -19,7 +19,7 @@ import attrs
 import psutil
 import pytest
 
-from kairox.testing import KairoxHarness, trust_workspace
+from kairox_testing import KairoxHarness, trust_workspace
 
 from .helpers import server_command
 

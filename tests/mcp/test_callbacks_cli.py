@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from shared_helpers import on_pty, read_pty
 
 from kairox.cli._util import FormField, coerce_answer, parse_form_schema
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 #: the kairox CLI as a real process, with test-sized stdio graces
 KAIROX = peers.KAIROX_TEST_GRACES

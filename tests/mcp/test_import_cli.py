@@ -14,8 +14,8 @@ import pytest
 from test_importer import FIXTURE_SECRETS, copy_fixtures
 
 from kairox._compat import tomllib
-from kairox.testing import KairoxHarness, make_plugin
 from kairox_mcp.import_cli import import_cmd
+from kairox_testing import KairoxHarness, make_plugin
 
 COMMAND = "mcp-import"  # the command under a name of its own: `kairox mcp import` once registered
 

@@ -72,7 +72,7 @@ async def test_tool_and_content_fields_are_kept(tmp_path: Path, transport: str) 
 @pytest.mark.anyio
 @pytest.mark.integration
 def test_mcp_tools_shows_what_is_not_offered_and_why(tmp_path: Path) -> None:
-    from kairox.testing import KairoxHarness
+    from kairox_testing import KairoxHarness
 
     home = tmp_path / "home"
     home.mkdir()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox import hookimpl
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 SECRET = "s3cr3t-token-value"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"

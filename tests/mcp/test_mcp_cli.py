@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from kairox._host import build_plugin_host
 from kairox.cli._main import build_cli
-from kairox.testing import trust_workspace
+from kairox_testing import trust_workspace
 
 pytestmark = pytest.mark.integration
 

@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kairox import testing_strategies
 from kairox._host import build_plugin_host
 from kairox.cli._main import build_cli
 from kairox_mcp import cli as mcp_cli
 from kairox_mcp.auth import FileTokenStorage, TokenFile, TokenFileError, _challenged, token_path
 from kairox_mcp.auth_cli import login, logout
+from kairox_testing import strategies as testing_strategies
 
 URL = "http://127.0.0.1:1/mcp"
 SECRET = "SECRET-c2VjcmV0"

@@ -11,7 +11,7 @@ import pytest
 from bundle_fixtures import kairox_env, kairox_plugins, user_home
 from philont_helpers import Install
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 __all__ = ["fast_restarts", "install", "kairox_env", "kairox_plugins", "user_home"]
 

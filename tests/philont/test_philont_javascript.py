@@ -13,8 +13,8 @@ import pytest
 from philont_helpers import Install
 
 from kairox import ImageContent, PolicyDenied, ServerState, ToolError
-from kairox.testing import KairoxHarness
 from kairox_manifests.loader import loader_of
+from kairox_testing import KairoxHarness
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 

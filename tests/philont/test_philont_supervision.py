@@ -14,9 +14,9 @@ import pytest
 from philont_helpers import Install
 
 from kairox import Event, ServerState, ToolError
-from kairox.testing import KairoxHarness
 from kairox_philont.events import PhilontWorkerFailed, PhilontWorkerReady, PhilontWorkerStarting
 from kairox_philont.supervisor import HostProcess, Limits
+from kairox_testing import KairoxHarness
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 

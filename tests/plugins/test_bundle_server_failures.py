@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 
 def _bundle(harness: KairoxHarness) -> None:

@@ -17,12 +17,12 @@ from plugin_helpers import write_executable, write_plugin
 
 import kairox_tools.hooks
 from kairox import Block, ContextPiece, PolicyDenied, Runtime, ToolCall, ToolResult, ToolSpec
-from kairox.testing import Approvals, EventLog, KairoxHarness
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.formats import ClaudeFormat, CodexFormat
 from kairox_manifests.hookscripts import ScriptHook, context_deliverer, session_context
 from kairox_manifests.model import HookDecl
+from kairox_testing import Approvals, EventLog, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 

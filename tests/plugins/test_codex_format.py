@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plugin_helpers import real, write_plugin
 
-from kairox.testing_strategies import codex_manifests, json_values, mcp_server_entries
 from kairox_manifests.errors import ManifestError
 from kairox_manifests.formats import CodexFormat
 from kairox_manifests.model import BundleManifest
 from kairox_manifests.paths import is_inside
+from kairox_testing.strategies import codex_manifests, json_values, mcp_server_entries
 
 BUNDLES = Path(__file__).resolve().parent.parent / "fixtures" / "bundles"
 PROPS = settings(suppress_health_check=[HealthCheck.too_slow], max_examples=60, deadline=None)

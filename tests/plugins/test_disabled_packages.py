@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 
 @pytest.fixture

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from plugin_helpers import write_executable
 
 from kairox import Block, ContextPiece, Runtime, ToolCall, ToolResult, ToolSpec
-from kairox.testing import EventLog, KairoxHarness
 from kairox_manifests._matcher import compile_matcher
 from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.hookscripts import HookAnswer, ScriptHook, claude_aliases, parse_answer
 from kairox_manifests.model import HookDecl
+from kairox_testing import EventLog, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 

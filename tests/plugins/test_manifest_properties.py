@@ -1,4 +1,4 @@
-"""Property tests over generated manifests of every format (kairox.testing_strategies).
+"""Property tests over generated manifests of every format (kairox_testing.strategies).
 
 - any JSON gives a manifest or a ManifestError naming the file and a field path, never another exception;
 - valid generated manifests load, and their normalised form round-trips through JSON;
@@ -21,7 +21,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kairox.testing_strategies import (
+from kairox_manifests.errors import ManifestError
+from kairox_manifests.formats import ClaudeFormat, CodexFormat, KairoxFormat
+from kairox_manifests.model import BundleManifest
+from kairox_manifests.paths import is_inside
+from kairox_philont.manifest import PhilontFormat
+from kairox_testing.strategies import (
     FORMATS,
     MANIFEST_FILES,
     PHILONT_MAIN,
@@ -30,11 +35,6 @@ from kairox.testing_strategies import (
     json_documents,
     manifests,
 )
-from kairox_manifests.errors import ManifestError
-from kairox_manifests.formats import ClaudeFormat, CodexFormat, KairoxFormat
-from kairox_manifests.model import BundleManifest
-from kairox_manifests.paths import is_inside
-from kairox_philont.manifest import PhilontFormat
 
 FORMAT_OBJECTS = {
     "kairox": KairoxFormat(),

@@ -15,8 +15,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plugin_helpers import real, write_plugin
 
-from kairox.testing import EventLog, KairoxHarness
-from kairox.testing_strategies import MANIFEST_FILES, json_documents, json_values, manifests
 from kairox_manifests.discovery import probe, sorted_formats
 from kairox_manifests.errors import Problem
 from kairox_manifests.events import BundleManifestsDisagree
@@ -25,6 +23,8 @@ from kairox_manifests.merge import CONFLICT, merge_manifests
 from kairox_manifests.model import BundleManifest
 from kairox_manifests.paths import is_inside
 from kairox_philont.manifest import PhilontFormat
+from kairox_testing import EventLog, KairoxHarness
+from kairox_testing.strategies import MANIFEST_FILES, json_documents, json_values, manifests
 
 BUNDLES = Path(__file__).resolve().parent.parent / "fixtures" / "bundles"
 ALL_FORMATS = sorted_formats([*builtin_formats(), PhilontFormat()])

@@ -12,10 +12,10 @@ import pytest
 from plugin_helpers import copy_fixture, write_plugin
 
 from kairox import Block, PolicyDenied, ServerState, ToolError
-from kairox.testing import KairoxHarness
 from kairox_manifests.loader import BundleLoader, loader_of
 from kairox_philont.context import PhilontContext
 from kairox_philont.worker import BASE_ENV
+from kairox_testing import KairoxHarness
 
 pytestmark = pytest.mark.anyio
 

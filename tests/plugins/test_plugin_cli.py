@@ -9,8 +9,8 @@ from typing import Any
 from plugin_helpers import FIXTURES, copy_fixture, real, write_plugin
 
 from kairox.ext import TrustStore
-from kairox.testing import KairoxHarness
 from kairox_manifests.trust import bundle_digest
+from kairox_testing import KairoxHarness
 
 NO_TEMP_ROOT = "[policy]\ninclude_temp_dir = false\n"
 

@@ -10,12 +10,12 @@ from plugin_helpers import write_plugin
 
 from kairox import Allow, ApprovalAnswer, Ask, Deny, PolicyDenied, ServerState
 from kairox.ext import TrustStore
-from kairox.testing import Approvals, EventLog, KairoxHarness
 from kairox_manifests.events import BundleLoaded, BundleNotLoaded
 from kairox_manifests.install import read_bundle
 from kairox_manifests.loader import BundleLoader, loader_of
 from kairox_manifests.settings import SettingsStore
 from kairox_manifests.trust import bundle_item
+from kairox_testing import Approvals, EventLog, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 
@@ -234,7 +234,7 @@ async def test_events_for_loaded_and_not_loaded(kairox_harness: KairoxHarness) -
 
 
 def _event_recorder(log: EventLog) -> object:
-    from kairox.testing import make_plugin
+    from kairox_testing import make_plugin
 
     return make_plugin("recorder", kairox_event=lambda event: log.events.append(event))
 
@@ -311,7 +311,7 @@ async def test_unload_takes_everything_back(kairox_harness: KairoxHarness) -> No
 
 
 async def test_tool_id_clash_fails_the_plugin_and_rolls_back(kairox_harness: KairoxHarness) -> None:
-    from kairox.testing import InMemoryToolProvider
+    from kairox_testing import InMemoryToolProvider
 
     memory = InMemoryToolProvider("memory")
     memory.add_function(lambda: "mine", "clash.echo", domain="local", capability="read")

@@ -19,9 +19,9 @@ import pytest
 from plugin_helpers import FIXTURES, copy_fixture, write_plugin
 
 from kairox import ApprovalAnswer, ContextPiece, PolicyDenied, ServerState, ToolError
-from kairox.testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness
 from kairox_manifests.events import BundleHookFailed, BundleHookRan
 from kairox_manifests.loader import loader_of
+from kairox_testing import Approvals, EventLog, InMemoryToolProvider, KairoxHarness
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 

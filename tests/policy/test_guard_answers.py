@@ -18,7 +18,7 @@ from shared_helpers import open_with_builtin_tools as opened
 
 import kairox
 from kairox import Ask, Block, PolicyDenied, ToolCall
-from kairox.testing import Approvals, make_plugin
+from kairox_testing import Approvals, make_plugin
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from kairox._session import Session
 from kairox._tools import ToolResult
 from kairox.errors import PolicyDenied
 from kairox.hookspecs import hookimpl
-from kairox.testing import Approvals, make_plugin
+from kairox_testing import Approvals, make_plugin
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from kairox._policy_merge import merge_policy
 from kairox._tools import ToolSpec
 from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
 from kairox.errors import ConfigError
-from kairox.testing_strategies import json_values
+from kairox_testing.strategies import json_values
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
 A, S = ApprovalPolicy, SandboxPolicy

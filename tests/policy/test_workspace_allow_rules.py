@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from peers import fixture_server
 
-from kairox.testing import KairoxHarness, trust_workspace
+from kairox_testing import KairoxHarness, trust_workspace
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

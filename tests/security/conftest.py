@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from security_helpers import Attack, Clone, Listener, build_attack, listening, make_clone
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 from click.testing import Result
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 __all__ = [
     "KAIROX",

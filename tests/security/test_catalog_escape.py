@@ -28,12 +28,12 @@ from hypothesis import strategies as st
 from security_helpers import KAIROX, output_of
 
 import kairox_catalog.hooks
-from kairox.testing import KairoxHarness
 from kairox_catalog import bundles
 from kairox_catalog.catalog import Catalog
 from kairox_catalog.documents import parse_document
 from kairox_catalog.install import Installer, InstallError, InstallOptions
 from kairox_catalog.model import CatalogEntry, InstallSource
+from kairox_testing import KairoxHarness
 
 BAD_NAMES = [
     "./../../planted",

@@ -22,7 +22,7 @@ from security_helpers import cli, cli_env, output_of, run_kairox
 from test_contained_readers import PRIVATE, plant
 
 from kairox.errors import ConfigError
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 # the fixtures of the readers' attacks: the clone, the private key, in-process runs over them
 harness = readers.harness

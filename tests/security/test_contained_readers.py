@@ -31,7 +31,7 @@ from security_helpers import (
     servers_of,
 )
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 PRIVATE = "private-key-material-5b8e1d"
 

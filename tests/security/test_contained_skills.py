@@ -22,8 +22,8 @@ from test_contained_readers import PRIVATE, plant
 
 from kairox.ext import SkillDef, SkillError
 from kairox.files import Root
-from kairox.testing import KairoxHarness
 from kairox_skills import DirectorySkillSource
+from kairox_testing import KairoxHarness
 
 # the fixtures of the readers' attacks: the private key, the clone, in-process runs over them
 harness = readers.harness

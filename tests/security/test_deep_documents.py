@@ -15,7 +15,7 @@ import pytest
 
 from kairox.errors import ConfigError
 from kairox.files import MAX_DOCUMENT_DEPTH, check_depth, loads_bounded, read_document
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 DEPTHS = [500, 5_000, 100_000]
 

@@ -17,7 +17,7 @@ import pytest
 
 import kairox_mcp.hooks
 import kairox_stdio.hooks
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 
 def _toml(name: str, argv: list[str], prefix: str | None = None) -> str:

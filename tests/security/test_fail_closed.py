@@ -12,7 +12,7 @@ import pytest
 from security_helpers import cli_env, output_of, run_kairox
 
 from kairox import hookimpl
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 
 @pytest.fixture

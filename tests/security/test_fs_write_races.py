@@ -28,7 +28,7 @@ import kairox_tools.hooks
 from kairox._hooks import ToolCall
 from kairox._runtime import Runtime
 from kairox.errors import PolicyDenied
-from kairox.testing import Approvals, make_plugin
+from kairox_testing import Approvals, make_plugin
 
 pytestmark = pytest.mark.anyio
 

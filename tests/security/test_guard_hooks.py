@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kairox import PolicyDenied
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 FAILURES = {
     "hangs": "import time\ntime.sleep(30)\n",

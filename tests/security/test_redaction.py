@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from kairox._secrets import redact_args
 from kairox.ext import redact, redact_url
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 secrets = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", min_size=12, max_size=40)
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)

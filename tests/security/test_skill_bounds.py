@@ -35,9 +35,9 @@ from hypothesis import strategies as st
 
 import kairox_skills.hooks
 from kairox.ext import SkillDef, SkillError
-from kairox.testing import KairoxHarness
 from kairox_skills import DirectorySkillSource, parse_skill
 from kairox_skills._cache import ScanCache
+from kairox_testing import KairoxHarness
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ LIMITED = textwrap.dedent(
     resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
 
     import kairox_skills.hooks
-    from kairox.testing import KairoxHarness
+    from kairox_testing import KairoxHarness
     from kairox_skills import parse_skill
 
     out = {}
@@ -390,7 +390,7 @@ def test_bounded_loader_matches_pyyaml_or_refuses_alias_structures(text: str) ->
 def test_a_huge_integer_is_one_skill_error_and_the_others_load(tmp_path: Path) -> None:
     """Review finding: the fast reader called int() on a 5,000-digit keyword, and the
     ValueError (3.11+: the digit limit) failed the whole workspace source."""
-    from kairox.testing import KairoxHarness
+    from kairox_testing import KairoxHarness
 
     ws, home = tmp_path / "ws", tmp_path / "home"
     skills = ws / ".kairox" / "skills"

@@ -14,7 +14,7 @@ import pytest
 
 import kairox_skills.hooks
 from kairox._context import SKILL_BUDGET, estimate_tokens
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 COUNT = 3000
 

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from security_helpers import Attack, Clone, cli, marker_command, pending_of, server_toml, servers_of, write_bundle
 
 from kairox.ext import Declared, TrustState, TrustStore, WorkspaceTrust
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 WORKERS = 8
 ROUNDS = 12

@@ -31,7 +31,7 @@ from security_helpers import (
     write_bundle,
 )
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 #: every command a user might run first in a fresh clone (``tools call`` is lazy: it starts
 #: only what owns the tool; ``mcp status`` starts every MCP server it knows)

@@ -22,8 +22,8 @@ import pytest
 from security_helpers import cli_env, output_of
 
 from kairox import Runtime
-from kairox.testing import KairoxHarness
 from kairox_mcp import McpServerFailed
+from kairox_testing import KairoxHarness
 
 SECRETS = ("PASSWORD", "SECRET123")
 #: a streamable HTTP 401 never put the URL into status or events (the SDK answers with

@@ -96,7 +96,7 @@ def kairox_env(home: Path, **extra: str) -> dict[str, str]:
 
 def make_workspace(tmp_path: Path, *, trusted: bool = True, serve: str = "", user_config: str = "") -> Workspace:
     """A workspace under ``tmp_path`` (``ws``, home ``home``), trusted unless told otherwise."""
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     ws = tmp_path / "ws"
     home = tmp_path / "home"
@@ -118,7 +118,7 @@ def make_workspace(tmp_path: Path, *, trusted: bool = True, serve: str = "", use
 
 def with_backend(tmp_path: Path, name: str, command: str, *args: str | Path, user_config: str = "") -> Workspace:
     """:func:`make_workspace` with one more backend server, ``name`` (``command args``), trusted."""
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     ws = make_workspace(tmp_path, trusted=False, user_config=user_config)
     toml = ws.root / "kairox.toml"

@@ -166,7 +166,7 @@ def with_two_backends(tmp_path: Path, rules: str, serve: str = "") -> Workspace:
     (and ``serve`` in the workspace's ``kairox.toml``), trusted."""
     from serve_helpers import make_workspace
 
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     ws = make_workspace(tmp_path, trusted=False, serve=serve, user_config=rules)
     script = tmp_path / "asks.py"

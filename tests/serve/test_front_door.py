@@ -252,7 +252,7 @@ async def test_an_idle_session_is_closed_and_its_id_is_unknown(tmp_path: Path) -
     goes quiet, with no stream open: after ``session_idle_timeout`` (1 s here) the kairox
     session has ended (a ``SessionEnd`` hook records it) and the session id answers 404, the
     MCP spec's answer for a session the server does not know."""
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     ws = make_workspace(tmp_path, serve="[serve]\nsession_idle_timeout = 1\n", trusted=False)
     marker = tmp_path / "ended"

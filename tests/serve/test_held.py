@@ -113,7 +113,7 @@ async def test_a_held_call_whose_client_stays_away_expires(tmp_path: Path, stall
     ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
     toml = ws.root / "kairox.toml"
     toml.write_text(toml.read_text() + "\n[serve]\nheld_call_timeout = 1\n")
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     trust_workspace(ws.root, ws.home, env=ws.env())
     async with gateway_client(ws, "stdio", mode=MODERN, sampling_callback=Host().sample) as client:

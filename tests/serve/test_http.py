@@ -117,7 +117,7 @@ async def test_refusals(tmp_path: Path) -> None:
 def test_wide_bind_without_token_or_unset_token_is_refused(tmp_path: Path) -> None:
     """In process (``KairoxHarness.cli``): the refusal comes before anything starts; the
     other tests run ``kairox serve`` as the program."""
-    from kairox.testing import KairoxHarness
+    from kairox_testing import KairoxHarness
 
     ws = make_workspace(tmp_path)
     harness = KairoxHarness(ws.root, ws.home, env=ws.env())

@@ -215,7 +215,7 @@ def test_changed_workspace_is_refused(tmp_path: Path) -> None:
 def test_stdout_carries_only_json_rpc_even_while_the_runtime_opens(tmp_path: Path, wire: str) -> None:
     """A plugin that prints at import and in register() (direct, in the gateway's own process)
     runs while the runtime opens, before any message: its text goes to stderr, never the wire."""
-    from kairox.testing import trust_workspace
+    from kairox_testing import trust_workspace
 
     ws = make_workspace(tmp_path, trusted=False)
     plugin = ws.root / ".kairox" / "plugins" / "noisy"

@@ -1,4 +1,4 @@
-"""The skills tests' runtimes load kairox-skills (``kairox.testing``'s harness takes its plugins from here)."""
+"""The skills tests' runtimes load kairox-skills (``kairox_testing``'s harness takes its plugins from here)."""
 
 from __future__ import annotations
 

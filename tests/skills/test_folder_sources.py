@@ -11,12 +11,12 @@ import pytest
 from skills_helpers import write
 
 from kairox.ext import SkillScope
-from kairox.testing import KairoxHarness
 from kairox_skills import _plugin
 from kairox_skills._cache import get_cache
 from kairox_skills._config import SkillsConfig
 from kairox_skills._imports import CommandSkillSource, imported_folders
 from kairox_skills._sources import DirectorySkillSource
+from kairox_testing import KairoxHarness
 
 
 def test_the_light_defaults_are_the_schema_s() -> None:

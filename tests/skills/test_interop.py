@@ -20,11 +20,11 @@ from skills_helpers import write
 from kairox import ConfigError
 from kairox._skill_model import render_template
 from kairox.ext import SkillDef, SkillError, SkillScope
-from kairox.testing import KairoxHarness
 from kairox_skills import bundle_skill_source
 from kairox_skills._config import IMPORT_KINDS, import_kinds
 from kairox_skills._imports import parse_command
 from kairox_skills._structure import frontmatter_from_mapping
+from kairox_testing import KairoxHarness
 
 
 def md(name: str, description: str, extra: str = "", body: str = "Body.\n") -> str:

@@ -10,8 +10,8 @@ from skills_helpers import write
 
 from kairox.ext import SkillDef, SkillLoadFailed, SkillScope, SkillsScanned
 from kairox.hookspecs import hookimpl
-from kairox.testing import EventLog, KairoxHarness
 from kairox_skills import SettingsFile, parse_skill
+from kairox_testing import EventLog, KairoxHarness
 
 
 def md(name: str, description: str, extra: str = "", body: str = "") -> str:

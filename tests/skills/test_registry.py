@@ -25,7 +25,7 @@ from kairox.ext import (
     SkillsScanned,
     SkillWarning,
 )
-from kairox.testing import EventLog
+from kairox_testing import EventLog
 
 USER, WORKSPACE, SESSION, PLUGIN = SkillScope.USER, SkillScope.WORKSPACE, SkillScope.SESSION, SkillScope.PLUGIN
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import kairox_skills.hooks
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKER = REPO / ".kairox" / "skills" / "plugin-conventions" / "scripts" / "check_plugin.py"

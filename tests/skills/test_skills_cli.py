@@ -7,7 +7,7 @@ import json
 import pytest
 from skills_helpers import write
 
-from kairox.testing import InMemoryToolProvider, KairoxHarness
+from kairox_testing import InMemoryToolProvider, KairoxHarness
 
 PR_REVIEW = """---
 name: pr-review

@@ -18,7 +18,7 @@ import attrs
 import pytest
 from shared_helpers import converse_on_pty, on_pty
 
-from kairox.testing import KairoxHarness
+from kairox_testing import KairoxHarness
 
 KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
 

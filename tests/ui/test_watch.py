@@ -1,7 +1,7 @@
 """``kairox watch``: the terminal live view, run as the real CLI against real stdio MCP servers.
 
 The workspaces live under ``tmp_path`` with their own ``KAIROX_HOME`` that trusts them
-(``kairox.testing.trust_workspace``), except where the test is about an untrusted one. The
+(``kairox_testing.trust_workspace``), except where the test is about an untrusted one. The
 in-place view runs on a pseudo-terminal; :class:`Screen` replays what it wrote with the
 few sequences the view may use and fails on any other escape sequence.
 """
@@ -32,7 +32,7 @@ from peers import KAIROX_TEST_GRACES, default_signals, fixture_server
 from shared_helpers import on_pty, read_pty
 
 from kairox import ServerState, ServerStatus
-from kairox.testing import KairoxHarness, trust_workspace
+from kairox_testing import KairoxHarness, trust_workspace
 from kairox_ui.watch import (
     _var_references,
     cell_width,

@@ -206,7 +206,7 @@ class UiSetup:
 
     def trust(self) -> None:
         """What ``kairox trust`` records, in process (tests/security runs the command)."""
-        from kairox.testing import trust_workspace
+        from kairox_testing import trust_workspace
 
         trust_workspace(self.workspace, self.home, env=self.env)
 

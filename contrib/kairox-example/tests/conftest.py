@@ -1,4 +1,4 @@
-"""Every runtime the kairox fixtures open registers this plugin (kairox.testing is a pytest plugin:
+"""Every runtime the kairox fixtures open registers this plugin (kairox-testing is a pytest plugin:
 kairox_harness, kairox_runtime and friends need no import)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kairox import PolicyDenied, Runtime
-from kairox.testing import EventLog, InMemoryToolProvider, KairoxHarness
+from kairox_testing import EventLog, InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 

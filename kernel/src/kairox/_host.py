@@ -145,6 +145,19 @@ class PluginHost:
             self._builtin.add(registered)
         return registered
 
+    def check_pending(self) -> None:
+        """pluggy's ``check_pending()``, but a plugin with an unknown hook is unregistered and
+        recorded (stage ``"validate"``), not raised. Call it after registering plugins on a built host."""
+        for _ in range(100):
+            try:
+                self.pm.check_pending()
+                return
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin) or repr(exc.plugin)
+                dist, version = self.distribution_of(name)
+                self.pm.unregister(exc.plugin)
+                self.record(LoadFailure(name, dist, version, "validate", _format_error(exc)), exc)
+
     def plugins(self, *, include_builtin: bool = False) -> list[PluginInfo]:
         infos = []
         for name, plugin in self.pm.list_name_plugin():
@@ -256,7 +269,7 @@ def build_plugin_host(
     _remember_not_loaded(host)
     for plugin in plugins:
         host.register(plugin)
-    _check_pending(host)
+    host.check_pending()
     _observe(pm)
     if env.get("KAIROX_TRACE_PLUGINS", "") not in ("", "0", "false"):
         pm.trace.root.setwriter(_trace_writer)
@@ -350,16 +363,3 @@ def _remember_not_loaded(host: PluginHost) -> None:
     from ._features import remember_not_loaded
 
     remember_not_loaded({dist or name: why for name, (dist, why) in host.not_loaded.items()})
-
-
-def _check_pending(host: PluginHost) -> None:
-    """``check_pending()``, but a plugin with an unknown hook is unregistered and recorded."""
-    for _ in range(100):
-        try:
-            host.pm.check_pending()
-            return
-        except pluggy.PluginValidationError as exc:
-            name = host.pm.get_name(exc.plugin) or repr(exc.plugin)
-            dist, version = host.distribution_of(name)
-            host.pm.unregister(exc.plugin)
-            host.record(LoadFailure(name, dist, version, "validate", _format_error(exc)), exc)

@@ -1,8 +1,8 @@
 """Test helpers for kairox plugin authors, shipped as a pytest plugin.
 
-kairox declares this module as its ``pytest11`` entry point, so in any
-environment where kairox and pytest are installed these fixtures exist without
-a ``conftest.py`` line:
+kairox-testing declares this module as its ``pytest11`` entry point, so in any
+environment where it is installed these fixtures exist without a ``conftest.py``
+line:
 
 ``kairox_workspace``
     an empty workspace directory (under ``tmp_path``).
@@ -31,7 +31,8 @@ inline plugins only, never the installed entry points (pass
 Every runtime gets a fresh plugin manager, so nothing leaks between tests.
 
 Everything here is importable for use outside the fixtures too
-(``from kairox.testing import InMemoryToolProvider``).
+(``from kairox_testing import InMemoryToolProvider``); hypothesis strategies for
+manifests are in :mod:`kairox_testing.strategies`.
 """
 
 from __future__ import annotations
@@ -47,18 +48,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from .hookspecs import hookimpl
+from kairox import hookimpl
 
 if TYPE_CHECKING:
     import click.testing
 
-    from ._events import Event, EventBus
-    from ._host import PluginHost
-    from ._registrar import Registrar
-    from ._runtime import ApprovalAnswer, ApprovalRequest, Approver, Runtime
-    from ._tools import Tool
-    from ._types import ServerStatus
-    from .protocols import ToolProvider
+    from kairox import ApprovalAnswer, ApprovalRequest, Approver, Event, Runtime, ServerStatus, Tool
+    from kairox.ext import EventBus, PluginHost, Registrar
+    from kairox.protocols import ToolProvider
 
 __all__ = [
     "Approvals",
@@ -172,7 +169,7 @@ class InMemoryToolProvider:
         return decorate
 
     def add_function(self, fn: Callable[..., Any], id: str | None = None, **spec: Any) -> Tool:
-        from ._tools import FunctionTool, ToolSpec
+        from kairox import FunctionTool, ToolSpec
 
         spec.setdefault("description", inspect.getdoc(fn) or "")
         spec.setdefault("input_schema", schema_from_signature(fn))
@@ -282,7 +279,7 @@ def trust_workspace(
     to them afterwards needs trust again, as for a user."""
     import anyio
 
-    from ._runtime import Runtime
+    from kairox import Runtime
 
     async def go() -> list[str]:
         rt = Runtime(workspace, home=home, env=env if env is not None else _clean_env(Path(home)), host=host)
@@ -366,14 +363,14 @@ class KairoxHarness:
 
     def host(self, *, plugins: Iterable[object] = (), load_entrypoints: bool = False) -> PluginHost:
         """A fresh plugin host with the built-ins, the inline plugins and ``plugins``."""
-        from ._host import _check_pending, build_plugin_host
+        from kairox.ext import build_plugin_host
 
         host = build_plugin_host(load_entrypoints=load_entrypoints, env=self.env)
         for name, plugin in [*self.plugins, *((None, p) for p in plugins)]:
             if host.pm.is_registered(plugin):  # loaded from its entry point already: not a failure
                 continue
             host.register(plugin, name=name)
-        _check_pending(host)
+        host.check_pending()
         return host
 
     @asynccontextmanager
@@ -387,7 +384,7 @@ class KairoxHarness:
         **kwargs: Any,
     ) -> AsyncIterator[Runtime]:
         """``async with harness.open() as rt``: a runtime over the workspace."""
-        from ._runtime import Runtime
+        from kairox import Runtime
 
         host = self.host(plugins=plugins, load_entrypoints=load_entrypoints)
         async with Runtime.open(
@@ -406,7 +403,7 @@ class KairoxHarness:
         (``exit_code``, ``stdout``, ``stderr``)."""
         from click.testing import CliRunner
 
-        from .cli._main import build_cli
+        from kairox.cli import build_cli
 
         group = build_cli(self.host(load_entrypoints=load_entrypoints))
         overrides: dict[str, str | None] = {k: None for k in os.environ if k not in self.env}
@@ -468,8 +465,3 @@ async def kairox_runtime(
 ) -> AsyncIterator[Runtime]:
     async with kairox_harness.open(plugins=[kairox_tool_provider.plugin()]) as rt:
         yield rt
-
-
-# -- hypothesis strategies ----------------------------------------------------------
-# Strategies for outside documents (plugin manifests, skill frontmatter) belong in
-# this section; import hypothesis inside them, it is not a kairox dependency.

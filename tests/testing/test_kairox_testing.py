@@ -1,4 +1,4 @@
-"""kairox.testing: the pytest plugin plugin authors get (fixtures, harness, in-memory provider)."""
+"""kairox_testing: the pytest plugin plugin authors get (fixtures, harness, in-memory provider)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kairox import FunctionTool, RegistrationError, Runtime, ToolsChanged, ToolSpec
-from kairox.testing import EventLog, InMemoryToolProvider, KairoxHarness, make_plugin, schema_from_signature
+from kairox_testing import EventLog, InMemoryToolProvider, KairoxHarness, make_plugin, schema_from_signature
 
 pytest_plugins = ["pytester"]
 
@@ -15,7 +15,7 @@ AUTHOR_TESTS = '''
 import json
 import pytest
 from kairox import Block, ToolCall, hookimpl
-from kairox.testing import Approvals
+from kairox_testing import Approvals
 
 class GuardPlugin:
     @hookimpl

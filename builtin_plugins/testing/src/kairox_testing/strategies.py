@@ -12,9 +12,10 @@ with one known field replaced by a value of the wrong type, and the field path
 the resulting error must name. ``json_documents()`` draws any JSON, biased
 towards objects that use the format's own field names.
 
-hypothesis is not a kairox dependency: import this module from tests only.
+hypothesis comes with the ``strategies`` extra (``pip install "kairox-testing[strategies]"``);
+the pytest plugin itself does not import it.
 
-    from kairox.testing_strategies import kairox_manifests, MANIFEST_FILES
+    from kairox_testing.strategies import kairox_manifests, MANIFEST_FILES
 
     @given(kairox_manifests())
     def test_loads(tmp_path_factory, doc): ...
