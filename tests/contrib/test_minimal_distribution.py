@@ -67,6 +67,7 @@ def test_tools_list_and_call(venv) -> None:
         ('[lsp_servers.rust]\ncommand = "rust-analyzer"\n', "kairox-lsp"),
         ('[dap_servers.py]\ncommand = "python"\n', "kairox-dap"),
         ("[catalog]\nsources = []\n", "kairox-catalog"),
+        ('[instructions]\ntext = "Run the tests."\n', "kairox-agents"),
     ],
 )
 def test_config_needing_a_missing_plugin_names_the_distribution(venv, config: str, distribution: str) -> None:

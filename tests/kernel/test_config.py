@@ -216,7 +216,12 @@ def test_unknown_section_names_the_owners(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("section", "dist"),
-    [("lsp_servers", "kairox-lsp"), ("dap_servers", "kairox-dap"), ("skills", "kairox-skills")],
+    [
+        ("lsp_servers", "kairox-lsp"),
+        ("dap_servers", "kairox-dap"),
+        ("skills", "kairox-skills"),
+        ("instructions", "kairox-agents"),
+    ],
 )
 def test_section_of_a_missing_plugin_names_the_distribution(tmp_path: Path, section: str, dist: str) -> None:
     config, _ = load(tmp_path, f'[{section}.x]\ncommand = "c"\n')

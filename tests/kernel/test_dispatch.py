@@ -32,6 +32,8 @@ SPECS: dict[str, Callable[..., Any]] = {
 REGISTRATION = sorted(name for name in SPECS if name.startswith("kairox_register_"))
 LIFECYCLE = ["kairox_session_start", "kairox_session_end", "kairox_pre_turn", "kairox_pre_tool_call"]
 LIFECYCLE += ["kairox_post_tool_call"]
+#: awaited, as the lifecycle hooks are (no hook can be added at run time for it)
+ASYNC = [*LIFECYCLE, "kairox_instructions"]
 
 
 def method_of(hook: str) -> str:
@@ -112,7 +114,7 @@ def test_every_hookspec_has_a_typed_method_and_every_method_a_hookspec() -> None
 def test_a_typed_method_takes_exactly_the_spec_arguments(hook: str) -> None:
     method = getattr(Dispatcher, method_of(hook))
     assert tuple(inspect.signature(method).parameters)[1:] == argnames(hook)
-    assert inspect.iscoroutinefunction(method) == (hook in LIFECYCLE)
+    assert inspect.iscoroutinefunction(method) == (hook in ASYNC)
 
 
 def test_no_hookspec_needs_pluggy_call_semantics_the_dispatcher_lacks() -> None:
@@ -162,7 +164,7 @@ def test_the_kernel_claims_its_names_before_any_plugin() -> None:
     thief.kairox_register_config_sections = hookimpl(lambda registrar: registrar.add(ConfigSection("policy", dict)))
     host = host_with(thief)
     sections = host.dispatch.register_config_sections(Registrar("config section"))
-    assert sections.owner_of("policy") == "kairox" and "instructions" in sections
+    assert sections.owner_of("policy") == "kairox" and "files" in sections
     assert [(f.plugin, f.stage) for f in host.failures] == [("thief", "kairox_register_config_sections")]
 
 

@@ -43,6 +43,7 @@ def test_the_hooks_of_the_contract() -> None:
         "kairox_register_commands",
         "kairox_session_start",
         "kairox_session_end",
+        "kairox_instructions",
         "kairox_pre_turn",
         "kairox_pre_tool_call",
         "kairox_post_tool_call",

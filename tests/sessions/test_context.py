@@ -1,4 +1,5 @@
-"""Turn context: instructions precedence/provenance, pre_turn context, tool budget, session scope."""
+"""Turn context: instructions from hooks, pre_turn context, tool budget, session scope (the
+instruction files kairox-agents reads: tests/agents/test_instructions.py)."""
 
 from __future__ import annotations
 
@@ -27,62 +28,6 @@ def home(kairox_home: Path) -> Path:
 @pytest.fixture
 def ws(kairox_workspace: Path) -> Path:
     return kairox_workspace
-
-
-@pytest.mark.anyio
-async def test_instructions_order_and_provenance(ws: Path, home: Path) -> None:
-    (home / "AGENTS.md").write_text("user agents")
-    (home / "kairox.toml").write_text('[instructions]\ntext = "user inline"\n')
-    (ws / "kairox.toml").write_text('[instructions]\ntext = "workspace inline"\nfiles = ["docs/rules.md"]\n')
-    (ws / "docs").mkdir()
-    (ws / "docs" / "rules.md").write_text("rules file")
-    (ws / "AGENTS.md").write_text("root agents")
-    (ws / "CLAUDE.md").write_text("root claude")
-    (ws / "pkg" / "sub").mkdir(parents=True)
-    (ws / "pkg" / "AGENTS.md").write_text("pkg agents")
-    (ws / "pkg" / "sub" / "CLAUDE.md").write_text("sub claude")
-    async with _open(ws, home) as rt, rt.session() as s:
-        tc = await s.turn_context("hi", cwd=ws / "pkg" / "sub")
-    texts = [i.text for i in tc.instructions]
-    assert texts == [
-        "user agents",
-        "user inline",
-        "workspace inline",
-        "rules file",
-        "root agents",
-        "root claude",
-        "pkg agents",
-        "sub claude",
-    ]
-    scopes = [i.scope for i in tc.instructions]
-    assert scopes == ["user", "user", "workspace", "workspace", "workspace", "workspace", "directory", "directory"]
-    assert tc.instructions[1].source == f"{home / 'kairox.toml'} [instructions].text"
-    assert tc.instructions[3].source == str((ws / "docs" / "rules.md").resolve())
-    # the rendering says where each piece came from, in the same order
-    rendered = tc.render()
-    assert rendered.index("user agents") < rendered.index("sub claude")
-    assert f"instructions from {ws / 'pkg' / 'sub' / 'CLAUDE.md'}" in rendered
-
-
-@pytest.mark.anyio
-async def test_instructions_discovery_can_be_turned_off_and_missing_file_reported(ws: Path, home: Path) -> None:
-    (ws / "AGENTS.md").write_text("root agents")
-    (ws / "kairox.toml").write_text('[instructions]\nagents_files = []\nfiles = ["nope.md"]\n')
-    async with _open(ws, home) as rt, rt.session() as s:
-        tc = await s.turn_context("hi")
-    assert tc.instructions == []
-    assert any("nope.md" in p and "no such file" in p for p in tc.problems)
-
-
-@pytest.mark.anyio
-async def test_large_instruction_file_is_truncated(ws: Path, home: Path) -> None:
-    (ws / "kairox.toml").write_text("[instructions]\nmax_bytes = 100\n")
-    (ws / "AGENTS.md").write_text("x" * 1000)
-    async with _open(ws, home) as rt, rt.session() as s:
-        tc = await s.turn_context("hi")
-    (only,) = tc.instructions
-    assert only.text.startswith("x" * 100)
-    assert "truncated: 900 more bytes" in only.text
 
 
 class ContextPlugin:
@@ -135,6 +80,72 @@ class NoServersProvider:
 
     def status(self) -> list[kairox.ServerStatus]:
         return []
+
+
+class InstructionsPlugin:
+    """Gives ``answer`` from ``kairox_instructions`` and records the directory of each turn."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.cwds: list[Path] = []
+
+    @hookimpl
+    def kairox_instructions(self, session: kairox.Session, cwd: Path) -> Any:
+        self.cwds.append(cwd)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+class RulesProvider(NoServersProvider):
+    """A provider whose server gives instructions (as an MCP server's ``instructions``)."""
+
+    name = "rules"
+
+    async def start(self, runtime: kairox.Runtime) -> None:
+        return None
+
+    def instructions(self) -> list[tuple[str, str]]:
+        return [("MCP server rules", "from the server")]
+
+
+class RulesPlugin:
+    @hookimpl
+    def kairox_register_tool_providers(self, registrar: kairox.ext.Registrar[Any], runtime: kairox.Runtime) -> None:
+        registrar.add(RulesProvider())
+
+
+@pytest.mark.anyio
+async def test_instructions_hooks_come_first_and_a_returned_exception_is_a_problem(ws: Path, home: Path) -> None:
+    given = [
+        kairox.ext.Instruction("from the plugin", "/rules.md", "workspace"),
+        OSError("/secret.md: refused"),
+        kairox.ext.Instruction("second", "/more.md", "directory"),
+    ]
+    plugin, odd = InstructionsPlugin(given), InstructionsPlugin("not an instruction")
+    async with _open(ws, home, plugin, odd, RulesPlugin()) as rt, rt.session() as s:
+        tc = await s.turn_context("hi")
+        assert [(i.text, i.scope) for i in tc.instructions] == [
+            ("from the plugin", "workspace"),
+            ("second", "directory"),
+            ("from the server", "provider"),
+        ]
+        assert "/secret.md: refused" in tc.problems
+        assert any("answered str, not an Instruction" in p for p in tc.problems)
+        await s.turn_context("hi", cwd=ws / "pkg")
+    assert plugin.cwds == [ws, ws / "pkg"]  # the workspace root unless the host names a directory
+
+
+@pytest.mark.anyio
+async def test_a_failing_instructions_hook_fails_the_turn(ws: Path, home: Path) -> None:
+    """Instructions carry the user's rules: a turn without them does not go on."""
+    events: list[kairox.Event] = []
+    async with _open(ws, home, InstructionsPlugin(kairox.ConfigError("max_bytes: expected int"))) as rt:
+        rt.events.subscribe(events.append, kairox.HookFailed)
+        async with rt.session() as s:
+            with pytest.raises(kairox.ConfigError, match="max_bytes: expected int"):
+                await s.turn_context("hi")
+    assert [e.plugin for e in events] == ["InstructionsPlugin"]
 
 
 class ManyTools(NoServersProvider):

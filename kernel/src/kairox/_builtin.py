@@ -1,4 +1,4 @@
-"""The kernel's own hookimpls: it owns the ``[policy]``, ``[files]`` and ``[instructions]`` sections."""
+"""The kernel's own hookimpls: it owns the ``[policy]`` and ``[files]`` sections."""
 
 from __future__ import annotations
 
@@ -51,7 +51,6 @@ def policy_needs_trust(table: Mapping[str, Any]) -> bool:
 def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None:
     from ._config import ConfigSection
     from ._contained import FilesConfig, merge_files
-    from ._instructions import InstructionsConfig
     from ._policy import PolicyConfig
     from ._policy_merge import merge_policy
 
@@ -72,15 +71,5 @@ def kairox_register_config_sections(registrar: Registrar[ConfigSection]) -> None
             description="folders outside a root that links inside it may reach (your own kairox.toml only)",
             merge=merge_files,
             needs_trust=False,  # its merge takes the user's files only
-        )
-    )
-    registrar.add(
-        ConfigSection(
-            name="instructions",
-            schema=InstructionsConfig,
-            description="instructions for every session: inline text, files, AGENTS.md/CLAUDE.md discovery",
-            # a workspace's instructions are added to the user's, its files read inside the workspace,
-            # and the user's own files read with the user's settings: nothing of the user's changes
-            needs_trust=False,
         )
     )

@@ -1,6 +1,7 @@
 """Turn context: what the model should see this turn, in one structured answer.
 
-``await session.turn_context(prompt)`` gathers the instructions, the skills
+``await session.turn_context(prompt)`` gathers the instructions (what ``kairox_instructions``
+hookimpls give, such as kairox-agents' ``AGENTS.md``, then tool providers' own), the skills
 index (progressive disclosure: names, descriptions, locations), the skills that
 match the prompt, context injected by ``kairox_pre_turn`` hookimpls and plugin
 ``pre_turn`` hook scripts (each piece labelled with its source), and the tool
@@ -22,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._hooks import ContextPiece
-from ._instructions import Instruction, load_instructions
 from ._tool_index import ToolIndex, estimate_tokens
 from ._tools import FunctionTool, ToolContext, ToolSpec
 from .protocols import GivesInstructions
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_PROVIDER_INSTRUCTIONS",
     "MAX_SOURCE_INSTRUCTIONS",
     "SKILL_BUDGET",
+    "Instruction",
     "SkillEntry",
     "SkillSuggestion",
     "TurnContext",
@@ -57,6 +58,15 @@ MAX_PASSED_OVER = 32
 MAX_SOURCE_INSTRUCTIONS = 8_000
 #: characters of all providers' instructions together; sources past it are left out, with a problem
 MAX_PROVIDER_INSTRUCTIONS = 32_000
+
+
+@attrs.frozen
+class Instruction:
+    """One piece of instructions and where it came from (a ``kairox_instructions`` answer)."""
+
+    text: str
+    source: str  # a file path, or "<file> [instructions].text"
+    scope: str  # "user" | "workspace" | "directory" | "provider"
 
 
 @attrs.frozen
@@ -150,6 +160,20 @@ def _pieces(value: Any, source: str, problems: list[str]) -> list[ContextPiece]:
     if isinstance(value, (list, tuple)):
         return [p for v in value for p in _pieces(v, source, problems)]
     return [ContextPiece(str(value), source)]
+
+
+def _instructions(value: Any, source: str, problems: list[str]) -> list[Instruction]:
+    if value is None:
+        return []
+    if isinstance(value, Instruction):
+        return [value]
+    if isinstance(value, Exception):  # a problem the hook met (a file it could not read), not raised
+        problems.append(str(value))
+        return []
+    if isinstance(value, (list, tuple)):
+        return [i for v in value for i in _instructions(v, source, problems)]
+    problems.append(f"instructions hook of {source} answered {type(value).__name__}, not an Instruction")
+    return []
 
 
 def provider_instructions(runtime: Runtime, problems: list[str]) -> list[Instruction]:
@@ -274,14 +298,20 @@ async def build_turn_context(
     cwd: Path | None = None,
     skill_budget: int | None = SKILL_BUDGET,
 ) -> TurnContext:
-    """What the model should see this turn: instructions (the configured ones, then tool
+    """What the model should see this turn: instructions (``kairox_instructions`` hooks', then tool
     providers' own, such as each MCP server's, labelled by server), the skills index (cut to
     ``skill_budget`` tokens, prompt matches first) and matches, injected context
     (``pre_turn`` hooks), tools (optionally cut to ``tool_budget`` tokens).
     ``Session.turn_context`` is this function, bound to the session."""
     runtime = session.runtime
-    instructions, problems = load_instructions(runtime, cwd=cwd)
-    instructions = [*instructions, *provider_instructions(runtime, problems)]
+    problems: list[str] = []
+    instructions: list[Instruction] = []
+    for outcome in await runtime.dispatch.instructions(session, cwd or runtime.workspace):
+        if outcome.error is not None:
+            # instructions carry the user's own rules: a turn does not go on without them
+            raise outcome.error
+        instructions.extend(_instructions(outcome.value, outcome.source, problems))
+    instructions += provider_instructions(runtime, problems)
     injected: list[ContextPiece] = []
     for outcome in await runtime.dispatch.pre_turn(session, prompt):
         if outcome.error is None:

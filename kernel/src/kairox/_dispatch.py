@@ -53,6 +53,8 @@ from ._text import terminal_safe
 from .hookspecs import ADVISORY
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import click
 
     from ._config import ConfigSection
@@ -274,6 +276,9 @@ class Dispatcher:
 
     async def session_end(self, session: Session, reason: str) -> list[HookOutcome]:
         return await self._lifecycle(self.host.pm.hook.kairox_session_end, session=session, reason=reason)
+
+    async def instructions(self, session: Session, cwd: Path) -> list[HookOutcome]:
+        return await self._lifecycle(self.host.pm.hook.kairox_instructions, session=session, cwd=cwd)
 
     async def pre_turn(self, session: Session, prompt: str) -> list[HookOutcome]:
         return await self._lifecycle(self.host.pm.hook.kairox_pre_turn, session=session, prompt=prompt)

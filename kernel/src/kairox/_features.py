@@ -17,6 +17,7 @@ KNOWN_FEATURES: dict[tuple[str, str], str] = {
     ("config section", "philont"): "kairox-philont",
     ("config section", "catalog"): "kairox-catalog",
     ("config section", "tools"): "kairox-tools",
+    ("config section", "instructions"): "kairox-agents",
 }
 
 

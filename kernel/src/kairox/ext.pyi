@@ -36,6 +36,9 @@ from ._config_load import (
 from ._config_load import (
     load_config as load_config,
 )
+from ._context import (
+    Instruction as Instruction,
+)
 from ._convert import (
     ValueMismatch as ValueMismatch,
 )

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import click
 
     from ._config import ConfigSection
@@ -175,6 +177,25 @@ def kairox_session_end(session: Session, reason: str) -> None:
     :param session: the session that ended.
     :param reason: ``"closed"``, ``"error"`` or ``"cancelled"``.
     :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def kairox_instructions(session: Session, cwd: Path) -> list[Any] | None:
+    """Before each turn, give the instructions for every session in the workspace (the
+    instruction files a plugin owns: kairox-agents reads ``AGENTS.md`` and ``CLAUDE.md``).
+
+    Called by ``session.turn_context(prompt)`` once per turn, before ``kairox_pre_turn``;
+    the instructions come first in ``TurnContext.instructions``, before the tool providers'
+    own (an MCP server's ``instructions``).
+
+    :param session: the session the turn belongs to.
+    :param cwd: the directory the turn is in (the workspace root unless the host says).
+    :return: ``None`` for nothing, or a list of :class:`kairox.ext.Instruction` in the order
+        the model is to read them. An exception in the list (returned, not raised: a file
+        that was refused) is a problem of the turn. One that raises (a ``[instructions]``
+        that does not validate) is reported and fails the turn: instructions carry the
+        user's own rules, and a turn does not go on without them.
     """
 
 

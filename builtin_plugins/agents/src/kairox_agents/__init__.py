@@ -1,4 +1,5 @@
-"""Claude Code agents (subagents) and output styles for kairox.
+"""Instructions (``[instructions]``, ``AGENTS.md``, ``CLAUDE.md``), Claude Code agents
+(subagents) and output styles for kairox.
 
 The public API (imported lazily, so loading the plugin stays cheap): the registries of a
 runtime (:func:`agents_of`, :func:`output_styles_of`), an agent to run (:func:`prepare`), a

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kairox.declare import adds, command
+from kairox.declare import adds, command, config_section
 from kairox.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kairox import Session
 
 kairox_register_commands = command(
@@ -16,7 +18,22 @@ kairox_register_commands = command(
 )
 
 
+kairox_register_config_sections = config_section(
+    "instructions",
+    "kairox_agents._instructions:InstructionsConfig",
+    description="instructions for every session: inline text, files, AGENTS.md/CLAUDE.md discovery",
+    # a workspace's instructions are added to the user's, its files read inside the workspace,
+    # and the user's own files read with the user's settings: nothing of the user's changes
+    needs_trust=False,
+)
 kairox_register_tool_providers = adds("kairox_agents._provider:AgentsProvider", runtime=True)
+
+
+@hookimpl
+def kairox_instructions(session: Session, cwd: Path) -> list[Any]:
+    from ._instructions import turn_instructions
+
+    return turn_instructions(session.runtime, cwd)
 
 
 @hookimpl

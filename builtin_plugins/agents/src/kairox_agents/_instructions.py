@@ -1,4 +1,6 @@
-"""Instructions: behaviour that applies to every session in a workspace.
+"""Instructions: behaviour that applies to every session in a workspace (the ``[instructions]``
+section, and the ``AGENTS.md`` / ``CLAUDE.md`` files users keep), given to each turn through
+the ``kairox_instructions`` hook.
 
 Sources, in the order they are given to the model (later ones are more
 specific and win where they disagree):
@@ -29,18 +31,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._config import expand_env, user_home
-from ._contained import Refused, Root
-from ._convert import structure
-from .errors import ConfigError
+from kairox import ConfigError, KairoxError
+from kairox.ext import Instruction, expand_env, structure, user_home
+from kairox.files import Refused, Root
 
 if TYPE_CHECKING:
-    from ._runtime import Runtime
+    from kairox import Runtime
 
-__all__ = ["Instruction", "InstructionsConfig", "load_instructions"]
+__all__ = ["DEFAULT_AGENTS_FILES", "InstructionsConfig", "load_instructions", "turn_instructions"]
 
 logger = logging.getLogger(__name__)
 
+#: AGENTS.md is the cross-tool convention (agents.md: Codex, Cursor, ...), CLAUDE.md Claude Code's
 DEFAULT_AGENTS_FILES = ("AGENTS.md", "CLAUDE.md")
 
 
@@ -52,17 +54,8 @@ class InstructionsConfig:
     files: list[str] = attrs.field(factory=list)
     agents_files: list[str] = attrs.field(factory=lambda: list(DEFAULT_AGENTS_FILES))
     max_bytes: int = 32_768
-    #: the output style kairox-agents gives each turn (``""`` or ``"default"``: none)
+    #: the output style each turn is given (``""`` or ``"default"``: none)
     output_style: str = ""
-
-
-@attrs.frozen
-class Instruction:
-    """One piece of instructions and where it came from."""
-
-    text: str
-    source: str  # a file path, or "<file> [instructions].text"
-    scope: str  # "user" | "workspace" | "directory" | "provider"
 
 
 def _read(root: Root | None, path: Path, max_bytes: int, problems: list[str]) -> str | None:
@@ -169,3 +162,10 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
     for problem in problems:
         logger.warning("instructions: %s", problem)
     return pieces, problems
+
+
+def turn_instructions(runtime: Runtime, cwd: Path) -> list[Instruction | Exception]:
+    """The ``kairox_instructions`` answer: the instructions, then each problem as an
+    exception (a problem of the turn, reported where the piece would have been)."""
+    pieces, problems = load_instructions(runtime, cwd=cwd)
+    return [*pieces, *(KairoxError(p) for p in problems)]
