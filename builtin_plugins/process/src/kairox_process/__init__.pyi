@@ -16,6 +16,5 @@ from ._children import (
     wait_session_gone as wait_session_gone,
 )
 from ._tail import (
-    MIN_SECRET_LENGTH as MIN_SECRET_LENGTH,
     OutputTail as OutputTail,
 )

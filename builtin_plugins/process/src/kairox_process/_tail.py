@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable, Sequence
 
-__all__ = ["MIN_SECRET_LENGTH", "OutputTail"]
+__all__ = ["OutputTail"]
 
 
 def _redacted(lines: list[str], secrets: Sequence[str] = ()) -> list[str]:
