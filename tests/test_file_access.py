@@ -30,7 +30,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("kernel/src/kairox/_entrypoints.py", "_read"): "kairox's own entry-point cache in its home",
     ("kernel/src/kairox/_entrypoints.py", "_prune"): "kairox's own entry-point cache in its home",
     ("kernel/src/kairox/_trust.py", "TrustStore._read"): "kairox's own trust.json in its home",
-    ("kernel/src/kairox/process.py", "_proc_stats"): "/proc of this machine, to find process groups",
+    ("builtin_plugins/process/src/kairox_process/_children.py", "_proc_stats"): "/proc of this machine, to find "
+    "process groups",
     # kairox's own state, caches and logs, under $KAIROX_HOME
     ("builtin_plugins/manifests/src/kairox_manifests/loadstate.py", "LoadState._read"): "kairox's own state file",
     ("builtin_plugins/mcp/src/kairox_mcp/auth.py", "TokenFile.read"): "kairox's own OAuth token store",

@@ -5,7 +5,8 @@
   that remain (issue 16) are listed in :data:`KNOWN_CROSS_PRIVATE`; a new one
   fails, and so does a listed one that is gone (strike it: the list only shrinks).
 - Feature packages and ``contrib/`` import no private kernel module (``kairox._*``,
-  ``kairox.cli._*``) nor one of kairox-peer (``kairox_peer._*``): ruff's TID251
+  ``kairox.cli._*``) nor one of kairox-process or kairox-peer (``kairox_process._*``,
+  ``kairox_peer._*``): ruff's TID251
   (banned-api, in the test command's lint) says so at the line; this file checks that
   the ban list names every private module.
 - The distributions' dependencies (``pyproject.toml``) form no cycle, and kairox-dap
@@ -84,13 +85,15 @@ def test_no_feature_package_imports_a_private_kernel_module() -> None:
     assert found == []
 
 
-def test_the_lint_bans_every_private_module_of_the_kernel_and_kairox_peer() -> None:
-    """The libraries feature packages build on: the kernel, and kairox-peer (kairox-lsp's and kairox-dap's)."""
+def test_the_lint_bans_every_private_module_of_the_kernel_and_the_libraries() -> None:
+    """The libraries feature packages build on: the kernel, kairox-process (every feature's children)
+    and kairox-peer (kairox-lsp's and kairox-dap's)."""
     kernel = ROOT / "kernel" / "src" / "kairox"
     private = {f"kairox.{p.stem}" for p in kernel.glob("_*.py") if p.stem != "__init__"}
     private |= {f"kairox.cli.{p.stem}" for p in (kernel / "cli").glob("_*.py") if p.stem != "__init__"}
-    peer = ROOT / "builtin_plugins" / "peer" / "src" / "kairox_peer"
-    private |= {f"kairox_peer.{p.stem}" for p in peer.glob("_*.py") if p.stem != "__init__"}
+    for library in ("process", "peer"):
+        package = ROOT / "builtin_plugins" / library / "src" / f"kairox_{library}"
+        private |= {f"kairox_{library}.{p.stem}" for p in package.glob("_*.py") if p.stem != "__init__"}
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     assert "TID251" in ruff["select"]
     assert set(ruff["flake8-tidy-imports"]["banned-api"]) == private
@@ -191,18 +194,25 @@ def test_kairox_dap_builds_on_kairox_peer_not_on_kairox_lsp() -> None:
     graph = _distributions()
     assert "kairox_peer" in graph["kairox_dap"] and "kairox_peer" in graph["kairox_lsp"]
     assert "kairox_lsp" not in graph["kairox_dap"]
-    assert graph["kairox_peer"] == {"kairox"}, "kairox-peer is the layer under both; it requires neither"
+    assert graph["kairox_peer"] == {"kairox", "kairox_process"}, (
+        "kairox-peer is the layer under both; it requires neither"
+    )
 
 
 # -- no object reaches into another's private state ----------------------------------------------
 
 #: ``obj._name`` outside ``obj``'s class that stays, with why (the list only shrinks)
 KNOWN_PRIVATE_REACHES: dict[tuple[str, str], str] = {
-    ("kernel/src/kairox/process.py", "self._stdin_closed._log_traceback"): (
+    ("builtin_plugins/process/src/kairox_process/_children.py", "self._stdin_closed._log_traceback"): (
         "the backport of CPython's fix (gh-109538) for 3.10-3.11: the Future whose traceback the fix silences"
     ),
-    ("kernel/src/kairox/process.py", "pipe_connection_lost._kairox_backport"): "the backport's own marker",
+    ("builtin_plugins/process/src/kairox_process/_children.py", "pipe_connection_lost._kairox_backport"): (
+        "the backport's own marker"
+    ),
 }
+
+#: what the check reads: the kernel, and kairox-process (the kernel's child-process layer before it moved out)
+_REACH_CHECKED = (ROOT / "kernel" / "src" / "kairox", ROOT / "builtin_plugins" / "process" / "src" / "kairox_process")
 
 
 def _private_reaches(path: Path) -> Iterator[tuple[int, str, str]]:
@@ -241,7 +251,7 @@ def _private_reaches(path: Path) -> Iterator[tuple[int, str, str]]:
 
 def test_the_kernel_reaches_into_no_other_objects_private_state() -> None:
     found = []
-    for path in sorted((ROOT / "kernel" / "src" / "kairox").rglob("*.py")):
+    for path in sorted(p for root in _REACH_CHECKED for p in root.rglob("*.py")):
         rel = str(path.relative_to(ROOT))
         for line, expr, where in _private_reaches(path):
             if (rel, expr) not in KNOWN_PRIVATE_REACHES:
@@ -252,7 +262,7 @@ def test_the_kernel_reaches_into_no_other_objects_private_state() -> None:
 def test_every_known_private_reach_is_still_there() -> None:
     present = {
         (str(path.relative_to(ROOT)), expr)
-        for path in sorted((ROOT / "kernel" / "src" / "kairox").rglob("*.py"))
+        for path in sorted(p for root in _REACH_CHECKED for p in root.rglob("*.py"))
         for _line, expr, _where in _private_reaches(path)
     }
     assert sorted(set(KNOWN_PRIVATE_REACHES) - present) == []

@@ -25,8 +25,8 @@ import peers
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the distributions of contrib/kairox-minimal
-MINIMAL = ("kairox", "kairox-tools", "kairox-skills", "kairox-minimal")
+#: the distributions of contrib/kairox-minimal (kairox-process: the library kairox-tools runs its commands with)
+MINIMAL = ("kairox", "kairox-process", "kairox-tools", "kairox-skills", "kairox-minimal")
 
 
 @attrs.frozen

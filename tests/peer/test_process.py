@@ -1,6 +1,6 @@
 """StdioPeer: framing over a real child, process groups, grace + kill, bounded stderr.
 
-The stderr record itself (:class:`kairox.process.OutputTail`) is tested in tests/kernel/test_process.py.
+The stderr record itself (:class:`kairox_process.OutputTail`) is tested in tests/process/test_process.py.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import anyio
 import pytest
 from peers import alive
 
-from kairox.process import OutputTail
 from kairox_peer import CommandNotFound, StdioPeer
+from kairox_process import OutputTail
 
 pytestmark = pytest.mark.usefixtures("no_leftovers")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import kairox
+import kairox_process
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl are Linux's")
 
@@ -27,7 +28,7 @@ SECRET = "s3cr3t-environ-9c41"
 PARENT = """
 import subprocess, sys
 if sys.argv[1] == "protect":
-    from kairox.process import protect_environment
+    from kairox_process import protect_environment
     assert protect_environment()
 spy = '''
 import os
@@ -61,7 +62,8 @@ def _child_of(mode: str) -> str:
         script = Path(tmp) / "parent.py"
         script.write_text(PARENT)
         os.chmod(script, 0o644)
-        paths = [str(Path(kairox.__file__).parents[1]), *(p for p in sys.path if p.endswith("site-packages"))]
+        sources = [str(Path(package.__file__).parents[1]) for package in (kairox, kairox_process)]
+        paths = [*sources, *(p for p in sys.path if p.endswith("site-packages"))]
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join(paths), "SECRET_TOKEN": SECRET}
         result = subprocess.run(
             [*prefix, python, str(script), mode], env=env, capture_output=True, text=True, timeout=60, cwd=tmp

@@ -1,5 +1,5 @@
 """Server commands installed next to kairox are found without activating its environment
-(issue 18, item 5): ``kairox.process.server_env`` puts the environment's scripts directory
+(issue 18, item 5): ``kairox_process.server_env`` puts the environment's scripts directory
 after the user's ``PATH`` for every server kairox starts (stdio MCP servers, LSP and DAP)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox.process import scripts_dir, server_env
+from kairox_process import scripts_dir, server_env
 
 BIN = Path(sys.executable).parent
 

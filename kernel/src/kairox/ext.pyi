@@ -127,6 +127,15 @@ from ._registrar import (
     Registrar as Registrar,
 )
 from ._secrets import (
+    REDACTED as REDACTED,
+)
+from ._secrets import (
+    cut_at_word as cut_at_word,
+)
+from ._secrets import (
+    protect_environment as protect_environment,
+)
+from ._secrets import (
     redact_url as redact_url,
 )
 from ._skill_model import (

@@ -17,7 +17,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from kairox.process import OutputTail, kill_group
+from kairox_process import OutputTail, kill_group
 
 from .model import CatalogEntry
 

@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 
 from kairox import Event, ServerState
-from kairox.process import kill_group
 from kairox_peer import ManagedServer, Spawn, StdioPeer
+from kairox_process import kill_group
 
 from ._client import ConnectionLost, DapClient, DapError, RequestTimeout, as_dict
 from ._config import DapServerConfig

@@ -1,7 +1,7 @@
 """Child processes of plugins (hook scripts, workers): bounded output, interpreters.
 
 Process groups, reaping, exit descriptions and the bounded record of a stream
-(:class:`~kairox.process.OutputTail`) are in kairox.process.
+(:class:`~kairox_process.OutputTail`) are in kairox_process.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from kairox.process import OutputTail
+from kairox_process import OutputTail
 
 __all__ = ["drain_into", "interpreter_for", "read_bounded"]
 

@@ -52,7 +52,7 @@ import attrs
 
 from kairox import Ask, Block, ContextPiece
 from kairox.files import loads_bounded
-from kairox.process import OutputTail, describe_exit, reap
+from kairox_process import OutputTail, describe_exit, reap
 
 from ._matcher import compile_matcher
 from ._proc import drain_into, interpreter_for, read_bounded

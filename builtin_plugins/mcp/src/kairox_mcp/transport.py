@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from kairox.ext import redact, terminal_safe
-from kairox.process import OutputTail
+from kairox_process import OutputTail
 
 if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
@@ -92,7 +92,7 @@ def size_text(n: int) -> str:
 
 class StderrBuffer(OutputTail):
     """A server's stderr (and what kairox notes about the connection), bounded whatever the
-    server writes: :class:`kairox.process.OutputTail` keeps the first ``head`` lines and the
+    server writes: :class:`kairox_process.OutputTail` keeps the first ``head`` lines and the
     last ``max_bytes`` bytes of lines, counting what it drops between them (50 MB of stderr
     costs a few KB here), read back redacted (``redact=True``: URL passwords, secret-looking
     values, whoever wrote them: the server, the HTTP stack's errors, the SDK's log records).

@@ -6,7 +6,7 @@ share is written once:
 
 - framing: :func:`encode_message`, :class:`FrameDecoder`, :class:`BadMessage`, :class:`FramingError`;
 - the process: :class:`StdioPeer` (own session, bounded stderr as a
-  :class:`kairox.process.OutputTail`, always reaped), :func:`resolve_command`, :class:`CommandNotFound`;
+  :class:`kairox_process.OutputTail`, always reaped), :func:`resolve_command`, :class:`CommandNotFound`;
 - the client: :class:`PeerClient` (reader loop, loss, sending) over a :class:`MessagePeer`,
   with :class:`PendingRequest` entries;
 - the lifecycle: :class:`ManagedServer` (start, watch, restart or fail, reap; :data:`Spawn`) for a

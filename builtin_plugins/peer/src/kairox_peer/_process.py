@@ -4,7 +4,7 @@ Shared by the LSP and DAP clients. The child runs in its own session (and so
 its own process group), so that closing it also ends whatever it started:
 node workers in its group, and on Linux also processes that moved to a group
 of their own inside its session (debugpy's debuggee). Its stderr is always
-drained into a bounded :class:`kairox.process.OutputTail`, never to the
+drained into a bounded :class:`kairox_process.OutputTail`, never to the
 terminal: a chatty server cannot block on a full pipe, and the tail is there
 for diagnostics when it fails.
 
@@ -27,7 +27,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kairox.process import OutputTail, kill_group, kill_session, server_env, wait_session_gone
+from kairox_process import OutputTail, kill_group, kill_session, server_env, wait_session_gone
 
 from ._framing import BadMessage, FrameDecoder, encode_message
 

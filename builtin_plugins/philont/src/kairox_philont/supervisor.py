@@ -3,7 +3,7 @@
 ``starting -> ready -> failed -> (restarting: starting again) ... | stopped``, like
 an MCP server. One long-lived task (``runtime.spawn``) starts the process in its
 own process group, reads its JSON lines (:mod:`.protocol`), drains its stderr into
-a bounded :class:`~kairox.process.OutputTail` and waits for it to end. When it dies,
+a bounded :class:`~kairox_process.OutputTail` and waits for it to end. When it dies,
 the calls waiting on it fail at once with the exit status and the stderr tail; it
 is restarted after a backoff (doubling, at most :data:`MAX_BACKOFF`), at most
 ``max_restarts`` times in a row, and the plugins it served are loaded into the new
@@ -31,7 +31,7 @@ import attrs
 from anyio.abc import Process, UNIXSocketStream
 
 from kairox import ServerState, ServerStatus, ToolError
-from kairox.process import OutputTail, describe_exit, reap
+from kairox_process import OutputTail, describe_exit, reap
 
 from .adapt import bounded_stack
 from .events import PhilontWorkerFailed, PhilontWorkerReady, PhilontWorkerStarting, PhilontWorkerStopped

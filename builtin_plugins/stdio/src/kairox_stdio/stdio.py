@@ -45,7 +45,6 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 
 from kairox.errors import KairoxError
-from kairox.process import describe_exit, group_alive, kill_group, server_env
 from kairox_mcp.transport import (
     MAX_MESSAGE_BYTES,
     MAX_MESSAGE_VALUES,
@@ -56,6 +55,7 @@ from kairox_mcp.transport import (
     size_text,
     too_many_values,
 )
+from kairox_process import describe_exit, group_alive, kill_group, server_env
 
 from ._env import build_env
 from ._lines import Line, LineSplitter

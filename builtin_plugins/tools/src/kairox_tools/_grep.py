@@ -35,7 +35,7 @@ import attrs
 
 from kairox import ToolContext, ToolResult
 from kairox.files import glob_match
-from kairox.process import OutputTail, open_group
+from kairox_process import OutputTail, open_group
 
 from ._base import BuiltinTool, ToolEnv, error, object_schema, read_only_spec
 from ._output import SNIFF_BYTES, cut_line

@@ -53,7 +53,7 @@ class HeadTail:
     For what a command writes that *is* the tool's result (shell.exec's stdout and
     stderr): the kept bytes are shown as they were, ``\r``, long lines and all, around
     a byte count of what was left out. A child's diagnostics (ripgrep's stderr) go to
-    :class:`kairox.process.OutputTail` instead, which keeps lines (cut to a maximum
+    :class:`kairox_process.OutputTail` instead, which keeps lines (cut to a maximum
     length, line endings dropped) for a message.
     """
 

@@ -18,7 +18,7 @@ import anyio
 import anyio.abc
 import attrs
 
-from kairox.process import kill_group, open_group
+from kairox_process import kill_group, open_group
 
 from ._output import HeadTail
 

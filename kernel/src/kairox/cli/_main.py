@@ -96,8 +96,8 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    from .._secrets import protect_environment
     from .._text import SafeStream
-    from ..process import protect_environment
 
     # a server or worker this process starts must not read its environment from /proc
     protect_environment()

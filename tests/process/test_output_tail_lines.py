@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kairox.process import OutputTail
+from kairox_process import OutputTail
 
 
 def _fed(chunks: list[bytes], max_line: int, *, redact: bool = False) -> list[str]:

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-import kairox.process
-from kairox.process import group_alive
+import kairox_process._children
+from kairox_process import group_alive
 
 
 def _no_scan() -> None:
@@ -26,7 +26,7 @@ def _no_scan() -> None:
 def test_a_group_with_no_member_is_dead_without_a_scan(monkeypatch: pytest.MonkeyPatch) -> None:
     proc = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
     proc.wait()  # reaped: the group is gone
-    monkeypatch.setattr(kairox.process, "_proc_stats", _no_scan)
+    monkeypatch.setattr(kairox_process._children, "_proc_stats", _no_scan)
     assert not group_alive(proc.pid)
 
 

@@ -1,4 +1,4 @@
-"""kairox.process: the one process-group layer every feature uses (issue 16, item 3)."""
+"""kairox_process: the one process-group layer every feature uses (issue 16, item 3)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox.process import (
+from kairox_process import (
     OutputTail,
     describe_exit,
     group_alive,
