@@ -49,6 +49,8 @@ from ._runtime import (
     Runtime as Runtime,
     RuntimeStatus as RuntimeStatus,
     StartMode as StartMode,
+)
+from ._trust import (
     TrustPrompt as TrustPrompt,
     TrustRequest as TrustRequest,
 )

@@ -21,7 +21,6 @@ from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, auth
 from ._config import Config, ConfigSection
 from ._config_load import load_config
 from ._contained import Root
-from ._declared import Declared
 from ._dispatch import HookOutcome
 from ._events import (
     Event,
@@ -41,7 +40,7 @@ from ._skills import SkillRegistry
 from ._supervisor import ProviderState, Supervisor
 from ._tool_registry import ToolRegistry
 from ._tools import ProgressCallback, ToolResult, ToolSpec
-from ._trust import TrustStore, WorkspaceTrust
+from ._trust import TrustPrompt, TrustRequest, TrustStore, WorkspaceTrust
 from ._types import ServerState, ServerStatus
 from .errors import ConfigError, ToolNotFound
 
@@ -58,8 +57,6 @@ __all__ = [
     "Session",
     "StartMode",
     "HostCallback",
-    "TrustPrompt",
-    "TrustRequest",
     "current_session",
 ]
 
@@ -70,23 +67,6 @@ HOOK_TIMEOUT = 30.0
 
 T = TypeVar("T")
 
-
-@attrs.frozen
-class TrustRequest:
-    """What a trust prompt shows: the workspace and every item it declares that would run."""
-
-    workspace: Path
-    #: items the user's trust does not cover (new, or changed since trusted); refused ones
-    #: (which no answer lets run) are among :attr:`declared` only
-    pending: tuple[Declared, ...]
-    #: every item the workspace declares (what trusting it records)
-    declared: tuple[Declared, ...]
-    #: whether the workspace was trusted before (so the pending items changed since)
-    changed: bool
-
-
-#: asked once, before a command activates an untrusted workspace; True trusts it
-TrustPrompt = Callable[[TrustRequest], Union[bool, Awaitable[bool]]]
 
 #: ``True``: start every provider; ``False``: start none (discover only);
 #: ``"lazy"``: start only what a tool call needs (providers with ``start_for`` wait)

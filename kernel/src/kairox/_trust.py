@@ -21,9 +21,9 @@ import logging
 import os
 import shlex
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 import attrs
 
@@ -379,3 +379,21 @@ def _glob_matches_some_under(pattern: str, start: str) -> bool:
             return False
     # a non-empty tail exists when some state still has a token to match (or a * to stay in)
     return any(s < len(tokens) for s in states)
+
+
+@attrs.frozen
+class TrustRequest:
+    """What a trust prompt shows: the workspace and every item it declares that would run."""
+
+    workspace: Path
+    #: items the user's trust does not cover (new, or changed since trusted); refused ones
+    #: (which no answer lets run) are among :attr:`declared` only
+    pending: tuple[Declared, ...]
+    #: every item the workspace declares (what trusting it records)
+    declared: tuple[Declared, ...]
+    #: whether the workspace was trusted before (so the pending items changed since)
+    changed: bool
+
+
+#: asked once, before a command activates an untrusted workspace; True trusts it
+TrustPrompt = Callable[[TrustRequest], Union[bool, Awaitable[bool]]]

@@ -13,7 +13,8 @@ from ._util import echo_json, run_with_runtime, state_of, want_json
 
 if TYPE_CHECKING:
     from .._declared import Declared
-    from .._runtime import Runtime, TrustPrompt, TrustRequest
+    from .._runtime import Runtime
+    from .._trust import TrustPrompt, TrustRequest
 
 __all__ = ["describe_items", "trust", "tty_trust_prompt"]
 
