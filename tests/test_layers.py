@@ -4,10 +4,10 @@
 - A feature package uses another one's public names only. The private imports
   that remain (issue 16) are listed in :data:`KNOWN_CROSS_PRIVATE`; a new one
   fails, and so does a listed one that is gone (strike it: the list only shrinks).
-- Feature packages and ``contrib/`` import no private kernel module (``kairox._*``,
-  ``kairox.cli._*``) nor one of kairox-peer (``kairox_peer._*``): ruff's TID251
-  (banned-api, in the test command's lint) says so at the line; this file checks that
-  the ban list names every private module.
+- Feature packages and ``contrib/`` import no private kernel module (``kairox._*``)
+  nor one of kairox-cli (``kairox_cli._*``) or kairox-peer (``kairox_peer._*``): ruff's
+  TID251 (banned-api, in the test command's lint) says so at the line; this file checks
+  that the ban list names every private module.
 - The distributions' dependencies (``pyproject.toml``) form no cycle, and kairox-dap
   does not depend on kairox-lsp: the layer they share is kairox-peer.
 """
@@ -48,17 +48,27 @@ def _kernel_private(module: str) -> bool:
     parts = module.split(".")
     if parts[0] != "kairox" or len(parts) < 2:
         return False
-    return parts[1].startswith("_") or (parts[1] == "cli" and len(parts) > 2 and parts[2].startswith("_"))
+    return parts[1].startswith("_")
+
+
+#: the kernel's imports of a feature package that remain, with why (the list only shrinks)
+KNOWN_KERNEL_FEATURE_IMPORTS: dict[str, str] = {
+    "kernel/src/kairox/testing.py: kairox_cli": (
+        "KairoxHarness.cli runs the command line in process; kairox.testing leaves the kernel for "
+        "its own distribution (issue 39), which requires kairox-cli"
+    ),
+}
 
 
 def test_the_kernel_imports_no_feature_package() -> None:
-    found = [
-        f"{path.relative_to(ROOT)}: {module}"
+    found = {
+        f"{path.relative_to(ROOT)}: {module.split('.')[0]}"
         for path in sorted((ROOT / "kernel" / "src" / "kairox").rglob("*.py"))
         for module in _imports(path)
         if module.split(".")[0].startswith("kairox_")
-    ]
-    assert found == []
+    }
+    assert found - set(KNOWN_KERNEL_FEATURE_IMPORTS) == set()
+    assert set(KNOWN_KERNEL_FEATURE_IMPORTS) - found == set(), "gone: strike it from KNOWN_KERNEL_FEATURE_IMPORTS"
 
 
 def test_feature_packages_use_each_other_s_public_names_only() -> None:
@@ -84,13 +94,14 @@ def test_no_feature_package_imports_a_private_kernel_module() -> None:
     assert found == []
 
 
-def test_the_lint_bans_every_private_module_of_the_kernel_and_kairox_peer() -> None:
-    """The libraries feature packages build on: the kernel, and kairox-peer (kairox-lsp's and kairox-dap's)."""
+def test_the_lint_bans_every_private_module_of_the_kernel_kairox_cli_and_kairox_peer() -> None:
+    """The libraries feature packages build on: the kernel, kairox-cli (every plugin's commands')
+    and kairox-peer (kairox-lsp's and kairox-dap's)."""
     kernel = ROOT / "kernel" / "src" / "kairox"
     private = {f"kairox.{p.stem}" for p in kernel.glob("_*.py") if p.stem != "__init__"}
-    private |= {f"kairox.cli.{p.stem}" for p in (kernel / "cli").glob("_*.py") if p.stem != "__init__"}
-    peer = ROOT / "builtin_plugins" / "peer" / "src" / "kairox_peer"
-    private |= {f"kairox_peer.{p.stem}" for p in peer.glob("_*.py") if p.stem != "__init__"}
+    for package in ("cli", "peer"):
+        src = ROOT / "builtin_plugins" / package / "src" / f"kairox_{package}"
+        private |= {f"kairox_{package}.{p.stem}" for p in src.glob("_*.py") if p.stem != "__init__"}
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
     assert "TID251" in ruff["select"]
     assert set(ruff["flake8-tidy-imports"]["banned-api"]) == private

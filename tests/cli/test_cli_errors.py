@@ -11,9 +11,9 @@ import click
 import pytest
 
 from kairox import Block
-from kairox.cli import run_with_runtime
 from kairox.errors import ToolError
 from kairox.testing import InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_cli import run_with_runtime
 
 
 @pytest.fixture

@@ -24,7 +24,13 @@ def test_only_the_chosen_plugins_are_installed(venv) -> None:
             "print(json.dumps(sorted(d.metadata['Name'] for d in distributions())))"
         )
     )
-    assert [d for d in dists if d.startswith("kairox")] == ["kairox", "kairox-minimal", "kairox-skills", "kairox-tools"]
+    assert [d for d in dists if d.startswith("kairox")] == [
+        "kairox",
+        "kairox-cli",
+        "kairox-minimal",
+        "kairox-skills",
+        "kairox-tools",
+    ]
     assert venv.python("import importlib.util as u; print(u.find_spec('mcp') is None)") == "True"
 
 

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from kairox._host import build_plugin_host
-from kairox.cli._main import build_cli
 from kairox.testing import trust_workspace
+from kairox_cli._main import build_cli
 
 pytestmark = pytest.mark.integration
 
