@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 TOKEN = "bench-token-0123456789"
-KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
+KAIROX = [sys.executable, "-c", "import sys; from kairox_cli import main; sys.exit(main())"]
 PROXY = [sys.executable, str(Path(__file__).resolve()), "proxy"]
 
 DIRECT = "direct to the backend"

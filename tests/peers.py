@@ -72,7 +72,7 @@ KAIROX_TEST_GRACES = [
     "-c",
     "import sys; from kairox_stdio import StdioTransport; "
     f"StdioTransport.__init__.__kwdefaults__.update({STDIO_TEST_GRACES!r}); "
-    "from kairox.cli import main; sys.exit(main())",
+    "from kairox_cli import main; sys.exit(main())",
 ]
 EVERYTHING_PACKAGE = "@modelcontextprotocol/server-everything"
 EVERYTHING_VERSION = "2026.8.31"

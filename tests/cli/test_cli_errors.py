@@ -11,8 +11,8 @@ import click
 import pytest
 
 from kairox import Block
-from kairox.cli import run_with_runtime
 from kairox.errors import ToolError
+from kairox_cli import run_with_runtime
 from kairox_testing import InMemoryToolProvider, KairoxHarness, make_plugin
 
 

@@ -101,7 +101,7 @@ def test_an_error_inside_a_command_is_raised_as_it_was(tmp_path: Path) -> None:
     import click
     from click.testing import CliRunner
 
-    from kairox.cli._util import CliState, run_with_runtime
+    from kairox_cli._util import CliState, run_with_runtime
 
     @click.command()
     @click.pass_context

@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the distributions of contrib/kairox-minimal (kairox-process: the library kairox-tools runs its commands with)
-MINIMAL = ("kairox", "kairox-process", "kairox-tools", "kairox-skills", "kairox-minimal")
+MINIMAL = ("kairox", "kairox-cli", "kairox-process", "kairox-tools", "kairox-skills", "kairox-minimal")
 
 
 @attrs.frozen
@@ -191,7 +191,7 @@ def minimal(make_venv: Callable[..., Venv]) -> Venv:
 
 @pytest.fixture(scope="module")
 def example(make_venv: Callable[..., Venv]) -> Venv:
-    return make_venv("example", "kairox", "kairox-example")
+    return make_venv("example", "kairox", "kairox-cli", "kairox-example")
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ def test_only_the_chosen_plugins_are_installed(venv) -> None:
     )
     assert [d for d in dists if d.startswith("kairox")] == [
         "kairox",
+        "kairox-cli",
         "kairox-minimal",
         "kairox-process",
         "kairox-skills",

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import kairox
-import kairox.cli
 
 
 def test_the_stub_is_the_one_export_list() -> None:
@@ -38,29 +37,6 @@ def test_unknown_attribute() -> None:
 def test_names_load_lazily() -> None:
     code = "import kairox, sys; assert 'kairox._runtime' not in sys.modules; kairox.Runtime; assert 'kairox._runtime' in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-
-
-def test_cli_helpers_for_plugins() -> None:
-    assert set(kairox.cli.__all__) >= {
-        "run_with_runtime",
-        "echo_json",
-        "want_json",
-        "tty_approver",
-        "main",
-        "parse_pairs",
-    }
-
-
-def test_parse_pairs_reads_repeated_key_value_options() -> None:
-    import click
-
-    from kairox.cli import parse_pairs
-
-    assert parse_pairs(["a=1", "b=x=y", "a=2", "c="], option="--arg") == {"a": "2", "b": "x=y", "c": ""}
-    for bad in ("novalue", "=1"):
-        with pytest.raises(click.BadParameter, match=f"expected NAME=VALUE, got '{bad}'") as raised:
-            parse_pairs([bad], option="--input", metavar="NAME")
-        assert raised.value.param_hint == "--input"
 
 
 def test_the_public_api_is_small_and_every_name_is_documented() -> None:

@@ -409,7 +409,7 @@ def greet(name, loud):
 
 
 def test_lazy_command_imports_its_module_only_when_it_runs(harness: KairoxHarness, fake_site) -> None:
-    from kairox.cli import lazy_command
+    from kairox_cli import lazy_command
 
     fake_site.add("fake-lazy", entry_points={}, modules={"fake_lazy_cli": LAZY_MODULE})
 
@@ -436,7 +436,7 @@ def test_lazy_command_imports_its_module_only_when_it_runs(harness: KairoxHarnes
     ],
 )
 def test_lazy_command_with_a_bad_target_is_one_line(harness: KairoxHarness, target: str, says: str) -> None:
-    from kairox.cli import lazy_command
+    from kairox_cli import lazy_command
 
     harness.register(
         make_plugin("bad", kairox_register_commands=lambda cli: cli.add_command(lazy_command("bad", target)))
@@ -446,7 +446,7 @@ def test_lazy_command_with_a_bad_target_is_one_line(harness: KairoxHarness, targ
 
 
 def test_lazy_command_targets_may_name_a_dotted_attribute(harness: KairoxHarness, fake_site) -> None:
-    from kairox.cli import lazy_command
+    from kairox_cli import lazy_command
 
     fake_site.add(
         "fake-lazy2",
@@ -469,7 +469,7 @@ def test_workspace_must_exist(harness: KairoxHarness, tmp_path: Path) -> None:
 
 def test_an_exception_in_a_plugin_command_reaches_it_unwrapped(harness: KairoxHarness) -> None:
     """A command that catches its own exception around run_with_runtime must see that exception."""
-    from kairox.cli import run_with_runtime
+    from kairox_cli import run_with_runtime
 
     class Missing(Exception):
         pass

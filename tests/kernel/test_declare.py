@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from kairox import ConfigError, ConfigSection
-from kairox.declare import adds, command, config_section, load_target, servers
+from kairox.declare import adds, config_section, load_target, servers
 from kairox.ext import Registrar, build_plugin_host
+from kairox_cli import command
 
 MODULE = "kairox_declare_fixture"
 

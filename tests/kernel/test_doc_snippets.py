@@ -27,7 +27,7 @@ from pathlib import Path
 import click
 import pytest
 
-from kairox.cli import build_cli
+from kairox_cli import build_cli
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -47,7 +47,7 @@ def test_building_the_plugin_host_with_every_installed_plugin_is_light(tmp_path:
 
 def test_kairox_plugins_command_is_light(tmp_path: Path) -> None:
     body = """
-from kairox.cli import main
+from kairox_cli import main
 try:
     main(["--workspace", ".", "plugins", "--json"])
 except SystemExit as exc:
@@ -56,6 +56,6 @@ except SystemExit as exc:
     assert probe(body, tmp_path) == []
 
 
-@pytest.mark.parametrize("module", ["kairox_testing", "kairox.cli"])
+@pytest.mark.parametrize("module", ["kairox_testing", "kairox_cli"])
 def test_other_entry_modules_are_light(tmp_path: Path, module: str) -> None:
     assert probe(f"import {module}", tmp_path) == []

@@ -1,6 +1,6 @@
 """The CLI's answer to a server's elicitation: a form on the terminal, declined without one.
 
-The form parser (``kairox.cli._util.parse_form_schema`` / ``coerce_answer``) reads what a
+The form parser (``kairox_cli._util.parse_form_schema`` / ``coerce_answer``) reads what a
 server sends: property tests. The form itself runs in the real program on a pseudo-terminal
 against the SDK server tests/fixtures/mcp_servers/asker.py.
 """
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shared_helpers import on_pty, read_pty
 
-from kairox.cli._util import FormField, coerce_answer, parse_form_schema
+from kairox_cli._util import FormField, coerce_answer, parse_form_schema
 from kairox_testing import KairoxHarness
 
 #: the kairox CLI as a real process, with test-sized stdio graces

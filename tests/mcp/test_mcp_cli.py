@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kairox._host import build_plugin_host
-from kairox.cli._main import build_cli
+from kairox_cli._main import build_cli
 from kairox_testing import trust_workspace
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kairox._host import build_plugin_host
-from kairox.cli._main import build_cli
+from kairox_cli._main import build_cli
 from kairox_mcp import cli as mcp_cli
 from kairox_mcp.auth import FileTokenStorage, TokenFile, TokenFileError, _challenged, token_path
 from kairox_mcp.auth_cli import login, logout

@@ -86,7 +86,7 @@ def test_a_child_cannot_read_a_protected_parents_environment() -> None:
 def test_the_kairox_command_protects_its_environment_first() -> None:
     probe = (
         "import ctypes, sys\n"
-        "from kairox.cli import main\n"
+        "from kairox_cli import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
         "print('dumpable', ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))\n"  # PR_GET_DUMPABLE
     )

@@ -1,6 +1,6 @@
 """Nothing a server, bundle or file controls reaches the terminal raw: the CLI's stream guard.
 
-Run as the real program (``kairox.cli.main`` in a subprocess), since the guard wraps the
+Run as the real program (``kairox_cli.main`` in a subprocess), since the guard wraps the
 process's stdout and stderr.
 """
 
@@ -20,7 +20,7 @@ from security_helpers import cli_env
 from kairox._text import stream_safe
 from kairox.ext import terminal_safe
 
-KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
+KAIROX = [sys.executable, "-c", "import sys; from kairox_cli import main; sys.exit(main())"]
 # what must never come out raw: ESC (every sequence starts with it), BEL, C1 CSI/OSC, RLO
 RAW = ("\x1b", "\x07", "\x9b", "\x9d", "\u202e")
 EVIL = "a\x1b]52;c;ZXZpbA==\x07b\x1b[2Jc\x9b31m\u202ed\x1b]0;TITLE\x07"

@@ -137,7 +137,7 @@ def test_debug_logging_shows_no_url_secret(tmp_path: Path, denying_server: int, 
     # kairox's redacting one): every record of the SDK, httpx2 and kairox reaches it
     boot = (
         "import logging, sys; logging.basicConfig(level=logging.DEBUG, stream=sys.stderr); "
-        "from kairox.cli._main import main; sys.exit(main())"
+        "from kairox_cli._main import main; sys.exit(main())"
     )
     debug = _run([sys.executable, "-c", boot, "-vvv", "--workspace", str(tmp_path / "ws"), "status"], env)
     # the SDK's "Connecting to ... endpoint: URL" is printed (and httpx2's "HTTP Request: GET URL",

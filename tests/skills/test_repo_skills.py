@@ -74,7 +74,7 @@ def test_the_conventions_checker_finds_broken_rules(tmp_path: Path) -> None:
     )
     (pkg / "__init__.py").write_text("")
     (pkg / "hooks.py").write_text(
-        "import json\n\nfrom kairox.declare import command\nCACHE = {}\n\n\ndef helper():\n    return json\n\n\n"
+        "import json\n\nfrom kairox_cli import command\nCACHE = {}\n\n\ndef helper():\n    return json\n\n\n"
         "kairox_register_commands = command('bad', 'kairox_bad.cli:main', 'help')\nkairox_thing = dict()\n"
     )
     proc = _check(tmp_path)

@@ -20,7 +20,7 @@ from shared_helpers import converse_on_pty, on_pty
 
 from kairox_testing import KairoxHarness
 
-KAIROX = [sys.executable, "-c", "import sys; from kairox.cli import main; sys.exit(main())"]
+KAIROX = [sys.executable, "-c", "import sys; from kairox_cli import main; sys.exit(main())"]
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX pty")
 

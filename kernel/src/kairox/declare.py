@@ -1,19 +1,19 @@
 """Registration hooks in one line each.
 
-Most of a plugin's ``hooks`` module is the same three moves: add an object to a
-registrar, add a config section, add a CLI command, each importing its module
-only when kairox calls the hook (so ``import your_plugin.hooks`` stays cheap).
+Most of a plugin's ``hooks`` module is the same moves: add an object to a
+registrar, add a config section (and a CLI command: ``kairox_cli.command``), each
+importing its module only when kairox calls the hook (so ``import your_plugin.hooks``
+stays cheap).
 These helpers write that hook for you; what they return is an ordinary pluggy
 implementation, so give it the hook's name:
 
-    from kairox.declare import adds, command, config_section
+    from kairox.declare import adds, config_section
 
     kairox_register_config_sections = config_section(
         "dap_servers", "kairox_dap._config:DapServerConfig", entries=True, needs_trust=True,
         description="debug adapters started by dap.launch",
     )
     kairox_register_tool_providers = adds("kairox_dap._provider:DapToolProvider", runtime=True)
-    kairox_register_commands = command("dap", "kairox_dap.cli:dap", "Debug adapters.")
 
 A target is ``"package.module:attribute"``; it is imported when the hook runs,
 and a target that does not import is that plugin's load failure (reported, the
@@ -37,14 +37,12 @@ from typing import TYPE_CHECKING, Any
 from .hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    import click
-
     from ._registrar import Registrar
     from ._runtime import Runtime
 
 __all__ = [
     "adds",
-    "command",
+    "check_target",
     "config_section",
     "has_entries",
     "load_target",
@@ -53,7 +51,8 @@ __all__ = [
 ]
 
 
-def _check(target: str) -> str:
+def check_target(target: str) -> str:
+    """``target`` if it reads ``"package.module:attribute"``; else a :class:`ValueError`."""
     module, sep, attribute = target.partition(":")
     if not sep or not module or not attribute:
         raise ValueError(f"target {target!r} is not 'package.module:attribute'")
@@ -72,7 +71,7 @@ def _module_exists(module: str) -> bool:
 
 def load_target(target: str) -> Any:
     """The object ``"package.module:attribute"`` names (dotted attributes allowed)."""
-    module, _, attribute = _check(target).partition(":")
+    module, _, attribute = check_target(target).partition(":")
     value: Any = importlib.import_module(module)
     for part in attribute.split("."):
         value = getattr(value, part)
@@ -91,7 +90,7 @@ def adds(*targets: str, runtime: bool = False) -> Callable[..., None]:
 
     ``runtime=True`` fits only the hooks that pass one (tool providers, skill and catalog
     sources); on another hook pluggy refuses the implementation when the plugin loads."""
-    names = [_check(t) for t in targets]
+    names = [check_target(t) for t in targets]
     if not names:
         raise ValueError("adds() needs at least one target")
 
@@ -120,7 +119,7 @@ def config_section(name: str, schema: str, **options: Any) -> Callable[[Registra
     it is imported when the section is first structured or its default built, so a
     section nobody configures costs no import, and a module that exists but does not
     import, or lacks the attribute, is a :class:`~kairox.ConfigError` on the section."""
-    _check(schema)
+    check_target(schema)
 
     def kairox_register_config_sections(registrar: Registrar[Any]) -> None:
         from ._config import ConfigSection
@@ -160,19 +159,6 @@ def servers(
         ),
         adds(provider, runtime=True),
     )
-
-
-def command(name: str, target: str, help: str, *, hidden: bool = False) -> Callable[[click.Group], None]:
-    """A ``kairox_register_commands`` hook adding ``kairox NAME``, imported from ``target``
-    only when it runs or shows its own help (:func:`kairox.cli.lazy_command`)."""
-    _check(target)
-
-    def kairox_register_commands(cli: click.Group) -> None:
-        from .cli import lazy_command
-
-        cli.add_command(lazy_command(name, target, help, hidden=hidden))
-
-    return hookimpl(kairox_register_commands)
 
 
 def stub_exports(package: str, file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

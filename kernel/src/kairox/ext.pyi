@@ -36,6 +36,9 @@ from ._config_load import (
 from ._config_load import (
     load_config as load_config,
 )
+from ._config_load import (
+    toml_key as toml_key,
+)
 from ._context import (
     Instruction as Instruction,
 )
@@ -187,6 +190,9 @@ from ._skills import (
     SkillsScanned as SkillsScanned,
 )
 from ._text import (
+    SafeStream as SafeStream,
+)
+from ._text import (
     shell_line as shell_line,
 )
 from ._text import (
@@ -212,6 +218,9 @@ from ._trust import (
 )
 from ._trust import (
     WorkspaceTrust as WorkspaceTrust,
+)
+from ._trust import (
+    workspace_key as workspace_key,
 )
 from ._types import (
     APPROVAL_STRICTNESS as APPROVAL_STRICTNESS,

@@ -36,7 +36,8 @@ DECLARE = ("adds", "command", "config_section")
 
 
 def _is_declared(node: ast.stmt) -> bool:
-    """``kairox_register_x = adds(...)`` (or ``command(...)``, ``config_section(...)``) from kairox.declare."""
+    """``kairox_register_x = adds(...)`` (or ``config_section(...)``) from kairox.declare, or
+    ``kairox_register_commands = command(...)`` from kairox_cli."""
     if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
         return False
     func = node.value.func

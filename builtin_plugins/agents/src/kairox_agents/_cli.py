@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kairox.cli import echo_json, run_with_runtime, want_json
 from kairox.ext import terminal_safe as safe
+from kairox_cli import echo_json, run_with_runtime, want_json
 
 from ._model import AgentError
 from ._plugin import agents_of

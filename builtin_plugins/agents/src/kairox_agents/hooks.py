@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kairox.declare import adds, command, config_section
+from kairox.declare import adds, config_section
 from kairox.hookspecs import hookimpl
+from kairox_cli import command
 
 if TYPE_CHECKING:
     from pathlib import Path

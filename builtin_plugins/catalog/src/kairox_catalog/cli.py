@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kairox.cli import echo_json, parse_pairs, run_with_runtime, scope_option, tty_approver, want_json
 from kairox.errors import PolicyDenied
+from kairox_cli import echo_json, parse_pairs, run_with_runtime, scope_option, tty_approver, want_json
 
 from .catalog import Catalog, CatalogSnapshot, EntryNotFound
 from .install import Installer, InstallError, InstallOptions

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kairox import hookimpl
-from kairox.declare import command, config_section
+from kairox.declare import config_section
+from kairox_cli import command
 
 if TYPE_CHECKING:
     from kairox import Runtime

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kairox.cli import echo_json, run_with_runtime, scope_option, tty_approver, want_json
 from kairox.errors import KairoxError
+from kairox_cli import echo_json, run_with_runtime, scope_option, tty_approver, want_json
 
 if TYPE_CHECKING:
     from kairox import Runtime

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kairox import hookimpl
-from kairox.declare import adds, command, config_section
+from kairox.declare import adds, config_section
+from kairox_cli import command
 
 if TYPE_CHECKING:
     from kairox.ext import Registrar

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kairox.cli import echo_json, run_with_runtime, want_json
 from kairox.ext import terminal_safe as safe
+from kairox_cli import echo_json, run_with_runtime, want_json
 
 from .auth import LOGIN_TIMEOUT, TokenFile, login_command, token_path
 from .manager import manager_of

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kairox.cli import echo_json, lazy_command, run_with_runtime, want_json
 from kairox.ext import known_errors_for
 from kairox.ext import terminal_safe as safe
+from kairox_cli import echo_json, lazy_command, run_with_runtime, want_json
 
 from .config import redact_config, redact_url
 from .manager import SECTION, McpServerManager, McpStartupError, manager_of

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from kairox import hookimpl
-from kairox.declare import command, servers
+from kairox.declare import servers
+from kairox_cli import command
 
 
 @hookimpl

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kairox import ApprovalAnswer
-from kairox.cli import CommandFailed, echo_json, run_with_runtime, scope_option, want_json
 from kairox.errors import ConfigError
 from kairox.ext import file_write_spec, user_home, workspace_config_files
 from kairox.ext import terminal_safe as safe
+from kairox_cli import CommandFailed, echo_json, run_with_runtime, scope_option, want_json
 
 from .importer import KINDS, ImportPlan, read_sources, server_names_in, write_servers
 

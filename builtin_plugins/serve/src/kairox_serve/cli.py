@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kairox.cli import run_with_runtime
+from kairox_cli import run_with_runtime
 
 if TYPE_CHECKING:
     import socket

@@ -5,7 +5,8 @@ Cheap to import: the MCP SDK, starlette and uvicorn load when the command runs.
 
 from __future__ import annotations
 
-from kairox.declare import command, config_section
+from kairox.declare import config_section
+from kairox_cli import command
 
 kairox_register_config_sections = config_section(
     "serve",

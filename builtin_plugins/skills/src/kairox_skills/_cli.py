@@ -9,8 +9,8 @@ from typing import Any, NoReturn
 import click
 
 from kairox import Runtime
-from kairox.cli import echo_json, parse_pairs, run_with_runtime, want_json
 from kairox.ext import SkillDef, SkillError, SkillRegistry, SkillScope, SkillWarning
+from kairox_cli import echo_json, parse_pairs, run_with_runtime, want_json
 
 from ._plugin import home_of
 from ._settings import SettingsFile, settings_path

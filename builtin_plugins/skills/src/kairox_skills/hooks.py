@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kairox.declare import command, config_section
+from kairox.declare import config_section
 from kairox.hookspecs import hookimpl
+from kairox_cli import command
 
 if TYPE_CHECKING:
     from kairox import Runtime

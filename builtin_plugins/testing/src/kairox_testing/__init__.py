@@ -403,7 +403,7 @@ class KairoxHarness:
         (``exit_code``, ``stdout``, ``stderr``)."""
         from click.testing import CliRunner
 
-        from kairox.cli import build_cli
+        from kairox_cli import build_cli
 
         group = build_cli(self.host(load_entrypoints=load_entrypoints))
         overrides: dict[str, str | None] = {k: None for k in os.environ if k not in self.env}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import anyio
 import click
 
-from kairox.cli import run_with_runtime
+from kairox_cli import run_with_runtime
 
 from .security import is_loopback, new_token
 

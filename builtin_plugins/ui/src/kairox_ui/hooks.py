@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def kairox_register_commands(cli: click.Group) -> None:
-    from kairox.cli import lazy_command
+    from kairox_cli import lazy_command
 
     cli.add_command(
         lazy_command(

@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import click
 
 from kairox import ServerState, ServerStatus
-from kairox.cli import run_with_runtime, want_json
 from kairox.ext import redact, redact_url, terminal_safe
 from kairox.files import glob_match
+from kairox_cli import run_with_runtime, want_json
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from kairox import PolicyDenied, Runtime, ToolError
-from kairox.cli import echo_json, run_with_runtime, want_json
+from kairox_cli import echo_json, run_with_runtime, want_json
 
 __all__ = ["example"]
 

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kairox import hookimpl
-from kairox.declare import adds, command, config_section
+from kairox.declare import adds, config_section
+from kairox_cli import command
 
 if TYPE_CHECKING:
     from kairox import Block, ToolCall

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 import click
 
-from .._events import Event, HookFailed
-from .._host import LoadFailure, PluginHost, build_plugin_host
+from kairox import Event, HookFailed
+from kairox.ext import LoadFailure, PluginHost, build_plugin_host
 
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
     from click.decorators import FC
 
-    from .._runtime import ApprovalAnswer, ApprovalRequest, Approver, HostCallback, Runtime, StartMode
+    from kairox import ApprovalAnswer, ApprovalRequest, Approver, HostCallback, Runtime, StartMode
 
 __all__ = [
     "CliState",
@@ -97,7 +97,7 @@ def parse_pairs(values: Iterable[str], *, option: str, metavar: str = "KEY") -> 
 
 def _as_command_failure(exc: Exception) -> Exception:
     """A :class:`~kairox.KairoxError` as a clean CLI error; anything else unchanged."""
-    from ..errors import KairoxError, PolicyDenied, ToolError
+    from kairox import KairoxError, PolicyDenied, ToolError
 
     if isinstance(exc, click.ClickException) or not isinstance(exc, KairoxError):
         return exc
@@ -136,9 +136,9 @@ def run_with_runtime(
     """
     import anyio
 
-    from .._runtime import Runtime
-    from .._text import terminal_safe
-    from .._trust import TrustState
+    from kairox import Runtime
+    from kairox.ext import TrustState, terminal_safe
+
     from ._trust import tty_trust_prompt
 
     state = state_of(ctx)
@@ -241,7 +241,7 @@ def tty_approver(assume_yes: bool) -> Approver | None:
     """``--yes`` approves every Ask; on a TTY the user is asked; otherwise no approver (Ask = Deny)."""
     import anyio
 
-    from .._runtime import ApprovalAnswer
+    from kairox import ApprovalAnswer
 
     if assume_yes:
         return lambda request: ApprovalAnswer.ALLOW_ONCE
@@ -250,7 +250,7 @@ def tty_approver(assume_yes: bool) -> Approver | None:
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
         def prompt() -> ApprovalAnswer:
-            from .._text import terminal_safe as safe
+            from kairox.ext import terminal_safe as safe
 
             args = json.dumps(request.arguments, ensure_ascii=False)
             if len(args) > 400:
@@ -484,7 +484,7 @@ def _render_default(field: FormField) -> str | None:
 def _ask_form(message: str, fields: list[FormField]) -> tuple[str, dict[str, Any] | None]:
     """Show the form on the terminal (stderr); ``("accept", content)``, ``("decline", None)``
     or ``("cancel", None)``."""
-    from .._text import terminal_safe as safe
+    from kairox.ext import terminal_safe as safe
 
     click.echo(f"\nkairox: an MCP server asks you: {safe(message)}", err=True)
     choice = click.prompt(
@@ -529,7 +529,7 @@ def tty_elicitation() -> HostCallback:
     async def answer(context: Any, params: Any) -> Any:
         import mcp.types as types  # only a connected MCP server calls this: mcp is loaded
 
-        from .._text import terminal_safe as safe
+        from kairox.ext import terminal_safe as safe
 
         interactive = sys.stdin.isatty() and sys.stderr.isatty()
         if getattr(params, "mode", None) == "url":

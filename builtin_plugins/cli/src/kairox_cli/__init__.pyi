@@ -1,6 +1,9 @@
-"""The public names of :mod:`kairox.cli`, listed once (type checkers read this; at run
+"""The public names of :mod:`kairox_cli`, listed once (type checkers read this; at run
 time ``__init__.py`` loads each from its module on first use, ``lazy_loader.attach_stub``)."""
 
+from ._declare import (
+    command as command,
+)
 from ._lazy import (
     LazyCommand as LazyCommand,
     lazy_command as lazy_command,

@@ -12,9 +12,8 @@ import click
 from ._util import echo_json, run_with_runtime, state_of, want_json
 
 if TYPE_CHECKING:
-    from .._declared import Declared
-    from .._runtime import Runtime
-    from .._trust import TrustPrompt, TrustRequest
+    from kairox import Runtime, TrustPrompt, TrustRequest
+    from kairox.ext import Declared
 
 __all__ = ["describe_items", "trust", "tty_trust_prompt"]
 
@@ -35,7 +34,7 @@ def describe_items(items: Iterable[Declared], *, states: dict[str, str] | None =
     """Lines showing what each item would run: each command line whole, as it will run (the
     secrets the item itself sets masked), URLs (passwords redacted), every variable its ``env``
     sets, every variable it reads, notes, and why an item is refused. Text from the workspace is made terminal-safe."""
-    from .._text import terminal_safe as safe
+    from kairox.ext import terminal_safe as safe
 
     lines: list[str] = []
     for item in items:
@@ -94,8 +93,7 @@ def trust(ctx: click.Context, path: Path | None, list_: bool, revoke: bool, as_j
     command or contact a URL, and records their fingerprints. When any of them
     changes later, it does not run until you trust the workspace again.
     """
-    from .._home import user_home
-    from .._trust import TrustStore, workspace_key
+    from kairox.ext import TrustStore, user_home, workspace_key
 
     state = state_of(ctx)
     if path is not None:

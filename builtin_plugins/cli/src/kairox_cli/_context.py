@@ -10,7 +10,7 @@ import click
 from ._util import echo_json, run_with_runtime, want_json
 
 if TYPE_CHECKING:
-    from .._runtime import Runtime
+    from kairox import Runtime
 
 
 @click.command("context")

@@ -36,7 +36,7 @@ class LazyCommand(click.Command):
         """Import ``module:attribute`` (dotted attributes allowed) and return the real command;
         a target that does not load is a one-line error naming the command and the target."""
         if self._command is None:
-            from ..declare import load_target
+            from kairox.declare import load_target
 
             try:
                 command = load_target(self.target)

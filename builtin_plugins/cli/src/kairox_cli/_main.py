@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from .._host import PluginHost, build_plugin_host
+from kairox.ext import PluginHost, build_plugin_host
+
 from ._core import register_core_commands
 from ._logging import configure_logging
 from ._util import CliState
@@ -48,7 +49,8 @@ def cli(ctx: click.Context, workspace: Path | None, as_json: bool, verbose: int,
 
 
 def _print_version(state: CliState, *, as_json: bool, verbose: bool) -> None:
-    from .._entrypoints import kernel_version
+    from kairox.ext import kernel_version
+
     from ._util import echo_json
 
     kernel = kernel_version() or "unknown"
@@ -96,8 +98,7 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    from .._secrets import protect_environment
-    from .._text import SafeStream
+    from kairox.ext import SafeStream, protect_environment
 
     # a server or worker this process starts must not read its environment from /proc
     protect_environment()

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from .._config import redact
+from kairox.ext import redact
 
 __all__ = ["configure_logging"]
 

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import click
 
-from .._config_load import toml_key
-from .._text import terminal_safe as safe
-from .._trust import TrustState
-from ..errors import KairoxError, PolicyDenied, ToolError
-from ..protocols import WithholdsTools
+from kairox import KairoxError, PolicyDenied, ToolError
+from kairox.ext import TrustState, toml_key
+from kairox.ext import terminal_safe as safe
+from kairox.protocols import WithholdsTools
+
 from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
-    from .._host import PluginHost
-    from .._runtime import Runtime, RuntimeStatus
+    from kairox import Runtime, RuntimeStatus
+    from kairox.ext import PluginHost
 
 __all__ = ["register_core_commands"]
 
@@ -191,7 +191,7 @@ def plugins(ctx: click.Context, show_all: bool, as_json: bool) -> None:
     Exits 1 when one failed under KAIROX_STRICT_PLUGINS=1.
 
     Bundles (.claude-plugin, .codex-plugin, ... directories) are `kairox plugin list`."""
-    from .._runtime import Runtime
+    from kairox import Runtime
 
     state = state_of(ctx)
     host = state.get_host()
