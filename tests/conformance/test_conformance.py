@@ -46,7 +46,7 @@ def test_known_failures_name_scored_scenarios() -> None:
 
 @pytest.mark.parametrize(("revision", "scenario"), _cases("client"))
 def test_client(revision: str, scenario: str, tmp_path: Path) -> None:
-    verdict, output = suite.run_client("kairox", scenario, revision, tmp_path)
+    verdict, _output = suite.run_client("kairox", scenario, revision, tmp_path)
     assert verdict.passed, "\n".join(verdict.failures)
 
 
