@@ -179,7 +179,7 @@ def _peak_bytes(fn: Any) -> int:
 
 
 def test_the_billion_laughs_is_refused_before_it_expands() -> None:
-    from kairox._yaml import YamlLimitError, safe_load_bounded
+    from kairox_skills import YamlLimitError, safe_load_bounded
 
     for levels, width in [(9, 9), (4, 1000), (30, 2)]:
 
@@ -191,7 +191,7 @@ def test_the_billion_laughs_is_refused_before_it_expands() -> None:
 
 
 def test_merge_key_bombs_and_recursive_aliases_are_refused() -> None:
-    from kairox._yaml import YamlLimitError, safe_load_bounded
+    from kairox_skills import YamlLimitError, safe_load_bounded
 
     merges = "a0: &a0 {" + ", ".join(f"k{i}: v" for i in range(9)) + "}\n"
     merges += "".join(f"a{n}: &a{n} {{<<: [{', '.join([f'*a{n - 1}'] * 9)}]}}\n" for n in range(1, 9))
@@ -203,7 +203,7 @@ def test_merge_key_bombs_and_recursive_aliases_are_refused() -> None:
 
 
 def test_deep_nesting_and_long_input_are_refused() -> None:
-    from kairox._yaml import YamlLimitError, safe_load_bounded
+    from kairox_skills import YamlLimitError, safe_load_bounded
 
     for doc in [
         "k: " + "[" * 100 + "]" * 100,
@@ -221,7 +221,7 @@ def test_deep_nesting_and_long_input_are_refused() -> None:
 
 
 def test_ordinary_anchors_still_load() -> None:
-    from kairox._yaml import safe_load_bounded
+    from kairox_skills import safe_load_bounded
 
     doc = textwrap.dedent(
         """\
@@ -357,7 +357,7 @@ def reference(loader: Any, text: str) -> tuple[str, Any]:
 
 
 def check_bounded(text: str) -> None:
-    from kairox._yaml import MAX_LENGTH, YamlLimitError, _Limits, _load, _loader_classes
+    from kairox_skills._yaml import MAX_LENGTH, YamlLimitError, _Limits, _load, _loader_classes
 
     python, c, c_events = _loader_classes()
     pairs = [(python, yaml.SafeLoader), (c, yaml.CSafeLoader), (c_events, yaml.CSafeLoader)]

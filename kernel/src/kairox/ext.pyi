@@ -237,9 +237,3 @@ from ._types import (
 from ._types import (
     SandboxPolicy as SandboxPolicy,
 )
-from ._yaml import (
-    YamlLimitError as YamlLimitError,
-)
-from ._yaml import (
-    safe_load_bounded as safe_load_bounded,
-)

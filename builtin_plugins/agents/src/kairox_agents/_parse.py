@@ -69,7 +69,7 @@ def _unquote(value: str) -> str:
 
 
 def _frontmatter(text: str, file: str | None, error: type[E], warnings: list[str]) -> tuple[dict[str, Any], str]:
-    from kairox.ext import YamlLimitError, safe_load_bounded
+    from kairox_skills import YamlLimitError, safe_load_bounded
 
     try:
         fm, body = split_frontmatter(text)

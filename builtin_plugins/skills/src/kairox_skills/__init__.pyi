@@ -20,6 +20,10 @@ from ._format import (
     parse_frontmatter as parse_frontmatter,
     parse_skill as parse_skill,
 )
+from ._yaml import (
+    YamlLimitError as YamlLimitError,
+    safe_load_bounded as safe_load_bounded,
+)
 from ._settings import (
     SettingsFile as SettingsFile,
     settings_path as settings_path,

@@ -10,7 +10,7 @@ skill dumped, not with the module (a plugin with no skill files to read costs
 no YAML parser).
 Structuring into a :class:`~kairox.ext.SkillFrontmatter` is in ``_structure``.
 
-PyYAML always runs through :func:`kairox._yaml.safe_load_bounded`: a
+PyYAML always runs through :func:`kairox_skills.safe_load_bounded`: a
 frontmatter whose aliases expand too far (a "billion laughs"), that nests too
 deep or that is longer than :data:`MAX_FRONTMATTER` is one ``SkillError``, and
 so is one that runs out of memory or stack while being parsed; the other
@@ -31,12 +31,11 @@ from kairox.ext import (
     SkillFrontmatter,
     SkillScope,
     SkillWarning,
-    YamlLimitError,
-    safe_load_bounded,
     split_frontmatter,
 )
 
 from ._structure import frontmatter_from_mapping, frontmatter_to_mapping
+from ._yaml import YamlLimitError, safe_load_bounded
 
 __all__ = [
     "MAX_FRONTMATTER",
@@ -210,7 +209,7 @@ def load_yaml(text: str, *, file: str | None = None, first_line: int = 2) -> tup
     """Parse frontmatter YAML: the fast subset, then PyYAML, then PyYAML after
     quoting values that are not valid on their own (unquoted colons).
 
-    PyYAML is bounded (:func:`kairox._yaml.safe_load_bounded`): a document over
+    PyYAML is bounded (:func:`kairox_skills.safe_load_bounded`): a document over
     a limit is a :class:`SkillError` saying which, with no quoting retry.
     """
     if len(text) > MAX_FRONTMATTER:

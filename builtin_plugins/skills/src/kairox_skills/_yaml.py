@@ -28,8 +28,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .errors import KairoxError
-from .files import MAX_DOCUMENT_DEPTH
+from kairox import KairoxError
+from kairox.files import MAX_DOCUMENT_DEPTH
 
 __all__ = [
     "MAX_ALIASES",
