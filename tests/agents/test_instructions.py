@@ -113,3 +113,51 @@ async def test_without_the_plugin_no_instruction_file_is_read_and_the_section_na
     assert tc.instructions == []
     assert (error.file, error.path) == (str(toml), "instructions")
     assert 'config section "instructions" is provided by kairox-agents' in error.message
+
+
+# -- a workspace's instructions stay bounded --------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_workspace_cannot_raise_the_user_s_limit_on_a_file(ws: Path, home: Path) -> None:
+    """The attack (found by a review): an untrusted workspace set ``max_bytes = 10000000000``
+    and its 200 MB AGENTS.md was read whole into every turn (7.8 GB of memory). ``[instructions]``
+    needs no trust, so its limits may only narrow the user's."""
+    (ws / "AGENTS.md").write_text("x" * 200_000)
+    (ws / "kairox.toml").write_text("[instructions]\nmax_bytes = 10000000000\n")
+    async with _open_with_agents(ws, home) as rt, rt.session() as s:
+        tc = await s.turn_context("hi")
+    [piece] = tc.instructions
+    assert piece.text.startswith("x" * 32_768) and not piece.text.startswith("x" * 32_769)
+    assert "truncated: 167232 more bytes" in piece.text
+
+
+@pytest.mark.anyio
+async def test_a_workspace_cannot_repeat_its_files_past_the_total_budget(ws: Path, home: Path) -> None:
+    """The attack: ``files = ["AGENTS.md"] * 100`` from a few kilobytes of kairox.toml put the
+    file into every turn a hundred times. Each file is read once, and the workspace's pieces
+    together stay within ``max_total_bytes``."""
+    (ws / "AGENTS.md").write_text("y" * 30_000)
+    for i in range(20):
+        (ws / f"r{i}.md").write_text(f"{i}" * 30_000)
+    listed = ",".join(['"AGENTS.md"'] * 100 + [f'"r{i}.md"' for i in range(20)])
+    (ws / "kairox.toml").write_text(f"[instructions]\nagents_files = []\nfiles = [{listed}]\n")
+    async with _open_with_agents(ws, home) as rt, rt.session() as s:
+        tc = await s.turn_context("hi")
+    texts = [i.text for i in tc.instructions]
+    assert sum(len(t) for t in texts) <= 262_144 + 200
+    assert sum(t.startswith("y") for t in texts) == 1
+    assert any("max_total_bytes" in p for p in tc.problems)
+
+
+@pytest.mark.anyio
+async def test_the_user_s_own_limits_still_apply_to_the_user_s_files(ws: Path, home: Path) -> None:
+    (home / "AGENTS.md").write_text("u" * 50_000)
+    (home / "kairox.toml").write_text("[instructions]\nmax_bytes = 60000\n")
+    (ws / "kairox.toml").write_text("[instructions]\nmax_bytes = 100\n")
+    (ws / "AGENTS.md").write_text("w" * 500)
+    async with _open_with_agents(ws, home) as rt, rt.session() as s:
+        tc = await s.turn_context("hi")
+    user, workspace = tc.instructions
+    assert user.text == "u" * 50_000  # the workspace narrows only its own files
+    assert workspace.text.startswith("w" * 100) and "truncated: 400 more bytes" in workspace.text

@@ -15,7 +15,10 @@ specific and win where they disagree):
    ``[instructions].agents_files``; ``[]`` turns discovery off).
 
 Every piece carries its provenance. A file larger than ``max_bytes`` is cut
-with a marker; an unreadable one is skipped with a warning. Workspace files are read
+with a marker; an unreadable one is skipped with a warning. A workspace's
+``[instructions]`` needs no trust (nothing in it runs), so its limits only narrow the
+user's: its files are cut at the smaller of the two ``max_bytes``, each file is read
+once, and its pieces together stop at the smaller ``max_total_bytes``. Workspace files are read
 through the workspace's contained root (:attr:`Runtime.workspace_root`): an
 ``AGENTS.md`` that links outside the workspace, or a device, is refused with the
 reason, as a problem where the piece would have been. The user's own files are read
@@ -53,7 +56,10 @@ class InstructionsConfig:
     text: str = ""
     files: list[str] = attrs.field(factory=list)
     agents_files: list[str] = attrs.field(factory=lambda: list(DEFAULT_AGENTS_FILES))
+    #: what one file may give (more is cut with a marker)
     max_bytes: int = 32_768
+    #: what the workspace's pieces (its text, files and discovered files) may give together
+    max_total_bytes: int = 262_144
     #: the output style each turn is given (``""`` or ``"default"``: none)
     output_style: str = ""
 
@@ -80,6 +86,43 @@ def _read(root: Root | None, path: Path, max_bytes: int, problems: list[str]) ->
     return text.strip() or None
 
 
+def _first(path: Path, seen: set[str]) -> bool:
+    """Whether ``path`` (as its links resolve) is read for the first time this turn."""
+    key = os.path.realpath(path)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+class _Budget:
+    """What the workspace's pieces may still give this turn (UTF-8 bytes); a piece past it is
+    left out, named once among the problems."""
+
+    def __init__(self, total: int, problems: list[str]) -> None:
+        self.left = total
+        self.total = total
+        self.problems = problems
+        self.left_out: list[str] = []
+
+    def take(self, size: int, source: str) -> bool:
+        if size > self.left:
+            if not self.left_out:
+                self.problems.append(
+                    f"instructions: the workspace's pieces reach max_total_bytes ({self.total}); "
+                    f"left out from {source} on"
+                )
+            self.left_out.append(source)
+            self.left = 0
+            return False
+        self.left -= size
+        return True
+
+
 def _section_of(file: str, data: dict[str, Any], problems: list[str]) -> InstructionsConfig | None:
     raw = data.get("instructions")
     if raw is None:
@@ -99,6 +142,10 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
     # the workspace's settings (merged over the user's) govern the workspace's own files
     mine = runtime.config.user_section("instructions")
     merged = runtime.config.section("instructions")
+    # a workspace (untrusted until the user says so) may narrow the limits, never widen them
+    file_limit = min(merged.max_bytes, mine.max_bytes)
+    budget = _Budget(min(merged.max_total_bytes, mine.max_total_bytes), problems)
+    seen: set[str] = set()
     home = runtime.home or user_home(runtime.env)
     for name in mine.agents_files:
         path = home / name
@@ -123,7 +170,7 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
                     text = expand_env(text, runtime.env, path="instructions.text", file=file)
                 except ConfigError as exc:
                     problems.append(str(exc))
-        if text.strip():
+        if text.strip() and (scope == "user" or budget.take(_size(text.strip()), f"{file} [instructions].text")):
             pieces.append(Instruction(text.strip(), f"{file} [instructions].text", scope))
         for rel in sec.files:
             path = base / Path(rel).expanduser()
@@ -134,15 +181,17 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
                 except Refused as exc:
                     problems.append(f"{file}: instructions.files: {rel}: {exc.reason}")
                     continue
+            if scope == "workspace" and not _first(path, seen):
+                continue
             text = _read(
                 workspace_root if scope == "workspace" else None,
                 path,
-                merged.max_bytes if scope == "workspace" else mine.max_bytes,
+                file_limit if scope == "workspace" else mine.max_bytes,
                 problems,
             )
             if text is None and not os.path.lexists(path):
                 problems.append(f"{file}: instructions.files: {rel}: no such file")
-            elif text:
+            elif text and (scope == "user" or budget.take(_size(text), str(path))):
                 pieces.append(Instruction(text, str(path), scope))
     workspace = runtime.workspace
     here = (cwd or workspace).resolve()
@@ -156,8 +205,10 @@ def load_instructions(runtime: Runtime, *, cwd: Path | None = None) -> tuple[lis
             directory = directory / part
         for name in merged.agents_files:
             path = directory / name
-            text = _read(workspace_root, path, merged.max_bytes, problems)
-            if text:
+            if not _first(path, seen):
+                continue
+            text = _read(workspace_root, path, file_limit, problems)
+            if text and budget.take(_size(text), str(path)):
                 pieces.append(Instruction(text, str(path), "workspace" if directory == workspace else "directory"))
     for problem in problems:
         logger.warning("instructions: %s", problem)
