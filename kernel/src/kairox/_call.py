@@ -2,7 +2,10 @@
 
 Every call, whatever surface it came from (the CLI, the dashboard, the gateway, an
 embedding host), takes the same steps, each one concern, each asking the registry,
-the policy engine, the approver and the dispatcher through their public methods:
+the policy engine, the approver and the dispatcher through their public methods (a step
+of more than a line is a method of :class:`CallPipeline` or a function here; ``validate``
+and ``finish`` are a line each in :meth:`CallPipeline.call`, which also publishes
+``ToolCallStarted`` first):
 
 ``resolve``
     the registered tool by exported name or canonical id (started on demand when lazy)

@@ -173,7 +173,9 @@ class Supervisor:
 
     async def start_for(self, tool: str, arguments: Mapping[str, Any]) -> None:
         """Lazy activation: every provider that can starts what would provide ``tool`` (a start
-        stage: closing the runtime cancels it; nothing starts once closing began)."""
+        stage: closing the runtime cancels it; nothing starts once closing began). A provider
+        whose ``start_for`` fails is not marked failed (its other tools may still start): the
+        failure is logged, and the call finds no tool, with the provider's ``why_missing``."""
 
         async def one(provider: ToolProvider) -> None:
             try:
