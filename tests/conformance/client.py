@@ -51,14 +51,15 @@ async def sample(context: Any, params: types.CreateMessageRequestParams) -> type
 
 
 async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    """Accept with the schema's defaults (SEP-1034), plus what the suite's mocks ask for."""
+    """Accept with what a user would type: the fields without a default (a field with one is
+    left blank, for the client to fill in: SEP-1034, which the suite checks of kairox)."""
     if isinstance(params, types.ElicitRequestURLParams):
         return types.ElicitResult(action="decline")
     content: dict[str, Any] = {}
     for name, prop in params.requested_schema.get("properties", {}).items():
         if "default" in prop:
-            content[name] = prop["default"]
-        elif prop.get("type") == "boolean":
+            continue
+        if prop.get("type") == "boolean":
             content[name] = True
         elif prop.get("type") == "string":
             content[name] = "conformance"
