@@ -19,35 +19,8 @@ SCORED = {
 # fmt: on
 
 KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("client", "2025-11-25", "auth/basic-cimd"): (
-        "kairox's login registers a client (dynamic registration) where the server offers Client ID Metadata Documents: the suite warns cimd-client-id-used (the SDK passes)"
-    ),
-    ("client", "2025-11-25", "auth/scope-step-up"): (
-        "a 403 insufficient_scope mid-session is not answered by a new authorization with the wider scope (the runtime never starts a login); suite: scope-step-up-initial (failure); scope-step-up-escalation (failure)"
-    ),
-    ("client", "2025-11-25", "auth/scope-retry-limit"): (
-        "the runtime never starts a login, so there is no re-authorization to bound; suite: scope-retry-limit (failure)"
-    ),
-    ("client", "2025-11-25", "auth/pre-registration"): (
-        "not yet diagnosed (login with oauth.client_id and client_secret_env); suite: pre-registration-auth (failure)"
-    ),
-    ("client", "2026-07-28", "auth/basic-cimd"): (
-        "kairox's login registers a client (dynamic registration) where the server offers Client ID Metadata Documents: the suite warns cimd-client-id-used (the SDK passes)"
-    ),
-    ("client", "2026-07-28", "auth/scope-step-up"): (
-        "a 403 insufficient_scope mid-session is not answered by a new authorization with the wider scope (the runtime never starts a login); suite: scope-step-up-initial (failure); scope-step-up-escalation (failure); sep-2350-scope-union-on-reauth (failure)"
-    ),
-    ("client", "2026-07-28", "auth/scope-retry-limit"): (
-        "the runtime never starts a login, so there is no re-authorization to bound; suite: scope-retry-limit (failure)"
-    ),
-    ("client", "2026-07-28", "auth/pre-registration"): (
-        "not yet diagnosed (login with oauth.client_id and client_secret_env); suite: pre-registration-auth (failure)"
-    ),
-    ("client", "2026-07-28", "auth/authorization-server-migration"): (
-        "not yet diagnosed; suite: sep-2352-reregister-on-as-change (failure)"
-    ),
     ("client", "2026-07-28", "http-custom-headers"): (
-        "not yet diagnosed; suite: sep-2243-client-omit-null (failure): Client did not send a tools/call request for test_custom_headers_null to test null/omitted parameter handling."
+        "the scenario's call gives null for an optional boolean (verbose: null); kairox's validate step (the kernel's input-schema check) refuses it before anything is sent, where the SDK sends it without the Mcp-Param-Verbose header; suite: sep-2243-client-omit-null (failure): Client did not send a tools/call request for test_custom_headers_null to test null/omitted parameter handling."
     ),
     ("server", "2025-11-25", "logging-set-level"): (
         "the gateway serves no logging/setLevel (Method not found); the fixture served by the SDK lacks it too (MCPServer has no public handler for it)"

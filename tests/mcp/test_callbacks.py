@@ -368,7 +368,8 @@ async def test_elicitation_form_and_url_reach_the_callback(
         ) as rt:
             form = await rt.call_tool("asker.ask_user", {"question": "Who are you?"})
             url = await rt.call_tool("asker.ask_url")
-    assert json.loads(form.text) == {"action": "accept", "content": {"name": "Ada", "age": 7}}
+    # the host's answer, and the schema's default for the field it left out (agree)
+    assert json.loads(form.text) == {"action": "accept", "content": {"name": "Ada", "age": 7, "agree": False}}
     assert url.text == "accept"
     assert rec.elicited[0].requested_schema["required"] == ["name"]
     assert rec.elicited[1].url == "https://example.com/login?flow=7"
@@ -377,6 +378,32 @@ async def test_elicitation_form_and_url_reach_the_callback(
         "MCP server asker wants to ask you: Who are you?",
         "MCP server asker wants you to open https://example.com/login?flow=7: Sign in to continue",
     ]
+
+
+@pytest.mark.parametrize("transport", SHARED_TRANSPORTS)
+async def test_an_accepted_form_gets_the_schemas_defaults_for_what_the_host_left_out(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
+    """SEP-1034: the client fills in a requested field's ``default`` the user left blank; what
+    the user answered is kept, and a declined form gets nothing."""
+    answers = iter([{"name": "Ada"}, {"name": "Bo", "agree": True}])
+
+    async def typed_only(context: ClientRequestContext, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content=next(answers))
+
+    async def declines(context: ClientRequestContext, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    with entry_of(request, "asker", transport) as entry:
+        entry = {**entry, "elicitation": "allow"}
+        async with open_runtime(tmp_path, {"asker": entry}, elicitation_callback=typed_only) as rt:
+            blank = await rt.call_tool("asker.ask_user", {"question": "Who?"}, approver=yes)
+            answered = await rt.call_tool("asker.ask_user", {"question": "Who?"}, approver=yes)
+        async with open_runtime(tmp_path, {"asker": entry}, elicitation_callback=declines) as rt:
+            declined = await rt.call_tool("asker.ask_user", {"question": "Who?"}, approver=yes)
+    assert json.loads(blank.text) == {"action": "accept", "content": {"name": "Ada", "agree": False}}
+    assert json.loads(answered.text) == {"action": "accept", "content": {"name": "Bo", "agree": True}}
+    assert json.loads(declined.text) == {"action": "decline", "content": None}
 
 
 async def test_an_elicitation_nobody_approves_is_declined(tmp_path: Path) -> None:

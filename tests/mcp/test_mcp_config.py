@@ -189,3 +189,16 @@ def test_repr_never_shows_secrets() -> None:
     text = repr(cfg)
     assert "QSECRET" not in text and "HSECRET" not in text and "streamable_http" in text
     assert "ESECRET" not in repr(make(command="x", env={"K": "ESECRET"}))
+
+
+def test_oauth_token_endpoint_auth_method_and_client_metadata_url() -> None:
+    oauth = {"client_id": "c", "token_endpoint_auth_method": "client_secret_post"}
+    assert make(url="https://x/mcp", oauth=oauth).oauth_settings.token_endpoint_auth_method == "client_secret_post"
+    assert make(url="https://x/mcp").oauth_settings.token_endpoint_auth_method is None  # from the AS metadata
+    cimd = "https://kairox.example/client.json"
+    assert make(url="https://x/mcp", oauth={"client_metadata_url": cimd}).oauth_settings.client_metadata_url == cimd
+    bad = errors_of({"url": "https://x/mcp", "oauth": {"token_endpoint_auth_method": "client_secret_jwt"}})
+    assert any("token_endpoint_auth_method" in e and "client_secret_jwt" in e for e in bad), bad
+    for url in ("http://kairox.example/client.json", "https://kairox.example/", "https://kairox.example"):
+        bad = errors_of({"url": "https://x/mcp", "oauth": {"client_metadata_url": url}})
+        assert any("client_metadata_url" in e and "https URL with a path" in e for e in bad), (url, bad)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kairox.errors import KairoxError
-from kairox.ext import redact_url, user_home
+from kairox.ext import redact_url, terminal_safe, user_home
 from kairox.files import atomic_write_text, lock_path, locked
 
 if TYPE_CHECKING:
@@ -165,7 +165,11 @@ def _describe_validation(exc: Any) -> str:
 
 
 class TokenFile:
-    """One server's token file: ``{"version", "server_url", "tokens", "expires_at", "client_info"}``."""
+    """One server's token file: ``{"version", "server_url", "tokens", "expires_at", "client_info",
+    "scope", "challenge"}``: ``scope`` is what the last login asked for (a token response may
+    leave the granted scope out: then it is that one, RFC 6749 5.1), ``challenge`` the
+    ``WWW-Authenticate`` of a ``403 insufficient_scope`` the runtime got since (the next login
+    asks for both: scope step-up)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -203,6 +207,9 @@ class TokenFile:
         for field in ("tokens", "client_info"):
             if data.get(field) is not None and not isinstance(data[field], dict):
                 raise self._error(field, "expected an object or null")
+        for field in ("scope", "challenge"):
+            if data.get(field) is not None and not isinstance(data[field], str):
+                raise self._error(field, "expected a string or null")
         return data
 
     def tokens(self, data: Mapping[str, Any]) -> OAuthToken | None:
@@ -345,6 +352,7 @@ def _make_provider(
         storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
+        client_metadata_url=server.oauth_settings.client_metadata_url,
     )
     # The SDK loads stored tokens without their expiry (it knows only ``expires_in``);
     # the file records when they expire, so an expired token is refreshed before use.
@@ -360,6 +368,23 @@ def _challenged(response: httpx2.Response) -> bool:
     if response.status_code == 401:
         return header.strip().lower().startswith("bearer") or not header
     return response.status_code == 403 and "insufficient_scope" in header
+
+
+#: the longest ``WWW-Authenticate`` kept for the next login (what a server says is bounded)
+MAX_CHALLENGE = 4096
+
+
+def _step_up_needed(name: str, storage: FileTokenStorage, response: httpx2.Response) -> str:
+    """A ``403 insufficient_scope``: its challenge recorded for the next login, which asks for
+    the scopes granted so far and the ones challenged (SEP-2350); the message to show."""
+    from mcp.client.auth.utils import extract_scope_from_www_auth
+
+    header = response.headers.get("www-authenticate", "")[:MAX_CHALLENGE]
+    storage.update(challenge=header)
+    scope = extract_scope_from_www_auth(response)
+    why = f"the server asks for scope {terminal_safe(scope[:200])}" if scope else "the server asks for more scope"
+    logger.info("MCP server %s: %s", name, why)
+    return needs_authorization_message(name, why)
 
 
 def runtime_auth(
@@ -423,6 +448,9 @@ def runtime_auth(
                 response = yield request
                 if not _challenged(response):
                     return
+                if response.status_code == 403:  # a refresh keeps the scope: only a login widens it
+                    on_needed(_step_up_needed(name, storage, response))
+                    return
                 first = 1  # the token was rejected: straight to the refresh
             for attempt in range(first, 2):
                 if attempt == 1:
@@ -442,6 +470,9 @@ def runtime_auth(
                 finally:
                     await gen.aclose()
                 if response is None or not _challenged(response):
+                    return
+                if response.status_code == 403:
+                    on_needed(_step_up_needed(name, storage, response))
                     return
             why = "the server rejected the stored token" if storage.has_tokens() else "not logged in"
             logger.info("MCP server %s: %s", name, why)
@@ -530,7 +561,8 @@ def _seed_client_info(
         client_secret=secret,
         redirect_uris=[redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"],
-        token_endpoint_auth_method="client_secret_post" if secret else "none",
+        # with a secret: settled from the authorization server's metadata (_settle_auth_method)
+        token_endpoint_auth_method=oauth.token_endpoint_auth_method or ("client_secret_basic" if secret else "none"),
     )
     storage.update(client_info=info.model_dump(mode="json", exclude_none=True))
 
@@ -578,10 +610,15 @@ async def login(
 ) -> Path:
     """Run the authorization code flow with PKCE for ``server``; store the tokens; return the
     token file. ``show_url`` prints the authorization URL; ``open_browser`` (when given)
-    opens it. Raises :class:`LoginFailed`."""
+    opens it. Raises :class:`LoginFailed`.
+
+    The server is asked what the runtime asks (a session of its revision that lists the
+    tools), so whichever request it protects starts the flow. After a ``403
+    insufficient_scope`` the runtime recorded, that challenge starts it instead (scope
+    step-up); a server that challenges again for a scope the last login asked for is not
+    authorized again (the retry limit: a new login cannot help)."""
     import anyio
     import httpx2
-    from mcp.client.auth import OAuthFlowError
     from mcp.shared.auth import AuthorizationCodeResult
 
     if not server.url:
@@ -591,6 +628,10 @@ async def login(
     storage = FileTokenStorage(path, server.url)
     storage.check()
     oauth = server.oauth_settings
+    stored = storage.read() or {}
+    challenge = stored.get("challenge") if stored.get("tokens") else None
+    if challenge:
+        _check_step_up(name, storage, challenge, stored.get("scope"))
     listener = await _listen_for(storage, oauth.redirect_port)
     try:
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
@@ -599,9 +640,12 @@ async def login(
             _seed_client_info(server, storage, redirect_uri, env)
         else:
             await _forget_registration_unless(storage, redirect_uri)
-        got: dict[str, str] = {}
+        authorized: list[bool] = []
+        provider: Any = None
 
         async def redirect_handler(url: str) -> None:
+            # the authorization server's metadata is known now, the token request not yet made
+            await _settle_auth_method(server, provider.context, storage)
             show_url(url)
             if open_browser is not None:
                 open_browser(url)
@@ -609,59 +653,231 @@ async def login(
         async def callback_handler() -> AuthorizationCodeResult:
             with anyio.fail_after(timeout):
                 params = await _serve_one_callback(listener)
-            got.update(params)
             if "code" not in params:
                 error = params.get("error", "no code in the redirect")
                 desc = params.get("error_description")
                 raise LoginFailed(f"the authorization server refused: {error}" + (f" ({desc})" if desc else ""))
+            authorized.append(True)
             return AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
 
         provider = _make_provider(server, storage, redirect_uri, redirect_handler, callback_handler)
         # Force the flow even with stored tokens: a login is asked for because they do not work.
         provider.context.token_expiry_time = None
-        request_body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "kairox", "version": "0"},
-            },
-        }
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        # what was asked for before, kept: a step-up asks for it and the challenged scope (SEP-2350)
+        from mcp.client.auth.utils import union_scopes
+
+        provider.context.client_metadata.scope = union_scopes(
+            provider.context.client_metadata.scope, stored.get("scope")
+        )
+        recorder = _FlowErrors(provider)
         timeouts = httpx2.Timeout(server.http_timeout, read=timeout + server.http_timeout)
+        refused: str | None = None
         try:
-            async with httpx2.AsyncClient(auth=provider, timeout=timeouts) as client:
-                # an initialize: the server's challenge starts the flow (stored tokens that
-                # still work, or refresh, make it a no-op); the legacy SSE transport protects
-                # its event stream's GET (a POST there is 405): that GET, closed at once
-                if server.type == "sse":
-                    sse_headers = {**headers, "Accept": "text/event-stream"}
-                    async with client.stream("GET", server.url, headers=sse_headers) as response:
-                        status = response.status_code
-                    session = None
+            async with httpx2.AsyncClient(auth=recorder, timeout=timeouts) as client:
+                if challenge:
+                    refused = await _replay_challenge(provider, server, challenge, timeouts)
+                elif server.type == "sse":
+                    refused = await _probe_sse(client, server)
                 else:
-                    async with client.stream("POST", server.url, json=request_body, headers=headers) as response:
-                        status = response.status_code
-                        session = response.headers.get("mcp-session-id")
-                if session:
-                    await client.request("DELETE", server.url, headers={"mcp-session-id": session})
-        except TimeoutError:
-            raise LoginFailed(f"no answer from the browser within {timeout:g} s") from None
-        except OAuthFlowError as exc:
-            raise LoginFailed(f"the OAuth flow failed: {_safe_flow_error(exc)}") from None
-        except httpx2.HTTPError as exc:
-            raise LoginFailed(f"cannot reach {redact_url(server.url)}: {type(exc).__name__}") from None
-        if not storage.has_tokens():
+                    refused = await _probe_session(client, server)
+            recorder.raise_first()
+        except Exception as exc:
+            raise _login_error(_first_leaf(exc), timeout, server.url) from None
+        if not authorized:
+            if storage.has_tokens() and refused is None:
+                return path  # the stored tokens work (or were refreshed): nothing to do
             raise LoginFailed(
-                f"{redact_url(server.url)} answered HTTP {status} without asking for authorization: nothing to log in to"
+                f"{redact_url(server.url)} answered without asking for authorization: nothing to log in to"
+                if refused is None
+                else f"{redact_url(server.url)} refused without an OAuth challenge: {refused}"
             )
-        if status in (401, 403):
-            raise LoginFailed(f"{redact_url(server.url)} still answers HTTP {status} with the new token")
+        storage.update(challenge=None, scope=provider.context.client_metadata.scope)
+        if refused is not None:
+            raise LoginFailed(f"{redact_url(server.url)} still refuses with the new token: {refused}")
         return path
     finally:
         await listener.aclose()
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups (a task group's, the SDK's)."""
+    while isinstance(getattr(exc, "exceptions", None), (list, tuple)) and exc.exceptions:  # type: ignore[attr-defined]
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
+
+
+def _login_error(exc: BaseException, timeout: float, url: str) -> BaseException:
+    """What ``kairox mcp login`` says of an error of the flow (never a secret); another
+    error as it is."""
+    import httpx2
+    from mcp.client.auth import OAuthFlowError
+
+    if isinstance(exc, TimeoutError):
+        return LoginFailed(f"no answer from the browser within {timeout:g} s")
+    if isinstance(exc, LoginFailed):
+        return exc
+    if isinstance(exc, OAuthFlowError):
+        return LoginFailed(f"the OAuth flow failed: {_safe_flow_error(exc)}")
+    if isinstance(exc, httpx2.HTTPError):
+        return LoginFailed(f"cannot reach {redact_url(url)}: {type(exc).__name__}")
+    return exc
+
+
+def _check_step_up(name: str, storage: FileTokenStorage, challenge: str, asked: str | None) -> None:
+    """The retry limit of scope step-up: a challenge for scopes the last login already asked
+    for is not answered with another authorization (the server would refuse again; the
+    suite's ``auth/scope-retry-limit``). The challenge is dropped, so the next login starts
+    afresh."""
+    import httpx2
+    from mcp.client.auth.utils import extract_scope_from_www_auth
+
+    wanted = extract_scope_from_www_auth(httpx2.Response(403, headers={"www-authenticate": challenge}))
+    if wanted and asked and set(wanted.split()) <= set(asked.split()):
+        storage.update(challenge=None)
+        raise LoginFailed(
+            f"MCP server {name} asks again for scope {terminal_safe(wanted[:200])}, which the last login "
+            "asked for and the server refuses: not authorizing again (run the login again to start afresh)"
+        )
+
+
+class _FlowErrors:
+    """The provider as an ``httpx2.Auth`` that keeps the first error of its flow: inside an
+    SDK session an error in a request's auth flow reaches the caller only as a failed request."""
+
+    def __new__(cls, provider: Any) -> Any:
+        import httpx2
+
+        class Recorder(httpx2.Auth):
+            requires_response_body = True
+
+            def __init__(self) -> None:
+                self.errors: list[BaseException] = []
+
+            async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+                flow = provider.async_auth_flow(request)
+                try:
+                    outgoing = await flow.__anext__()
+                    while True:
+                        response = yield outgoing
+                        outgoing = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
+                except Exception as exc:
+                    self.errors.append(exc)
+                    raise
+                finally:
+                    await flow.aclose()
+
+            def raise_first(self) -> None:
+                if self.errors:
+                    raise self.errors[0]
+
+        return Recorder()
+
+
+def _initialize_body() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "kairox", "version": "0"},
+        },
+    }
+
+
+_JSON_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def _probe_sse(client: httpx2.AsyncClient, server: McpServerConfig) -> str | None:
+    """The legacy SSE transport protects its event stream's ``GET`` (a POST there is 405):
+    that GET, closed at once. ``None``, or why the server refused."""
+    assert server.url
+    async with client.stream("GET", server.url, headers={**_JSON_HEADERS, "Accept": "text/event-stream"}) as response:
+        status = response.status_code
+    return f"HTTP {status}" if status in (401, 403) else None
+
+
+async def _probe_session(client: httpx2.AsyncClient, server: McpServerConfig) -> str | None:
+    """What the runtime does first, through the SDK's client: a session of the entry's
+    revision (``protocol``: the handshake, or discovery first) that lists the tools, so a
+    server that leaves ``initialize`` open and protects the rest, or speaks only 2026-07-28,
+    challenges here as it would the runtime. ``None``, or why the server refused."""
+    from mcp.client.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert server.url
+    statuses: list[int] = []
+
+    async def note(response: httpx2.Response) -> None:
+        statuses.append(response.status_code)
+
+    client.event_hooks["response"].append(note)
+    mode = "legacy" if server.protocol == "2025-11-25" else "auto"
+    try:
+        transport = streamable_http_client(server.url, http_client=client)
+        async with Client(transport, mode=mode) as session:
+            await session.list_tools()
+    except Exception as exc:  # the server's answer, not a crash: the caller decides
+        if not statuses:
+            raise  # no answer at all: the server cannot be reached
+        refused = next((s for s in reversed(statuses) if s in (401, 403)), None)
+        if refused is not None:
+            return f"HTTP {refused}"
+        logger.debug("kairox mcp login: the probe session ended: %s", type(exc).__name__)
+    return None
+
+
+async def _replay_challenge(
+    provider: Any, server: McpServerConfig, challenge: str, timeouts: httpx2.Timeout
+) -> str | None:
+    """Scope step-up: the provider's flow answering the ``403 insufficient_scope`` the runtime
+    recorded (as though the request had just got it), then that request again with the new
+    token. ``None``, or why the server refused."""
+    import httpx2
+
+    assert server.url
+    async with httpx2.AsyncClient(timeout=timeouts) as plain:
+        request = plain.build_request("POST", server.url, json=_initialize_body(), headers=_JSON_HEADERS)
+        flow = provider.async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            response = httpx2.Response(403, headers={"www-authenticate": challenge}, request=outgoing)
+            while True:
+                outgoing = await flow.asend(response)
+                response = await plain.send(outgoing)
+        except StopAsyncIteration:
+            pass
+        finally:
+            await flow.aclose()
+        session = response.headers.get("mcp-session-id")
+        if session:
+            await plain.request("DELETE", server.url, headers={"mcp-session-id": session})
+    return f"HTTP {response.status_code}" if _challenged(response) else None
+
+
+async def _settle_auth_method(server: McpServerConfig, context: Any, storage: FileTokenStorage) -> None:
+    """A pre-registered confidential client's token endpoint auth method: the configured one,
+    else the best the authorization server's metadata supports (``client_secret_basic``, the
+    default of RFC 8414 when it lists none, else ``client_secret_post``)."""
+    oauth = server.oauth_settings
+    info = context.client_info
+    if not oauth.client_id or info is None or info.client_id != oauth.client_id or not info.client_secret:
+        return
+    method = oauth.token_endpoint_auth_method
+    if method is None:
+        metadata = context.oauth_metadata
+        supported = (metadata.token_endpoint_auth_methods_supported if metadata is not None else None) or [
+            "client_secret_basic"
+        ]
+        method = next(
+            (m for m in ("client_secret_basic", "client_secret_post") if m in supported), "client_secret_basic"
+        )
+    if info.token_endpoint_auth_method != method:
+        context.client_info = info.model_copy(update={"token_endpoint_auth_method": method})
+        await storage.set_client_info(context.client_info)
 
 
 def _safe_flow_error(exc: BaseException) -> str:

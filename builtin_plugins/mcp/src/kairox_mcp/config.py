@@ -99,6 +99,26 @@ def _port(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
         raise ConfigError(f"expected a port number 0-65535, got {value!r}", path=attribute.name)
 
 
+#: ``oauth.token_endpoint_auth_method``: how a pre-registered client authenticates at the token endpoint
+TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+
+
+def _auth_method(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and value not in TOKEN_ENDPOINT_AUTH_METHODS:
+        raise ConfigError(
+            f"expected one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}, got {value!r}", path=attribute.name
+        )
+
+
+def _metadata_url(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    """A client ID metadata document's URL: https with a path (what the spec allows as a client_id)."""
+    if value is None:
+        return
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/"):
+        raise ConfigError(f"expected an https URL with a path, got {value!r}", path=attribute.name)
+
+
 @attrs.frozen
 class OAuthSettings:
     """``oauth = { ... }`` of an HTTP server entry: how ``kairox mcp login`` authorizes.
@@ -117,6 +137,12 @@ class OAuthSettings:
     scopes: list[str] = attrs.field(factory=list)
     #: port of the loopback redirect listener on 127.0.0.1 (0: any free port)
     redirect_port: int = attrs.field(default=0, validator=_port)
+    #: how the pre-registered client authenticates at the token endpoint (default: from the
+    #: authorization server's ``token_endpoint_auth_methods_supported``)
+    token_endpoint_auth_method: str | None = attrs.field(default=None, validator=_auth_method)
+    #: the URL of kairox's client ID metadata document, used as the client_id where the
+    #: authorization server supports them (else dynamic client registration)
+    client_metadata_url: str | None = attrs.field(default=None, validator=_metadata_url)
 
 
 @attrs.frozen(repr=False)

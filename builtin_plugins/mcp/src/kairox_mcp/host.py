@@ -34,7 +34,7 @@ from .config import McpServerConfig
 if TYPE_CHECKING:
     from kairox import Runtime, Session
 
-__all__ = ["USER_REJECTED", "HostBridge", "host_request_spec"]
+__all__ = ["USER_REJECTED", "HostBridge", "host_request_spec", "with_defaults"]
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,32 @@ def _sampling_text(params: types.CreateMessageRequestParams) -> str:
     if tools:
         parts.append("tools: " + _excerpt(", ".join(str(getattr(t, "name", t)) for t in tools)))
     return "; ".join(parts)
+
+
+def with_defaults(
+    params: types.ElicitRequestParams, answer: types.ElicitResult | types.ErrorData
+) -> types.ElicitResult | types.ErrorData:
+    """An accepted form's content, with the requested schema's ``default`` for each field the
+    host left out (SEP-1034: the client applies the defaults, so a host answers only what the
+    user typed). A field the host answered keeps its value; a default that is not a valid
+    answer value is left out."""
+    if not isinstance(answer, types.ElicitResult) or answer.action != "accept":
+        return answer
+    if not isinstance(params, types.ElicitRequestFormParams):
+        return answer
+    properties = params.requested_schema.get("properties")
+    if not isinstance(properties, dict):
+        return answer
+    content = dict(answer.content or {})
+    for name, prop in properties.items():
+        if name in content or not isinstance(prop, dict) or "default" not in prop:
+            continue
+        try:  # the answer's value types (string, number, boolean, list of strings)
+            types.ElicitResult.model_validate({"action": "accept", "content": {name: prop["default"]}})
+        except ValueError:
+            continue
+        content[name] = prop["default"]
+    return answer.model_copy(update={"content": content})
 
 
 class HostBridge:
@@ -185,7 +211,7 @@ class HostBridge:
             logger.info("MCP server %s: elicitation declined: %s", self.server, refused)
             return types.ElicitResult(action="decline")
         answer: types.ElicitResult | types.ErrorData = await self._run("elicitation", callback, context, params)
-        return answer
+        return with_defaults(params, answer)
 
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
         session = self.session()
