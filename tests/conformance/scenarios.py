@@ -58,18 +58,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("server", "2025-11-25", "tools-call-with-logging"): (
         "the suite sets the log level first: the gateway answers logging/setLevel with Method not found (the SDK-served fixture lacks it too)"
     ),
-    ("server", "2025-11-25", "tools-call-sampling"): (
-        "the backend's sampling request does not reach the suite's client through the gateway: tools-call-sampling (failure): Server did not request sampling from client"
-    ),
-    ("server", "2025-11-25", "tools-call-elicitation"): (
-        "the backend's elicitation request does not reach the suite's client through the gateway: tools-call-elicitation (failure): Server did not request elicitation from client"
-    ),
-    ("server", "2025-11-25", "elicitation-sep1034-defaults"): (
-        "the backend's elicitation request does not reach the suite's client through the gateway: elicitation-sep1034-general (failure): Server did not request elicitation from client"
-    ),
-    ("server", "2025-11-25", "elicitation-sep1330-enums"): (
-        "the backend's elicitation request does not reach the suite's client through the gateway: elicitation-sep1330-general (failure): Server did not request elicitation from client"
-    ),
     ("server", "2025-11-25", "resources-read-text"): (
         "the gateway serves only skill:// resources, not its backends' resources: resources-read-text (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
     ),
