@@ -5,8 +5,9 @@ of the kairox session that belongs to the client's connection (so an "allow for 
 session" lasts as long as that connection); an Ask goes to the client
 (:mod:`kairox_serve.approval`). A 2026-07-28 client's call whose backend may ask it
 something runs in the gateway's task group, held between the client's retries
-(:mod:`kairox_serve.held`). Skills are prompts, their files resources. What a client can
-see of tools and skills, every route asks one :class:`~kairox_serve.exposure.Exposure`.
+(:mod:`kairox_serve.held`). Skills are prompts, their files resources, beside the backends'
+prompts, resources and completions (:mod:`kairox_serve.backends`). What a client can see,
+every route asks one :class:`~kairox_serve.exposure.Exposure`.
 """
 
 from __future__ import annotations
