@@ -25,32 +25,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("server", "2025-11-25", "logging-set-level"): (
         "the gateway serves no logging/setLevel (Method not found); the fixture served by the SDK lacks it too (MCPServer has no public handler for it)"
     ),
-    ("server", "2025-11-25", "completion-complete"): (
-        "the gateway offers no completions (completion/complete: Method not found)"
-    ),
     ("server", "2025-11-25", "tools-call-with-logging"): (
         "the suite sets the log level first: the gateway answers logging/setLevel with Method not found (the SDK-served fixture lacks it too)"
-    ),
-    ("server", "2025-11-25", "tools-call-sampling"): (
-        "the backend's sampling request does not reach the suite's client through the gateway: tools-call-sampling (failure): Server did not request sampling from client"
-    ),
-    ("server", "2025-11-25", "tools-call-elicitation"): (
-        "the backend's elicitation request does not reach the suite's client through the gateway: tools-call-elicitation (failure): Server did not request elicitation from client"
-    ),
-    ("server", "2025-11-25", "elicitation-sep1034-defaults"): (
-        "the backend's elicitation request does not reach the suite's client through the gateway: elicitation-sep1034-general (failure): Server did not request elicitation from client"
-    ),
-    ("server", "2025-11-25", "elicitation-sep1330-enums"): (
-        "the backend's elicitation request does not reach the suite's client through the gateway: elicitation-sep1330-general (failure): Server did not request elicitation from client"
-    ),
-    ("server", "2025-11-25", "resources-read-text"): (
-        "the gateway serves only skill:// resources, not its backends' resources: resources-read-text (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
-    ),
-    ("server", "2025-11-25", "resources-read-binary"): (
-        "the gateway serves only skill:// resources, not its backends' resources: resources-read-binary (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
-    ),
-    ("server", "2025-11-25", "resources-templates-read"): (
-        "the gateway serves no resource templates and only skill:// resources: resources-templates-read (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
     ),
     ("server", "2025-11-25", "resources-subscribe"): (
         "the gateway serves no resources/subscribe (Method not found); the SDK-served fixture lacks it too"
@@ -58,50 +34,8 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("server", "2025-11-25", "resources-unsubscribe"): (
         "the gateway serves no resources/unsubscribe (Method not found); the SDK-served fixture lacks it too"
     ),
-    ("server", "2025-11-25", "prompts-get-simple"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-simple (failure): Failed: Unknown prompt: test_simple_prompt"
-    ),
-    ("server", "2025-11-25", "prompts-get-with-args"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-with-args (failure): Failed: Unknown prompt: test_prompt_with_arguments"
-    ),
-    ("server", "2025-11-25", "prompts-get-embedded-resource"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-embedded-resource (failure): Failed: Unknown prompt: test_prompt_with_embedded_resource"
-    ),
-    ("server", "2025-11-25", "prompts-get-with-image"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-with-image (failure): Failed: Unknown prompt: test_prompt_with_image"
-    ),
     ("server", "2026-07-28", "server-stateless"): (
         "the fixture lacks the scenario's diagnostic tools (test_missing_capability, ...); the SDK-served fixture fails it too; suite: sep-2575-server-rejects-undeclared-capability (failure): Not testable: server does not list the diagnostic tool 'test_missing_capability' in tools/list and the probe call did not exercise it (required for the undeclared-capability rejection"
-    ),
-    ("server", "2026-07-28", "completion-complete"): (
-        "the gateway offers no completions (completion/complete: Method not found)"
-    ),
-    ("server", "2026-07-28", "resources-read-text"): (
-        "the gateway serves only skill:// resources, not its backends' resources: resources-read-text (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
-    ),
-    ("server", "2026-07-28", "resources-read-binary"): (
-        "the gateway serves only skill:// resources, not its backends' resources: resources-read-binary (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
-    ),
-    ("server", "2026-07-28", "resources-templates-read"): (
-        "the gateway serves no resource templates and only skill:// resources: resources-templates-read (failure): Failed: Resource not found: not a skill resource (expected skill://<skill>/<file>)"
-    ),
-    ("server", "2026-07-28", "sep-2164-resource-not-found"): (
-        'an unknown resource is error -32002 without data.uri; 2026-07-28 wants -32602 (SEP-2164); suite: sep-2164-error-code (warning): Expected error code -32602 (Invalid Params), got -32002. Code -32002 was used in earlier spec versions but SEP-2164 standardizes on -32602.; sep-2164-data-uri (warning): Error data.uri is undefined, expected "'
-    ),
-    ("server", "2026-07-28", "prompts-get-simple"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-simple (failure): Failed: Unknown prompt: test_simple_prompt"
-    ),
-    ("server", "2026-07-28", "prompts-get-with-args"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-with-args (failure): Failed: Unknown prompt: test_prompt_with_arguments"
-    ),
-    ("server", "2026-07-28", "prompts-get-embedded-resource"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-embedded-resource (failure): Failed: Unknown prompt: test_prompt_with_embedded_resource"
-    ),
-    ("server", "2026-07-28", "prompts-get-with-image"): (
-        "the gateway's prompts are the workspace's skills, not its backends' prompts: prompts-get-with-image (failure): Failed: Unknown prompt: test_prompt_with_image"
-    ),
-    ("server", "2026-07-28", "caching"): (
-        "sep-2549-resources-templates-list-caching-hints (failure): resources/templates/list returned JSON-RPC error -32601: Method not found"
     ),
     ("server", "2026-07-28", "input-required-result-basic-elicitation"): (
         'the gateway does not pass a backend\'s InputRequiredResult on as one (it holds calls only for requests a handshake-era backend sends); suite: sep-2322-elicitation-incomplete (failure): inputRequests missing expected key "user_name"'
@@ -125,7 +59,7 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
         "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-missing-response-rerequests (warning): Expected InputRequiredResult re-requesting missing information, but got a complete result"
     ),
     ("server", "2026-07-28", "input-required-result-non-tool-request"): (
-        "the gateway's prompts are skills, so prompts/get of the backend's InputRequiredResult prompt is unknown (the SDK-served fixture lacks that prompt too); suite: sep-2322-non-tool-incomplete (failure): JSON-RPC error: Unknown prompt: test_input_required_result_prompt"
+        "the fixture has no prompt test_input_required_result_prompt (the SDK-served fixture fails it too); suite: sep-2322-non-tool-incomplete (failure): JSON-RPC error: Unknown prompt: test_input_required_result_prompt"
     ),
     ("server", "2026-07-28", "input-required-result-result-type"): (
         'the gateway does not pass a backend\'s InputRequiredResult on as one (it holds calls only for requests a handshake-era backend sends); suite: sep-2322-result-type-included (failure): Expected resultType "input_required", got "complete"'

@@ -32,6 +32,7 @@ __all__ = [
     "BadSkillUri",
     "annotations_for",
     "call_result",
+    "content_block",
     "error_result",
     "mcp_tool",
     "parse_skill_uri",
@@ -124,7 +125,7 @@ def _block(block: Any, full: bool) -> types.ContentBlock:
     return types.TextContent(text=str(block))
 
 
-def _content(block: Any) -> types.ContentBlock:
+def content_block(block: Any) -> types.ContentBlock:
     """A kairox content block as the MCP block of the same kind, with what the backend
     gave it besides (annotations, ``_meta``; a link's title, size, icons). Extras that are
     not valid MCP are dropped rather than failing the call."""
@@ -140,7 +141,7 @@ def call_result(result: ToolResult) -> types.CallToolResult:
     SDK reserves)."""
     meta = {k: v for k, v in result.meta.items() if not k.startswith(_RESERVED_META)} if result.meta else None
     return types.CallToolResult(
-        content=[_content(b) for b in result.content],
+        content=[content_block(b) for b in result.content],
         structured_content=result.structured,
         is_error=result.is_error,
         _meta=meta or None,

@@ -5,8 +5,14 @@ Every route of the gateway asks an :class:`Exposure`, and nothing else, what the
 ``tools/list`` and ``tools/call`` (a hidden tool is an unknown one), ``prompts/list`` and
 ``prompts/get``, ``resources/list`` and ``resources/read`` (a hidden skill's files are not
 there), and the ``list_changed`` notifications (a change a client cannot see is not
-announced). The gateway answers nothing else about tools or skills: no completions, no
-resource templates.
+announced); and what of a backend MCP server's prompts, resources and completions is
+forwarded (:mod:`kairox_serve.backends`).
+
+A backend's prompt or resource is namespaced as its tools are (``<prefix>.<name>``, exported
+``<prefix>_<name>``) and passes the same ``tools`` / ``deny_tools`` globs under that name. A
+backend one of whose tools ``deny_tools`` or the policy denies forwards nothing besides: the
+process that serves the denied tool serves its prompts and resources too, and may do in a
+``prompts/get`` or ``resources/read`` what the tool would have done.
 
 The kernel's own tools (``tools.search``, ``skills.search``, of the ``kairox`` provider) are
 never exposed: they describe the whole runtime (every tool and skill, with the skill's file
@@ -21,7 +27,7 @@ from collections.abc import Mapping
 from kairox import Runtime, ToolSpec
 from kairox.ext import SkillDef
 
-from .config import ServeConfig
+from .config import ServeConfig, matches
 
 __all__ = ["KERNEL_PROVIDER", "Exposure"]
 
@@ -61,6 +67,23 @@ class Exposure:
         """After a change of the registry: whether the exposed tools changed with it."""
         before, self._tools = self._tools, self._exposed_tools()
         return before != self._tools
+
+    # -- backend servers ---------------------------------------------------------------------
+    def exposes_backend(self, server: str) -> bool:
+        """Whether the backend MCP server ``server`` may forward prompts, resources and
+        completions: none of its tools is denied (by ``[serve] deny_tools``, or by the policy
+        for every call)."""
+        for spec in self.rt.tools.by_provider(f"mcp:{server}"):
+            if matches(self.config.deny_tools, (spec.exported_name or spec.id, spec.id)):
+                return False
+            if self.rt.policy.decide(spec, {}).kind == "deny":
+                return False
+        return True
+
+    def exposes_backend_item(self, canonical: str, exported: str) -> bool:
+        """Whether a backend's prompt or resource of that namespaced name passes ``[serve]``'s
+        ``tools`` / ``deny_tools`` globs."""
+        return self.config.exposes_tool(exported, canonical)
 
     # -- skills --------------------------------------------------------------------------
     def skills(self) -> list[SkillDef]:

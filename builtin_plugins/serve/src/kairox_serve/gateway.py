@@ -5,8 +5,9 @@ of the kairox session that belongs to the client's connection (so an "allow for 
 session" lasts as long as that connection); an Ask goes to the client
 (:mod:`kairox_serve.approval`). A 2026-07-28 client's call whose backend may ask it
 something runs in the gateway's task group, held between the client's retries
-(:mod:`kairox_serve.held`). Skills are prompts, their files resources. What a client can
-see of tools and skills, every route asks one :class:`~kairox_serve.exposure.Exposure`.
+(:mod:`kairox_serve.held`). Skills are prompts, their files resources, beside the backends'
+prompts, resources and completions (:mod:`kairox_serve.backends`). What a client can see,
+every route asks one :class:`~kairox_serve.exposure.Exposure`.
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ from kairox.ext import SkillDef, SkillError
 from kairox.files import Root, is_inside
 
 from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
+from .backends import Backend, BackendRefused, Backends, contents_of
 from .config import ServeConfig
 from .convert import (
+    SKILL_SCHEME,
     BadSkillUri,
     call_result,
     error_result,
@@ -126,6 +129,8 @@ class Gateway:
         self._process_link: ClientLink | None = None
         #: what clients see: every route asks it (tools, prompts, resources, notifications)
         self.exposure = Exposure(runtime, config)
+        #: the backends' prompts, resources and completions, as the exposure lets them through
+        self.backends = Backends(runtime, self.exposure)
         #: connections that can take notifications (handshake era with a standalone channel)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         #: 2026-07-28 clients get change notifications on the ``subscriptions/listen``
@@ -146,7 +151,13 @@ class Gateway:
         if config.prompts:
             handlers.update(on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
         if config.resources:
-            handlers.update(on_list_resources=self._list_resources, on_read_resource=self._read_resource)
+            handlers.update(
+                on_list_resources=self._list_resources,
+                on_list_resource_templates=self._list_resource_templates,
+                on_read_resource=self._read_resource,
+            )
+        if config.prompts or config.resources:
+            handlers.update(on_completion=self._complete)
         self.server = _Server(
             config.name,
             version=config.version or package_version(),
@@ -475,18 +486,42 @@ class Gateway:
         held.answer(params.input_responses)
         return await self._round(held, ctx)
 
-    # -- skills ------------------------------------------------------------------------
+    # -- prompts: skills and the backends' -------------------------------------------------
+    def _skill_names(self) -> set[str]:
+        return {s.name for s in self.exposure.skills()}
+
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt_for(s) for s in self.exposure.skills()])
+        prompts = [prompt_for(s) for s in self.exposure.skills()]
+        for exported, _backend, prompt in await self.backends.prompts(self._skill_names()):
+            prompts.append(
+                types.Prompt(
+                    name=exported,
+                    title=prompt.title,
+                    description=prompt.description,
+                    arguments=[
+                        types.PromptArgument(name=a.name, description=a.description, required=a.required)
+                        for a in prompt.arguments
+                    ]
+                    or None,
+                )
+            )
+        return types.ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         skill = self.exposure.skill(params.name)
         if skill is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+            found = await self.backends.prompt(params.name, self._skill_names())
+            if found is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+            backend, prompt = found
+            try:
+                return await self.backends.get_prompt(backend, prompt, params.name, params.arguments or {})
+            except BackendRefused as exc:
+                raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
         async with self._session(ctx) as (session, _link):
             try:
                 rendered = await session.activate_skill(skill.name, params.arguments or {})
@@ -497,36 +532,114 @@ class Gateway:
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=rendered.text))],
         )
 
+    # -- resources: the skills' files and the backends' ---------------------------------------
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         resources = [r for skill in self.exposure.skills() for r in _resources_of(skill)]
+        for _backend, r in await self.backends.resources():
+            if r.uri.startswith(SKILL_SCHEME):  # the gateway's own scheme: never a backend's
+                continue
+            resources.append(
+                types.Resource(
+                    uri=r.uri, name=r.name, title=r.title, description=r.description, mime_type=r.mime_type, size=r.size
+                )
+            )
         return types.ListResourcesResult(resources=resources)
+
+    async def _list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=t.uri_template,
+                    name=t.name,
+                    title=t.title,
+                    description=t.description,
+                    mime_type=t.mime_type,
+                )
+                for _backend, t in await self.backends.templates()
+                if not t.uri_template.startswith(SKILL_SCHEME)
+            ]
+        )
+
+    def _not_found(self, ctx: ServerRequestContext[Any, Any], uri: str, why: str) -> MCPError:
+        """Resource not found: -32602 with ``data.uri`` on 2026-07-28 (SEP-2164), -32002 before."""
+        code = types.INVALID_PARAMS if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS else RESOURCE_NOT_FOUND
+        return MCPError(code=code, message=f"Resource not found: {why}", data={"uri": uri})
 
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if not uri.startswith(SKILL_SCHEME):
+            return await self._read_backend_resource(ctx, uri)
         try:
             name, relative = parse_skill_uri(uri)
         except BadSkillUri as exc:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {exc}") from None
+            raise self._not_found(ctx, uri, str(exc)) from None
         skill = self.exposure.skill(name)
         if skill is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: no skill {name!r}")
+            raise self._not_found(ctx, uri, f"no skill {name!r}")
         files = dict(skill_files(skill))  # the listing is the whitelist: nothing else is read
         path = files.get(relative)
         if path is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {name} has no file {relative!r}")
+            raise self._not_found(ctx, uri, f"{name} has no file {relative!r}")
         folder = skill.root or path.parent
         if not is_inside(path.resolve(), folder.resolve()):
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {relative!r} leads outside the skill")
+            raise self._not_found(ctx, uri, f"{relative!r} leads outside the skill")
         try:
             # inside the skill's folder, and inside the root it was found in (the workspace, a bundle)
             contents = read_contents(uri, path, Root(folder, label=f"skill {name}"))
         except (OSError, BadSkillUri) as exc:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not readable: {exc}") from None
+            raise self._not_found(ctx, uri, f"not readable: {exc}") from None
         return types.ReadResourceResult(contents=[contents])
+
+    async def _read_backend_resource(self, ctx: ServerRequestContext[Any, Any], uri: str) -> types.ReadResourceResult:
+        """A backend's resource: read from the one backend that lists it or whose template matches it."""
+        try:
+            backend = await self.backends.owner(uri)
+        except BackendRefused as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
+        if backend is None:
+            raise self._not_found(ctx, uri, "no skill file, and no MCP server of the gateway has it")
+        try:
+            contents = await self.backends.read(backend, uri)
+        except BackendRefused as exc:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc), data={"uri": uri}) from None
+        if not contents:  # an empty answer is not a resource (SEP-2164)
+            raise self._not_found(ctx, uri, f"MCP server {backend.server} returned no contents")
+        return types.ReadResourceResult(contents=[contents_of(c) for c in contents])
+
+    # -- completions -------------------------------------------------------------------------
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        """``completion/complete``, asked of the backend that owns the prompt or resource
+        template; a skill's arguments have no completions (an empty answer)."""
+        ref = params.ref
+        backend: Backend | None = None
+        prompt = template = None
+        if isinstance(ref, types.PromptReference):
+            if self.config.prompts and self.exposure.skill(ref.name) is None:
+                found = await self.backends.prompt(ref.name, self._skill_names())
+                if found is None:
+                    raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
+                backend, prompt = found[0], found[1].name
+        elif self.config.resources and not ref.uri.startswith(SKILL_SCHEME):
+            owners = {b.server: b for b, t in await self.backends.templates() if t.uri_template == ref.uri}
+            if len(owners) != 1:
+                why = "no MCP server of the gateway has it" if not owners else "several MCP servers have it"
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource template {ref.uri}: {why}")
+            backend, template = next(iter(owners.values())), ref.uri
+        if backend is None:
+            return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
+        try:
+            completion = await self.backends.complete(backend, params, prompt=prompt, template=template)
+        except BackendRefused as exc:
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+        return types.CompleteResult(completion=completion)
 
 
 def _resources_of(skill: SkillDef) -> list[types.Resource]:
