@@ -43,7 +43,7 @@ async def test_tool_and_content_fields_are_kept(tmp_path: Path, transport: str) 
             detail = manager_of(rt).server("rich").detail
     assert spec.title == "Current weather"
     assert spec.icons == (ICON,)
-    assert spec.meta == {"example.com/origin": "fixture"}
+    assert spec.meta == {"example.com/origin": "fixture", "ui": {"resourceUri": "ui://weather/view.html"}}
     assert spec.annotations == {"readOnlyHint": True, "title": "Weather (annotation)"}
     assert spec.capability is Capability.EXECUTE  # still untrusted: the hint decides nothing
     assert spec.output_schema is not None and spec.output_schema["properties"]["celsius"]["type"] == "number"

@@ -66,7 +66,9 @@ def annotations_for(spec: ToolSpec) -> types.ToolAnnotations:
 
 
 def mcp_tool(spec: ToolSpec) -> types.Tool:
-    """The MCP ``Tool`` of a registered tool, under its exported name."""
+    """The MCP ``Tool`` of a registered tool, under its exported name; its ``_meta`` is the
+    backend's as sent (an MCP App's ``ui.resourceUri`` included) with the gateway's own key
+    beside it (a backend cannot set that one)."""
     return types.Tool(
         name=spec.exported_name or spec.id,
         title=spec.title,
@@ -74,7 +76,10 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
         input_schema=dict(spec.input_schema),
         output_schema=dict(spec.output_schema) if spec.output_schema else None,
         annotations=annotations_for(spec),
-        _meta={META_KEY: {"id": spec.id, "domain": str(spec.domain), "capability": str(spec.capability)}},
+        _meta={
+            **spec.meta,
+            META_KEY: {"id": spec.id, "domain": str(spec.domain), "capability": str(spec.capability)},
+        },
     )
 
 
