@@ -7,7 +7,8 @@ Each row is one pattern kairox applies to outside text (a bundle's rule and a to
 call's command or path, a remote catalog's version spec, a config value, another
 client's config, an agent file, a watched line, a policy rule, a bundle's hook
 matcher, a TOML key, a glob, search.grep's pattern), on the input built to make the old pattern backtrack. The
-baseline is the pattern as it was (kept below, only for this comparison). Columns:
+baseline is the pattern as it was (kept below, only for this comparison; a rule's globs in
+``tests/old_patterns.py``, where the tests use them as the oracle). Columns:
 the median time now, the old time, and old / now. The old one is run at a size only
 while its previous size took less than ``--old-budget`` seconds (most grow as n**2
 or n**3); "-" marks a size it was not run at. ``bench_redaction.py`` does the same
@@ -19,9 +20,13 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
+import sys
 from pathlib import Path
 
 from _common import Fn, Row, parse_options, print_table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from old_patterns import old_glob, old_path_matches  # the oracles of tests/plugins/test_rules.py
 
 from kairox._compat import tomllib
 from kairox._policy import _specificity
@@ -37,34 +42,6 @@ from kairox_tools._grep import GrepQuery, compile_pattern
 from kairox_ui.watch import _var_references
 
 # -- the patterns before, for comparison only ---------------------------------------------------
-
-
-def _old_glob(pattern: str) -> re.Pattern[str]:
-    return re.compile("".join(".*" if p == "*" else re.escape(p) for p in re.split(r"(\*)", pattern)), re.S)
-
-
-def _old_path_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] in "*?":
-            out.append("[^/]*" if pattern[i] == "*" else "[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.S)
-
-
-def _old_path_matches(pattern: str, rel: str) -> bool:
-    regex = _old_path_regex(pattern)
-    parts = rel.split("/")
-    return any(regex.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1))
 
 
 _OLD_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<|\^)?\s*v?(\d+(?:\.\d+){0,2})(?:\.\*)?\s*$")
@@ -114,13 +91,13 @@ SHAPES: dict[str, tuple[str, str, Fn, Fn]] = {
         "a permission rule with 3 stars against a command that does not match",
         "a",
         lambda t: command_matches("a*a*a*b", t),
-        lambda t: _old_glob("a*a*a*b").fullmatch(t),
+        lambda t: old_glob("a*a*a*b").fullmatch(t),
     ),
     "rule Read(**/a*a*b)": (
         "a path rule with stars against a deep path (every directory prefix tried)",
         "a/",
         lambda t: path_matches("**/a*a*b", "/w/" + t + "a", cwd="/w", project="/w", home="/h"),
-        lambda t: _old_path_matches("**/a*a*b", t + "a"),
+        lambda t: old_path_matches("**/a*a*b", "/w/" + t + "a", cwd="/w", home="/h"),
     ),
     "version spec blanks": (
         "a catalog version clause of blanks",

@@ -96,6 +96,18 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
+def home(kairox_home: Path) -> Path:
+    """kairox.testing's ``kairox_home`` (a directory may define its own ``home``)."""
+    return kairox_home
+
+
+@pytest.fixture
+def ws(kairox_workspace: Path) -> Path:
+    """kairox.testing's ``kairox_workspace`` (a directory may define its own ``ws``)."""
+    return kairox_workspace
+
+
+@pytest.fixture
 def no_leftovers() -> Iterator[None]:
     """The test must leave no process behind (children, grandchildren or orphans)."""
     with peers.no_leftover_processes():

@@ -9,14 +9,17 @@ Import as ``from shared_helpers import ...`` (pytest puts ``tests/`` on ``sys.pa
 - :func:`read_pty` — read a child's pseudo-terminal until it closes, exits or time runs out.
 - :func:`converse_on_pty` — read a child's pseudo-terminal and answer its prompt once.
 - :func:`serve_asgi` — run an ASGI app with uvicorn on a free 127.0.0.1 port (in-process).
+- :func:`serve_http` — serve a ``http.server`` request handler on a free 127.0.0.1 port, on a thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.server
 import os
 import select
 import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
@@ -33,6 +36,7 @@ __all__ = [
     "open_with_builtin_tools",
     "read_pty",
     "serve_asgi",
+    "serve_http",
 ]
 
 #: a config document that leaves the temp dir out of the writable roots: the workspace is the only one
@@ -176,3 +180,16 @@ async def serve_asgi(app: Any, *, log_level: str = "error", force_exit: bool = F
             server.should_exit = True
             if force_exit:
                 server.force_exit = True
+
+
+@contextlib.contextmanager
+def serve_http(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    """Serve ``handler`` on a free 127.0.0.1 port, on a thread; yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()

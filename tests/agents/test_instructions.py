@@ -22,16 +22,6 @@ def _open_with_agents(ws: Path, home: Path) -> Any:
     return _open(ws, home, kairox_agents.hooks)
 
 
-@pytest.fixture
-def home(kairox_home: Path) -> Path:
-    return kairox_home
-
-
-@pytest.fixture
-def ws(kairox_workspace: Path) -> Path:
-    return kairox_workspace
-
-
 @pytest.mark.anyio
 async def test_instructions_order_and_provenance(ws: Path, home: Path) -> None:
     (home / "AGENTS.md").write_text("user agents")

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox import ConfigError, ConfigSection
-from kairox._config import REDACTED, inherit_env, user_home
+from kairox._config import REDACTED, _substitute, inherit_env, user_home
 from kairox._config_load import known_errors_for
 from kairox._policy import PolicyConfig
 from kairox.ext import BrokenSection, Registrar, expand_env, load_config, redact
@@ -461,18 +461,8 @@ _OLD_VAR = re.compile(r"\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 def _old_expand_env(value: str, env: dict[str, str]) -> str:
-    def repl(m: re.Match[str]) -> str:
-        escaped, name, default = m.group(1), m.group(2), m.group(3)
-        if escaped:
-            return m.group(0)[1:]
-        val = env.get(name)
-        if val is None or (val == "" and default is not None):
-            if default is not None:
-                return default
-            raise ConfigError(f"{name} is not set")
-        return val
-
-    return _OLD_VAR.sub(repl, value)
+    # the same replacement, the pattern over the whole value (not only up to its last "}")
+    return _OLD_VAR.sub(_substitute(env, "", None), value)
 
 
 @settings(max_examples=1000)

@@ -2,7 +2,7 @@
 
 The matcher runs in time linear in the text (a command or path from a tool call, a rule
 from a bundle): the rule's globs are matched by a scan, not by a regular expression that
-backtracks. The regular expressions they replaced are kept below as the oracle the scan
+backtracks. The regular expressions they replaced are kept in ``tests/old_patterns.py`` as the oracle the scan
 must agree with on ordinary rules and texts; on the adversarial ones (a rule with a few
 stars against a long text that does not match) they took seconds to hours.
 """
@@ -10,12 +10,11 @@ stars against a long text that does not match) they took seconds to hours.
 from __future__ import annotations
 
 import os
-import re
-from pathlib import PurePosixPath
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from old_patterns import old_command_matches, old_glob, old_path_matches
 
 from kairox_manifests.rules import Rule, command_matches, parse_rule, path_matches, split_command
 
@@ -159,65 +158,10 @@ def test_a_path_is_inside_its_own_directory_pattern(parts: list[str]) -> None:
 # -- linear time, and the same answers as the regular expressions it replaced ------------------
 
 
-def _old_glob(pattern: str) -> re.Pattern[str]:
-    return re.compile("".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern)), re.S)
-
-
-def _old_command_matches(spec: str, command: str) -> bool:
-    spec = spec.strip()
-    if spec.endswith(":*"):
-        spec = spec[:-2] + " *"
-    if spec.endswith(" *"):
-        pattern = re.compile(_old_glob(spec[:-2].rstrip()).pattern + r"(?:\s.*)?", re.S)
-    else:
-        pattern = _old_glob(spec)
-    return any(pattern.fullmatch(c) for c in [command.strip(), *split_command(command)])
-
-
-def _old_path_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.S)
-
-
-def _old_path_matches(spec: str, value: str, *, cwd: str, home: str) -> bool:
-    spec = spec.strip()
-    base, pattern = cwd, spec
-    for lead, where in (("//", "/"), ("~/", home), ("/", cwd), ("./", cwd)):
-        if spec.startswith(lead):
-            base, pattern = where, spec[len(lead) :]
-            break
-    pattern = pattern.rstrip("/") or "**"
-    target = value if value.startswith("/") else os.path.join(cwd, value)
-    try:
-        rel = PurePosixPath(os.path.normpath(target)).relative_to(base)
-    except ValueError:
-        return False
-    regex = _old_path_regex(pattern if "/" in pattern else "**/" + pattern)
-    parts = rel.parts
-    return any(regex.fullmatch("/".join(parts[:n])) for n in range(len(parts), 0, -1))
-
-
 @settings(max_examples=500)
 @given(spec=st.text("ab *:", max_size=10), command=st.text("ab \n\t", max_size=14))
 def test_command_matching_agrees_with_the_regex_it_replaced(spec: str, command: str) -> None:
-    assert command_matches(spec, command) == _old_command_matches(spec, command)
+    assert command_matches(spec, command) == old_command_matches(spec, command)
 
 
 @settings(max_examples=500)
@@ -226,9 +170,9 @@ def test_tool_and_argument_globs_agree_with_the_regex_they_replaced(pattern: str
     if not pattern:
         return
     rule = Rule(pattern, "b*a*")
-    assert rule.matches_tool(names) == any(_old_glob(pattern).fullmatch(n) for n in names if n)
+    assert rule.matches_tool(names) == any(old_glob(pattern).fullmatch(n) for n in names if n)
     for name in names:
-        assert Rule("Other", pattern).matches(("Other",), {"query": name}) == bool(_old_glob(pattern).fullmatch(name))
+        assert Rule("Other", pattern).matches(("Other",), {"query": name}) == bool(old_glob(pattern).fullmatch(name))
 
 
 @settings(max_examples=1000)
@@ -237,7 +181,7 @@ def test_path_matching_agrees_with_the_regex_it_replaced(spec: str, value: str) 
     # a path written with a leading '//' is the next test's: the old code let it slip past
     assume(not os.path.normpath(value or ".").startswith("//"))
     got = path_matches(spec, value, cwd="/w", project="/w", home="/h")
-    assert got == _old_path_matches(spec, value, cwd="/w", home="/h")
+    assert got == old_path_matches(spec, value, cwd="/w", home="/h")
 
 
 @pytest.mark.parametrize("value", ["//etc/passwd", "//etc//passwd", "///etc/passwd", "//etc/../etc/passwd"])

@@ -23,10 +23,10 @@ FAILURES = {
 TRUNCATED = "import sys\nsys.stdin.read()\nprint('{\"decision\": \"blo', end='')\n"
 
 
-def _guard(harness: KairoxHarness, body: str, on_error: str | None) -> None:
+def _guard(harness: KairoxHarness, body: str, on_error: str | None, *, timeout: float = 0.5) -> None:
     root = harness.home / "plugins" / "guard"
     (root / ".kairox-plugin").mkdir(parents=True)
-    hook: dict[str, object] = {"event": "pre_tool_call", "script": "./guard.py", "timeout": 0.5}
+    hook: dict[str, object] = {"event": "pre_tool_call", "script": "./guard.py", "timeout": timeout}
     if on_error is not None:
         hook["onError"] = on_error
     (root / ".kairox-plugin" / "plugin.json").write_text(json.dumps({"name": "guard", "hooks": [hook]}))
@@ -121,13 +121,7 @@ async def test_the_runtime_deadline_for_a_hung_script_does_what_on_error_says(
     import kairox_manifests.hooks
     import kairox_tools.hooks
 
-    root = kairox_harness.home / "plugins" / "guard"
-    (root / ".kairox-plugin").mkdir(parents=True)
-    hook: dict[str, object] = {"event": "pre_tool_call", "script": "./guard.py", "timeout": 60}
-    if on_error is not None:
-        hook["onError"] = on_error
-    (root / ".kairox-plugin" / "plugin.json").write_text(json.dumps({"name": "guard", "hooks": [hook]}))
-    (root / "guard.py").write_text(FAILURES["hangs"])
+    _guard(kairox_harness, FAILURES["hangs"], on_error, timeout=60)
     target = kairox_harness.workspace / "out.txt"
     async with kairox_harness.open(plugins=[kairox_manifests.hooks, kairox_tools.hooks]) as rt:
         rt.hook_timeout = 0.5

@@ -13,13 +13,13 @@ from __future__ import annotations
 import http.server
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from security_helpers import cli_env, output_of
+from shared_helpers import serve_http
 
 from kairox import Runtime
 from kairox_mcp import McpServerFailed
@@ -47,14 +47,8 @@ class _Deny(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def denying_server() -> Iterator[int]:
     """A real HTTP server on 127.0.0.1 answering 401 to every request; yields its port."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Deny)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Deny) as port:
+        yield port
 
 
 def _url(port: int, kind: str) -> str:

@@ -14,20 +14,11 @@ import pytest
 import kairox
 import kairox.ext
 from kairox import ContextPiece, FunctionTool, ImageContent, TextContent, ToolResult, ToolSpec, hookimpl
+from kairox_testing import make_plugin
 
 
 def _open(ws: Path, home: Path, *plugins: object) -> Any:
     return kairox.Runtime.open(ws, home=home, plugins=list(plugins), load_entrypoints=False, env={})
-
-
-@pytest.fixture
-def home(kairox_home: Path) -> Path:
-    return kairox_home
-
-
-@pytest.fixture
-def ws(kairox_workspace: Path) -> Path:
-    return kairox_workspace
 
 
 class ContextPlugin:
@@ -72,6 +63,16 @@ async def test_pre_turn_context_is_labelled_and_a_failing_hook_is_reported(ws: P
     assert "<!-- context from ContextPlugin status -->\ntitled" in tc.render()
 
 
+def _registering(*providers: object) -> object:
+    """An inline plugin that registers ``providers``."""
+
+    def kairox_register_tool_providers(registrar: kairox.ext.Registrar[Any]) -> None:
+        for provider in providers:
+            registrar.add(provider)
+
+    return make_plugin("providers", kairox_register_tool_providers=kairox_register_tool_providers)
+
+
 class NoServersProvider:
     """A tool provider without servers: nothing to stop, no status."""
 
@@ -109,12 +110,6 @@ class RulesProvider(NoServersProvider):
         return [("MCP server rules", "from the server")]
 
 
-class RulesPlugin:
-    @hookimpl
-    def kairox_register_tool_providers(self, registrar: kairox.ext.Registrar[Any], runtime: kairox.Runtime) -> None:
-        registrar.add(RulesProvider())
-
-
 @pytest.mark.anyio
 async def test_instructions_hooks_come_first_and_a_returned_exception_is_a_problem(ws: Path, home: Path) -> None:
     given = [
@@ -123,7 +118,7 @@ async def test_instructions_hooks_come_first_and_a_returned_exception_is_a_probl
         kairox.ext.Instruction("second", "/more.md", "directory"),
     ]
     plugin, odd = InstructionsPlugin(given), InstructionsPlugin("not an instruction")
-    async with _open(ws, home, plugin, odd, RulesPlugin()) as rt, rt.session() as s:
+    async with _open(ws, home, plugin, odd, _registering(RulesProvider())) as rt, rt.session() as s:
         tc = await s.turn_context("hi")
         assert [(i.text, i.scope) for i in tc.instructions] == [
             ("from the plugin", "workspace"),
@@ -162,15 +157,9 @@ class ManyTools(NoServersProvider):
             runtime.tools.add(FunctionTool(spec, lambda: "ok"), provider=self.name)
 
 
-class ManyToolsPlugin:
-    @hookimpl
-    def kairox_register_tool_providers(self, registrar: kairox.ext.Registrar[Any], runtime: kairox.Runtime) -> None:
-        registrar.add(ManyTools())
-
-
 @pytest.mark.anyio
 async def test_tool_budget_keeps_tools_search_and_the_rest_are_findable(ws: Path, home: Path) -> None:
-    async with _open(ws, home, ManyToolsPlugin()) as rt, rt.session() as s:
+    async with _open(ws, home, _registering(ManyTools())) as rt, rt.session() as s:
         full = await s.turn_context("x")
         assert len(full.tools) == 32 and full.omitted_tools == 0  # 30 + tools.search + skills.search
         small = await s.turn_context("x", tool_budget=400)

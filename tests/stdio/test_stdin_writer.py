@@ -9,6 +9,7 @@ a send that returned means its message is in the pipe.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import math
 import os
@@ -88,6 +89,13 @@ async def read_lines(fd: int, count: int, *, lag: float = 0.0, chunk: int = 6553
     return lines
 
 
+async def read_lines_into(
+    got: list[dict[str, object]], fd: int, count: int, *, lag: float = 0.0, chunk: int = 65536
+) -> None:
+    """:func:`read_lines` as a task of its own: the lines go into ``got``."""
+    got.extend(await read_lines(fd, count, lag=lag, chunk=chunk))
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     plan=st.lists(st.lists(st.integers(0, 200_000), min_size=1, max_size=6), min_size=1, max_size=4),
@@ -108,11 +116,8 @@ async def test_every_message_arrives_whole_and_each_senders_in_order(
                 for seq, size in enumerate(sizes):
                     await writer.send(message(i, seq, size))
 
-            async def reader() -> None:
-                got.extend(await read_lines(r, total, lag=lag, chunk=chunk))
-
             async with anyio.create_task_group() as tg:
-                tg.start_soon(reader)
+                tg.start_soon(functools.partial(read_lines_into, got, r, total, lag=lag, chunk=chunk))
                 for i, sizes in enumerate(plan):
                     tg.start_soon(sender, i, sizes)
     assert broken == []
@@ -313,13 +318,9 @@ async def test_finish_lets_a_half_written_message_out_before_the_pipe_closes() -
     async with pipe() as (writer, r, _):
         writer.send_nowait(big)  # the pipe takes 64 KiB of it
         got: list[dict[str, object]] = []
-
-        async def reader() -> None:
-            got.extend(await read_lines(r, 1, lag=0.01))
-
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
-                tg.start_soon(reader)
+                tg.start_soon(functools.partial(read_lines_into, got, r, 1, lag=0.01))
                 await writer.finish(5)
                 assert writer.writing is None
                 writer.close_fd()
@@ -404,10 +405,6 @@ async def test_aclose_keeps_a_half_written_message_for_finish_and_drops_the_rest
                 failures.append(type(exc))
 
         got: list[dict[str, object]] = []
-
-        async def reader() -> None:
-            got.extend(await read_lines(r, 1, lag=0.01))
-
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(waiting)
@@ -417,7 +414,7 @@ async def test_aclose_keeps_a_half_written_message_for_finish_and_drops_the_rest
                 assert failures == [anyio.ClosedResourceError]  # not started: dropped
                 with pytest.raises(anyio.ClosedResourceError):
                     writer.send_nowait(message(0, 2, 5))
-                tg.start_soon(reader)
+                tg.start_soon(functools.partial(read_lines_into, got, r, 1, lag=0.01))
                 await writer.finish(5)
                 writer.close_fd()
         assert os.read(r, 10) == b""  # EOF right after the line

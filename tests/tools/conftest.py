@@ -19,11 +19,6 @@ def ws(kairox_workspace: Path) -> Path:
 
 
 @pytest.fixture
-def home(kairox_home: Path) -> Path:
-    return kairox_home
-
-
-@pytest.fixture
 def tool_env(ws: Path) -> ToolEnv:
     return ToolEnv.create(ws, ToolsConfig(), dict(os.environ))
 

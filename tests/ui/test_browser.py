@@ -9,13 +9,13 @@ from __future__ import annotations
 import http.server
 import json
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import peers
 import pytest
+from shared_helpers import serve_http
 from ui_helpers import PY, UiSetup, html_site, render_skill, screenshot
 
 pytestmark = pytest.mark.integration
@@ -335,21 +335,15 @@ def test_another_local_server_the_browser_visits_receives_no_token(ui: UiSetup, 
     port, so any local listener the user visited collected the dashboard's token."""
     ui.write(".kairox/skills/hello.md", "---\nname: hello\ndescription: hi\nscope: workspace\n---\nHello.\n")
     server = ui.start()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Collector)
     _Collector.received = []
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serve_http(_Collector) as port:
         open_page(page, server, "/skills")
         page.locator('[data-skill="hello"]').wait_for()
-        elsewhere = f"http://127.0.0.1:{httpd.server_address[1]}/page"
+        elsewhere = f"http://127.0.0.1:{port}/page"
         page.evaluate(f"location.href = {json.dumps(elsewhere)}")  # a navigation from the dashboard itself
         page.wait_for_function("document.title === 'collected'")
         page.goto(elsewhere + "?again")  # and a visit of its own
         page.wait_for_function("document.title === 'collected'")
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     received = _Collector.received
     lines = [r.split("\n", 1)[0] for r in received if "/favicon.ico" not in r.split("\n", 1)[0]]
     assert [line.split(" ")[:2] for line in lines] == [

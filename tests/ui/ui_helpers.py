@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import peers
+from shared_helpers import serve_http
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 VIEWPORT = {"width": 1280, "height": 820}
@@ -41,7 +42,6 @@ def html_site(page: Callable[[], str]) -> Iterator[int]:
     """Serve the HTML document ``page()`` returns (at the time of each request) at every
     path of a free 127.0.0.1 port, on a thread; yields the port."""
     import http.server
-    import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -55,14 +55,8 @@ def html_site(page: Callable[[], str]) -> Iterator[int]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield httpd.server_address[1]
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_http(Handler) as port:
+        yield port
 
 
 def warm_up(browser: Any) -> None:

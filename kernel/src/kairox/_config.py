@@ -181,6 +181,14 @@ def expand_env(value: str, env: Mapping[str, str], *, path: str = "", file: str 
 
     An unset variable with no default is a :class:`ConfigError`.
     """
+    if "${" not in value:
+        return value
+    end = value.rfind("}") + 1
+    return _VAR.sub(_substitute(env, path, file), value[:end]) + value[end:]
+
+
+def _substitute(env: Mapping[str, str], path: str, file: str | None) -> Callable[[re.Match[str]], str]:
+    """What :data:`_VAR` replaces a reference with in :func:`expand_env`."""
 
     def repl(m: re.Match[str]) -> str:
         escaped, name, default = m.group(1), m.group(2), m.group(3)
@@ -197,10 +205,7 @@ def expand_env(value: str, env: Mapping[str, str], *, path: str = "", file: str 
             )
         return val
 
-    if "${" not in value:
-        return value
-    end = value.rfind("}") + 1
-    return _VAR.sub(repl, value[:end]) + value[end:]
+    return repl
 
 
 def inherit_env(table: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:

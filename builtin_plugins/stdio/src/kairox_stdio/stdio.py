@@ -113,6 +113,21 @@ class InvalidServerMessage(ValueError):
         self.tail = tail
 
 
+def _unreadable(line: Line, message: str, reason: str, *, ended: bool = True) -> InvalidServerMessage:
+    """``line`` could not be read as a message, for ``reason``: its first bytes, size, head and
+    tail go with it (the tail a truncated line kept, else its last bytes)."""
+    tail = line.tail if line.truncated else line.data[-UNREADABLE_TAIL:]
+    return InvalidServerMessage(
+        message,
+        line=line.data[:200],
+        size=line.size,
+        reason=reason,
+        head=line.data[:UNREADABLE_HEAD],
+        tail=tail,
+        ended=ended,
+    )
+
+
 def open_connection(
     transport: StdioTransport, server: Any, context: ConnectContext
 ) -> AbstractAsyncContextManager[Streams]:
@@ -326,26 +341,20 @@ class _Connection:
         if line.truncated:
             limit = self.max_message_bytes
             size = size_text(line.size) if ended else f"more than {size_text(limit)}"
-            item = InvalidServerMessage(
+            item = _unreadable(
+                line,
                 f"dropped a stdout line of {line.size}{'' if ended else '+'} bytes (limit {limit})",
-                line=line.data[:200],
-                size=line.size,
-                reason=f"response of {size} exceeds the {size_text(limit)} limit",
-                head=line.data[:UNREADABLE_HEAD],
-                tail=line.tail,
+                f"response of {size} exceeds the {size_text(limit)} limit",
                 ended=ended,
             )
         elif not line.data or line.data.isspace():  # what strip() would empty, without a copy
             return
         elif (values := too_many_values(line.data)) is not None:
             # refused before it is parsed: parsing it is what costs the memory
-            item = InvalidServerMessage(
+            item = _unreadable(
+                line,
                 f"dropped a stdout line of {values} JSON values (limit {MAX_MESSAGE_VALUES})",
-                line=line.data[:200],
-                size=line.size,
-                reason=f"response of {values:,} JSON values exceeds the limit of {MAX_MESSAGE_VALUES:,}",
-                head=line.data[:UNREADABLE_HEAD],
-                tail=line.data[-UNREADABLE_TAIL:],
+                f"response of {values:,} JSON values exceeds the limit of {MAX_MESSAGE_VALUES:,}",
             )
         else:
             try:
@@ -379,15 +388,7 @@ class _Connection:
                     if "recursion limit" in why
                     else f"the response is not JSON ({why})"
                 )
-        msg = f"invalid line on stdout ({line.size} bytes): {detail}"
-        err = InvalidServerMessage(
-            msg,
-            line=line.data[:200],
-            size=line.size,
-            reason=reason,
-            head=line.data[:UNREADABLE_HEAD],
-            tail=line.data[-UNREADABLE_TAIL:],
-        )
+        err = _unreadable(line, f"invalid line on stdout ({line.size} bytes): {detail}", reason)
         err.__cause__ = exc
         return err
 
