@@ -52,11 +52,21 @@ async def _send(ctx: ServerRequestContext[Any, Any], request: types.ServerReques
     )
 
 
-async def _ask(call: _Call, kind: str, request: types.ServerRequest, result_type: type[R]) -> R | types.ErrorData:
-    """``request`` to the client of ``call``: an input request of a held 2026-07-28 call, or
-    a request sent on the handshake-era call."""
+def _key_of(context: Any) -> str | None:
+    """The backend's key of an input request of its ``InputRequiredResult`` (the SDK hands
+    it to the callback as the request's id), else ``None``: a handshake-era backend's
+    request ids are numbers."""
+    key = getattr(context, "request_id", None)
+    return key if isinstance(key, str) else None
+
+
+async def _ask(
+    call: _Call, kind: str, request: types.ServerRequest, result_type: type[R], context: Any = None
+) -> R | types.ErrorData:
+    """``request`` to the client of ``call``: an input request of a held 2026-07-28 call
+    (under the backend's key, where it gave one), or a request sent on the handshake-era call."""
     if call.held is not None:
-        return await call.held.ask(kind, request, result_type)  # type: ignore[arg-type]
+        return await call.held.ask(kind, request, result_type, _key_of(context))  # type: ignore[arg-type]
     return await _send(call.ctx, request, result_type)
 
 
@@ -217,7 +227,7 @@ class ClientLink:
         call, why = self._current(capability, backend_of_request(self.runtime, context))
         if call is None:
             return _unavailable(capability, why)
-        return await _ask(call, capability, request, result_type)
+        return await _ask(call, capability, request, result_type, context)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """The session's approver (a backend's sampling or elicitation request, a plugin's
@@ -270,7 +280,7 @@ class ClientLink:
         workspace's (kairox's default): a remote client's paths mean nothing here."""
         call = self._current("roots", backend_of_request(self.runtime, context))[0] if self.forward_roots else None
         if call is not None:
-            return await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult)
+            return await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult, context)
         return types.ListRootsResult.model_validate(
             {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.runtime.roots()]}
         )

@@ -347,7 +347,7 @@ class Gateway:
             if params.request_state is not None:
                 return await self._retry(ctx, params)
             if self._tg is not None and self._may_ask(ctx):
-                held = HeldCall(self._held, self._client_of(ctx), fingerprint(params))
+                held = HeldCall(self._held, self._client_of(ctx), fingerprint(params), params.input_responses)
                 self._tg.start_soon(self._hold, held, ctx, params, spec)
                 return await self._round(held, ctx)
 
@@ -481,8 +481,8 @@ class Gateway:
         """A client's retry of a held call: its answers to the waiting requests, then the next round."""
         assert params.request_state is not None
         held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(params))
-        if held is None:
-            return error_result(f"not run: {params.name}: {why}")
+        if held is None:  # a protocol error (SEP-2322): not the tool's result
+            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {why}")
         held.answer(params.input_responses)
         return await self._round(held, ctx)
 
