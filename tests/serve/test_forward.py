@@ -23,6 +23,7 @@ import peers
 import psutil
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from serve_helpers import (
     TOKEN,
     Workspace,
@@ -336,15 +337,24 @@ async def test_a_declined_approval_keeps_the_request_from_the_client(
 async def test_a_client_without_the_capabilities_is_not_asked(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str, mode: str
 ) -> None:
+    """Handshake era: the backend is told, and the call's error result says why. 2026-07-28:
+    the call is the protocol error for it (-32021, naming the capability)."""
     host = Host()
     ws = sdk_workspace(request, tmp_path, transport)
-    async with sdk_client(request, ws, transport, mode=mode, elicitation_callback=host.elicit) as client:
-        result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
-        assert result.is_error and "the client did not declare the sampling capability" in text_of(result)
-        assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
-    async with sdk_client(request, ws, transport, mode=mode) as client:
-        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
-        assert result.is_error and "the client did not declare the elicitation capability" in text_of(result)
+    for tool, arguments, capability, callbacks in [
+        ("asks_ask_model", {"prompt": "what is 2+2"}, "sampling", {"elicitation_callback": host.elicit}),
+        ("asks_ask_user", {"question": "Your name?"}, "elicitation", {}),
+    ]:
+        async with sdk_client(request, ws, transport, mode=mode, **callbacks) as client:
+            if mode == "legacy":
+                result = await client.call_tool(tool, arguments)
+                assert result.is_error and f"the client did not declare the {capability} capability" in text_of(result)
+            else:
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool(tool, arguments)
+                assert refused.value.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY, refused.value
+                assert refused.value.data == {"requiredCapabilities": {capability: {}}}
+    assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
 
 
 @SHARED_GATEWAY
@@ -381,6 +391,38 @@ async def test_roots(request: pytest.FixtureRequest, tmp_path: Path, transport: 
         assert roots == [{"uri": mine.as_uri(), "name": "mine"}]
     else:
         assert roots[0]["uri"] == ws.root.resolve().as_uri() and mine.as_uri() not in text_of(result)
+
+
+@SHARED_GATEWAY
+async def test_a_modern_client_without_the_capability_gets_http_400(request: pytest.FixtureRequest) -> None:
+    """On the wire: a 2026-07-28 ``tools/call`` that declares no sampling, whose backend asks
+    for it, is answered with HTTP 400 and JSON-RPC error -32021 naming ``sampling``."""
+    import httpx2
+
+    url = shared(request)[1]
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "asks_ask_model", "arguments": {"prompt": "hi"}, "_meta": meta},
+    }
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "asks_ask_model",
+    }
+    async with httpx2.AsyncClient(timeout=60) as http:
+        response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32021 and error["data"] == {"requiredCapabilities": {"sampling": {}}}, error
 
 
 async def test_a_request_that_cannot_be_told_apart_is_refused(tmp_path: Path) -> None:

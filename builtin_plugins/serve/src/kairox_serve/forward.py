@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -36,7 +37,7 @@ from kairox import ApprovalAnswer, ApprovalRequest, Runtime
 from .approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, ClientApprover, NotAskable, answer_of, message_for
 from .held import HeldCall
 
-__all__ = ["ClientLink", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
+__all__ = ["ClientLink", "missing_capability", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
 
 R = TypeVar("R", bound=types.Result)
 
@@ -136,7 +137,7 @@ class _Call:
     """One running ``tools/call`` of the client: its request, the backend it runs on, and
     (a 2026-07-28 call that may be held while its backend asks) its :class:`HeldCall`."""
 
-    __slots__ = ("backend", "ctx", "held", "params")
+    __slots__ = ("backend", "ctx", "held", "missing", "params")
 
     def __init__(
         self,
@@ -149,6 +150,24 @@ class _Call:
         self.params = params
         self.backend = backend
         self.held = held
+        #: the capabilities a 2026-07-28 client lacked for its backend's requests (each refused)
+        self.missing: set[str] = set()
+
+
+def missing_capability(call: _Call, name: str) -> MCPError | None:
+    """The 2026-07-28 protocol error for a call whose backend asked for what its client did
+    not declare (-32021, HTTP 400, naming the capabilities), else ``None``."""
+    if not call.missing:
+        return None
+    wanted = sorted(call.missing)
+    required = types.ClientCapabilities.model_validate({capability: {} for capability in wanted})
+    data = types.MissingRequiredClientCapabilityErrorData(required_capabilities=required)
+    return MCPError(
+        code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"{name} needs the client's {' and '.join(wanted)} capability: its MCP server asked for "
+        f"{' and '.join(wanted)}, which the client did not declare",
+        data=data.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
 
 
 class ClientLink:
@@ -176,13 +195,13 @@ class ClientLink:
         params: types.CallToolRequestParams,
         backend: str | None = None,
         held: HeldCall | None = None,
-    ) -> Iterator[None]:
+    ) -> Iterator[_Call]:
         """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it
         is one's tool; ``held``: a 2026-07-28 call whose backend's requests become input requests)."""
         entry = _Call(ctx, params, backend, held)
         self.active.append(entry)
         try:
-            yield
+            yield entry
         finally:
             self.active.remove(entry)
 
@@ -210,6 +229,7 @@ class ClientLink:
         caps = ctx.session.client_capabilities
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if caps is None or getattr(caps, capability, None) is None:
+                call.missing.add(capability)  # the call fails with -32021 (see missing_capability)
                 return None, f"the client did not declare the {capability} capability"
             if call.held is None:
                 return None, "the client speaks 2026-07-28, where a server may not send requests"
