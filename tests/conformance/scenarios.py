@@ -37,40 +37,13 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("server", "2026-07-28", "server-stateless"): (
         "the fixture lacks the scenario's diagnostic tools (test_missing_capability, ...); the SDK-served fixture fails it too; suite: sep-2575-server-rejects-undeclared-capability (failure): Not testable: server does not list the diagnostic tool 'test_missing_capability' in tools/list and the probe call did not exercise it (required for the undeclared-capability rejection"
     ),
-    ("server", "2026-07-28", "input-required-result-basic-elicitation"): (
-        'the gateway does not pass a backend\'s InputRequiredResult on as one (it holds calls only for requests a handshake-era backend sends); suite: sep-2322-elicitation-incomplete (failure): inputRequests missing expected key "user_name"'
-    ),
-    ("server", "2026-07-28", "input-required-result-basic-sampling"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-sampling-incomplete (failure): Expected InputRequiredResult with sampling inputRequest"
-    ),
     ("server", "2026-07-28", "input-required-result-basic-list-roots"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-list-roots-incomplete (failure): Expected InputRequiredResult with roots/list inputRequest"
-    ),
-    ("server", "2026-07-28", "input-required-result-request-state"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-request-state-incomplete (failure): Expected InputRequiredResult"
+        "the gateway answers a backend's roots/list over HTTP with the workspace's roots (a remote client's paths mean nothing to a backend on this machine; only a stdio client's roots are relayed), so no roots/list input request reaches the client; suite: sep-2322-list-roots-incomplete (failure): Expected InputRequiredResult with roots/list inputRequest"
     ),
     ("server", "2026-07-28", "input-required-result-multiple-input-requests"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-multiple-inputs-incomplete (failure): Expected InputRequiredResult"
-    ),
-    ("server", "2026-07-28", "input-required-result-multi-round"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-multi-round-r1 (failure): Expected InputRequiredResult with inputRequests and requestState"
-    ),
-    ("server", "2026-07-28", "input-required-result-missing-input-response"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-missing-response-rerequests (warning): Expected InputRequiredResult re-requesting missing information, but got a complete result"
+        "the gateway answers a backend's roots/list over HTTP with the workspace's roots (a remote client's paths mean nothing to a backend on this machine; only a stdio client's roots are relayed), so no roots/list input request reaches the client; suite: sep-2322-multiple-inputs-incomplete (failure): Expected a roots/list inputRequest"
     ),
     ("server", "2026-07-28", "input-required-result-non-tool-request"): (
         "the fixture has no prompt test_input_required_result_prompt (the SDK-served fixture fails it too); suite: sep-2322-non-tool-incomplete (failure): JSON-RPC error: Unknown prompt: test_input_required_result_prompt"
-    ),
-    ("server", "2026-07-28", "input-required-result-result-type"): (
-        'the gateway does not pass a backend\'s InputRequiredResult on as one (it holds calls only for requests a handshake-era backend sends); suite: sep-2322-result-type-included (failure): Expected resultType "input_required", got "complete"'
-    ),
-    ("server", "2026-07-28", "input-required-result-tampered-state"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-reject-tampered-state (failure): Prerequisite failed: could not get initial InputRequiredResult with requestState"
-    ),
-    ("server", "2026-07-28", "input-required-result-capability-check"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-respect-client-capabilities (failure): Server returned complete result; expected InputRequiredResult with sampling-only inputRequests"
-    ),
-    ("server", "2026-07-28", "input-required-result-validate-input"): (
-        "a backend's InputRequiredResult does not reach the client as one through the gateway; suite: sep-2322-error-on-protocol-error (warning): Server accepted null inputResponses and returned complete result. Protocol errors SHOULD return a JSON-RPC error response."
     ),
 }

@@ -23,6 +23,7 @@ import peers
 import psutil
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from serve_helpers import (
     TOKEN,
     Workspace,
@@ -336,15 +337,24 @@ async def test_a_declined_approval_keeps_the_request_from_the_client(
 async def test_a_client_without_the_capabilities_is_not_asked(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str, mode: str
 ) -> None:
+    """Handshake era: the backend is told, and the call's error result says why. 2026-07-28:
+    the call is the protocol error for it (-32021, naming the capability)."""
     host = Host()
     ws = sdk_workspace(request, tmp_path, transport)
-    async with sdk_client(request, ws, transport, mode=mode, elicitation_callback=host.elicit) as client:
-        result = await client.call_tool("asks_ask_model", {"prompt": "what is 2+2"})
-        assert result.is_error and "the client did not declare the sampling capability" in text_of(result)
-        assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
-    async with sdk_client(request, ws, transport, mode=mode) as client:
-        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
-        assert result.is_error and "the client did not declare the elicitation capability" in text_of(result)
+    for tool, arguments, capability, callbacks in [
+        ("asks_ask_model", {"prompt": "what is 2+2"}, "sampling", {"elicitation_callback": host.elicit}),
+        ("asks_ask_user", {"question": "Your name?"}, "elicitation", {}),
+    ]:
+        async with sdk_client(request, ws, transport, mode=mode, **callbacks) as client:
+            if mode == "legacy":
+                result = await client.call_tool(tool, arguments)
+                assert result.is_error and f"the client did not declare the {capability} capability" in text_of(result)
+            else:
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool(tool, arguments)
+                assert refused.value.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY, refused.value
+                assert refused.value.data == {"requiredCapabilities": {capability: {}}}
+    assert host.approvals == [] and host.samples == []  # nothing to approve it could not see
 
 
 @SHARED_GATEWAY
@@ -384,34 +394,71 @@ async def test_roots(request: pytest.FixtureRequest, tmp_path: Path, transport: 
 
 
 @SHARED_GATEWAY
-async def test_a_request_that_cannot_be_told_apart_is_refused(request: pytest.FixtureRequest) -> None:
-    """Two clients' calls on one backend at once: the backend's request names no call, so
-    it goes to neither client; the one that came while a single call ran reaches its client.
-    (The module's shared gateway: every call of the test ends before it does, and "for this
-    session" lasts only the session.)"""
+async def test_a_modern_client_without_the_capability_gets_http_400(request: pytest.FixtureRequest) -> None:
+    """On the wire: a 2026-07-28 ``tools/call`` that declares no sampling, whose backend asks
+    for it, is answered with HTTP 400 and JSON-RPC error -32021 naming ``sampling``."""
+    import httpx2
+
     url = shared(request)[1]
-    first_asked, second_done = anyio.Event(), anyio.Event()
-    first = Host(decision="session")
-    second = Host(decision="session")
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "asks_ask_model", "arguments": {"prompt": "hi"}, "_meta": meta},
+    }
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "asks_ask_model",
+    }
+    async with httpx2.AsyncClient(timeout=60) as http:
+        response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32021 and error["data"] == {"requiredCapabilities": {"sampling": {}}}, error
 
-    async def first_sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        first_asked.set()
-        await second_done.wait()  # the second client's call runs (and asks) meanwhile
-        return await first.sample(context, params)
 
-    results: dict[str, str] = {}
+async def test_a_request_that_cannot_be_told_apart_is_refused(tmp_path: Path) -> None:
+    """Two clients' calls on one handshake-era backend at once: the backend's request names
+    no call, so it goes to neither client; the one that came while a single call ran reaches
+    its client. (A 2026-07-28 backend's requests come in its answer to one call, so they are
+    told apart: test_held.py.)"""
+    from kairox_testing import trust_workspace
 
-    async def one(name: str, host: Host, sample: Any) -> None:
-        async with connect(url, mode="legacy", sampling_callback=sample, elicitation_callback=host.elicit) as c:
-            result = await c.call_tool("asks_ask_model", {"prompt": f"from {name}"})
-            results[name] = text_of(result)
+    ws = with_sdk_backend(tmp_path)
+    toml = ws.root / "kairox.toml"
+    toml.write_text(toml.read_text() + 'protocol = "2025-11-25"\n')  # the asks server's table is the last
+    trust_workspace(ws.root, ws.home, env=ws.env())
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        first_asked, second_done = anyio.Event(), anyio.Event()
+        first = Host(decision="session")
+        second = Host(decision="session")
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(one, "first", first, first_sample)
-        with anyio.fail_after(60):
-            await first_asked.wait()
-        await one("second", second, second.sample)
-        second_done.set()
+        async def first_sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+            first_asked.set()
+            await second_done.wait()  # the second client's call runs (and asks) meanwhile
+            return await first.sample(context, params)
+
+        results: dict[str, str] = {}
+
+        async def one(name: str, host: Host, sample: Any) -> None:
+            async with connect(url, mode="legacy", sampling_callback=sample, elicitation_callback=host.elicit) as c:
+                result = await c.call_tool("asks_ask_model", {"prompt": f"from {name}"})
+                results[name] = text_of(result)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(one, "first", first, first_sample)
+            with anyio.fail_after(60):
+                await first_asked.wait()
+            await one("second", second, second.sample)
+            second_done.set()
     assert results["first"] == "test-model: an answer from the gateway's client"
     assert "exactly one client's tool call" in results["second"], results["second"]
     assert second.samples == [] and first.samples == ["from first"]

@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from serve_helpers import TOKEN, connect, gateway_client, serve_http, with_script
 from test_forward import ASKS, TRANSPORTS, Host, with_sdk_backend, with_two_backends
 from test_stdio import text_of
@@ -84,25 +85,24 @@ async def test_a_state_works_once_for_its_call(tmp_path: Path) -> None:
     ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
     host = Host()
     async with gateway_client(ws, "stdio", mode=MODERN, sampling_callback=host.sample) as client:
-        unknown = await client.session.call_tool(
-            "asks_ask_model", {"prompt": "hi"}, request_state="no-such-state", allow_input_required=True
-        )
-        assert isinstance(unknown, types.CallToolResult) and unknown.is_error
-        assert "the call's state expired or is held by another replica; retry the call" in text_of(unknown)
+        with pytest.raises(MCPError) as unknown:
+            await client.session.call_tool(
+                "asks_ask_model", {"prompt": "hi"}, request_state="no-such-state", allow_input_required=True
+            )
+        assert unknown.value.code == types.INVALID_PARAMS
+        assert "the call's state expired or is held by another replica; retry the call" in str(unknown.value)
 
         first = await _first_round(client, "asks_ask_model", {"prompt": "hi"})
         assert first.input_requests is not None
         [(_key, request)] = first.input_requests.items()
         assert isinstance(request, types.CreateMessageRequest)
-        other = await _retry(client, "asks_ask_model", {"prompt": "something else"}, first)
-        assert isinstance(other, types.CallToolResult) and other.is_error
-        assert "another tool or other arguments" in text_of(other)
+        with pytest.raises(MCPError, match="another tool or other arguments"):
+            await _retry(client, "asks_ask_model", {"prompt": "something else"}, first)
         done = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
         assert isinstance(done, types.CallToolResult) and not done.is_error, done
         assert text_of(done) == "m: a held answer"
-        again = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
-        assert isinstance(again, types.CallToolResult) and again.is_error
-        assert "expired or is held by another replica" in text_of(again)
+        with pytest.raises(MCPError, match="expired or is held by another replica"):
+            await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
 
 
 @pytest.mark.parametrize("stalls", [False, True])
@@ -122,21 +122,22 @@ async def test_a_held_call_whose_client_stays_away_expires(tmp_path: Path, stall
         if stalls:  # retries with no answers, for longer than the timeout
             for _ in range(6):
                 await anyio.sleep(0.5)
-                stalled = await client.session.call_tool(
-                    "asks_ask_model",
-                    {"prompt": "hi"},
-                    input_responses={},
-                    request_state=first.request_state,
-                    allow_input_required=True,
-                )
-                if not isinstance(stalled, types.InputRequiredResult):
+                try:
+                    stalled = await client.session.call_tool(
+                        "asks_ask_model",
+                        {"prompt": "hi"},
+                        input_responses={},
+                        request_state=first.request_state,
+                        allow_input_required=True,
+                    )
+                except MCPError:  # expired meanwhile: the answer below is refused the same way
                     break
+                assert isinstance(stalled, types.InputRequiredResult), stalled
                 first = stalled
         else:
             await anyio.sleep(3)  # the client stays away longer than held_call_timeout
-        late = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
-        assert isinstance(late, types.CallToolResult) and late.is_error
-        assert "the call's state expired or is held by another replica; retry the call" in text_of(late)
+        with pytest.raises(MCPError, match="the call's state expired or is held by another replica; retry the call"):
+            await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
         result = await client.call_tool("asks_ask_model", {"prompt": "hi"})
         assert not result.is_error and "an answer from the gateway's client" in text_of(result), text_of(result)
 
@@ -223,3 +224,58 @@ async def test_a_backend_that_crashes_while_held_fails_the_retry(tmp_path: Path)
             retry = await _retry(client, "crashes_ask_and_die", {"prompt": "hi"}, first)
         assert isinstance(retry, types.CallToolResult) and retry.is_error, retry
         assert "failed" in text_of(retry) and "unreachable" not in text_of(retry), text_of(retry)
+
+
+async def test_a_forged_state_is_refused_and_answers_nothing(tmp_path: Path) -> None:
+    """The attack: a client that did not get a call's ``requestState`` (another client, a
+    different bearer credential) retries with it, or a client alters one, to slip its own
+    answer into a held call. Each is a JSON-RPC error (not the tool's result), the held
+    call's backend never sees the forged answer, and the call's own client completes it."""
+    ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
+    with serve_http(ws) as (url, _proc):  # no --token-env: each client's credential is its own
+        async with (
+            connect(url, token="victim", mode=MODERN, sampling_callback=Host().sample) as victim,
+            connect(url, token="attacker", mode=MODERN, sampling_callback=Host().sample) as attacker,
+        ):
+            first = await _first_round(victim, "asks_ask_model", {"prompt": "hi"})
+            assert first.input_requests is not None and first.request_state is not None
+            forged = {key: _sampled("forged answer") for key in first.input_requests}
+            state = first.request_state
+            attempts = [
+                (attacker, state),  # another client, with the victim's state
+                (victim, state + "-TAMPERED"),
+                (victim, state[:-1] + ("A" if state[-1] != "A" else "B")),
+            ]
+            for client, request_state in attempts:
+                with pytest.raises(MCPError) as refused:
+                    await client.session.call_tool(
+                        "asks_ask_model",
+                        {"prompt": "hi"},
+                        input_responses=forged,
+                        request_state=request_state,
+                        allow_input_required=True,
+                    )
+                assert refused.value.code == types.INVALID_PARAMS, refused.value
+                assert "retry the call" in str(refused.value)
+            done = await _retry(victim, "asks_ask_model", {"prompt": "hi"}, first)
+            assert isinstance(done, types.CallToolResult) and not done.is_error, done
+            assert text_of(done) == "m: a held answer"
+            assert "forged" not in json.dumps(done.model_dump(mode="json"))
+
+
+async def test_a_client_that_never_retries_blocks_no_other_client(tmp_path: Path) -> None:
+    """Two clients on one backend: the first leaves its call held (it never retries); the
+    second client's call on the same backend asks too, and its request reaches the second
+    client (the backend's input requests are answered in its caller's call, so they are
+    told apart), not refused until ``held_call_timeout``."""
+    ws = with_script(tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n')
+    with serve_http(ws) as (url, _proc):
+        async with (
+            connect(url, token="away", mode=MODERN, sampling_callback=Host().sample) as away,
+            connect(url, token="here", mode=MODERN, sampling_callback=Host().sample) as here,
+        ):
+            await _first_round(away, "asks_ask_model", {"prompt": "left held"})
+            with anyio.fail_after(30):
+                result = await here.call_tool("asks_ask_model", {"prompt": "second"})
+            assert not result.is_error, text_of(result)
+            assert "an answer from the gateway's client" in text_of(result), text_of(result)

@@ -27,7 +27,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from kairox import redact_text
 from kairox.errors import ToolError
-from kairox.ext import current_session, redact
+from kairox.ext import redact
 
 from ._sdklog import sdk_diagnostics, watch_sdk_loggers
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
@@ -582,12 +582,8 @@ class McpClient:
         logs = sdk_diagnostics.set(self.diagnostics)
         send_by = _send_by.set(None if timeout is None else (time.monotonic(), timeout + SEND_GRACE))
         stalled = False
-        # what HostBridge.track() records, written out (the one call every tool call makes):
-        # the caller's session answers what the server asks meanwhile
-        calls, caller = self.host.calls, current_session()
-        calls.append(caller)
         try:
-            try:
+            with self.host.calling():  # the caller's session answers what the server asks meanwhile
                 result = await self._client.call_tool(
                     name,
                     arguments or {},
@@ -595,8 +591,6 @@ class McpClient:
                     progress_callback=cast(Any, progress),
                     meta=self._meta,
                 )
-            finally:
-                calls.remove(caller)
         except InputRequiredRoundsExceededError as exc:
             raise McpRequestError(
                 f"tools/call {name} failed (MCP server {self.server}): the server asked for input "
@@ -627,7 +621,7 @@ class McpClient:
         """``resources/read``, its ``InputRequiredResult`` rounds answered as :meth:`call_tool`'s;
         ``timeout`` bounds the whole read."""
         try:
-            with anyio.fail_after(timeout) if timeout else nullcontext():
+            with anyio.fail_after(timeout) if timeout else nullcontext(), self.host.calling():
                 return await self._client.read_resource(uri, meta=self._meta)
         except InputRequiredRoundsExceededError as exc:
             raise McpRequestError(f"resources/read {uri} failed (MCP server {self.server}): {exc}", 0) from exc
@@ -642,7 +636,7 @@ class McpClient:
         """``prompts/get``, its ``InputRequiredResult`` rounds answered as :meth:`call_tool`'s;
         ``timeout`` bounds the whole request."""
         try:
-            with anyio.fail_after(timeout) if timeout else nullcontext():
+            with anyio.fail_after(timeout) if timeout else nullcontext(), self.host.calling():
                 return await self._client.get_prompt(name, arguments, meta=self._meta)
         except InputRequiredRoundsExceededError as exc:
             raise McpRequestError(f"prompts/get {name} failed (MCP server {self.server}): {exc}", 0) from exc

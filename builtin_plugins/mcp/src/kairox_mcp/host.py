@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
@@ -37,6 +39,12 @@ if TYPE_CHECKING:
 __all__ = ["USER_REJECTED", "HostBridge", "host_request_spec", "with_defaults"]
 
 logger = logging.getLogger(__name__)
+
+#: the caller of the request running in this task (set by :meth:`HostBridge.calling`): a
+#: 2026-07-28 server's ``InputRequiredResult`` requests are answered in its caller's task
+#: (the SDK's ``Client`` drives the rounds inline), so they are that caller's for certain;
+#: a handshake-era server's requests arrive on the connection's own task, where it is unset
+_caller: ContextVar[tuple[Session | None] | None] = ContextVar("kairox_mcp_caller", default=None)
 
 #: the error code the MCP spec suggests for "the user rejected the sampling request"
 USER_REJECTED = -1
@@ -136,10 +144,12 @@ def with_defaults(
 class HostBridge:
     """Answers one server's requests; ``kwargs()`` are the ``ClientSession`` callbacks.
 
-    ``calls`` holds the session of every ``tools/call`` running on the connection
-    (``kairox.ext.current_session()`` of its caller): a request that arrives while the
-    calls running are one session's goes to that session's callbacks; otherwise (no
-    call, or calls of several sessions: the request cannot be told apart) to the runtime's.
+    ``calls`` holds the session of every request running on the connection
+    (``kairox.ext.current_session()`` of its caller, see :meth:`calling`). An input request
+    of a 2026-07-28 server's ``InputRequiredResult`` goes to the callbacks of the session
+    whose request it answers; a request a handshake-era server sends while the calls
+    running are one session's goes to that session's callbacks; otherwise (no call, or
+    calls of several sessions: the request cannot be told apart) to the runtime's.
     """
 
     def __init__(self, server: str, config: McpServerConfig | None, runtime: Runtime | None) -> None:
@@ -160,16 +170,29 @@ class HostBridge:
             out["elicitation_callback"] = self.elicitation
         return out
 
+    @contextmanager
+    def calling(self) -> Iterator[None]:
+        """Around one request to the server: records its caller's session (``current_session()``)."""
+        caller = current_session()
+        self.calls.append(caller)
+        token = _caller.set((caller,))
+        try:
+            yield
+        finally:
+            _caller.reset(token)
+            self.calls.remove(caller)
+
     def session(self) -> Session | None:
-        """The one session whose calls are running now, else ``None`` (the runtime's callbacks)."""
+        """The session a request of the server belongs to: the caller's, for an input request
+        answered in its caller's task; else the one session whose calls are running now; else
+        ``None`` (the runtime's callbacks)."""
+        mine = _caller.get()
+        if mine is not None:
+            return mine[0]
         sessions = {id(s): s for s in self.calls if s is not None}
         if len(sessions) == 1 and None not in self.calls:
             return next(iter(sessions.values()))
         return None
-
-    def track(self) -> _Track:
-        """``with bridge.track():`` around a ``tools/call``: records the caller's session."""
-        return _Track(self)
 
     def _callback(self, kind: str, session: Session | None) -> Callable[..., Awaitable[Any]] | None:
         attr = f"{kind}_callback"
@@ -253,16 +276,3 @@ class HostBridge:
             return types.ErrorData(
                 code=types.INTERNAL_ERROR, message=f"the host's {kind} callback failed: {type(exc).__name__}: {exc}"
             )
-
-
-class _Track:
-    def __init__(self, bridge: HostBridge) -> None:
-        self.bridge = bridge
-        self.session: Session | None = None
-
-    def __enter__(self) -> None:
-        self.session = current_session()
-        self.bridge.calls.append(self.session)
-
-    def __exit__(self, *exc: object) -> None:
-        self.bridge.calls.remove(self.session)

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -36,7 +37,7 @@ from kairox import ApprovalAnswer, ApprovalRequest, Runtime
 from .approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, ClientApprover, NotAskable, answer_of, message_for
 from .held import HeldCall
 
-__all__ = ["ClientLink", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
+__all__ = ["ClientLink", "missing_capability", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
 
 R = TypeVar("R", bound=types.Result)
 
@@ -52,11 +53,21 @@ async def _send(ctx: ServerRequestContext[Any, Any], request: types.ServerReques
     )
 
 
-async def _ask(call: _Call, kind: str, request: types.ServerRequest, result_type: type[R]) -> R | types.ErrorData:
-    """``request`` to the client of ``call``: an input request of a held 2026-07-28 call, or
-    a request sent on the handshake-era call."""
+def _key_of(context: Any) -> str | None:
+    """The backend's key of an input request of its ``InputRequiredResult`` (the SDK hands
+    it to the callback as the request's id), else ``None``: a handshake-era backend's
+    request ids are numbers."""
+    key = getattr(context, "request_id", None)
+    return key if isinstance(key, str) else None
+
+
+async def _ask(
+    call: _Call, kind: str, request: types.ServerRequest, result_type: type[R], context: Any = None
+) -> R | types.ErrorData:
+    """``request`` to the client of ``call``: an input request of a held 2026-07-28 call
+    (under the backend's key, where it gave one), or a request sent on the handshake-era call."""
     if call.held is not None:
-        return await call.held.ask(kind, request, result_type)  # type: ignore[arg-type]
+        return await call.held.ask(kind, request, result_type, _key_of(context))  # type: ignore[arg-type]
     return await _send(call.ctx, request, result_type)
 
 
@@ -126,7 +137,7 @@ class _Call:
     """One running ``tools/call`` of the client: its request, the backend it runs on, and
     (a 2026-07-28 call that may be held while its backend asks) its :class:`HeldCall`."""
 
-    __slots__ = ("backend", "ctx", "held", "params")
+    __slots__ = ("backend", "ctx", "held", "missing", "params")
 
     def __init__(
         self,
@@ -139,6 +150,24 @@ class _Call:
         self.params = params
         self.backend = backend
         self.held = held
+        #: the capabilities a 2026-07-28 client lacked for its backend's requests (each refused)
+        self.missing: set[str] = set()
+
+
+def missing_capability(call: _Call, name: str) -> MCPError | None:
+    """The 2026-07-28 protocol error for a call whose backend asked for what its client did
+    not declare (-32021, HTTP 400, naming the capabilities), else ``None``."""
+    if not call.missing:
+        return None
+    wanted = sorted(call.missing)
+    required = types.ClientCapabilities.model_validate({capability: {} for capability in wanted})
+    data = types.MissingRequiredClientCapabilityErrorData(required_capabilities=required)
+    return MCPError(
+        code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"{name} needs the client's {' and '.join(wanted)} capability: its MCP server asked for "
+        f"{' and '.join(wanted)}, which the client did not declare",
+        data=data.model_dump(by_alias=True, mode="json", exclude_none=True),
+    )
 
 
 class ClientLink:
@@ -166,13 +195,13 @@ class ClientLink:
         params: types.CallToolRequestParams,
         backend: str | None = None,
         held: HeldCall | None = None,
-    ) -> Iterator[None]:
+    ) -> Iterator[_Call]:
         """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it
         is one's tool; ``held``: a 2026-07-28 call whose backend's requests become input requests)."""
         entry = _Call(ctx, params, backend, held)
         self.active.append(entry)
         try:
-            yield
+            yield entry
         finally:
             self.active.remove(entry)
 
@@ -200,6 +229,7 @@ class ClientLink:
         caps = ctx.session.client_capabilities
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if caps is None or getattr(caps, capability, None) is None:
+                call.missing.add(capability)  # the call fails with -32021 (see missing_capability)
                 return None, f"the client did not declare the {capability} capability"
             if call.held is None:
                 return None, "the client speaks 2026-07-28, where a server may not send requests"
@@ -217,7 +247,7 @@ class ClientLink:
         call, why = self._current(capability, backend_of_request(self.runtime, context))
         if call is None:
             return _unavailable(capability, why)
-        return await _ask(call, capability, request, result_type)
+        return await _ask(call, capability, request, result_type, context)
 
     async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
         """The session's approver (a backend's sampling or elicitation request, a plugin's
@@ -270,7 +300,7 @@ class ClientLink:
         workspace's (kairox's default): a remote client's paths mean nothing here."""
         call = self._current("roots", backend_of_request(self.runtime, context))[0] if self.forward_roots else None
         if call is not None:
-            return await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult)
+            return await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult, context)
         return types.ListRootsResult.model_validate(
             {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.runtime.roots()]}
         )

@@ -58,7 +58,7 @@ from .convert import (
     skill_uri,
 )
 from .exposure import Exposure
-from .forward import ClientLink, backend_of_tool
+from .forward import ClientLink, backend_of_tool, missing_capability
 from .held import HeldCall, HeldCalls, fingerprint
 
 __all__ = ["Gateway"]
@@ -347,7 +347,7 @@ class Gateway:
             if params.request_state is not None:
                 return await self._retry(ctx, params)
             if self._tg is not None and self._may_ask(ctx):
-                held = HeldCall(self._held, self._client_of(ctx), fingerprint(params))
+                held = HeldCall(self._held, self._client_of(ctx), fingerprint(params), params.input_responses)
                 self._tg.start_soon(self._hold, held, ctx, params, spec)
                 return await self._round(held, ctx)
 
@@ -365,28 +365,46 @@ class Gateway:
         held: HeldCall | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """The call ``ctx`` asked for, in the client's kairox session (``held``: the call is held
-        while its backend asks, see :meth:`_hold`)."""
+        while its backend asks, see :meth:`_hold`). A 2026-07-28 call that failed because its
+        backend asked for what the client did not declare is that protocol error (-32021)."""
         async with self._session(ctx) as (session, link):
-            approver = ClientApprover(ctx, params, lasting=link.lasting)
-            try:
-                with link.calling(ctx, params, backend_of_tool(spec.provider), held):
-                    result = await session.call_tool(
-                        spec.exported_name, params.arguments or {}, approver=approver, progress=progress
-                    )
-            except PolicyDenied as exc:
-                cause = exc.__cause__
-                if isinstance(cause, InputNeeded):
-                    return types.InputRequiredResult(input_requests={cause.key: cause.request})
-                if isinstance(cause, NotAskable):
-                    reason = approver.asked.reason if approver.asked is not None else exc.reason
-                    return error_result(refusal(spec.id, spec.exported_name, reason, str(cause)))
-                if isinstance(cause, UnofferedAnswer):
-                    return error_result(f"denied: {spec.exported_name} ({spec.id}): {cause}")
-                return error_result(f"denied: {spec.exported_name} ({spec.id}): {exc.reason}")
-            except ToolNotFound as exc:
-                return error_result(f"not found: {exc}")
-            except ToolError as exc:
-                return error_result(f"failed: {exc}")
+            with link.calling(ctx, params, backend_of_tool(spec.provider), held) as call:
+                outcome = await self._outcome(session, link, ctx, params, spec, progress)
+        if isinstance(outcome, types.CallToolResult) and outcome.is_error:
+            refused = missing_capability(call, spec.exported_name)
+            if refused is not None:
+                raise refused
+        return outcome
+
+    async def _outcome(
+        self,
+        session: Session,
+        link: ClientLink,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        spec: ToolSpec,
+        progress: Any,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """The kairox session's call, its refusals and failures as the tool's error results."""
+        approver = ClientApprover(ctx, params, lasting=link.lasting)
+        try:
+            result = await session.call_tool(
+                spec.exported_name, params.arguments or {}, approver=approver, progress=progress
+            )
+        except PolicyDenied as exc:
+            cause = exc.__cause__
+            if isinstance(cause, InputNeeded):
+                return types.InputRequiredResult(input_requests={cause.key: cause.request})
+            if isinstance(cause, NotAskable):
+                reason = approver.asked.reason if approver.asked is not None else exc.reason
+                return error_result(refusal(spec.id, spec.exported_name, reason, str(cause)))
+            if isinstance(cause, UnofferedAnswer):
+                return error_result(f"denied: {spec.exported_name} ({spec.id}): {cause}")
+            return error_result(f"denied: {spec.exported_name} ({spec.id}): {exc.reason}")
+        except ToolNotFound as exc:
+            return error_result(f"not found: {exc}")
+        except ToolError as exc:
+            return error_result(f"failed: {exc}")
         return call_result(result)
 
     # -- 2026-07-28 calls whose backend asks (kairox_serve.held) -------------------------
@@ -435,6 +453,8 @@ class Gateway:
                     tg.start_soon(self._held.watch, held)
                     try:
                         outcome = await self._run(ctx, params, spec, progress, held)
+                    except MCPError as exc:  # a protocol error: the retry raises it
+                        outcome = exc
                     finally:
                         tg.cancel_scope.cancel()
             except Exception as exc:  # the retry reports it; the gateway goes on
@@ -464,6 +484,8 @@ class Gateway:
             while True:
                 if held.finished:
                     self._held.drop(held)
+                    if isinstance(held.outcome, MCPError):
+                        raise held.outcome
                     return held.outcome  # type: ignore[no-any-return]
                 asks = held.unanswered()
                 if asks:
@@ -481,8 +503,8 @@ class Gateway:
         """A client's retry of a held call: its answers to the waiting requests, then the next round."""
         assert params.request_state is not None
         held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(params))
-        if held is None:
-            return error_result(f"not run: {params.name}: {why}")
+        if held is None:  # a protocol error (SEP-2322): not the tool's result
+            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {why}")
         held.answer(params.input_responses)
         return await self._round(held, ctx)
 

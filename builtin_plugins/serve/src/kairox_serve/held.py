@@ -3,7 +3,8 @@
 On 2026-07-28 a server may not send requests to its client. When a backend server asks
 the gateway for sampling, elicitation or roots during such a client's call, the gateway
 keeps that call running in this process (:class:`HeldCall`), answers the client's request
-with an ``InputRequiredResult`` that carries the backend's request (keyed) and a
+with an ``InputRequiredResult`` that carries the backend's request (under the backend's
+own key where it gave one: a 2026-07-28 backend's ``InputRequiredResult`` key) and a
 ``requestState`` token, and waits. The client retries the call with its answers
 (``inputResponses``) and the token; the answers go to the waiting backend request, and the
 retry waits for the next request (another ``InputRequiredResult``, under a new token) or
@@ -14,7 +15,8 @@ Bounded (:class:`HeldCalls`): at most ``[serve] max_held_calls`` calls are held 
 whose client does not come back within ``[serve] held_call_timeout`` seconds is cancelled
 and dropped. A token is used once, names one call of one client (the same stdio process,
 HTTP session or bearer credential) and one tool and arguments; anything else is refused
-with a clear error, which is also what a replica that does not hold the call answers.
+with a JSON-RPC error (the gateway raises it), which is also what a replica that does not
+hold the call answers.
 """
 
 from __future__ import annotations
@@ -64,7 +66,13 @@ class HeldCall:
     The retry that waits for it is *attached* (:meth:`attach`): meanwhile the call's
     progress goes to that request and no expiry runs."""
 
-    def __init__(self, table: HeldCalls, owner: object, print_: str) -> None:
+    def __init__(
+        self,
+        table: HeldCalls,
+        owner: object,
+        print_: str,
+        given: dict[str, types.InputResponse] | None = None,
+    ) -> None:
         self.table = table
         self.owner = owner
         self.print = print_
@@ -77,28 +85,42 @@ class HeldCall:
         #: the request waiting for this call (its progress goes there), if one is
         self.ctx: Any = None
         self._asks: dict[str, _Ask] = {}
+        #: answers the client sent with its first request, before it was asked anything: a
+        #: backend's input request under the same key takes its answer from here
+        self._given = dict(given or {})
         self._n = 0
         self._changed = anyio.Event()
         self.idle = anyio.Event()
         self.back = anyio.Event()
 
     # -- the call's side -----------------------------------------------------------
-    async def ask(self, kind: str, request: types.InputRequest, result_type: type[R]) -> R | types.ErrorData:
+    async def ask(
+        self, kind: str, request: types.InputRequest, result_type: type[R], key: str | None = None
+    ) -> R | types.ErrorData:
         """``request`` to the client (an input request of the next ``InputRequiredResult``),
-        and its answer, checked to be a ``result_type``; or why it cannot be asked."""
-        if not self.registered:
-            refused = self.table.register(self)
-            if refused is not None:
-                return types.ErrorData(code=types.INVALID_REQUEST, message=refused)
-        self._n += 1
-        key = f"kairox-{kind}-{self._n}"
-        ask = self._asks[key] = _Ask(request)
-        self._notify()
-        try:
-            await ask.answered.wait()
-        finally:
-            self._asks.pop(key, None)
-        answer = ask.answer
+        and its answer, checked to be a ``result_type``; or why it cannot be asked.
+
+        ``key``: the backend's own key for the request (an input request of its
+        ``InputRequiredResult``), kept so the client sees the backend's request as the backend
+        made it; kairox's own questions (and a key already waiting) get a ``kairox-`` key."""
+        answer: types.InputResponse | None
+        if key is not None and key in self._given:  # answered before it was asked
+            answer = self._given.pop(key)
+        else:
+            if not self.registered:
+                refused = self.table.register(self)
+                if refused is not None:
+                    return types.ErrorData(code=types.INVALID_REQUEST, message=refused)
+            self._n += 1
+            if key is None or key in self._asks:
+                key = f"kairox-{kind}-{self._n}"
+            ask = self._asks[key] = _Ask(request)
+            self._notify()
+            try:
+                await ask.answered.wait()
+            finally:
+                self._asks.pop(key, None)
+            answer = ask.answer
         try:
             if isinstance(answer, result_type):
                 return answer
