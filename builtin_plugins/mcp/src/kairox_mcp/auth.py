@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CALLBACK_PATH",
+    "CredentialsError",
     "FileTokenStorage",
     "LoginFailed",
     "NeedsAuthorization",
@@ -87,6 +88,12 @@ class NeedsAuthorization(KairoxError):
 
 class LoginFailed(KairoxError):
     """``kairox mcp login`` did not get a token (the reason, without secrets)."""
+
+
+class CredentialsError(LoginFailed):
+    """The configured client credentials (``grant = "client_credentials"``) cannot be used: an
+    unset secret variable, an unreadable key, a token request the authorization server refused.
+    Names the setting, never a value."""
 
 
 def login_command(server: str) -> str:
@@ -362,6 +369,115 @@ def _make_provider(
     return provider
 
 
+#: the largest private key file read (a PEM key is a few KiB)
+MAX_KEY_BYTES = 64 * 1024
+
+
+def _private_key(server: McpServerConfig, env: Mapping[str, str]) -> str:
+    """``oauth.private_key_file``, read contained in ``$KAIROX_HOME`` (the user's own files:
+    a workspace's entry can name no other file of this machine)."""
+    from kairox.files import Refused, Root
+
+    oauth = server.oauth_settings
+    assert oauth.private_key_file
+    try:
+        data = Root(user_home(env), label="$KAIROX_HOME").read_bytes(oauth.private_key_file, max_bytes=MAX_KEY_BYTES)
+    except (Refused, OSError) as exc:
+        reason = exc.reason if isinstance(exc, Refused) else (exc.strerror or type(exc).__name__)
+        raise CredentialsError(f"oauth.private_key_file {oauth.private_key_file}: {reason}") from None
+    try:
+        return data.decode("ascii")
+    except UnicodeDecodeError:
+        raise CredentialsError(f"oauth.private_key_file {oauth.private_key_file}: not a PEM file") from None
+
+
+def _machine_provider(server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str]) -> Any:
+    """``grant = "client_credentials"``: the SDK's provider for the configured client, a client
+    secret (``client_secret_basic`` or ``_post``) or an assertion signed with its private key
+    (``private_key_jwt``, RFC 7523), its credentials sent only to ``oauth.issuer``. Raises
+    :class:`CredentialsError`."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    oauth = server.oauth_settings
+    assert server.url and oauth.client_id and oauth.issuer
+    scope = " ".join(oauth.scopes) if oauth.scopes else None
+    provider: Any
+    if oauth.token_endpoint_auth_method == "private_key_jwt":
+        signer = SignedJWTParameters(
+            issuer=oauth.client_id,
+            subject=oauth.client_id,
+            signing_key=_private_key(server, env),
+            signing_algorithm=oauth.signing_algorithm,
+        ).create_assertion_provider()
+
+        async def assertion(audience: str) -> str:
+            try:
+                return await signer(audience)
+            except Exception as exc:  # PyJWT's and cryptography's errors: a wrong key or algorithm
+                raise CredentialsError(
+                    f"oauth.private_key_file {oauth.private_key_file} cannot sign {oauth.signing_algorithm} "
+                    f"assertions ({type(exc).__name__})"
+                ) from None
+
+        provider = PrivateKeyJWTOAuthProvider(
+            server.url, storage, oauth.client_id, assertion, scope=scope, issuer=oauth.issuer
+        )
+    else:
+        assert oauth.client_secret_env
+        secret = env.get(oauth.client_secret_env)
+        if not secret:
+            raise CredentialsError(
+                f"environment variable {oauth.client_secret_env} (oauth.client_secret_env) is not set"
+            )
+        method = oauth.token_endpoint_auth_method or "client_secret_basic"
+        provider = ClientCredentialsOAuthProvider(
+            server.url,
+            storage,
+            oauth.client_id,
+            secret,
+            "client_secret_post" if method == "client_secret_post" else "client_secret_basic",
+            scope=scope,
+            issuer=oauth.issuer,
+        )
+    expires = storage.expires_at()
+    if expires is not None:
+        provider.context.token_expiry_time = expires - EXPIRY_MARGIN
+    return provider
+
+
+def _machine_auth(provider: Any) -> httpx2.Auth:
+    """The client-credentials provider as an ``httpx2.Auth`` whose flow errors say what failed
+    without what the authorization server answered (which may quote a secret)."""
+    import httpx2
+
+    class MachineAuth(httpx2.Auth):
+        requires_response_body = True
+
+        async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+            from mcp.client.auth import OAuthFlowError
+
+            flow = provider.async_auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            except OAuthFlowError as exc:  # OAuthTokenError too
+                raise CredentialsError(
+                    f"the client_credentials token request failed: {_safe_flow_error(exc)}"
+                ) from None
+            finally:
+                await flow.aclose()
+
+    return MachineAuth()
+
+
 def _challenged(response: httpx2.Response) -> bool:
     """A 401 with ``WWW-Authenticate: Bearer`` or a 403 ``insufficient_scope``."""
     header = response.headers.get("www-authenticate", "")
@@ -401,6 +517,9 @@ def runtime_auth(
     quiet_sdk_auth_logs()
     storage = FileTokenStorage(token_path(name, env), server.url or "")
     storage.check()
+    if server.oauth_settings.grant == "client_credentials":
+        # machine to machine: no one to ask, the runtime gets (and renews) its own token
+        return _machine_auth(_machine_provider(server, storage, env))
 
     async def no_redirect(_url: str) -> None:  # pragma: no cover - the flow never gets this far
         raise NeedsAuthorization(needs_authorization_message(name))
@@ -628,6 +747,8 @@ async def login(
     storage = FileTokenStorage(path, server.url)
     storage.check()
     oauth = server.oauth_settings
+    if oauth.grant == "client_credentials":
+        return await _machine_login(server, storage, env, path)
     stored = storage.read() or {}
     challenge = stored.get("challenge") if stored.get("tokens") else None
     if challenge:
@@ -697,6 +818,33 @@ async def login(
         return path
     finally:
         await listener.aclose()
+
+
+async def _machine_login(
+    server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str], path: Path
+) -> Path:
+    """``kairox mcp login`` of a ``client_credentials`` client: a new token now, no browser (the
+    runtime gets one itself; this checks the credentials). Raises :class:`LoginFailed`."""
+    import httpx2
+
+    assert server.url
+    storage.update(tokens=None, expires_at=None)  # a login asks for a new token
+    recorder = _FlowErrors(_machine_auth(_machine_provider(server, storage, env)))
+    try:
+        async with httpx2.AsyncClient(auth=recorder, timeout=server.http_timeout) as client:
+            refused = await (_probe_sse(client, server) if server.type == "sse" else _probe_session(client, server))
+        recorder.raise_first()
+    except Exception as exc:
+        raise _login_error(_first_leaf(exc), server.http_timeout, server.url) from None
+    if not storage.has_tokens():
+        raise LoginFailed(
+            f"{redact_url(server.url)} answered without asking for authorization: nothing to log in to"
+            if refused is None
+            else f"{redact_url(server.url)} refused without an OAuth challenge: {refused}"
+        )
+    if refused is not None:
+        raise LoginFailed(f"{redact_url(server.url)} still refuses with the new token: {refused}")
+    return path
 
 
 def _first_leaf(exc: BaseException) -> BaseException:
