@@ -184,6 +184,20 @@ async def run_kairox(url: str) -> None:
             else:
                 env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]
                 entry["oauth"]["client_secret_env"] = "CONFORMANCE_CLIENT_SECRET"
+        elif SCENARIO == "auth/enterprise-managed-authorization":
+            # SEP-990: the user's single sign-on left an ID token in the environment; the
+            # identity provider and the MCP server's authorization server are configured
+            env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]
+            env["CONFORMANCE_ID_TOKEN"] = CONTEXT["idp_id_token"]
+            entry["oauth"] = {
+                "grant": "identity_assertion",
+                "client_id": CONTEXT["client_id"],
+                "client_secret_env": "CONFORMANCE_CLIENT_SECRET",
+                "issuer": await authorization_server(url),
+                "idp_token_endpoint": CONTEXT["idp_token_endpoint"],
+                "idp_client_id": CONTEXT["idp_client_id"],
+                "id_token_env": "CONFORMANCE_ID_TOKEN",
+            }
         elif CONTEXT.get("client_id"):  # a client registered beforehand (auth/pre-registration)
             entry["oauth"] = {"client_id": CONTEXT["client_id"]}
             if CONTEXT.get("client_secret"):

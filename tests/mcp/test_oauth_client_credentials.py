@@ -1,7 +1,10 @@
 """``oauth.grant = "client_credentials"`` (machine to machine, SEP-1046): the runtime gets its own
 token with the configured client's secret (``client_secret_basic``/``_post``) or a
-``private_key_jwt`` assertion signed with the user's key, no browser, no login; against a real
-local authorization server + protected MCP server (``tests/fixtures/mcp_servers/cc_server.py``)."""
+``private_key_jwt`` assertion signed with the user's key, no browser, no login; and
+``grant = "identity_assertion"`` (SEP-990, enterprise-managed authorization): the single
+sign-on's ID token exchanged for an ID-JAG, presented with the jwt-bearer grant. Against a
+real local identity provider + authorization server + protected MCP server
+(``tests/fixtures/mcp_servers/cc_server.py``)."""
 
 from __future__ import annotations
 
@@ -34,23 +37,26 @@ pytestmark = pytest.mark.integration
 
 WAIT = 20.0
 SECRET = "cc-secret-" + "s3cr3t-value-never-shown"
+ID_TOKEN = "id-token-" + "of-the-single-sign-on-never-shown"
 
 
 @contextlib.contextmanager
 def cc_server(tmp_path: Path, *args: str, secret: str = SECRET) -> Iterator[str]:
-    """The fixture with the client ``machine`` (its secret in the fixture's environment)."""
+    """The fixture with the client ``machine`` (its secret and the identity provider's ID
+    token in the fixture's environment, never its argv)."""
     port = peers.free_port()
     argv = [*peers.fixture_server("cc_server"), "--port", str(port), "--client-id", "machine", *args]
-    old = os.environ.get("CC_CLIENT_SECRET")
-    os.environ["CC_CLIENT_SECRET"] = secret
+    saved = {k: os.environ.get(k) for k in ("CC_CLIENT_SECRET", "CC_ID_TOKEN")}
+    os.environ.update({"CC_CLIENT_SECRET": secret, "CC_ID_TOKEN": ID_TOKEN})
     try:
         with _fixture_on(port, argv):
             yield f"http://127.0.0.1:{port}"
     finally:
-        if old is None:
-            os.environ.pop("CC_CLIENT_SECRET", None)
-        else:
-            os.environ["CC_CLIENT_SECRET"] = old
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def stats(base: str) -> dict[str, Any]:
@@ -179,6 +185,20 @@ def test_config_refuses_what_cannot_work() -> None:
             "issuer": "https://as",
             "token_endpoint_auth_method": "private_key_jwt",
         },
+        "idp_token_endpoint": {
+            "grant": "identity_assertion",
+            "client_id": "m",
+            "client_secret_env": "X",
+            "issuer": "https://as",
+            "id_token_env": "T",
+        },
+        "id_token_env": {
+            "grant": "identity_assertion",
+            "client_id": "m",
+            "client_secret_env": "X",
+            "issuer": "https://as",
+            "idp_token_endpoint": "https://idp/token",
+        },
         "grant": {"grant": "password"},
         "signing_algorithm": {"signing_algorithm": "HS256"},
     }
@@ -239,3 +259,63 @@ def test_settings_without_a_secret_variable_name_it(tmp_path: Path) -> None:
     )
     with pytest.raises(KairoxError, match="MACHINE_SECRET"):
         anyio.run(lambda: login("s", config, envs(tmp_path), show_url=lambda _u: None, timeout=1))
+
+
+def assertion_entry(base: str) -> dict[str, Any]:
+    server = entry(
+        base,
+        grant="identity_assertion",
+        client_secret_env="MACHINE_SECRET",
+        idp_token_endpoint=f"{base}/idp/token",
+        idp_client_id="kairox",
+        id_token_env="SSO_ID_TOKEN",
+    )
+    server["oauth"]["issuer"] = f"{base}/"  # exactly as its metadata says (the SDK compares strictly)
+    return server
+
+
+@pytest.mark.anyio
+async def test_identity_assertion_trades_the_sso_id_token(tmp_path: Path, no_leftovers: None) -> None:
+    env = envs(tmp_path, MACHINE_SECRET=SECRET, SSO_ID_TOKEN=ID_TOKEN)
+    with cc_server(tmp_path, "--identity-assertion") as base:
+        async with open_runtime(tmp_path, {"s": assertion_entry(base)}, env=env) as rt:
+            assert (await rt.call_tool("s.whoami", {})).text == "machine"
+        assert stats(base)["exchanges"] == 1
+        assert stats(base)["tokens"] == ["jwt_bearer+client_secret_basic"]
+        saved = json.loads(token_path("s", env).read_text())
+        assert saved["tokens"]["access_token"].startswith("cc-")
+
+
+def test_identity_assertion_no_secret_in_any_output(tmp_path: Path, no_leftovers: None) -> None:
+    """The real CLI (-vvv): a call with the right ID token, then a login with a wrong one that
+    the identity provider quotes back. Neither ID token, the client secret nor the access token
+    appears on any stdout or stderr; the refusal names the identity provider and the status."""
+    wrong = "wrong-id-token-" + "quoted-back-by-the-idp"
+    env = {**os.environ, "KAIROX_HOME": str(tmp_path / "kx"), "PYTHONUNBUFFERED": "1"}
+    env.update({"MACHINE_SECRET": SECRET, "SSO_ID_TOKEN": ID_TOKEN})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "kx").mkdir()
+    cli = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(ws)]
+    outputs: list[str] = []
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([*cli, *args], capture_output=True, text=True, env={**env, **extra}, timeout=60)
+        outputs.extend([done.stdout, done.stderr])
+        return done
+
+    with cc_server(tmp_path, "--identity-assertion", "--echo-errors") as base:
+        oauth = assertion_entry(base)["oauth"]
+        inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in oauth.items())
+        (tmp_path / "kx" / "kairox.toml").write_text(
+            f'[mcp_servers.s]\ntype = "http"\nurl = "{base}/mcp"\ntrust_annotations = true\noauth = {{ {inline} }}\n'
+        )
+        call = run("tools", "call", "s.whoami")
+        assert call.returncode == 0 and "machine" in call.stdout, outputs
+        token = json.loads(token_path("s", env).read_text())["tokens"]["access_token"]
+        failed = run("mcp", "login", "s", SSO_ID_TOKEN=wrong)
+        assert failed.returncode != 0 and "refused the token exchange (HTTP 400)" in failed.stderr, outputs
+        assert stats(base)["refused"] == 1
+    text = "\n".join(outputs)
+    for secret in (ID_TOKEN, wrong, SECRET, token):
+        assert secret not in text

@@ -12,6 +12,12 @@ Two ways to use the same provider and the same token file:
   configured ``oauth.client_id``), authorization code + PKCE with a loopback redirect
   listener on 127.0.0.1, the token request; the tokens are stored.
 
+A client that authorizes as itself needs no one at a browser: ``oauth.grant =
+"client_credentials"`` (SEP-1046: a client secret or a ``private_key_jwt`` assertion signed
+with the user's key) and ``"identity_assertion"`` (SEP-990: the single sign-on's ID token
+exchanged for an ID-JAG) run the SDK's providers for them in the runtime itself
+(:func:`_machine_provider`); ``kairox mcp login`` of such a server fetches a new token at once.
+
 Tokens live in ``$KAIROX_HOME/mcp-oauth/<server>.json`` (directory 0700, file 0600,
 written atomically), bound to the server's URL: a file written for another URL is
 never sent. Tokens, codes and client secrets never appear in an output, a log record
@@ -406,6 +412,8 @@ def _machine_provider(server: McpServerConfig, storage: FileTokenStorage, env: M
     assert server.url and oauth.client_id and oauth.issuer
     scope = " ".join(oauth.scopes) if oauth.scopes else None
     provider: Any
+    if oauth.grant == "identity_assertion":
+        return _identity_assertion_provider(server, storage, env, scope)
     if oauth.token_endpoint_auth_method == "private_key_jwt":
         signer = SignedJWTParameters(
             issuer=oauth.client_id,
@@ -428,11 +436,7 @@ def _machine_provider(server: McpServerConfig, storage: FileTokenStorage, env: M
         )
     else:
         assert oauth.client_secret_env
-        secret = env.get(oauth.client_secret_env)
-        if not secret:
-            raise CredentialsError(
-                f"environment variable {oauth.client_secret_env} (oauth.client_secret_env) is not set"
-            )
+        secret = _secret(env, oauth.client_secret_env, "client_secret_env")
         method = oauth.token_endpoint_auth_method or "client_secret_basic"
         provider = ClientCredentialsOAuthProvider(
             server.url,
@@ -447,6 +451,91 @@ def _machine_provider(server: McpServerConfig, storage: FileTokenStorage, env: M
     if expires is not None:
         provider.context.token_expiry_time = expires - EXPIRY_MARGIN
     return provider
+
+
+def _secret(env: Mapping[str, str], var: str, field: str) -> str:
+    value = env.get(var)
+    if not value:
+        raise CredentialsError(f"environment variable {var} (oauth.{field}) is not set")
+    return value
+
+
+#: RFC 8693 token exchange and the ID-JAG token type (SEP-990, enterprise-managed authorization)
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+#: the largest identity provider answer read
+MAX_EXCHANGE_BYTES = 64 * 1024
+
+
+def _identity_assertion_provider(
+    server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str], scope: str | None
+) -> Any:
+    """``grant = "identity_assertion"`` (SEP-990, enterprise-managed authorization): the user's
+    ID token from the identity provider's single sign-on is exchanged there (RFC 8693) for an
+    ID-JAG, which the SDK's ``IdentityAssertionOAuthProvider`` presents to the configured
+    authorization server (RFC 7523 jwt-bearer). The SDK leaves the first leg to the deployment:
+    it is this one request."""
+    import httpx2
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    oauth = server.oauth_settings
+    assert server.url and oauth.client_id and oauth.issuer and oauth.client_secret_env
+    assert oauth.idp_token_endpoint and oauth.id_token_env
+    secret = _secret(env, oauth.client_secret_env, "client_secret_env")
+    id_token = _secret(env, oauth.id_token_env, "id_token_env")
+    idp_secret = (
+        _secret(env, oauth.idp_client_secret_env, "idp_client_secret_env") if oauth.idp_client_secret_env else None
+    )
+    endpoint = oauth.idp_token_endpoint
+
+    async def fetch_id_jag(audience: str, resource: str) -> str:
+        data = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": id_token,
+            "subject_token_type": ID_TOKEN_TYPE,
+            "requested_token_type": ID_JAG_TYPE,
+            "audience": audience,
+            "resource": resource,
+        }
+        if oauth.idp_client_id:
+            data["client_id"] = oauth.idp_client_id
+        if scope:
+            data["scope"] = scope
+        auth = (oauth.idp_client_id or "", idp_secret) if idp_secret else None
+        where = f"the identity provider ({redact_url(endpoint)})"
+        try:
+            async with httpx2.AsyncClient(timeout=server.http_timeout) as http:  # redirects not followed
+                async with http.stream("POST", endpoint, data=data, auth=auth) as response:
+                    body = b""
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > MAX_EXCHANGE_BYTES:
+                            raise CredentialsError(f"{where} answered more than {MAX_EXCHANGE_BYTES:,} bytes")
+        except httpx2.HTTPError as exc:
+            raise CredentialsError(f"cannot reach {where}: {type(exc).__name__}") from None
+        if response.status_code != 200:
+            raise CredentialsError(f"{where} refused the token exchange (HTTP {response.status_code})")
+        try:
+            answer = json.loads(body)
+        except (ValueError, RecursionError):
+            answer = None
+        jag = answer.get("access_token") if isinstance(answer, dict) else None
+        if not isinstance(jag, str) or not jag or answer.get("issued_token_type") != ID_JAG_TYPE:
+            raise CredentialsError(f"{where} answered the token exchange without an ID-JAG")
+        return jag
+
+    post = oauth.token_endpoint_auth_method == "client_secret_post"
+    return IdentityAssertionOAuthProvider(
+        server.url,
+        storage,
+        oauth.client_id,
+        secret,
+        oauth.issuer,
+        fetch_id_jag,
+        scope=scope,
+        token_endpoint_auth_method="client_secret_post" if post else "client_secret_basic",
+    )
 
 
 def _machine_auth(provider: Any) -> httpx2.Auth:
@@ -517,7 +606,7 @@ def runtime_auth(
     quiet_sdk_auth_logs()
     storage = FileTokenStorage(token_path(name, env), server.url or "")
     storage.check()
-    if server.oauth_settings.grant == "client_credentials":
+    if server.oauth_settings.grant != "authorization_code":
         # machine to machine: no one to ask, the runtime gets (and renews) its own token
         return _machine_auth(_machine_provider(server, storage, env))
 
@@ -747,7 +836,7 @@ async def login(
     storage = FileTokenStorage(path, server.url)
     storage.check()
     oauth = server.oauth_settings
-    if oauth.grant == "client_credentials":
+    if oauth.grant != "authorization_code":
         return await _machine_login(server, storage, env, path)
     stored = storage.read() or {}
     challenge = stored.get("challenge") if stored.get("tokens") else None

@@ -102,7 +102,7 @@ def _port(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
 #: ``oauth.token_endpoint_auth_method``: how a pre-registered client authenticates at the token endpoint
 TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt", "none")
 #: ``oauth.grant``: how kairox gets a token (a browser login, or the client's own credentials)
-GRANTS = ("authorization_code", "client_credentials")
+GRANTS = ("authorization_code", "client_credentials", "identity_assertion")
 #: ``oauth.signing_algorithm``: what PyJWT signs a ``private_key_jwt`` assertion with (asymmetric only)
 SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
@@ -185,6 +185,15 @@ class OAuthSettings:
     private_key_file: str | None = attrs.field(default=None, validator=_key_file)
     #: ``private_key_jwt``: the JWS algorithm of the client assertion, matching the key
     signing_algorithm: str = attrs.field(default="RS256", validator=_one_of(SIGNING_ALGORITHMS))
+    #: ``identity_assertion``: the enterprise identity provider's token endpoint (RFC 8693 token exchange)
+    idp_token_endpoint: str | None = attrs.field(default=None, validator=_issuer)
+    #: ``identity_assertion``: kairox's client ID at the identity provider
+    idp_client_id: str | None = None
+    #: ``identity_assertion``: environment variable holding that client's secret (if it has one)
+    idp_client_secret_env: str | None = None
+    #: ``identity_assertion``: environment variable holding the user's ID token from the identity
+    #: provider's single sign-on (what the token exchange trades for an ID-JAG)
+    id_token_env: str | None = None
 
     def __attrs_post_init__(self) -> None:
         jwt = self.token_endpoint_auth_method == "private_key_jwt"
@@ -221,6 +230,21 @@ class OAuthSettings:
             if self.token_endpoint_auth_method == "none":
                 raise ConfigError(
                     "the client_credentials grant authenticates the client: not none", path="token_endpoint_auth_method"
+                )
+        if self.grant == "identity_assertion":
+            for field, why in (
+                ("client_id", "the client registered with the MCP server's authorization server"),
+                ("client_secret_env", "that client's secret (a confidential client)"),
+                ("issuer", "the authorization server's issuer URL (the ID-JAG's audience)"),
+                ("idp_token_endpoint", "the identity provider's token endpoint"),
+                ("id_token_env", "the environment variable holding the ID token of your single sign-on"),
+            ):
+                if not getattr(self, field):
+                    raise ConfigError(f"the identity_assertion grant needs {why}", path=field)
+            if self.token_endpoint_auth_method not in (None, "client_secret_basic", "client_secret_post"):
+                raise ConfigError(
+                    "the identity_assertion grant authenticates with client_secret_basic or client_secret_post",
+                    path="token_endpoint_auth_method",
                 )
 
 
