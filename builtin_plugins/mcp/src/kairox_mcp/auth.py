@@ -97,9 +97,9 @@ class LoginFailed(KairoxError):
 
 
 class CredentialsError(LoginFailed):
-    """The configured client credentials (``grant = "client_credentials"``) cannot be used: an
-    unset secret variable, an unreadable key, a token request the authorization server refused.
-    Names the setting, never a value."""
+    """The configured credentials of a grant without a browser (``client_credentials``,
+    ``identity_assertion``) cannot be used: an unset variable, an unreadable key, a token
+    request refused. Names the setting, never a value."""
 
 
 def login_command(server: str) -> str:
@@ -398,9 +398,10 @@ def _private_key(server: McpServerConfig, env: Mapping[str, str]) -> str:
 
 
 def _machine_provider(server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str]) -> Any:
-    """``grant = "client_credentials"``: the SDK's provider for the configured client, a client
-    secret (``client_secret_basic`` or ``_post``) or an assertion signed with its private key
-    (``private_key_jwt``, RFC 7523), its credentials sent only to ``oauth.issuer``. Raises
+    """The SDK's provider for a grant without a browser, its credentials sent only to
+    ``oauth.issuer``: ``client_credentials`` with a client secret (``client_secret_basic`` or
+    ``_post``) or an assertion signed with the user's key (``private_key_jwt``, RFC 7523);
+    ``identity_assertion`` (:func:`_identity_assertion_provider`). Raises
     :class:`CredentialsError`."""
     from mcp.client.auth.extensions.client_credentials import (
         ClientCredentialsOAuthProvider,
@@ -538,8 +539,8 @@ def _identity_assertion_provider(
     )
 
 
-def _machine_auth(provider: Any) -> httpx2.Auth:
-    """The client-credentials provider as an ``httpx2.Auth`` whose flow errors say what failed
+def _machine_auth(provider: Any, grant: str) -> httpx2.Auth:
+    """The :func:`_machine_provider` as an ``httpx2.Auth`` whose flow errors say what failed
     without what the authorization server answered (which may quote a secret)."""
     import httpx2
 
@@ -558,9 +559,7 @@ def _machine_auth(provider: Any) -> httpx2.Auth:
             except StopAsyncIteration:
                 return
             except OAuthFlowError as exc:  # OAuthTokenError too
-                raise CredentialsError(
-                    f"the client_credentials token request failed: {_safe_flow_error(exc)}"
-                ) from None
+                raise CredentialsError(f"the {grant} token request failed: {_safe_flow_error(exc)}") from None
             finally:
                 await flow.aclose()
 
@@ -608,7 +607,7 @@ def runtime_auth(
     storage.check()
     if server.oauth_settings.grant != "authorization_code":
         # machine to machine: no one to ask, the runtime gets (and renews) its own token
-        return _machine_auth(_machine_provider(server, storage, env))
+        return _machine_auth(_machine_provider(server, storage, env), server.oauth_settings.grant)
 
     async def no_redirect(_url: str) -> None:  # pragma: no cover - the flow never gets this far
         raise NeedsAuthorization(needs_authorization_message(name))
@@ -912,13 +911,14 @@ async def login(
 async def _machine_login(
     server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str], path: Path
 ) -> Path:
-    """``kairox mcp login`` of a ``client_credentials`` client: a new token now, no browser (the
-    runtime gets one itself; this checks the credentials). Raises :class:`LoginFailed`."""
+    """``kairox mcp login`` of a grant without a browser: a new token now (the runtime gets one
+    itself; this checks the credentials). Raises :class:`LoginFailed`."""
     import httpx2
 
     assert server.url
     storage.update(tokens=None, expires_at=None)  # a login asks for a new token
-    recorder = _FlowErrors(_machine_auth(_machine_provider(server, storage, env)))
+    provider = _machine_provider(server, storage, env)
+    recorder = _FlowErrors(_machine_auth(provider, server.oauth_settings.grant))
     try:
         async with httpx2.AsyncClient(auth=recorder, timeout=server.http_timeout) as client:
             refused = await (_probe_sse(client, server) if server.type == "sse" else _probe_session(client, server))
