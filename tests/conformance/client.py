@@ -126,6 +126,16 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 MAX_LOGINS = 3
 
 
+async def authorization_server(url: str) -> str:
+    """The first authorization server the MCP server's protected resource metadata names (what
+    a user configuring a machine client looks up once: kairox sends its credentials there only)."""
+    parts = urlparse(url)
+    prm = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    async with httpx2.AsyncClient(timeout=TIMEOUT) as http:
+        servers: list[str] = (await http.get(prm)).json()["authorization_servers"]
+    return servers[0]
+
+
 async def ready(server: Any) -> None:
     """Until the server is connected again (the runtime notices the new token file)."""
     with anyio.move_on_after(TIMEOUT):
@@ -156,7 +166,39 @@ async def run_kairox(url: str) -> None:
             "startup_timeout": TIMEOUT,
             "tool_timeout": TIMEOUT,
         }
-        if CONTEXT.get("client_id"):  # a client registered beforehand (auth/pre-registration)
+        if SCENARIO.startswith("auth/client-credentials"):
+            # machine to machine (SEP-1046): the user configures the client, its credentials
+            # and the authorization server they belong to (looked up as a user would)
+            entry["oauth"] = {
+                "grant": "client_credentials",
+                "client_id": CONTEXT["client_id"],
+                "issuer": await authorization_server(url),
+            }
+            if CONTEXT.get("private_key_pem"):
+                key = root / "home" / "keys" / "client.pem"
+                key.parent.mkdir(parents=True)
+                key.write_text(CONTEXT["private_key_pem"])
+                entry["oauth"]["token_endpoint_auth_method"] = "private_key_jwt"
+                entry["oauth"]["private_key_file"] = "keys/client.pem"
+                entry["oauth"]["signing_algorithm"] = CONTEXT.get("signing_algorithm", "ES256")
+            else:
+                env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]
+                entry["oauth"]["client_secret_env"] = "CONFORMANCE_CLIENT_SECRET"
+        elif SCENARIO == "auth/enterprise-managed-authorization":
+            # SEP-990: the user's single sign-on left an ID token in the environment; the
+            # identity provider and the MCP server's authorization server are configured
+            env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]
+            env["CONFORMANCE_ID_TOKEN"] = CONTEXT["idp_id_token"]
+            entry["oauth"] = {
+                "grant": "identity_assertion",
+                "client_id": CONTEXT["client_id"],
+                "client_secret_env": "CONFORMANCE_CLIENT_SECRET",
+                "issuer": await authorization_server(url),
+                "idp_token_endpoint": CONTEXT["idp_token_endpoint"],
+                "idp_client_id": CONTEXT["idp_client_id"],
+                "id_token_env": "CONFORMANCE_ID_TOKEN",
+            }
+        elif CONTEXT.get("client_id"):  # a client registered beforehand (auth/pre-registration)
             entry["oauth"] = {"client_id": CONTEXT["client_id"]}
             if CONTEXT.get("client_secret"):
                 env["CONFORMANCE_CLIENT_SECRET"] = CONTEXT["client_secret"]

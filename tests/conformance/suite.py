@@ -84,8 +84,27 @@ def scored(side: str, revision: str) -> list[str]:
     return names
 
 
-def run_client(who: str, scenario: str, revision: str, out: Path) -> tuple[Verdict, str]:
-    """One client scenario at ``revision``'s wire; the verdict and the suite's output."""
+def extensions(side: str) -> list[str]:
+    """The scenarios ``conformance list`` marks ``[extension]`` (on no revision's timeline,
+    scored by none) for ``side``."""
+    out = subprocess.run(
+        [*peers.conformance_cli(), "list"], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    names: list[str] = []
+    section = ""
+    for line in out.splitlines():
+        if line.endswith("scenarios (test against a server):"):
+            section = "server"
+        elif line.endswith("scenarios (test against a client):"):
+            section = "client"
+        elif line.startswith("  - ") and line.endswith(" [extension]") and section == side:
+            names.append(line[4:].split(" ")[0])
+    return names
+
+
+def run_client(who: str, scenario: str, revision: str | None, out: Path) -> tuple[Verdict, str]:
+    """One client scenario at ``revision``'s wire (``None``: an extension scenario, which is on
+    no revision's timeline: the suite's default); the verdict and the suite's output."""
     proc = subprocess.run(
         [
             *peers.conformance_cli(),
@@ -94,8 +113,7 @@ def run_client(who: str, scenario: str, revision: str, out: Path) -> tuple[Verdi
             f"{sys.executable} {CLIENT} {who}",
             "--scenario",
             scenario,
-            "--spec-version",
-            revision,
+            *(["--spec-version", revision] if revision else []),
             "--timeout",
             str(CLIENT_TIMEOUT_MS),
             "-o",

@@ -16,7 +16,7 @@ from pathlib import Path
 import peers
 import pytest
 import suite
-from scenarios import KNOWN_FAILURES, SCORED
+from scenarios import EXTENSIONS_FOR_US, KNOWN_FAILURES, SCORED
 
 pytestmark = pytest.mark.integration
 
@@ -47,6 +47,21 @@ def test_known_failures_name_scored_scenarios() -> None:
 @pytest.mark.parametrize(("revision", "scenario"), _cases("client"))
 def test_client(revision: str, scenario: str, tmp_path: Path) -> None:
     verdict, _output = suite.run_client("kairox", scenario, revision, tmp_path)
+    assert verdict.passed, "\n".join(verdict.failures)
+
+
+def test_extensions_for_us_are_extension_scenarios() -> None:
+    """EXTENSIONS_FOR_US names scenarios the pinned suite lists as extensions (a renamed or
+    promoted one fails here)."""
+    for side, names in EXTENSIONS_FOR_US.items():
+        listed = suite.extensions(side)
+        assert [n for n in names if n not in listed] == [], side
+
+
+@pytest.mark.parametrize("scenario", EXTENSIONS_FOR_US["client"])
+def test_client_extension(scenario: str, tmp_path: Path) -> None:
+    """An extension scenario kairox implements: scored for us (it must pass)."""
+    verdict, _output = suite.run_client("kairox", scenario, None, tmp_path)
     assert verdict.passed, "\n".join(verdict.failures)
 
 

@@ -12,6 +12,12 @@ Two ways to use the same provider and the same token file:
   configured ``oauth.client_id``), authorization code + PKCE with a loopback redirect
   listener on 127.0.0.1, the token request; the tokens are stored.
 
+A client that authorizes as itself needs no one at a browser: ``oauth.grant =
+"client_credentials"`` (SEP-1046: a client secret or a ``private_key_jwt`` assertion signed
+with the user's key) and ``"identity_assertion"`` (SEP-990: the single sign-on's ID token
+exchanged for an ID-JAG) run the SDK's providers for them in the runtime itself
+(:func:`_machine_provider`); ``kairox mcp login`` of such a server fetches a new token at once.
+
 Tokens live in ``$KAIROX_HOME/mcp-oauth/<server>.json`` (directory 0700, file 0600,
 written atomically), bound to the server's URL: a file written for another URL is
 never sent. Tokens, codes and client secrets never appear in an output, a log record
@@ -46,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CALLBACK_PATH",
+    "CredentialsError",
     "FileTokenStorage",
     "LoginFailed",
     "NeedsAuthorization",
@@ -87,6 +94,12 @@ class NeedsAuthorization(KairoxError):
 
 class LoginFailed(KairoxError):
     """``kairox mcp login`` did not get a token (the reason, without secrets)."""
+
+
+class CredentialsError(LoginFailed):
+    """The configured credentials of a grant without a browser (``client_credentials``,
+    ``identity_assertion``) cannot be used: an unset variable, an unreadable key, a token
+    request refused. Names the setting, never a value."""
 
 
 def login_command(server: str) -> str:
@@ -362,6 +375,197 @@ def _make_provider(
     return provider
 
 
+#: the largest private key file read (a PEM key is a few KiB)
+MAX_KEY_BYTES = 64 * 1024
+
+
+def _private_key(server: McpServerConfig, env: Mapping[str, str]) -> str:
+    """``oauth.private_key_file``, read contained in ``$KAIROX_HOME`` (the user's own files:
+    a workspace's entry can name no other file of this machine)."""
+    from kairox.files import Refused, Root
+
+    oauth = server.oauth_settings
+    assert oauth.private_key_file
+    try:
+        data = Root(user_home(env), label="$KAIROX_HOME").read_bytes(oauth.private_key_file, max_bytes=MAX_KEY_BYTES)
+    except (Refused, OSError) as exc:
+        reason = exc.reason if isinstance(exc, Refused) else (exc.strerror or type(exc).__name__)
+        raise CredentialsError(f"oauth.private_key_file {oauth.private_key_file}: {reason}") from None
+    try:
+        return data.decode("ascii")
+    except UnicodeDecodeError:
+        raise CredentialsError(f"oauth.private_key_file {oauth.private_key_file}: not a PEM file") from None
+
+
+def _machine_provider(server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str]) -> Any:
+    """The SDK's provider for a grant without a browser, its credentials sent only to
+    ``oauth.issuer``: ``client_credentials`` with a client secret (``client_secret_basic`` or
+    ``_post``) or an assertion signed with the user's key (``private_key_jwt``, RFC 7523);
+    ``identity_assertion`` (:func:`_identity_assertion_provider`). Raises
+    :class:`CredentialsError`."""
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    oauth = server.oauth_settings
+    assert server.url and oauth.client_id and oauth.issuer
+    scope = " ".join(oauth.scopes) if oauth.scopes else None
+    provider: Any
+    if oauth.grant == "identity_assertion":
+        return _identity_assertion_provider(server, storage, env, scope)
+    if oauth.token_endpoint_auth_method == "private_key_jwt":
+        signer = SignedJWTParameters(
+            issuer=oauth.client_id,
+            subject=oauth.client_id,
+            signing_key=_private_key(server, env),
+            signing_algorithm=oauth.signing_algorithm,
+        ).create_assertion_provider()
+
+        async def assertion(audience: str) -> str:
+            try:
+                return await signer(audience)
+            except Exception as exc:  # PyJWT's and cryptography's errors: a wrong key or algorithm
+                raise CredentialsError(
+                    f"oauth.private_key_file {oauth.private_key_file} cannot sign {oauth.signing_algorithm} "
+                    f"assertions ({type(exc).__name__})"
+                ) from None
+
+        provider = PrivateKeyJWTOAuthProvider(
+            server.url, storage, oauth.client_id, assertion, scope=scope, issuer=oauth.issuer
+        )
+    else:
+        assert oauth.client_secret_env
+        secret = _secret(env, oauth.client_secret_env, "client_secret_env")
+        method = oauth.token_endpoint_auth_method or "client_secret_basic"
+        provider = ClientCredentialsOAuthProvider(
+            server.url,
+            storage,
+            oauth.client_id,
+            secret,
+            "client_secret_post" if method == "client_secret_post" else "client_secret_basic",
+            scope=scope,
+            issuer=oauth.issuer,
+        )
+    expires = storage.expires_at()
+    if expires is not None:
+        provider.context.token_expiry_time = expires - EXPIRY_MARGIN
+    return provider
+
+
+def _secret(env: Mapping[str, str], var: str, field: str) -> str:
+    value = env.get(var)
+    if not value:
+        raise CredentialsError(f"environment variable {var} (oauth.{field}) is not set")
+    return value
+
+
+#: RFC 8693 token exchange and the ID-JAG token type (SEP-990, enterprise-managed authorization)
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG_TYPE = "urn:ietf:params:oauth:token-type:id-jag"
+#: the largest identity provider answer read
+MAX_EXCHANGE_BYTES = 64 * 1024
+
+
+def _identity_assertion_provider(
+    server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str], scope: str | None
+) -> Any:
+    """``grant = "identity_assertion"`` (SEP-990, enterprise-managed authorization): the user's
+    ID token from the identity provider's single sign-on is exchanged there (RFC 8693) for an
+    ID-JAG, which the SDK's ``IdentityAssertionOAuthProvider`` presents to the configured
+    authorization server (RFC 7523 jwt-bearer). The SDK leaves the first leg to the deployment:
+    it is this one request."""
+    import httpx2
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    oauth = server.oauth_settings
+    assert server.url and oauth.client_id and oauth.issuer and oauth.client_secret_env
+    assert oauth.idp_token_endpoint and oauth.id_token_env
+    secret = _secret(env, oauth.client_secret_env, "client_secret_env")
+    id_token = _secret(env, oauth.id_token_env, "id_token_env")
+    idp_secret = (
+        _secret(env, oauth.idp_client_secret_env, "idp_client_secret_env") if oauth.idp_client_secret_env else None
+    )
+    endpoint = oauth.idp_token_endpoint
+
+    async def fetch_id_jag(audience: str, resource: str) -> str:
+        data = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token": id_token,
+            "subject_token_type": ID_TOKEN_TYPE,
+            "requested_token_type": ID_JAG_TYPE,
+            "audience": audience,
+            "resource": resource,
+        }
+        if oauth.idp_client_id:
+            data["client_id"] = oauth.idp_client_id
+        if scope:
+            data["scope"] = scope
+        auth = (oauth.idp_client_id or "", idp_secret) if idp_secret else None
+        where = f"the identity provider ({redact_url(endpoint)})"
+        try:
+            async with httpx2.AsyncClient(timeout=server.http_timeout) as http:  # redirects not followed
+                async with http.stream("POST", endpoint, data=data, auth=auth) as response:
+                    body = b""
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > MAX_EXCHANGE_BYTES:
+                            raise CredentialsError(f"{where} answered more than {MAX_EXCHANGE_BYTES:,} bytes")
+        except httpx2.HTTPError as exc:
+            raise CredentialsError(f"cannot reach {where}: {type(exc).__name__}") from None
+        if response.status_code != 200:
+            raise CredentialsError(f"{where} refused the token exchange (HTTP {response.status_code})")
+        try:
+            answer = json.loads(body)
+        except (ValueError, RecursionError):
+            answer = None
+        jag = answer.get("access_token") if isinstance(answer, dict) else None
+        if not isinstance(jag, str) or not jag or answer.get("issued_token_type") != ID_JAG_TYPE:
+            raise CredentialsError(f"{where} answered the token exchange without an ID-JAG")
+        return jag
+
+    post = oauth.token_endpoint_auth_method == "client_secret_post"
+    return IdentityAssertionOAuthProvider(
+        server.url,
+        storage,
+        oauth.client_id,
+        secret,
+        oauth.issuer,
+        fetch_id_jag,
+        scope=scope,
+        token_endpoint_auth_method="client_secret_post" if post else "client_secret_basic",
+    )
+
+
+def _machine_auth(provider: Any, grant: str) -> httpx2.Auth:
+    """The :func:`_machine_provider` as an ``httpx2.Auth`` whose flow errors say what failed
+    without what the authorization server answered (which may quote a secret)."""
+    import httpx2
+
+    class MachineAuth(httpx2.Auth):
+        requires_response_body = True
+
+        async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+            from mcp.client.auth import OAuthFlowError
+
+            flow = provider.async_auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            except OAuthFlowError as exc:  # OAuthTokenError too
+                raise CredentialsError(f"the {grant} token request failed: {_safe_flow_error(exc)}") from None
+            finally:
+                await flow.aclose()
+
+    return MachineAuth()
+
+
 def _challenged(response: httpx2.Response) -> bool:
     """A 401 with ``WWW-Authenticate: Bearer`` or a 403 ``insufficient_scope``."""
     header = response.headers.get("www-authenticate", "")
@@ -401,6 +605,9 @@ def runtime_auth(
     quiet_sdk_auth_logs()
     storage = FileTokenStorage(token_path(name, env), server.url or "")
     storage.check()
+    if server.oauth_settings.grant != "authorization_code":
+        # machine to machine: no one to ask, the runtime gets (and renews) its own token
+        return _machine_auth(_machine_provider(server, storage, env), server.oauth_settings.grant)
 
     async def no_redirect(_url: str) -> None:  # pragma: no cover - the flow never gets this far
         raise NeedsAuthorization(needs_authorization_message(name))
@@ -628,6 +835,8 @@ async def login(
     storage = FileTokenStorage(path, server.url)
     storage.check()
     oauth = server.oauth_settings
+    if oauth.grant != "authorization_code":
+        return await _machine_login(server, storage, env, path)
     stored = storage.read() or {}
     challenge = stored.get("challenge") if stored.get("tokens") else None
     if challenge:
@@ -697,6 +906,34 @@ async def login(
         return path
     finally:
         await listener.aclose()
+
+
+async def _machine_login(
+    server: McpServerConfig, storage: FileTokenStorage, env: Mapping[str, str], path: Path
+) -> Path:
+    """``kairox mcp login`` of a grant without a browser: a new token now (the runtime gets one
+    itself; this checks the credentials). Raises :class:`LoginFailed`."""
+    import httpx2
+
+    assert server.url
+    storage.update(tokens=None, expires_at=None)  # a login asks for a new token
+    provider = _machine_provider(server, storage, env)
+    recorder = _FlowErrors(_machine_auth(provider, server.oauth_settings.grant))
+    try:
+        async with httpx2.AsyncClient(auth=recorder, timeout=server.http_timeout) as client:
+            refused = await (_probe_sse(client, server) if server.type == "sse" else _probe_session(client, server))
+        recorder.raise_first()
+    except Exception as exc:
+        raise _login_error(_first_leaf(exc), server.http_timeout, server.url) from None
+    if not storage.has_tokens():
+        raise LoginFailed(
+            f"{redact_url(server.url)} answered without asking for authorization: nothing to log in to"
+            if refused is None
+            else f"{redact_url(server.url)} refused without an OAuth challenge: {refused}"
+        )
+    if refused is not None:
+        raise LoginFailed(f"{redact_url(server.url)} still refuses with the new token: {refused}")
+    return path
 
 
 def _first_leaf(exc: BaseException) -> BaseException:

@@ -100,13 +100,45 @@ def _port(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
 
 
 #: ``oauth.token_endpoint_auth_method``: how a pre-registered client authenticates at the token endpoint
-TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+TOKEN_ENDPOINT_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "private_key_jwt", "none")
+#: ``oauth.grant``: how kairox gets a token (a browser login, or the client's own credentials)
+GRANTS = ("authorization_code", "client_credentials", "identity_assertion")
+#: ``oauth.signing_algorithm``: what PyJWT signs a ``private_key_jwt`` assertion with (asymmetric only)
+SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
 
 def _auth_method(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and value not in TOKEN_ENDPOINT_AUTH_METHODS:
         raise ConfigError(
             f"expected one of {', '.join(TOKEN_ENDPOINT_AUTH_METHODS)}, got {value!r}", path=attribute.name
+        )
+
+
+def _one_of(choices: tuple[str, ...]) -> Any:
+    def check(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+        if value not in choices:
+            raise ConfigError(f"expected one of {', '.join(choices)}, got {value!r}", path=attribute.name)
+
+    return check
+
+
+def _issuer(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is None:
+        return
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"expected the authorization server's http(s) issuer URL, got {value!r}", path=attribute.name)
+
+
+def _key_file(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    """A path inside ``$KAIROX_HOME`` (relative to it): the key is the user's own file,
+    never one a workspace points at elsewhere on the machine."""
+    if value is None:
+        return
+    parts = value.replace("\\", "/").split("/")
+    if not value or value.startswith(("/", "~")) or ".." in parts or ":" in value:
+        raise ConfigError(
+            f"expected a path relative to $KAIROX_HOME (such as keys/agent.pem), got {value!r}", path=attribute.name
         )
 
 
@@ -143,6 +175,77 @@ class OAuthSettings:
     #: the URL of kairox's client ID metadata document, used as the client_id where the
     #: authorization server supports them (else dynamic client registration)
     client_metadata_url: str | None = attrs.field(default=None, validator=_metadata_url)
+    #: ``authorization_code`` (``kairox mcp login`` in a browser) or ``client_credentials``
+    #: (machine to machine: the configured client's own credentials, no browser, no login)
+    grant: str = attrs.field(default="authorization_code", validator=_one_of(GRANTS))
+    #: the issuer URL of the authorization server the client's credentials belong to
+    #: (``client_credentials``: they are sent to that server only, whatever the MCP server names)
+    issuer: str | None = attrs.field(default=None, validator=_issuer)
+    #: ``private_key_jwt``: the client's private key (PEM), a path relative to ``$KAIROX_HOME``
+    private_key_file: str | None = attrs.field(default=None, validator=_key_file)
+    #: ``private_key_jwt``: the JWS algorithm of the client assertion, matching the key
+    signing_algorithm: str = attrs.field(default="RS256", validator=_one_of(SIGNING_ALGORITHMS))
+    #: ``identity_assertion``: the enterprise identity provider's token endpoint (RFC 8693 token exchange)
+    idp_token_endpoint: str | None = attrs.field(default=None, validator=_issuer)
+    #: ``identity_assertion``: kairox's client ID at the identity provider
+    idp_client_id: str | None = None
+    #: ``identity_assertion``: environment variable holding that client's secret (if it has one)
+    idp_client_secret_env: str | None = None
+    #: ``identity_assertion``: environment variable holding the user's ID token from the identity
+    #: provider's single sign-on (what the token exchange trades for an ID-JAG)
+    id_token_env: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        jwt = self.token_endpoint_auth_method == "private_key_jwt"
+        if jwt and self.grant != "client_credentials":
+            raise ConfigError(
+                'private_key_jwt is for grant = "client_credentials" (the browser login authenticates '
+                "with a client secret or none)",
+                path="token_endpoint_auth_method",
+            )
+        if jwt and not self.private_key_file:
+            raise ConfigError(
+                "private_key_jwt needs the client's key: set oauth.private_key_file", path="private_key_file"
+            )
+        if self.private_key_file and not jwt:
+            raise ConfigError(
+                'private_key_file is used with token_endpoint_auth_method = "private_key_jwt"', path="private_key_file"
+            )
+        if self.grant == "client_credentials":
+            if not self.client_id:
+                raise ConfigError(
+                    "the client_credentials grant needs the registered client's client_id", path="client_id"
+                )
+            if not self.issuer:
+                raise ConfigError(
+                    "the client_credentials grant needs the authorization server's issuer URL (the client's "
+                    "credentials are sent to that server only)",
+                    path="issuer",
+                )
+            if not jwt and not self.client_secret_env:
+                raise ConfigError(
+                    'the client_credentials grant needs client_secret_env or token_endpoint_auth_method = "private_key_jwt"',
+                    path="client_secret_env",
+                )
+            if self.token_endpoint_auth_method == "none":
+                raise ConfigError(
+                    "the client_credentials grant authenticates the client: not none", path="token_endpoint_auth_method"
+                )
+        if self.grant == "identity_assertion":
+            for field, why in (
+                ("client_id", "the client registered with the MCP server's authorization server"),
+                ("client_secret_env", "that client's secret (a confidential client)"),
+                ("issuer", "the authorization server's issuer URL (the ID-JAG's audience)"),
+                ("idp_token_endpoint", "the identity provider's token endpoint"),
+                ("id_token_env", "the environment variable holding the ID token of your single sign-on"),
+            ):
+                if not getattr(self, field):
+                    raise ConfigError(f"the identity_assertion grant needs {why}", path=field)
+            if self.token_endpoint_auth_method not in (None, "client_secret_basic", "client_secret_post"):
+                raise ConfigError(
+                    "the identity_assertion grant authenticates with client_secret_basic or client_secret_post",
+                    path="token_endpoint_auth_method",
+                )
 
 
 @attrs.frozen(repr=False)
