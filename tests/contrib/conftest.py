@@ -191,7 +191,7 @@ def minimal(make_venv: Callable[..., Venv]) -> Venv:
 
 @pytest.fixture(scope="module")
 def example(make_venv: Callable[..., Venv]) -> Venv:
-    return make_venv("example", "kairox", "kairox-cli", "kairox-example")
+    return make_venv("example", "kairox", "kairox-cli", "kairox-process", "kairox-example")
 
 
 @pytest.fixture

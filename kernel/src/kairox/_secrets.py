@@ -9,17 +9,11 @@ word list (``token|secret|...``: a few characters at each position), or
 word. Every scan step moves forward past what it read, and a run read backwards
 (a URL's scheme, a flag's leading dash) ends at the previous run's separator, so
 no character is read more than a constant number of times.
-
-:func:`protect_environment` keeps this process's environment (its secrets) from the children
-it starts; it stays here, beside the ``kairox`` command that calls it first thing, and
-``kairox_process`` re-exports it for embedding hosts.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
 import urllib.parse
 from collections.abc import Iterator
 
@@ -28,7 +22,6 @@ __all__ = [
     "SECRET_TABLES",
     "cut_at_word",
     "is_secret",
-    "protect_environment",
     "redact_args",
     "redact_argv",
     "redact_text",
@@ -241,26 +234,3 @@ def redact_text(text: str, max_length: int) -> str:
     shown = cut_at_word(text, max_length)
     safe = redact_args(shown)[:max_length]  # a hidden value can be longer than the value
     return safe if len(shown) == len(text) else f"{safe}... [{len(text) - len(shown)} more characters]"
-
-
-@functools.cache
-def protect_environment() -> bool:
-    """Make this process's environment unreadable to the children it starts: on Linux, mark
-    the process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, as ``ssh-agent`` does), so its
-    ``/proc/<pid>/environ``, ``mem`` and ``fd/`` belong to root and a child running as the
-    same user cannot read them. Whether it took effect (``False`` elsewhere).
-
-    The ``kairox`` command does this first thing. A host that embeds kairox decides for its
-    own process (it also stops same-user debuggers and core dumps): call it at start-up.
-    What it does not stop: a child reading files the user can read, or the environment
-    kairox hands it (``kairox_process.server_env`` filters that); a process running as root."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_dumpable = 4
-        return bool(libc.prctl(pr_set_dumpable, 0, 0, 0, 0) == 0)
-    except (OSError, AttributeError):  # no libc symbol: nothing to do it with
-        return False

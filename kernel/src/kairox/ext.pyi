@@ -136,9 +136,6 @@ from ._secrets import (
     cut_at_word as cut_at_word,
 )
 from ._secrets import (
-    protect_environment as protect_environment,
-)
-from ._secrets import (
     redact_url as redact_url,
 )
 from ._skill_model import (

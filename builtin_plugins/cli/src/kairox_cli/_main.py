@@ -98,7 +98,8 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    from kairox.ext import SafeStream, protect_environment
+    from kairox.ext import SafeStream
+    from kairox_process import protect_environment
 
     # a server or worker this process starts must not read its environment from /proc
     protect_environment()

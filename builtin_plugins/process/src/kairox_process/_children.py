@@ -7,6 +7,7 @@ a child imports one of its names.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -19,9 +20,6 @@ from typing import Any
 
 import anyio
 import anyio.abc
-
-# the kernel keeps it, beside the ``kairox`` command that calls it first thing; hosts import it from here
-from kairox.ext import protect_environment
 
 __all__ = [
     "protect_environment",
@@ -278,3 +276,26 @@ async def open_group(
                 await process.wait()
             await wait_group_gone(process.pid)
             await process.aclose()
+
+
+@functools.cache
+def protect_environment() -> bool:
+    """Make this process's environment unreadable to the children it starts: on Linux, mark
+    the process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``, as ``ssh-agent`` does), so its
+    ``/proc/<pid>/environ``, ``mem`` and ``fd/`` belong to root and a child running as the
+    same user cannot read them. Whether it took effect (``False`` elsewhere).
+
+    The ``kairox`` command does this first thing. A host that embeds kairox decides for its
+    own process (it also stops same-user debuggers and core dumps): call it at start-up.
+    What it does not stop: a child reading files the user can read, or the environment
+    kairox hands it (``kairox_process.server_env`` filters that); a process running as root."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_dumpable = 4
+        return bool(libc.prctl(pr_set_dumpable, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):  # no libc symbol: nothing to do it with
+        return False
