@@ -21,9 +21,15 @@ import mcp_types as types
 import peers
 import pytest
 from mcp import Client
+from mcp.client.subscriptions import ResourceUpdated
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from serve_helpers import TOKEN, Workspace, connect, serve_http, with_backend
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # logging/setLevel and resources/subscribe are the handshake revisions' (deprecated by 2026-07-28)
+    pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning"),
+]
 
 EVENTFUL = peers.fixture_server("eventful")
 
@@ -138,3 +144,22 @@ async def test_a_backend_with_a_denied_tool_has_its_records_and_updates_withheld
         await a.until(lambda: any(r.data == "barrier" for r in a.logs))
         assert [r for r in a.logs if r.logger is None or r.logger.startswith("ev")] == []
         assert a.updates == []
+
+
+async def test_a_2026_listen_stream_gets_the_updates_of_the_resources_it_names(tmp_path: Path) -> None:
+    """2026-07-28 has no ``resources/subscribe``: a ``subscriptions/listen`` stream names its
+    URIs, the gateway subscribes them at their backend, and the updates ride that stream; a
+    URI no exposed backend has is not honored."""
+    ws = workspace(tmp_path, '"ok.noop" = "deny"\n')
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, mode="auto") as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            with anyio.fail_after(60):
+                while "ev_change" not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+            async with client.listen(resource_subscriptions=["memo://note", "memo://nowhere"]) as sub:
+                assert sub.honored.resource_subscriptions == ["memo://note"]
+                await client.call_tool("ev_change", {})
+                with anyio.fail_after(30):
+                    event = await sub.__anext__()
+                assert isinstance(event, ResourceUpdated) and event.uri == "memo://note"

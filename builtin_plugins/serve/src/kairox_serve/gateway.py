@@ -62,13 +62,15 @@ from .convert import (
 from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool
 from .held import HeldCall, HeldCalls, fingerprint
-from .relay import Relay
+from .relay import Listener, Relay
 
 __all__ = ["Gateway"]
 
 logger = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002
+#: the most resources one listen stream subscribes to
+MAX_LISTEN_URIS = 100
 _STATE_KEY = "kairox_serve.session"
 
 
@@ -134,14 +136,14 @@ class Gateway:
         self.exposure = Exposure(runtime, config)
         #: the backends' prompts, resources and completions, as the exposure lets them through
         self.backends = Backends(runtime, self.exposure)
-        #: the backends' log records and resource updates, to the clients that asked
-        self.relay = Relay(runtime, self.backends)
         #: connections that can take notifications (handshake era with a standalone channel)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         #: 2026-07-28 clients get change notifications on the ``subscriptions/listen``
         #: streams they open (one bus per process: each replica announces its own changes)
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus, max_subscriptions=config.max_listens)
+        #: the backends' log records and resource updates, to the clients that asked
+        self.relay = Relay(runtime, self.backends, self._bus.publish)
         #: open listen streams: in all, and by the client session that opened them
         self._listens = 0
         self._listens_of: dict[object, int] = {}
@@ -258,9 +260,14 @@ class Gateway:
                 )
             self._listens_of[owner] = mine + 1
         self._listens += 1
+        listener = Listener()
         try:
+            params = await self._listen_resources(listener, params)
             return await self._listen(ctx, params)
         finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                for uri in self.relay.subscriptions(listener):
+                    await self.relay.unsubscribe(listener, uri)
             self._listens -= 1
             if owner is not None:
                 left = self._listens_of.get(owner, 1) - 1
@@ -268,6 +275,28 @@ class Gateway:
                     self._listens_of[owner] = left
                 else:
                     self._listens_of.pop(owner, None)
+
+    async def _listen_resources(
+        self, listener: Listener, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenRequestParams:
+        """The resources a listen stream names are subscribed at the backends that own them, as
+        ``resources/subscribe`` is; those that cannot be (no backend has them, a ``skill://``
+        one, more than ``MAX_LISTEN_URIS``) are left out of what the stream honors."""
+        wanted = params.notifications.resource_subscriptions
+        if not wanted or not self.config.resources:
+            return params
+        kept: list[str] = []
+        for uri in wanted[:MAX_LISTEN_URIS]:
+            if uri.startswith(SKILL_SCHEME) or uri in kept:
+                continue
+            try:
+                await self.relay.subscribe(listener, uri)
+            except BackendRefused as exc:
+                logger.info("kairox serve: subscriptions/listen: %s not subscribed: %s", uri, exc)
+                continue
+            kept.append(uri)
+        notifications = params.notifications.model_copy(update={"resource_subscriptions": kept or None})
+        return params.model_copy(update={"notifications": notifications})
 
     async def _observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         connection = connection_of(ctx)

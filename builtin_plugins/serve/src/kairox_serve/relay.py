@@ -16,10 +16,13 @@ client unsubscribes.
 Everything passes :class:`~kairox_serve.exposure.Exposure` first: nothing of a backend that
 forwards nothing (one of its tools is denied) reaches a client, however the client asked.
 
+A 2026-07-28 client has no ``resources/subscribe``: the resources its ``subscriptions/listen``
+stream names are subscribed the same way (the stream is a :class:`Listener`), and their
+updates go out on the gateway's listen bus, which sends each stream the URIs it named.
+
 Records and updates are queued in a bounded buffer (one that overflows drops the newest,
 logged once) and sent in order by one task of the gateway, over each connection's
-standalone channel (the handshake revisions; 2026-07-28 clients have ``logging/setLevel``
-and ``resources/subscribe`` no more).
+standalone channel (the handshake revisions) or the listen bus.
 """
 
 from __future__ import annotations
@@ -27,19 +30,20 @@ from __future__ import annotations
 import logging
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from mcp.server.connection import Connection
+from mcp.server.subscriptions import ResourceUpdated, ServerEvent
 from mcp.shared.exceptions import MCPError
 
 from kairox import Event, Runtime
 
 from .backends import Backend, BackendRefused, Backends
 
-__all__ = ["LOG_LEVELS", "Relay"]
+__all__ = ["LOG_LEVELS", "Listener", "Relay"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,17 +53,24 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 MAX_QUEUED = 1000
 
 
+class Listener:
+    """A 2026-07-28 ``subscriptions/listen`` stream, as a subscriber of resource updates
+    (they reach it through the gateway's listen bus, which sends each stream the URIs it named)."""
+
+
 class Relay:
     """The log levels and resource subscriptions of the gateway's client connections, and
     what of the backends' records and updates each is sent."""
 
-    def __init__(self, runtime: Runtime, backends: Backends) -> None:
+    def __init__(self, runtime: Runtime, backends: Backends, publish: Callable[[ServerEvent], Awaitable[None]]) -> None:
         self.rt = runtime
         self.backends = backends
+        #: the gateway's listen bus
+        self._publish = publish
         #: the level each connection asked for
         self._levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
-        #: the URIs each connection subscribed to
-        self._subscribed: weakref.WeakKeyDictionary[Connection, set[str]] = weakref.WeakKeyDictionary()
+        #: the URIs each connection (or listen stream) subscribed to
+        self._subscribed: weakref.WeakKeyDictionary[Connection | Listener, set[str]] = weakref.WeakKeyDictionary()
         #: the backend each subscribed URI was subscribed at
         self._owners: dict[str, str] = {}
         #: the level the backends were last asked for
@@ -102,9 +113,18 @@ class Relay:
             return
         uri = getattr(event, "uri", None)
         if isinstance(uri, str):
-            for connection, uris in list(self._subscribed.items()):
-                if uri in uris and self._owners.get(uri) == server and connection.initialized.is_set():
-                    await connection.send_resource_updated(uri)
+            if self._owners.get(uri) != server:
+                return
+            listened = False
+            for who, uris in list(self._subscribed.items()):
+                if uri not in uris:
+                    continue
+                if isinstance(who, Listener):
+                    listened = True
+                elif who.initialized.is_set():
+                    await who.send_resource_updated(uri)
+            if listened:  # the bus sends it to the streams that named the URI
+                await self._publish(ResourceUpdated(uri=uri))
             return
         level = getattr(event, "level", None)
         if level not in LOG_LEVELS:
@@ -144,8 +164,8 @@ class Relay:
         await self.backends.set_log_level(wanted)
 
     # -- resources/subscribe -------------------------------------------------------------
-    async def subscribe(self, connection: Connection | None, uri: str) -> None:
-        """``resources/subscribe`` from ``connection``, forwarded to the backend that owns
+    async def subscribe(self, connection: Connection | Listener | None, uri: str) -> None:
+        """``resources/subscribe`` from ``connection`` (or a listen stream that names ``uri``), forwarded to the backend that owns
         ``uri``. Raises :class:`BackendRefused` when none does or it refuses."""
         backend = await self.backends.owner(uri)
         if backend is None:
@@ -159,7 +179,7 @@ class Relay:
         if connection is not None:
             self._subscribed.setdefault(connection, set()).add(uri)
 
-    async def unsubscribe(self, connection: Connection | None, uri: str) -> None:
+    async def unsubscribe(self, connection: Connection | Listener | None, uri: str) -> None:
         """``resources/unsubscribe``: ``connection`` is sent no more updates of ``uri``; the
         backend is unsubscribed when no connection is subscribed any more."""
         if connection is not None:
@@ -169,3 +189,7 @@ class Relay:
         server = self._owners.pop(uri, None)
         if server is not None:
             await self.backends.unsubscribe(Backend(server, server), uri)
+
+    def subscriptions(self, who: Connection | Listener) -> list[str]:
+        """The URIs ``who`` is subscribed to now."""
+        return sorted(self._subscribed.get(who, ()))
