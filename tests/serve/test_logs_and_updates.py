@@ -163,3 +163,18 @@ async def test_a_2026_listen_stream_gets_the_updates_of_the_resources_it_names(t
                 with anyio.fail_after(30):
                     event = await sub.__anext__()
                 assert isinstance(event, ResourceUpdated) and event.uri == "memo://note"
+
+
+async def test_a_backend_that_restarts_is_asked_for_records_again(tmp_path: Path) -> None:
+    """The level is a property of one connection to the backend: after a crash and restart
+    the gateway asks the new one again, so the client's records keep coming."""
+    async with clients(workspace(tmp_path), 1) as [(ca, a)]:
+        await ca.set_logging_level("info")
+        await ca.call_tool("ev_log", {"text": "before"})
+        await a.until(lambda: any(r.data == "before" for r in a.logs))
+        assert (await ca.call_tool("ev_crash", {})).is_error
+        with anyio.fail_after(60):
+            while not any(r.data == "after" for r in a.logs):
+                await ca.call_tool("ev_log", {"text": "after"})  # an error until the backend is back
+                with anyio.move_on_after(1):
+                    await a.until(lambda: any(r.data == "after" for r in a.logs))

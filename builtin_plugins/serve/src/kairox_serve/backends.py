@@ -138,9 +138,9 @@ class Backends:
                 return Backend(ready.name, ready.config.tool_prefix or ready.name)
         return None
 
-    async def set_log_level(self, level: str) -> None:
-        """Ask every ready backend for log records of ``level`` and above; one that cannot
-        (it has no ``logging/setLevel``) is logged and left out."""
+    async def set_log_level(self, level: str, servers: list[str] | None = None) -> None:
+        """Ask every ready backend (of ``servers``, if given) for log records of ``level`` and
+        above; one that cannot (it has no ``logging/setLevel``) is logged and left out."""
         manager = self._manager()
         if manager is None:
             return
@@ -153,7 +153,8 @@ class Backends:
 
         async with anyio.create_task_group() as tg:
             for server in manager.ready_servers():
-                tg.start_soon(one, server.name)
+                if servers is None or server.name in servers:
+                    tg.start_soon(one, server.name)
 
     async def subscribe(self, backend: Backend, uri: str) -> None:
         manager = self._manager()

@@ -83,11 +83,27 @@ class Relay:
         """Listen to the backends' events and send what they say from a task of ``tg``;
         returns what stops listening."""
         try:
-            from kairox_mcp import McpLogMessage, McpResourceUpdated
+            from kairox_mcp import McpLogMessage, McpResourceUpdated, McpServerReady
         except ImportError:  # pragma: no cover - without kairox-mcp there are no backends
             return lambda: None
         tg.start_soon(self._drain)
-        return self.rt.events.subscribe(self._queue, McpLogMessage, McpResourceUpdated)
+        stops = [
+            self.rt.events.subscribe(self._queue, McpLogMessage, McpResourceUpdated),
+            self.rt.events.subscribe(self._ready, McpServerReady),
+        ]
+
+        def stop_all() -> None:
+            for stop in stops:
+                stop()
+
+        return stop_all
+
+    async def _ready(self, event: Event) -> None:
+        """A backend that (re)started after clients asked for records is asked too: a new
+        connection to it knows nothing of the level the last one was asked for."""
+        server = getattr(event, "server", None)
+        if self._backend_level is not None and isinstance(server, str):
+            await self.backends.set_log_level(self._backend_level, servers=[server])
 
     def _queue(self, event: Event) -> None:
         if not self._levels and not self._subscribed:
