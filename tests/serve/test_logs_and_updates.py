@@ -178,3 +178,15 @@ async def test_a_backend_that_restarts_is_asked_for_records_again(tmp_path: Path
                 await ca.call_tool("ev_log", {"text": "after"})  # an error until the backend is back
                 with anyio.move_on_after(1):
                     await a.until(lambda: any(r.data == "after" for r in a.logs))
+
+
+async def test_a_backend_that_restarts_is_subscribed_again(tmp_path: Path) -> None:
+    async with clients(workspace(tmp_path, '"ok.noop" = "deny"\n'), 1) as [(ca, a)]:
+        await ca.subscribe_resource("memo://note")
+        assert (await ca.call_tool("ev_crash", {})).is_error
+        with anyio.fail_after(60):
+            while not a.updates:
+                await ca.call_tool("ev_change", {})  # an error until the backend is back
+                with anyio.move_on_after(1):
+                    await a.until(lambda: bool(a.updates))
+        assert set(a.updates) == {"memo://note"}

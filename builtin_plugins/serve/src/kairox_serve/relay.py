@@ -99,11 +99,20 @@ class Relay:
         return stop_all
 
     async def _ready(self, event: Event) -> None:
-        """A backend that (re)started after clients asked for records is asked too: a new
-        connection to it knows nothing of the level the last one was asked for."""
+        """A backend that (re)started is asked again for what clients asked of it: a new
+        connection to it knows nothing of the level or the subscriptions of the last one."""
         server = getattr(event, "server", None)
-        if self._backend_level is not None and isinstance(server, str):
+        if not isinstance(server, str):
+            return
+        if self._backend_level is not None:
             await self.backends.set_log_level(self._backend_level, servers=[server])
+        for uri, owner in list(self._owners.items()):
+            if owner != server:
+                continue
+            try:
+                await self.backends.subscribe(Backend(server, server), uri)
+            except BackendRefused as exc:
+                logger.warning("kairox serve: MCP server %s restarted; %s not subscribed again: %s", server, uri, exc)
 
     def _queue(self, event: Event) -> None:
         if not self._levels and not self._subscribed:
