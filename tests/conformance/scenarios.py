@@ -33,18 +33,6 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("client", "2026-07-28", "http-custom-headers"): (
         "the scenario's call gives null for an optional boolean (verbose: null); kairox's validate step (the kernel's input-schema check) refuses it before anything is sent, where the SDK sends it without the Mcp-Param-Verbose header; suite: sep-2243-client-omit-null (failure): Client did not send a tools/call request for test_custom_headers_null to test null/omitted parameter handling."
     ),
-    ("server", "2025-11-25", "logging-set-level"): (
-        "the gateway serves no logging/setLevel (Method not found); the fixture served by the SDK lacks it too (MCPServer has no public handler for it)"
-    ),
-    ("server", "2025-11-25", "tools-call-with-logging"): (
-        "the suite sets the log level first: the gateway answers logging/setLevel with Method not found (the SDK-served fixture lacks it too)"
-    ),
-    ("server", "2025-11-25", "resources-subscribe"): (
-        "the gateway serves no resources/subscribe (Method not found); the SDK-served fixture lacks it too"
-    ),
-    ("server", "2025-11-25", "resources-unsubscribe"): (
-        "the gateway serves no resources/unsubscribe (Method not found); the SDK-served fixture lacks it too"
-    ),
     ("server", "2026-07-28", "server-stateless"): (
         "the fixture lacks the scenario's diagnostic tools (test_missing_capability, ...); the SDK-served fixture fails it too; suite: sep-2575-server-rejects-undeclared-capability (failure): Not testable: server does not list the diagnostic tool 'test_missing_capability' in tools/list and the probe call did not exercise it (required for the undeclared-capability rejection"
     ),

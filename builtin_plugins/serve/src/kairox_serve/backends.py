@@ -128,6 +128,52 @@ class Backends:
                 out.append(Backend(server.name, server.config.tool_prefix or server.name))
         return out
 
+    def backend(self, server: str) -> Backend | None:
+        """The ready backend ``server`` if the exposure lets it through, whatever it declared."""
+        manager = self._manager()
+        if manager is None or not self.exposure.exposes_backend(server):
+            return None
+        for ready in manager.ready_servers():
+            if ready.name == server:
+                return Backend(ready.name, ready.config.tool_prefix or ready.name)
+        return None
+
+    async def set_log_level(self, level: str, servers: list[str] | None = None) -> None:
+        """Ask every ready backend (of ``servers``, if given) for log records of ``level`` and
+        above; one that cannot (it has no ``logging/setLevel``) is logged and left out."""
+        manager = self._manager()
+        if manager is None:
+            return
+
+        async def one(server: str) -> None:
+            try:
+                await manager.set_log_level(server, level)
+            except (ToolError, KeyError) as exc:
+                logger.info("kairox serve: MCP server %s: logging/setLevel %s not sent: %s", server, level, exc)
+
+        async with anyio.create_task_group() as tg:
+            for server in manager.ready_servers():
+                if servers is None or server.name in servers:
+                    tg.start_soon(one, server.name)
+
+    async def subscribe(self, backend: Backend, uri: str) -> None:
+        manager = self._manager()
+        if manager is None:
+            raise BackendRefused(f"{uri}: its MCP server is gone")
+        try:
+            await manager.subscribe(backend.server, uri)
+        except (ToolError, KeyError) as exc:
+            raise BackendRefused(str(exc)) from None
+
+    async def unsubscribe(self, backend: Backend, uri: str) -> None:
+        manager = self._manager()
+        if manager is None:
+            return
+        try:
+            await manager.unsubscribe(backend.server, uri)
+        except (ToolError, KeyError) as exc:
+            logger.info("kairox serve: MCP server %s: resources/unsubscribe %s failed: %s", backend.server, uri, exc)
+
     async def _each(
         self, feature: str, fn: Callable[[McpServerManager, Backend], Awaitable[list[T]]]
     ) -> list[tuple[Backend, T]]:

@@ -6,8 +6,9 @@ session" lasts as long as that connection); an Ask goes to the client
 (:mod:`kairox_serve.approval`). A 2026-07-28 client's call whose backend may ask it
 something runs in the gateway's task group, held between the client's retries
 (:mod:`kairox_serve.held`). Skills are prompts, their files resources, beside the backends'
-prompts, resources and completions (:mod:`kairox_serve.backends`). What a client can see,
-every route asks one :class:`~kairox_serve.exposure.Exposure`.
+prompts, resources and completions (:mod:`kairox_serve.backends`); the backends' log
+records and resource updates go to the clients that asked (:mod:`kairox_serve.relay`). What
+a client can see, every route asks one :class:`~kairox_serve.exposure.Exposure`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import warnings
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -60,12 +62,15 @@ from .convert import (
 from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool, missing_capability
 from .held import HeldCall, HeldCalls, fingerprint
+from .relay import Listener, Relay
 
 __all__ = ["Gateway"]
 
 logger = logging.getLogger(__name__)
 
 RESOURCE_NOT_FOUND = -32002
+#: the most resources one listen stream subscribes to
+MAX_LISTEN_URIS = 100
 _STATE_KEY = "kairox_serve.session"
 
 
@@ -137,6 +142,8 @@ class Gateway:
         #: streams they open (one bus per process: each replica announces its own changes)
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus, max_subscriptions=config.max_listens)
+        #: the backends' log records and resource updates, to the clients that asked
+        self.relay = Relay(runtime, self.backends, self._bus.publish)
         #: open listen streams: in all, and by the client session that opened them
         self._listens = 0
         self._listens_of: dict[object, int] = {}
@@ -147,6 +154,7 @@ class Gateway:
             "on_list_tools": self._list_tools,
             "on_call_tool": self._call_tool,
             "on_subscriptions_listen": self._subscriptions_listen,
+            "on_set_logging_level": self._set_level,
         }
         if config.prompts:
             handlers.update(on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
@@ -155,15 +163,19 @@ class Gateway:
                 on_list_resources=self._list_resources,
                 on_list_resource_templates=self._list_resource_templates,
                 on_read_resource=self._read_resource,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
             )
         if config.prompts or config.resources:
             handlers.update(on_completion=self._complete)
-        self.server = _Server(
-            config.name,
-            version=config.version or package_version(),
-            instructions=config.instructions,
-            **handlers,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # logging is deprecated as of 2026-07-28; the handshake revisions have it
+            self.server = _Server(
+                config.name,
+                version=config.version or package_version(),
+                instructions=config.instructions,
+                **handlers,
+            )
         self.server.middleware.append(self._observe)
 
     # -- lifetime ----------------------------------------------------------------
@@ -175,12 +187,14 @@ class Gateway:
         unsubscribe = [
             self.rt.events.subscribe(self._on_change, ToolsChanged),
             self.rt.events.subscribe(self._on_change, SkillsChanged),
+            *self._backend_changes(),
         ]
         self.exposure.tools_changed()  # what changed since it was made
         self.exposure.skills_changed(())
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                unsubscribe.append(self.relay.start(tg))
                 try:
                     if self.one_client and not self.stateless:
                         link = self._link(lasting=True)
@@ -246,9 +260,14 @@ class Gateway:
                 )
             self._listens_of[owner] = mine + 1
         self._listens += 1
+        listener = Listener()
         try:
+            params = await self._listen_resources(listener, params)
             return await self._listen(ctx, params)
         finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+                for uri in self.relay.subscriptions(listener):
+                    await self.relay.unsubscribe(listener, uri)
             self._listens -= 1
             if owner is not None:
                 left = self._listens_of.get(owner, 1) - 1
@@ -256,6 +275,28 @@ class Gateway:
                     self._listens_of[owner] = left
                 else:
                     self._listens_of.pop(owner, None)
+
+    async def _listen_resources(
+        self, listener: Listener, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenRequestParams:
+        """The resources a listen stream names are subscribed at the backends that own them, as
+        ``resources/subscribe`` is; those that cannot be (no backend has them, a ``skill://``
+        one, more than ``MAX_LISTEN_URIS``) are left out of what the stream honors."""
+        wanted = params.notifications.resource_subscriptions
+        if not wanted or not self.config.resources:
+            return params
+        kept: list[str] = []
+        for uri in wanted[:MAX_LISTEN_URIS]:
+            if uri.startswith(SKILL_SCHEME) or uri in kept:
+                continue
+            try:
+                await self.relay.subscribe(listener, uri)
+            except BackendRefused as exc:
+                logger.info("kairox serve: subscriptions/listen: %s not subscribed: %s", uri, exc)
+                continue
+            kept.append(uri)
+        notifications = params.notifications.model_copy(update={"resource_subscriptions": kept or None})
+        return params.model_copy(update={"notifications": notifications})
 
     async def _observe(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         connection = connection_of(ctx)
@@ -280,22 +321,87 @@ class Gateway:
         if not seen:
             return
         if tools:
-            await self._bus.publish(ToolsListChanged())
+            await self._announce(tools=True)
         else:
-            if self.config.prompts:
-                await self._bus.publish(PromptsListChanged())
-            if self.config.resources:
-                await self._bus.publish(ResourcesListChanged())
+            await self._announce(prompts=self.config.prompts, resources=self.config.resources)
+
+    async def _announce(self, *, tools: bool = False, prompts: bool = False, resources: bool = False) -> None:
+        """``list_changed`` of each kind given: a listen-stream event for 2026-07-28
+        subscribers, a notification on each handshake-era connection."""
+        events = [
+            e
+            for wanted, e in (
+                (tools, ToolsListChanged()),
+                (prompts, PromptsListChanged()),
+                (resources, ResourcesListChanged()),
+            )
+            if wanted
+        ]
+        for e in events:
+            await self._bus.publish(e)
         for connection in list(self._connections):
             if not connection.initialized.is_set():
                 continue
             if tools:
                 await connection.send_tool_list_changed()
-            else:
-                if self.config.prompts:
-                    await connection.send_prompt_list_changed()
-                if self.config.resources:
-                    await connection.send_resource_list_changed()
+            if prompts:
+                await connection.send_prompt_list_changed()
+            if resources:
+                await connection.send_resource_list_changed()
+
+    def _backend_changes(self) -> list[Callable[[], None]]:
+        """A backend's prompt or resource list changed: announced when the backend is exposed
+        (its tools' changes arrive as the registry's :class:`~kairox.ToolsChanged`)."""
+        try:
+            from kairox_mcp import McpPromptsChanged, McpResourcesChanged
+        except ImportError:  # pragma: no cover - without kairox-mcp there are no backends
+            return []
+
+        async def changed(event: Event) -> None:
+            server = getattr(event, "server", "")
+            if not self.exposure.exposes_backend(server):
+                return
+            if isinstance(event, McpPromptsChanged) and self.config.prompts:
+                await self._announce(prompts=True)
+            elif isinstance(event, McpResourcesChanged) and self.config.resources:
+                await self._announce(resources=True)
+
+        return [self.rt.events.subscribe(changed, McpPromptsChanged, McpResourcesChanged)]
+
+    # -- logging and resource subscriptions (kairox_serve.relay) ----------------------------
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        await self.relay.set_level(self._notifiable(ctx), params.level)
+        return types.EmptyResult()
+
+    def _notifiable(self, ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+        """The connection of ``ctx`` when it can be sent notifications later (a handshake-era
+        connection with a standalone channel, not ``--stateless``), else ``None``."""
+        connection = connection_of(ctx)
+        if connection is None or self.stateless or not connection.has_standalone_channel:
+            return None
+        return connection
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        if uri.startswith(SKILL_SCHEME):  # a skill's files are read when asked; nothing pushes their changes
+            return types.EmptyResult()
+        try:
+            await self.relay.subscribe(self._notifiable(ctx), uri)
+        except BackendRefused as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        if not uri.startswith(SKILL_SCHEME):
+            await self.relay.unsubscribe(self._notifiable(ctx), uri)
+        return types.EmptyResult()
 
     def _link(self, *, lasting: bool) -> ClientLink:
         return ClientLink(self.rt, forward_roots=self.one_client, lasting=lasting)
