@@ -539,17 +539,33 @@ def _identity_assertion_provider(
     )
 
 
-def _machine_auth(provider: Any, grant: str) -> httpx2.Auth:
+def _machine_auth(provider: Any, grant: str) -> Any:
     """The :func:`_machine_provider` as an ``httpx2.Auth`` whose flow errors say what failed
     without what the authorization server answered (which may quote a secret)."""
+
+    def translate(exc: Exception) -> None:
+        from mcp.client.auth import OAuthFlowError
+
+        if isinstance(exc, OAuthFlowError):  # OAuthTokenError too
+            raise CredentialsError(f"the {grant} token request failed: {_safe_flow_error(exc)}") from None
+
+    return _relay_auth(provider, translate)
+
+
+def _relay_auth(provider: Any, on_error: Callable[[Exception], None] | None = None) -> Any:
+    """``provider``'s auth flow (an ``httpx2.Auth`` of the SDK's) relayed step by step as an
+    ``httpx2.Auth`` that keeps its errors (``errors``, :meth:`raise_first`): inside an SDK
+    session an error in a request's auth flow reaches the caller only as a failed request.
+    ``on_error`` sees an error first and may raise another in its place."""
     import httpx2
 
-    class MachineAuth(httpx2.Auth):
+    class Relay(httpx2.Auth):
         requires_response_body = True
 
-        async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-            from mcp.client.auth import OAuthFlowError
+        def __init__(self) -> None:
+            self.errors: list[BaseException] = []
 
+        async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
             flow = provider.async_auth_flow(request)
             try:
                 outgoing = await flow.__anext__()
@@ -558,12 +574,23 @@ def _machine_auth(provider: Any, grant: str) -> httpx2.Auth:
                     outgoing = await flow.asend(response)
             except StopAsyncIteration:
                 return
-            except OAuthFlowError as exc:  # OAuthTokenError too
-                raise CredentialsError(f"the {grant} token request failed: {_safe_flow_error(exc)}") from None
+            except Exception as exc:
+                try:
+                    if on_error is not None:
+                        on_error(exc)
+                except Exception as replaced:
+                    self.errors.append(replaced)
+                    raise
+                self.errors.append(exc)
+                raise
             finally:
                 await flow.aclose()
 
-    return MachineAuth()
+        def raise_first(self) -> None:
+            if self.errors:
+                raise self.errors[0]
+
+    return Relay()
 
 
 def _challenged(response: httpx2.Response) -> bool:
@@ -607,7 +634,8 @@ def runtime_auth(
     storage.check()
     if server.oauth_settings.grant != "authorization_code":
         # machine to machine: no one to ask, the runtime gets (and renews) its own token
-        return _machine_auth(_machine_provider(server, storage, env), server.oauth_settings.grant)
+        machine: httpx2.Auth = _machine_auth(_machine_provider(server, storage, env), server.oauth_settings.grant)
+        return machine
 
     async def no_redirect(_url: str) -> None:  # pragma: no cover - the flow never gets this far
         raise NeedsAuthorization(needs_authorization_message(name))
@@ -878,7 +906,7 @@ async def login(
         provider.context.client_metadata.scope = union_scopes(
             provider.context.client_metadata.scope, stored.get("scope")
         )
-        recorder = _FlowErrors(provider)
+        recorder = _relay_auth(provider)
         timeouts = httpx2.Timeout(server.http_timeout, read=timeout + server.http_timeout)
         refused: str | None = None
         try:
@@ -918,7 +946,7 @@ async def _machine_login(
     assert server.url
     storage.update(tokens=None, expires_at=None)  # a login asks for a new token
     provider = _machine_provider(server, storage, env)
-    recorder = _FlowErrors(_machine_auth(provider, server.oauth_settings.grant))
+    recorder = _machine_auth(provider, server.oauth_settings.grant)
     try:
         async with httpx2.AsyncClient(auth=recorder, timeout=server.http_timeout) as client:
             refused = await (_probe_sse(client, server) if server.type == "sse" else _probe_session(client, server))
@@ -975,41 +1003,6 @@ def _check_step_up(name: str, storage: FileTokenStorage, challenge: str, asked: 
             f"MCP server {name} asks again for scope {terminal_safe(wanted[:200])}, which the last login "
             "asked for and the server refuses: not authorizing again (run the login again to start afresh)"
         )
-
-
-class _FlowErrors:
-    """The provider as an ``httpx2.Auth`` that keeps the first error of its flow: inside an
-    SDK session an error in a request's auth flow reaches the caller only as a failed request."""
-
-    def __new__(cls, provider: Any) -> Any:
-        import httpx2
-
-        class Recorder(httpx2.Auth):
-            requires_response_body = True
-
-            def __init__(self) -> None:
-                self.errors: list[BaseException] = []
-
-            async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-                flow = provider.async_auth_flow(request)
-                try:
-                    outgoing = await flow.__anext__()
-                    while True:
-                        response = yield outgoing
-                        outgoing = await flow.asend(response)
-                except StopAsyncIteration:
-                    return
-                except Exception as exc:
-                    self.errors.append(exc)
-                    raise
-                finally:
-                    await flow.aclose()
-
-            def raise_first(self) -> None:
-                if self.errors:
-                    raise self.errors[0]
-
-        return Recorder()
 
 
 def _initialize_body() -> dict[str, Any]:
