@@ -48,6 +48,9 @@ class BundleRecord:
     extra: list[Contribution] = attrs.field(factory=list)
     undo: list[Callable[[], Any]] = attrs.field(factory=list)
     activation: Any = None
+    #: what this machine lacks that the plugin asks for without needing it to load
+    #: (a ``requiresEnv`` variable that is not set)
+    warnings: list[Problem] = attrs.field(factory=list)
 
     @property
     def name(self) -> str:
@@ -63,6 +66,7 @@ class BundleRecord:
         problems: list[Problem] = list(m.problems) if m else []
         if cand.error is not None:
             problems = [Problem.from_error(e) for e in cand.error.errors] + problems
+        problems += self.warnings
         inventory: list[InventoryItem] = []
         for c in [*(m.contributions if m else ()), *self.extra]:
             st = self.items.get(c.key, ItemState())
@@ -89,6 +93,25 @@ class BundleRecord:
             problems=tuple(problems),
             formats=m.all_formats if m else (),
         )
+
+
+def unset_variables(manifest: BundleManifest, env: Mapping[str, str]) -> list[Problem]:
+    """A warning for each variable the plugin's code lists (Philont's ``requiresEnv``) that is
+    not set here. The list is what the code's environment may hold, not a precondition: the
+    plugin runs without the variable, as Philont runs it."""
+    if manifest.code is None:
+        return []
+    file = str(manifest.manifest_file) if manifest.manifest_file else None
+    return [
+        Problem(
+            f"{name} is not set: the plugin's code runs without it",
+            file=file,
+            path=f"requiresEnv[{i}]",
+            kind="environment",
+        )
+        for i, name in enumerate(manifest.code.requires_env)
+        if not env.get(name)
+    ]
 
 
 def _disabled(ctx: DiscoveryContext, scope: str) -> list[str]:
@@ -167,6 +190,7 @@ def evaluate(
     if not rec.trusted:  # before the compatibility check: it runs `<binary> --version`
         rec.state, rec.reason = "untrusted", why_not
         return rec
+    rec.warnings = unset_variables(manifest, env if env is not None else ctx.env)
     if check:
         rec.incompatible = check_compatibility(manifest.compatibility, env=env if env is not None else ctx.env)
         if rec.incompatible:

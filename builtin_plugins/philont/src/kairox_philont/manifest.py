@@ -198,12 +198,8 @@ class PhilontFormat(BaseFormat):
         """Run the plugin's ``register(ctx)``: JavaScript in Node (a worker of its own, or the shared
         process), Python in this process (``direct``) or in a worker."""
         assert manifest.code is not None
-        env = context.runtime.env
-        missing = [v for v in manifest.code.requires_env if not env.get(v)]
-        if missing:
-            raise RuntimeError(
-                f"requires environment variable{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not set)"
-            )
+        # a listed variable that is not set is simply absent from the code's environment
+        # (``plugin inspect`` warns about it): requiresEnv is a whitelist, not a precondition
         if is_javascript(manifest.code.main):
             from .javascript import activate_javascript
 
