@@ -350,6 +350,39 @@ def test_every_kind_of_literal_secret_becomes_a_variable(tmp_path: Path) -> None
     assert {v.kind for v in a.variables} == {"secret"}
 
 
+#: where a secret sits in an argument: the redaction's notion of its value ends at ``}``
+_SECRET_SPOTS = st.sampled_from(["TOKEN={}", "--api-key={}", "password:{}", "{}", "Bearer {}"])
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(_SECRET_SPOTS, st.sampled_from(["api-key", "org"])), min_size=1, max_size=4))
+def test_vscode_inputs_inside_arguments_are_read_back_exactly(
+    tmp_path_factory: pytest.TempPathFactory, spots: list[tuple[str, str]]
+) -> None:
+    """``"-e", "TOKEN=${input:api-key}"``: the argument reads back as VS Code would pass it,
+    and the only variables asked for are the inputs used (no stray ``}``, no extra secret)."""
+    args: list[str] = []
+    for shape, input_id in spots:
+        if shape == "{}":  # a value after a secret-looking flag
+            args += ["--token", "${input:" + input_id + "}"]
+        else:
+            args.append(shape.replace("{}", "${input:" + input_id + "}"))
+    doc = {
+        "inputs": [
+            {"type": "promptString", "id": "api-key", "description": "API key", "password": True},
+            {"type": "promptString", "id": "org", "description": "Org"},
+        ],
+        "servers": {"s": {"command": "docker", "args": args}},
+    }
+    plan = _one(tmp_path_factory.mktemp("vscode"), ".config/Code/User/mcp.json", json.dumps(doc))
+    assert not plan.errors
+    [server] = plan.servers
+    values = {"API_KEY": "kx-key", "ORG": "acme"}
+    expanded = [expand_env(a, values) for a in server.values["args"]]
+    assert expanded == [a.replace("${input:api-key}", "kx-key").replace("${input:org}", "acme") for a in args]
+    assert {v.name for v in server.variables} == {input_variable(i) for _, i in spots}
+
+
 def test_two_different_secrets_never_share_a_variable(tmp_path: Path) -> None:
     doc = {
         "mcpServers": {

@@ -555,15 +555,15 @@ class _Collector:
             if m is None:
                 out.append(arg if _has_reference(arg) else self.secret(preferred, arg, path, "a command-line argument"))
                 continue
+            # a reference the source wrote (``TOKEN=${input:key}``, translated) is no secret, even
+            # where the redaction's idea of the value covers only part of it (``${KEY`` without ``}``)
+            references = [r.span() for r in _REFERENCE.finditer(arg, 0, _through_last_brace(arg))]
             rebuilt, pos = [], 0
             for g in range(1, len(pieces)):
                 rebuilt.append(arg[pos : m.start(g)])
                 secret = m.group(g)
-                rebuilt.append(
-                    secret
-                    if _has_reference(secret)
-                    else self.secret(preferred, secret, path, "a command-line argument")
-                )
+                overlaps = any(start < m.end(g) and m.start(g) < end for start, end in references)
+                rebuilt.append(secret if overlaps else self.secret(preferred, secret, path, "a command-line argument"))
                 pos = m.end(g)
             rebuilt.append(arg[pos:])
             out.append("".join(rebuilt))
