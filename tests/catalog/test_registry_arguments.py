@@ -10,14 +10,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kairox_catalog._reader import EntryProblem
 from kairox_catalog.documents import parse_document
-from kairox_catalog.install import _collect_inputs, _no_prompt, server_values
+from kairox_catalog.install import Installer, InstallError, _collect_inputs, _no_prompt, server_values
 from kairox_catalog.model import CatalogEntry
 from kairox_catalog.registry import server_to_entry, version_key
+from kairox_testing import KairoxHarness
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "catalog" / "registry"
 
@@ -204,3 +206,24 @@ def test_any_version_text_has_a_comparable_key(text: str) -> None:
     assert len(keys) == 4
     if key[0] == 0:  # not a version: below every version
         assert key < version_key("0.0.0-a")
+
+
+def test_optional_named_arguments_without_a_value_are_left_out_with_a_note() -> None:
+    entry = entry_of("optional_named_arguments.json")
+    assert entry.launch is not None
+    assert entry.launch.args == ("-y", "@example/options-mcp@1.2.0", "--stdio", "--port", "7070")
+    for flag in ("--read-only", "--verbose", "--no-telemetry"):
+        assert any(flag in n and "optional" in n for n in entry.notes), flag
+    assert entry.unavailable == ""
+
+
+@pytest.mark.anyio
+async def test_a_template_whose_launch_holds_placeholders_is_listed_but_not_installable(
+    kairox_harness: KairoxHarness,
+) -> None:
+    entry = entry_of("unfilled_template.json")
+    assert "<<Version>>" in entry.unavailable and "a template" in entry.unavailable
+    async with kairox_harness.open() as rt:
+        with pytest.raises(InstallError, match="a template, not a published server"):
+            await Installer(rt).install(entry)
+    assert not (kairox_harness.workspace / "kairox.toml").exists()

@@ -52,6 +52,8 @@ async def _snapshot(rt: Runtime, *, sources: tuple[str, ...] = (), refresh: bool
 def _row(entry: CatalogEntry) -> str:
     what = entry.title if entry.title and entry.title != entry.name else ""
     desc = entry.description if len(entry.description) <= 70 else entry.description[:67] + "..."
+    if entry.unavailable:
+        desc = "(not installable: a template) " + desc
     return f"{entry.name:<22} {entry.kind:<11} {entry.source:<10} {(what + ': ' if what else '') + desc}"
 
 
@@ -163,6 +165,8 @@ def _print_entry(entry: CatalogEntry, checks: list[RequirementCheck]) -> None:
             click.echo(_input_line(item))
     for note in entry.notes:
         click.echo(f"note: {note}")
+    if entry.unavailable:
+        click.echo(f"warning: not installable: {entry.unavailable}")
 
 
 @catalog.command("show")

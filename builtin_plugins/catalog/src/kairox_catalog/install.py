@@ -288,6 +288,8 @@ class Installer:
         problem = name_problem(entry.name)  # sources check this too; an entry may be built in code
         if problem is not None:
             raise InstallError(f"cannot install {entry.name!r}: {problem}")
+        if entry.unavailable:
+            raise InstallError(f"cannot install {entry.name} from {entry.source or 'code'}: {entry.unavailable}")
         if entry.fetched_from:  # the document's reader checked this too; an entry may be built in code
             refused = network_problems(entry)
             if refused:

@@ -191,6 +191,9 @@ class CatalogEntry:
     #: came from; empty for a local document or a source in code. Such an entry installs only
     #: from the network and never reads this machine's environment (:mod:`kairox_catalog.network`)
     fetched_from: str = ""
+    #: why the entry cannot be installed though it is listed (a registry template whose
+    #: launch still holds ``<<Version>>``); empty when it can
+    unavailable: str = ""
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not self.name.strip():

@@ -99,6 +99,7 @@ def server_to_entry(data: Any, where: str) -> CatalogEntry:
         reason = "no package or remote that kairox can launch"
         raise EntryProblem(where, f"{reason} ({'; '.join(problems)})" if problems else reason)
     version = doc.opt_text("version") or ""
+    unreplaced = _unreplaced(launch)
     return CatalogEntry(
         name=name,
         title=doc.text("title") or qualified,
@@ -113,7 +114,28 @@ def server_to_entry(data: Any, where: str) -> CatalogEntry:
         repository=doc.link("repository"),
         tags=(qualified,),
         notes=tuple(notes),
+        unavailable=f"a template, not a published server: {unreplaced}" if unreplaced else "",
     )
+
+
+#: what a template file's author fills in before publishing (``<<Version>>``, ``$VERSION``,
+#: ``${VERSION}``): a launch that still holds one cannot start. Each alternative is one bounded
+#: run, so a search over remote text is linear.
+_UNREPLACED = re.compile(r"<<[^<>\n]{1,64}>>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+
+
+def _unreplaced(launch: LaunchRecipe) -> str:
+    """The first placeholder left in ``launch`` and where (``args[2]: <<Version>>``), or "".
+    The registry's own ``{name}`` templates are inputs, not placeholders."""
+    fields = [("command", launch.command), ("url", launch.url)]
+    fields += [(f"args[{i}]", a) for i, a in enumerate(launch.args)]
+    fields += [(f"env.{k}", v) for k, v in launch.env.items()]
+    fields += [(f"headers.{k}", v) for k, v in launch.headers.items()]
+    for field, value in fields:
+        found = _UNREPLACED.search(value)
+        if found is not None:
+            return f"{field} holds {found.group(0)[:70]!r}"
+    return ""
 
 
 _REGISTRY_ALIASES = {"docker": "oci", "npmjs": "npm", "python": "pypi"}
@@ -188,8 +210,13 @@ class _Args:
                     return []
                 return [] if value == "false" else [flag]
             if value is None:
-                if not (required or hint or arg.has("variables")):
-                    return [flag]  # a bare flag (older documents)
+                if not (hint or arg.has("variables")):
+                    if required:
+                        return [flag]  # nothing to fill in: the flag alone
+                    # optional and valueless: the registry lists what the server accepts, not
+                    # what to pass (a server.json may list dozens of these)
+                    self.notes.append(f"optional argument {flag}: add it to args after installing")
+                    return []
                 var = _input_name(hint or flag)
                 if not required:
                     self.notes.append(f"optional argument {flag} <{var}>: add it to args after installing")
