@@ -122,6 +122,18 @@ def test_any_frontmatter_is_an_agent_or_an_error_naming_the_file(frontmatter: st
     assert all(w.startswith(FILE) for w in agent.warnings)
 
 
+@given(st.tuples(st.text(max_size=20), st.sampled_from(":/\\"), st.text(max_size=20)).map("".join))
+def test_an_unusable_agent_name_is_a_warning_and_the_file_names_the_agent(name: str) -> None:
+    """Claude Code names an agent after its file: ``name: vendor:reviewer`` loads as the
+    file's name (``some-agent``), with a warning naming the file and field."""
+    text = f"---\nname: {json.dumps(name)}\ndescription: d\n---\nprompt\n"
+    agent = parse_agent(text, FILE)
+    assert agent.name == "some-agent"
+    assert any(w.startswith(f"{FILE}: name: ") and "using 'some-agent'" in w for w in agent.warnings)
+    with pytest.raises(AgentError, match="':' is for plugins"):
+        parse_agent(text, "/plugins/kit/agents/bad:file.md")
+
+
 # -- a tool list as one string: cut where the old pattern cut it, in linear time --------------
 
 _OLD_TOOL_SEPARATOR = re.compile(r"[,\s]+(?![^()]*\))")

@@ -227,7 +227,6 @@ def test_undecodable_bytes_warn(tmp_path: Path) -> None:
         ("---\nname: a\ndescription: d\ntools: [a, b\nmodel: m\n---\n", 5, "tools", "not valid YAML"),
         ("---\nname: a\ndescription: d\n  bad: indent\n---\n", 4, "description", "not valid YAML"),
         ("---\n- a\n- b\n---\n", 2, "", "must be a mapping"),
-        ("---\nname: a:b\ndescription: d\n---\n", 2, "name", "must not contain ':'"),
         ("---\nname: a\ndescription: d\n", 1, "", "never closed"),
         ("# no frontmatter\n", 1, "", "no frontmatter"),
     ],
@@ -239,6 +238,24 @@ def test_errors_name_file_line_and_field(text: str, line: int, field: str, words
     assert (err.file, err.line, err.field) == ("/skills/bad.md", line, field)
     assert words in err.message
     assert str(err).startswith(f"/skills/bad.md:{line}")
+
+
+@pytest.mark.parametrize("name", ["vendor:deploy", "ui-toolkit/web", "a\\b"])
+def test_an_unusable_name_is_a_warning_and_the_file_or_folder_names_the_skill(name: str) -> None:
+    """Claude Code names a command after its file and a skill after its folder, so a plugin
+    whose frontmatter says ``name: vendor:deploy`` works there: here too, with a warning."""
+    text = f"---\nname: '{name}'\ndescription: d\n---\nbody\n"
+    command = parse_skill(text, path="/plugin/commands/deploy.md")
+    assert command.name == "deploy"
+    [warning] = [w for w in command.warnings if w.field == "name"]
+    assert repr(name) in warning.message and "using 'deploy'" in warning.message
+    skill = parse_skill(text, path="/plugin/skills/web/SKILL.md")
+    assert skill.name == "web" and any("using 'web'" in w.message for w in skill.warnings)
+
+
+def test_an_unusable_name_with_no_usable_file_name_is_refused() -> None:
+    with pytest.raises(SkillError, match="must not contain ':'"):
+        parse_skill("---\nname: a:b\ndescription: d\n---\n", path="/skills/bad:name.md")
 
 
 # -- reading only the frontmatter ---------------------------------------------------------------

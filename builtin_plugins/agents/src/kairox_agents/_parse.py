@@ -122,12 +122,14 @@ def _name(data: Mapping[str, Any], file: str | None, error: type[E], fallback: s
             warnings.append(f"{file}: name: missing; using {fallback!r} (the file name)")
         name = fallback
     if _BAD_NAME.search(name) or len(name) > 128:
-        raise error(
-            f"{name!r} must be at most 128 characters without ':', '/', '\\' or control characters "
-            "(':' is for plugins)",
-            file=file,
-            field="name",
+        why = (
+            f"{name!r} must be at most 128 characters without ':', '/', '\\' or control characters (':' is for plugins)"
         )
+        if not fallback or _BAD_NAME.search(fallback) or len(fallback) > 128:
+            raise error(why, file=file, field="name")
+        # Claude Code names an agent after its file when the name is unusable: so does kairox
+        warnings.append(f"{file}: name: {why}; using {fallback!r}, the name its file gives")
+        name = fallback
     return name
 
 

@@ -329,7 +329,13 @@ def frontmatter_from_mapping(
         b.warn("name", f"missing; using {fallback_name!r}")
         name = fallback_name
     if _BAD_NAME_CHARS.search(name):
-        raise b.error("name", f"{name!r} must not contain ':', '/', '\\' or control characters (':' is for plugins)")
+        why = f"{name!r} must not contain ':', '/', '\\' or control characters (':' is for plugins)"
+        if not fallback_name or _BAD_NAME_CHARS.search(fallback_name):
+            raise b.error("name", why)
+        # Claude Code names a skill after its folder and a command after its file
+        # (``name: vendor:deploy`` in commands/deploy.md is /deploy): so does kairox
+        b.warn("name", f"{why}; using {fallback_name!r}, the name its {'folder' if folder else 'file'} gives")
+        name = fallback_name
     if len(name) > 64 or not _AGENT_CHARS.fullmatch(name) or "--" in name or name[0] == "-" or name[-1] == "-":
         b.warn("name", f"{name!r} should be 1-64 lowercase letters, digits and single hyphens")
     if folder is not None and name != folder:
