@@ -32,6 +32,7 @@ from .actions import (
     trust_bundle,
     trust_workspace,
 )
+from .apps import FRAME_PREFIX, Apps, app_call, open_app
 from .forms import (
     FormError,
     parse_answer,
@@ -78,6 +79,13 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 
+#: the answer to a frame ticket used already: nothing to run, not to be framed
+FRAME_GONE_HEADERS = {
+    "content-security-policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
+    "cache-control": "no-store",
+    "referrer-policy": "no-referrer",
+}
+
 Handler = Callable[[Request], Awaitable[Any]]
 
 
@@ -89,6 +97,7 @@ class Dashboard:
         self.hub = hub
         self.approvals = approvals
         self.market = Marketplace(holder, hub)
+        self.apps = Apps()
         self.closed = anyio.Event()
         holder.snapshot = status_view
 
@@ -130,6 +139,13 @@ def _json(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 
 async def _body(request: Request) -> dict[str, Any]:
     return parse_json_object(await request.body())
+
+
+def _name(data: dict[str, Any]) -> str:
+    name = data.get("name")
+    if not isinstance(name, str) or not name or len(name) > 512:
+        raise FormError("name", "is required (a tool name)")
+    return name
 
 
 def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
@@ -247,7 +263,31 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
             raise FormError("name", "is required")
         spec = next((s for s in dash.rt.tools.specs() if name in (s.id, s.exported_name)), None)
         arguments = parse_tool_call(data, dict(spec.input_schema) if spec is not None else None)
-        return await call_tool(dash.rt, name, arguments, holder.session)
+        # the arguments as called: an MCP App of the tool gets them (ui/notifications/tool-input)
+        return {**await call_tool(dash.rt, name, arguments, holder.session), "arguments": arguments}
+
+    async def app_open(request: Request) -> Any:
+        return await open_app(dash.rt, dash.apps, _name(await _body(request)))
+
+    async def app_tool_call(request: Request) -> Any:
+        data = await _body(request)
+        arguments = data.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise FormError("arguments", "expected an object")
+        name = _name(data)
+        return await app_call(dash.rt, dash.apps, request.path_params["app"], name, arguments, holder.session)
+
+    async def app_frame(request: Request) -> Response:
+        frame = dash.apps.take_frame(request.path_params["ticket"])
+        if frame is None:
+            return Response("this app frame was loaded already or has expired\n", 404, headers=FRAME_GONE_HEADERS)
+        headers = {
+            "content-security-policy": frame.csp,
+            "cache-control": "no-store",
+            "x-content-type-options": "nosniff",
+            "referrer-policy": "no-referrer",
+        }
+        return Response(frame.html, media_type="text/html; charset=utf-8", headers=headers)
 
     async def market_search(request: Request) -> Any:
         q = request.query_params.get("q", "")[:500]
@@ -295,6 +335,9 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         Route("/api/plugins/{name}/trust", _json(plugin_trust), methods=["POST"]),
         Route("/api/tools", _json(tools), methods=["GET"]),
         Route("/api/tools/call", _json(tool_call), methods=["POST"]),
+        Route("/api/apps/open", _json(app_open), methods=["POST"]),
+        Route("/api/apps/{app}/call", _json(app_tool_call), methods=["POST"]),
+        Route(FRAME_PREFIX + "{ticket}", app_frame, methods=["GET"]),
         Route("/api/marketplace/search", _json(market_search), methods=["GET"]),
         Route("/api/marketplace/entry", _json(market_entry), methods=["GET"]),
         Route("/api/marketplace/install", _json(market_install), methods=["POST"]),
@@ -313,9 +356,14 @@ def _dumps(data: Any) -> str:
 
 
 def _with_headers(app: Any) -> Any:
-    """Every response gets the security headers (a strict CSP: only the dashboard's own files)."""
+    """Every response gets the security headers (a strict CSP: only the dashboard's own files),
+    except an MCP App's frame, which carries the app's own (:mod:`kairox_ui.apps`)."""
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("path", "").startswith(FRAME_PREFIX):
+            await app(scope, receive, send)
+            return
+
         async def sending(message: Any) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}

@@ -275,6 +275,16 @@ def settings_env(rt: Runtime) -> dict[str, str]:
 
 # -- tools --------------------------------------------------------------------------------
 def tools_view(rt: Runtime) -> dict[str, Any]:
+    from .apps import resource_uri_of  # apps needs actions, which needs this module
+
     # the same rows as `kairox tools list`, with the schema the call form is built from
-    rows = [{**rt.tool_row(spec), "schema": dict(spec.input_schema)} for spec in rt.tools.specs()]
+    # "app": the ui:// view of an MCP server's tool (MCP Apps, kairox_ui.apps)
+    rows = [
+        {
+            **rt.tool_row(spec),
+            "schema": dict(spec.input_schema),
+            "app": resource_uri_of(spec.meta) if spec.provider.startswith("mcp:") else None,
+        }
+        for spec in rt.tools.specs()
+    ]
     return {"tools": rows}

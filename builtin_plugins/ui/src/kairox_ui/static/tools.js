@@ -1,5 +1,6 @@
 // Tools: every tool with domain, capability and the policy's decision; call one with a form from its schema.
 import { add, api, clear, h, submitForm, tryApi } from "./dom.js";
+import { closeApp, openApp } from "./apps.js";
 
 let root = null;
 let panel = null;
@@ -41,7 +42,7 @@ async function load() {
           h(
             "tr",
             { dataset: { tool: t.id, decision: t.decision } },
-            h("td", {}, h("a", { href: "#", onclick: (e) => (e.preventDefault(), show(t)) }, t.id)),
+            h("td", {}, h("a", { href: "#", onclick: (e) => (e.preventDefault(), show(t)) }, t.id), t.app ? h("span", { class: "tag", title: t.app, text: "app" }) : null),
             h("td", { text: t.provider }),
             h("td", { text: t.domain }),
             h("td", { text: t.capability }),
@@ -71,11 +72,13 @@ function field(name, prop, required) {
 }
 
 function show(tool) {
+  closeApp();
   clear(panel);
   const schema = tool.schema || {};
   const props = schema.properties || {};
   const required = new Set(schema.required || []);
   const output = h("pre", { class: "result" });
+  const appBox = h("div", { class: "app" });
   const form = submitForm(
     {},
     {
@@ -88,6 +91,8 @@ function show(tool) {
           const result = await api("/api/tools/call", { method: "POST", body: { name: tool.id, form: values } });
           output.dataset.outcome = result.ok ? "ok" : result.error || "error";
           output.textContent = result.result ? JSON.stringify(result.result, null, 2) : `${result.error}: ${result.message}`;
+          // an MCP App shows the call's input and result in its view
+          if (tool.app && result.result) await openApp(appBox, tool, { arguments: result.arguments, result: result.result });
         } catch (error) {
           output.dataset.outcome = "error";
           output.textContent = error.message;
@@ -103,7 +108,9 @@ function show(tool) {
     h("p", { class: "muted", text: `${tool.provider} - ${tool.domain}/${tool.capability} - exported as ${tool.exported_name}` }),
     h("p", { text: tool.description }),
     h("p", {}, "policy: ", h("strong", { text: tool.decision }), tool.reason ? ` (${tool.reason})` : ""),
+    tool.app ? h("p", {}, "app: ", h("code", { text: tool.app }), " (shown after a call)") : null,
     form,
     output,
+    appBox,
   );
 }
