@@ -11,6 +11,7 @@ import json
 import logging
 import sys
 import time
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, InputRequiredRoundsExceededError
-from mcp.client.subscriptions import SubscriptionLost, listen
+from mcp.client.caching import MAX_TTL_MS, CacheConfig, CacheMode, ResponseCacheStore
+from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -31,6 +33,7 @@ from kairox.ext import redact
 
 from ._sdklog import sdk_diagnostics, watch_sdk_loggers
 from ._streams import UNREADABLE, Exchange, GuardedReadStream, GuardedWriteStream
+from .caching import OWN_CONTEXT
 from .config import LOG_LEVELS, McpServerConfig
 from .events import McpLogMessage, McpResourceUpdated
 from .host import HostBridge
@@ -60,6 +63,18 @@ LISTEN_STEADY = 30.0
 MAX_LISTEN_BACKOFF = 30.0
 
 ListChanged = Callable[[str], Awaitable[None]]
+
+
+def listing_ttl_ms(pages: list[Any]) -> int:
+    """How long (ms) a 2026-07-28 listing may be kept: the shortest ``ttlMs`` of its pages
+    (one that has none: 0, stale at once, as the spec says), at most the SDK's cap (24 h)."""
+    ttls = [page.ttl_ms if "ttl_ms" in page.model_fields_set else 0 for page in pages]
+    return min([*ttls, MAX_TTL_MS])
+
+
+def _cache_mode(cached: bool) -> CacheMode:
+    return "use" if cached else "bypass"
+
 
 #: when the ``tools/call`` running in this task began (``time.monotonic()``) and how long it
 #: may take to be sent (a duration, so the common path, the write goes through, reads no clock)
@@ -239,6 +254,9 @@ class McpClient:
         self._on_list_changed: ListChanged | None = None  # re-lists after a lost listen stream
         #: 2026-07-28: the log level asked for with each request, once :meth:`set_log_level` set one
         self._meta: types.RequestParamsMeta | None = None
+        #: how long (ms) the last tools listing may be kept (2026-07-28 ``ttlMs``); ``None`` on the
+        #: handshake revisions, whose listings are kept until the server says ``list_changed``
+        self.tools_ttl_ms: int | None = None
 
     @classmethod
     @asynccontextmanager
@@ -253,6 +271,8 @@ class McpClient:
         on_list_changed: ListChanged | None = None,
         runtime: Runtime | None = None,
         publish: Callable[[Event], None] | None = None,
+        store: ResponseCacheStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> AsyncIterator[McpClient]:
         """Enter the SDK's client over a connected transport's ``(read, write)`` streams and
         settle the revision. ``protocol="auto"``: the SDK's ``Client(mode="auto")``
@@ -262,7 +282,11 @@ class McpClient:
         With ``runtime``, the server's requests are answered with its host callbacks
         (:class:`~kairox_mcp.host.HostBridge`): the client declares sampling and
         elicitation exactly when the runtime has those callbacks, and roots always.
-        ``publish`` gets the server's resource updates and log records as events."""
+        ``publish`` gets the server's resource updates and log records as events.
+
+        With ``store`` (:class:`~kairox_mcp.caching.ResultStore`), the SDK keeps the server's
+        prompt, resource and template listings and resource reads there as long as their
+        ``ttlMs`` allows (2026-07-28 only; ``clock``, seconds, decides when they expire)."""
         read, write = streams
         closed = anyio.Event()
         host = HostBridge(server, config, runtime)
@@ -294,10 +318,15 @@ class McpClient:
 
         # the transport is the lifecycle's: the client is handed its streams, and closes only those
         connected = nullcontext((GuardedReadStream(read, exchange, closed), _BoundedWriteStream(write, exchange)))
+        cache = None
+        if store is not None:
+            # a key of this connection's own: a restarted server's entries are never served
+            target = f"{server}/{uuid.uuid4().hex}"
+            cache = CacheConfig(store=store, partition=OWN_CONTEXT, target_id=target, clock=clock)
         sdk = Client(
             cast(Any, connected),
             mode="auto" if protocol == "auto" else "legacy",
-            cache=None,  # kairox lists what it needs when it needs it (and re-lists on list_changed)
+            cache=cache,
             message_handler=message_handler,
             logging_callback=logging_callback,
             client_info=_client_info(),
@@ -430,8 +459,8 @@ class McpClient:
                 continue
             ended: list[Exception] = []
             try:
-                async with listen(
-                    self.session,
+                # the client's listen: its events evict what the cache holds of the changed lists
+                async with self._client.listen(
                     tools_list_changed=wanted["tools_list_changed"],
                     prompts_list_changed=wanted["prompts_list_changed"],
                     resources_list_changed=wanted["resources_list_changed"],
@@ -513,48 +542,66 @@ class McpClient:
             raise self._map(exc, "ping") from exc
 
     # -- listings ---------------------------------------------------------------
-    async def _paginate(self, what: str, fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
-        """Every page of a listing: ``fetch(cursor=..., meta=...)`` is one of the SDK client's
-        ``list_*`` (no response cache: kairox keeps what it listed)."""
+    async def _paginate(
+        self, what: str, fetch: Callable[..., Awaitable[Any]], field: str, mode: CacheMode
+    ) -> tuple[list[Any], list[Any]]:
+        """Every page of a listing, and the pages: ``fetch(cursor=..., meta=..., cache_mode=mode)``
+        is one of the SDK client's ``list_*`` (which serves a first page it keeps while fresh)."""
         items: list[Any] = []
+        pages: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
             try:
-                page = await fetch(cursor=cursor, meta=self._meta)
+                page = await fetch(cursor=cursor, meta=self._meta, cache_mode=mode)
             except MCPError as exc:
                 raise self._map(exc, what) from exc
+            pages.append(page)
             items.extend(getattr(page, field))
             cursor = page.next_cursor
             if cursor is None:
-                return items
+                return items, pages
             if cursor in seen:
                 logger.warning("MCP server %s repeated the cursor %r in %s; stopping", self.server, cursor, what)
-                return items
+                return items, pages
             seen.add(cursor)
         logger.warning("MCP server %s: %s has more than %d pages; stopping", self.server, what, MAX_PAGES)
-        return items
+        return items, pages
 
     async def list_tools(self) -> list[types.Tool]:
-        """Every tool, following ``nextCursor``; invalid tools are left out (:attr:`rejected_tools`)."""
+        """Every tool, following ``nextCursor``; invalid tools are left out (:attr:`rejected_tools`).
+        Always asked of the server (the tool registry keeps the tools); :attr:`tools_ttl_ms` says
+        how long the listing may be kept."""
         self.exchange.start_listing()
-        return await self._paginate("tools/list", self._client.list_tools, "tools")
+        tools, pages = await self._paginate("tools/list", self._client.list_tools, "tools", "bypass")
+        self.tools_ttl_ms = listing_ttl_ms(pages) if self.modern else None
+        return tools
 
     @property
     def rejected_tools(self) -> dict[str, str]:
         """Tools of the last listing left out as invalid: shown name -> why."""
         return dict(self.exchange.rejected_tools)
 
-    async def list_resources(self) -> list[types.Resource]:
-        return await self._paginate("resources/list", self._client.list_resources, "resources")
-
-    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
-        return await self._paginate(
-            "resources/templates/list", self._client.list_resource_templates, "resource_templates"
+    async def list_resources(self, *, cached: bool = True) -> list[types.Resource]:
+        """Every resource; ``cached``: a first page the server let kairox keep (``ttlMs``) is
+        served while fresh; ``False``: asked of the server, nothing kept."""
+        resources, _ = await self._paginate(
+            "resources/list", self._client.list_resources, "resources", _cache_mode(cached)
         )
+        return resources
 
-    async def list_prompts(self) -> list[types.Prompt]:
-        return await self._paginate("prompts/list", self._client.list_prompts, "prompts")
+    async def list_resource_templates(self, *, cached: bool = True) -> list[types.ResourceTemplate]:
+        templates, _ = await self._paginate(
+            "resources/templates/list",
+            self._client.list_resource_templates,
+            "resource_templates",
+            _cache_mode(cached),
+        )
+        return templates
+
+    async def list_prompts(self, *, cached: bool = True) -> list[types.Prompt]:
+        prompts, _ = await self._paginate("prompts/list", self._client.list_prompts, "prompts", _cache_mode(cached))
+        return prompts
 
     # -- requests -----------------------------------------------------------------
     async def call_tool(
@@ -617,12 +664,16 @@ class McpClient:
             )
         return result
 
-    async def read_resource(self, uri: str, *, timeout: float | None = None) -> types.ReadResourceResult:
+    async def read_resource(
+        self, uri: str, *, timeout: float | None = None, cached: bool = True
+    ) -> types.ReadResourceResult:
         """``resources/read``, its ``InputRequiredResult`` rounds answered as :meth:`call_tool`'s;
-        ``timeout`` bounds the whole read."""
+        ``timeout`` bounds the whole read. ``cached``: a result the server let kairox keep
+        (``ttlMs``) is served while fresh (one reached through input rounds never is);
+        ``False``: asked of the server, nothing kept."""
         try:
             with anyio.fail_after(timeout) if timeout else nullcontext(), self.host.calling():
-                return await self._client.read_resource(uri, meta=self._meta)
+                return await self._client.read_resource(uri, meta=self._meta, cache_mode=_cache_mode(cached))
         except InputRequiredRoundsExceededError as exc:
             raise McpRequestError(f"resources/read {uri} failed (MCP server {self.server}): {exc}", 0) from exc
         except MCPError as exc:

@@ -48,6 +48,7 @@ if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
 if TYPE_CHECKING:
     from kairox import Runtime
 
+    from .caching import ResultStore
     from .client import McpClient
 
 __all__ = ["MAX_BACKOFF", "RESET_AFTER", "ServerLifecycle", "describe_error", "import_client", "spawns_first"]
@@ -201,6 +202,8 @@ class ServerLifecycle:
         *,
         transport_error: str = "",
         rank: int = 0,
+        store: ResultStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.definition = definition
         #: a ToolRank: who keeps a contested exported name (the user's own servers first)
@@ -228,8 +231,15 @@ class ServerLifecycle:
         #: the scope a ready connection is served in (stop() cancels it)
         self._serving: anyio.CancelScope | None = None
         self._tools_dirty = False
-        self._relisting = False
+        #: set while a re-listing runs (waiters wait on it), else None
+        self._relisting: anyio.Event | None = None
         self._relist_again = False
+        #: where the client keeps the server's list and read results (see kairox_mcp.caching)
+        self.store = store
+        #: seconds, for the freshness of what is kept (tests move it by hand)
+        self.clock = clock
+        #: when (``clock``) the tools listing goes stale; ``None``: kept until ``list_changed``
+        self._tools_fresh_until: float | None = None
 
     # -- identity ---------------------------------------------------------------
     @property
@@ -424,6 +434,8 @@ class ServerLifecycle:
                         on_list_changed=self._on_list_changed,
                         runtime=self.runtime,
                         publish=self.runtime.events.publish,
+                        store=self.store,
+                        clock=lambda: self.clock(),  # read at each use: a test may move it later
                     ) as client:
                         if config.log_level and client.supports("logging") and not client.modern:
                             try:
@@ -431,6 +443,7 @@ class ServerLifecycle:
                             except ToolError as exc:
                                 attempt.diagnostics.stderr.append(f"[kairox] logging/setLevel failed: {exc}")
                         tools = await client.list_tools() if client.supports("tools") else []
+                        self._listed(client)
                         scope.deadline = math.inf
                         self._become_ready(client, tools, time.perf_counter() - started)
                         # the SDK's Tool objects are specs now: not kept for the connection's life
@@ -568,12 +581,35 @@ class ServerLifecycle:
             return
         await self._relist(client)
 
-    async def _relist(self, client: McpClient) -> None:
+    def _listed(self, client: McpClient) -> None:
+        """The tools were just listed: they stay fresh for the listing's ``ttlMs`` (2026-07-28;
+        the handshake revisions' until the server says ``list_changed``)."""
+        ttl = client.tools_ttl_ms
+        self._tools_fresh_until = None if ttl is None else self.clock() + ttl / 1000
+
+    @property
+    def tools_stale(self) -> bool:
+        """Whether the tools listing is older than the server let kairox keep it (``ttlMs``;
+        ``0`` or none: stale at once)."""
+        return self._tools_fresh_until is not None and self.clock() >= self._tools_fresh_until
+
+    async def refresh_tools(self) -> bool:
+        """Re-list the tools when the listing is stale (:attr:`tools_stale`), and wait for it (a
+        re-listing already running is waited for, not repeated). Returns whether it re-listed."""
+        client = self.client
+        if client is None or self.state is not ServerState.READY or not self.tools_stale:
+            return False
+        await self._relist(client, wait=True)
+        return True
+
+    async def _relist(self, client: McpClient, *, wait: bool = False) -> None:
         self._tools_dirty = False
-        if self._relisting:  # coalesce: one more listing after the running one
+        if self._relisting is not None:  # coalesce: one more listing after the running one
             self._relist_again = True
+            if wait:
+                await self._relisting.wait()
             return
-        self._relisting = True
+        self._relisting = done = anyio.Event()
         try:
             while True:
                 self._relist_again = False
@@ -584,12 +620,14 @@ class ServerLifecycle:
                     return
                 if client is not self.client or self.state is not ServerState.READY:
                     return
+                self._listed(client)
                 self._register(tools)
                 self.runtime.events.publish(McpToolsRefreshed(server=self.name, tools=len(self.tool_specs)))
                 if not self._relist_again:
                     return
         finally:
-            self._relisting = False
+            self._relisting = None
+            done.set()
 
     # -- calls -------------------------------------------------------------------------
     def _not_ready(self) -> ToolError:

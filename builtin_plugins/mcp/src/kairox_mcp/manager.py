@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,6 +31,7 @@ from ._declared import nothing_declared
 if TYPE_CHECKING:
     from kairox import Runtime
 
+    from .caching import ResultStore
     from .client import McpClient
     from .config import McpServerConfig, ServerDefinition
     from .lifecycle import ServerLifecycle
@@ -83,6 +85,10 @@ class McpServerManager:
         self._redacting = False
         #: the transports plugins register, asked for when the first server connects
         self._transports: Registrar[McpTransport] | None = None
+        #: what the servers' clients keep of their list and read results (made with the first start)
+        self._store: ResultStore | None = None
+        #: seconds: when a kept result or tools listing goes stale (tests move it by hand)
+        self.clock: Callable[[], float] = time.monotonic
         self._load()
         on_roots_changed = getattr(runtime, "on_roots_changed", None)
         if on_roots_changed is not None:
@@ -299,7 +305,13 @@ class McpServerManager:
             from .lifecycle import ServerLifecycle
 
             server = ServerLifecycle(
-                definition, self.runtime, transport, transport_error=why, rank=self.rank_of(definition)
+                definition,
+                self.runtime,
+                transport,
+                transport_error=why,
+                rank=self.rank_of(definition),
+                store=self._result_store(),
+                clock=lambda: self.clock(),
             )
             self._servers[name] = server
             self.runtime.spawn(server.run, name=f"mcp:{name}")
@@ -313,6 +325,13 @@ class McpServerManager:
             raise McpStartupError(
                 "; ".join(f"required MCP server {s.name} failed to start: {s.detail}" for s in failed)
             )
+
+    def _result_store(self) -> ResultStore:
+        if self._store is None:
+            from .caching import ResultStore
+
+            self._store = ResultStore()
+        return self._store
 
     async def stop(self) -> None:
         """Stop every server in parallel (graceful, then cut); never raises."""
@@ -431,6 +450,24 @@ class McpServerManager:
     def ready_servers(self) -> list[ServerLifecycle]:
         return [s for s in self._servers.values() if s.state is ServerState.READY]
 
+    async def refresh_tools(self) -> int:
+        """Re-list, concurrently, the tools of every ready server whose listing is older than the
+        server let kairox keep it (2026-07-28 ``ttlMs``; ``0`` or none: stale at once), and wait
+        for them: call it where the current tools are needed (the gateway does, for each
+        ``tools/list``). A handshake-era server's tools are kept until it says ``list_changed``.
+        Returns how many servers were re-listed."""
+        refreshed: list[str] = []
+
+        async def one(server: ServerLifecycle) -> None:
+            if await server.refresh_tools():
+                refreshed.append(server.name)
+
+        async with anyio.create_task_group() as tg:
+            for server in self.ready_servers():
+                if server.tools_stale:
+                    tg.start_soon(one, server)
+        return len(refreshed)
+
     def withheld_tools(self) -> list[tuple[str, str]]:
         """Tools of ready servers that are not offered to the model: (canonical id, why)."""
         out: list[tuple[str, str]] = []
@@ -461,39 +498,46 @@ class McpServerManager:
                     tg.start_soon(one, s)
         return [item for name in sorted(results) for item in results[name]]
 
-    async def list_resources(self, server: str | None = None) -> list[McpResource]:
-        """Resources of one server, or of every ready server that has resources."""
+    async def list_resources(self, server: str | None = None, *, cached: bool = True) -> list[McpResource]:
+        """Resources of one server, or of every ready server that has resources.
+
+        ``cached`` (here and in :meth:`list_resource_templates`, :meth:`list_prompts`,
+        :meth:`read_resource`): a result a 2026-07-28 server let kairox keep (``ttlMs``) is
+        served while fresh; ``False``: asked of the server and not kept, for results that go
+        to someone else (the gateway's clients)."""
 
         from .resources import resource_from_sdk
 
         async def fn(c: McpClient) -> list[McpResource]:
-            return [resource_from_sdk(c.server, r) for r in await c.list_resources()]
+            return [resource_from_sdk(c.server, r) for r in await c.list_resources(cached=cached)]
 
         return await self._each(server, "resources", fn)
 
-    async def list_resource_templates(self, server: str | None = None) -> list[McpResourceTemplate]:
+    async def list_resource_templates(
+        self, server: str | None = None, *, cached: bool = True
+    ) -> list[McpResourceTemplate]:
         from .resources import template_from_sdk
 
         async def fn(c: McpClient) -> list[McpResourceTemplate]:
-            return [template_from_sdk(c.server, t) for t in await c.list_resource_templates()]
+            return [template_from_sdk(c.server, t) for t in await c.list_resource_templates(cached=cached)]
 
         return await self._each(server, "resources", fn)
 
-    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
+    async def read_resource(self, server: str, uri: str, *, cached: bool = True) -> list[ResourceContent]:
         """``resources/read``: the contents (text or base64 blob) of one resource."""
         from .resources import resource_contents_from_sdk
 
         async def fn(c: McpClient) -> list[ResourceContent]:
-            return resource_contents_from_sdk(await c.read_resource(uri, timeout=REQUEST_TIMEOUT))
+            return resource_contents_from_sdk(await c.read_resource(uri, timeout=REQUEST_TIMEOUT, cached=cached))
 
         result: list[ResourceContent] = await self.server(server).request(fn)
         return result
 
-    async def list_prompts(self, server: str | None = None) -> list[McpPrompt]:
+    async def list_prompts(self, server: str | None = None, *, cached: bool = True) -> list[McpPrompt]:
         from .resources import prompt_from_sdk
 
         async def fn(c: McpClient) -> list[McpPrompt]:
-            return [prompt_from_sdk(c.server, p) for p in await c.list_prompts()]
+            return [prompt_from_sdk(c.server, p) for p in await c.list_prompts(cached=cached)]
 
         return await self._each(server, "prompts", fn)
 

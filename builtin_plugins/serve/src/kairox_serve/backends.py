@@ -13,6 +13,11 @@ and one that no exposed backend lists or matches is not found without asking any
 What is forwarded, :class:`~kairox_serve.exposure.Exposure` decides (``[serve]`` and the
 policy): a backend's prompt, resource or template only when its namespaced name passes
 ``tools`` / ``deny_tools``, and nothing at all of a backend one of whose tools is denied.
+
+Every list and read is asked of the backend for the client's request (``cached=False``):
+kairox-mcp keeps what a backend lets it keep (``ttlMs``) for the runtime's own use, and a
+result the backend marked ``private`` must not be served from there to another of the
+gateway's clients, which the gateway cannot tell apart by principal.
 """
 
 from __future__ import annotations
@@ -138,6 +143,12 @@ class Backends:
                 return Backend(ready.name, ready.config.tool_prefix or ready.name)
         return None
 
+    async def refresh_tools(self) -> bool:
+        """Re-list the tools of every backend whose listing is past its ``ttlMs`` (kairox-mcp's
+        :meth:`~kairox_mcp.McpServerManager.refresh_tools`); whether any was."""
+        manager = self._manager()
+        return manager is not None and await manager.refresh_tools() > 0
+
     async def set_log_level(self, level: str, servers: list[str] | None = None) -> None:
         """Ask every ready backend (of ``servers``, if given) for log records of ``level`` and
         above; one that cannot (it has no ``logging/setLevel``) is logged and left out."""
@@ -201,7 +212,7 @@ class Backends:
         in ``taken`` (the skills' names) nor an earlier backend's."""
 
         async def fn(manager: McpServerManager, backend: Backend) -> list[McpPrompt]:
-            return await manager.list_prompts(backend.server)
+            return await manager.list_prompts(backend.server, cached=False)
 
         out: list[tuple[str, Backend, McpPrompt]] = []
         seen = set(taken)
@@ -242,7 +253,7 @@ class Backends:
     # -- resources ---------------------------------------------------------------------------
     async def resources(self) -> list[tuple[Backend, McpResource]]:
         async def fn(manager: McpServerManager, backend: Backend) -> list[McpResource]:
-            return await manager.list_resources(backend.server)
+            return await manager.list_resources(backend.server, cached=False)
 
         return [
             (b, r)
@@ -252,7 +263,7 @@ class Backends:
 
     async def templates(self) -> list[tuple[Backend, McpResourceTemplate]]:
         async def fn(manager: McpServerManager, backend: Backend) -> list[McpResourceTemplate]:
-            return await manager.list_resource_templates(backend.server)
+            return await manager.list_resource_templates(backend.server, cached=False)
 
         return [
             (b, t)
@@ -278,7 +289,7 @@ class Backends:
         if manager is None:
             raise BackendRefused(f"{uri}: its MCP server is gone")
         try:
-            return await manager.read_resource(backend.server, uri)
+            return await manager.read_resource(backend.server, uri, cached=False)
         except (ToolError, KeyError) as exc:
             raise BackendRefused(str(exc)) from None
 

@@ -27,6 +27,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
@@ -72,6 +73,21 @@ RESOURCE_NOT_FOUND = -32002
 #: the most resources one listen stream subscribes to
 MAX_LISTEN_URIS = 100
 _STATE_KEY = "kairox_serve.session"
+_UNSHARED_NOW = CacheHint(ttl_ms=0, scope="private")
+#: ``ttlMs`` / ``cacheScope`` of the gateway's cacheable results on 2026-07-28 (the SDK leaves
+#: them out on the handshake revisions). Private: what a client sees is behind the gateway's
+#: token, policy and ``[serve]``, never for a shared cache to hand to whoever asks. 0: each
+#: list is made when asked, from a registry and backends that change at any moment (a
+#: restart, a backend's list_changed, an edited skill); changes are announced, and no window
+#: of freshness can be promised.
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    "server/discover": _UNSHARED_NOW,
+    "tools/list": _UNSHARED_NOW,
+    "prompts/list": _UNSHARED_NOW,
+    "resources/list": _UNSHARED_NOW,
+    "resources/templates/list": _UNSHARED_NOW,
+    "resources/read": _UNSHARED_NOW,
+}
 
 
 def package_version() -> str:
@@ -174,6 +190,7 @@ class Gateway:
                 config.name,
                 version=config.version or package_version(),
                 instructions=config.instructions,
+                cache_hints=CACHE_HINTS,
                 **handlers,
             )
         self.server.middleware.append(self._observe)
@@ -441,6 +458,10 @@ class Gateway:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        # a backend whose tools are past their ttlMs is listed again first; a change is
+        # announced here (the registry's event then finds nothing new), so it is told once
+        if await self.backends.refresh_tools() and self.exposure.tools_changed():
+            await self._announce(tools=True)
         return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.exposure.tools().values()])
 
     async def _call_tool(
