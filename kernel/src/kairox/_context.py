@@ -267,12 +267,14 @@ def select_tools(index: ToolIndex, prompt: str, budget: int | None) -> tuple[lis
     for what is left (up to :data:`MAX_PASSED_OVER` in a row; the always-listed tools go in
     even when they alone are over). Returns the tools and how many were left out."""
     if budget is None:
-        return [s.to_model_tool() for s in index.specs], 0
+        return [s.to_model_tool() for s in index.specs if s.model_visible], 0
     chosen: list[int] = []
     used = 0
     always = sum(1 for t in ALWAYS_LISTED if index.position(t) is not None)
     passed_over = 0
     for at in tool_ranking(index, prompt):
+        if not index.spec(at).model_visible:
+            continue
         cost = index.tokens(at)
         if len(chosen) >= always and used + cost > budget:
             # a tool too big for what is left is passed over, not an end: one server's
@@ -286,7 +288,7 @@ def select_tools(index: ToolIndex, prompt: str, budget: int | None) -> tuple[lis
         passed_over = 0
         chosen.append(at)
         used += cost
-    return [index.spec(at).to_model_tool() for at in chosen], len(index) - len(chosen)
+    return [index.spec(at).to_model_tool() for at in chosen], len(index) - index.hidden - len(chosen)
 
 
 async def build_turn_context(
@@ -344,7 +346,7 @@ def tools_search_tool(runtime: Runtime) -> FunctionTool:
     def search(query: str, limit: int = 10) -> dict[str, Any]:
         index = runtime.tools.index()
         found = (index.spec(at) for at in index.rank(query))
-        hits = islice((s for s in found if s.id != TOOLS_SEARCH_ID), max(1, min(limit, 100)))
+        hits = islice((s for s in found if s.id != TOOLS_SEARCH_ID and s.model_visible), max(1, min(limit, 100)))
         return {"tools": [s.to_model_tool() | {"id": s.id} for s in hits]}
 
     description = (

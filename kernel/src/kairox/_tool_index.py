@@ -6,6 +6,7 @@ context selection (``_context``) ranks tools with it."""
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -153,6 +154,11 @@ class ToolIndex:
 
     def spec(self, position: int) -> ToolSpec:
         return self._entries[self.ids[position]].spec
+
+    @functools.cached_property
+    def hidden(self) -> int:
+        """How many tools are not for the model (:attr:`ToolSpec.model_visible`)."""
+        return sum(1 for tid in self.ids if not self._entries[tid].spec.model_visible)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -93,6 +93,9 @@ class ToolSpec:
     #: argument name of the working directory for execute tools
     permissions: Permissions | None = None
     exported_name: str = ""
+    #: ``False``: the tool is for an app's own UI only (MCP Apps ``visibility: ["app"]``): it is
+    #: never among a turn's tools or in ``tools.search`` (hosts and the dashboard still see it)
+    model_visible: bool = True
 
     def to_model_tool(self) -> dict[str, Any]:
         """The shape model APIs take: exported name, description, JSON schema."""

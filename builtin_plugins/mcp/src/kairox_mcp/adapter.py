@@ -197,6 +197,7 @@ def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
     annotations = _annotations_of(tool)
     domain, capability = classify(config, annotations)
     output_schema = getattr(tool, "output_schema", None)
+    meta = _dict_or_none(getattr(tool, "meta", None)) or {}
     return ToolSpec(
         id=canonical_id(server, config, tool.name),
         description=getattr(tool, "description", None) or "",
@@ -208,8 +209,17 @@ def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
         output_schema=dict(output_schema) if isinstance(output_schema, Mapping) else None,
         annotations=annotations,
         icons=_icons_of(tool),
-        meta=_dict_or_none(getattr(tool, "meta", None)) or {},
+        meta=meta,
+        model_visible=model_visible(meta),
     )
+
+
+def model_visible(meta: Mapping[str, Any]) -> bool:
+    """Whether an MCP tool is for the model: MCP Apps' ``_meta.ui.visibility`` (default
+    ``["model", "app"]``) without ``"model"`` keeps it for its app's UI only."""
+    ui = meta.get("ui")
+    visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
+    return not isinstance(visibility, list) or "model" in visibility
 
 
 def _str_or_none(value: Any) -> str | None:
