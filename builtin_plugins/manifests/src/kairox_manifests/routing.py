@@ -14,6 +14,7 @@ to take them back (``undo``):
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from .model import Contribution
 
 if TYPE_CHECKING:
     from kairox import Runtime
+    from kairox_agents import DefinitionRegistry
 
 __all__ = [
     "Routed",
@@ -165,16 +167,21 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
     return guard
 
 
-def _mcp_manager(runtime: Runtime) -> Any:
-    """kairox-mcp's manager, or why there is none."""
+def _provider(runtime: Runtime, distribution: str, kind: str, name: str = "") -> tuple[Any, str]:
+    """The provider of ``distribution`` (its module's class ``kind``) that ``runtime`` holds as
+    ``name`` (the module's ``PROVIDER_NAME`` when empty), or ``None`` and why there is none."""
     try:
-        from kairox_mcp import McpServerManager
+        module = importlib.import_module(distribution.replace("-", "_"))
     except ImportError:
-        return None, "kairox-mcp is not installed (pip install kairox-mcp)"
-    manager = runtime.providers.get("mcp")
-    if not isinstance(manager, McpServerManager):
-        return None, "kairox-mcp's manager is not loaded in this runtime"
-    return manager, ""
+        return None, f"{distribution} is not installed (pip install {distribution})"
+    provider = runtime.providers.get(name or module.PROVIDER_NAME)
+    if not isinstance(provider, getattr(module, kind)):
+        return None, f"{distribution}'s provider is not loaded in this runtime"
+    return provider, ""
+
+
+def _mcp_manager(runtime: Runtime) -> tuple[Any, str]:
+    return _provider(runtime, "kairox-mcp", "McpServerManager", "mcp")
 
 
 async def route_mcp_servers(
@@ -283,13 +290,11 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
     out = Routed()
     if not items:
         return out
-    try:
-        from kairox_lsp import PROVIDER_NAME, LspToolProvider, add_bundle_servers
-    except ImportError:
-        return out.fail_all(items, "kairox-lsp is not installed (pip install kairox-lsp)")
-    provider = runtime.providers.get(PROVIDER_NAME)
-    if not isinstance(provider, LspToolProvider):
-        return out.fail_all(items, "kairox-lsp's provider is not loaded in this runtime")
+    provider, why = _provider(runtime, "kairox-lsp", "LspToolProvider")
+    if provider is None:
+        return out.fail_all(items, why)
+    from kairox_lsp import add_bundle_servers
+
     added: list[str] = []
     for item in items:
         errors = add_bundle_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
@@ -391,13 +396,9 @@ async def route_definitions(
     out = Routed()
     if not items:
         return out
-    try:
-        from kairox_agents import PROVIDER_NAME, AgentsProvider, DefinitionRegistry
-    except ImportError:
-        return out.fail_all(items, "kairox-agents is not installed (pip install kairox-agents)")
-    provider = runtime.providers.get(PROVIDER_NAME)
-    if not isinstance(provider, AgentsProvider):
-        return out.fail_all(items, "kairox-agents is not loaded in this runtime")
+    provider, why = _provider(runtime, "kairox-agents", "AgentsProvider")
+    if provider is None:
+        return out.fail_all(items, why)
     registry: DefinitionRegistry[Any] = provider.agents if kind == "agent" else provider.output_styles
     source = provider_name(plugin)
 
