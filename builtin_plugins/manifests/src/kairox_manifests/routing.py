@@ -180,8 +180,18 @@ def _provider(runtime: Runtime, distribution: str, kind: str, name: str = "") ->
     return provider, ""
 
 
-def _mcp_manager(runtime: Runtime) -> tuple[Any, str]:
-    return _provider(runtime, "kairox-mcp", "McpServerManager", "mcp")
+def _routing_to(
+    runtime: Runtime, items: Sequence[Contribution], distribution: str, kind: str, name: str = ""
+) -> tuple[Routed, Any]:
+    """A :class:`Routed` for ``items`` and the provider they go to (:func:`_provider`), or no
+    provider and a final answer: nothing to route, or every item failed with the reason."""
+    out = Routed()
+    if not items:
+        return out, None
+    provider, why = _provider(runtime, distribution, kind, name)
+    if provider is None:
+        out.fail_all(items, why)
+    return out, provider
 
 
 async def route_mcp_servers(
@@ -196,12 +206,9 @@ async def route_mcp_servers(
     server in the manager, with the reason, never a silent loss. kairox-mcp has no
     per-server permissions, so a plugin's declared permissions reach its MCP tools
     through :func:`permission_guard`."""
-    out = Routed()
-    if not items:
-        return out
-    manager, why = _mcp_manager(runtime)
+    out, manager = _routing_to(runtime, items, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
-        return out.fail_all(items, why)
+        return out
     from kairox_mcp import ServerDefinition, UnavailableServer, parse_mcp_json
 
     names: list[str] = []
@@ -243,7 +250,7 @@ async def route_mcp_servers(
 
 def hold_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution], reason: str) -> None:
     """List an untrusted bundle's servers in the MCP manager as untrusted (never defined)."""
-    manager, _why = _mcp_manager(runtime)
+    manager, _why = _provider(runtime, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
         return
     from kairox_mcp import UnavailableServer
@@ -287,12 +294,9 @@ def _async(fn: Callable[[], Any]) -> Undo:
 
 async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
     """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``)."""
-    out = Routed()
-    if not items:
-        return out
-    provider, why = _provider(runtime, "kairox-lsp", "LspToolProvider")
+    out, provider = _routing_to(runtime, items, "kairox-lsp", "LspToolProvider")
     if provider is None:
-        return out.fail_all(items, why)
+        return out
     from kairox_lsp import add_bundle_servers
 
     added: list[str] = []
@@ -393,12 +397,9 @@ async def route_definitions(
     file and field."""
     import anyio
 
-    out = Routed()
-    if not items:
-        return out
-    provider, why = _provider(runtime, "kairox-agents", "AgentsProvider")
+    out, provider = _routing_to(runtime, items, "kairox-agents", "AgentsProvider")
     if provider is None:
-        return out.fail_all(items, why)
+        return out
     registry: DefinitionRegistry[Any] = provider.agents if kind == "agent" else provider.output_styles
     source = provider_name(plugin)
 
