@@ -10,15 +10,18 @@ Import as ``from shared_helpers import ...`` (pytest puts ``tests/`` on ``sys.pa
 - :func:`converse_on_pty` — read a child's pseudo-terminal and answer its prompt once.
 - :func:`serve_asgi` — run an ASGI app with uvicorn on a free 127.0.0.1 port (in-process).
 - :func:`serve_http` — serve a ``http.server`` request handler on a free 127.0.0.1 port, on a thread.
+- :func:`loaded_after` — which of some modules a fresh interpreter has imported after running some code.
 """
 
 from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import os
 import select
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -193,3 +196,13 @@ def serve_http(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[in
     finally:
         server.shutdown()
         server.server_close()
+
+
+def loaded_after(code: str, *names: str) -> list[str]:
+    """The modules ``names``, and their submodules, that a fresh interpreter has imported once
+    it ran ``code`` (this one has imported everything already), sorted."""
+    subs = tuple(f"{name}." for name in names)
+    report = f"import json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m in {names!r} or m.startswith({subs!r}))))"
+    out = subprocess.run([sys.executable, "-c", f"{code}\n{report}"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])

@@ -3,8 +3,6 @@ with ``[lsp_servers.NAME]``, for both)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path, PurePath
 from types import ModuleType
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from shared_helpers import loaded_after
 
 import kairox_dap.hooks
 import kairox_lsp.hooks
@@ -94,22 +93,16 @@ def test_any_entry_either_structures_or_names_its_problem(entry: dict[str, Any])
 
 
 def test_importing_hooks_is_cheap() -> None:
-    code = (
-        "import sys, kairox_dap.hooks\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('kairox_dap.', 'kairox_lsp', 'kairox_peer')) and m != 'kairox_dap.hooks'))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    loaded = loaded_after("import kairox_dap.hooks", "kairox_dap", "kairox_lsp", "kairox_peer")
+    assert loaded == ["kairox_dap", "kairox_dap.hooks"]
 
 
 def test_the_debug_adapters_run_without_language_server_code() -> None:
     """kairox-dap builds on kairox-peer alone: loading every module of it loads no kairox_lsp."""
     code = (
-        "import pkgutil, sys, importlib, kairox_dap\n"
-        "for m in pkgutil.iter_modules(kairox_dap.__path__): importlib.import_module('kairox_dap.' + m.name)\n"
-        "print(len([m for m in sys.modules if m.startswith('kairox_dap.')]),"
-        " sorted(m for m in sys.modules if m.startswith('kairox_lsp')))"
+        "import pkgutil, importlib, kairox_dap\n"
+        "for m in pkgutil.iter_modules(kairox_dap.__path__): importlib.import_module('kairox_dap.' + m.name)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded, lsp = out.stdout.split(" ", 1)
-    assert int(loaded) >= 9 and lsp.strip() == "[]"
+    loaded = loaded_after(code, "kairox_dap", "kairox_lsp")
+    modules = [m for m in loaded if m.startswith("kairox_dap.")]
+    assert len(modules) >= 9 and loaded == ["kairox_dap", *modules]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from shared_helpers import loaded_after
 
 import kairox_lsp.hooks
 from kairox import Runtime, ServerState
@@ -16,14 +15,8 @@ from kairox_peer import ToolInputError
 
 
 def test_importing_hooks_loads_none_of_the_work_modules() -> None:
-    code = (
-        "import sys, kairox_lsp.hooks\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith(('kairox_lsp.', 'kairox_peer')) and m != 'kairox_lsp.hooks')\n"
-        "heavy = sorted(m for m in ('mcp', 'httpx', 'pydantic', 'anyio') if m in sys.modules)\n"
-        "print(loaded, heavy)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[] []"
+    loaded = loaded_after("import kairox_lsp.hooks", "kairox_lsp", "kairox_peer", "mcp", "httpx", "pydantic", "anyio")
+    assert loaded == ["kairox_lsp", "kairox_lsp.hooks"]
 
 
 def test_hooks_register_section_and_provider(tmp_path: Path) -> None:

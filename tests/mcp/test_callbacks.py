@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,15 +84,28 @@ def entry_of(request: pytest.FixtureRequest, name: str, transport: str) -> Itera
     yield {"type": "streamable_http", "url": url, "protocol": "2025-11-25"}
 
 
+@contextlib.asynccontextmanager
+async def runtime_of(
+    request: pytest.FixtureRequest, tmp_path: Path, name: str, transport: str, **options: Any
+) -> AsyncIterator[Runtime]:
+    """:func:`open_runtime` in ``tmp_path`` (with ``options``) on the one server ``name`` over
+    ``transport`` (:func:`entry_of`)."""
+    with entry_of(request, name, transport) as entry:
+        async with open_runtime(tmp_path, {name: entry}, **options) as rt:
+            yield rt
+
+
 def yes(request: ApprovalRequest) -> ApprovalAnswer:
     return ApprovalAnswer.ALLOW_ONCE
 
 
 class Recorder:
-    """Host callbacks that answer with a stub model / a fixed form, recording what they got."""
+    """Host callbacks that answer with a stub model / a fixed form, and an approver that allows
+    once, recording what they got."""
 
     def __init__(self, label: str = "stub") -> None:
         self.label = label
+        self.asked: list[ApprovalRequest] = []
         self.sampled: list[types.CreateMessageRequestParams] = []
         self.elicited: list[Any] = []
         self.contexts: list[ClientRequestContext] = []
@@ -107,6 +120,10 @@ class Recorder:
         return types.CreateMessageResult(
             role="assistant", content=types.TextContent(type="text", text=f"echo {said}"), model=self.label
         )
+
+    def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        self.asked.append(request)
+        return ApprovalAnswer.ALLOW_ONCE
 
     async def elicitation(self, context: ClientRequestContext, params: Any) -> types.ElicitResult:
         self.elicited.append(params)
@@ -158,19 +175,14 @@ async def test_sampling_asks_the_policy_then_the_runtime_callback_answers(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str
 ) -> None:
     rec = Recorder()
-    asked: list[ApprovalRequest] = []
-
-    def approver(request: ApprovalRequest) -> ApprovalAnswer:
-        asked.append(request)
-        return ApprovalAnswer.ALLOW_ONCE
-
-    with entry_of(request, "sampler", transport) as entry:
-        async with open_runtime(tmp_path, {"sampler": entry}, sampling_callback=rec.sampling, approver=approver) as rt:
-            result = await rt.call_tool("sampler.ask_model", {"prompt": "what is 2+2?"})
+    async with runtime_of(
+        request, tmp_path, "sampler", transport, sampling_callback=rec.sampling, approver=rec.approve
+    ) as rt:
+        result = await rt.call_tool("sampler.ask_model", {"prompt": "what is 2+2?"})
     assert result.text == "stub: echo what is 2+2?", result.text
     assert rec.sampled[0].max_tokens == 50
     assert isinstance(rec.contexts[0], ClientRequestContext)  # the SDK's own context, unchanged
-    sampling_asks = [r for r in asked if r.tool.id == "mcp.sampler.sampling"]
+    sampling_asks = [r for r in rec.asked if r.tool.id == "mcp.sampler.sampling"]
     assert len(sampling_asks) == 1
     assert sampling_asks[0].reason == 'MCP server sampler wants to ask the model: "what is 2+2?"'
 
@@ -207,20 +219,15 @@ async def test_the_sampling_setting_of_the_users_own_config(
     tmp_path: Path, mode: str, asks: int, answered: bool
 ) -> None:
     rec = Recorder()
-    asked: list[ApprovalRequest] = []
-
-    def approver(request: ApprovalRequest) -> ApprovalAnswer:
-        if request.tool.id.endswith(".sampling"):
-            asked.append(request)
-        return ApprovalAnswer.ALLOW_ONCE
-
     with sdk_entry("sampler", sampling=mode) as entry:
-        async with open_runtime(tmp_path, {"sampler": entry}, sampling_callback=rec.sampling, approver=approver) as rt:
+        async with open_runtime(
+            tmp_path, {"sampler": entry}, sampling_callback=rec.sampling, approver=rec.approve
+        ) as rt:
             try:
                 text = (await rt.call_tool("sampler.ask_model", {"prompt": "hi"})).text
             except ToolError as exc:
                 text = str(exc)
-    assert len(asked) == asks
+    assert len([r for r in rec.asked if r.tool.id.endswith(".sampling")]) == asks
     assert (text == "stub: echo hi") is answered, text
     if mode == "deny":
         assert 'sampling is denied for MCP server sampler (sampling = "deny")' in text
@@ -356,24 +363,17 @@ async def test_elicitation_form_and_url_reach_the_callback(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str
 ) -> None:
     rec = Recorder("Ada")
-    asked: list[ApprovalRequest] = []
-
-    def approver(request: ApprovalRequest) -> ApprovalAnswer:
-        asked.append(request)
-        return ApprovalAnswer.ALLOW_ONCE
-
-    with entry_of(request, "asker", transport) as entry:
-        async with open_runtime(
-            tmp_path, {"asker": entry}, elicitation_callback=rec.elicitation, approver=approver
-        ) as rt:
-            form = await rt.call_tool("asker.ask_user", {"question": "Who are you?"})
-            url = await rt.call_tool("asker.ask_url")
+    async with runtime_of(
+        request, tmp_path, "asker", transport, elicitation_callback=rec.elicitation, approver=rec.approve
+    ) as rt:
+        form = await rt.call_tool("asker.ask_user", {"question": "Who are you?"})
+        url = await rt.call_tool("asker.ask_url")
     # the host's answer, and the schema's default for the field it left out (agree)
     assert json.loads(form.text) == {"action": "accept", "content": {"name": "Ada", "age": 7, "agree": False}}
     assert url.text == "accept"
     assert rec.elicited[0].requested_schema["required"] == ["name"]
     assert rec.elicited[1].url == "https://example.com/login?flow=7"
-    reasons = [r.reason for r in asked if r.tool.id == "mcp.asker.elicitation"]
+    reasons = [r.reason for r in rec.asked if r.tool.id == "mcp.asker.elicitation"]
     assert reasons == [
         "MCP server asker wants to ask you: Who are you?",
         "MCP server asker wants you to open https://example.com/login?flow=7: Sign in to continue",
@@ -421,10 +421,9 @@ async def test_url_elicitation_required_keeps_its_message_and_url(
 ) -> None:
     from kairox_mcp.client import McpUrlElicitationRequired
 
-    with entry_of(request, "asker", transport) as entry:
-        async with open_runtime(tmp_path, {"asker": entry}) as rt:
-            with pytest.raises(McpUrlElicitationRequired) as caught:
-                await rt.call_tool("asker.needs_login", approver=yes)
+    async with runtime_of(request, tmp_path, "asker", transport) as rt:
+        with pytest.raises(McpUrlElicitationRequired) as caught:
+            await rt.call_tool("asker.needs_login", approver=yes)
     message = str(caught.value)
     assert caught.value.code == -32042
     assert "Authorization required" in message

@@ -16,6 +16,7 @@ import pytest
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_helpers import MemoryTransport, memory_config, open_runtime
+from shared_helpers import loaded_after
 
 from kairox._events import ProviderFailed, ToolsChanged
 from kairox._tools import ImageContent
@@ -317,31 +318,17 @@ async def test_disabled_servers_are_listed_but_not_started(tmp_path: Path) -> No
 
 
 def test_no_servers_means_mcp_is_never_imported(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     code = (
-        "import anyio, sys\n"
+        "import anyio\n"
         "from kairox import Runtime\n"
         "async def main():\n"
         f"    async with Runtime.open({str(tmp_path)!r}, config_files=[]) as rt:\n"
         "        pass\n"
-        "anyio.run(main)\n"
-        "leaked = sorted(m for m in ('mcp', 'httpx2', 'pydantic', 'starlette') if m in sys.modules)\n"
-        "print(','.join(leaked))\n"
+        "anyio.run(main)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == ""
+    assert loaded_after(code, "mcp", "httpx2", "pydantic", "starlette") == []
 
 
 def test_hooks_modules_are_cheap_to_import() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "import kairox_mcp.hooks, kairox_sse.hooks, kairox_streamable_http.hooks\n"
-        "print(','.join(m for m in ('mcp', 'httpx2', 'httpx', 'pydantic', 'starlette') if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == ""
+    code = "import kairox_mcp.hooks, kairox_sse.hooks, kairox_streamable_http.hooks"
+    assert loaded_after(code, "mcp", "httpx2", "httpx", "pydantic", "starlette") == []

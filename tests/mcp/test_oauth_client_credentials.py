@@ -208,28 +208,38 @@ def test_config_refuses_what_cannot_work() -> None:
         assert info.value.path == field or field in str(info.value), (field, str(info.value))
 
 
+class RecordedCli:
+    """The real CLI (a subprocess, -vvv) on a fresh workspace and ``KAIROX_HOME`` (``home``) under
+    ``tmp``, with ``secrets`` in its environment; ``outputs`` keeps every stdout and stderr. A
+    secret (given here or to one run) never reaches a kairox argv."""
+
+    def __init__(self, tmp: Path, **secrets: str) -> None:
+        self.home = tmp / "kx"
+        self.home.mkdir()
+        (tmp / "ws").mkdir()
+        self.env = {**os.environ, "KAIROX_HOME": str(self.home), "PYTHONUNBUFFERED": "1", **secrets}
+        self.secrets = list(secrets.values())
+        self.argv = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(tmp / "ws")]
+        self.outputs: list[str] = []
+
+    def run(self, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        argv = [*self.argv, *args]
+        assert not any(secret in " ".join(argv) for secret in [*self.secrets, *extra.values()])
+        done = subprocess.run(argv, capture_output=True, text=True, env={**self.env, **extra}, timeout=60)
+        self.outputs.extend([done.stdout, done.stderr])
+        return done
+
+
 def test_no_secret_in_any_output(tmp_path: Path, no_leftovers: None) -> None:
     """The real CLI (a subprocess, -vvv): status, a tool call, a login with the right secret and
     one with a wrong one against an authorization server that quotes what it was given. The
     secret (given in the environment), the access token and what the server quoted appear on no
     stdout or stderr, and no kairox process gets the secret in its argv."""
     wrong = "wrong-" + "secret-quoted-back-by-the-server"
-    env = {**os.environ, "KAIROX_HOME": str(tmp_path / "kx"), "PYTHONUNBUFFERED": "1", "MACHINE_SECRET": SECRET}
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (tmp_path / "kx").mkdir()
-    cli = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(ws)]
-    outputs: list[str] = []
-
-    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        argv = [*cli, *args]
-        assert SECRET not in " ".join(argv) and wrong not in " ".join(argv)
-        done = subprocess.run(argv, capture_output=True, text=True, env={**env, **extra}, timeout=60)
-        outputs.extend([done.stdout, done.stderr])
-        return done
-
+    cli = RecordedCli(tmp_path, MACHINE_SECRET=SECRET)
+    run, outputs = cli.run, cli.outputs
     with cc_server(tmp_path, "--echo-errors") as base:
-        (tmp_path / "kx" / "kairox.toml").write_text(
+        (cli.home / "kairox.toml").write_text(
             f'[mcp_servers.s]\ntype = "http"\nurl = "{base}/mcp"\ntrust_annotations = true\n'
             f'oauth = {{ grant = "client_credentials", client_id = "machine", issuer = "{base}", '
             'client_secret_env = "MACHINE_SECRET" }\n'
@@ -239,7 +249,7 @@ def test_no_secret_in_any_output(tmp_path: Path, no_leftovers: None) -> None:
         assert call.returncode == 0 and "machine" in call.stdout
         login_ok = run("mcp", "login", "s")
         assert login_ok.returncode == 0, outputs
-        token = json.loads(token_path("s", env).read_text())["tokens"]["access_token"]
+        token = json.loads(token_path("s", cli.env).read_text())["tokens"]["access_token"]
         failed = run("mcp", "login", "s", MACHINE_SECRET=wrong)
         assert failed.returncode != 0 and "token request failed" in failed.stderr, outputs
         status = run("mcp", "status", MACHINE_SECRET=wrong)
@@ -291,28 +301,17 @@ def test_identity_assertion_no_secret_in_any_output(tmp_path: Path, no_leftovers
     the identity provider quotes back. Neither ID token, the client secret nor the access token
     appears on any stdout or stderr; the refusal names the identity provider and the status."""
     wrong = "wrong-id-token-" + "quoted-back-by-the-idp"
-    env = {**os.environ, "KAIROX_HOME": str(tmp_path / "kx"), "PYTHONUNBUFFERED": "1"}
-    env.update({"MACHINE_SECRET": SECRET, "SSO_ID_TOKEN": ID_TOKEN})
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (tmp_path / "kx").mkdir()
-    cli = [*peers.fixture_server("oauth_cli"), "-vvv", "-w", str(ws)]
-    outputs: list[str] = []
-
-    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([*cli, *args], capture_output=True, text=True, env={**env, **extra}, timeout=60)
-        outputs.extend([done.stdout, done.stderr])
-        return done
-
+    cli = RecordedCli(tmp_path, MACHINE_SECRET=SECRET, SSO_ID_TOKEN=ID_TOKEN)
+    run, outputs = cli.run, cli.outputs
     with cc_server(tmp_path, "--identity-assertion", "--echo-errors") as base:
         oauth = assertion_entry(base)["oauth"]
         inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in oauth.items())
-        (tmp_path / "kx" / "kairox.toml").write_text(
+        (cli.home / "kairox.toml").write_text(
             f'[mcp_servers.s]\ntype = "http"\nurl = "{base}/mcp"\ntrust_annotations = true\noauth = {{ {inline} }}\n'
         )
         call = run("tools", "call", "s.whoami")
         assert call.returncode == 0 and "machine" in call.stdout, outputs
-        token = json.loads(token_path("s", env).read_text())["tokens"]["access_token"]
+        token = json.loads(token_path("s", cli.env).read_text())["tokens"]["access_token"]
         failed = run("mcp", "login", "s", SSO_ID_TOKEN=wrong)
         assert failed.returncode != 0 and "refused the token exchange (HTTP 400)" in failed.stderr, outputs
         assert stats(base)["refused"] == 1

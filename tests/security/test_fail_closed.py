@@ -16,13 +16,6 @@ from kairox_testing import KairoxHarness
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    return home
-
-
-@pytest.fixture
 def ws(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()

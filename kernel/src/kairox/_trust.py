@@ -15,7 +15,6 @@ Items the user's own files declare need no trust (:attr:`TrustState.USER`).
 
 from __future__ import annotations
 
-import enum
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from typing import Any, Union
 import attrs
 
 from ._declared import Declared
+from ._types import StrEnum
 from .files import atomic_write_text, locked
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ TRUST_FILE = "trust.json"
 _VERSION = 1
 
 
-class TrustState(str, enum.Enum):
+class TrustState(StrEnum):
     """Whether a declared item may run."""
 
     #: declared by the user's own files (or given in code): needs no trust
@@ -50,9 +50,6 @@ class TrustState(str, enum.Enum):
     #: its fingerprint cannot cover everything it runs (:attr:`Declared.refused` says why):
     #: it cannot be trusted as it is
     REFUSED = "refused"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def allowed(self) -> bool:

@@ -7,15 +7,26 @@ from typing import Any
 
 import attrs
 
-__all__ = ["ApprovalPolicy", "Capability", "Domain", "Permissions", "SandboxPolicy", "ServerState", "ServerStatus"]
+__all__ = [
+    "ApprovalPolicy",
+    "Capability",
+    "Domain",
+    "Permissions",
+    "SandboxPolicy",
+    "ServerState",
+    "ServerStatus",
+    "StrEnum",
+]
 
 
-class _StrEnum(str, enum.Enum):
+class StrEnum(str, enum.Enum):
+    """An enum of strings that prints as its value (``enum.StrEnum`` from Python 3.11)."""
+
     def __str__(self) -> str:
         return str(self.value)
 
 
-class Domain(_StrEnum):
+class Domain(StrEnum):
     """Where a tool's effects land."""
 
     LOCAL = "local"
@@ -23,7 +34,7 @@ class Domain(_StrEnum):
     SYSTEM = "system"
 
 
-class Capability(_StrEnum):
+class Capability(StrEnum):
     """What a tool does there."""
 
     READ = "read"
@@ -31,7 +42,7 @@ class Capability(_StrEnum):
     EXECUTE = "execute"
 
 
-class ApprovalPolicy(_StrEnum):
+class ApprovalPolicy(StrEnum):
     """When the user is asked (strictest first)."""
 
     UNTRUSTED = "untrusted"
@@ -40,7 +51,7 @@ class ApprovalPolicy(_StrEnum):
     NEVER = "never"
 
 
-class SandboxPolicy(_StrEnum):
+class SandboxPolicy(StrEnum):
     """What tools may change (strictest first)."""
 
     READ_ONLY = "read_only"
@@ -66,7 +77,7 @@ class Permissions:
     tools: tuple[str, ...] | None = None
 
 
-class ServerState(_StrEnum):
+class ServerState(StrEnum):
     """Lifecycle of a managed server (MCP, LSP, DAP)."""
 
     STOPPED = "stopped"

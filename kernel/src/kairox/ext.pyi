@@ -234,3 +234,6 @@ from ._types import (
 from ._types import (
     SandboxPolicy as SandboxPolicy,
 )
+from ._types import (
+    StrEnum as StrEnum,
+)

@@ -9,13 +9,12 @@ what the loader decided (enabled, trusted, compatible, loaded) for display.
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy
+from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy, StrEnum
 
 from .errors import Problem
 
@@ -39,7 +38,7 @@ __all__ = [
 CONTRIBUTION_KINDS = ("skill", "command", "agent", "tool", "hook", "mcp_server", "lsp_server", "output_style")
 
 
-class Trust(str, enum.Enum):
+class Trust(StrEnum):
     """How much a plugin is trusted, most first. A declared level is information,
     never permission: a workspace plugin still asks before it loads."""
 
@@ -47,9 +46,6 @@ class Trust(str, enum.Enum):
     VERIFIED = "verified"
     COMMUNITY = "community"
     UNKNOWN = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ to take them back (``undo``):
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -29,6 +30,7 @@ from .model import Contribution
 
 if TYPE_CHECKING:
     from kairox import Runtime
+    from kairox_agents import DefinitionRegistry
 
 __all__ = [
     "Routed",
@@ -165,16 +167,31 @@ def permission_guard(runtime: Runtime, providers: set[str], permissions: Permiss
     return guard
 
 
-def _mcp_manager(runtime: Runtime) -> Any:
-    """kairox-mcp's manager, or why there is none."""
+def _provider(runtime: Runtime, distribution: str, kind: str, name: str = "") -> tuple[Any, str]:
+    """The provider of ``distribution`` (its module's class ``kind``) that ``runtime`` holds as
+    ``name`` (the module's ``PROVIDER_NAME`` when empty), or ``None`` and why there is none."""
     try:
-        from kairox_mcp import McpServerManager
+        module = importlib.import_module(distribution.replace("-", "_"))
     except ImportError:
-        return None, "kairox-mcp is not installed (pip install kairox-mcp)"
-    manager = runtime.providers.get("mcp")
-    if not isinstance(manager, McpServerManager):
-        return None, "kairox-mcp's manager is not loaded in this runtime"
-    return manager, ""
+        return None, f"{distribution} is not installed (pip install {distribution})"
+    provider = runtime.providers.get(name or module.PROVIDER_NAME)
+    if not isinstance(provider, getattr(module, kind)):
+        return None, f"{distribution}'s provider is not loaded in this runtime"
+    return provider, ""
+
+
+def _routing_to(
+    runtime: Runtime, items: Sequence[Contribution], distribution: str, kind: str, name: str = ""
+) -> tuple[Routed, Any]:
+    """A :class:`Routed` for ``items`` and the provider they go to (:func:`_provider`), or no
+    provider and a final answer: nothing to route, or every item failed with the reason."""
+    out = Routed()
+    if not items:
+        return out, None
+    provider, why = _provider(runtime, distribution, kind, name)
+    if provider is None:
+        out.fail_all(items, why)
+    return out, provider
 
 
 async def route_mcp_servers(
@@ -189,12 +206,9 @@ async def route_mcp_servers(
     server in the manager, with the reason, never a silent loss. kairox-mcp has no
     per-server permissions, so a plugin's declared permissions reach its MCP tools
     through :func:`permission_guard`."""
-    out = Routed()
-    if not items:
-        return out
-    manager, why = _mcp_manager(runtime)
+    out, manager = _routing_to(runtime, items, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
-        return out.fail_all(items, why)
+        return out
     from kairox_mcp import ServerDefinition, UnavailableServer, parse_mcp_json
 
     names: list[str] = []
@@ -236,7 +250,7 @@ async def route_mcp_servers(
 
 def hold_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution], reason: str) -> None:
     """List an untrusted bundle's servers in the MCP manager as untrusted (never defined)."""
-    manager, _why = _mcp_manager(runtime)
+    manager, _why = _provider(runtime, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
         return
     from kairox_mcp import UnavailableServer
@@ -280,16 +294,11 @@ def _async(fn: Callable[[], Any]) -> Undo:
 
 async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
     """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``)."""
-    out = Routed()
-    if not items:
+    out, provider = _routing_to(runtime, items, "kairox-lsp", "LspToolProvider")
+    if provider is None:
         return out
-    try:
-        from kairox_lsp import PROVIDER_NAME, LspToolProvider, add_bundle_servers
-    except ImportError:
-        return out.fail_all(items, "kairox-lsp is not installed (pip install kairox-lsp)")
-    provider = runtime.providers.get(PROVIDER_NAME)
-    if not isinstance(provider, LspToolProvider):
-        return out.fail_all(items, "kairox-lsp's provider is not loaded in this runtime")
+    from kairox_lsp import add_bundle_servers
+
     added: list[str] = []
     for item in items:
         errors = add_bundle_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
@@ -388,16 +397,9 @@ async def route_definitions(
     file and field."""
     import anyio
 
-    out = Routed()
-    if not items:
+    out, provider = _routing_to(runtime, items, "kairox-agents", "AgentsProvider")
+    if provider is None:
         return out
-    try:
-        from kairox_agents import PROVIDER_NAME, AgentsProvider, DefinitionRegistry
-    except ImportError:
-        return out.fail_all(items, "kairox-agents is not installed (pip install kairox-agents)")
-    provider = runtime.providers.get(PROVIDER_NAME)
-    if not isinstance(provider, AgentsProvider):
-        return out.fail_all(items, "kairox-agents is not loaded in this runtime")
     registry: DefinitionRegistry[Any] = provider.agents if kind == "agent" else provider.output_styles
     source = provider_name(plugin)
 

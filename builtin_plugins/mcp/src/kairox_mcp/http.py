@@ -36,7 +36,7 @@ from kairox.ext import redact
 from .config import McpServerConfig, redact_url
 from .transport import MAX_MESSAGE_BYTES, ConnectContext, Diagnostics, size_text
 
-__all__ = ["PeerWatch", "ResponseTooLarge", "WatchingTransport", "make_http_client", "oauth_for"]
+__all__ = ["PeerWatch", "ResponseTooLarge", "WatchingTransport", "connection_parts", "make_http_client", "oauth_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -220,6 +220,19 @@ def oauth_for(
         watch.mark_unauthorized(message)
 
     return auth.runtime_auth(context.server_name, server, context.env, needed)
+
+
+def connection_parts(
+    server: McpServerConfig, context: ConnectContext
+) -> tuple[str, dict[str, str], PeerWatch, httpx2.Auth | None]:
+    """What an HTTP transport connects ``server`` with: its ``url``, its headers, a
+    :class:`PeerWatch` over it and its OAuth (:func:`oauth_for`). Raises ``ValueError`` when
+    the entry has no ``url``."""
+    if not server.url:
+        raise ValueError(f"a {server.type} server needs `url`")
+    headers = server.resolve_headers(context.env)
+    watch = PeerWatch(server.url, context.diagnostics)
+    return server.url, headers, watch, oauth_for(server, context, headers, watch)
 
 
 def make_http_client(

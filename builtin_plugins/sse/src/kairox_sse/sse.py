@@ -48,16 +48,11 @@ async def open_connection(server: McpServerConfig, context: ConnectContext) -> A
     import httpx2
     from mcp.client.sse import sse_client
 
-    from kairox_mcp.http import PeerWatch, make_http_client, oauth_for
+    from kairox_mcp.http import connection_parts, make_http_client
 
-    if not server.url:
-        raise ValueError("an sse server needs `url`")
-    headers = server.resolve_headers(context.env)
-    diag = context.diagnostics
-    watch = PeerWatch(server.url, diag)
     # OAuth (kairox mcp login): the stored token, refreshed; a 401 challenge ends the
     # connection with "needs authorization" instead of an opaque error
-    auth = oauth_for(server, context, headers, watch)
+    url, headers, watch, auth = connection_parts(server, context)
 
     def factory(
         headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
@@ -65,10 +60,10 @@ async def open_connection(server: McpServerConfig, context: ConnectContext) -> A
         return make_http_client(server, context, headers=headers or {}, timeout=timeout, auth=auth, watch=watch)
 
     def on_session(session_id: str) -> None:
-        diag.stderr.append(f"[sse] connected to {redact_url(server.url or '')}")
+        context.diagnostics.stderr.append(f"[sse] connected to {redact_url(url)}")
 
     async with sse_client(
-        server.url,
+        url,
         headers=headers,
         timeout=server.http_timeout,
         sse_read_timeout=server.sse_read_timeout,

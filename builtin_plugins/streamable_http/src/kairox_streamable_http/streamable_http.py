@@ -35,21 +35,17 @@ async def open_connection(server: McpServerConfig, context: ConnectContext) -> A
     """:meth:`StreamableHttpTransport.connect`: connect to ``server.url`` and yield the session's streams."""
     from mcp.client.streamable_http import streamable_http_client
 
-    from kairox_mcp.http import PeerWatch, make_http_client, oauth_for
+    from kairox_mcp.http import connection_parts, make_http_client
     from kairox_mcp.transport import MAX_MESSAGE_BYTES
 
-    if not server.url:
-        raise ValueError("a streamable_http server needs `url`")
-    watch = PeerWatch(server.url, context.diagnostics)
-    # We own the client (headers, timeouts, error notes, the watch); the SDK sends the
-    # session's DELETE through it when the connection closes normally.
-    headers = server.resolve_headers(context.env)
     # OAuth (kairox mcp login): the stored token, refreshed; a 401 challenge ends the
     # connection with "needs authorization" instead of an opaque error
-    auth = oauth_for(server, context, headers, watch)
+    url, headers, watch, auth = connection_parts(server, context)
+    # We own the client (headers, timeouts, error notes, the watch); the SDK sends the
+    # session's DELETE through it when the connection closes normally.
     async with make_http_client(server, context, headers=headers, watch=watch, auth=auth) as client:
         async with streamable_http_client(
-            server.url, http_client=client, terminate_on_close=True, max_sse_event_size=MAX_MESSAGE_BYTES
+            url, http_client=client, terminate_on_close=True, max_sse_event_size=MAX_MESSAGE_BYTES
         ) as (read, write):
             # the session reads through the watch's relay: pending requests fail as soon as
             # the watch declares the server gone or unauthorized
