@@ -150,6 +150,37 @@ def _print_view(d: dict[str, Any]) -> None:
             click.echo(f"  {p['severity']}: {where}: {p['message']}" if where else f"  {p['severity']}: {p['message']}")
 
 
+@plugin_group.command("lint")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@JSON_FLAG
+@click.pass_context
+def lint_cmd(ctx: click.Context, path: Path, as_json: bool) -> None:
+    """Check the plugin directory PATH against every format that claims it.
+
+    Each manifest format that recognises PATH (Claude Code, Codex, Agent Plugins, kairox,
+    Philont, ...) reads it on its own; then every skill, command, agent and output style
+    and every MCP server entry it names is read as kairox would load it. Runs nothing.
+    Exits 1 when there is an error."""
+    root = Path(os.path.realpath(path))
+    report = _run(ctx, lambda rt: _lint(rt, root))
+    if want_json(ctx, as_json):
+        echo_json(report.to_dict())
+    else:
+        formats = ", ".join(report.formats) or "none"
+        click.echo(f"{report.root}: read as {formats}")
+        for finding in report.findings:
+            click.echo(f"  {finding.render()}")
+        warnings = len(report.findings) - report.errors
+        click.echo(f"{report.errors} error{'s' * (report.errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    ctx.exit(1 if report.errors else 0)
+
+
+async def _lint(rt: Runtime, path: Path) -> Any:
+    from .lint import lint_plugin
+
+    return lint_plugin(rt, path)
+
+
 @plugin_group.command("install")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @SCOPE

@@ -173,7 +173,7 @@ def sorted_formats(formats: Iterable[Any]) -> list[Any]:
     return sorted(formats, key=lambda f: (getattr(f, "priority", 0), getattr(f, "name", "")))
 
 
-def _ask(fmt: Any, root: Path, reader: Root) -> BundleManifest | None:
+def ask_format(fmt: Any, root: Path, reader: Root) -> BundleManifest | None:
     """``fmt.probe(root)`` (with the bundle's contained ``reader`` when the format takes one);
     a format's own bug is this directory's :class:`ManifestError`."""
     try:
@@ -209,7 +209,7 @@ def probe(
     try:
         for fmt in ordered:
             if not getattr(fmt, "fallback", False):
-                manifest = _ask(fmt, root, contained)
+                manifest = ask_format(fmt, root, contained)
                 if manifest is not None:
                     found.append(manifest)
         if found:
@@ -218,7 +218,7 @@ def probe(
             return merge_manifests(found), None
         for fmt in ordered:
             if getattr(fmt, "fallback", False):
-                manifest = _ask(fmt, root, contained)
+                manifest = ask_format(fmt, root, contained)
                 if manifest is not None:
                     return manifest, None
     except ManifestError as exc:
