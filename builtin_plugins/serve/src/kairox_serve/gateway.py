@@ -785,11 +785,14 @@ def _resources_of(skill: SkillDef) -> list[types.Resource]:
             size = os.path.getsize(path)
         except OSError:
             continue
+        own = rel == "SKILL.md"
         out.append(
             types.Resource(
                 uri=skill_uri(skill.name, rel),
-                name=f"{skill.name}/{rel}",
-                description=skill.description if rel == "SKILL.md" else f"file of the skill {skill.name}",
+                # a SKILL.md is named and described by its frontmatter (the skills extension's resource metadata)
+                name=skill.frontmatter.name if own else f"{skill.name}/{rel}",
+                description=skill.description if own else f"file of the skill {skill.name}",
+                mime_type="text/markdown" if own else None,
                 size=size,
             )
         )
