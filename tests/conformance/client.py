@@ -254,6 +254,36 @@ async def run_kairox(url: str) -> None:
                             break
                     await ready(server)
 
+            if SCENARIO.startswith("sep-2640-"):
+                await use_skills(rt, server)
+
+
+async def use_skills(rt: Any, server: Any) -> None:
+    """The skills extension (SEP-2640), as an agent uses it: the server's listing is in the
+    registry (nothing read); in a ``verify`` scenario the agent activates the one skill and,
+    when that worked, goes on to read the files its SKILL.md points to. The suite fails a
+    client that reads a supporting file after being served a SKILL.md that fails verification."""
+    with anyio.move_on_after(TIMEOUT):
+        while not any(s.source == "mcp" for s in rt.skills.all_found()):  # noqa: ASYNC110 - the runtime's task lists
+            await anyio.sleep(0.05)
+    print(
+        f"skills: {[s.name for s in rt.skills.skills()]}; errors: {[str(e) for e in rt.skills.errors]}", file=sys.stderr
+    )
+    if "verify" not in SCENARIO:
+        return
+    from kairox_mcp import manager_of
+
+    skill = rt.skills.get("c:pdf-processing")
+    async with rt.session() as session:
+        try:
+            await session.activate_skill("c:pdf-processing")
+        except Exception as exc:  # the suite judges the wire: a refusal is logged
+            print(f"activation refused: {exc}", file=sys.stderr)
+            return
+    for uri, _digest, _size in skill.loader.entry.files:
+        if uri != skill.loader.entry.uri:
+            await manager_of(rt).read_resource(server.name, uri)
+
 
 # -- the SDK -----------------------------------------------------------------------------------
 

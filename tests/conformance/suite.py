@@ -133,6 +133,26 @@ def run_client(who: str, scenario: str, revision: str | None, out: Path) -> tupl
     return verdict(results[scenario]), proc.stdout
 
 
+def run_server_scenario(url: str, scenario: str, out: Path) -> tuple[Verdict, dict[str, str]]:
+    """One server scenario (an extension's, on no revision's timeline) against ``url``: the
+    verdict, and each check's status by id (an extension the server does not declare is all
+    SKIPPED, which the verdict alone would pass)."""
+    proc = subprocess.run(
+        [*peers.conformance_cli(), "server", "--url", url, "--scenario", scenario, "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        start_new_session=True,
+    )
+    results = _results(out, prefix="server-")
+    if scenario not in results:
+        raise RuntimeError(
+            f"no results for {scenario} ({proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}"
+        )
+    checks = json.loads(results[scenario].read_text(encoding="utf-8"))
+    return verdict(results[scenario]), {str(c.get("id")): str(c.get("status")) for c in checks}
+
+
 def run_server(url: str, revision: str, out: Path) -> dict[str, Verdict]:
     """Every server scenario of ``revision``'s requirement set (scored or not) against ``url``."""
     proc = subprocess.run(
@@ -165,14 +185,27 @@ USER_CONFIG = textwrap.dedent(
 )
 
 
+#: the workspace skill the skills extension's scenarios find (sep-2640-*): a folder with a file beside
+SKILL_FILES = {
+    "SKILL.md": "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n"
+    "Fill the form in references/FORMS.md.\n",
+    "references/FORMS.md": "Fields: name, date.\n",
+}
+
+
 @contextlib.contextmanager
 def gateway(tmp: Path) -> Iterator[str]:
     """``kairox serve --http`` over a trusted workspace whose one backend (``test``) is the
     fixture, its tools named so that the gateway exports the suite's names
-    (``test.simple_text`` -> ``test_simple_text``); yields the endpoint URL."""
+    (``test.simple_text`` -> ``test_simple_text``), and whose one skill is ``pdf-processing``;
+    yields the endpoint URL."""
     ws, home = tmp / "ws", tmp / "home"
     ws.mkdir(parents=True)
     home.mkdir()
+    for rel, text in SKILL_FILES.items():
+        path = ws / ".kairox" / "skills" / "pdf-processing" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     (ws / "kairox.toml").write_text(
         f"[mcp_servers.test]\ncommand = {sys.executable!r}\nargs = [{str(FIXTURE)!r}, '--prefix', 'test']\n\n"
         '[serve]\ntools = ["test.*"]\n',

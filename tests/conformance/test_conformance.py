@@ -83,3 +83,25 @@ def test_server(revision: str, scenario: str, gateway_results: dict[str, dict[st
     verdict = gateway_results[revision].get(scenario)
     assert verdict is not None, f"the suite reported nothing for {scenario}"
     assert verdict.passed, "\n".join(verdict.failures)
+
+
+@pytest.fixture(scope="module")
+def skills_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """One ``kairox serve --http`` for the server extension scenarios (its workspace has a skill)."""
+    peers.conformance_cli()
+    tmp = tmp_path_factory.mktemp("conformance-extensions")
+    with suite.gateway(tmp / "gateway") as url:
+        yield url, tmp
+
+
+@pytest.mark.parametrize("scenario", EXTENSIONS_FOR_US["server"])
+def test_server_extension(scenario: str, skills_gateway: tuple[str, Path]) -> None:
+    """An extension scenario the gateway implements: scored for us (it must pass)."""
+    url, tmp = skills_gateway
+    verdict, statuses = suite.run_server_scenario(url, scenario, tmp / scenario)
+    assert verdict.passed, "\n".join(verdict.failures)
+    ran = {check for check, status in statuses.items() if check.startswith("sep-2640") and status != "SKIPPED"}
+    if scenario == "sep-2640-skills-directory":  # directoryRead is not declared: nothing to run
+        assert ran == set(), statuses
+    else:  # an undeclared extension would skip every one
+        assert ran, statuses

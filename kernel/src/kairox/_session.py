@@ -67,8 +67,12 @@ class Session:
         """Render a skill for this session: it must be enabled, every tool it lists
         registered, its arguments valid (:class:`~kairox.ext.SkillError` otherwise).
         The result carries the prompt text, the arguments, the tools and the
-        pinned ``model``; it is recorded in :attr:`activated`."""
-        rendered = self.runtime.skills.prepare(name, arguments, tools=self.runtime.tools, session_id=self.id)
+        pinned ``model``; it is recorded in :attr:`activated`. A skill with a
+        :attr:`~kairox.ext.SkillDef.loader` (an MCP server's) is fetched now, not before."""
+        skills = self.runtime.skills
+        skill = skills.require(name, session_id=self.id)
+        body = await skill.loader.load(skill) if skill.loader is not None else None
+        rendered = skills.prepare(name, arguments, tools=self.runtime.tools, session_id=self.id, body=body)
         self.activated.append(rendered)
         self.runtime.events.publish(SkillActivated(session_id=self.id, skill=rendered.name, model=rendered.model))
         return rendered

@@ -16,7 +16,7 @@ import re
 import shlex
 from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
@@ -31,6 +31,7 @@ __all__ = [
     "SkillDef",
     "SkillError",
     "SkillFrontmatter",
+    "SkillLoader",
     "SkillMatch",
     "SkillScope",
     "SkillWarning",
@@ -286,6 +287,17 @@ def _fspath(value: str | os.PathLike[str] | None) -> str | None:
     return None if value is None else os.fspath(value)
 
 
+@runtime_checkable
+class SkillLoader(Protocol):
+    """Fetches the body of a skill that does not live on this machine (an MCP server's
+    ``SKILL.md``) when it is activated, never before: :meth:`kairox.Session.activate_skill`
+    awaits :meth:`load`; :meth:`SkillDef.body` refuses such a skill."""
+
+    async def load(self, skill: SkillDef) -> str:
+        """The skill's body, verified; a :class:`SkillError` says why not."""
+        ...
+
+
 #: folders of a skill that are never its resources
 _NOT_RESOURCES = frozenset({".git", "node_modules", "__pycache__"})
 
@@ -317,6 +329,8 @@ class SkillDef:
     #: scope kairox's own skill wins over an imported one.
     origin: str | None = None
     contained: Root | None = attrs.field(default=None, eq=False, repr=False)
+    #: fetches the body when the skill is activated (a skill served by an MCP server)
+    loader: SkillLoader | None = attrs.field(default=None, repr=False)
 
     @property
     def path(self) -> Path | None:
@@ -364,9 +378,10 @@ class SkillDef:
 
     @property
     def kind(self) -> str:
-        """``"folder"`` (Agent Skills ``<name>/SKILL.md``), ``"file"`` or ``"memory"``."""
+        """``"folder"`` (Agent Skills ``<name>/SKILL.md``), ``"file"``, ``"memory"`` or
+        ``"remote"`` (fetched by its :attr:`loader` when activated)."""
         if self.file is None:
-            return "memory"
+            return "remote" if self.loader is not None and self.body_text is None else "memory"
         return "folder" if os.path.basename(self.file) == "SKILL.md" else "file"
 
     @property
@@ -406,6 +421,10 @@ class SkillDef:
         if self.body_text is not None:
             return self.body_text
         if self.file is None:
+            if self.loader is not None:
+                raise SkillError(
+                    f"skill {self.name}: its body is fetched when it is activated (session.activate_skill)"
+                )
             return ""
         try:
             reader = self._reader(os.path.dirname(os.path.realpath(self.file)))

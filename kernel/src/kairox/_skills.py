@@ -116,7 +116,8 @@ def _score(skill: SkillDef, prompt: str, joined: str, words: set[str]) -> tuple[
     reasons: list[str] = []
     name = skill.name
     own = skill.frontmatter.name  # the plugin namespace is never scored: it is on every skill of the plugin
-    for called in dict.fromkeys((name, own)):
+    # a remote skill (an MCP server's) answers to its full name only: never to another origin's
+    for called in dict.fromkeys((name, own) if skill.loader is None else (name,)):
         if _invoked(called, prompt) and re.search(rf"(?<![\w/$])[/$]{re.escape(called)}(?![\w:-])", prompt):
             score += 10
             reasons.append(f"invoked as /{called}")
@@ -251,12 +252,14 @@ class SkillRegistry:
         self._problems[source] = problems
 
     async def add_source(self, source: SkillSource, runtime: Runtime | None = None) -> None:
-        """Scan one more source (a plugin's bundled skills) into the registry."""
-        before = set(self._winners)
+        """Scan one more source (a plugin's bundled skills) into the registry, or scan a
+        known one again (what it no longer finds is removed)."""
+        before = dict(self._winners)
         await self.scan([source], runtime)
-        added = tuple(sorted(set(self._winners) - before))
-        if added:
-            self._events.publish(SkillsChanged(added=added))
+        added = tuple(sorted(n for n, s in self._winners.items() if before.get(n) != s))
+        removed = tuple(sorted(set(before) - set(self._winners)))
+        if added or removed:
+            self._events.publish(SkillsChanged(added=added, removed=removed))
 
     def remove_source(self, name: str) -> None:
         """Forget a source and its skills (a plugin was disabled)."""
@@ -432,10 +435,12 @@ class SkillRegistry:
         *,
         tools: Container[str] | None,
         session_id: str | None = None,
+        body: str | None = None,
     ) -> RenderedSkill:
         """Everything to run a skill: it exists and is enabled, every tool it
         lists is registered in ``tools`` (pass ``runtime.tools``; ``None`` skips
-        the check), and its arguments are valid. Raises :class:`SkillError`."""
+        the check), and its arguments are valid. Raises :class:`SkillError`.
+        ``body``: the body its :attr:`~SkillDef.loader` fetched (else it is read now)."""
         skill = self.require(name, session_id=session_id)
         if tools is not None:
             missing = skill.missing_tools(tools)
@@ -446,7 +451,7 @@ class SkillRegistry:
                     field="tools",
                 )
         values = skill.bind(arguments)
-        text = render_template(skill.body(), values)
+        text = render_template(skill.body() if body is None else body, values)
         return RenderedSkill(skill=skill, text=text, arguments=values, model=skill.model, tools=skill.tools)
 
 

@@ -160,6 +160,9 @@ from ._skill_model import (
     SkillFrontmatter as SkillFrontmatter,
 )
 from ._skill_model import (
+    SkillLoader as SkillLoader,
+)
+from ._skill_model import (
     SkillMatch as SkillMatch,
 )
 from ._skill_model import (

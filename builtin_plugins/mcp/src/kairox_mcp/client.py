@@ -23,6 +23,7 @@ import anyio
 import mcp.types as types
 from mcp import Client, ClientSession, InputRequiredRoundsExceededError
 from mcp.client.caching import MAX_TTL_MS, CacheConfig, CacheMode, ResponseCacheStore
+from mcp.client.extension import advertise
 from mcp.client.subscriptions import SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -37,6 +38,7 @@ from .caching import OWN_CONTEXT
 from .config import LOG_LEVELS, McpServerConfig
 from .events import McpLogMessage, McpResourceUpdated
 from .host import HostBridge
+from .skills import EXTENSION as SKILLS_EXTENSION
 from .transport import ConnectContext, Diagnostics
 
 if sys.version_info < (3, 11):  # pragma: no cover - 3.10 only
@@ -333,6 +335,9 @@ class McpClient:
             # 2026-07-28: log records are opted into per request (the handshake revisions
             # ignore it and get logging/setLevel after the handshake)
             log_level=cast(Any, config.log_level),
+            # kairox reads skills a server offers (kairox_mcp.skills); a server may refuse
+            # skills/list to a client that did not declare the extension (SEP-2133)
+            extensions=[advertise(SKILLS_EXTENSION)],
             **host.kwargs(),
         )
         async with AsyncExitStack() as stack:

@@ -5,8 +5,9 @@ of the kairox session that belongs to the client's connection (so an "allow for 
 session" lasts as long as that connection); an Ask goes to the client
 (:mod:`kairox_serve.approval`). A 2026-07-28 client's call whose backend may ask it
 something runs in the gateway's task group, held between the client's retries
-(:mod:`kairox_serve.held`). Skills are prompts, their files resources, beside the backends'
-prompts, resources and completions (:mod:`kairox_serve.backends`); the backends' log
+(:mod:`kairox_serve.held`). Skills are prompts, their files resources, and entries of the skills
+extension (:mod:`kairox_serve.skillsext`), beside the backends' prompts, resources and
+completions (:mod:`kairox_serve.backends`); the backends' log
 records and resource updates go to the clients that asked (:mod:`kairox_serve.relay`). What
 a client can see, every route asks one :class:`~kairox_serve.exposure.Exposure`.
 """
@@ -64,6 +65,7 @@ from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool, missing_capability
 from .held import HeldCall, HeldCalls, fingerprint
 from .relay import Listener, Relay
+from .skillsext import SkillsExtension
 
 __all__ = ["Gateway"]
 
@@ -194,6 +196,11 @@ class Gateway:
                 **handlers,
             )
         self.server.middleware.append(self._observe)
+        #: the skills extension (SEP-2640) beside the prompts: it needs the resources capability
+        self.skills_extension: SkillsExtension | None = None
+        if config.resources and SkillsExtension.available():
+            self.skills_extension = SkillsExtension(self.exposure)
+            self.skills_extension.install(self.server)
 
     # -- lifetime ----------------------------------------------------------------
     @asynccontextmanager
@@ -724,8 +731,9 @@ class Gateway:
         uri = str(params.uri)
         if not uri.startswith(SKILL_SCHEME):
             return await self._read_backend_resource(ctx, uri)
+        located = self.skills_extension.locate(uri) if self.skills_extension is not None else None
         try:
-            name, relative = parse_skill_uri(uri)
+            name, relative = located or parse_skill_uri(uri)
         except BadSkillUri as exc:
             raise self._not_found(ctx, uri, str(exc)) from None
         skill = self.exposure.skill(name)
@@ -798,11 +806,14 @@ def _resources_of(skill: SkillDef) -> list[types.Resource]:
             size = os.path.getsize(path)
         except OSError:
             continue
+        own = rel == "SKILL.md"
         out.append(
             types.Resource(
                 uri=skill_uri(skill.name, rel),
-                name=f"{skill.name}/{rel}",
-                description=skill.description if rel == "SKILL.md" else f"file of the skill {skill.name}",
+                # a SKILL.md is named and described by its frontmatter (the skills extension's resource metadata)
+                name=skill.frontmatter.name if own else f"{skill.name}/{rel}",
+                description=skill.description if own else f"file of the skill {skill.name}",
+                mime_type="text/markdown" if own else None,
                 size=size,
             )
         )
