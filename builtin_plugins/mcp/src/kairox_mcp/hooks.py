@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kairox import hookimpl
-from kairox.declare import adds, servers
+from kairox.declare import servers
 from kairox_cli import command
 
 
@@ -26,5 +26,5 @@ kairox_register_config_sections, kairox_register_tool_providers = servers(
     description="MCP servers (stdio, sse, streamable_http), one [mcp_servers.NAME] table each",
 )
 kairox_register_commands = command("mcp", "kairox_mcp.cli:mcp", "List MCP servers, their state, tools and stderr logs.")
-# skills an MCP server offers (the io.modelcontextprotocol/skills extension), as <server>:<name>
-kairox_register_skill_sources = adds("kairox_mcp.skills:McpSkillSource", runtime=True)
+# skills an MCP server offers (the io.modelcontextprotocol/skills extension), as <server>:<name>,
+# are a skill source the manager adds when its first server starts (McpServerManager._add_skill_source)

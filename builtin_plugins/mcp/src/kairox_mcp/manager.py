@@ -87,6 +87,7 @@ class McpServerManager:
         self._transports: Registrar[McpTransport] | None = None
         #: what the servers' clients keep of their list and read results (made with the first start)
         self._store: ResultStore | None = None
+        self._skill_source = False
         #: seconds: when a kept result or tools listing goes stale (tests move it by hand)
         self.clock: Callable[[], float] = time.monotonic
         self._load()
@@ -294,6 +295,7 @@ class McpServerManager:
         unknown = [n for n in wanted if n not in self.definitions]
         if unknown:
             raise KairoxError(f"no MCP server named {', '.join(unknown)} (configured: {', '.join(self.definitions)})")
+        await self._add_skill_source()
         started: list[ServerLifecycle] = []
         for name in wanted:
             current = self._servers.get(name)
@@ -325,6 +327,17 @@ class McpServerManager:
             raise McpStartupError(
                 "; ".join(f"required MCP server {s.name} failed to start: {s.detail}" for s in failed)
             )
+
+    async def _add_skill_source(self) -> None:
+        """The skills the servers offer (the skills extension: :mod:`kairox_mcp.skills`) are a
+        skill source added when the first server starts, so that a workspace with no server
+        never imports it; it lists each server as it becomes ready."""
+        if self._skill_source:
+            return
+        self._skill_source = True
+        from .skills import McpSkillSource
+
+        await self.runtime.skills.add_source(McpSkillSource(self.runtime), self.runtime)
 
     def _result_store(self) -> ResultStore:
         if self._store is None:
