@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._context import build_turn_context
 from ._events import SkillActivated
+from ._tools import ToolResult
+from .errors import ToolError
 
 if TYPE_CHECKING:
     from ._call import Approver
     from ._runtime import Runtime
     from ._skill_model import RenderedSkill, SkillDef
-    from ._tools import ToolResult
 
 __all__ = ["HostCallback", "Session"]
 
@@ -49,9 +50,25 @@ class Session:
         self.activated: list[RenderedSkill] = []
         self.closed = False
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **kwargs: Any) -> ToolResult:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        errors: Literal["raise", "result"] = "raise",
+        **kwargs: Any,
+    ) -> ToolResult:
+        """Call a tool in this session (its approver, its approvals), through the policy and
+        the hooks. ``errors="result"``: a denial, an unknown tool or a failed call comes back
+        as an error :class:`~kairox.ToolResult` whose text says why (what a model reads),
+        instead of raising :class:`~kairox.errors.ToolError`."""
         kwargs.setdefault("approver", self.approver)
-        return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
+        if errors == "raise":
+            return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
+        try:
+            return await self.runtime.call_tool(name, arguments, session=self, **kwargs)
+        except ToolError as exc:
+            return ToolResult.from_text(str(exc), is_error=True)
 
     #: ``await session.turn_context(prompt, *, tool_budget=None, max_skills=5, cwd=None,
     #: skill_budget=SKILL_BUDGET)``: what the model should see this turn (see
