@@ -1,0 +1,133 @@
+"""Marketplace installs give the plugin the tool would install, or fail and change nothing.
+
+Through the CLI, as a user runs it (``kairox catalog install NAME``), with marketplaces
+written in temporary folders for these tests from the formats' documentation:
+
+- a Codex marketplace: ``.agents/plugins/marketplace.json`` (or the same document in
+  ``.claude-plugin/``, which Codex also reads) with local ``./plugins/x`` sources, and a
+  Claude-shaped one in ``.codex-plugin/`` beside the plugin's own manifest, whose ``./``
+  source is the folder holding ``.codex-plugin/``;
+- a Claude marketplace entry ``strict: false`` that lists no components, for a plugin with
+  its own ``.claude-plugin/plugin.json`` (``mcpServers``) and a ``.mcp.json``;
+- entries whose plugin is no plugin at all, or a broken one: the install fails, naming why,
+  and the plugins folder (and any install it was to replace) stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from kairox_testing import KairoxHarness
+
+SKILL = "---\nname: {name}\ndescription: {name} things\n---\nDo {name} things.\n"
+
+
+def write(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+def codex_plugin(root: Path, name: str, skill: str) -> Path:
+    write(root / ".codex-plugin" / "plugin.json", {"name": name, "version": "0.3.0", "skills": "./skills/"})
+    write(root / "skills" / skill / "SKILL.md", SKILL.format(name=skill))
+    return root
+
+
+def sources(*docs: tuple[str, Path]) -> str:
+    out = "[catalog]\nbuiltin = false\n"
+    for name, doc in docs:
+        out += f'\n[[catalog.sources]]\nname = "{name}"\nurl = "{doc}"\n'
+    return out
+
+
+def install(harness: KairoxHarness, name: str, *more: str) -> Any:
+    return harness.cli("catalog", "install", name, "--yes", *more)
+
+
+def inspect(harness: KairoxHarness, name: str) -> dict[str, Any]:
+    result = harness.cli("plugin", "inspect", str(harness.workspace / ".kairox" / "plugins" / name), "--json")
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def inventory(view: dict[str, Any]) -> set[str]:
+    return {f"{item['kind']}/{item['name']}" for item in view["inventory"]}
+
+
+def snapshot(folder: Path) -> dict[str, bytes | str]:
+    """Every file (its bytes) and link (its target) below ``folder``, hidden ones included."""
+    out: dict[str, bytes | str] = {}
+    if not folder.exists():
+        return out
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(folder))
+            if path.is_symlink():
+                out[rel] = os.readlink(path)
+            elif path.is_file():
+                out[rel] = path.read_bytes()
+            else:
+                out[rel] = "<dir>"
+    return out
+
+
+# -- Codex marketplaces: sources resolve to the plugin's own root ------------------------------
+
+
+def test_a_claude_shaped_marketplace_in_codex_plugin_installs_the_plugin_beside_it(
+    harness: KairoxHarness, tmp_path: Path
+) -> None:
+    """``./`` of a marketplace in ``.codex-plugin/`` is the folder holding ``.codex-plugin/`` (the
+    plugin), not ``.codex-plugin/`` itself (which holds two JSON files and no plugin)."""
+    repo = codex_plugin(tmp_path / "solo", "solo", "hello")
+    doc = write(
+        repo / ".codex-plugin" / "marketplace.json",
+        {"name": "solo", "owner": {"name": "Solo"}, "plugins": [{"name": "solo", "source": "./"}]},
+    )
+    harness.write_config(sources(("solo", doc)))
+    harness.trust()
+    result = install(harness, "solo")
+    assert result.exit_code == 0, result.output
+    view = inspect(harness, "solo")
+    assert view["state"] != "failed", view["reason"]
+    assert (view["name"], view["format"]) == ("solo", "codex")
+    assert inventory(view) == {"skill/hello"}
+
+
+def test_a_codex_marketplace_resolves_local_sources_from_its_root(harness: KairoxHarness, tmp_path: Path) -> None:
+    """Codex reads its marketplace from ``.agents/plugins/`` or ``.claude-plugin/``; either way
+    ``./plugins/x`` is below the folder holding that layout (codex-rs ``marketplace_root_dir``)."""
+    docs = []
+    for layout, name in ((".agents/plugins", "agents-mk"), (".claude-plugin", "claude-mk")):
+        market = tmp_path / name
+        codex_plugin(market / "plugins" / f"fmt-{name}", f"fmt-{name}", "tidy")
+        docs.append(
+            (
+                name,
+                write(
+                    market / layout / "marketplace.json",
+                    {
+                        "name": name,
+                        "plugins": [
+                            {
+                                "name": f"fmt-{name}",
+                                "source": {"source": "local", "path": f"./plugins/fmt-{name}"},
+                                "policy": {"installation": "AVAILABLE"},
+                            }
+                        ],
+                    },
+                ),
+            )
+        )
+    harness.write_config(sources(*docs))
+    harness.trust()
+    for name in ("fmt-agents-mk", "fmt-claude-mk"):
+        result = install(harness, name)
+        assert result.exit_code == 0, result.output
+        view = inspect(harness, name)
+        assert view["state"] != "failed" and inventory(view) == {"skill/tidy"}, view
