@@ -20,6 +20,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kairox_catalog.bundles import COMPONENT_FIELDS, merge_manifest
 from kairox_testing import KairoxHarness
 
 SKILL = "---\nname: {name}\ndescription: {name} things\n---\nDo {name} things.\n"
@@ -131,3 +135,100 @@ def test_a_codex_marketplace_resolves_local_sources_from_its_root(harness: Kairo
         assert result.exit_code == 0, result.output
         view = inspect(harness, name)
         assert view["state"] != "failed" and inventory(view) == {"skill/tidy"}, view
+
+
+# -- strict: false: the entry merged with the plugin's own manifest ---------------------------
+
+
+def claude_market(tmp_path: Path, entry: dict[str, Any]) -> Path:
+    plugin = tmp_path / "data" / "plugins" / "db"
+    write(
+        plugin / ".claude-plugin" / "plugin.json",
+        {
+            "name": "db",
+            "version": "1.4.0",
+            "description": "Database helpers",
+            "userConfig": {"dsn": {"type": "string", "title": "DSN", "description": "the database"}},
+            "mcpServers": {"sqlite": {"command": "uvx", "args": ["mcp-server-sqlite"]}},
+        },
+    )
+    write(plugin / ".mcp.json", {"mcpServers": {"pg": {"command": "npx", "args": ["-y", "pg-mcp"]}}})
+    write(plugin / "skills" / "query" / "SKILL.md", SKILL.format(name="query"))
+    return write(
+        tmp_path / "data" / ".claude-plugin" / "marketplace.json",
+        {
+            "name": "data-tools",
+            "owner": {"name": "Data"},
+            "plugins": [{"name": "db", "source": "./plugins/db", **entry}],
+        },
+    )
+
+
+def test_a_strict_false_entry_listing_no_components_keeps_the_plugins_own(
+    harness: KairoxHarness, tmp_path: Path
+) -> None:
+    doc = claude_market(tmp_path, {"strict": False, "description": "Database helpers, curated", "version": "2.0.0"})
+    harness.write_config(sources(("data", doc)))
+    harness.trust()
+    result = install(harness, "db", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    target = Path(report["target"])
+    manifest = json.loads((target / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["mcpServers"] == {"sqlite": {"command": "uvx", "args": ["mcp-server-sqlite"]}}
+    assert manifest["userConfig"]["dsn"]["title"] == "DSN"  # a field the entry cannot carry: kept
+    assert manifest["description"] == "Database helpers, curated"  # the entry's wins
+    assert manifest["version"] == "1.4.0"  # plugin.json's wins (Claude Code's version resolution)
+    assert (target / ".mcp.json").is_file()
+    # what was not kept is said, naming the file and the field
+    assert report["warnings"] == [
+        ".claude-plugin/plugin.json version '1.4.0' is kept over the marketplace entry's '2.0.0' "
+        "(Claude Code: plugin.json's version wins)",
+        ".claude-plugin/plugin.json description 'Database helpers' is replaced by the marketplace entry's "
+        "'Database helpers, curated'",
+    ]
+    view = inspect(harness, "db")
+    assert view["state"] != "failed", view["reason"]
+    assert inventory(view) == {"mcp_server/sqlite", "mcp_server/pg", "skill/query"}
+
+
+def test_a_strict_false_entry_listing_a_component_replaces_the_plugins_and_says_so(
+    harness: KairoxHarness, tmp_path: Path
+) -> None:
+    doc = claude_market(
+        tmp_path, {"strict": False, "mcpServers": {"lite": {"command": "uvx", "args": ["mcp-server-sqlite"]}}}
+    )
+    write(doc.parent.parent / "plugins" / "db" / ".codex-plugin" / "plugin.json", {"name": "db", "skills": "./skills/"})
+    harness.write_config(sources(("data", doc)))
+    harness.trust()
+    result = install(harness, "db")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (
+        ".claude-plugin/plugin.json mcpServers is not installed: the strict: false marketplace entry lists its own "
+        "mcpServers, which replace it" in text
+    )
+    assert ".codex-plugin/plugin.json is not installed" in text
+    view = inspect(harness, "db")
+    assert inventory(view) == {"mcp_server/lite", "mcp_server/pg", "skill/query"}
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_keys = st.sampled_from(["name", "version", "description", "author", "userConfig", "keywords", *COMPONENT_FIELDS])
+
+
+@given(st.dictionaries(_keys, _json, max_size=8), st.dictionaries(_keys, _json, max_size=8))
+def test_merging_drops_nothing_silently(own: dict[str, Any], entry: dict[str, Any]) -> None:
+    merged, notes = merge_manifest(own, entry)
+    assert set(merged) == set(own) | set(entry)
+    for key, value in own.items():
+        if merged[key] != value:  # not kept: a note names the file and the field
+            assert any(n.startswith(f".claude-plugin/plugin.json {key} ") for n in notes), (key, notes)
+    for key, value in entry.items():
+        if merged[key] != value:
+            assert key == "version" and merged[key] == own[key]
+            assert any(n.startswith(".claude-plugin/plugin.json version ") for n in notes)

@@ -191,7 +191,8 @@ def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") 
     if manifest:
         listed = [f"{k} {', '.join(manifest[k])}" for k in PATH_FIELDS if k in manifest]
         notes = (
-            "the marketplace entry is the plugin's manifest (strict: false)"
+            "the marketplace entry describes the plugin (strict: false), merged with its own "
+            ".claude-plugin/plugin.json; install reports what of that is not kept"
             + (f"; installs only the listed {'; '.join(listed)}" if listed else ""),
         )
     return CatalogEntry(
