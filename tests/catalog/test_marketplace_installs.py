@@ -232,3 +232,114 @@ def test_merging_drops_nothing_silently(own: dict[str, Any], entry: dict[str, An
         if merged[key] != value:
             assert key == "version" and merged[key] == own[key]
             assert any(n.startswith(".claude-plugin/plugin.json version ") for n in notes)
+
+
+# -- an install that yields no loadable plugin fails and leaves nothing behind ------------------
+
+
+def test_an_install_that_is_no_loadable_plugin_fails_and_changes_nothing(
+    harness: KairoxHarness, tmp_path: Path
+) -> None:
+    market = tmp_path / "market"
+    codex_plugin(market / "plugins" / "fmt", "fmt", "tidy")
+    write(market / "docs" / "README.md", "just docs\n")
+    # a root plugin.json that is no manifest any format reads (the check was once "a file of that name")
+    write(market / "lookalike" / "plugin.json", {"hello": "world"})
+    write(market / "broken" / ".claude-plugin" / "plugin.json", {"name": "broken", "mcpServers": 5})
+    doc = write(
+        market / ".agents" / "plugins" / "marketplace.json",
+        {
+            "name": "m",
+            "plugins": [
+                {"name": n, "source": f"./{d}"}
+                for n, d in (("fmt", "plugins/fmt"), *[(x, x) for x in ("docs", "lookalike", "broken")])
+            ],
+        },
+    )
+    config = harness.write_config(sources(("m", doc)))
+    harness.trust()
+    plugins = harness.workspace / ".kairox" / "plugins"
+    assert install(harness, "fmt").exit_code == 0
+    before, config_before = snapshot(plugins), config.read_bytes()
+    for name, reason in (
+        ("lookalike", "not a loadable plugin: no manifest format recognises it"),
+        ("broken", "not a loadable plugin: "),
+        ("docs", "not a loadable plugin: no manifest format recognises it"),
+    ):
+        result = install(harness, name)
+        assert (result.exit_code, snapshot(plugins)) == (1, before), result.output  # no folder, no staging left
+        assert f"cannot install {name}: {reason}" in result.output
+    broken = install(harness, "broken")
+    assert ".claude-plugin/plugin.json" in broken.output and "mcpServers" in broken.output  # file and field
+    assert str(plugins) not in broken.output.split("cannot install broken:")[1]  # no staging path
+    assert config.read_bytes() == config_before
+
+
+# -- the attack: a hostile marketplace ------------------------------------------------------------
+
+
+def test_a_hostile_marketplace_cannot_write_outside_nor_leave_a_broken_install(
+    harness: KairoxHarness, tmp_path: Path
+) -> None:
+    """Each hostile entry is refused, naming why; what is outside the plugins folder is untouched,
+    and the plugins folder holds exactly the good install it held (``--force`` never trades it for
+    a broken one), with no staging folder left."""
+    outside = tmp_path / "outside"
+    write(outside / ".claude-plugin" / "plugin.json", {"name": "outside"})
+    write(outside / "secret.txt", "keep me\n")
+    good = tmp_path / "good"
+    codex_plugin(good / "plugins" / "victim", "victim", "tidy")
+    good_doc = write(
+        good / ".claude-plugin" / "marketplace.json",
+        {"name": "good", "owner": {"name": "g"}, "plugins": [{"name": "victim", "source": "./plugins/victim"}]},
+    )
+    evil = tmp_path / "evil"
+    # .claude-plugin/ a link leaving the plugin: a strict: false install writes .claude-plugin/plugin.json
+    write(evil / "plugins" / "linked" / "skills" / "a" / "SKILL.md", SKILL.format(name="a"))
+    (evil / "plugins" / "linked" / ".claude-plugin").symlink_to(
+        os.path.relpath(outside / ".claude-plugin", evil / "plugins" / "linked")
+    )
+    # a listed skill that is a link to a folder outside
+    (evil / "plugins" / "skilled" / "skills").mkdir(parents=True)
+    (evil / "plugins" / "skilled" / "skills" / "x").symlink_to(outside)
+    # a plugin.json no format reads: it once passed the check, and replaced the good install
+    write(evil / "plugins" / "lookalike" / "plugin.json", {"hello": "world"})
+    entries = [
+        {"name": "victim", "source": "./plugins/linked", "strict": False, "description": "pwn"},
+        {"name": "victim", "source": "./plugins/skilled", "strict": False, "skills": ["./skills/x"]},
+        {"name": "victim", "source": "./plugins/lookalike"},
+        {"name": "victim", "source": "./plugins/../../outside"},
+        {"name": "victim", "source": "./plugins/lookalike", "strict": False, "mcpServers": "../../outside/x.json"},
+    ]
+    docs = []
+    for i, entry in enumerate(entries):
+        docs.append(
+            (
+                f"evil{i}",
+                write(
+                    evil / ".claude-plugin" / f"marketplace-{i}.json",
+                    {"name": f"evil{i}", "owner": {"name": "e"}, "plugins": [entry]},
+                ),
+            )
+        )
+    harness.write_config(sources(("good", good_doc), *docs))
+    harness.trust()
+    assert install(harness, "good:victim").exit_code == 0
+    plugins = harness.workspace / ".kairox" / "plugins"
+    before, outside_before = snapshot(plugins), snapshot(outside)
+    assert set(before) >= {"victim/.codex-plugin/plugin.json", "victim/skills/tidy/SKILL.md"}
+    refusals = []
+    for i in range(len(entries)):
+        result = install(harness, f"evil{i}:victim", "--force")
+        assert result.exit_code != 0, result.output
+        assert snapshot(plugins) == before, result.output
+        assert snapshot(outside) == outside_before
+        refusals.append(" ".join(result.output.split()))
+    assert "refusing .claude-plugin: a symbolic link" in refusals[0]
+    assert "refusing skills/x: a symbolic link" in refusals[1]
+    assert "cannot install victim: not a loadable plugin" in refusals[2]
+    # refused as the document is read: the entry is listed as skipped, and install says why
+    assert (
+        "plugins[0].source (victim): source path './plugins/../../outside' escapes the marketplace root" in refusals[3]
+    )
+    assert "plugins[0].mcpServers (victim): path '../../outside/x.json' escapes the plugin root" in refusals[4]

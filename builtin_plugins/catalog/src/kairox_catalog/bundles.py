@@ -47,6 +47,7 @@ __all__ = [
     "assemble_plugin",
     "bundle_dir",
     "bundle_target",
+    "check_plugin",
     "installed_bundles",
     "merge_manifest",
     "place_bundle",
@@ -56,7 +57,6 @@ Scope = Literal["user", "workspace"]
 
 MARKER = ".kairox-catalog.json"
 _DIRS = {"plugin": "plugins", "skill": "skills"}
-_MANIFESTS = (".kairox-plugin/plugin.json", ".codex-plugin/plugin.json", ".claude-plugin/plugin.json", "plugin.json")
 _MAX_DOWNLOAD = 8 * 1024 * 1024
 
 
@@ -204,17 +204,11 @@ def _is_sha(ref: str) -> bool:
     return len(ref) == 40 and all(c in "0123456789abcdef" for c in ref.lower())
 
 
-def _check_bundle(root: Path, kind: str, name: str) -> str:
-    if kind == "skill":
-        if (root / "SKILL.md").is_file() or any(root.glob("*.md")):
-            return "skill file found"
-        raise OSError(f"no SKILL.md (or other .md skill file) in what {name} installs")
-    for manifest in _MANIFESTS:
-        if (root / manifest).is_file():
-            return f"manifest {manifest}"
-    if (root / ".mcp.json").is_file() or (root / "skills").is_dir():
-        return "plugin components found (no manifest)"
-    raise OSError(f"{name} has no plugin manifest ({', '.join(_MANIFESTS[:3])}) nor components")
+def _check_bundle(root: Path, name: str) -> str:
+    """A skill: a ``SKILL.md`` (or another ``.md`` file) is there. Plugins: :func:`check_plugin`."""
+    if (root / "SKILL.md").is_file() or any(root.glob("*.md")):
+        return "skill file found"
+    raise OSError(f"no SKILL.md (or other .md skill file) in what {name} installs")
 
 
 #: Claude component fields -> their default folder (a strict: false entry listing a kind
@@ -328,6 +322,29 @@ def assemble_plugin(root: Path, manifest: dict[str, Any], out: Path) -> tuple[Pa
     return out, notes
 
 
+def check_plugin(runtime: Runtime, root: Path) -> str:
+    """What ``kairox plugin inspect`` would find in ``root`` (the same discovery: every
+    registered manifest format probes it, through the bundle's contained reader); raises
+    ``OSError`` with the reason when that is no loadable plugin."""
+    from kairox_manifests import DiscoveryContext, probe
+
+    ctx = DiscoveryContext.from_runtime(runtime)
+    if not ctx.formats:
+        raise OSError(
+            "no plugin manifest format is registered here (kairox-manifests disabled?): nothing would load it"
+        )
+    manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root))
+    prefix = f"{root}{os.sep}"
+    if error is not None:  # the paths it names are the staging folder's: say them relative to the plugin
+        raise OSError(f"not a loadable plugin: {str(error).replace(prefix, '').replace(str(root), '.')}")
+    if manifest is None:
+        raise OSError(
+            "not a loadable plugin: no manifest format recognises it (no .claude-plugin/, .codex-plugin/, "
+            ".kairox-plugin/ manifest nor a plugin's layout)"
+        )
+    return f"{'+'.join(manifest.all_formats)} plugin {manifest.name}, {len(manifest.contributions)} contributions"
+
+
 def bundle_target(runtime: Runtime, kind: str, scope: Scope, name: str) -> Path:
     """Where the bundle ``name`` of ``kind`` and ``scope`` goes: ``bundle_dir / name``, checked
     to stay in that directory (and, for a workspace install, that directory in the workspace: a
@@ -350,8 +367,11 @@ async def place_bundle(
     runtime: Runtime, progress: Progress, entry: CatalogEntry, scope: Scope, *, notes: list[str]
 ) -> Path:
     """Fetch ``entry``'s files, check them, mark them and move them to :func:`bundle_target`
-    (replacing what is there); return that directory. Raises :class:`BundleError`. What of
-    the plugin's own was not kept (a ``strict: false`` entry's merge) is appended to ``notes``."""
+    (replacing what is there); return that directory. Raises :class:`BundleError`, and then
+    nothing has changed: the files are staged in a hidden folder beside the target (deleted
+    whatever happens), a plugin is checked to be one :func:`check_plugin` loads, and a
+    bundle it replaces is put back when the move fails. What of the plugin's own was not
+    kept (a ``strict: false`` entry's merge) is appended to ``notes``."""
     src = entry.install
     if src is None:
         raise BundleError(f"{entry.name} has no install source")
@@ -368,7 +388,10 @@ async def place_bundle(
                         assemble_plugin, root, entry.manifest, work / "assembled"
                     )
                     notes.extend(merged)
-                step.detail = _check_bundle(root, entry.kind, entry.name)
+                if entry.kind == "plugin":
+                    step.detail = await anyio.to_thread.run_sync(check_plugin, runtime, root)
+                else:
+                    step.detail = _check_bundle(root, entry.name)
             except (OSError, CommandFailed, tarfile.TarError) as exc:
                 raise BundleError(f"cannot install {entry.name}: {exc}") from None
         marker: dict[str, Any] = {
@@ -382,11 +405,14 @@ async def place_bundle(
         (root / MARKER).unlink(missing_ok=True)  # never write through a link the bundle brought
         (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
         bundle_target(runtime, entry.kind, scope, entry.name)  # again: the directories may have changed
+        old = work / "old"
         try:
             if target.is_symlink() or target.exists():
-                target.rename(work / "old")
+                target.rename(old)
             root.rename(target)
         except OSError as exc:
+            if (old.is_symlink() or old.exists()) and not (target.is_symlink() or target.exists()):
+                old.rename(target)  # the install it was to replace stays
             raise BundleError(f"cannot install {entry.name}: {exc}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
