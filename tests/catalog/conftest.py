@@ -8,6 +8,7 @@ import pytest
 from catalog_server import CatalogServer
 
 import kairox_catalog.hooks
+import kairox_manifests.hooks
 from kairox_testing import KairoxHarness
 
 
@@ -19,7 +20,8 @@ def catalog_server() -> Iterator[CatalogServer]:
 
 @pytest.fixture
 def kairox_plugins() -> list[object]:
-    return [kairox_catalog.hooks]
+    # kairox-manifests: its formats are what a plugin install is checked against
+    return [kairox_catalog.hooks, kairox_manifests.hooks]
 
 
 @pytest.fixture

@@ -13,12 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kairox_catalog.catalog import Catalog
-from kairox_catalog.codex_marketplace import (
-    codex_marketplace_base,
-    is_codex_marketplace,
-    parse_codex_marketplace,
-)
+from kairox_catalog.codex_marketplace import is_codex_marketplace, parse_codex_marketplace
 from kairox_catalog.install import Installer, InstallOptions
+from kairox_catalog.marketplace import marketplace_base
 from kairox_catalog.model import InstallSource
 from kairox_testing import KairoxHarness
 
@@ -57,9 +54,15 @@ def test_the_fixture_marketplace() -> None:
 
 
 def test_base_of_a_marketplace_path_and_url() -> None:
-    assert codex_marketplace_base("/srv/m/.agents/plugins/marketplace.json") == "/srv/m"
-    assert codex_marketplace_base("https://x.dev/m/.agents/plugins/marketplace.json") == "https://x.dev/m/"
-    assert codex_marketplace_base("/srv/other/marketplace.json") == "/srv/other"
+    assert marketplace_base("/srv/m/.agents/plugins/marketplace.json") == "/srv/m"
+    assert marketplace_base("https://x.dev/m/.agents/plugins/marketplace.json") == "https://x.dev/m/"
+    assert marketplace_base("/srv/other/marketplace.json") == "/srv/other"
+    # the layouts Codex reads (.agents/plugins/, .claude-plugin/) and the .codex-plugin/ beside a
+    # Codex plugin's manifest: the root is the folder holding them, never the layout folder itself
+    assert marketplace_base("/srv/m/.claude-plugin/marketplace.json") == "/srv/m"
+    assert marketplace_base("file:///srv/m/.codex-plugin/marketplace.json") == "/srv/m"
+    assert marketplace_base("/.codex-plugin/marketplace.json") == "/"
+    assert marketplace_base("/srv/m/plugins/marketplace.json") == "/srv/m/plugins"
 
 
 def test_a_relative_source_in_a_remote_marketplace_is_a_url() -> None:

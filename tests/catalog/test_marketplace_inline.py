@@ -54,7 +54,8 @@ def test_a_strict_entry_has_no_inline_manifest() -> None:
 
 def test_assemble_copies_only_the_listed_components(tmp_path: Path) -> None:
     (entry, _lsp) = parse_document(read_market(), source="m", location=str(MARKET)).entries
-    out = assemble_plugin(MARKET, entry.manifest, tmp_path / "out")
+    out, notes = assemble_plugin(MARKET, entry.manifest, tmp_path / "out")
+    assert notes == []  # the marketplace root has no plugin.json of its own: nothing to merge
     assert sorted(p.name for p in (out / "skills").iterdir()) == ["docx", "pdf", "pptx", "xlsx"]
     assert sorted(p.name for p in (out / "commands").iterdir()) == ["release-notes.md"]
     manifest = json.loads((out / ".claude-plugin" / "plugin.json").read_text())

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from security_helpers import KAIROX, output_of
 
 import kairox_catalog.hooks
+import kairox_manifests.hooks
 from kairox_catalog import bundles
 from kairox_catalog.catalog import Catalog
 from kairox_catalog.documents import parse_document
@@ -63,7 +64,7 @@ class World:
             d.mkdir(parents=True)
         (self.plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "plugin"}))
         self.catalog = tmp_path / "catalog.json"
-        self.harness = KairoxHarness(self.workspace, self.home, plugins=[kairox_catalog.hooks])
+        self.harness = KairoxHarness(self.workspace, self.home, plugins=[kairox_catalog.hooks, kairox_manifests.hooks])
 
     @property
     def plugins(self) -> Path:

@@ -28,6 +28,8 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.to_thread
 
+from kairox.files import Root, loads_bounded
+
 from ._paths import NAME_RE, name_problem, require_inside, resolves_inside, subpath_problem
 from .fetch import USER_AGENT, is_remote, local_path, read_capped
 from .model import CatalogEntry, InstallSource
@@ -45,7 +47,9 @@ __all__ = [
     "assemble_plugin",
     "bundle_dir",
     "bundle_target",
+    "check_plugin",
     "installed_bundles",
+    "merge_manifest",
     "place_bundle",
 ]
 
@@ -53,7 +57,6 @@ Scope = Literal["user", "workspace"]
 
 MARKER = ".kairox-catalog.json"
 _DIRS = {"plugin": "plugins", "skill": "skills"}
-_MANIFESTS = (".kairox-plugin/plugin.json", ".codex-plugin/plugin.json", ".claude-plugin/plugin.json", "plugin.json")
 _MAX_DOWNLOAD = 8 * 1024 * 1024
 
 
@@ -201,23 +204,23 @@ def _is_sha(ref: str) -> bool:
     return len(ref) == 40 and all(c in "0123456789abcdef" for c in ref.lower())
 
 
-def _check_bundle(root: Path, kind: str, name: str) -> str:
-    if kind == "skill":
-        if (root / "SKILL.md").is_file() or any(root.glob("*.md")):
-            return "skill file found"
-        raise OSError(f"no SKILL.md (or other .md skill file) in what {name} installs")
-    for manifest in _MANIFESTS:
-        if (root / manifest).is_file():
-            return f"manifest {manifest}"
-    if (root / ".mcp.json").is_file() or (root / "skills").is_dir():
-        return "plugin components found (no manifest)"
-    raise OSError(f"{name} has no plugin manifest ({', '.join(_MANIFESTS[:3])}) nor components")
+def _check_bundle(root: Path, name: str) -> str:
+    """A skill: a ``SKILL.md`` (or another ``.md`` file) is there. Plugins: :func:`check_plugin`."""
+    if (root / "SKILL.md").is_file() or any(root.glob("*.md")):
+        return "skill file found"
+    raise OSError(f"no SKILL.md (or other .md skill file) in what {name} installs")
 
 
 #: Claude component fields -> their default folder (a strict: false entry listing a kind
 #: installs only what it lists of that kind, so the default folder holds only those)
 _COMPONENT_DIRS = {"skills": "skills", "commands": "commands", "agents": "agents", "outputStyles": "output-styles"}
+#: the component fields of a Claude manifest (Claude Code's strict mode is about these)
+COMPONENT_FIELDS = (*_COMPONENT_DIRS, "hooks", "mcpServers", "lspServers")
 _OWN_MANIFESTS = (".claude-plugin", ".codex-plugin", ".kairox-plugin", "plugin.json")
+_CLAUDE_MANIFEST = ".claude-plugin/plugin.json"
+#: manifests of other formats a strict: false install leaves out (the entry's is the plugin's)
+_OTHER_MANIFESTS = (".codex-plugin/plugin.json", ".kairox-plugin/plugin.json", "plugin.json")
+_MAX_MANIFEST = 1024 * 1024
 
 
 def _copy_item(src: Path, dest: Path) -> None:
@@ -228,17 +231,73 @@ def _copy_item(src: Path, dest: Path) -> None:
         shutil.copy2(src, dest, follow_symlinks=False)
 
 
-def assemble_plugin(root: Path, manifest: dict[str, Any], out: Path) -> Path:
+def _own_manifest(root: Path) -> dict[str, Any]:
+    """The plugin's own ``.claude-plugin/plugin.json`` (``{}`` when it has none); ``OSError``
+    naming the file when it is there but not a JSON object."""
+    contained = Root(root, label="the plugin")
+    if contained.kind(_CLAUDE_MANIFEST) == "missing":
+        return {}
+    try:
+        data = loads_bounded(contained.read_text(_CLAUDE_MANIFEST, max_bytes=_MAX_MANIFEST), json.loads)
+    except ValueError as exc:
+        raise OSError(f"{_CLAUDE_MANIFEST}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise OSError(f"{_CLAUDE_MANIFEST}: expected a JSON object")
+    return data
+
+
+def merge_manifest(own: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The manifest of a plugin a ``strict: false`` entry describes: the plugin's own
+    ``.claude-plugin/plugin.json`` (``own``) with the entry's fields over it, and a note for
+    every value of ``own`` that is not kept.
+
+    Claude Code: with ``strict: false`` the entry is the plugin's definition, so its fields
+    win, except ``version``, where ``plugin.json`` wins. A component kind only ``own``
+    declares is kept (the plugin's own ``mcpServers``); one both declare is the entry's
+    (Claude Code refuses to load such a plugin; here the entry's replaces the plugin's, said
+    in a note). Fields only ``own`` has (``userConfig``, ``dependencies``, ...) are kept."""
+    merged = dict(own)
+    notes: list[str] = []
+    for key, value in entry.items():
+        if key not in own or own[key] == value:
+            merged[key] = value
+        elif key == "version":
+            notes.append(
+                f"{_CLAUDE_MANIFEST} version {own[key]!r} is kept over the marketplace entry's {value!r} "
+                "(Claude Code: plugin.json's version wins)"
+            )
+        elif key in COMPONENT_FIELDS:
+            merged[key] = value
+            notes.append(
+                f"{_CLAUDE_MANIFEST} {key} is not installed: the strict: false marketplace entry lists its own "
+                f"{key}, which replace it"
+            )
+        else:
+            merged[key] = value
+            notes.append(f"{_CLAUDE_MANIFEST} {key} {own[key]!r} is replaced by the marketplace entry's {value!r}")
+    return merged, notes
+
+
+def assemble_plugin(root: Path, manifest: dict[str, Any], out: Path) -> tuple[Path, list[str]]:
     """A plugin as a ``strict: false`` marketplace entry describes it, built in ``out`` from
-    the fetched ``root`` (already checked by :func:`_copy_tree`).
+    the fetched ``root`` (already checked by :func:`_copy_tree`); the notes say what of the
+    plugin's own is not kept.
 
     Of each component kind the entry lists (``skills``, ``commands``, ``agents``,
     ``outputStyles``) only the listed paths are copied (the rest of that kind's default
-    folder is left out); everything else is copied as it is, except the plugin's own
-    manifests, which the entry replaces: ``.claude-plugin/plugin.json`` is written from it
-    (inline ``hooks``, ``mcpServers`` and ``lspServers`` included). Raises ``OSError`` naming
-    a listed path that is missing or leaves the plugin.
+    folder is left out); everything else is copied as it is (``.mcp.json``,
+    ``hooks/hooks.json`` and ``.lsp.json`` add to what a manifest declares, in Claude Code
+    as here). ``.claude-plugin/plugin.json`` is written from the entry merged with the
+    plugin's own (:func:`merge_manifest`); the manifests of other formats are left out
+    (each named in a note). Raises ``OSError`` naming a listed path that is missing or
+    leaves the plugin, or a ``plugin.json`` that is not a JSON object.
     """
+    merged, notes = merge_manifest(_own_manifest(root), manifest)
+    notes += [
+        f"{rel} is not installed: the strict: false marketplace entry makes {_CLAUDE_MANIFEST} the manifest"
+        for rel in _OTHER_MANIFESTS
+        if Root(root, label="the plugin").kind(rel) != "missing"
+    ]
     listed = {field: manifest[field] for field in _COMPONENT_DIRS if field in manifest}
     skipped = {".git", *_OWN_MANIFESTS, *(_COMPONENT_DIRS[f] for f in listed)}
     out.mkdir(parents=True)
@@ -254,9 +313,36 @@ def assemble_plugin(root: Path, manifest: dict[str, Any], out: Path) -> Path:
                 raise OSError(f"{field}: {rel!r} does not exist in the plugin")
             clean = Path(os.path.normpath(rel))
             _copy_item(src, out / clean)
-    (out / ".claude-plugin").mkdir(exist_ok=True)
-    (out / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return out
+    folder = out / ".claude-plugin"
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):  # a listed path put it there
+        raise OSError(".claude-plugin: not a folder of the plugin's own")
+    folder.mkdir(exist_ok=True)
+    (folder / "plugin.json").unlink(missing_ok=True)  # never write through a link the plugin brought
+    (folder / "plugin.json").write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    return out, notes
+
+
+def check_plugin(runtime: Runtime, root: Path) -> str:
+    """What ``kairox plugin inspect`` would find in ``root`` (the same discovery: every
+    registered manifest format probes it, through the bundle's contained reader); raises
+    ``OSError`` with the reason when that is no loadable plugin."""
+    from kairox_manifests import DiscoveryContext, probe
+
+    ctx = DiscoveryContext.from_runtime(runtime)
+    if not ctx.formats:
+        raise OSError(
+            "no plugin manifest format is registered here (kairox-manifests disabled?): nothing would load it"
+        )
+    manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root))
+    prefix = f"{root}{os.sep}"
+    if error is not None:  # the paths it names are the staging folder's: say them relative to the plugin
+        raise OSError(f"not a loadable plugin: {str(error).replace(prefix, '').replace(str(root), '.')}")
+    if manifest is None:
+        raise OSError(
+            "not a loadable plugin: no manifest format recognises it (no .claude-plugin/, .codex-plugin/, "
+            ".kairox-plugin/ manifest nor a plugin's layout)"
+        )
+    return f"{'+'.join(manifest.all_formats)} plugin {manifest.name}, {len(manifest.contributions)} contributions"
 
 
 def bundle_target(runtime: Runtime, kind: str, scope: Scope, name: str) -> Path:
@@ -277,9 +363,15 @@ def bundle_target(runtime: Runtime, kind: str, scope: Scope, name: str) -> Path:
     return target
 
 
-async def place_bundle(runtime: Runtime, progress: Progress, entry: CatalogEntry, scope: Scope) -> Path:
+async def place_bundle(
+    runtime: Runtime, progress: Progress, entry: CatalogEntry, scope: Scope, *, notes: list[str]
+) -> Path:
     """Fetch ``entry``'s files, check them, mark them and move them to :func:`bundle_target`
-    (replacing what is there); return that directory. Raises :class:`BundleError`."""
+    (replacing what is there); return that directory. Raises :class:`BundleError`, and then
+    nothing has changed: the files are staged in a hidden folder beside the target (deleted
+    whatever happens), a plugin is checked to be one :func:`check_plugin` loads, and a
+    bundle it replaces is put back when the move fails. What of the plugin's own was not
+    kept (a ``strict: false`` entry's merge) is appended to ``notes``."""
     src = entry.install
     if src is None:
         raise BundleError(f"{entry.name} has no install source")
@@ -292,8 +384,14 @@ async def place_bundle(runtime: Runtime, progress: Progress, entry: CatalogEntry
             try:
                 root = await _fetch(runtime, src, work, entry.kind, network_only=bool(entry.fetched_from))
                 if entry.kind == "plugin" and entry.manifest:
-                    root = await anyio.to_thread.run_sync(assemble_plugin, root, entry.manifest, work / "assembled")
-                step.detail = _check_bundle(root, entry.kind, entry.name)
+                    root, merged = await anyio.to_thread.run_sync(
+                        assemble_plugin, root, entry.manifest, work / "assembled"
+                    )
+                    notes.extend(merged)
+                if entry.kind == "plugin":
+                    step.detail = await anyio.to_thread.run_sync(check_plugin, runtime, root)
+                else:
+                    step.detail = _check_bundle(root, entry.name)
             except (OSError, CommandFailed, tarfile.TarError) as exc:
                 raise BundleError(f"cannot install {entry.name}: {exc}") from None
         marker: dict[str, Any] = {
@@ -307,11 +405,14 @@ async def place_bundle(runtime: Runtime, progress: Progress, entry: CatalogEntry
         (root / MARKER).unlink(missing_ok=True)  # never write through a link the bundle brought
         (root / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
         bundle_target(runtime, entry.kind, scope, entry.name)  # again: the directories may have changed
+        old = work / "old"
         try:
             if target.is_symlink() or target.exists():
-                target.rename(work / "old")
+                target.rename(old)
             root.rename(target)
         except OSError as exc:
+            if (old.is_symlink() or old.exists()) and not (target.is_symlink() or target.exists()):
+                old.rename(target)  # the install it was to replace stays
             raise BundleError(f"cannot install {entry.name}: {exc}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -13,7 +13,9 @@ What Codex reads (``codex-rs/core-plugins/src/marketplace.rs``)::
                   "category": "..."}]}
 
 A local path starts with ``./`` and is relative to the marketplace root (the
-directory holding ``.agents/``); it may not contain ``..``. A ``url`` or
+directory holding ``.agents/plugins/``, or ``.claude-plugin/`` / ``.codex-plugin/`` for a
+document kept there: :func:`kairox_catalog.marketplace.marketplace_base`); it may not
+contain ``..``. A ``url`` or
 ``git-subdir`` source is a git repository (``owner/name`` is GitHub). An entry
 whose policy is ``NOT_AVAILABLE`` is not offered (an entry error says so). A local
 plugin's own ``.codex-plugin/plugin.json`` (or ``.claude-plugin/plugin.json``)
@@ -32,12 +34,11 @@ from kairox.files import Root, loads_bounded
 from ._collect import collect
 from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
-from .marketplace import path_source
+from .marketplace import marketplace_base, path_source
 from .model import CatalogEntry, EntryError, InstallSource, Requirement, SourceResult
 
 __all__ = [
     "CODEX_MARKETPLACE",
-    "codex_marketplace_base",
     "codex_plugin_to_entry",
     "is_codex_marketplace",
     "parse_codex_marketplace",
@@ -45,7 +46,6 @@ __all__ = [
 
 #: where Codex looks for a marketplace inside its root
 CODEX_MARKETPLACE = ".agents/plugins/marketplace.json"
-_LAYOUT = CODEX_MARKETPLACE.split("/")[:-1]  # [".agents", "plugins"]
 _POLICIES = ("AVAILABLE", "INSTALLED_BY_DEFAULT", "NOT_AVAILABLE")
 _AUTH = ("ON_INSTALL", "ON_USE")
 _SOURCES = ("local", "url", "git-subdir")
@@ -69,18 +69,6 @@ def is_codex_marketplace(data: Any, location: str = "") -> bool:
         if isinstance(item.get("policy"), dict):
             return True
     return False
-
-
-def codex_marketplace_base(location: str) -> str:
-    """The marketplace root of a document at ``location`` (path or URL): the directory
-    holding ``.agents/plugins/marketplace.json`` (else the document's own directory)."""
-    remote = urlsplit(location).scheme in ("http", "https")
-    path = location if remote else location.removeprefix("file://")
-    parent = path.rsplit("/", 1)[0] if "/" in path else ""
-    parts = parent.split("/")
-    if parts[-len(_LAYOUT) :] == _LAYOUT:
-        parent = "/".join(parts[: -len(_LAYOUT)])
-    return parent + "/" if remote else parent
 
 
 def _local(path: str, base: str, where: str) -> InstallSource:
@@ -219,7 +207,7 @@ def parse_codex_marketplace(data: Any, *, source: str, location: str = "") -> So
     except EntryProblem as exc:
         return SourceResult(errors=(EntryError(source, exc.where, exc.reason),))
     name = doc.text("name")
-    base = codex_marketplace_base(location) if location else ""
+    base = marketplace_base(location) if location else ""
     return collect(
         source,
         [(f"plugins[{i}]", item) for i, item in enumerate(plugins)],

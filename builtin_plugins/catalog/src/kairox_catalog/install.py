@@ -359,7 +359,7 @@ class Installer:
             raise InstallError(f"{target} already exists; pass --force to replace it")
         await authorize_write(self.runtime, target, self.approver, f"install {entry.kind} {entry.name}")
         try:
-            await place_bundle(self.runtime, self.progress, entry, options.scope)
+            await place_bundle(self.runtime, self.progress, entry, options.scope, notes=report.warnings)
         except BundleError as exc:
             raise InstallError(str(exc)) from None
         report.written = {"directory": str(target)}

@@ -16,21 +16,35 @@ from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, InstallSource, Requirement
 
-__all__ = ["MANIFEST_FIELDS", "bundle_to_entry", "inline_manifest", "marketplace_base", "path_source"]
+__all__ = [
+    "MANIFEST_FIELDS",
+    "MARKETPLACE_LAYOUTS",
+    "bundle_to_entry",
+    "inline_manifest",
+    "marketplace_base",
+    "path_source",
+]
+
+
+#: the folders a marketplace document is kept in, below its root: Claude Code's
+#: ``.claude-plugin/``, Codex's ``.agents/plugins/`` (Codex reads ``.claude-plugin/`` too),
+#: and the ``.codex-plugin/`` next to a Codex plugin's own manifest
+MARKETPLACE_LAYOUTS = ((".agents", "plugins"), (".claude-plugin",), (".codex-plugin",))
 
 
 def marketplace_base(location: str) -> str:
-    """The marketplace root for a document at ``location`` (path or URL)."""
-    if urlsplit(location).scheme in ("http", "https"):
-        parent = location.rsplit("/", 1)[0]
-        if parent.endswith("/.claude-plugin"):
-            parent = parent[: -len("/.claude-plugin")]
-        return parent + "/"
-    path = location.removeprefix("file://")
-    parent = posixpath.dirname(path)
-    if posixpath.basename(parent) == ".claude-plugin":
-        parent = posixpath.dirname(parent)
-    return parent
+    """The marketplace root of a document at ``location`` (path or URL): the directory
+    holding its layout folder (:data:`MARKETPLACE_LAYOUTS`), else the document's own
+    directory. A local source is relative to it, as in Claude Code and Codex."""
+    remote = urlsplit(location).scheme in ("http", "https")
+    path = location if remote else location.removeprefix("file://")
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
+    parts = parent.split("/")
+    for layout in MARKETPLACE_LAYOUTS:
+        if len(parts) > len(layout) and tuple(parts[-len(layout) :]) == layout:
+            parent = "/".join(parts[: -len(layout)]) or ("/" if path.startswith("/") else "")
+            break
+    return parent + "/" if remote else parent
 
 
 def _escapes(path: str) -> bool:
@@ -177,7 +191,8 @@ def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") 
     if manifest:
         listed = [f"{k} {', '.join(manifest[k])}" for k in PATH_FIELDS if k in manifest]
         notes = (
-            "the marketplace entry is the plugin's manifest (strict: false)"
+            "the marketplace entry describes the plugin (strict: false), merged with its own "
+            ".claude-plugin/plugin.json; install reports what of that is not kept"
             + (f"; installs only the listed {'; '.join(listed)}" if listed else ""),
         )
     return CatalogEntry(
