@@ -6,7 +6,7 @@ import functools
 import inspect
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -29,6 +29,7 @@ from ._events import (
     PluginLoadFailed,
     SessionEnded,
     SessionStarted,
+    Subscriber,
 )
 from ._home import user_home
 from ._hooks import HookRegistry
@@ -71,6 +72,9 @@ T = TypeVar("T")
 #: ``True``: start every provider; ``False``: start none (discover only);
 #: ``"lazy"``: start only what a tool call needs (providers with ``start_for`` wait)
 StartMode = Union[bool, Literal["lazy"]]
+#: config given as data (``Runtime.open(config_documents=[...])``): the name errors and
+#: ``config show`` cite for it (a path, or any label), and its table as TOML parses to
+ConfigDocument = tuple[str, Mapping[str, Any]]
 
 
 @attrs.frozen
@@ -124,7 +128,7 @@ class Runtime:
         plugins: Iterable[object] = (),
         load_entrypoints: bool = True,
         host: PluginHost | None = None,
-        config_documents: list[tuple[str, dict[str, Any]]] | None = None,
+        config_documents: Sequence[ConfigDocument] | None = None,
         config_files: list[Path] | None = None,
         trusted: bool | None = None,
         sampling_callback: HostCallback | None = None,
@@ -233,7 +237,7 @@ class Runtime:
             env=self.env,
             home=self.home,
             files=self._config_files,
-            documents=self._config_documents,
+            documents=[(f, dict(t)) for f, t in self._config_documents] if self._config_documents else None,
             trust=self.trust,
             defaults=self.host.distribution.config_documents(),
         )
@@ -289,7 +293,19 @@ class Runtime:
         *,
         start: StartMode = True,
         trust_prompt: TrustPrompt | None = None,
-        **kwargs: Any,
+        approver: Approver | None = None,
+        on_event: Subscriber | None = None,
+        trusted: bool | None = None,
+        config_documents: Sequence[ConfigDocument] | None = None,
+        config_files: list[Path] | None = None,
+        home: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        plugins: Iterable[object] = (),
+        load_entrypoints: bool = True,
+        host: PluginHost | None = None,
+        sampling_callback: HostCallback | None = None,
+        elicitation_callback: HostCallback | None = None,
+        list_roots_callback: HostCallback | None = None,
     ) -> AsyncIterator[Runtime]:
         """Open a runtime: discover, decide, activate.
 
@@ -300,13 +316,41 @@ class Runtime:
         ``start`` (:data:`StartMode`): everything, nothing, or ``"lazy"`` (what a
         tool call needs, when it needs it).
 
-        The other keywords are the constructor's; among them the host callbacks for MCP
-        servers' requests, with the MCP SDK's signatures (:data:`HostCallback`):
-        ``sampling_callback``, ``elicitation_callback``, ``list_roots_callback``.
+        - ``approver``: asked when the policy says *ask* and the call's session has none.
+        - ``on_event``: subscribed to :attr:`events` before discovery, so it sees the start-up
+          (``ProviderStarting``/``ProviderReady``/``ProviderFailed``, each server's events).
+        - ``trusted``: ``True``/``False`` overrides the user's trust file for this workspace
+          (code that vouches for it, or refuses it); ``None`` reads the file.
+        - ``config_documents``: config given as data instead of files, each a
+          :data:`ConfigDocument` ``(file, table)``: the name errors and ``config show`` cite,
+          and the parsed TOML table, read as a user config file (never as the workspace's).
+          ``config_files``: user config files read instead of ``$KAIROX_HOME/kairox.toml``.
+        - ``home``: the kairox home (default ``$KAIROX_HOME``, else ``~/.kairox``); ``env``: the
+          environment config expands and child processes inherit (default ``os.environ``).
+        - ``plugins``: plugin objects registered besides the installed ones (``load_entrypoints``
+          False: instead of them); ``host``: a plugin host built already.
+        - ``sampling_callback``, ``elicitation_callback``, ``list_roots_callback``: the host's
+          answers to MCP servers' requests, with the MCP SDK's signatures (:data:`HostCallback`).
         """
+        kwargs: dict[str, Any] = {
+            "home": home,
+            "env": env,
+            "approver": approver,
+            "plugins": plugins,
+            "load_entrypoints": load_entrypoints,
+            "host": host,
+            "config_documents": config_documents,
+            "config_files": config_files,
+            "trusted": trusted,
+            "sampling_callback": sampling_callback,
+            "elicitation_callback": elicitation_callback,
+            "list_roots_callback": list_roots_callback,
+        }
         rt = cls(workspace, **kwargs)
         if start is not False and trust_prompt is not None:
             rt = await rt._ask_trust(trust_prompt, workspace, kwargs)
+        if on_event is not None:
+            rt.events.subscribe(on_event)
         body_error: Exception | None = None
         async with anyio.create_task_group() as tg:
             rt._tg = tg
