@@ -126,7 +126,7 @@ def test_user_scope_writes_kairox_home_and_kairox_reads_the_servers(harness: Kai
         v: "set-" + v
         for v in (
             "TIME_API_KEY CC_LOCAL_API_KEY CURSOR_REMOTE_TOKEN GITHUB_TOKEN ZED_REMOTE_TOKEN DESK_FS_API_KEY "
-            "WIND_TOKEN PORT"
+            "WIND_TOKEN PORT CODEX_OTHER_KEY"  # the last: what a header of codex-http reads
         ).split()
     }
     harness.env.update(variables)

@@ -501,7 +501,7 @@ def test_codex_files(fixture_plan: Any) -> None:
         "type": "streamable_http",
         "url": "https://codex.example.com/mcp",
         "enabled_tools": ["search", "fetch"],
-        "api_key_env": "CODEX_DOCS_TOKEN",
+        "headers": {"Authorization": "Bearer ${CODEX_DOCS_TOKEN}"},
         "startup_timeout": 20,
         "tool_timeout": 120,
     }
@@ -514,11 +514,30 @@ def test_codex_files(fixture_plan: Any) -> None:
         True,
     )
     assert git["disabled_tools"] == ["git_reset"]
-    assert v["codex-http"]["headers"] == {"X-Region": "eu"}
-    assert v["codex-http"]["env_http_headers"] == {"X-Api-Key": "CODEX_OTHER_KEY"}
+    assert v["codex-http"]["headers"] == {"X-Region": "eu", "X-Api-Key": "${CODEX_OTHER_KEY}"}
+    # the variables the headers read are listed as the source's own
+    http_vars = {(x.name, x.kind) for s in fixture_plan.servers if s.name == "codex-http" for x in s.variables}
+    assert ("CODEX_OTHER_KEY", "reference") in http_vars
     assert v["codex-http"]["enabled"] is False
     errors = [str(e) for e in fixture_plan.errors]
     assert any("mcp_servers.codex-bad.tool_timeout_sec: expected a number, got a string" in e for e in errors)
+
+
+def test_codex_keys_kairox_does_not_take_over_are_noted_with_their_field(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / ".codex").mkdir(parents=True)
+    (workspace / ".codex" / "config.toml").write_text(
+        '[mcp_servers.t]\nurl = "https://t.example/mcp"\nsupports_parallel_tool_calls = true\n'
+        'env_http_headers = { "X-Org" = "ORG_ID" }\nstartup_timeout_ms = 2500\n'
+        '[mcp_servers.t.tools.search]\napproval_mode = "approve"\n'
+    )
+    plan = read_sources(workspace, {"HOME": str(tmp_path / "home")}, kinds=("codex",), platform="linux")
+    [server] = plan.servers
+    assert server.values["headers"] == {"X-Org": "${ORG_ID}"} and server.values["startup_timeout"] == 2.5
+    assert server.notes == (
+        "`supports_parallel_tool_calls`: not taken over: kairox decides which calls run at once",
+        "`tools`: not taken over: kairox's policy decides each call (per-tool approval_mode)",
+    )
 
 
 def test_gemini_files(fixture_plan: Any) -> None:
@@ -613,7 +632,7 @@ def test_writing_keeps_comments_and_the_mode_and_refuses_a_duplicate(tmp_path: P
     assert "# imported from codex: " in text
     assert (target.stat().st_mode & 0o777) == 0o600
     data = tomllib.loads(text)
-    assert data["mcp_servers"]["codex-docs"]["api_key_env"] == "CODEX_DOCS_TOKEN"
+    assert data["mcp_servers"]["codex-docs"]["headers"] == {"Authorization": "Bearer ${CODEX_DOCS_TOKEN}"}
     assert data["mcp_servers"]["codex-git"]["env"]["GITHUB_TOKEN"] == "${GITHUB_TOKEN}"
     with pytest.raises(ConfigError, match="already declared"):
         write_servers(target, plan.servers[:1])

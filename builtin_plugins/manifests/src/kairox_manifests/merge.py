@@ -48,8 +48,12 @@ def _label(m: BundleManifest) -> str:
 
 
 def _same(a: Contribution, b: Contribution) -> bool:
-    """The same thing reached twice (the same file, or an equal server or hook)."""
-    return a.kind == b.kind and a.source == b.source and a.config == b.config
+    """The same thing reached twice (the same file, or an equal server or hook). A server of
+    one file that two formats read in their own schemas (Codex's and ``.mcp.json``) is one
+    server too: the first format's reading is used."""
+    if a.kind != b.kind or a.source != b.source:
+        return False
+    return a.config == b.config or (a.kind == "mcp_server" and a.schema != b.schema)
 
 
 def _conflict(field: str, first: BundleManifest, other: BundleManifest, a: Any, b: Any) -> Problem:

@@ -177,12 +177,17 @@ class Contribution:
     for ``hook``, a dict (``description``) for a declared ``tool``, ``None`` for
     file contributions (skills, commands, agents, output styles), whose ``source``
     is the file or directory.
+
+    ``schema`` says which schema an ``mcp_server`` table is in: ``"mcp.json"`` (the
+    ``.mcp.json`` entry Claude Code reads) or ``"kairox"`` (a ``[mcp_servers.NAME]`` table
+    of kairox's own, what the Codex format makes of Codex's entries).
     """
 
     kind: str
     name: str
     source: Path
     config: Any = None
+    schema: str = "mcp.json"
 
     @property
     def key(self) -> str:
@@ -190,14 +195,23 @@ class Contribution:
 
     def to_dict(self) -> dict[str, Any]:
         config = self.config.to_dict() if isinstance(self.config, HookDecl) else self.config
-        return {"kind": self.kind, "name": self.name, "source": str(self.source), "config": config}
+        out = {"kind": self.kind, "name": self.name, "source": str(self.source), "config": config}
+        if self.schema != "mcp.json":
+            out["schema"] = self.schema
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Contribution:
         config = data.get("config")
         if data["kind"] == "hook" and isinstance(config, dict):
             config = HookDecl.from_dict(config)
-        return cls(kind=data["kind"], name=data["name"], source=Path(data["source"]), config=config)
+        return cls(
+            kind=data["kind"],
+            name=data["name"],
+            source=Path(data["source"]),
+            config=config,
+            schema=data.get("schema", "mcp.json"),
+        )
 
 
 def permissions_to_dict(perms: Permissions | None) -> dict[str, Any] | None:

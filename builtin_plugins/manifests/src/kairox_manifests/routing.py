@@ -209,17 +209,12 @@ async def route_mcp_servers(
     out, manager = _routing_to(runtime, items, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
         return out
-    from kairox_mcp import ServerDefinition, UnavailableServer, parse_mcp_json
+    from kairox_mcp import ServerDefinition, UnavailableServer
 
     names: list[str] = []
     for item in items:
         name = f"{plugin}:{item.name}"
-        defs, errors = parse_mcp_json(
-            {"mcpServers": {item.name: item.config}},
-            file=str(item.source),
-            env=runtime.env,
-            origin=provider_name(plugin),
-        )
+        defs, errors = _definitions(item, runtime.env, provider_name(plugin))
         if errors or not defs:
             reason = "; ".join(str(e) for e in errors) or "not a server"
             out.failed[item.key] = reason
@@ -246,6 +241,23 @@ async def route_mcp_servers(
         guard = permission_guard(runtime, {f"mcp:{n}" for n in names}, permissions)
         out.undo.append(_async(runtime.hooks.add("pre_tool_call", guard, source=provider_name(plugin))))
     return out
+
+
+def _definitions(item: Contribution, env: Any, origin: str) -> tuple[list[Any], list[Any]]:
+    """The server of one contribution, read in its schema (see :class:`Contribution`)."""
+    from kairox.errors import ConfigError
+    from kairox_mcp import ServerDefinition, parse_mcp_json, parse_server_table
+
+    if item.schema == "kairox":
+        try:
+            config = parse_server_table(item.config, file=str(item.source), path=item.name, env=env)
+        except ConfigError as exc:
+            return [], list(getattr(exc, "errors", [exc]))
+        return [ServerDefinition(item.name, config, source=str(item.source), origin=origin)], []
+    defs, errors = parse_mcp_json(
+        {"mcpServers": {item.name: item.config}}, file=str(item.source), env=env, origin=origin
+    )
+    return list(defs), list(errors)
 
 
 def hold_mcp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution], reason: str) -> None:

@@ -7,6 +7,11 @@ from .adapter import (
     convert_result as convert_result,
     normalize_schema as normalize_schema,
 )
+from .codex import (
+    CODEX_SERVER_KEYS as CODEX_SERVER_KEYS,
+    CodexServer as CodexServer,
+    codex_server as codex_server,
+)
 from .config import (
     McpServerConfig as McpServerConfig,
     ServerDefinition as ServerDefinition,
@@ -39,6 +44,7 @@ from .resources import (
 from .sources import (
     UnavailableServer as UnavailableServer,
     parse_mcp_json as parse_mcp_json,
+    parse_server_table as parse_server_table,
 )
 from .transport import (
     ConnectContext as ConnectContext,

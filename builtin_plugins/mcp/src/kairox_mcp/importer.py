@@ -48,6 +48,7 @@ from kairox.errors import ConfigError
 from kairox.ext import expand_env, redact, redact_url
 from kairox.files import Refused, Root, check_toml_keys, update_text
 
+from .codex import codex_server
 from .sources import read_config_file
 
 __all__ = [
@@ -716,6 +717,8 @@ def _entry(
     syntax = SYNTAX[kind]
     notes: list[str] = []
     fields: dict[str, Any] = {}
+    # Codex's schema is mapped in one place (codex.py); its strings are still translated here
+    codex = codex_server(raw, file=file, path=path) if kind == "codex" else None
     command: Any = raw.get("command")
     args = None
     env = None
@@ -776,6 +779,11 @@ def _entry(
                 h: collector.header(h, translate(v, syntax, scope, f"{path}.{hkey}.{h}"), f"{path}.{hkey}.{h}")
                 for h, v in headers.items()
             }
+        if codex is not None and codex.references:  # headers from variables: already ${VAR}
+            mapped = codex.fields["headers"]
+            kept = {h: v for h, v in fields.get("headers", {}).items() if h in mapped and h not in codex.references}
+            fields["headers"] = {**kept, **{h: mapped[h] for h in codex.references}}
+            scope.references.extend(_NAMES_IN.findall(" ".join(mapped[h] for h in codex.references)))
         if command:
             notes.append("`command` is ignored: a remote server connects to its URL")
     if env:
@@ -783,6 +791,13 @@ def _entry(
             k: collector.env_value(k, translate(v, syntax, scope, f"{path}.env.{k}"), f"{path}.env.{k}")
             for k, v in env.items()
         }
+    if codex is not None:
+        for key in ("env_vars", "startup_timeout", "tool_timeout", "enabled_tools", "disabled_tools", "oauth"):
+            if key in codex.fields:
+                fields[key] = codex.fields[key]
+        if codex.fields.get("required"):
+            fields["required"] = True
+        notes.extend(f"`{p.path.removeprefix(path + '.')}`: {p.message}" for p in codex.problems)
     _extras(kind, raw, fields, notes, file, path)
     for item in scope.used_inputs:
         collector.variables.append(
@@ -805,30 +820,12 @@ def _entry(
 def _extras(kind: str, raw: dict[str, Any], fields: dict[str, Any], notes: list[str], file: str, path: str) -> None:
     """The fields beyond launching: enabled, timeouts, tool filters."""
     enabled = _expect(raw, "enabled", bool, "a boolean", file, path)
-    disabled = _expect(raw, "disabled", bool, "a boolean", file, path)
+    disabled = None if kind == "codex" else _expect(raw, "disabled", bool, "a boolean", file, path)
     if enabled is False or disabled is True:
         fields["enabled"] = False
     if kind == "codex":
-        for key in ("env_vars", "enabled_tools", "disabled_tools"):
-            value = _strings(raw, key, file, path)
-            if value is not None:
-                fields[key] = value
-        env_headers = _table(raw, "env_http_headers", file, path)
-        if env_headers:
-            fields["env_http_headers"] = env_headers
-        bearer = _expect(raw, "bearer_token_env_var", str, "a string", file, path)
-        if bearer:
-            fields["api_key_env"] = bearer
-        startup = _seconds(raw, "startup_timeout_sec", file, path)
-        startup = startup if startup is not None else _seconds(raw, "startup_timeout_ms", file, path, scale=1000)
-        if startup is not None:
-            fields["startup_timeout"] = startup
-        tool = _seconds(raw, "tool_timeout_sec", file, path)
-        if tool is not None:
-            fields["tool_timeout"] = tool
-        if _expect(raw, "required", bool, "a boolean", file, path):
-            fields["required"] = True
-    elif kind == "gemini":
+        return  # codex_server took them over (see _entry)
+    if kind == "gemini":
         timeout = _seconds(raw, "timeout", file, path, scale=1000)
         if timeout is not None:
             fields["tool_timeout"] = timeout

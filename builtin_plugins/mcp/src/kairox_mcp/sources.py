@@ -40,6 +40,7 @@ __all__ = [
     "load_workspace_mcp_json",
     "parse_mcp_json",
     "parse_philont_mcp_json",
+    "parse_server_table",
     "philont_config_path",
     "read_config_file",
 ]
@@ -176,6 +177,15 @@ def parse_mcp_json(
             continue
         out.append(ServerDefinition(name=str(name), config=config, source=file, origin=origin))
     return out, errors
+
+
+def parse_server_table(raw: Any, *, file: str, path: str, env: Mapping[str, str]) -> McpServerConfig:
+    """One ``[mcp_servers.NAME]`` table of kairox's own schema (what :func:`kairox_mcp.codex_server`
+    makes of a Codex entry), ``${VAR}`` expanded from ``env``. Raises :class:`ConfigError`
+    naming the file and the field."""
+    if not isinstance(raw, dict):
+        raise ConfigError("expected a table", file=file, path=path)
+    return _to_config(_expand(raw, env, path, file), path=path, file=file)
 
 
 def parse_philont_mcp_json(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from kairox.ext import ENTRY_NAME_RE, describe_value
 from kairox.files import Refused, Root
@@ -20,6 +21,7 @@ __all__ = [
     "KAIROX_EVENTS",
     "NAME_RE",
     "Collector",
+    "EntryReader",
     "check_name",
     "claude_hooks",
     "default_inside",
@@ -286,8 +288,10 @@ def _servers(
     *,
     file: str | None,
     path: str,
+    entry_reader: EntryReader | None = None,
 ) -> None:
-    """Servers from an inline table, a path to a JSON file, or a list of either."""
+    """Servers from an inline table, a path to a JSON file, or a list of either; each entry
+    checked by ``check``, then (with ``entry_reader``) read into its contribution."""
     items = value if isinstance(value, list) else [value]
     for i, item in enumerate(items):
         ipath = join(path, i) if isinstance(value, list) else path
@@ -310,11 +314,31 @@ def _servers(
         for name, entry in table.items():
             epath = join(tpath, str(name))
             check(entry, file=sfile, path=epath)
-            out.add(Contribution(kind, str(name), src, expand_root(entry, root.real)), file=sfile, path=epath)
+            expanded = expand_root(entry, root.real)
+            item = (
+                entry_reader(str(name), expanded, src, sfile, epath)
+                if entry_reader is not None
+                else Contribution(kind, str(name), src, expanded)
+            )
+            out.add(item, file=sfile, path=epath)
 
 
-def mcp_servers(root: Root, value: Any, out: Collector, *, file: str | None, path: str) -> None:
-    _servers(root, value, "mcp_server", "mcpServers", _check_mcp_entry, out, file=file, path=path)
+#: reads one server entry (plugin-root variables expanded) into its contribution:
+#: ``(name, entry, source, file, field path) -> Contribution``
+EntryReader = Callable[[str, Any, Path, Optional[str], str], Contribution]
+
+
+def _no_check(entry: Any, *, file: str | None, path: str) -> None:
+    return None
+
+
+def mcp_servers(
+    root: Root, value: Any, out: Collector, *, file: str | None, path: str, entry_reader: EntryReader | None = None
+) -> None:
+    """MCP servers: ``.mcp.json`` entries, or (with ``entry_reader``) entries of a schema that
+    reader checks and maps itself."""
+    check = _check_mcp_entry if entry_reader is None else _no_check
+    _servers(root, value, "mcp_server", "mcpServers", check, out, file=file, path=path, entry_reader=entry_reader)
 
 
 def _check_lsp_entry(entry: Any, *, file: str | None, path: str) -> None:

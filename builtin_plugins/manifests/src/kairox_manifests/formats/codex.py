@@ -6,7 +6,11 @@ What Codex's own manifest reader takes (``codex-rs/core-plugins``):
   ``keywords``, ``interface`` (kept as metadata), ``apps`` (a path);
 - ``skills``: a path or a list of paths; absent: ``skills/``;
 - ``mcpServers``: a path to a JSON file (``{"mcpServers": {...}}`` or a bare table of
-  servers) or an inline table of servers; absent: ``.mcp.json``;
+  servers) or an inline table of servers; absent: ``.mcp.json``. Each server is read with
+  Codex's server schema (``[mcp_servers.NAME]`` of ``config.toml``; the mapping is
+  :func:`kairox_mcp.codex_server`'s): a key kairox does not take over is a warning naming
+  the file and field, a relative ``cwd`` is the plugin root's (as Codex resolves it) and
+  may not leave it;
 - ``hooks``: a path, a list of paths, an inline hooks table (``{"hooks": {Event:
   [...]}}``, Claude's shape) or a list of those; absent: ``hooks/hooks.json``.
 
@@ -18,16 +22,19 @@ an error naming the field, as in every kairox format.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any, Optional
 
 import attrs
 
+from kairox.errors import ConfigError
 from kairox.ext import describe_value
 from kairox.files import Root
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
+from ..model import Contribution
 from ..paths import resolve_inside
 from ._common import Collector, add_components, check_name, claude_hooks, default_inside, mcp_servers, path_list
 from ._meta import BaseFormat, fields_set, person_from
@@ -108,6 +115,30 @@ def _hooks(root: Root, value: Any, out: Collector, problems: list[Problem], file
             claude_hooks(root, read_json(src, root), out, problems, file=str(src), path="")
 
 
+def _server_reader(root: Root, problems: list[Problem]) -> Any:
+    """What reads one server entry of a Codex plugin into its contribution (see the module)."""
+    try:
+        from kairox_mcp import codex_server
+    except ImportError:  # no MCP client: the entry stays as written, and routing says why it does not start
+        return None
+
+    def read(name: str, entry: Any, source: Path, file: str | None, path: str) -> Contribution:
+        if not isinstance(entry, dict):
+            raise ManifestError(f"expected a server table, got {describe_value(entry)}", file=file, path=path)
+        try:
+            mapped = codex_server(entry, file=file or "", path=path)
+        except ConfigError as exc:
+            raise ManifestError(exc.message, file=file, path=exc.path) from None
+        problems.extend(Problem(p.message, file=file, path=p.path) for p in mapped.problems)
+        fields = dict(mapped.fields)
+        cwd = fields.get("cwd")
+        if isinstance(cwd, str) and not os.path.isabs(cwd):
+            fields["cwd"] = str(resolve_inside(root, cwd, file=file, path=join(path, "cwd")))
+        return Contribution("mcp_server", name, source, fields, schema="kairox")
+
+    return read
+
+
 class CodexFormat(BaseFormat):
     name = "codex"
     priority = 20
@@ -131,8 +162,9 @@ class CodexFormat(BaseFormat):
         add_components(root, "skill", declared, () if declared else ("skills",), out, problems, file=f)
         # MCP servers: an inline table, or a path; else .mcp.json
         mcp = doc.mcpServers
+        reader = _server_reader(root, problems)
         if isinstance(mcp, dict):
-            mcp_servers(root, mcp, out, file=f, path="mcpServers")
+            mcp_servers(root, mcp, out, file=f, path="mcpServers", entry_reader=reader)
         elif mcp is not None and not isinstance(mcp, str):
             raise ManifestError(
                 f"expected a path to a JSON file or a table of servers, got {describe_value(mcp)}",
@@ -140,9 +172,9 @@ class CodexFormat(BaseFormat):
                 path="mcpServers",
             )
         elif isinstance(mcp, str) and codex_path(root, mcp, "mcpServers", f, problems) is not None:
-            mcp_servers(root, mcp, out, file=f, path="mcpServers")
+            mcp_servers(root, mcp, out, file=f, path="mcpServers", entry_reader=reader)
         elif default_inside(root, ".mcp.json", problems, want="file") is not None:
-            mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)")
+            mcp_servers(root, "./.mcp.json", out, file=f, path="(.mcp.json)", entry_reader=reader)
         _hooks(root, doc.hooks, out, problems, f)
         apps = codex_path(root, doc.apps, "apps", f, problems)
         metadata = fields_set(doc, "repository", "license", "keywords", "interface")
