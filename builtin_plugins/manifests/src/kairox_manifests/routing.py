@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from kairox import Runtime
     from kairox_agents import DefinitionRegistry
 
+    from .places import PluginPlaces
+
 __all__ = [
     "Routed",
     "hold_mcp_servers",
@@ -195,7 +197,11 @@ def _routing_to(
 
 
 async def route_mcp_servers(
-    runtime: Runtime, plugin: str, items: Sequence[Contribution], permissions: Permissions | None = None
+    runtime: Runtime,
+    plugin: str,
+    items: Sequence[Contribution],
+    permissions: Permissions | None = None,
+    places: PluginPlaces | None = None,
 ) -> Routed:
     """Add servers to kairox-mcp's manager (``McpServerManager.add_server``; the undo is
     ``remove_server``). At a runtime's discover stage they are only defined: the manager
@@ -205,7 +211,8 @@ async def route_mcp_servers(
     An entry that cannot be defined (an unset ``${VAR}``, a bad field) is a failed
     server in the manager, with the reason, never a silent loss. kairox-mcp has no
     per-server permissions, so a plugin's declared permissions reach its MCP tools
-    through :func:`permission_guard`."""
+    through :func:`permission_guard`. ``places``: the plugin's ``bin/`` goes first on its
+    servers' ``PATH`` and ``${CLAUDE_PLUGIN_DATA}`` expands (:class:`~.places.PluginPlaces`)."""
     out, manager = _routing_to(runtime, items, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
         return out
@@ -214,8 +221,9 @@ async def route_mcp_servers(
     names: list[str] = []
     for item in items:
         name = f"{plugin}:{item.name}"
+        entry = places.server_entry(item.config, runtime.env) if places is not None else item.config
         defs, errors = parse_mcp_json(
-            {"mcpServers": {item.name: item.config}},
+            {"mcpServers": {item.name: entry}},
             file=str(item.source),
             env=runtime.env,
             origin=provider_name(plugin),
@@ -292,8 +300,11 @@ def _async(fn: Callable[[], Any]) -> Undo:
 # -- LSP servers ---------------------------------------------------------------------------
 
 
-async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
-    """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``)."""
+async def route_lsp_servers(
+    runtime: Runtime, plugin: str, items: Sequence[Contribution], places: PluginPlaces | None = None
+) -> Routed:
+    """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``),
+    with the plugin's ``bin/`` first on their ``PATH`` and its data folder expanded."""
     out, provider = _routing_to(runtime, items, "kairox-lsp", "LspToolProvider")
     if provider is None:
         return out
@@ -301,7 +312,8 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
 
     added: list[str] = []
     for item in items:
-        errors = add_bundle_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
+        entry = places.server_entry(item.config, runtime.env) if places is not None else item.config
+        errors = add_bundle_servers(runtime, plugin, {item.name: entry}, root=None, file=str(item.source))
         if errors:
             out.failed[item.key] = "; ".join(str(e) for e in errors)
             continue
