@@ -254,3 +254,44 @@ def test_plugin_inspect_lists_what_is_not_run(kairox_harness: KairoxHarness) -> 
     problems = {p["kind"]: p for p in json.loads(result.stdout)["problems"]}
     assert "needs a model" in problems["hook-handler:agent"]["message"]
     assert problems["hook-event:PreCompact"]["path"] == "hooks.PreCompact"
+
+
+# -- lspServers options ---------------------------------------------------------------------------
+
+
+async def test_lsp_server_options_reach_kairox_lsp_and_the_rest_are_reported(kairox_harness: KairoxHarness) -> None:
+    import kairox_lsp.hooks
+    from kairox_lsp import LspToolProvider
+
+    entry = {
+        "command": "toolbox-lsp",
+        "args": ["--stdio", "--cache", "${CLAUDE_PLUGIN_DATA}/cache"],
+        "extensionToLanguage": {".tb": "toolbox"},
+        "initializationOptions": {"strict": True},
+        "settings": {"toolbox": {"lint": True}},
+        "startupTimeout": 1500,
+        "restartOnCrash": False,
+        "maxRestarts": 1,
+        "workspaceFolder": "/elsewhere",
+        "loggingConfig": {"level": "debug"},
+    }
+    root = write_plugin(
+        kairox_harness.home / "plugins" / "tblsp",
+        {".claude-plugin/plugin.json": {"name": "tblsp"}, ".lsp.json": {"tb": entry}},
+    )
+    write_executable(root / "bin" / "toolbox-lsp", "#!/bin/sh\nexit 3\n")
+    async with kairox_harness.open(plugins=[kairox_lsp.hooks], start=False) as rt:
+        await rt.discover()
+        provider = rt.providers.get("lsp")
+        assert isinstance(provider, LspToolProvider)
+        config = provider.servers["tblsp:tb"].config
+        loader = loader_of(rt)
+        assert loader is not None
+        (view,) = [v for v in loader.views() if v.name == "tblsp"]
+    data = kairox_harness.home / "plugin-data" / "tblsp"
+    assert (config.restart_on_crash, config.max_restarts, config.startup_timeout) == (False, 1, 1.5)
+    assert config.initialization_options == {"strict": True} and config.settings == {"toolbox": {"lint": True}}
+    assert config.args == ["--stdio", "--cache", f"{data}/cache"]
+    assert config.env["PATH"].split(os.pathsep)[0] == str(real(root) / "bin")
+    reported = {p.path: p.message for p in view.problems if p.kind == "lsp-option"}
+    assert set(reported) == {"tb.workspaceFolder", "tb.loggingConfig"}

@@ -341,8 +341,37 @@ def _check_lsp_entry(entry: Any, *, file: str | None, path: str) -> None:
         )
 
 
+#: Claude ``lspServers`` options kairox-lsp honours (``transport``: stdio only, refused otherwise)
+LSP_OPTIONS = frozenset(
+    (
+        "command",
+        "args",
+        "env",
+        "transport",
+        "extensionToLanguage",
+        "initializationOptions",
+        "settings",
+        "startupTimeout",
+        "shutdownTimeout",
+        "restartOnCrash",
+        "maxRestarts",
+    )
+)
+
+
 def lsp_servers(root: Root, value: Any, out: Collector, *, file: str | None, path: str) -> None:
-    _servers(root, value, "lsp_server", "lspServers", _check_lsp_entry, out, file=file, path=path)
+    def check(entry: Any, *, file: str | None, path: str) -> None:
+        _check_lsp_entry(entry, file=file, path=path)
+        for key in entry:
+            if key == "workspaceFolder":
+                why = "not honoured: kairox-lsp's servers work on the kairox workspace"
+            elif key not in LSP_OPTIONS:
+                why = "not an lspServers option kairox-lsp knows; ignored"
+            else:
+                continue
+            out.problems.append(Problem(why, file=file, path=join(path, str(key)), kind="lsp-option"))
+
+    _servers(root, value, "lsp_server", "lspServers", check, out, file=file, path=path)
 
 
 # -- hooks ------------------------------------------------------------------------
