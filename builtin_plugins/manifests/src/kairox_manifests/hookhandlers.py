@@ -125,7 +125,7 @@ def _tool_id(hook: ScriptHook, server: str, tool: str) -> str:
 async def run_mcp_tool(hook: ScriptHook, payload: dict[str, Any], session: Any) -> HookAnswer | None:
     """Call the hook's MCP tool through the runtime; its answer (``None``: this hook's own
     call, which it does not guard). Raises ``HookError`` when it fails."""
-    from kairox.errors import PolicyDenied, ToolError
+    from kairox import PolicyDenied, ToolError
 
     from .hookscripts import HookAnswer, HookError, parse_answer
 
