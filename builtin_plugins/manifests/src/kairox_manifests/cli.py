@@ -86,7 +86,11 @@ def _inspect_record(rt: Runtime, target: str) -> BundleRecord:
             error = ManifestError("not a plugin (no manifest format recognises it)", file=str(root))
         inside_ws = str(root).startswith(str(rt.workspace) + os.sep)
         location = Location(root, "workspace" if inside_ws else "user", 0, "command line", "plugin")
-        return evaluate(Candidate(root, location, manifest, error), ctx)
+        rec = evaluate(Candidate(root, location, manifest, error), ctx)
+        from .dependencies import resolve_dependencies
+
+        resolve_dependencies([rec], survey(rt))
+        return rec
     records = [r for r in survey(rt) if r.name == target]
     if not records:
         raise click.BadParameter(f"no plugin named {target!r} was found", param_hint="NAME")

@@ -42,7 +42,7 @@ import os
 import shlex
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from subprocess import PIPE
 from typing import TYPE_CHECKING, Any
@@ -62,9 +62,12 @@ from .model import HookDecl
 if TYPE_CHECKING:
     from kairox import Runtime
 
+    from .places import PluginPlaces
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "HookAnswer",
+    "HookError",
     "STATE_KEY",
     "ScriptHook",
     "SessionHookContext",
@@ -215,8 +218,14 @@ class ScriptHook:
         root: Path,
         runtime: Runtime,
         default_timeout: float = DEFAULT_TIMEOUT,
+        places: PluginPlaces | None = None,
+        mcp_servers: Collection[str] = (),
     ) -> None:
         self.plugin = plugin
+        #: the plugin's ``bin/`` and data folder (:mod:`.places`)
+        self.places = places
+        #: the names of the plugin's own MCP servers (an ``mcp_tool`` hook's ``server`` is one first)
+        self.mcp_servers = frozenset(mcp_servers)
         self.name = name
         self.decl = decl
         self.root = root
@@ -242,6 +251,8 @@ class ScriptHook:
         if self.decl.script is not None:
             return interpreter_for(self.decl.script, env)
         command = self.decl.command or ""
+        if self.places is not None:
+            command = self.places.expand(command)
         try:
             parts = shlex.split(command)
         except ValueError:
@@ -261,6 +272,12 @@ class ScriptHook:
             CLAUDE_PROJECT_DIR=str(self.runtime.workspace),
             KAIROX_HOOK_EVENT=self.decl.event,
         )
+        if self.places is not None:
+            data = self.places.data()
+            if data is not None:
+                env.update(KAIROX_PLUGIN_DATA=str(data), CLAUDE_PLUGIN_DATA=str(data), PLUGIN_DATA=str(data))
+            if self.places.bin_dir is not None:  # the plugin's own tools, for its own hook alone
+                env["PATH"] = self.places.path(env.get("PATH", os.defpath)) or os.defpath
         return env
 
     def matches(self, call: Any, result: Any = None) -> bool:
@@ -330,7 +347,7 @@ class ScriptHook:
         deadline for a guard then reports the hook and goes on too."""
         return self.decl.on_error != "block"
 
-    def _on_failure(self, error: str, *, unreadable: bool = False) -> Any:
+    def _on_failure(self, error: str, *, unreadable: bool = False, refused: bool = False) -> Any:
         """What a failed run means: nothing (the default), or, for a guard that declared
         ``"onError": "block"``, or whose stdout held an answer kairox cannot read
         (``unreadable``: it may have said "block"), a block of the call it guards."""
@@ -338,6 +355,8 @@ class ScriptHook:
             return None
         if unreadable:
             return Block(f"guard hook {self.name} of plugin {self.plugin} answered what kairox cannot read ({error})")
+        if refused:
+            return Block(f"guard hook {self.name} of plugin {self.plugin} could not run ({error})")
         if self.decl.on_error == "block":
             return Block(f"guard hook {self.name} of plugin {self.plugin} failed ({error}); it blocks on error")
         return None
@@ -382,12 +401,14 @@ class ScriptHook:
         event = self.decl.event
         started = time.perf_counter()
         try:
-            answer = await self._run(self.payload(kwargs))
-        except _HookError as exc:
+            answer = await self._answer(kwargs)
+            if answer is None:  # an mcp_tool hook's own call: it does not guard itself
+                return None
+        except HookError as exc:
             self.runtime.events.publish(
                 BundleHookFailed(plugin=self.plugin, hook=self.name, event=event, error=exc.message, stderr=exc.stderr)
             )
-            return None if background else self._on_failure(exc.message, unreadable=exc.unreadable)
+            return None if background else self._on_failure(exc.message, unreadable=exc.unreadable, refused=exc.refused)
         except Exception as exc:  # never let a hook break the call it observes
             logger.debug("hook %s of %s failed", self.name, self.plugin, exc_info=True)
             self.runtime.events.publish(
@@ -443,12 +464,25 @@ class ScriptHook:
         (ctx.lasting if lasting else ctx.once).append(piece)
         return "context"
 
+    async def _answer(self, kwargs: Mapping[str, Any]) -> HookAnswer | None:
+        """Run the handler: a command (the default), an ``http`` POST, an ``mcp_tool`` call."""
+        payload = self.payload(kwargs)
+        if self.decl.handler == "http":
+            from .hookhandlers import run_http
+
+            return await run_http(self, payload)
+        if self.decl.handler == "mcp_tool":
+            from .hookhandlers import run_mcp_tool
+
+            return await run_mcp_tool(self, payload, self._session(kwargs))
+        return await self._run(payload)
+
     async def _run(self, payload: dict[str, Any]) -> HookAnswer:
         env = self.environment()
         try:
             argv = self.argv(env)
         except FileNotFoundError as exc:
-            raise _HookError(str(exc)) from None
+            raise HookError(str(exc)) from None
         try:
             process = await anyio.open_process(
                 argv,
@@ -460,7 +494,7 @@ class ScriptHook:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise _HookError(f"cannot start {argv[0]}: {exc}") from None
+            raise HookError(f"cannot start {argv[0]}: {exc}") from None
         stderr = OutputTail(MAX_STDERR)
         stdout = b""
         timed_out = False
@@ -481,23 +515,27 @@ class ScriptHook:
         finally:
             code = await reap(process)
         if timed_out:
-            raise _HookError(f"timed out after {self.timeout:g} s (killed)", stderr.text(STDERR_LINES))
+            raise HookError(f"timed out after {self.timeout:g} s (killed)", stderr.text(STDERR_LINES))
         text = stdout.decode("utf-8", "replace")
         if code == 2 and self.decl.event == "pre_tool_call":
             return HookAnswer(block="\n".join(stderr.tail(5)).strip() or "blocked by a plugin hook (exit code 2)")
         if code != 0:
-            raise _HookError(f"the hook {describe_exit(code)}", stderr.text(STDERR_LINES))
+            raise HookError(f"the hook {describe_exit(code)}", stderr.text(STDERR_LINES))
         try:
             return parse_answer(text, text_is_context=self.decl.event in ("pre_turn", "session_start"))
         except ValueError as exc:
             # a "{" is an answer kairox could not read (plain text is no answer at all)
-            raise _HookError(str(exc), stderr.text(STDERR_LINES), unreadable="{" in text) from None
+            raise HookError(str(exc), stderr.text(STDERR_LINES), unreadable="{" in text) from None
 
 
-class _HookError(Exception):
-    def __init__(self, message: str, stderr: str = "", *, unreadable: bool = False) -> None:
+class HookError(Exception):
+    """A hook run that failed (the handlers of :mod:`.hookhandlers` raise it too)."""
+
+    def __init__(self, message: str, stderr: str = "", *, unreadable: bool = False, refused: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.stderr = stderr
         #: stdout held an answer (a JSON object) kairox could not read
         self.unreadable = unreadable
+        #: the policy (or the user) refused what the hook needed to do (an ``mcp_tool`` hook's call)
+        self.refused = refused

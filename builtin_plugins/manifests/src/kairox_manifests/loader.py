@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .inventory import BundleRecord
     from .loadstate import LoadState
     from .model import BundleManifestView
+    from .places import PluginPlaces
     from .routing import Routed
 
 # Discovery (the [plugins] config, the settings) is imported once there is somewhere to look
@@ -64,6 +65,9 @@ def survey(runtime: Runtime, *, check: bool = True) -> list[BundleRecord]:
     else:
         ctx = DiscoveryContext.from_runtime(runtime)
         records = [evaluate(c, ctx, check=check) for c in discover(ctx)]
+        from .dependencies import resolve_dependencies
+
+        resolve_dependencies(records)
     state = LoadState(ctx.home, ctx.workspace)
     for i, rec in enumerate(records):
         if rec.state == "available":
@@ -139,6 +143,9 @@ class BundleLoader:
             from .inventory import evaluate
 
             self.records = await anyio.to_thread.run_sync(lambda: [evaluate(c, ctx) for c in candidates])
+            from .dependencies import resolve_dependencies
+
+            resolve_dependencies(self.records)
         else:
             self.records = []
         runtime.config.errors.extend(_packages_in_disabled(runtime, ctx, {r.name for r in self.records}))
@@ -308,6 +315,15 @@ class BundleLoader:
             st.loaded, st.detail = False, reason
             self.runtime.events.publish(BundleContributionFailed(plugin=rec.name, contribution=key, error=reason))
 
+    def _places(self, rec: BundleRecord) -> PluginPlaces:
+        """The plugin's ``bin/`` and data folder (:mod:`.places`)."""
+        from .places import PluginPlaces, data_folder
+
+        assert self.ctx is not None and rec.manifest is not None
+        ctx = self.ctx
+        data = data_folder(ctx.home, rec.name, scope=rec.candidate.scope, workspace=ctx.workspace)
+        return PluginPlaces(bin_dir=rec.manifest.bin_dir, data_dir=data)
+
     async def _route_inventory(self, rec: BundleRecord) -> None:
         """Discover stage: skills to the registry, server definitions to their managers."""
         from .inventory import ItemState
@@ -319,10 +335,11 @@ class BundleLoader:
         skills = [c for c in enabled if c.kind in ("skill", "command")]
         refused = [p for p in m.problems if p.kind == "refused" and p.component in ("skill", "command")]
         self._apply(rec, await route_skills(runtime, m.name, skills, m.root, refused))
-        self._apply(
-            rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
-        )
-        self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
+        places = self._places(rec)
+        mcp = [c for c in enabled if c.kind == "mcp_server"]
+        self._apply(rec, await route_mcp_servers(runtime, m.name, mcp, m.permissions, places))
+        lsp = [c for c in enabled if c.kind == "lsp_server"]
+        self._apply(rec, await route_lsp_servers(runtime, m.name, lsp, places))
         for kind in ("agent", "output_style"):
             self._apply(
                 rec, await route_definitions(runtime, m.name, kind, [c for c in enabled if c.kind == kind], m.root)
@@ -346,10 +363,18 @@ class BundleLoader:
         timeout = ctx.values_for(rec.candidate.scope).get("hook_timeout", default)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             timeout = default
+        places = self._places(rec)
         for c in enabled:
             if c.kind == "hook":
                 hook = ScriptHook(
-                    m.name, c.name, c.config, root=m.root, runtime=runtime, default_timeout=float(timeout)
+                    m.name,
+                    c.name,
+                    c.config,
+                    root=m.root,
+                    runtime=runtime,
+                    default_timeout=float(timeout),
+                    places=places,
+                    mcp_servers=[s.name for s in enabled if s.kind == "mcp_server"],
                 )
                 hooks.append((c.config.event, hook, c.key))
         if m.code is not None:

@@ -91,6 +91,8 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
     metadata = dict(first.metadata)
     permissions, compatibility, code = first.permissions, first.compatibility, first.code
     publisher, trust = first.publisher, first.trust
+    dependencies = {d.name: d for d in first.dependencies}
+    bin_dir = first.bin_dir
     for other in manifests[1:]:
         problems.extend(other.problems)
         for label, attr in _COMPARED:
@@ -113,6 +115,10 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
             compatibility = other.compatibility
         if code is None:
             code = other.code
+        if bin_dir is None:
+            bin_dir = other.bin_dir
+        for dep in other.dependencies:  # every manifest's needs hold (the first's range wins a clash)
+            dependencies.setdefault(dep.name, dep)
         for key, value in other.metadata.items():
             metadata.setdefault(key, value)
         for c in other.contributions:
@@ -148,6 +154,8 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
         compatibility=compatibility,
         code=code,
         metadata=metadata,
+        dependencies=tuple(dependencies.values()),
+        bin_dir=bin_dir,
         contributions=tuple(contributions),
         problems=tuple(_dedupe(problems)),
         formats=formats,

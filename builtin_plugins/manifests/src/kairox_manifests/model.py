@@ -23,6 +23,7 @@ __all__ = [
     "CodeEntry",
     "Compatibility",
     "Contribution",
+    "Dependency",
     "HookDecl",
     "InventoryItem",
     "BundleManifest",
@@ -85,6 +86,23 @@ class Compatibility:
 
 
 @attrs.frozen
+class Dependency:
+    """Another plugin this one needs (Claude's ``dependencies``): its ``name``, and
+    optionally an npm-style ``version`` range (``~2.1.0``) and the ``marketplace`` it
+    comes from (which kairox does not check: it resolves among the plugins it found)."""
+
+    name: str
+    version: str = ""
+    marketplace: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "marketplace": self.marketplace}
+
+
+@attrs.frozen
 class HookDecl:
     """A hook a manifest declares: run ``script`` (or the shell ``command``) on ``event``.
 
@@ -109,9 +127,16 @@ class HookDecl:
     on_error: str = "ignore"
     condition: str | None = None
     run_async: bool = False
+    #: Claude's handler ``type``: ``command`` (``script`` or ``command`` runs), ``http`` (the
+    #: payload is POSTed to ``target["url"]``) or ``mcp_tool`` (``target["tool"]`` of MCP server
+    #: ``target["server"]`` is called with ``target["input"]``, through the policy)
+    handler: str = "command"
+    target: dict[str, Any] | None = attrs.field(default=None, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "handler": self.handler,
+            "target": self.target,
             "event": self.event,
             "script": str(self.script) if self.script else None,
             "command": self.command,
@@ -135,6 +160,8 @@ class HookDecl:
             on_error=data.get("on_error", "ignore"),
             condition=data.get("if"),
             run_async=bool(data.get("async", False)),
+            handler=data.get("handler", "command"),
+            target=data.get("target"),
         )
 
 
@@ -267,6 +294,10 @@ class BundleManifest:
     metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
     code: CodeEntry | None = None
     formats: tuple[str, ...] = ()
+    #: the plugins this one needs loaded (resolved by :mod:`kairox_manifests.dependencies`)
+    dependencies: tuple[Dependency, ...] = ()
+    #: the plugin's ``bin/`` folder: first on the ``PATH`` of its own servers and hooks
+    bin_dir: Path | None = None
 
     @property
     def all_formats(self) -> tuple[str, ...]:
@@ -302,6 +333,8 @@ class BundleManifest:
             "metadata": self.metadata,
             "code": self.code.to_dict() if self.code else None,
             "formats": list(self.formats),
+            "dependencies": [d.to_dict() for d in self.dependencies],
+            "bin_dir": str(self.bin_dir) if self.bin_dir else None,
         }
 
     @classmethod
@@ -330,6 +363,8 @@ class BundleManifest:
             metadata=dict(data.get("metadata") or {}),
             code=CodeEntry.from_dict(data["code"]) if data.get("code") else None,
             formats=tuple(data.get("formats") or ()),
+            dependencies=tuple(Dependency(**d) for d in data.get("dependencies") or ()),
+            bin_dir=Path(data["bin_dir"]) if data.get("bin_dir") else None,
         )
 
 

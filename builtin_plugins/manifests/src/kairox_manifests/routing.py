@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from kairox import Runtime
     from kairox_agents import DefinitionRegistry
 
+    from .places import PluginPlaces
+
 __all__ = [
     "Routed",
     "hold_mcp_servers",
@@ -195,7 +197,11 @@ def _routing_to(
 
 
 async def route_mcp_servers(
-    runtime: Runtime, plugin: str, items: Sequence[Contribution], permissions: Permissions | None = None
+    runtime: Runtime,
+    plugin: str,
+    items: Sequence[Contribution],
+    permissions: Permissions | None = None,
+    places: PluginPlaces | None = None,
 ) -> Routed:
     """Add servers to kairox-mcp's manager (``McpServerManager.add_server``; the undo is
     ``remove_server``). At a runtime's discover stage they are only defined: the manager
@@ -205,7 +211,8 @@ async def route_mcp_servers(
     An entry that cannot be defined (an unset ``${VAR}``, a bad field) is a failed
     server in the manager, with the reason, never a silent loss. kairox-mcp has no
     per-server permissions, so a plugin's declared permissions reach its MCP tools
-    through :func:`permission_guard`."""
+    through :func:`permission_guard`. ``places``: the plugin's ``bin/`` goes first on its
+    servers' ``PATH`` and ``${CLAUDE_PLUGIN_DATA}`` expands (:class:`~.places.PluginPlaces`)."""
     out, manager = _routing_to(runtime, items, "kairox-mcp", "McpServerManager", "mcp")
     if manager is None:
         return out
@@ -214,7 +221,8 @@ async def route_mcp_servers(
     names: list[str] = []
     for item in items:
         name = f"{plugin}:{item.name}"
-        defs, errors = _definitions(item, runtime.env, provider_name(plugin))
+        entry = places.server_entry(item.config, runtime.env) if places is not None else item.config
+        defs, errors = _definitions(item, entry, runtime.env, provider_name(plugin))
         if errors or not defs:
             reason = "; ".join(str(e) for e in errors) or "not a server"
             out.failed[item.key] = reason
@@ -243,19 +251,19 @@ async def route_mcp_servers(
     return out
 
 
-def _definitions(item: Contribution, env: Any, origin: str) -> tuple[list[Any], list[Any]]:
+def _definitions(item: Contribution, entry: Any, env: Any, origin: str) -> tuple[list[Any], list[Any]]:
     """The server of one contribution, read in its schema (see :class:`Contribution`)."""
     from kairox.errors import ConfigError
     from kairox_mcp import ServerDefinition, parse_mcp_json, parse_server_table
 
     if item.schema == "kairox":
         try:
-            config = parse_server_table(item.config, file=str(item.source), path=item.name, env=env)
+            config = parse_server_table(entry, file=str(item.source), path=item.name, env=env)
         except ConfigError as exc:
             return [], list(getattr(exc, "errors", [exc]))
         return [ServerDefinition(item.name, config, source=str(item.source), origin=origin)], []
     defs, errors = parse_mcp_json(
-        {"mcpServers": {item.name: item.config}}, file=str(item.source), env=env, origin=origin
+        {"mcpServers": {item.name: entry}}, file=str(item.source), env=env, origin=origin
     )
     return list(defs), list(errors)
 
@@ -304,8 +312,11 @@ def _async(fn: Callable[[], Any]) -> Undo:
 # -- LSP servers ---------------------------------------------------------------------------
 
 
-async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contribution]) -> Routed:
-    """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``)."""
+async def route_lsp_servers(
+    runtime: Runtime, plugin: str, items: Sequence[Contribution], places: PluginPlaces | None = None
+) -> Routed:
+    """Hand Claude-style ``lspServers`` entries to kairox-lsp (servers ``<plugin>:<name>``),
+    with the plugin's ``bin/`` first on their ``PATH`` and its data folder expanded."""
     out, provider = _routing_to(runtime, items, "kairox-lsp", "LspToolProvider")
     if provider is None:
         return out
@@ -313,7 +324,8 @@ async def route_lsp_servers(runtime: Runtime, plugin: str, items: Sequence[Contr
 
     added: list[str] = []
     for item in items:
-        errors = add_bundle_servers(runtime, plugin, {item.name: item.config}, root=None, file=str(item.source))
+        entry = places.server_entry(item.config, runtime.env) if places is not None else item.config
+        errors = add_bundle_servers(runtime, plugin, {item.name: entry}, root=None, file=str(item.source))
         if errors:
             out.failed[item.key] = "; ".join(str(e) for e in errors)
             continue

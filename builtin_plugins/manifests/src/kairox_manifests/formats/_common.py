@@ -365,15 +365,46 @@ def _check_lsp_entry(entry: Any, *, file: str | None, path: str) -> None:
         )
 
 
+#: Claude ``lspServers`` options kairox-lsp honours (``transport``: stdio only, refused otherwise)
+LSP_OPTIONS = frozenset(
+    (
+        "command",
+        "args",
+        "env",
+        "transport",
+        "extensionToLanguage",
+        "initializationOptions",
+        "settings",
+        "startupTimeout",
+        "shutdownTimeout",
+        "restartOnCrash",
+        "maxRestarts",
+    )
+)
+
+
 def lsp_servers(root: Root, value: Any, out: Collector, *, file: str | None, path: str) -> None:
-    _servers(root, value, "lsp_server", "lspServers", _check_lsp_entry, out, file=file, path=path)
+    def check(entry: Any, *, file: str | None, path: str) -> None:
+        _check_lsp_entry(entry, file=file, path=path)
+        for key in entry:
+            if key == "workspaceFolder":
+                why = "not honoured: kairox-lsp's servers work on the kairox workspace"
+            elif key not in LSP_OPTIONS:
+                why = "not an lspServers option kairox-lsp knows; ignored"
+            else:
+                continue
+            out.problems.append(Problem(why, file=file, path=join(path, str(key)), kind="lsp-option"))
+
+    _servers(root, value, "lsp_server", "lspServers", check, out, file=file, path=path)
 
 
 # -- hooks ------------------------------------------------------------------------
 
 
-def hook_name(out: Collector, event: str, script: Path | None, command: str | None) -> str:
-    if script is not None:
+def hook_name(out: Collector, event: str, script: Path | None, command: str | None, *, label: str | None = None) -> str:
+    if label is not None:
+        stem = label
+    elif script is not None:
         stem = script.stem
     else:
         try:
@@ -480,49 +511,140 @@ def claude_hooks(
                 )
             for j, handler in enumerate(handlers):
                 hpath = join(join(ipath, "hooks"), j)
-                if not isinstance(handler, dict):
-                    raise ManifestError(f"expected a hook table, got {describe_value(handler)}", file=file, path=hpath)
-                kind = handler.get("type", "command")
-                if kind != "command":
-                    problems.append(
-                        Problem(f"hook type {kind!r} is not supported (only command); ignored", file=file, path=hpath)
-                    )
+                decl = _handler(root, handler, ours, str(event), matcher, problems, file=file, path=hpath)
+                if decl is None:
                     continue
-                command = handler.get("command")
-                if not isinstance(command, str) or not command.strip():
-                    got = describe_value(command) if "command" in handler else "nothing"
-                    raise ManifestError(
-                        f"expected a command (a string), got {got}", file=file, path=join(hpath, "command")
-                    )
-                timeout = _timeout(handler.get("timeout"), file=file, path=join(hpath, "timeout"))
-                condition = _condition(handler.get("if"), ours, problems, file=file, path=join(hpath, "if"))
-                run_async = handler.get("async", False)
-                if not isinstance(run_async, bool):
-                    raise ManifestError(
-                        f"expected true or false, got {describe_value(run_async)}", file=file, path=join(hpath, "async")
-                    )
-                if handler.get("asyncRewake") is True:
-                    problems.append(
-                        Problem(
-                            "asyncRewake is not supported (kairox has no way to wake the model); "
-                            "the hook runs in the background (async)",
-                            file=file,
-                            path=join(hpath, "asyncRewake"),
-                        )
-                    )
-                    run_async = True
-                expanded = expand_root(command, root.real)
-                decl = HookDecl(
-                    event=ours,
-                    command=expanded,
-                    matcher=matcher,
-                    timeout=timeout,
-                    source_event=str(event),
-                    condition=condition,
-                    run_async=run_async,
-                )
                 src = Path(file) if file else root.real
-                out.add(Contribution("hook", hook_name(out, ours, None, expanded), src, decl), file=file, path=hpath)
+                name = hook_name(out, ours, None, decl.command, label=_label(decl))
+                out.add(Contribution("hook", name, src, decl), file=file, path=hpath)
+
+
+#: handler types that need a model to evaluate them (Claude's ``prompt`` and ``agent``)
+MODEL_HANDLERS = ("prompt", "agent")
+HTTP_SCHEMES = ("http", "https")
+
+
+def _label(decl: HookDecl) -> str | None:
+    if decl.handler == "mcp_tool" and decl.target is not None:
+        return str(decl.target["tool"])
+    if decl.handler == "http":
+        return "http"
+    return None
+
+
+def _string(handler: dict[str, Any], key: str, *, file: str | None, path: str) -> str:
+    value = handler.get(key)
+    if not isinstance(value, str) or not value.strip():
+        got = describe_value(value) if key in handler else "nothing"
+        raise ManifestError(f"expected a {key} (a string), got {got}", file=file, path=join(path, key))
+    return value
+
+
+def _http_target(handler: dict[str, Any], *, file: str | None, path: str) -> dict[str, Any]:
+    """An ``http`` handler: ``url`` (http or https, taken as written: no variable expands in it,
+    so the URL a bundle's trust covers is the one contacted), ``headers`` (``$VAR`` / ``${VAR}``
+    expand only for the names in ``allowedEnvVars``)."""
+    from urllib.parse import urlsplit
+
+    url = _string(handler, "url", file=file, path=path)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ManifestError(f"{url!r} is not a URL ({exc})", file=file, path=join(path, "url")) from None
+    if parts.scheme not in HTTP_SCHEMES or not parts.hostname:
+        raise ManifestError(f"{url!r} is not an http(s) URL", file=file, path=join(path, "url"))
+    headers = handler.get("headers", {})
+    _string_map(headers, file=file, path=join(path, "headers"))
+    allowed = handler.get("allowedEnvVars", [])
+    _string_list(allowed, file=file, path=join(path, "allowedEnvVars"))
+    return {"url": url, "headers": dict(headers), "allowedEnvVars": list(allowed)}
+
+
+def _mcp_tool_target(handler: dict[str, Any], *, file: str | None, path: str) -> dict[str, Any]:
+    """An ``mcp_tool`` handler: ``server``, ``tool`` and ``input`` (an object whose strings
+    may hold ``${field.path}`` of the hook's payload)."""
+    server = _string(handler, "server", file=file, path=path)
+    tool = _string(handler, "tool", file=file, path=path)
+    arguments = handler.get("input", {})
+    if not isinstance(arguments, dict):
+        raise ManifestError(
+            f"expected an object of arguments, got {describe_value(arguments)}", file=file, path=join(path, "input")
+        )
+    return {"server": server, "tool": tool, "input": arguments}
+
+
+def _handler(
+    root: Root,
+    handler: Any,
+    ours: str,
+    event: str,
+    matcher: str | None,
+    problems: list[Problem],
+    *,
+    file: str | None,
+    path: str,
+) -> HookDecl | None:
+    """One handler of a matcher group as a :class:`HookDecl`; ``None`` (reported) when kairox
+    does not run it."""
+    if not isinstance(handler, dict):
+        raise ManifestError(f"expected a hook table, got {describe_value(handler)}", file=file, path=path)
+    kind = handler.get("type", "command")
+    command: str | None = None
+    target: dict[str, Any] | None = None
+    if kind == "command":
+        command = expand_root(_string(handler, "command", file=file, path=path), root.real)
+    elif kind == "http":
+        target = _http_target(handler, file=file, path=path)
+    elif kind == "mcp_tool":
+        target = _mcp_tool_target(handler, file=file, path=path)
+    elif kind in MODEL_HANDLERS:
+        problems.append(
+            Problem(
+                f"a {kind!r} hook needs a model to evaluate it, and no host supplies one to plugin hooks; not run",
+                file=file,
+                path=path,
+                kind=f"hook-handler:{kind}",
+            )
+        )
+        return None
+    else:
+        problems.append(
+            Problem(
+                f"hook type {describe_value(kind)} is not one kairox runs (command, http, mcp_tool); ignored",
+                file=file,
+                path=path,
+                kind=f"hook-handler:{kind}",
+            )
+        )
+        return None
+    timeout = _timeout(handler.get("timeout"), file=file, path=join(path, "timeout"))
+    condition = _condition(handler.get("if"), ours, problems, file=file, path=join(path, "if"))
+    run_async = handler.get("async", False)
+    if not isinstance(run_async, bool):
+        raise ManifestError(
+            f"expected true or false, got {describe_value(run_async)}", file=file, path=join(path, "async")
+        )
+    if handler.get("asyncRewake") is True:
+        problems.append(
+            Problem(
+                "asyncRewake is not supported (kairox has no way to wake the model); "
+                "the hook runs in the background (async)",
+                file=file,
+                path=join(path, "asyncRewake"),
+            )
+        )
+        run_async = True
+    return HookDecl(
+        event=ours,
+        command=command,
+        matcher=matcher,
+        timeout=timeout,
+        source_event=event,
+        condition=condition,
+        run_async=run_async,
+        handler=kind,
+        target=target,
+    )
 
 
 def kairox_hooks(root: Root, hooks: list[Any], out: Collector, *, file: str | None, path: str) -> None:

@@ -19,6 +19,7 @@ import attrs
 from kairox.files import Refused, Root
 
 from .._schema import join, read_json
+from ..dependencies import parse_dependencies
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
 from ..paths import bundle_root, resolve_inside
@@ -39,6 +40,7 @@ __all__ = ["ClaudeDefaultLayout", "ClaudeFormat", "ClaudeManifestDoc"]
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*\Z")
 DEFAULT_DIRS = {"skill": "skills", "command": "commands", "agent": "agents", "output_style": "output-styles"}
 DEFAULT_HOOKS = "hooks/hooks.json"
+DEFAULT_MONITORS = "monitors/monitors.json"
 
 
 @attrs.frozen
@@ -63,6 +65,9 @@ class ClaudeManifestDoc:
     mcpServers: Any = None
     lspServers: Any = None
     outputStyles: Any = None
+    dependencies: Any = None
+    monitors: Any = None
+    channels: Any = None
 
 
 def _declared_hooks(root: Root, value: Any, out: Collector, problems: list[Problem], *, file: str) -> set[Path]:
@@ -113,6 +118,40 @@ def _components(root: Root, doc: ClaudeManifestDoc | None, file: str | None, out
             load(root, f"./{default}", out, file=file, path=f"({default})")
 
 
+def _bin_dir(root: Root, problems: list[Problem]) -> Path | None:
+    """The plugin's ``bin/`` folder (inside the bundle), first on the ``PATH`` of its own
+    servers and hooks (never anyone else's)."""
+    return default_inside(root, "bin", problems, want="dir")
+
+
+def _unsupported(root: Root, doc: ClaudeManifestDoc | None, file: str | None, problems: list[Problem]) -> None:
+    """``monitors`` and ``channels``: kairox has no session a background monitor's lines or a
+    channel's messages could be pushed into, so each entry is reported, never dropped silently."""
+    why = {
+        "monitors": "kairox has no background monitor feeding the session; not run",
+        "channels": "kairox has no message channel into the session; not connected",
+    }
+    for field, reason in why.items():
+        value = getattr(doc, field) if doc is not None else None
+        if value is None:
+            continue
+        entries = value if isinstance(value, list) else list(value) if isinstance(value, dict) else [value]
+        for i, entry in enumerate(entries):
+            path = (
+                join(field, i)
+                if isinstance(value, list)
+                else join(field, str(entry))
+                if isinstance(value, dict)
+                else field
+            )
+            label = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else None
+            what = f"{field[:-1]} {label!r}" if label else f"{field[:-1]}"
+            problems.append(Problem(f"{what}: {reason}", file=file, path=path, kind=f"unsupported:{field}"))
+    default = default_inside(root, DEFAULT_MONITORS, problems, want="file")
+    if default is not None and (doc is None or doc.monitors is None):
+        problems.append(Problem(f"monitors: {why['monitors']}", file=str(default), kind="unsupported:monitors"))
+
+
 def _string_items(value: Any, field: str) -> list[tuple[str, str]]:
     if isinstance(value, str):
         return [(value, field)]
@@ -133,7 +172,10 @@ class ClaudeFormat(BaseFormat):
         if not KEBAB.match(name):
             problems.append(Problem(f"{name!r} is not kebab-case (lowercase words joined by -)", file=f, path="name"))
         _components(root, doc, f, out)
+        _unsupported(root, doc, f, problems)
         return dict(
+            dependencies=parse_dependencies(doc.dependencies, file=f),
+            bin_dir=_bin_dir(root, problems),
             version=doc.version,
             description=doc.description or "",
             homepage=doc.homepage,
@@ -161,7 +203,8 @@ class ClaudeDefaultLayout(BaseFormat):
         name = check_name(contained.real.name, file=str(contained.real), path="(directory name)")
         out = Collector([])
         _components(contained, None, None, out)
-        return self.manifest_of(name, contained.real, None, out)
+        _unsupported(contained, None, None, out.problems)
+        return self.manifest_of(name, contained.real, None, out, bin_dir=_bin_dir(contained, out.problems))
 
 
 def _present(root: Root, rel: str) -> bool:
