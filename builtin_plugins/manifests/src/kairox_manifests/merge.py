@@ -87,6 +87,7 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
     metadata = dict(first.metadata)
     permissions, compatibility, code = first.permissions, first.compatibility, first.code
     publisher, trust = first.publisher, first.trust
+    user_config = first.user_config
     for other in manifests[1:]:
         problems.extend(other.problems)
         for label, attr in _COMPARED:
@@ -109,6 +110,8 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
             compatibility = other.compatibility
         if code is None:
             code = other.code
+        if not user_config:  # only Claude's manifest has userConfig, wherever it comes in the order
+            user_config = other.user_config
         for key, value in other.metadata.items():
             metadata.setdefault(key, value)
         for c in other.contributions:
@@ -143,6 +146,7 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
         permissions=permissions,
         compatibility=compatibility,
         code=code,
+        user_config=user_config,
         metadata=metadata,
         contributions=tuple(contributions),
         problems=tuple(_dedupe(problems)),

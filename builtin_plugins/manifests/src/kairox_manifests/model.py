@@ -17,6 +17,7 @@ import attrs
 from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy, StrEnum
 
 from .errors import Problem
+from .userconfig import UserOption
 
 __all__ = [
     "CONTRIBUTION_KINDS",
@@ -253,6 +254,8 @@ class BundleManifest:
     metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
     code: CodeEntry | None = None
     formats: tuple[str, ...] = ()
+    #: the options the plugin asks its user for (Claude's ``userConfig``: :mod:`.userconfig`)
+    user_config: tuple[UserOption, ...] = ()
 
     @property
     def all_formats(self) -> tuple[str, ...]:
@@ -288,6 +291,7 @@ class BundleManifest:
             "metadata": self.metadata,
             "code": self.code.to_dict() if self.code else None,
             "formats": list(self.formats),
+            "user_config": [o.to_dict() for o in self.user_config],
         }
 
     @classmethod
@@ -316,6 +320,7 @@ class BundleManifest:
             metadata=dict(data.get("metadata") or {}),
             code=CodeEntry.from_dict(data["code"]) if data.get("code") else None,
             formats=tuple(data.get("formats") or ()),
+            user_config=tuple(UserOption.from_dict(o) for o in data.get("user_config") or ()),
         )
 
 

@@ -22,6 +22,7 @@ from .._schema import join, read_json
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
 from ..paths import bundle_root, resolve_inside
+from ..userconfig import parse_user_config
 from ._common import (
     Collector,
     add_components,
@@ -63,6 +64,7 @@ class ClaudeManifestDoc:
     mcpServers: Any = None
     lspServers: Any = None
     outputStyles: Any = None
+    userConfig: Any = None
 
 
 def _declared_hooks(root: Root, value: Any, out: Collector, problems: list[Problem], *, file: str) -> set[Path]:
@@ -140,6 +142,7 @@ class ClaudeFormat(BaseFormat):
             publisher=person_from(doc.author, file=f, path="author", problems=problems),
             default_enabled=doc.defaultEnabled,
             metadata=fields_set(doc, "displayName", "repository", "license", "metadata", "keywords"),
+            user_config=parse_user_config(doc.userConfig, file=f, problems=problems),
         )
 
 
