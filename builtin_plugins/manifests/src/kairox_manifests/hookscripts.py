@@ -215,8 +215,11 @@ class ScriptHook:
         root: Path,
         runtime: Runtime,
         default_timeout: float = DEFAULT_TIMEOUT,
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         self.plugin = plugin
+        #: the plugin's ``userConfig`` values (``CLAUDE_PLUGIN_OPTION_<KEY>``)
+        self.extra_env = dict(extra_env or {})
         self.name = name
         self.decl = decl
         self.root = root
@@ -253,6 +256,7 @@ class ScriptHook:
 
     def environment(self) -> dict[str, str]:
         env = dict(self.runtime.env)
+        env.update(self.extra_env)
         env.update(
             KAIROX_PLUGIN_ROOT=str(self.root),
             CLAUDE_PLUGIN_ROOT=str(self.root),
