@@ -20,6 +20,7 @@ from kairox_ui.forms import (
     parse_install,
     parse_json_object,
     parse_path_override,
+    parse_plugin_config,
     parse_plugin_toggle,
     parse_server_action,
     parse_session_skill,
@@ -47,6 +48,8 @@ FIELDS = [
     "answer",
     "kind",
     "description",
+    "values",
+    "unset",
     "body",
 ]
 bodies = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), json_values, max_size=8)
@@ -55,6 +58,7 @@ PARSERS = [
     parse_skill_toggle,
     parse_plugin_toggle,
     parse_path_override,
+    parse_plugin_config,
     parse_install,
     parse_uninstall,
     parse_answer,

@@ -1,4 +1,4 @@
-"""``kairox plugin ...``: list, inspect, install, uninstall, enable, disable, trust."""
+"""``kairox plugin ...``: list, inspect, install, uninstall, enable, disable, trust, config."""
 
 from __future__ import annotations
 
@@ -248,7 +248,9 @@ def _run(ctx: click.Context, fn: Any, approver: Any = None) -> Any:
     return value
 
 
-def _toggle(ctx: click.Context, target: str, scope: str, enabled: bool) -> None:
+def _toggle(
+    ctx: click.Context, target: str, scope: str, enabled: bool, sets: tuple[str, ...] = (), ask: bool | None = None
+) -> None:
     from .settings import SettingsStore
 
     plugin, _, contribution = target.partition(":")
@@ -276,6 +278,19 @@ def _toggle(ctx: click.Context, target: str, scope: str, enabled: bool) -> None:
     key = _run(ctx, go)
     what = f"{plugin}:{key}" if key else plugin
     click.echo(f"{'enabled' if enabled else 'disabled'} {what} ({scope} settings)")
+    if enabled and not contribution:
+        _ask_user_config(ctx, plugin, sets, ask)
+
+
+def _ask_user_config(ctx: click.Context, name: str, sets: tuple[str, ...], ask: bool | None) -> None:
+    """The plugin's ``userConfig``: ``--set`` values, then questions (:mod:`.userconfig_cli`)."""
+    from .userconfig_cli import apply_answers, parse_sets, target_of
+
+    async def go(rt: Runtime) -> Any:
+        return target_of(rt, name)
+
+    target = _run(ctx, go)
+    apply_answers(target, parse_sets(target, sets), ask=ask)
 
 
 def _resolve_contribution(rt: Runtime, plugin: str, contribution: str) -> str:
@@ -303,16 +318,35 @@ def _resolve_contribution(rt: Runtime, plugin: str, contribution: str) -> str:
     )
 
 
+def user_config_options(fn: Any) -> Any:
+    """``--set KEY=VALUE`` and ``--ask/--no-ask``: the plugin's ``userConfig`` values."""
+    fn = click.option(
+        "--ask/--no-ask",
+        "ask",
+        default=None,
+        help="Ask for the plugin's userConfig values it has not got (default: when on a terminal).",
+    )(fn)
+    return click.option(
+        "--set",
+        "sets",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A userConfig value (repeatable); a sensitive one goes to the system keychain.",
+    )(fn)
+
+
 def _toggle_command(enabled: bool, doc: str) -> click.Command:
     """``kairox plugin enable`` or ``disable``: the same command but for the value it sets."""
 
     @click.argument("target", metavar="NAME[:CONTRIBUTION]")
     @SCOPE
     @click.pass_context
-    def command(ctx: click.Context, target: str, scope: str) -> None:
-        _toggle(ctx, target, scope, enabled)
+    def command(ctx: click.Context, /, target: str, scope: str, **config: Any) -> None:
+        _toggle(ctx, target, scope, enabled, config.get("sets", ()), config.get("ask"))
 
     command.__doc__ = doc
+    if enabled:
+        command = user_config_options(command)
     return plugin_group.command("enable" if enabled else "disable")(command)
 
 
@@ -323,8 +357,9 @@ disable_cmd = _toggle_command(False, "Disable a plugin, or one contribution of i
 @plugin_group.command("trust")
 @click.argument("name")
 @click.option("--revoke", is_flag=True, help="Stop trusting it.")
+@user_config_options
 @click.pass_context
-def trust_cmd(ctx: click.Context, name: str, revoke: bool) -> None:
+def trust_cmd(ctx: click.Context, name: str, revoke: bool, sets: tuple[str, ...], ask: bool | None) -> None:
     """Trust one workspace plugin as it is now (its files' fingerprint): it then loads.
 
     A change to its files needs trust again. ``kairox trust`` trusts everything the
@@ -354,3 +389,42 @@ def trust_cmd(ctx: click.Context, name: str, revoke: bool) -> None:
         return f"{'no longer trusting' if revoke else 'trusting'} {name} ({winner.candidate.root})"
 
     click.echo(_run(ctx, go))
+    if not revoke:
+        _ask_user_config(ctx, name, sets, ask)
+
+
+@plugin_group.command("config")
+@click.argument("name")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a value (repeatable).")
+@click.option("--unset", multiple=True, metavar="KEY", help="Remove a stored value (repeatable).")
+@click.option("--ask", is_flag=True, help="Ask for every option, showing what is set.")
+@JSON_FLAG
+@click.pass_context
+def config_cmd(
+    ctx: click.Context, name: str, sets: tuple[str, ...], unset: tuple[str, ...], ask: bool, as_json: bool
+) -> None:
+    """Show or change the values a plugin asks its user for (its userConfig).
+
+    A sensitive value is kept in the system keychain, never in a file, and shown only as set
+    or not; where no keychain exists it is read from KAIROX_PLUGIN_<PLUGIN>_<KEY>. Changes
+    apply when a runtime next opens."""
+    from .userconfig import UserConfigError, store_values
+    from .userconfig_cli import apply_answers, config_rows, parse_sets, show, target_of
+
+    async def go(rt: Runtime) -> Any:
+        return target_of(rt, name)
+
+    target = _run(ctx, go)
+    if unset:
+        try:
+            store_values(target.store, target.plugin, target.root, target.options, {}, unset)
+        except UserConfigError as exc:
+            raise click.ClickException(str(exc)) from None
+    values = parse_sets(target, sets)
+    if values or ask:
+        apply_answers(target, values, ask=ask, every=True)
+    rows = config_rows(target)
+    if want_json(ctx, as_json):
+        echo_json({"plugin": target.plugin, "root": str(target.root), "options": rows})
+    else:
+        show(target, rows)

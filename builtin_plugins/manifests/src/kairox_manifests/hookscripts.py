@@ -220,12 +220,15 @@ class ScriptHook:
         default_timeout: float = DEFAULT_TIMEOUT,
         places: PluginPlaces | None = None,
         mcp_servers: Collection[str] = (),
+        extra_env: Mapping[str, str] | None = None,
     ) -> None:
         self.plugin = plugin
         #: the plugin's ``bin/`` and data folder (:mod:`.places`)
         self.places = places
         #: the names of the plugin's own MCP servers (an ``mcp_tool`` hook's ``server`` is one first)
         self.mcp_servers = frozenset(mcp_servers)
+        #: the plugin's ``userConfig`` values (``CLAUDE_PLUGIN_OPTION_<KEY>``)
+        self.extra_env = dict(extra_env or {})
         self.name = name
         self.decl = decl
         self.root = root
@@ -264,6 +267,7 @@ class ScriptHook:
 
     def environment(self) -> dict[str, str]:
         env = dict(self.runtime.env)
+        env.update(self.extra_env)
         env.update(
             KAIROX_PLUGIN_ROOT=str(self.root),
             CLAUDE_PLUGIN_ROOT=str(self.root),

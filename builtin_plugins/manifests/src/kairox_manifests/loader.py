@@ -34,9 +34,10 @@ if TYPE_CHECKING:
     from .discovery import DiscoveryContext
     from .inventory import BundleRecord
     from .loadstate import LoadState
-    from .model import BundleManifestView
+    from .model import BundleManifestView, Contribution
     from .places import PluginPlaces
     from .routing import Routed
+    from .userconfig import Resolution
 
 # Discovery (the [plugins] config, the settings) is imported once there is somewhere to look
 # (nothing_to_discover), and what loads a plugin (its inventory, events, routing, hook scripts,
@@ -336,9 +337,10 @@ class BundleLoader:
         refused = [p for p in m.problems if p.kind == "refused" and p.component in ("skill", "command")]
         self._apply(rec, await route_skills(runtime, m.name, skills, m.root, refused))
         places = self._places(rec)
-        mcp = [c for c in enabled if c.kind == "mcp_server"]
+        res = await self._user_config(rec)
+        mcp = self._configured(rec, [c for c in enabled if c.kind == "mcp_server"], res)
         self._apply(rec, await route_mcp_servers(runtime, m.name, mcp, m.permissions, places))
-        lsp = [c for c in enabled if c.kind == "lsp_server"]
+        lsp = self._configured(rec, [c for c in enabled if c.kind == "lsp_server"], res)
         self._apply(rec, await route_lsp_servers(runtime, m.name, lsp, places))
         for kind in ("agent", "output_style"):
             self._apply(
@@ -364,19 +366,21 @@ class BundleLoader:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             timeout = default
         places = self._places(rec)
-        for c in enabled:
-            if c.kind == "hook":
-                hook = ScriptHook(
-                    m.name,
-                    c.name,
-                    c.config,
-                    root=m.root,
-                    runtime=runtime,
-                    default_timeout=float(timeout),
-                    places=places,
-                    mcp_servers=[s.name for s in enabled if s.kind == "mcp_server"],
-                )
-                hooks.append((c.config.event, hook, c.key))
+        res = await self._user_config(rec)
+        options = res.environment() if res is not None else {}
+        for c in self._configured(rec, [c for c in enabled if c.kind == "hook"], res):
+            hook = ScriptHook(
+                m.name,
+                c.name,
+                c.config,
+                root=m.root,
+                runtime=runtime,
+                default_timeout=float(timeout),
+                places=places,
+                mcp_servers=[s.name for s in enabled if s.kind == "mcp_server"],
+                extra_env=options,
+            )
+            hooks.append((c.config.event, hook, c.key))
         if m.code is not None:
             activation = await self._run_code(rec)
             rec.activation = activation
@@ -411,6 +415,29 @@ class BundleLoader:
 
             rec.undo.append(undo_deliverer)
         self._apply(rec, route_hooks(runtime, m.name, hooks))
+
+    async def _user_config(self, rec: BundleRecord) -> Resolution | None:
+        """The plugin's ``userConfig`` values (read from the settings and the keychain off the
+        event loop), or ``None`` when it declares none."""
+        m = rec.manifest
+        if m is None or not m.user_config:
+            return None
+        from .userconfig import resolve
+
+        assert self.ctx is not None and self.runtime is not None
+        settings, env = self.ctx.settings, self.runtime.env
+        return await anyio.to_thread.run_sync(lambda: resolve(m, settings=settings, env=env))
+
+    def _configured(self, rec: BundleRecord, items: list[Contribution], res: Resolution | None) -> list[Contribution]:
+        """``items`` with their ``${user_config.KEY}`` resolved; one that needs a value it has not
+        got does not start, failed with the reason (naming the plugin and the key)."""
+        from .routing import Routed
+        from .userconfig import configure
+
+        ready, failed = configure(items, res)
+        if failed:
+            self._apply(rec, Routed(failed=failed))
+        return ready
 
     async def _run_code(self, rec: BundleRecord) -> Activation:
         from .activation import Activation, ActivationContext

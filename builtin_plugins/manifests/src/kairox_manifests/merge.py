@@ -93,6 +93,7 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
     publisher, trust = first.publisher, first.trust
     dependencies = {d.name: d for d in first.dependencies}
     bin_dir = first.bin_dir
+    user_config = first.user_config
     for other in manifests[1:]:
         problems.extend(other.problems)
         for label, attr in _COMPARED:
@@ -119,6 +120,8 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
             bin_dir = other.bin_dir
         for dep in other.dependencies:  # every manifest's needs hold (the first's range wins a clash)
             dependencies.setdefault(dep.name, dep)
+        if not user_config:  # only Claude's manifest has userConfig, wherever it comes in the order
+            user_config = other.user_config
         for key, value in other.metadata.items():
             metadata.setdefault(key, value)
         for c in other.contributions:
@@ -153,6 +156,7 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
         permissions=permissions,
         compatibility=compatibility,
         code=code,
+        user_config=user_config,
         metadata=metadata,
         dependencies=tuple(dependencies.values()),
         bin_dir=bin_dir,

@@ -17,6 +17,7 @@ import attrs
 from kairox.ext import ApprovalPolicy, Permissions, SandboxPolicy, StrEnum
 
 from .errors import Problem
+from .userconfig import UserOption
 
 __all__ = [
     "CONTRIBUTION_KINDS",
@@ -298,6 +299,8 @@ class BundleManifest:
     dependencies: tuple[Dependency, ...] = ()
     #: the plugin's ``bin/`` folder: first on the ``PATH`` of its own servers and hooks
     bin_dir: Path | None = None
+    #: the options the plugin asks its user for (Claude's ``userConfig``: :mod:`.userconfig`)
+    user_config: tuple[UserOption, ...] = ()
 
     @property
     def all_formats(self) -> tuple[str, ...]:
@@ -335,6 +338,7 @@ class BundleManifest:
             "formats": list(self.formats),
             "dependencies": [d.to_dict() for d in self.dependencies],
             "bin_dir": str(self.bin_dir) if self.bin_dir else None,
+            "user_config": [o.to_dict() for o in self.user_config],
         }
 
     @classmethod
@@ -365,6 +369,7 @@ class BundleManifest:
             formats=tuple(data.get("formats") or ()),
             dependencies=tuple(Dependency(**d) for d in data.get("dependencies") or ()),
             bin_dir=Path(data["bin_dir"]) if data.get("bin_dir") else None,
+            user_config=tuple(UserOption.from_dict(o) for o in data.get("user_config") or ()),
         )
 
 

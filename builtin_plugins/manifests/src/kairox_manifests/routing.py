@@ -262,9 +262,7 @@ def _definitions(item: Contribution, entry: Any, env: Any, origin: str) -> tuple
         except ConfigError as exc:
             return [], list(getattr(exc, "errors", [exc]))
         return [ServerDefinition(item.name, config, source=str(item.source), origin=origin)], []
-    defs, errors = parse_mcp_json(
-        {"mcpServers": {item.name: entry}}, file=str(item.source), env=env, origin=origin
-    )
+    defs, errors = parse_mcp_json({"mcpServers": {item.name: entry}}, file=str(item.source), env=env, origin=origin)
     return list(defs), list(errors)
 
 

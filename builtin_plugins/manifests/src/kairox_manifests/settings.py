@@ -12,12 +12,18 @@ Two files, merged (the workspace file wins key by key):
         "dev-plugin": {"path": "/home/me/src/dev-plugin"}
       },
       "paths": ["/home/me/more-plugins"],
-      "trusted_roots": ["/home/me/src/project/.kairox/plugins/docs-helper"]
+      "trusted_roots": ["/home/me/src/project/.kairox/plugins/docs-helper"],
+      "user_config": {
+        "/home/me/.kairox/plugins/tracker": {"plugin": "tracker", "values": {"endpoint": "https://t.example"}}
+      }
     }
 
 ``trusted_roots`` (workspace plugins the user agreed to load, by resolved
 directory) is read from the user file only: a workspace cannot vouch for itself,
-and trust follows the directory, not a name another plugin could take.
+and trust follows the directory, not a name another plugin could take. The same holds
+for ``user_config``, the values a plugin asked for (its ``userConfig``), by resolved
+directory: a sensitive one is never here but in the system keychain
+(:mod:`kairox_manifests.userconfig`).
 
 Every change is a read-modify-write under an exclusive lock on a sibling
 ``.lock`` file, written to a temporary file and moved into place with
@@ -33,7 +39,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +69,8 @@ class BundleSettings:
     user_plugins: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     paths: list[tuple[str, str]] = attrs.field(factory=list)  # (path, scope it came from)
     trusted_roots: set[str] = attrs.field(factory=set)
+    #: ``userConfig`` values by resolved plugin directory (the user file's alone)
+    user_config: dict[str, dict[str, Any]] = attrs.field(factory=dict)
     override_scopes: dict[str, str] = attrs.field(factory=dict)
     problems: list[str] = attrs.field(factory=list)
     #: settings files that were not read (a link leading outside the workspace, a device)
@@ -90,6 +98,12 @@ class BundleSettings:
 
     def trusted(self, root: Path) -> bool:
         return str(Path(os.path.realpath(root))) in self.trusted_roots
+
+    def user_config_values(self, root: Path) -> dict[str, Any]:
+        """The stored ``userConfig`` values of the plugin in ``root`` (non-sensitive ones only)."""
+        entry = self.user_config.get(str(Path(os.path.realpath(root))), {})
+        values = entry.get("values") if isinstance(entry, dict) else None
+        return dict(values) if isinstance(values, dict) else {}
 
     def override_path(self, plugin: str) -> str | None:
         value = self._entry(plugin).get("path")
@@ -125,6 +139,11 @@ class BundleSettings:
                 out.trusted_roots.update(r for r in roots if isinstance(r, str))
             elif roots:
                 out.problems.append(f"{scope} settings: trusted_roots is only read from the user settings")
+            configs = doc.get("user_config", {})
+            if scope == "user" and isinstance(configs, dict):
+                out.user_config.update((k, v) for k, v in configs.items() if isinstance(v, dict))
+            elif configs:
+                out.problems.append(f"{scope} settings: user_config is only read from the user settings")
         return out
 
 
@@ -197,6 +216,27 @@ class SettingsStore:
             if trusted:
                 roots.append(key)
             data["trusted_roots"] = sorted(roots)
+
+        self.update("user", change)
+
+    def set_user_config(self, root: Path, plugin: str, values: Mapping[str, Any], unset: Iterable[str] = ()) -> None:
+        """Store (or, for ``unset``, remove) non-sensitive ``userConfig`` values of the plugin in
+        ``root``; always in the user file. The caller keeps sensitive values out of here."""
+        key = str(Path(os.path.realpath(root)))
+
+        def change(data: dict[str, Any]) -> None:
+            configs = data.get("user_config")
+            if not isinstance(configs, dict):
+                configs = data["user_config"] = {}
+            entry = configs.get(key)
+            if not isinstance(entry, dict) or not isinstance(entry.get("values"), dict):
+                entry = configs[key] = {"values": {}}
+            entry["plugin"] = plugin
+            entry["values"].update(values)
+            for name in unset:
+                entry["values"].pop(name, None)
+            if not entry["values"]:
+                configs.pop(key)
 
         self.update("user", change)
 

@@ -38,9 +38,11 @@ __all__ = [
     "add_session_skill",
     "call_tool",
     "override_path",
+    "plugin_config",
     "remove_session_skill",
     "render_skill",
     "server_action",
+    "set_plugin_config",
     "set_plugin_enabled",
     "set_skill_enabled",
     "trust_bundle",
@@ -139,6 +141,41 @@ def set_plugin_enabled(rt: Runtime, name: str, scope: str, enabled: bool, contri
     store = SettingsStore(rt.workspace, settings_env(rt))
     store.set_enabled(scope, name, enabled, contribution)
     return {"plugin": name, "contribution": contribution, "enabled": enabled, "file": str(store.file(scope))}
+
+
+def _config_target(rt: Runtime, name: str) -> Any:
+    """The plugin ``name`` whose ``userConfig`` is shown or changed (the one that loads)."""
+    from kairox_manifests.settings import SettingsStore
+    from kairox_manifests.userconfig_cli import ConfigTarget
+
+    records = [r for r in _records(rt, name) if r.manifest is not None]
+    winner = next((r for r in records if r.state != "shadowed"), records[0] if records else None)
+    if winner is None:
+        raise ActionError(f"no plugin named {name!r} was found", 404)
+    env = settings_env(rt)
+    return ConfigTarget(winner.manifest, SettingsStore(rt.workspace, env), env)
+
+
+def plugin_config(rt: Runtime, name: str) -> dict[str, Any]:
+    """``kairox plugin config NAME --json``: each option; a sensitive one only as set or not."""
+    from kairox_manifests.userconfig_cli import config_rows
+
+    target = _config_target(rt, name)
+    return {"plugin": target.plugin, "options": config_rows(target)}
+
+
+def set_plugin_config(rt: Runtime, name: str, values: dict[str, Any], unset: list[str]) -> dict[str, Any]:
+    """``kairox plugin config NAME --set K=V --unset K``: a sensitive value goes to the system
+    keychain (refused, naming the environment variable, where there is none); the answer
+    never holds it."""
+    from kairox_manifests.userconfig import UserConfigError, store_values
+
+    target = _config_target(rt, name)
+    try:
+        store_values(target.store, target.plugin, target.root, target.options, values, unset)
+    except UserConfigError as exc:
+        raise ActionError(str(exc)) from None
+    return plugin_config(rt, name)
 
 
 def override_path(rt: Runtime, name: str, scope: str, path: str | None) -> dict[str, Any]:

@@ -24,9 +24,11 @@ from .actions import (
     add_session_skill,
     call_tool,
     override_path,
+    plugin_config,
     remove_session_skill,
     render_skill,
     server_action,
+    set_plugin_config,
     set_plugin_enabled,
     set_skill_enabled,
     trust_bundle,
@@ -39,6 +41,7 @@ from .forms import (
     parse_install,
     parse_json_object,
     parse_path_override,
+    parse_plugin_config,
     parse_plugin_toggle,
     parse_server_action,
     parse_session_skill,
@@ -247,6 +250,15 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         holder.reload()
         return result
 
+    async def plugin_config_get(request: Request) -> Any:
+        return plugin_config(dash.rt, request.path_params["name"])
+
+    async def plugin_config_set(request: Request) -> Any:
+        values, unset = parse_plugin_config(await _body(request))
+        result = set_plugin_config(dash.rt, request.path_params["name"], values, unset)
+        holder.reload()
+        return result
+
     async def plugin_trust(request: Request) -> Any:
         await _body(request)
         message = trust_bundle(dash.rt, request.path_params["name"])
@@ -333,6 +345,8 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         Route("/api/plugins/{name}/enabled", _json(plugin_enabled), methods=["POST"]),
         Route("/api/plugins/{name}/path", _json(plugin_path), methods=["POST"]),
         Route("/api/plugins/{name}/trust", _json(plugin_trust), methods=["POST"]),
+        Route("/api/plugins/{name}/config", _json(plugin_config_get), methods=["GET"]),
+        Route("/api/plugins/{name}/config", _json(plugin_config_set), methods=["POST"]),
         Route("/api/tools", _json(tools), methods=["GET"]),
         Route("/api/tools/call", _json(tool_call), methods=["POST"]),
         Route("/api/apps/open", _json(app_open), methods=["POST"]),

@@ -28,6 +28,7 @@ __all__ = [
     "parse_install",
     "parse_json_object",
     "parse_path_override",
+    "parse_plugin_config",
     "parse_plugin_toggle",
     "parse_server_action",
     "parse_session_skill",
@@ -148,6 +149,29 @@ def parse_path_override(data: Mapping[str, Any]) -> tuple[str, str | None]:
     if not path.startswith("/") and not (len(path) > 2 and path[1] == ":" and path[2] in "\\/"):
         raise FormError("path", f"expected an absolute path, got {path!r}")
     return scope, path
+
+
+def parse_plugin_config(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``{"values": {KEY: string | number | boolean | [string]}, "unset": [KEY]}`` of a plugin's
+    ``userConfig`` form (each value is checked against its option when it is stored)."""
+    values = data.get("values", {})
+    if not isinstance(values, dict):
+        raise FormError("values", f"expected an object of option keys to values, got {type(values).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        field = f"values.{key}"
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                raise FormError(field, "expected a list of strings")
+        elif not isinstance(value, (str, int, float, bool)):
+            raise FormError(field, f"expected a string, a number or true/false, got {type(value).__name__}")
+        if isinstance(value, str) and ("\x00" in value or len(value) > 65536):
+            raise FormError(field, "contains a NUL character or is longer than 65536 characters")
+        out[key] = value
+    unset = data.get("unset", [])
+    if not isinstance(unset, list) or not all(isinstance(k, str) for k in unset):
+        raise FormError("unset", "expected a list of option keys")
+    return out, list(unset)
 
 
 @attrs.frozen

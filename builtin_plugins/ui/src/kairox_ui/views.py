@@ -105,7 +105,11 @@ def _bundles(rt: Runtime) -> list[dict[str, Any]]:
     except ImportError:
         return []
     try:
-        return [r.view().to_dict() for r in survey(rt)]
+        # "user_config": the keys of the options the plugin asks for (the page fetches their form)
+        return [
+            {**r.view().to_dict(), "user_config": [o.key for o in r.manifest.user_config] if r.manifest else []}
+            for r in survey(rt)
+        ]
     except Exception as exc:
         logger.warning("cannot list the plugins: %s", exc)
         return []

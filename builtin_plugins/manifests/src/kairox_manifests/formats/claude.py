@@ -23,6 +23,7 @@ from ..dependencies import parse_dependencies
 from ..errors import ManifestError, Problem
 from ..model import BundleManifest
 from ..paths import bundle_root, resolve_inside
+from ..userconfig import parse_user_config
 from ._common import (
     Collector,
     add_components,
@@ -68,6 +69,7 @@ class ClaudeManifestDoc:
     dependencies: Any = None
     monitors: Any = None
     channels: Any = None
+    userConfig: Any = None
 
 
 def _declared_hooks(root: Root, value: Any, out: Collector, problems: list[Problem], *, file: str) -> set[Path]:
@@ -182,6 +184,7 @@ class ClaudeFormat(BaseFormat):
             publisher=person_from(doc.author, file=f, path="author", problems=problems),
             default_enabled=doc.defaultEnabled,
             metadata=fields_set(doc, "displayName", "repository", "license", "metadata", "keywords"),
+            user_config=parse_user_config(doc.userConfig, file=f, problems=problems),
         )
 
 

@@ -91,5 +91,53 @@ function bundle(b) {
     ),
     (b.problems || []).map((p) => h("p", { class: p.severity === "error" ? "error" : "note", text: `${p.severity}: ${p.message}` })),
   );
+  if (b.user_config && b.user_config.length) {
+    const holder = h("div", { class: "user-config" });
+    add(el, holder);
+    userConfig(b.name, holder);
+  }
   return el;
+}
+
+// The plugin's userConfig: one field per option. A sensitive one is a password input that
+// starts empty (the API never sends its value back); left empty it keeps what is stored.
+async function userConfig(name, holder) {
+  const url = `/api/plugins/${encodeURIComponent(name)}/config`;
+  const data = await tryApi(url);
+  if (data === null) return;
+  const inputs = [];
+  const field = (o) => {
+    let input;
+    if (o.type === "boolean") {
+      input = h("input", { type: "checkbox", name: o.key });
+      input.checked = o.value === null ? o.default === true : o.value === true;
+    } else if (o.options && o.options.length) {
+      input = h("select", { name: o.key }, o.options.map((c) => h("option", { value: c }, c)));
+      input.value = o.value ?? o.default ?? "";
+    } else {
+      const shown = o.sensitive ? "" : Array.isArray(o.value) ? o.value.join(",") : o.value ?? "";
+      input = h("input", {
+        name: o.key,
+        type: o.sensitive ? "password" : o.type === "number" ? "number" : "text",
+        autocomplete: o.sensitive ? "new-password" : "off",
+        value: String(shown),
+        placeholder: o.sensitive ? (o.set ? `set (${o.source}); leave empty to keep it` : "not set") : o.default === null ? "" : String(o.default),
+      });
+    }
+    inputs.push([o, input]);
+    const flags = [o.required ? "required" : "", o.sensitive ? "kept in the system keychain" : ""].filter(Boolean).join(", ");
+    return h("label", { class: "field", dataset: { option: o.key } }, `${o.title || o.key}${flags ? ` (${flags})` : ""}`, input, o.description ? h("span", { class: "muted", text: ` ${o.description}` }) : null);
+  };
+  const submit = (e) => {
+    e.preventDefault();
+    const values = {};
+    for (const [o, input] of inputs) {
+      if (o.type === "boolean") values[o.key] = input.checked;
+      else if (input.value === "") continue;
+      else if (o.multiple) values[o.key] = input.value.split(",").map((v) => v.trim()).filter(Boolean);
+      else values[o.key] = input.value;
+    }
+    post(url, { values });
+  };
+  add(holder, h("form", { class: "user-config", dataset: { action: "user-config" }, onsubmit: submit }, h("h4", { text: "Settings" }), data.options.map(field), h("button", { type: "submit" }, "Save settings")));
 }
