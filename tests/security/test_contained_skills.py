@@ -76,51 +76,43 @@ def elsewhere(private: Path) -> Path:
 
 # -- a link to a private file, wherever a skill is read ------------------------------------------
 
-# (where the clone plants the link, the skill's name)
-WORKSPACE_FILES = {
-    ".kairox/skills/spy.md": "spy",
-    ".kairox/skills/nested/deeper/spy.md": "spy",
-    ".kairox/skills/spy/SKILL.md": "spy",
-    ".claude/skills/spy/SKILL.md": "spy",
-    ".agents/skills/spy.md": "spy",
-    ".claude/commands/spy.md": "spy",
-    ".claude/commands/team/spy.md": "spy",
-}
+# where the clone plants a link: a skill file's leads to the private file, a skills folder's
+# to a folder outside holding skills made of it (:func:`outside`); the skill is "spy" either way
+WORKSPACE_LINKS = [
+    ".kairox/skills/spy.md",
+    ".kairox/skills/nested/deeper/spy.md",
+    ".kairox/skills/spy/SKILL.md",
+    ".claude/skills/spy/SKILL.md",
+    ".agents/skills/spy.md",
+    ".claude/commands/spy.md",
+    ".claude/commands/team/spy.md",
+    ".kairox/skills",
+    ".kairox/skills/theirs",
+    ".claude/skills",
+    ".claude/skills/spy",
+    ".agents/skills",
+    ".claude/commands",
+]
 
 
-@pytest.mark.parametrize("rel", list(WORKSPACE_FILES))
-def test_a_workspace_skill_linking_to_a_private_file_is_refused(
+def outside(rel: str, private: Path, elsewhere: Path) -> Path:
+    """What a link planted at ``rel`` leads to: the private file for a skill file, the folder
+    outside for a skills folder (its skill ``spy`` for a skill's own folder)."""
+    if rel.endswith(".md"):
+        return private
+    return elsewhere / "spy" if rel.endswith("/spy") else elsewhere
+
+
+@pytest.mark.parametrize("rel", WORKSPACE_LINKS)
+def test_a_workspace_skill_linking_outside_is_refused(
     rel: str,
     workspace: Path,
     private: Path,
-    harness: KairoxHarness,
-) -> None:
-    link = plant(workspace, rel, private)
-    assert_nothing_shown(harness, WORKSPACE_FILES[rel])
-    assert_refused(harness, link, "the workspace")
-
-
-# (the folder the clone makes a link to a folder outside, the skill's name)
-WORKSPACE_FOLDERS = {
-    ".kairox/skills": "spy",
-    ".kairox/skills/theirs": "spy",
-    ".claude/skills": "spy",
-    ".claude/skills/spy": "spy",
-    ".agents/skills": "spy",
-    ".claude/commands": "spy",
-}
-
-
-@pytest.mark.parametrize("rel", list(WORKSPACE_FOLDERS))
-def test_a_workspace_skills_folder_linking_outside_is_not_entered(
-    rel: str,
-    workspace: Path,
     elsewhere: Path,
     harness: KairoxHarness,
 ) -> None:
-    target = elsewhere / "spy" if rel.endswith("/spy") else elsewhere
-    link = plant(workspace, rel, target)
-    assert_nothing_shown(harness, WORKSPACE_FOLDERS[rel])
+    link = plant(workspace, rel, outside(rel, private, elsewhere))
+    assert_nothing_shown(harness, "spy")
     assert_refused(harness, link, "the workspace")
 
 
@@ -165,7 +157,7 @@ def test_a_bundles_skill_linking_outside_the_bundle_is_refused(
     harness: KairoxHarness,
 ) -> None:
     root = bundle(harness.home)
-    link = plant(root, rel, private if rel.endswith(".md") else elsewhere / "spy")
+    link = plant(root, rel, outside(rel, private, elsewhere))
     assert_nothing_shown(harness, "b:spy")
     assert_refused(harness, link, "the plugin root")
     listed = json.loads(cli(harness, "skills", "list", "--json").stdout)

@@ -13,8 +13,8 @@ import sys
 import time
 import uuid
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, nullcontext
 from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
@@ -356,6 +356,20 @@ class McpClient:
     def _map(self, exc: MCPError, what: str, timeout: float | None = None) -> ToolError:
         return _mapped(self.server, exc, what, timeout)
 
+    @contextmanager
+    def _bounded(self, what: str, timeout: float | None) -> Iterator[None]:
+        """A request (``what``: ``resources/read URI``) whose ``InputRequiredResult`` rounds are
+        answered, ``timeout`` bounding the whole; its failures as :class:`~kairox.ToolError`."""
+        try:
+            with anyio.fail_after(timeout) if timeout else nullcontext(), self.host.calling():
+                yield
+        except InputRequiredRoundsExceededError as exc:
+            raise McpRequestError(f"{what} failed (MCP server {self.server}): {exc}", 0) from exc
+        except MCPError as exc:
+            raise self._map(exc, what, timeout) from exc
+        except TimeoutError:
+            raise McpCallTimeout(f"{what} timed out after {timeout:g} s") from None
+
     @property
     def capabilities(self) -> types.ServerCapabilities | None:
         return self.session.server_capabilities
@@ -676,27 +690,13 @@ class McpClient:
         ``timeout`` bounds the whole read. ``cached``: a result the server let kairox keep
         (``ttlMs``) is served while fresh (one reached through input rounds never is);
         ``False``: asked of the server, nothing kept."""
-        try:
-            with anyio.fail_after(timeout) if timeout else nullcontext(), self.host.calling():
-                return await self._client.read_resource(uri, meta=self._meta, cache_mode=_cache_mode(cached))
-        except InputRequiredRoundsExceededError as exc:
-            raise McpRequestError(f"resources/read {uri} failed (MCP server {self.server}): {exc}", 0) from exc
-        except MCPError as exc:
-            raise self._map(exc, f"resources/read {uri}", timeout) from exc
-        except TimeoutError:
-            raise McpCallTimeout(f"resources/read {uri} timed out after {timeout:g} s") from None
+        with self._bounded(f"resources/read {uri}", timeout):
+            return await self._client.read_resource(uri, meta=self._meta, cache_mode=_cache_mode(cached))
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = None
     ) -> types.GetPromptResult:
         """``prompts/get``, its ``InputRequiredResult`` rounds answered as :meth:`call_tool`'s;
         ``timeout`` bounds the whole request."""
-        try:
-            with anyio.fail_after(timeout) if timeout else nullcontext(), self.host.calling():
-                return await self._client.get_prompt(name, arguments, meta=self._meta)
-        except InputRequiredRoundsExceededError as exc:
-            raise McpRequestError(f"prompts/get {name} failed (MCP server {self.server}): {exc}", 0) from exc
-        except MCPError as exc:
-            raise self._map(exc, f"prompts/get {name}", timeout) from exc
-        except TimeoutError:
-            raise McpCallTimeout(f"prompts/get {name} timed out after {timeout:g} s") from None
+        with self._bounded(f"prompts/get {name}", timeout):
+            return await self._client.get_prompt(name, arguments, meta=self._meta)

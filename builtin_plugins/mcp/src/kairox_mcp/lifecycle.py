@@ -5,7 +5,8 @@ with ``runtime.spawn``) connects the transport, enters the SDK session,
 initialises, registers the tools, serves until asked to stop or until the server
 goes away, and closes everything in that same task. After a crash the server is
 restarted with exponential backoff, at most ``max_restarts`` times in a row; a
-server that fails its *first* start is not retried (fix the config and restart it).
+server that fails its *first* start is not retried (fix the config and restart it):
+the policy is :class:`kairox_process.Restarts`, the same as for a Philont plugin host.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import attrs
 from kairox import ServerState, ServerStatus, ToolSpec
 from kairox.errors import KairoxError, ToolError
 from kairox.ext import redact
+from kairox_process import Restarts
 
 from . import auth
 from ._sdklog import capture_sdk_logs
@@ -51,14 +53,10 @@ if TYPE_CHECKING:
     from .caching import ResultStore
     from .client import McpClient
 
-__all__ = ["MAX_BACKOFF", "RESET_AFTER", "ServerLifecycle", "describe_error", "import_client", "spawns_first"]
+__all__ = ["ServerLifecycle", "describe_error", "import_client", "spawns_first"]
 
 logger = logging.getLogger(__name__)
 
-#: longest wait between two restarts, seconds
-MAX_BACKOFF = 30.0
-#: a server that stayed ready this long has its crash count reset
-RESET_AFTER = 60.0
 #: how long a failed call waits for the transport to report the exit code
 DIAGNOSTICS_GRACE = 0.5
 #: how long a graceful stop may take before the connection is cut
@@ -219,7 +217,7 @@ class ServerLifecycle:
         self.skipped_tools: list[str] = []
         #: tools of the server not offered to the model, by name: why
         self.withheld_tools: dict[str, str] = {}
-        self.restarts = 0
+        self._restarts = Restarts(self.config.max_restarts, self.config.restart_backoff)
         self.last_failure: Diagnostics | None = None
         self.startup_s: float | None = None
         self._attempt = _Attempt(0)
@@ -242,6 +240,11 @@ class ServerLifecycle:
         self._tools_fresh_until: float | None = None
 
     # -- identity ---------------------------------------------------------------
+    @property
+    def restarts(self) -> int:
+        """How many times the server was restarted after a crash."""
+        return self._restarts.count
+
     @property
     def provider_key(self) -> str:
         """The registry's provider name for this server's tools."""
@@ -291,10 +294,9 @@ class ServerLifecycle:
         """The server's long-lived task: start, serve, restart; returns when stopped or given up."""
         try:
             if self.transport is None:
-                self._fail(self.transport_error, will_restart=False, delay=0.0)
+                self._fail(self.transport_error, delay=None)
                 return
             number = 0
-            consecutive = 0
             while not self._stop.is_set():
                 error = await self._run_attempt(number)
                 if self._stop.is_set():
@@ -306,22 +308,15 @@ class ServerLifecycle:
                     self.last_failure = attempt.diagnostics
                     self._needs_login(login)
                     await self._wait_for_login()
-                    consecutive = 0
+                    self._restarts.reset()
                     number += 1
                     continue
-                if attempt.ready_at is not None and time.monotonic() - attempt.ready_at >= RESET_AFTER:
-                    consecutive = 0
-                first_start_failed = attempt.ready_at is None and self.restarts == 0
-                can_restart = not first_start_failed and consecutive < self.config.max_restarts
-                delay = min(self.config.restart_backoff * (2**consecutive), MAX_BACKOFF)
+                delay = self._restarts.delay(attempt.ready_at)
                 self.last_failure = attempt.diagnostics
-                self._fail(error, will_restart=can_restart, delay=delay)
-                if not can_restart:
+                self._fail(error, delay=delay)
+                if delay is None:
                     return
-                consecutive += 1
-                self.restarts += 1
-                with anyio.move_on_after(delay):
-                    await self._stop.wait()
+                await self._restarts.wait(delay, self._stop)
                 number += 1
         finally:
             self._unregister()
@@ -366,12 +361,13 @@ class ServerLifecycle:
                 return
             before = now
 
-    def _fail(self, error: str, *, will_restart: bool, delay: float) -> None:
+    def _fail(self, error: str, *, delay: float | None) -> None:
+        """Failed with ``error``; restarting in ``delay`` seconds, or (``None``) not at all."""
         diag = self.diagnostics
         diag.error = diag.error or error
         self.state = ServerState.FAILED
-        self.detail = error + (f" (restarting in {delay:g} s)" if will_restart else "")
-        if not will_restart:
+        self.detail = error + (f" (restarting in {delay:g} s)" if delay is not None else "")
+        if delay is None:
             # While it restarts its tools stay registered: a call fails with "not ready" and the
             # reason (not "no tool named ...") and the tool list does not flicker; the swap on
             # ready keeps unchanged tools as they are.
@@ -382,8 +378,8 @@ class ServerLifecycle:
                 error=error,
                 exit_code=diag.exit_code,
                 stderr_tail=tuple(diag.stderr.tail(20)),
-                will_restart=will_restart,
-                retry_in_s=delay if will_restart else 0.0,
+                will_restart=delay is not None,
+                retry_in_s=0.0 if delay is None else delay,
                 restarts=self.restarts,
             )
         )

@@ -5,9 +5,9 @@ an MCP server. One long-lived task (``runtime.spawn``) starts the process in its
 own process group, reads its JSON lines (:mod:`.protocol`), drains its stderr into
 a bounded :class:`~kairox_process.OutputTail` and waits for it to end. When it dies,
 the calls waiting on it fail at once with the exit status and the stderr tail; it
-is restarted after a backoff (doubling, at most :data:`MAX_BACKOFF`), at most
-``max_restarts`` times in a row, and the plugins it served are loaded into the new
-process again. A host that fails its first start is not retried. Closing (or the
+is restarted after a backoff (doubling), at most ``max_restarts`` times in a row, and
+the plugins it served are loaded into the new process again; a host that fails its
+first start is not retried (:class:`kairox_process.Restarts`, as for an MCP server). Closing (or the
 runtime closing, or Ctrl-C cancelling it) ends its input, then kills the group and reaps.
 
 The protocol runs over a socket pair that is the host's stdin (both directions);
@@ -31,7 +31,7 @@ import attrs
 from anyio.abc import Process, UNIXSocketStream
 
 from kairox import ServerState, ServerStatus, ToolError
-from kairox_process import OutputTail, describe_exit, reap
+from kairox_process import OutputTail, Restarts, describe_exit, reap
 
 from .adapt import bounded_stack
 from .events import PhilontWorkerFailed, PhilontWorkerReady, PhilontWorkerStarting, PhilontWorkerStopped
@@ -40,14 +40,10 @@ from .protocol import MAX_LINE, LineReader, Oversized, encode, id_of, parse
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["MAX_BACKOFF", "RESET_AFTER", "HostProcess", "Limits"]
+__all__ = ["HostProcess", "Limits"]
 
 logger = logging.getLogger(__name__)
 
-#: longest wait between two restarts, seconds
-MAX_BACKOFF = 30.0
-#: a host that stayed ready this long has its crash count reset
-RESET_AFTER = 60.0
 #: how long a closing host may take to exit on its own before its group is killed
 CLOSE_GRACE = 3.0
 #: how long a dead host's stderr may take to reach its end (for the tail in the error)
@@ -230,7 +226,7 @@ class HostProcess:
         self._changed = anyio.Event()
         self._state = ServerState.STOPPED
         self.detail = "not started"
-        self.restarts = 0
+        self._restarts = Restarts(limits.max_restarts, limits.restart_backoff)
         #: plugin id -> its load request (replayed after a restart)
         self.plugins: dict[str, dict[str, Any]] = {}
         #: plugin id -> what its register() registered (the last load)
@@ -248,6 +244,11 @@ class HostProcess:
     def pid(self) -> int | None:
         process = self._attempt.process
         return process.pid if process is not None and self._attempt.dead is None else None
+
+    @property
+    def restarts(self) -> int:
+        """How many times the host was restarted after a crash."""
+        return self._restarts.count
 
     @property
     def state(self) -> ServerState:
@@ -302,25 +303,17 @@ class HostProcess:
             raise RuntimeError(f"{self.detail}{self.tail()}")
 
     async def _run(self) -> None:
-        number = consecutive = 0
+        number = 0
         try:
             while not self._stop.is_set():
                 error = await self._run_attempt(number)
                 if self._stop.is_set():
                     break
-                attempt = self._attempt
-                if attempt.ready_at is not None and time.monotonic() - attempt.ready_at >= RESET_AFTER:
-                    consecutive = 0
-                first_start_failed = attempt.ready_at is None and self.restarts == 0
-                can_restart = not first_start_failed and consecutive < self.limits.max_restarts
-                delay = min(self.limits.restart_backoff * (2**consecutive), MAX_BACKOFF)
-                self._fail(error, will_restart=can_restart, delay=delay)
-                if not can_restart:
+                delay = self._restarts.delay(self._attempt.ready_at)
+                self._fail(error, delay=delay)
+                if delay is None:
                     return
-                consecutive += 1
-                self.restarts += 1
-                with anyio.move_on_after(delay):
-                    await self._stop.wait()
+                await self._restarts.wait(delay, self._stop)
                 number += 1
         finally:
             process = self._attempt.process
@@ -332,18 +325,19 @@ class HostProcess:
             self._settled.set()
             self._done.set()
 
-    def _fail(self, error: str, *, will_restart: bool, delay: float) -> None:
+    def _fail(self, error: str, *, delay: float | None) -> None:
+        """Failed with ``error``; restarting in ``delay`` seconds, or (``None``) not at all."""
         attempt = self._attempt
         self.state = ServerState.FAILED
-        self.detail = error + (f" (restarting in {delay:g} s)" if will_restart else "")
+        self.detail = error + (f" (restarting in {delay:g} s)" if delay is not None else "")
         self.runtime.events.publish(
             PhilontWorkerFailed(
                 worker=self.name,
                 error=error,
                 exit_code=attempt.exit_code,
                 stderr_tail=tuple(attempt.stderr.tail(20)),
-                will_restart=will_restart,
-                retry_in_s=delay if will_restart else 0.0,
+                will_restart=delay is not None,
+                retry_in_s=0.0 if delay is None else delay,
                 restarts=self.restarts,
             )
         )

@@ -17,7 +17,9 @@ A library, not a plugin: it registers nothing. Its public names:
   :func:`describe_exit`;
 - their environment: :func:`server_env`, :func:`scripts_dir`, and :func:`protect_environment`
   (this process's environment kept from them);
-- what they write: :class:`OutputTail` (bounded, optionally redacted).
+- what they write: :class:`OutputTail` (bounded, optionally redacted);
+- when one that crashed starts again: :class:`Restarts` (doubling backoff, at most
+  :data:`MAX_BACKOFF`; a new row of crashes after :data:`RESET_AFTER` seconds ready).
 
 ``from kairox_process import ...``; POSIX first, with a fallback that signals the child
 alone elsewhere. Names are loaded lazily so that importing the package is cheap.

@@ -15,6 +15,11 @@ from ._children import (
     wait_group_gone as wait_group_gone,
     wait_session_gone as wait_session_gone,
 )
+from ._restarts import (
+    MAX_BACKOFF as MAX_BACKOFF,
+    RESET_AFTER as RESET_AFTER,
+    Restarts as Restarts,
+)
 from ._tail import (
     OutputTail as OutputTail,
 )

@@ -45,6 +45,8 @@ __all__ = ["Backend", "Backends", "BackendRefused", "match_template"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+#: what a backend lists under ``resources``
+Listed = TypeVar("Listed", "McpResource", "McpResourceTemplate")
 
 #: the most values one completion answer carries (MCP's limit)
 MAX_COMPLETIONS = 100
@@ -251,25 +253,24 @@ class Backends:
         )
 
     # -- resources ---------------------------------------------------------------------------
+    async def _exposed(
+        self, fn: Callable[[McpServerManager, Backend], Awaitable[list[Listed]]]
+    ) -> list[tuple[Backend, Listed]]:
+        """What ``fn`` lists of every backend with resources, those the exposure lets through by name."""
+        listed = await self._each("resources", fn)
+        return [(b, item) for b, item in listed if self.exposure.exposes_backend_item(*b.name_of(item.name))]
+
     async def resources(self) -> list[tuple[Backend, McpResource]]:
         async def fn(manager: McpServerManager, backend: Backend) -> list[McpResource]:
             return await manager.list_resources(backend.server, cached=False)
 
-        return [
-            (b, r)
-            for b, r in await self._each("resources", fn)
-            if self.exposure.exposes_backend_item(*b.name_of(r.name))
-        ]
+        return await self._exposed(fn)
 
     async def templates(self) -> list[tuple[Backend, McpResourceTemplate]]:
         async def fn(manager: McpServerManager, backend: Backend) -> list[McpResourceTemplate]:
             return await manager.list_resource_templates(backend.server, cached=False)
 
-        return [
-            (b, t)
-            for b, t in await self._each("resources", fn)
-            if self.exposure.exposes_backend_item(*b.name_of(t.name))
-        ]
+        return await self._exposed(fn)
 
     async def owner(self, uri: str) -> Backend | None:
         """The exposed backend that lists ``uri``, else the one whose template matches it; ``None``

@@ -1,0 +1,57 @@
+"""kairox_process.Restarts: when a supervised child that crashed starts again."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from kairox_process import MAX_BACKOFF, RESET_AFTER, Restarts
+
+
+class Supervised:
+    """A child under a :class:`Restarts` policy, on a clock moved by hand."""
+
+    def __init__(self, max_restarts: int) -> None:
+        self.now = 1000.0
+        self.restarts = Restarts(max_restarts, 1.0, clock=lambda: self.now)
+
+    async def crash(self, ready_for: float | None) -> float | None:
+        """An attempt, ready for ``ready_for`` seconds (``None``: never ready), crashed:
+        the delay before the next, counted (the wait itself is not under test)."""
+        ready_at = None if ready_for is None else self.now
+        self.now += ready_for or 0.0
+        delay = self.restarts.delay(ready_at)
+        if delay is not None:
+            stop = anyio.Event()
+            stop.set()
+            await self.restarts.wait(delay, stop)
+        return delay
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("max_restarts", "ready_for", "delays"),
+    [
+        pytest.param(3, [None], [None], id="a failed first start is not retried"),
+        pytest.param(
+            8, [1.0] * 9, [1, 2, 4, 8, 16, MAX_BACKOFF, MAX_BACKOFF, MAX_BACKOFF, None], id="doubling up to the maximum"
+        ),
+        pytest.param(2, [1.0, None, None], [1, 2, None], id="a restart never ready counts in the row"),
+        pytest.param(2, [1.0, 1.0, RESET_AFTER, 1.0], [1, 2, 1, 2], id="staying ready a while starts a new row"),
+    ],
+)
+async def test_the_delay_after_each_crash(
+    max_restarts: int, ready_for: list[float | None], delays: list[float | None]
+) -> None:
+    child = Supervised(max_restarts)
+    assert [await child.crash(t) for t in ready_for] == delays
+    assert child.restarts.count == len([d for d in delays if d is not None])
+
+
+@pytest.mark.anyio
+async def test_reset_starts_a_new_row() -> None:
+    child = Supervised(1)
+    assert await child.crash(1.0) == 1.0
+    child.restarts.reset()  # the attempt ended for a login the server asked for, not a crash
+    assert await child.crash(1.0) == 1.0
+    assert await child.crash(1.0) is None
