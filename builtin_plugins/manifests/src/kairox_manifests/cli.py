@@ -81,7 +81,7 @@ def _inspect_record(rt: Runtime, target: str) -> BundleRecord:
             raise click.BadParameter(f"{target} is not a directory", param_hint="PATH")
         ctx = DiscoveryContext.from_runtime(rt)
         root = Path(os.path.realpath(path))
-        manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root))
+        manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root), home=ctx.home)
         if manifest is None and error is None:
             error = ManifestError("not a plugin (no manifest format recognises it)", file=str(root))
         inside_ws = str(root).startswith(str(rt.workspace) + os.sep)
