@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -135,6 +136,14 @@ def _print_view(d: dict[str, Any]) -> None:
     declared += [f"requires {r}" for r in compat.get("requires", [])]
     ok = "compatible" if compat.get("compatible", True) else "INCOMPATIBLE: " + "; ".join(compat.get("problems", []))
     click.echo(f"compatibility: {ok}" + (f" ({'; '.join(declared)})" if declared else ""))
+    meta = d.get("metadata") or {}
+    if meta.get("pluginData"):
+        click.echo(f"data folder:   {meta['pluginData']}")
+    extensions = meta.get("extensions") or {}
+    if extensions:  # Agent Plugins client data: kept and shown, never run (kairox implements none)
+        click.echo("extensions:    (kept, not used by kairox)")
+        for namespace, value in extensions.items():
+            click.echo(f"  {namespace}: {json.dumps(value, sort_keys=True)}")
     click.echo("inventory:")
     if not d["inventory"]:
         click.echo("  (nothing)")

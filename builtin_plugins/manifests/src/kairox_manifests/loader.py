@@ -319,9 +319,14 @@ class BundleLoader:
         skills = [c for c in enabled if c.kind in ("skill", "command")]
         refused = [p for p in m.problems if p.kind == "refused" and p.component in ("skill", "command")]
         self._apply(rec, await route_skills(runtime, m.name, skills, m.root, refused))
-        self._apply(
-            rec, await route_mcp_servers(runtime, m.name, [c for c in enabled if c.kind == "mcp_server"], m.permissions)
-        )
+        servers = [c for c in enabled if c.kind == "mcp_server"]
+        if "pluginData" in m.metadata:  # Agent Plugins: the data folder its servers are told of
+            from .plugindata import ready_servers
+            from .routing import Routed
+
+            servers, no_data = await anyio.to_thread.run_sync(ready_servers, m, servers)
+            self._apply(rec, Routed(failed=no_data))
+        self._apply(rec, await route_mcp_servers(runtime, m.name, servers, m.permissions))
         self._apply(rec, await route_lsp_servers(runtime, m.name, [c for c in enabled if c.kind == "lsp_server"]))
         for kind in ("agent", "output_style"):
             self._apply(
