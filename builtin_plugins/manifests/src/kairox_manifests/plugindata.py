@@ -4,8 +4,9 @@ Agent Plugins 1.0.0 (§9) gives every plugin subprocess ``PLUGIN_ROOT`` (the plu
 folder) and ``PLUGIN_DATA`` (a folder of the client's, kept across updates). Kairox's is
 ``$KAIROX_HOME/plugin-data/<name>-<digest of the plugin's resolved root>``: one per
 installed copy (two workspaces' plugins of one name never share it), the same for a copy
-updated in place. It is made (mode 0700) when the plugin's servers are defined, never when
-a plugin is only read: :func:`make_plugin_data`.
+updated in place. It is made (mode 0700, :func:`ready_servers`) when a runtime defines the
+servers of a plugin that may load (any command that opens one), never by reading a plugin's
+manifest, and never for an untrusted or disabled plugin.
 
 :func:`expand_placeholders` is §9.2's expansion: one pass over the text, each exact
 ``${PLUGIN_ROOT}`` / ``${PLUGIN_DATA}`` replaced, what a replacement put in never read
