@@ -129,7 +129,7 @@ class AgentPluginsFormat(BaseFormat):
                         "unknown field (ignored): Agent Plugins 1.0.0 allows no other top-level field; "
                         "a client's own data goes under extensions",
                         file=f,
-                        path=key,
+                        path=join("", key),
                     )
                 )
         fields = {key: _string_field(data, key, f) for key in _STRING_FIELDS}

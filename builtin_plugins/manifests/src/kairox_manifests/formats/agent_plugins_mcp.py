@@ -109,7 +109,9 @@ def _top_level(data: Any, file: str, schema_prefix: str) -> dict[str, Any]:
         raise ManifestError(f"{describe_value(schema)} {why} (expected {MCP_SCHEMA!r})", file=file, path="$schema")
     for key in data:
         if key not in ("$schema", "mcpServers"):
-            raise ManifestError("unknown field: mcp.json holds only $schema and mcpServers", file=file, path=key)
+            raise ManifestError(
+                "unknown field: mcp.json holds only $schema and mcpServers", file=file, path=join("", key)
+            )
     if "mcpServers" not in data:
         raise ManifestError("required field is missing", file=file, path="mcpServers")
     servers = data["mcpServers"]
