@@ -165,3 +165,13 @@ async def test_a_cwd_out_of_the_root_never_runs_there(kairox_harness: KairoxHarn
     assert os.listdir(outside) == []  # nothing ran there
     assert list(h.home.rglob("marker")) == []  # nor anywhere else
     assert "attack:escape" not in names
+
+
+def test_a_workspace_plugin_running_in_its_data_folder_is_refused_trust(kairox_harness: KairoxHarness) -> None:
+    """The data folder is outside the workspace: what runs there cannot be fingerprinted."""
+    h = kairox_harness
+    shutil.copytree(BUNDLES / "devtools", h.workspace / ".kairox" / "plugins" / "devtools")
+    h.trust()
+    listed = h.cli("plugin", "list").stdout
+    assert "devtools  agent-plugins workspace untrusted" in listed
+    assert "plugin-data/devtools-" in listed and "is outside the workspace" in listed
