@@ -56,7 +56,7 @@ _DOLLARS = st.lists(
 
 @contextmanager
 def plugin_dir(files: dict[str, Any]) -> Iterator[tuple[Path, Path]]:
-    """A fresh ``(plugin root, kairox home)`` with ``files`` (text, or JSON-able values) in the root;
+    """A fresh ``(plugin root, kairox home)`` with ``files`` (``*.json``: any JSON value, else text) in the root;
     ``link`` in the root leads to a folder outside it."""
     base = Path(tempfile.mkdtemp(prefix="kx-ap-"))
     root = base / "plugin"
@@ -64,7 +64,8 @@ def plugin_dir(files: dict[str, Any]) -> Iterator[tuple[Path, Path]]:
         for rel, content in files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+            text = json.dumps(content) if rel.endswith(".json") else content
+            path.write_text(text, encoding="utf-8")
         root.mkdir(exist_ok=True)
         (base / "outside").mkdir()
         (root / "link").symlink_to(base / "outside")
