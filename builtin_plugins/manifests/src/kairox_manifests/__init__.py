@@ -1,4 +1,4 @@
-"""Plugin manifests: ``.kairox-plugin``, ``.codex-plugin``, ``.claude-plugin`` (and Claude's
+"""Plugin manifests: Agent Plugins ``plugin.json``, ``.kairox-plugin``, ``.codex-plugin``, ``.claude-plugin`` (and Claude's
 manifest-less layout), the loader that routes each plugin's contributions, settings,
 install/uninstall and ``kairox plugin ...``.
 

@@ -36,6 +36,7 @@ from .errors import (
     Problem as Problem,
 )
 from .formats import (
+    AgentPluginsFormat as AgentPluginsFormat,
     BaseFormat as BaseFormat,
     ClaudeDefaultLayout as ClaudeDefaultLayout,
     ClaudeFormat as ClaudeFormat,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -81,7 +82,7 @@ def _inspect_record(rt: Runtime, target: str) -> BundleRecord:
             raise click.BadParameter(f"{target} is not a directory", param_hint="PATH")
         ctx = DiscoveryContext.from_runtime(rt)
         root = Path(os.path.realpath(path))
-        manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root))
+        manifest, error = probe(root, ctx.formats, reader=ctx.bundle(root), home=ctx.home)
         if manifest is None and error is None:
             error = ManifestError("not a plugin (no manifest format recognises it)", file=str(root))
         inside_ws = str(root).startswith(str(rt.workspace) + os.sep)
@@ -139,6 +140,14 @@ def _print_view(d: dict[str, Any]) -> None:
     declared += [f"requires {r}" for r in compat.get("requires", [])]
     ok = "compatible" if compat.get("compatible", True) else "INCOMPATIBLE: " + "; ".join(compat.get("problems", []))
     click.echo(f"compatibility: {ok}" + (f" ({'; '.join(declared)})" if declared else ""))
+    meta = d.get("metadata") or {}
+    if meta.get("pluginData"):
+        click.echo(f"data folder:   {meta['pluginData']}")
+    extensions = meta.get("extensions") or {}
+    if extensions:  # Agent Plugins client data: kept and shown, never run (kairox implements none)
+        click.echo("extensions:    (kept, not used by kairox)")
+        for namespace, value in extensions.items():
+            click.echo(f"  {namespace}: {json.dumps(value, sort_keys=True)}")
     click.echo("inventory:")
     if not d["inventory"]:
         click.echo("  (nothing)")

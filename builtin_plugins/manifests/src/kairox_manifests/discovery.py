@@ -173,11 +173,11 @@ def sorted_formats(formats: Iterable[Any]) -> list[Any]:
     return sorted(formats, key=lambda f: (getattr(f, "priority", 0), getattr(f, "name", "")))
 
 
-def ask_format(fmt: Any, root: Path, reader: Root) -> BundleManifest | None:
+def ask_format(fmt: Any, root: Path, reader: Root, home: Path | None = None) -> BundleManifest | None:
     """``fmt.probe(root)`` (with the bundle's contained ``reader`` when the format takes one);
     a format's own bug is this directory's :class:`ManifestError`."""
     try:
-        manifest: BundleManifest | None = probe_format(fmt, root, reader)
+        manifest: BundleManifest | None = probe_format(fmt, root, reader, home=home)
     except ManifestError:
         raise
     except Refused as exc:  # a format that reads through the reader and lets a refusal out
@@ -191,7 +191,7 @@ def ask_format(fmt: Any, root: Path, reader: Root) -> BundleManifest | None:
 
 
 def probe(
-    root: Path, formats: Iterable[Any], *, reader: Root | None = None
+    root: Path, formats: Iterable[Any], *, reader: Root | None = None, home: Path | None = None
 ) -> tuple[BundleManifest | None, ManifestError | None]:
     """Ask every format, in order: a directory with several manifests (``.claude-plugin/``
     and ``.codex-plugin/``...) is read by each, and the manifests are merged into one
@@ -202,14 +202,15 @@ def probe(
     never load without the first one's permissions.
 
     ``reader`` is the bundle's contained root (default: ``root`` itself, :func:`.paths.bundle_root`):
-    the formats read every file of the bundle through it."""
+    the formats read every file of the bundle through it. ``home`` is the runtime's kairox home
+    (a format that keeps a folder per plugin there, Agent Plugins' data folder, is told it)."""
     contained = bundle_root(root) if reader is None else reader
     ordered = list(formats)
     found: list[BundleManifest] = []
     try:
         for fmt in ordered:
             if not getattr(fmt, "fallback", False):
-                manifest = ask_format(fmt, root, contained)
+                manifest = ask_format(fmt, root, contained, home)
                 if manifest is not None:
                     found.append(manifest)
         if found:
@@ -218,7 +219,7 @@ def probe(
             return merge_manifests(found), None
         for fmt in ordered:
             if getattr(fmt, "fallback", False):
-                manifest = ask_format(fmt, root, contained)
+                manifest = ask_format(fmt, root, contained, home)
                 if manifest is not None:
                     return manifest, None
     except ManifestError as exc:
@@ -301,7 +302,7 @@ def _scan(location: Location, ctx: DiscoveryContext) -> list[Candidate]:
         return [_refused(path, location, exc.reason)]
     if location.mode in ("plugin", "auto"):
         real = outer.locate(path)
-        manifest, error = probe(path, formats, reader=ctx.bundle(real))
+        manifest, error = probe(path, formats, reader=ctx.bundle(real), home=ctx.home)
         if manifest is not None or error is not None or location.mode == "plugin":
             if manifest is None and error is None:
                 error = ManifestError("no manifest format recognises this directory", file=str(path))
@@ -316,7 +317,7 @@ def _scan(location: Location, ctx: DiscoveryContext) -> list[Candidate]:
             continue
         if entry.kind != "dir" or entry.real is None:
             continue
-        manifest, error = probe(entry.path, formats, reader=ctx.bundle(entry.real))
+        manifest, error = probe(entry.path, formats, reader=ctx.bundle(entry.real), home=ctx.home)
         if manifest is None and error is None:
             logger.debug("%s: not a plugin (no format recognises it)", entry.path)
             continue

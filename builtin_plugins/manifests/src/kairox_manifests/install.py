@@ -82,7 +82,7 @@ def read_bundle(runtime: Runtime, source: Path) -> BundleManifest:
     if manifest is None:
         raise ManifestError(
             "not a plugin: no .kairox-plugin/, .codex-plugin/ or .claude-plugin/ manifest, "
-            "no Philont plugin.json and no Claude default layout",
+            "no Agent Plugins or Philont plugin.json and no Claude default layout",
             file=str(source),
         )
     return manifest

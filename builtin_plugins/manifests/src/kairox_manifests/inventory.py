@@ -92,6 +92,7 @@ class BundleRecord:
             publisher=m.publisher.to_dict() if m and m.publisher else None,
             problems=tuple(problems),
             formats=m.all_formats if m else (),
+            metadata=dict(m.metadata) if m else {},
         )
 
 

@@ -33,6 +33,7 @@ __all__ = ["BUILTIN_FORMATS", "LazyFormat", "builtin_lazy_formats", "probe_forma
 #: kairox-manifests' own formats in probing order: ``(name, priority, target, fallback)``
 #: (the same list as :func:`kairox_manifests.formats.builtin_formats`)
 BUILTIN_FORMATS: tuple[tuple[str, int, str, bool], ...] = (
+    ("agent-plugins", 5, "kairox_manifests.formats.agent_plugins:AgentPluginsFormat", False),
     ("kairox", 10, "kairox_manifests.formats.kairox:KairoxFormat", False),
     ("codex", 20, "kairox_manifests.formats.codex:CodexFormat", False),
     ("claude", 30, "kairox_manifests.formats.claude:ClaudeFormat", False),
@@ -103,8 +104,8 @@ class LazyFormat:
             self._format = fmt
         return self._format
 
-    def probe(self, root: Path, *, reader: Root | None = None) -> Any | None:
-        return probe_format(self.format, root, reader)
+    def probe(self, root: Path, *, reader: Root | None = None, home: Path | None = None) -> Any | None:
+        return probe_format(self.format, root, reader, home=home)
 
     def locations(self, workspace: Path, env: Mapping[str, str], config: Any = None) -> list[Any]:
         """The format's own plugin locations (none unless ``locations`` was given); never imports the format."""
@@ -121,26 +122,32 @@ class LazyFormat:
         return await activate(manifest, context)
 
 
-def probe_format(fmt: Any, root: Path, reader: Root | None) -> Any | None:
+def probe_format(fmt: Any, root: Path, reader: Root | None, *, home: Path | None = None) -> Any | None:
     """``fmt.probe(root)``, given the bundle's contained root as ``reader`` when there is one
     and the format's ``probe`` takes it (every kairox format does: it reads the bundle's
-    files through it). A format whose ``probe`` takes only the folder reads on its own."""
-    if reader is not None and _takes_reader(fmt):
-        return fmt.probe(root, reader=reader)
-    return fmt.probe(root)
+    files through it), and the runtime's kairox ``home`` when there is one and the format's
+    ``probe`` takes it (Agent Plugins: a plugin's data folder is under it). A format whose
+    ``probe`` takes only the folder reads on its own."""
+    kwargs: dict[str, Any] = {}
+    if reader is not None and _takes(fmt, "reader"):
+        kwargs["reader"] = reader
+    if home is not None and _takes(fmt, "home"):
+        kwargs["home"] = home
+    return fmt.probe(root, **kwargs)
 
 
-def _takes_reader(fmt: Any) -> bool:
+def _takes(fmt: Any, name: str) -> bool:
     import inspect
 
     try:
-        return "reader" in inspect.signature(fmt.probe).parameters
+        return name in inspect.signature(fmt.probe).parameters
     except (TypeError, ValueError):  # a builtin or a callable without a signature
         return False
 
 
 def builtin_lazy_formats() -> list[LazyFormat]:
-    """kairox-manifests' formats as registered: Kairox, Codex, Claude, Claude's manifest-less layout."""
+    """kairox-manifests' formats as registered: Agent Plugins, Kairox, Codex, Claude, Claude's
+    manifest-less layout."""
     return [
         LazyFormat(name, priority, target, fallback=fallback) for name, priority, target, fallback in BUILTIN_FORMATS
     ]

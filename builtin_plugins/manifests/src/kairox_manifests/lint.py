@@ -113,7 +113,7 @@ def lint_plugin(runtime: Runtime, root: Path) -> LintReport:
         for fmt in group:
             name = str(getattr(fmt, "name", "?"))
             try:
-                manifest = ask_format(fmt, root, reader)
+                manifest = ask_format(fmt, root, reader, ctx.home)
             except ManifestError as exc:
                 claimed.append(name)
                 findings.extend(_from_error(exc, name))

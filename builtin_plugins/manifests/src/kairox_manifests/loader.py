@@ -338,7 +338,14 @@ class BundleLoader:
         self._apply(rec, await route_skills(runtime, m.name, skills, m.root, refused))
         places = self._places(rec)
         res = await self._user_config(rec)
-        mcp = self._configured(rec, [c for c in enabled if c.kind == "mcp_server"], res)
+        servers = [c for c in enabled if c.kind == "mcp_server"]
+        if "pluginData" in m.metadata:  # Agent Plugins: the data folder its servers are told of
+            from .plugindata import ready_servers
+            from .routing import Routed
+
+            servers, no_data = await anyio.to_thread.run_sync(ready_servers, m, servers)
+            self._apply(rec, Routed(failed=no_data))
+        mcp = self._configured(rec, servers, res)
         self._apply(rec, await route_mcp_servers(runtime, m.name, mcp, m.permissions, places))
         lsp = self._configured(rec, [c for c in enabled if c.kind == "lsp_server"], res)
         self._apply(rec, await route_lsp_servers(runtime, m.name, lsp, places))

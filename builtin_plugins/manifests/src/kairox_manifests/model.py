@@ -423,6 +423,8 @@ class BundleManifestView:
     problems: tuple[Problem, ...] = ()
     #: every format that read the directory (``format`` is the first)
     formats: tuple[str, ...] = ()
+    #: the manifest's :attr:`BundleManifest.metadata` (Agent Plugins' ``extensions`` among it)
+    metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -447,4 +449,5 @@ class BundleManifestView:
             "trusted": self.trusted,
             "publisher": self.publisher,
             "problems": [p.to_dict() for p in self.problems],
+            "metadata": self.metadata,
         }

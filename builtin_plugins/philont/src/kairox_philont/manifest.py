@@ -1,7 +1,8 @@
 """Philont ``plugin.json`` code plugins as a kairox manifest format.
 
 A plugin is a directory with ``plugin.json`` (``id``, ``name``, ``version``,
-``description``, ``main``, ``requiresEnv``, ``providesTools``, ``sandbox``);
+``description``, ``main``, ``requiresEnv``, ``providesTools``, ``sandbox``; one whose
+``$schema`` names an Agent Plugins schema is Agent Plugins', not Philont's);
 they live in ``<workspace>/.philont/plugins/`` (priority 100) and
 ``~/.philont/plugins/`` (priority 50). ``main`` is JavaScript (``index.js``,
 the default; ``.mjs``/``.cjs``; run by Node) or Python (a ``.py`` file or a
@@ -40,6 +41,7 @@ from kairox_manifests import (
     person_from,
     read_json,
 )
+from kairox_manifests.formats.agent_plugins import is_agent_plugins_document
 from kairox_manifests.paths import resolve_inside
 
 from .locations import philont_format_locations, philont_locations
@@ -144,6 +146,10 @@ class PhilontFormat(BaseFormat):
         data = read_json(file, contained)
         if not isinstance(data, dict) or "id" not in data:
             return None  # some other tool's plugin.json (a Philont manifest always has an id)
+        if is_agent_plugins_document(data):
+            # an Agent Plugins manifest (its $schema says so): its `id` or `main` is an unknown
+            # field there, which must mean nothing (Agent Plugins 1.0.0 §5.2); never run as code
+            return None
         return self.parse(contained, data, file)
 
     def parse(self, root: Path | Root, data: Any, file: Path) -> BundleManifest:

@@ -13,11 +13,13 @@ from ._meta import (
     permissions_from,
     person_from,
 )
+from .agent_plugins import AgentPluginsFormat
 from .claude import ClaudeDefaultLayout, ClaudeFormat
 from .codex import CodexFormat
 from .kairox import KairoxFormat
 
 __all__ = [
+    "AgentPluginsFormat",
     "BaseFormat",
     "ClaudeDefaultLayout",
     "ClaudeFormat",
@@ -36,6 +38,7 @@ __all__ = [
 
 
 def builtin_formats() -> list[BaseFormat]:
-    """Kairox, Codex, Claude, then Claude's manifest-less layout (in probing order; the hooks
-    register them as :data:`kairox_manifests.lazyformat.BUILTIN_FORMATS`, imported when probed)."""
-    return [KairoxFormat(), CodexFormat(), ClaudeFormat(), ClaudeDefaultLayout()]
+    """Agent Plugins, Kairox, Codex, Claude, then Claude's manifest-less layout (in probing
+    order; the hooks register them as :data:`kairox_manifests.lazyformat.BUILTIN_FORMATS`,
+    imported when probed)."""
+    return [AgentPluginsFormat(), KairoxFormat(), CodexFormat(), ClaudeFormat(), ClaudeDefaultLayout()]
