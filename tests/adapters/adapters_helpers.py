@@ -1,0 +1,72 @@
+"""What the framework adapters' tests share: in-memory tools that record their calls, a
+workspace config, and the MCP server fixture they call through a framework."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+from kairox import ImageContent, TextContent, ToolResult
+from kairox_testing import InMemoryToolProvider
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
+PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+PNG = base64.b64encode(PNG_BYTES).decode()
+
+#: the user config of every test: the policy refuses one tool, asks for another
+POLICY = """
+[policy.rules]
+"notes.delete" = "deny"
+"notes.publish" = "ask"
+"""
+
+#: an MCP server (raw JSON lines, tests/fixtures/mcp_servers/well_behaved.py); its echo allowed
+MCP_SERVER = f"""
+[mcp_servers.wb]
+command = {json.dumps(sys.executable)}
+args = [{json.dumps(str(FIXTURES / "well_behaved.py"))}]
+startup_timeout = 20
+
+[policy.rules]
+"wb.echo" = "allow"
+"""
+
+
+def add_tools(provider: InMemoryToolProvider) -> list[str]:
+    """Tools on ``provider``; each call a tool runs is appended to the list returned."""
+    calls: list[str] = []
+
+    @provider.tool("notes.add", domain="local", capability="write")
+    def add(title: str) -> str:
+        """Add a note."""
+        calls.append(f"add {title}")
+        return f"added {title}"
+
+    @provider.tool("notes.delete", domain="local", capability="write")
+    def delete(title: str) -> str:
+        """Delete a note."""
+        calls.append(f"delete {title}")
+        return f"deleted {title}"
+
+    @provider.tool("notes.publish", domain="local", capability="write")
+    def publish(title: str) -> str:
+        """Publish a note."""
+        calls.append(f"publish {title}")
+        return f"published {title}"
+
+    @provider.tool("weather.now", domain="local", capability="read")
+    def weather(city: str) -> ToolResult:
+        """The weather in a city, as data."""
+        calls.append(f"weather {city}")
+        data = {"city": city, "celsius": 21.5}
+        return ToolResult(content=(TextContent(json.dumps(data)),), structured=data)
+
+    @provider.tool("chart.draw", domain="local", capability="read")
+    def draw(title: str) -> ToolResult:
+        """Draw a chart."""
+        calls.append(f"draw {title}")
+        return ToolResult(content=(TextContent(f"chart {title}"), ImageContent(data=PNG, mime_type="image/png")))
+
+    return calls
