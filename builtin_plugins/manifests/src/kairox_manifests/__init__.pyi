@@ -42,6 +42,11 @@ from .formats import (
     ClaudeFormat as ClaudeFormat,
     CodexFormat as CodexFormat,
     Collector as Collector,
+    add_components as add_components,
+    default_inside as default_inside,
+    lsp_servers as lsp_servers,
+    mcp_servers as mcp_servers,
+    path_list as path_list,
     KairoxFormat as KairoxFormat,
     RawCompatibility as RawCompatibility,
     RawPermissions as RawPermissions,
@@ -83,6 +88,7 @@ from .model import (
 )
 from .paths import (
     bundle_root as bundle_root,
+    resolve_inside as resolve_inside,
 )
 from .rules import (
     Rule as Rule,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ._common import Collector, check_name
+from ._common import Collector, add_components, check_name, default_inside, lsp_servers, mcp_servers, path_list
 from ._meta import (
     BaseFormat,
     RawCompatibility,
@@ -25,12 +25,17 @@ __all__ = [
     "ClaudeFormat",
     "CodexFormat",
     "Collector",
+    "add_components",
     "KairoxFormat",
     "RawCompatibility",
     "RawPermissions",
     "builtin_formats",
     "check_name",
     "compatibility_from",
+    "default_inside",
+    "lsp_servers",
+    "mcp_servers",
+    "path_list",
     "manifest_present",
     "permissions_from",
     "person_from",
