@@ -25,8 +25,9 @@ from kairox import (
     ToolSpec,
 )
 from kairox._tools import as_result
+from kairox.declare import schema_from_signature
 from kairox.ext import EventBus, ToolNameCollision, ToolRegistry
-from kairox_testing import EventLog, InMemoryToolProvider, schema_from_signature
+from kairox_testing import EventLog, InMemoryToolProvider
 
 
 def tool(tool_id: str, text: str = "") -> FunctionTool:
@@ -205,8 +206,9 @@ async def test_function_tool_sync_async_and_context() -> None:
     assert (await FunctionTool(ToolSpec("m.hello"), hello).call({"name": "x"}, ctx)).text == "hello x (c7)"
     assert schema_from_signature(add) == {
         "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 1}},
         "required": ["a"],
+        "additionalProperties": False,
     }
     assert schema_from_signature(hello)["properties"] == {"name": {"type": "string"}}
 

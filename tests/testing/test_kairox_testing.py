@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kairox import FunctionTool, RegistrationError, Runtime, ToolsChanged, ToolSpec
-from kairox_testing import EventLog, InMemoryToolProvider, KairoxHarness, make_plugin, schema_from_signature
+from kairox_testing import EventLog, InMemoryToolProvider, KairoxHarness, make_plugin
 
 pytest_plugins = ["pytester"]
 
@@ -146,11 +146,3 @@ def test_make_plugin() -> None:
     plugin = make_plugin("named", kairox_event=lambda event: None)
     assert plugin.__name__ == "named"  # type: ignore[attr-defined]
     assert "named" in repr(plugin)
-
-
-def test_schema_from_signature_edge_cases() -> None:
-    def fn(a: Unresolvable, *args: int, b: list[str] | None = None, c: dict[str, int] = {}, **kw: int) -> None:  # noqa: B006, F821
-        pass
-
-    schema = schema_from_signature(fn)
-    assert schema == {"type": "object", "properties": {"a": {}, "b": {}, "c": {}}, "required": ["a"]}

@@ -15,6 +15,13 @@ implementation, so give it the hook's name:
     )
     kairox_register_tool_providers = adds("kairox_dap._provider:DapToolProvider", runtime=True)
 
+Tools from plain functions are a :class:`ToolSet` (the schema from the signature, the
+descriptions from the docstring), registered in one line with :func:`tools`; skills in a
+folder of your package with :func:`skills`::
+
+    kairox_register_tool_providers = tools("kairox_notes.tools:tools")
+    kairox_register_skill_sources = skills("kairox_notes:skills")
+
 A target is ``"package.module:attribute"``; it is imported when the hook runs,
 and a target that does not import is that plugin's load failure (reported, the
 other plugins load). Write the hook by hand where it does more than this.
@@ -32,8 +39,10 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._toolset import ToolSet, schema_from_signature
 from .hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -41,13 +50,17 @@ if TYPE_CHECKING:
     from ._runtime import Runtime
 
 __all__ = [
+    "ToolSet",
     "adds",
     "check_target",
     "config_section",
     "has_entries",
     "load_target",
+    "schema_from_signature",
     "servers",
+    "skills",
     "stub_exports",
+    "tools",
 ]
 
 
@@ -159,6 +172,90 @@ def servers(
         ),
         adds(provider, runtime=True),
     )
+
+
+def tools(*targets: str) -> Callable[[Registrar[Any]], None]:
+    """A ``kairox_register_tool_providers`` hook adding the tools of each :class:`ToolSet`
+    target (``"kairox_notes.tools:tools"``), each as a tool provider of its own per runtime."""
+    names = [check_target(t) for t in targets]
+    if not names:
+        raise ValueError("tools() needs at least one target")
+
+    def kairox_register_tool_providers(registrar: Registrar[Any]) -> None:
+        for name in names:
+            toolset = load_target(name)
+            if not isinstance(toolset, ToolSet):
+                raise TypeError(f"{name} is a {type(toolset).__name__}, not a kairox.declare.ToolSet")
+            registrar.add(toolset.provider())
+
+    return hookimpl(kairox_register_tool_providers)
+
+
+def skills(target: str, *, namespace: str | None = None) -> Callable[..., None]:
+    """A ``kairox_register_skill_sources`` hook for the skills in a folder of an installed
+    package: ``skills("kairox_notes:skills")`` reads ``kairox_notes/skills/`` as kairox-skills
+    reads a plugin's skills (kairox skill files and Agent Skills folders, plugin scope, named
+    ``<namespace>:<name>``, read inside that folder). ``namespace`` defaults to the package's
+    name without its ``kairox_`` (``notes``). kairox-skills reads them: depend on it.
+
+    The folder is looked up when the skills are scanned; a package or folder that is not
+    there, or kairox-skills missing, is an error of the source, naming it."""
+    package, sep, folder = target.partition(":")
+    if not sep or not package or not folder or Path(folder).is_absolute() or ".." in Path(folder).parts:
+        raise ValueError(f"skills target {target!r} is not 'package:folder inside it'")
+    if namespace is None:
+        top = package.split(".")[0]
+        namespace = top[len("kairox_") :] if top.startswith("kairox_") and top != "kairox_" else top
+
+    def kairox_register_skill_sources(registrar: Registrar[Any]) -> None:
+        registrar.add(PackageSkills(package, folder, namespace))
+
+    return hookimpl(kairox_register_skill_sources)
+
+
+class PackageSkills:
+    """The skill source :func:`skills` registers: the folder ``folder`` of the installed
+    package ``package``, read by kairox-skills' :class:`~kairox_skills.DirectorySkillSource`
+    (imported when the skills are first scanned, in the registry's worker thread)."""
+
+    #: the kairox-skills reader, by name: the kernel imports no feature package
+    READER = "kairox_skills:DirectorySkillSource"
+
+    def __init__(self, package: str, folder: str, namespace: str) -> None:
+        self.name = f"package:{package}/{folder}"
+        self.package = package
+        self.folder = folder
+        self.namespace = namespace
+
+    def locate(self) -> Path:
+        """The folder; a :class:`LookupError` naming what is missing."""
+        spec = importlib.util.find_spec(self.package)
+        locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+        if not locations:
+            raise LookupError(f"{self.package} is not an installed package")
+        for location in locations:
+            if (Path(location) / self.folder).is_dir():
+                return Path(location) / self.folder
+        raise LookupError(f"the package {self.package} has no folder {self.folder!r} ({locations[0]})")
+
+    def scan(self, runtime: Runtime | None = None) -> Any:
+        from ._contained import Root
+        from ._skill_model import SkillError, SkillScope
+
+        try:
+            folder = self.locate()
+        except (LookupError, ImportError, ValueError) as exc:
+            return [SkillError(f"skills of {self.name}: {exc}")]
+        try:
+            reader = load_target(self.READER)
+        except ImportError:
+            message = "reading them needs kairox-skills, which is not installed (pip install kairox-skills)"
+            return [SkillError(f"skills of {self.name}: {message}", file=str(folder))]
+        root = Root(folder, label=f"the skills folder of the package {self.package}")
+        return reader(self.name, SkillScope.PLUGIN, [root], namespace=self.namespace).scan(runtime)
+
+    def __repr__(self) -> str:
+        return f"PackageSkills({self.package!r}, {self.folder!r}, namespace={self.namespace!r})"
 
 
 def stub_exports(package: str, file: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

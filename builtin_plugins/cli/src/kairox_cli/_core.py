@@ -13,6 +13,7 @@ from kairox.ext import TrustState, toml_key
 from kairox.ext import terminal_safe as safe
 from kairox.protocols import WithholdsTools
 
+from ._lazy import lazy_command
 from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
@@ -379,6 +380,8 @@ def register_core_commands(group: click.Group) -> None:
 
     for command in (status, plugins, config, tools, context, trust):
         group.add_command(command)
+    # imported when it runs: it is all templates
+    group.add_command(lazy_command("new", "kairox_cli._new:new", "Start something new: a plugin package."))
 
 
 _ = KairoxError

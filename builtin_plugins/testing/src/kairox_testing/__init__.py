@@ -40,7 +40,6 @@ from __future__ import annotations
 import inspect
 import os
 import threading
-import typing
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -63,47 +62,10 @@ __all__ = [
     "InMemoryToolProvider",
     "KairoxHarness",
     "make_plugin",
-    "schema_from_signature",
     "trust_workspace",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_JSON_TYPES: dict[Any, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    tuple: "array",
-    dict: "object",
-}
-
-
-def schema_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
-    """A JSON schema for ``fn``'s keyword arguments (``context`` is left out).
-
-    Parameters annotated ``str``, ``int``, ``float``, ``bool``, ``list[...]``
-    or ``dict[...]`` get a ``type``; parameters without a default are required.
-    """
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable annotations: no types, still a valid schema
-        hints = {}
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for name, param in inspect.signature(fn).parameters.items():
-        if name == "context" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        hint = hints.get(name)
-        json_type = _JSON_TYPES.get(typing.get_origin(hint) or hint)
-        properties[name] = {"type": json_type} if json_type else {}
-        if param.default is param.empty:
-            required.append(name)
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    return schema
 
 
 def make_plugin(name: str = "inline", **hooks: Callable[..., Any]) -> object:
@@ -158,7 +120,7 @@ class InMemoryToolProvider:
         """Decorator: register a function as a tool.
 
         ``id`` defaults to the function name; ``description`` to its docstring;
-        ``input_schema`` to :func:`schema_from_signature`; other keywords go to
+        ``input_schema`` to :func:`kairox.declare.schema_from_signature`; other keywords go to
         :class:`~kairox.ToolSpec` (``domain``, ``capability``, ...).
         """
 
@@ -170,6 +132,7 @@ class InMemoryToolProvider:
 
     def add_function(self, fn: Callable[..., Any], id: str | None = None, **spec: Any) -> Tool:
         from kairox import FunctionTool, ToolSpec
+        from kairox.declare import schema_from_signature
 
         spec.setdefault("description", inspect.getdoc(fn) or "")
         spec.setdefault("input_schema", schema_from_signature(fn))

@@ -2,7 +2,7 @@
 
 - ``hooks.py``: the hook implementations (and nothing else);
 - ``config.py``: the ``[example]`` section of ``kairox.toml``;
-- ``tools.py``: a tool provider with ``example.wordcount`` and ``example.checksum``;
+- ``tools.py``: ``example.wordcount`` and ``example.checksum``, a ``ToolSet`` of two functions;
 - ``guard.py``: a ``pre_tool_call`` check that blocks calls naming protected files;
 - ``cli.py``: ``kairox example ...`` commands.
 """
