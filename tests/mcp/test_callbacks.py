@@ -152,7 +152,8 @@ async def test_capabilities_are_declared_exactly_when_a_callback_exists(
             tmp_path, {"sampler": entry}, sampling_callback=rec.sampling, elicitation_callback=rec.elicitation
         ) as rt:
             full = caps_of(await rt.call_tool("sampler.capabilities", approver=yes))
-    assert bare == {"roots": {"listChanged": True}}  # roots always; nothing the host cannot answer
+    # roots always, and the skills extension (kairox reads a server's skills); nothing the host cannot answer
+    assert bare == {"roots": {"listChanged": True}, "extensions": {"io.modelcontextprotocol/skills": {}}}
     assert full["roots"] == {"listChanged": True}
     assert "sampling" in full
     assert set(full["elicitation"]) == {"form", "url"}
