@@ -3,7 +3,7 @@
 The input schema comes from the function's signature (:func:`schema_from_signature`), the
 descriptions from its docstring (:func:`read_docstring`); the kernel's call pipeline checks
 the arguments against that schema before the function runs, so the function gets what its
-annotations say. Both readers take the author's own code, walked once, line by line.
+annotations say. The docstring is read by ``docstring_parser`` (a small, pure-Python library).
 """
 
 from __future__ import annotations
@@ -34,91 +34,18 @@ _DICTS = (dict, collections.abc.Mapping)
 _UNIONS: tuple[Any, ...] = (Union, getattr(types, "UnionType", Union))
 _SUPPORTED = "str, int, float, bool, list[...], dict[str, ...], Optional, Literal, an Enum or Any"
 
-#: docstring section headers (Google ``Args:``, NumPy ``Parameters`` over dashes), lower case
-_SECTIONS = frozenset(
-    {
-        "args",
-        "arguments",
-        "parameters",
-        "params",
-        "keyword args",
-        "keyword arguments",
-        "other parameters",
-        "returns",
-        "return",
-        "yields",
-        "raises",
-        "examples",
-        "example",
-        "notes",
-        "note",
-        "see also",
-        "warnings",
-        "references",
-        "attributes",
-    }
-)
-_ARGUMENT_SECTIONS = frozenset({"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"})
-
 
 # -- the docstring ------------------------------------------------------------------------------
-def _header(lines: list[str], i: int) -> str | None:
-    """The section ``lines[i]`` opens (``"args"``), else ``None``."""
-    line = lines[i]
-    if not line or line[0].isspace():
-        return None
-    word = line.strip().lower()
-    if word.endswith(":") and word[:-1] in _SECTIONS:
-        return word[:-1]
-    underline = lines[i + 1].strip() if i + 1 < len(lines) else ""
-    if word in _SECTIONS and underline and set(underline) == {"-"}:
-        return word
-    return None
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _arguments(body: list[str], numpy: bool) -> dict[str, str]:
-    """``{name: text}`` from an arguments section: an entry per line at the section's indent
-    (``name (type): text`` or, NumPy, ``name : type``), more-indented lines continue it."""
-    found: dict[str, list[str]] = {}
-    base = min((_indent(line) for line in body if line.strip()), default=0)
-    current: list[list[str]] = []
-    for line in body:
-        if not line.strip():
-            continue
-        if _indent(line) > base:
-            for words in current:
-                words.append(line.strip())
-            continue
-        head, _, text = line.strip().partition(":")
-        if not numpy:
-            head = head.split("(", 1)[0]
-        current = []
-        for name in head.split(","):
-            words = found.setdefault(name.strip().lstrip("*"), [])
-            if text.strip() and not numpy:
-                words.append(text.strip())
-            current.append(words)
-    return {name: " ".join(words) for name, words in found.items() if name and words}
-
-
 def read_docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
-    """``(description, {argument: description})`` from ``fn``'s docstring: the text before its
-    first section, and the entries of its ``Args:`` (Google) or ``Parameters`` (NumPy) section."""
-    lines = inspect.cleandoc(inspect.getdoc(fn) or "").splitlines()
-    sections: list[tuple[str, int]] = [(name, i) for i in range(len(lines)) if (name := _header(lines, i))]
-    end = sections[0][1] if sections else len(lines)
-    description = "\n".join(lines[:end]).strip()
-    arguments: dict[str, str] = {}
-    for k, (name, start) in enumerate(sections):
-        if name not in _ARGUMENT_SECTIONS:
-            continue
-        numpy = not lines[start].rstrip().endswith(":")
-        stop = sections[k + 1][1] if k + 1 < len(sections) else len(lines)
-        arguments.update(_arguments(lines[start + (2 if numpy else 1) : stop], numpy))
+    """``(description, {argument: description})`` from ``fn``'s docstring (Google, NumPy,
+    reST or Epydoc style, read by ``docstring_parser``): the text before its sections, and
+    the entries of its arguments section."""
+    import docstring_parser  # with the first ToolSet tool built (an import of kairox stays cheap)
+
+    parsed = docstring_parser.parse(inspect.getdoc(fn) or "")
+    description = "\n\n".join(p for p in (parsed.short_description, parsed.long_description) if p).strip()
+    # an argument's description is one line in the schema, however the docstring wraps it
+    arguments = {p.arg_name.lstrip("*"): " ".join(p.description.split()) for p in parsed.params if p.description}
     return description, arguments
 
 
