@@ -98,22 +98,29 @@ DEFAULT_PATH_ARGUMENTS = (
 
 @attrs.frozen
 class Allow:
+    """A decision to let the call run."""
+
     reason: str = ""
     kind: Literal["allow"] = "allow"
 
 
 @attrs.frozen
 class Ask:
+    """A decision to ask the approver first; ``reason`` is what the approver is shown."""
+
     reason: str
     kind: Literal["ask"] = "ask"
 
 
 @attrs.frozen
 class Deny:
+    """A decision to refuse the call; ``reason`` says why."""
+
     reason: str
     kind: Literal["deny"] = "deny"
 
 
+#: what the policy engine decides for a call
 Decision = Union[Allow, Ask, Deny]
 
 #: where a write lands: ``inside`` the writable roots, ``outside`` them (or

@@ -116,6 +116,8 @@ _PLAIN_FIELDS = frozenset({"exported_name", "provider"})
 
 @attrs.frozen
 class TextContent:
+    """A text block of a tool result."""
+
     text: str
     type: Literal["text"] = "text"
     annotations: dict[str, Any] | None = None
@@ -135,6 +137,8 @@ class _Media:
 
 @attrs.frozen
 class ImageContent(_Media):
+    """An image block: base64 ``data`` and a ``mime_type``."""
+
     type: Literal["image"] = "image"
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -142,6 +146,8 @@ class ImageContent(_Media):
 
 @attrs.frozen
 class AudioContent(_Media):
+    """An audio block: base64 ``data`` and a ``mime_type``."""
+
     type: Literal["audio"] = "audio"
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -162,6 +168,8 @@ class ResourceContent:
 
 @attrs.frozen
 class ResourceLink:
+    """A link to a resource the model may read."""
+
     uri: str
     name: str = ""
     mime_type: str | None = None
@@ -186,6 +194,7 @@ def _block_dict(block: Content) -> dict[str, Any]:
     return data
 
 
+#: any content block of a tool result
 Content = Union[TextContent, ImageContent, AudioContent, ResourceContent, ResourceLink]
 
 
