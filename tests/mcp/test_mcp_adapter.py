@@ -78,14 +78,27 @@ def test_domain_and_capability_from_annotations_of_a_trusted_server(
 def test_config_overrides_annotations_per_axis() -> None:
     ann = {"readOnlyHint": True, "openWorldHint": True}
     local = McpServerConfig(command="s", domain=Domain.LOCAL, trust_annotations=True)
-    assert classify(local, ann) == (Domain.LOCAL, Capability.READ)
+    assert classify(local, ann) == (Domain.LOCAL, Capability.READ, ())
     both = McpServerConfig(command="s", domain=Domain.LOCAL, capability=Capability.WRITE, trust_annotations=True)
-    assert classify(both, ann) == (Domain.LOCAL, Capability.WRITE)
+    assert classify(both, ann) == (Domain.LOCAL, Capability.WRITE, ())
     assert classify(McpServerConfig(command="s", capability=Capability.EXECUTE, trust_annotations=True), ann) == (
         Domain.NETWORK,
         Capability.EXECUTE,
+        (),
     )
-    assert classify(McpServerConfig(command="s", domain=Domain.LOCAL), ann) == (Domain.LOCAL, Capability.EXECUTE)
+    # untrusted hints say nothing: what the config leaves out is the default's
+    assert classify(McpServerConfig(command="s", domain=Domain.LOCAL), ann) == (
+        Domain.LOCAL,
+        Capability.EXECUTE,
+        ("capability",),
+    )
+    assert classify(McpServerConfig(command="s"), ann) == (Domain.SYSTEM, Capability.EXECUTE, ("domain", "capability"))
+    trusted_but_silent = McpServerConfig(command="s", trust_annotations=True)
+    assert classify(trusted_but_silent, {"title": "Clock"}) == (
+        Domain.SYSTEM,
+        Capability.EXECUTE,
+        ("domain", "capability"),
+    )
 
 
 def test_schema_normalisation_examples() -> None:

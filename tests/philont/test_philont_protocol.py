@@ -162,8 +162,12 @@ def test_domain_and_capability_are_checked_and_become_the_tools_defaults(
     assert manifest.code.main == root / "index.js" and is_javascript(manifest.code.main)
     spec = tool_spec("p", {"name": "t"}, manifest.metadata)
     assert spec.domain.value == (domain or "system") and spec.capability.value == (capability or "execute")
+    assert spec.undeclared == tuple(
+        name for name, value in (("domain", domain), ("capability", capability)) if not value
+    )
     own = tool_spec("p", {"name": "t", "domain": "network", "capability": "write"}, manifest.metadata)
     assert (own.domain.value, own.capability.value) == ("network", "write")  # a tool's own declaration wins
+    assert own.undeclared == ()
 
 
 @given(st.sampled_from(["index.js", "lib/main.mjs", "plugin.cjs", "src/index.ts", "dist/x.tsx", "main.py", "pkg.mod"]))

@@ -303,3 +303,47 @@ def test_the_docs_check_catches_a_changed_cell() -> None:
         "('on_request', 'workspace_write', 'local', 'write', 'outside'): docs say allow, the engine decides ask"
     ]
     assert doc_mismatches(text.replace("| never | execute | system | deny | deny | deny |\n", "", 1))
+
+
+# -- what a tool that declares nothing is told --------------------------------------------
+
+UNDECLARED: tuple[tuple[str, ...], ...] = (("domain",), ("capability",), ("domain", "capability"))
+
+
+def test_what_a_tool_leaves_undeclared_changes_no_decision() -> None:
+    for (approval, sandbox, domain, capability, location, rule), undeclared in itertools.product(
+        CELLS_WITH_RULES, UNDECLARED
+    ):
+        declared = decide_cell(approval, sandbox, domain, capability, location, rule)
+        defaulted = decide_cell(approval, sandbox, domain, capability, location, rule, undeclared=undeclared)
+        assert defaulted.kind == declared.kind, (approval, sandbox, domain, capability, location, rule, undeclared)
+        if capability is C.READ or rule in ("ask", "deny"):
+            assert defaulted.reason == declared.reason  # nothing in them is about what it declared
+
+
+def test_a_tool_that_declares_nothing_is_told_so_not_that_it_runs_commands() -> None:
+    both = ("domain", "capability")
+    asked = decide_cell(A.ON_REQUEST, S.WORKSPACE_WRITE, D.SYSTEM, C.EXECUTE, "none", undeclared=both)
+    assert asked == Ask("declares no domain/capability; treated as system/execute, which always needs approval")
+    confined = decide_cell(A.ON_REQUEST, S.READ_ONLY, D.SYSTEM, C.EXECUTE, "none", undeclared=both)
+    assert confined.reason == (
+        "declares no domain/capability; treated as system/execute, which the read_only sandbox cannot confine"
+    )
+    never = decide_cell(A.NEVER, S.WORKSPACE_WRITE, D.SYSTEM, C.EXECUTE, "none", undeclared=both)
+    assert never == Deny(
+        "declares no domain/capability; treated as system/execute, which always needs approval;"
+        " the approval policy is never, so nobody is asked"
+    )
+    # a config that names the domain only: the capability is the default's
+    local = decide_cell(A.ON_REQUEST, S.WORKSPACE_WRITE, D.LOCAL, C.EXECUTE, "none", undeclared=("capability",))
+    assert local.reason == "declares no capability; treated as local/execute, which always needs approval"
+    # a write whose domain is the default's
+    write = decide_cell(A.ON_REQUEST, S.WORKSPACE_WRITE, D.SYSTEM, C.WRITE, "none", undeclared=("domain",))
+    assert write.reason == (
+        "declares no domain; treated as writing to the system domain, outside the sandbox's writable roots"
+    )
+    full = decide_cell(A.ON_REQUEST, S.DANGER_FULL_ACCESS, D.SYSTEM, C.WRITE, "none", undeclared=("domain",))
+    assert full.reason == "declares no domain; treated as writing to the system domain"
+    # what declares keeps its reasons
+    declared = decide_cell(A.ON_REQUEST, S.WORKSPACE_WRITE, D.SYSTEM, C.EXECUTE, "none")
+    assert declared.reason == "runs commands (system/execute), which always needs approval"

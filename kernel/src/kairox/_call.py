@@ -85,6 +85,8 @@ class ApprovalRequest:
     session_id: str | None = None
 
 
+#: a callable given an :class:`ApprovalRequest`, answering an :class:`ApprovalAnswer` or a bool
+#: (``True``: allow once), or an awaitable of one
 Approver = Callable[[ApprovalRequest], Union[ApprovalAnswer, bool, Awaitable[Union[ApprovalAnswer, bool]]]]
 
 _current_session: contextvars.ContextVar[Session | None] = contextvars.ContextVar("kairox_session", default=None)

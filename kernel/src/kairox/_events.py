@@ -58,6 +58,8 @@ def _serialize(_inst: object, _field: object, value: Any) -> Any:
 
 @attrs.frozen
 class ToolsChanged(Event):
+    """A provider's tools were added or removed (canonical ids)."""
+
     provider: str
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
@@ -71,6 +73,8 @@ class ToolNameCollision(Event):
 
 @attrs.frozen
 class ToolCallStarted(Event):
+    """A tool call was resolved and begins its way through validation, policy and hooks."""
+
     tool: str
     call_id: str
     session_id: str | None = None
@@ -78,6 +82,8 @@ class ToolCallStarted(Event):
 
 @attrs.frozen
 class ToolCallFinished(Event):
+    """A tool call ended: its duration and ``outcome`` (``"ok"``, ``"error"``, ``"denied"``, ``"failed"``)."""
+
     tool: str
     call_id: str
     duration_s: float
@@ -88,27 +94,37 @@ class ToolCallFinished(Event):
 
 @attrs.frozen
 class ProviderStarting(Event):
+    """A provider (an MCP server, a language server, ...) starts."""
+
     provider: str
 
 
 @attrs.frozen
 class ProviderReady(Event):
+    """A provider is ready; its tools are registered."""
+
     provider: str
 
 
 @attrs.frozen
 class ProviderFailed(Event):
+    """A provider failed to start or died; ``error`` says why. The others go on."""
+
     provider: str
     error: str
 
 
 @attrs.frozen
 class ProviderStopped(Event):
+    """A provider stopped."""
+
     provider: str
 
 
 @attrs.frozen
 class PluginLoadFailed(Event):
+    """A plugin could not be loaded or registered (at ``stage``); the others load."""
+
     plugin: str
     stage: str
     error: str
@@ -116,6 +132,8 @@ class PluginLoadFailed(Event):
 
 @attrs.frozen
 class HookFailed(Event):
+    """A plugin's hook raised or timed out; ``plugin`` names it."""
+
     hook: str
     plugin: str
     error: str
@@ -123,6 +141,8 @@ class HookFailed(Event):
 
 @attrs.frozen
 class SessionStarted(Event):
+    """A session opened."""
+
     session_id: str
 
 
@@ -137,6 +157,8 @@ class SkillActivated(Event):
 
 @attrs.frozen
 class SessionEnded(Event):
+    """A session ended: ``reason`` is ``"closed"``, ``"error"`` or ``"cancelled"``."""
+
     session_id: str
     reason: str = "closed"  # "closed" | "error" | "cancelled"
 

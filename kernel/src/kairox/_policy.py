@@ -98,22 +98,29 @@ DEFAULT_PATH_ARGUMENTS = (
 
 @attrs.frozen
 class Allow:
+    """A decision to let the call run."""
+
     reason: str = ""
     kind: Literal["allow"] = "allow"
 
 
 @attrs.frozen
 class Ask:
+    """A decision to ask the approver first; ``reason`` is what the approver is shown."""
+
     reason: str
     kind: Literal["ask"] = "ask"
 
 
 @attrs.frozen
 class Deny:
+    """A decision to refuse the call; ``reason`` says why."""
+
     reason: str
     kind: Literal["deny"] = "deny"
 
 
+#: what the policy engine decides for a call
 Decision = Union[Allow, Ask, Deny]
 
 #: where a write lands: ``inside`` the writable roots, ``outside`` them (or
@@ -169,13 +176,25 @@ def decide_cell(
     rule: RuleAction | None = None,
     *,
     rule_source: str = "[policy.rules]",
+    undeclared: Iterable[str] = (),
 ) -> Decision:
     """The decision for one cell of the table (no paths, no globs: pure logic).
 
     ``location`` is where a write lands (see :data:`Location`); it only matters
     for writes. ``rule`` is the action of the rule for the tool, if any, and
-    ``rule_source`` where that rule was written (for the reasons).
+    ``rule_source`` where that rule was written (for the reasons). ``undeclared``
+    (:attr:`ToolSpec.undeclared`) changes no decision, only what a reason says the tool is.
     """
+    # what the tool is, in the reasons: as declared, or the strict default standing in for it
+    missing = "/".join(name for name in ("domain", "capability") if name in undeclared)
+    runs = (
+        f"declares no {missing}; treated as {domain.value}/execute"
+        if missing
+        else f"runs commands ({domain.value}/execute)"
+    )
+    writes_to = f"writes to the {domain.value} domain"
+    if "domain" in undeclared:
+        writes_to = f"declares no domain; treated as writing to the {domain.value} domain"
     if rule == "deny":
         return Deny(f"denied by a rule in {rule_source}")
 
@@ -192,10 +211,10 @@ def decide_cell(
         return Allow("approval never with sandbox danger_full_access: everything runs")
     if capability is Capability.EXECUTE:
         if sandbox is SandboxPolicy.READ_ONLY:
-            return ask(f"runs commands ({domain.value}/execute), which the read_only sandbox cannot confine")
+            return ask(f"{runs}, which the read_only sandbox cannot confine")
         if rule == "allow":
             return Allow(f"allowed by a rule in {rule_source}")
-        return ask(f"runs commands ({domain.value}/execute), which always needs approval")
+        return ask(f"{runs}, which always needs approval")
     # writes: the sandbox first (a rule never lifts it), then the approval policy
     if sandbox is SandboxPolicy.READ_ONLY:
         return ask("writes, and the sandbox is read_only")
@@ -203,13 +222,13 @@ def decide_cell(
         if location == "outside":
             return ask("writes outside the writable roots")
         if location == "none" and domain is not Domain.LOCAL:
-            return ask(f"writes to the {domain.value} domain, outside the sandbox's writable roots")
+            return ask(f"{writes_to}, outside the sandbox's writable roots")
     if rule == "allow":
         return Allow(f"allowed by a rule in {rule_source}")
     if approval is ApprovalPolicy.UNTRUSTED:
         return ask("the approval policy untrusted asks before every write")
     if approval is ApprovalPolicy.ON_REQUEST and location == "none" and domain is not Domain.LOCAL:
-        return ask(f"writes to the {domain.value} domain")
+        return ask(writes_to)
     if sandbox is SandboxPolicy.DANGER_FULL_ACCESS:
         return Allow("write allowed: the sandbox is danger_full_access")
     if location == "none":
@@ -493,7 +512,16 @@ class PolicyEngine:
             location = "none"
 
         def cell(approval: ApprovalPolicy, sandbox: SandboxPolicy) -> Decision:
-            return decide_cell(approval, sandbox, spec.domain, spec.capability, location, rule, rule_source=rule_source)
+            return decide_cell(
+                approval,
+                sandbox,
+                spec.domain,
+                spec.capability,
+                location,
+                rule,
+                rule_source=rule_source,
+                undeclared=spec.undeclared,
+            )
 
         config = self.config
         # the policy in effect; the user's own when a workspace narrowed it

@@ -79,6 +79,8 @@ ConfigDocument = tuple[str, Mapping[str, Any]]
 
 @attrs.frozen
 class RuntimeStatus:
+    """What :meth:`Runtime.status` returns: plugins, load failures, config errors, providers, servers, tool and skill counts."""
+
     plugins: list[PluginInfo]
     failures: list[LoadFailure]
     config_errors: list[ConfigError]

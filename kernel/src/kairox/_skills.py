@@ -77,6 +77,8 @@ class SkillLoadWarning(Event):
 
 @attrs.frozen
 class SkillsChanged(Event):
+    """Skills were added or removed (a scope read again, a session's own)."""
+
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     session_id: str | None = None

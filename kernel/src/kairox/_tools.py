@@ -47,6 +47,10 @@ def _icon_tuple(icons: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     return tuple(icons)
 
 
+def _undeclared_tuple(names: Iterable[Literal["domain", "capability"]]) -> tuple[Literal["domain", "capability"], ...]:
+    return tuple(names)
+
+
 def _respec(spec: ToolSpec, **changes: str) -> ToolSpec:
     """``spec`` with other ``exported_name`` or ``provider`` (fields with no converter): a copy
     sharing the other fields, which were converted once already (``attrs.evolve`` would copy
@@ -70,7 +74,8 @@ class ToolSpec:
 
     ``id`` is the canonical id (``fs.read``, ``git.git_status``);
     ``exported_name`` is filled in by the registry. A tool that declares no
-    domain/capability is treated as ``system``/``execute``.
+    domain/capability is treated as ``system``/``execute``; whoever builds the spec lists
+    what was not declared in ``undeclared``, and the policy's reasons say so.
     """
 
     id: str
@@ -96,6 +101,14 @@ class ToolSpec:
     #: ``False``: the tool is for an app's own UI only (MCP Apps ``visibility: ["app"]``): it is
     #: never among a turn's tools or in ``tools.search`` (hosts and the dashboard still see it)
     model_visible: bool = True
+    #: which of ``"domain"`` and ``"capability"`` the tool's source did not declare, so that
+    #: kairox's strict default (``system``, ``execute``) stands in for it: a reason the policy
+    #: gives then says "declares no domain/capability; treated as system/execute"
+    undeclared: tuple[Literal["domain", "capability"], ...] = attrs.field(
+        default=(),
+        converter=_undeclared_tuple,
+        validator=attrs.validators.deep_iterable(attrs.validators.in_(("domain", "capability"))),
+    )
 
     def to_model_tool(self) -> dict[str, Any]:
         """The shape model APIs take: exported name, description, JSON schema."""
@@ -116,6 +129,8 @@ _PLAIN_FIELDS = frozenset({"exported_name", "provider"})
 
 @attrs.frozen
 class TextContent:
+    """A text block of a tool result."""
+
     text: str
     type: Literal["text"] = "text"
     annotations: dict[str, Any] | None = None
@@ -135,6 +150,8 @@ class _Media:
 
 @attrs.frozen
 class ImageContent(_Media):
+    """An image block: base64 ``data`` and a ``mime_type``."""
+
     type: Literal["image"] = "image"
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -142,6 +159,8 @@ class ImageContent(_Media):
 
 @attrs.frozen
 class AudioContent(_Media):
+    """An audio block: base64 ``data`` and a ``mime_type``."""
+
     type: Literal["audio"] = "audio"
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -162,6 +181,8 @@ class ResourceContent:
 
 @attrs.frozen
 class ResourceLink:
+    """A link to a resource the model may read."""
+
     uri: str
     name: str = ""
     mime_type: str | None = None
@@ -186,6 +207,7 @@ def _block_dict(block: Content) -> dict[str, Any]:
     return data
 
 
+#: any content block of a tool result
 Content = Union[TextContent, ImageContent, AudioContent, ResourceContent, ResourceLink]
 
 

@@ -39,7 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ADVISORY", "advisory", "hookimpl", "hookspec"]
 
+#: marks a hook specification (a plugin that adds hooks of its own, :func:`kairox_addhooks`)
 hookspec = pluggy.HookspecMarker("kairox")
+#: marks a function as the implementation of a kairox hook
 hookimpl = pluggy.HookimplMarker("kairox")
 
 #: the attribute :func:`advisory` sets on a hook implementation

@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "Format", "result_message", "tool_name", "tools_for"]
 
+#: a model API's shape of tools and tool results
 Format = Literal["openai-chat", "openai-responses", "anthropic", "gemini"]
+#: every :data:`Format`
 FORMATS: tuple[Format, ...] = ("openai-chat", "openai-responses", "anthropic", "gemini")
 #: what Gemini is given for an exported name that does not start with a letter or ``_``
 #: (``.`` is never in an exported name, so the mark cannot be a tool's own name)

@@ -98,6 +98,7 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    """The ``kairox`` console script: the command line with every plugin's commands, run on ``argv``."""
     from kairox.ext import SafeStream
     from kairox_process import protect_environment
 

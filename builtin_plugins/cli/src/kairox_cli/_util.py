@@ -65,10 +65,12 @@ def state_of(ctx: click.Context) -> CliState:
 
 
 def want_json(ctx: click.Context, local: bool) -> bool:
+    """Whether the command prints JSON: its own ``--json`` (``local``) or the global one."""
     return local or state_of(ctx).json
 
 
 def echo_json(data: Any) -> None:
+    """Print ``data`` as indented JSON (what is not JSON as its ``str``)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 

@@ -12,7 +12,7 @@ import logging
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -124,19 +124,27 @@ def _hint(annotations: Mapping[str, Any], camel: str, snake: str) -> Any:
     return value if isinstance(value, bool) else None
 
 
-def classify(config: McpServerConfig, annotations: Mapping[str, Any] | None) -> tuple[Domain, Capability]:
+def classify(
+    config: McpServerConfig, annotations: Mapping[str, Any] | None
+) -> tuple[Domain, Capability, tuple[Literal["domain", "capability"], ...]]:
     """Domain and capability: the server's config; else, only for a server the user marked
     ``trust_annotations = true`` in a config of their own, the tool's MCP annotations
     (``readOnlyHint`` -> read, ``destructiveHint`` -> write, ``openWorldHint`` -> network);
-    else the strict default ``system``/``execute``.
+    else the strict default ``system``/``execute``. Third, which of the two neither said,
+    so that the default stands in (:attr:`~kairox.ToolSpec.undeclared`).
 
     The MCP spec: clients MUST treat annotations as untrusted unless the server is trusted;
     a server that calls its tool read-only must not decide that the tool runs unasked.
     """
     ann = (annotations or {}) if config.trust_annotations else {}
+    undeclared: list[Literal["domain", "capability"]] = []
     domain = config.domain
     if domain is None:
-        domain = Domain.NETWORK if _hint(ann, "openWorldHint", "open_world_hint") is True else Domain.SYSTEM
+        if _hint(ann, "openWorldHint", "open_world_hint") is True:
+            domain = Domain.NETWORK
+        else:
+            domain = Domain.SYSTEM
+            undeclared.append("domain")
     capability = config.capability
     if capability is None:
         if _hint(ann, "readOnlyHint", "read_only_hint") is True:
@@ -145,7 +153,8 @@ def classify(config: McpServerConfig, annotations: Mapping[str, Any] | None) -> 
             capability = Capability.WRITE
         else:
             capability = Capability.EXECUTE
-    return domain, capability
+            undeclared.append("capability")
+    return domain, capability, tuple(undeclared)
 
 
 def _plain(value: Any) -> Any:
@@ -195,7 +204,7 @@ def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
     """The :class:`~kairox.ToolSpec` of an MCP ``Tool`` (an SDK object or anything with
     ``name``, ``description``, ``input_schema``, ``output_schema``, ``annotations``, ``title``)."""
     annotations = _annotations_of(tool)
-    domain, capability = classify(config, annotations)
+    domain, capability, undeclared = classify(config, annotations)
     output_schema = getattr(tool, "output_schema", None)
     meta = _dict_or_none(getattr(tool, "meta", None)) or {}
     return ToolSpec(
@@ -211,6 +220,7 @@ def build_spec(server: str, config: McpServerConfig, tool: Any) -> ToolSpec:
         icons=_icons_of(tool),
         meta=meta,
         model_visible=model_visible(meta),
+        undeclared=undeclared,
     )
 
 

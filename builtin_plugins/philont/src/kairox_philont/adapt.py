@@ -44,7 +44,8 @@ __all__ = [
 
 def tool_spec(plugin_id: str, described: dict[str, Any], defaults: Mapping[str, Any] | None = None) -> ToolSpec:
     """``<plugin id>.<name>``; a tool's own domain/capability, else the plugin's (``defaults``:
-    plugin.json ``domain``/``capability``), else kairox's safe default (system/execute)."""
+    plugin.json ``domain``/``capability``), else kairox's safe default (system/execute), which
+    the spec's ``undeclared`` names (the policy's reasons say that it was not declared)."""
     kwargs: dict[str, Any] = {}
     for field, kind in (("domain", Domain), ("capability", Capability)):
         value = described.get(field) or (defaults or {}).get(field)
@@ -55,6 +56,7 @@ def tool_spec(plugin_id: str, described: dict[str, Any], defaults: Mapping[str, 
         description=str(described.get("description") or ""),
         input_schema=schema_of(described.get("parameters")),
         provider=f"plugin:{plugin_id}",
+        undeclared=tuple(field for field in ("domain", "capability") if field not in kwargs),
         **kwargs,
     )
 
