@@ -47,8 +47,10 @@ from ._call import (
 )
 from ._runtime import (
     Runtime as Runtime,
-    RuntimeStatus as RuntimeStatus,
     StartMode as StartMode,
+)
+from ._supervisor import (
+    RuntimeStatus as RuntimeStatus,
 )
 from ._trust import (
     TrustPrompt as TrustPrompt,

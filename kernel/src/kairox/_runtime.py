@@ -33,16 +33,16 @@ from ._events import (
 )
 from ._home import user_home
 from ._hooks import HookRegistry
-from ._host import LoadFailure, PluginHost, PluginInfo, build_plugin_host
+from ._host import PluginHost, build_plugin_host
 from ._policy import PolicyConfig, PolicyEngine
 from ._registrar import Registrar
 from ._session import HostCallback, Session
 from ._skills import SkillRegistry
-from ._supervisor import ProviderState, Supervisor
+from ._supervisor import RuntimeStatus, Supervisor
 from ._tool_registry import ToolRegistry
 from ._tools import ProgressCallback, ToolResult, ToolSpec
-from ._trust import TrustPrompt, TrustRequest, TrustStore, WorkspaceTrust
-from ._types import ServerState, ServerStatus
+from ._trust import TrustPrompt, TrustStore, WorkspaceTrust, ask_trust
+from ._types import ServerStatus
 from .errors import ConfigError, ToolNotFound
 
 if TYPE_CHECKING:
@@ -54,7 +54,6 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "Runtime",
-    "RuntimeStatus",
     "Session",
     "StartMode",
     "HostCallback",
@@ -75,30 +74,6 @@ StartMode = Union[bool, Literal["lazy"]]
 #: config given as data (``Runtime.open(config_documents=[...])``): the name errors and
 #: ``config show`` cite for it (a path, or any label), and its table as TOML parses to
 ConfigDocument = tuple[str, Mapping[str, Any]]
-
-
-@attrs.frozen
-class RuntimeStatus:
-    """What :meth:`Runtime.status` returns: plugins, load failures, config errors, providers, servers, tool and skill counts."""
-
-    plugins: list[PluginInfo]
-    failures: list[LoadFailure]
-    config_errors: list[ConfigError]
-    providers: list[ProviderState]
-    servers: list[ServerStatus]
-    tools: int
-    skills: int
-    skill_errors: list[str] = attrs.field(factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not (
-            self.failures
-            or self.config_errors
-            or self.skill_errors
-            or any(p.state == "failed" for p in self.providers)
-            or any(s.state is ServerState.FAILED for s in self.servers)
-        )
 
 
 def _spawner(tg: anyio.abc.TaskGroup) -> Callable[[Callable[[], Awaitable[None]]], None]:
@@ -380,16 +355,7 @@ class Runtime:
     async def _ask_trust(self, prompt: TrustPrompt, workspace: Any, kwargs: dict[str, Any]) -> Runtime:
         """Ask ``prompt`` about the workspace's pending items; on a yes, trust and rediscover."""
         await self.discover()  # discovery starts nothing (runtime.spawn is refused here)
-        pending = self.trust.askable  # a refused item stays refused whatever the answer: not asked about
-        if not pending:
-            return self
-        request = TrustRequest(
-            self.workspace, tuple(pending), tuple(self.trust.declared.values()), changed=self.trust.trusted
-        )
-        answer = prompt(request)
-        if inspect.isawaitable(answer):
-            answer = await answer
-        if answer is not True:
+        if not await ask_trust(self.trust, self.workspace, prompt):
             return self
         self.trust_workspace()
         with anyio.CancelScope(shield=True):  # this one only discovered: it gives back what that took

@@ -23,10 +23,14 @@ import anyio
 import attrs
 
 from ._events import ProviderFailed, ProviderReady, ProviderStarting, ProviderStopped
+from ._types import ServerState
 from .protocols import Discovers, ExplainsMissing, StartsFor
 
 if TYPE_CHECKING:
+    from ._host import LoadFailure, PluginInfo
     from ._runtime import Runtime
+    from ._types import ServerStatus
+    from .errors import ConfigError
     from .protocols import ToolProvider
 
 __all__ = ["PROVIDER_START_TIMEOUT", "STOP_TIMEOUT", "ProviderState", "Supervisor"]
@@ -282,3 +286,27 @@ def _has_servers(provider: ToolProvider) -> bool:
         return bool(provider.status())
     except Exception:
         return False
+
+
+@attrs.frozen
+class RuntimeStatus:
+    """What :meth:`Runtime.status` returns: plugins, load failures, config errors, providers, servers, tool and skill counts."""
+
+    plugins: list[PluginInfo]
+    failures: list[LoadFailure]
+    config_errors: list[ConfigError]
+    providers: list[ProviderState]
+    servers: list[ServerStatus]
+    tools: int
+    skills: int
+    skill_errors: list[str] = attrs.field(factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (
+            self.failures
+            or self.config_errors
+            or self.skill_errors
+            or any(p.state == "failed" for p in self.providers)
+            or any(s.state is ServerState.FAILED for s in self.servers)
+        )

@@ -15,6 +15,7 @@ Items the user's own files declare need no trust (:attr:`TrustState.USER`).
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -394,3 +395,16 @@ class TrustRequest:
 
 #: asked once, before a command activates an untrusted workspace; True trusts it
 TrustPrompt = Callable[[TrustRequest], Union[bool, Awaitable[bool]]]
+
+
+async def ask_trust(trust: WorkspaceTrust, workspace: Path, prompt: TrustPrompt) -> bool:
+    """Ask ``prompt`` about what the user's trust does not cover (a refused item stays refused
+    whatever the answer, so it is not asked about): whether the user said yes."""
+    pending = trust.askable
+    if not pending:
+        return False
+    request = TrustRequest(workspace, tuple(pending), tuple(trust.declared.values()), changed=trust.trusted)
+    answer: Any = prompt(request)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return answer is True
