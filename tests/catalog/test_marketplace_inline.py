@@ -47,9 +47,14 @@ def test_strict_false_entries_carry_their_manifest() -> None:
     assert "escapes the plugin root" in escaper.reason
 
 
-def test_a_strict_entry_has_no_inline_manifest() -> None:
-    entry = bundle_to_entry({"name": "p", "source": "./p", "skills": ["./skills/a"]}, "plugins[0]", base="/m")
-    assert entry.manifest == {}
+def test_a_strict_entry_supplements_with_its_components_only() -> None:
+    # strict is Claude Code's default: the entry's components are added to the plugin's own
+    lsp = {"gopls": {"command": "gopls", "extensionToLanguage": {".go": "go"}}}
+    entry = bundle_to_entry({"name": "p", "source": "./p", "lspServers": lsp}, "plugins[0]", base="/m")
+    assert (entry.manifest, entry.supplements) == ({"name": "p", "lspServers": lsp}, True)
+    assert any("adds its lspServers" in n for n in entry.notes)
+    plain = bundle_to_entry({"name": "p", "source": "./p", "description": "d"}, "plugins[0]", base="/m")
+    assert (plain.manifest, plain.supplements) == ({}, False)
 
 
 def test_assemble_copies_only_the_listed_components(tmp_path: Path) -> None:
@@ -125,4 +130,9 @@ def test_any_marketplace_entry_is_an_entry_or_an_entry_problem(data: dict[str, A
         for rel in entry.manifest.get(key, []):
             parts = rel.replace("\\", "/").split("/")
             assert ".." not in parts and not rel.startswith("/") and ":" not in rel
-    assert bool(entry.manifest) == (data.get("strict") is False)
+    components = {"skills", "commands", "agents", "outputStyles", "hooks", "mcpServers", "lspServers"}
+    if data.get("strict") is False:
+        assert entry.manifest and not entry.supplements
+    else:
+        assert bool(entry.manifest) == bool(components & {k for k, v in data.items() if v is not None})
+        assert entry.supplements == bool(entry.manifest)

@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kairox_catalog.bundles import COMPONENT_FIELDS, merge_manifest
+from kairox_catalog.bundles import COMPONENT_FIELDS, merge_manifest, supplement_manifest
 from kairox_testing import KairoxHarness
 
 SKILL = "---\nname: {name}\ndescription: {name} things\n---\nDo {name} things.\n"
@@ -211,6 +211,74 @@ def test_a_strict_false_entry_listing_a_component_replaces_the_plugins_and_says_
     assert ".codex-plugin/plugin.json is not installed" in text
     view = inspect(harness, "db")
     assert inventory(view) == {"mcp_server/lite", "mcp_server/pg", "skill/query"}
+
+
+# -- strict (the default): the entry's components added to the plugin's own ---------------------
+
+
+def test_a_strict_entry_adds_its_components_to_the_plugins_own(harness: KairoxHarness, tmp_path: Path) -> None:
+    doc = claude_market(
+        tmp_path,
+        {
+            "description": "Database helpers, curated",
+            "mcpServers": {"lite": {"command": "uvx", "args": ["mcp-server-sqlite"]}},
+            "lspServers": {"sql": {"command": "sqls", "extensionToLanguage": {".sql": "sql"}}},
+        },
+    )
+    harness.write_config(sources(("data", doc)))
+    harness.trust()
+    result = install(harness, "db", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    manifest = json.loads((Path(report["target"]) / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["description"] == "Database helpers"  # the plugin's manifest is the authority
+    assert manifest["userConfig"]["dsn"]["title"] == "DSN"
+    assert report["warnings"] == [
+        "the marketplace entry's description 'Database helpers, curated' is not installed: "
+        ".claude-plugin/plugin.json description 'Database helpers' is kept "
+        "(strict, Claude Code's default: the plugin's manifest is the authority)"
+    ]
+    view = inspect(harness, "db")
+    assert view["state"] != "failed", view["reason"]
+    assert inventory(view) == {"mcp_server/sqlite", "mcp_server/lite", "mcp_server/pg", "lsp_server/sql", "skill/query"}
+
+
+def test_a_strict_entry_is_the_manifest_of_a_plugin_without_one(harness: KairoxHarness, tmp_path: Path) -> None:
+    # an LSP plugin whose folder holds only a README: its entry carries the server
+    write(tmp_path / "m" / "plugins" / "nix" / "README.md", "Nix for Claude Code")
+    lsp = {"nix": {"command": "nil", "extensionToLanguage": {".nix": "nix"}}}
+    doc = write(
+        tmp_path / "m" / ".claude-plugin" / "marketplace.json",
+        {
+            "name": "lsp",
+            "owner": {"name": "x"},
+            "plugins": [{"name": "nix", "source": "./plugins/nix", "lspServers": lsp}],
+        },
+    )
+    harness.write_config(sources(("lsp", doc)))
+    harness.trust()
+    result = install(harness, "nix")
+    assert result.exit_code == 0, result.output
+    assert inventory(inspect(harness, "nix")) == {"lsp_server/nix"}
+
+
+@given(
+    st.dictionaries(st.sampled_from(["name", "version", "description", *COMPONENT_FIELDS]), st.integers(), max_size=6),
+    st.dictionaries(st.sampled_from(["name", "version", "description", *COMPONENT_FIELDS]), st.integers(), max_size=6),
+)
+def test_supplementing_keeps_the_plugins_own_and_names_what_it_leaves_out(
+    own: dict[str, Any], entry: dict[str, Any]
+) -> None:
+    merged, notes = supplement_manifest(own, entry)
+    assert set(merged) == set(own) | set(entry)
+    for key, value in own.items():
+        if key in COMPONENT_FIELDS:
+            assert value in (merged[key] if isinstance(merged[key], list) else [merged[key]])
+        else:
+            assert merged[key] == value
+    for key, value in entry.items():
+        listed = merged[key] if isinstance(merged[key], list) else [merged[key]]
+        assert value in listed or any(n.startswith(f"the marketplace entry's {key} ") for n in notes), (key, notes)
 
 
 _json = st.recursive(

@@ -720,3 +720,16 @@ def test_a_codex_key_of_many_parts_is_refused_naming_the_line() -> None:
     # checked before tomlkit reads the file, as kairox.toml is before tomllib reads it
     with pytest.raises(ValueError, match="line 2: a dotted key of more than 64 parts"):
         _loads_toml("[mcp_servers.a]\n" + ".".join(["a"] * 100_000) + " = 1\n")
+
+
+def test_servers_under_another_clients_key_are_named_not_dropped(tmp_path: Path) -> None:
+    # VS Code's `servers` in a Cursor file: Cursor reads only `mcpServers`, so nothing is
+    # imported, but the plan says which servers it leaves and why
+    doc = {"servers": {"gh": {"type": "stdio", "command": "python", "args": ["servers/github.py"]}}}
+    plan = _one(tmp_path, ".cursor/mcp.json", json.dumps(doc))
+    assert plan.servers == []
+    (error,) = plan.errors
+    assert (error.file, error.path) == (str(tmp_path / "home" / ".cursor" / "mcp.json"), "servers")
+    assert "`mcpServers`" in error.message
+    # a key of that name holding no server tables is someone else's business
+    assert not _one(tmp_path / "b", ".cursor/mcp.json", json.dumps({"servers": {"x": 1}, "mcpServers": {}})).errors

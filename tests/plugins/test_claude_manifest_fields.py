@@ -295,3 +295,27 @@ async def test_lsp_server_options_reach_kairox_lsp_and_the_rest_are_reported(kai
     assert config.env["PATH"].split(os.pathsep)[0] == str(real(root) / "bin")
     reported = {p.path: p.message for p in view.problems if p.kind == "lsp-option"}
     assert set(reported) == {"tb.workspaceFolder", "tb.loggingConfig"}
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+async def test_a_plugin_command_is_read_as_claude_reads_it(kairox_harness: KairoxHarness) -> None:
+    # Claude Code names a command after its file and gives it the text after /name as
+    # $ARGUMENTS; `plugin lint` reads it so, and loading must too
+    write_plugin(
+        kairox_harness.home / "plugins" / "loop",
+        {
+            ".claude-plugin/plugin.json": {"name": "loop"},
+            "commands/start_loop.md": "---\nname: other\ndescription: Start the loop\n---\nRun ./setup.sh $ARGUMENTS\n",
+            "skills/notes/SKILL.md": "---\nname: notes\ndescription: Take notes\n---\nWrite them down.\n",
+        },
+    )
+    async with kairox_harness.open() as rt:
+        command = rt.skills.get("loop:start_loop")
+        assert command is not None, [s.name for s in rt.skills.skills()]
+        assert rt.skills.get("loop:other") is None
+        assert command.warnings == ()  # no Agent Skills name rule for a command
+        assert "Run ./setup.sh fix the tests" in command.render({"ARGUMENTS": "fix the tests"})
+        skill = rt.skills.get("loop:notes")
+        assert skill is not None and "Write them down." in skill.render()

@@ -114,6 +114,16 @@ def test_an_error_inside_a_hooks_file_names_that_file(tmp_path: Path) -> None:
     assert info.value.file == str(real(root) / "h.json") and info.value.path == "hooks.PreToolUse"
 
 
+def test_config_toml_spelling_in_a_mcp_json_names_the_key(tmp_path: Path) -> None:
+    # read as a bare table, `mcp_servers` would be one server of that name missing its command
+    servers = {"mcp_servers": {"docs": {"url": "https://docs.example.com/mcp", "bearer_token_env_var": "DOCS_KEY"}}}
+    root = write_plugin(tmp_path / "p", {".codex-plugin/plugin.json": {"name": "p"}, ".mcp.json": servers})
+    with pytest.raises(ManifestError) as info:
+        CodexFormat().probe(root)
+    assert info.value.file == str(real(root) / ".mcp.json") and info.value.path == "mcp_servers"
+    assert "`mcpServers`" in info.value.message
+
+
 # -- properties ---------------------------------------------------------------------------------
 
 _REL = st.sampled_from(

@@ -93,6 +93,23 @@ def test_a_claude_and_codex_directory_is_no_longer_read_as_codex_only(tmp_path: 
     assert conflicts(m) == []  # they agree: nothing to warn about
 
 
+def test_default_enabled_comes_from_the_manifest_that_declares_it(tmp_path: Path) -> None:
+    # a portable Agent Plugins plugin.json (no such field) beside a Claude manifest that is off by
+    # default: the Claude manifest is the only one that says anything, so the plugin is off
+    portable = {"$schema": "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json", "name": "tools"}
+    files = {"plugin.json": portable, ".claude-plugin/plugin.json": {"name": "tools", "defaultEnabled": False}}
+    m, _ = probe(write_plugin(tmp_path / "a", files), ALL_FORMATS)
+    assert m is not None and m.all_formats == ("agent-plugins", "claude")
+    assert (m.default_enabled, conflicts(m)) == (False, [])
+    # two that declare it and disagree: the first's, and a warning
+    both = {".kairox-plugin/plugin.json": {"name": "tools"}, ".claude-plugin/plugin.json": {"name": "tools"}}
+    both[".kairox-plugin/plugin.json"]["defaultEnabled"] = True
+    both[".claude-plugin/plugin.json"]["defaultEnabled"] = False
+    m, _ = probe(write_plugin(tmp_path / "b", both), ALL_FORMATS)
+    assert m is not None and m.default_enabled is True
+    assert [p.path for p in conflicts(m)] == ["defaultEnabled"]
+
+
 def test_a_broken_manifest_fails_the_whole_directory(tmp_path: Path) -> None:
     root = write_plugin(
         tmp_path / "half",

@@ -51,6 +51,8 @@ __all__ = [
     "installed_bundles",
     "merge_manifest",
     "place_bundle",
+    "supplement_manifest",
+    "supplement_plugin",
 ]
 
 Scope = Literal["user", "workspace"]
@@ -278,6 +280,54 @@ def merge_manifest(own: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str
     return merged, notes
 
 
+def supplement_manifest(own: dict[str, Any], entry: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The manifest of a plugin a strict marketplace entry (Claude Code's default) adds
+    components to: the plugin's own ``.claude-plugin/plugin.json`` (``own``) is the authority.
+
+    A field only the entry has is added (the plugin may have no manifest at all, as an
+    LSP plugin whose entry carries its ``lspServers``). A component kind both declare is
+    both: a list of the plugin's then the entry's (a server of one name in both is the
+    plugin's, as the manifest reader keeps the first). Any other field of ``own`` is kept,
+    and a different value of the entry's is named in a note."""
+    merged = dict(own)
+    notes: list[str] = []
+    for key, value in entry.items():
+        if key not in own:
+            merged[key] = value
+        elif own[key] == value:
+            continue
+        elif key in COMPONENT_FIELDS:
+            mine = own[key] if isinstance(own[key], list) else [own[key]]
+            theirs = value if isinstance(value, list) else [value]
+            merged[key] = [*mine, *(v for v in theirs if v not in mine)]
+        else:
+            notes.append(
+                f"the marketplace entry's {key} {value!r} is not installed: {_CLAUDE_MANIFEST} {key} {own[key]!r} "
+                "is kept (strict, Claude Code's default: the plugin's manifest is the authority)"
+            )
+    return merged, notes
+
+
+def supplement_plugin(root: Path, manifest: dict[str, Any], out: Path) -> tuple[Path, list[str]]:
+    """A plugin as a strict marketplace entry adds to it, built in ``out`` from the fetched
+    ``root``: every file copied as it is, ``.claude-plugin/plugin.json`` written from the
+    plugin's own with the entry's components added (:func:`supplement_manifest`). Raises
+    ``OSError`` for a ``plugin.json`` that is not a JSON object or a ``.claude-plugin`` that
+    is not a folder of the plugin's own."""
+    merged, notes = supplement_manifest(_own_manifest(root), manifest)
+    out.mkdir(parents=True)
+    for child in sorted(root.iterdir()):
+        if child.name != ".git":
+            _copy_item(child, out / child.name)
+    folder = out / ".claude-plugin"
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise OSError(".claude-plugin: not a folder of the plugin's own")
+    folder.mkdir(exist_ok=True)
+    (folder / "plugin.json").unlink(missing_ok=True)  # never write through a link the plugin brought
+    (folder / "plugin.json").write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    return out, notes
+
+
 def assemble_plugin(root: Path, manifest: dict[str, Any], out: Path) -> tuple[Path, list[str]]:
     """A plugin as a ``strict: false`` marketplace entry describes it, built in ``out`` from
     the fetched ``root`` (already checked by :func:`_copy_tree`); the notes say what of the
@@ -384,9 +434,8 @@ async def place_bundle(
             try:
                 root = await _fetch(runtime, src, work, entry.kind, network_only=bool(entry.fetched_from))
                 if entry.kind == "plugin" and entry.manifest:
-                    root, merged = await anyio.to_thread.run_sync(
-                        assemble_plugin, root, entry.manifest, work / "assembled"
-                    )
+                    build = supplement_plugin if entry.supplements else assemble_plugin
+                    root, merged = await anyio.to_thread.run_sync(build, root, entry.manifest, work / "assembled")
                     notes.extend(merged)
                 if entry.kind == "plugin":
                     step.detail = await anyio.to_thread.run_sync(check_plugin, runtime, root)

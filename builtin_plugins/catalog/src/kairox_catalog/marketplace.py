@@ -186,9 +186,19 @@ def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") 
     if category:
         tags.append(category)
     strict = plugin.flag("strict", default=True)
-    manifest = {} if strict else inline_manifest(plugin, raw_name)
+    manifest = inline_manifest(plugin, raw_name)
     notes: tuple[str, ...] = ()
-    if manifest:
+    if strict:
+        # Claude Code's default: the plugin's own plugin.json is the authority and the entry's
+        # components supplement it (an entry of only metadata changes nothing that is installed)
+        added = [k for k in (*PATH_FIELDS, *TABLE_FIELDS) if k in manifest]
+        manifest = manifest if added else {}
+        if added:
+            notes = (
+                f"the marketplace entry adds its {', '.join(added)} to the plugin's own .claude-plugin/plugin.json "
+                "(strict, Claude Code's default: the plugin's manifest is the authority)",
+            )
+    elif manifest:
         listed = [f"{k} {', '.join(manifest[k])}" for k in PATH_FIELDS if k in manifest]
         notes = (
             "the marketplace entry describes the plugin (strict: false), merged with its own "
@@ -197,6 +207,7 @@ def bundle_to_entry(data: Any, where: str, *, base: str, plugin_root: str = "") 
         )
     return CatalogEntry(
         manifest=manifest,
+        supplements=strict and bool(manifest),
         notes=notes,
         name=name,
         kind="plugin",

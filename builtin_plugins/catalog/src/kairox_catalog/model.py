@@ -165,7 +165,8 @@ class CatalogEntry:
     in by the catalog). ``launch`` is set for MCP servers, ``install`` for
     plugins and skills. ``prepare`` is an optional command that pre-installs
     the packages (derived from the recipe when empty). ``manifest`` is set for a
-    marketplace plugin whose entry is its manifest (``strict: false``).
+    marketplace plugin whose entry is its manifest (``strict: false``) or adds components
+    to it.
     """
 
     name: str
@@ -185,8 +186,13 @@ class CatalogEntry:
     source: str = ""
     notes: tuple[str, ...] = ()
     #: plugins: the Claude plugin manifest the marketplace entry itself is (``strict: false``):
-    #: what is installed is what it lists (see :func:`kairox_catalog.bundles.assemble_plugin`)
+    #: what is installed is what it lists (see :func:`kairox_catalog.bundles.assemble_plugin`);
+    #: with ``strict`` (the default) the components it adds to the plugin's own manifest
+    #: (:func:`kairox_catalog.bundles.supplement_plugin`), empty when it adds none
     manifest: dict[str, Any] = attrs.field(factory=dict)
+    #: plugins: ``manifest`` only adds components to the plugin's own manifest (a Claude
+    #: marketplace entry without ``strict: false``), rather than being its definition
+    supplements: bool = False
     #: the URL (credentials redacted) of the document fetched over the network this entry
     #: came from; empty for a local document or a source in code. Such an entry installs only
     #: from the network and never reads this machine's environment (:mod:`kairox_catalog.network`)

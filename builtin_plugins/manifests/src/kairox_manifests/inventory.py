@@ -141,7 +141,7 @@ def bundle_enabled(ctx: DiscoveryContext, manifest: BundleManifest, scope: str =
     explicit = entry.get("enabled")
     if explicit is False:
         return False, "disabled in the plugin settings (kairox plugin enable to turn it on)"
-    if explicit is None and not manifest.default_enabled:
+    if explicit is None and manifest.default_enabled is False:
         return False, "off by default (defaultEnabled is false; kairox plugin enable to turn it on)"
     return True, ""
 

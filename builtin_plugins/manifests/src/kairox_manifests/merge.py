@@ -5,10 +5,12 @@ Real plugins ship for more than one tool: ``.claude-plugin/plugin.json`` next to
 reads its own manifest; :func:`merge_manifests` makes one
 :class:`~kairox_manifests.model.BundleManifest` of them:
 
-- identity and metadata (name, version, description, homepage, publisher, trust,
-  ``defaultEnabled``) come from the first manifest in resolution order; where a
-  later one says something else, a warning (``kind="manifest-conflict"``) names
-  the field, both values and both files;
+- identity and metadata (name, version, description, homepage, publisher, trust)
+  come from the first manifest in resolution order; where a later one says
+  something else, a warning (``kind="manifest-conflict"``) names the field, both
+  values and both files;
+- ``defaultEnabled`` comes from the first manifest that declares it (only the kairox
+  and Claude formats have it), with a warning where a later one says otherwise;
 - permissions and compatibility come from the first manifest that declares them
   (only the kairox and Philont formats have them), code from the first that has it;
 - contributions are the union: the first manifest's, then each later one's that
@@ -94,6 +96,7 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
     dependencies = {d.name: d for d in first.dependencies}
     bin_dir = first.bin_dir
     user_config = first.user_config
+    default_enabled = first.default_enabled
     for other in manifests[1:]:
         problems.extend(other.problems)
         for label, attr in _COMPARED:
@@ -106,8 +109,10 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
             problems.append(_conflict("author", first, other, other.publisher.name, publisher.name))
         if trust is Trust.UNKNOWN:
             trust = other.trust
-        if other.default_enabled != first.default_enabled:
-            problems.append(_conflict("defaultEnabled", first, other, other.default_enabled, first.default_enabled))
+        if default_enabled is None:  # a format without the field (Agent Plugins, Codex) says nothing
+            default_enabled = other.default_enabled
+        elif other.default_enabled is not None and other.default_enabled != default_enabled:
+            problems.append(_conflict("defaultEnabled", first, other, other.default_enabled, default_enabled))
         if permissions is None:
             permissions = other.permissions
         elif other.permissions is not None and other.permissions != permissions:
@@ -160,6 +165,7 @@ def merge_manifests(manifests: Sequence[BundleManifest]) -> BundleManifest:
         metadata=metadata,
         dependencies=tuple(dependencies.values()),
         bin_dir=bin_dir,
+        default_enabled=default_enabled,
         contributions=tuple(contributions),
         problems=tuple(_dedupe(problems)),
         formats=formats,

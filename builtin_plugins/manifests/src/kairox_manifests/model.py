@@ -291,7 +291,8 @@ class BundleManifest:
     compatibility: Compatibility = Compatibility()
     contributions: tuple[Contribution, ...] = ()
     problems: tuple[Problem, ...] = ()
-    default_enabled: bool = True
+    #: ``defaultEnabled`` as the manifest declares it; ``None``: not declared (enabled)
+    default_enabled: bool | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict, hash=False)
     code: CodeEntry | None = None
     formats: tuple[str, ...] = ()
@@ -363,7 +364,7 @@ class BundleManifest:
             ),
             contributions=tuple(Contribution.from_dict(c) for c in data.get("contributions", ())),
             problems=tuple(Problem(**p) for p in data.get("problems", ())),
-            default_enabled=data.get("default_enabled", True),
+            default_enabled=data.get("default_enabled"),
             metadata=dict(data.get("metadata") or {}),
             code=CodeEntry.from_dict(data["code"]) if data.get("code") else None,
             formats=tuple(data.get("formats") or ()),

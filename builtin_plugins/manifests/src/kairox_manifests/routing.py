@@ -345,9 +345,11 @@ class _BundleSkillSource:
     the reader refuses a skill folder that leads outside the bundle).
     """
 
-    def __init__(self, name: str, inner: Any, allowed: dict[str, Contribution], refused: Sequence[Any] = ()) -> None:
+    def __init__(
+        self, name: str, inners: Sequence[Any], allowed: dict[str, Contribution], refused: Sequence[Any] = ()
+    ) -> None:
         self.name = name
-        self._inner = inner
+        self._inners = inners
         self._allowed = allowed
         self._folders = {str(c.source) for c in allowed.values()}
         self._refused = refused
@@ -355,10 +357,11 @@ class _BundleSkillSource:
     def scan(self, runtime: Runtime | None = None) -> Any:
         from kairox.ext import SkillError
 
-        for item in self._inner.scan(runtime):
-            where = getattr(item, "path", None) or getattr(item, "file", None)
-            if where is not None and (str(where) in self._allowed or str(where) in self._folders):
-                yield item
+        for inner in self._inners:
+            for item in inner.scan(runtime):
+                where = getattr(item, "path", None) or getattr(item, "file", None)
+                if where is not None and (str(where) in self._allowed or str(where) in self._folders):
+                    yield item
         for problem in self._refused:  # where the skill would have been, the reason it is not
             yield SkillError(problem.message, file=problem.file)
 
@@ -379,17 +382,24 @@ async def route_skills(
         return out
     try:
         from kairox.ext import SkillDef, SkillScope
-        from kairox_skills import DirectorySkillSource
+        from kairox_skills import CommandSkillSource, DirectorySkillSource
     except ImportError:
         return out.fail_all(items, "kairox-skills is not installed (pip install kairox-skills)")
     registry = runtime.skills
     source_name = provider_name(plugin)
     allowed = {str(_skill_file(c)): c for c in items}
-    dirs = list(dict.fromkeys(c.source if c.source.is_dir() else c.source.parent for c in items))
     contained = runtime.contained(root, label=f"bundle {plugin}")
-    inner = DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin, root=contained)
+    skills = [c for c in items if c.kind != "command"]
+    dirs = list(dict.fromkeys(c.source if c.source.is_dir() else c.source.parent for c in skills))
+    inners: list[Any] = [DirectorySkillSource(source_name, SkillScope.PLUGIN, dirs, namespace=plugin, root=contained)]
+    # a command is named after its file and takes $ARGUMENTS, as in Claude Code (and `plugin lint`)
+    commands = [c.source for c in items if c.kind == "command"]
+    if commands:
+        inners.append(
+            CommandSkillSource(source_name, SkillScope.PLUGIN, commands, origin=None, namespace=plugin, root=contained)
+        )
     try:
-        await registry.add_source(_BundleSkillSource(source_name, inner, allowed, refused), runtime)
+        await registry.add_source(_BundleSkillSource(source_name, inners, allowed, refused), runtime)
     except Exception as exc:
         return out.fail_all(items, f"{type(exc).__name__}: {exc}")
     found = {str(s.path): s for s in registry.all_found() if isinstance(s, SkillDef) and s.source == source_name}

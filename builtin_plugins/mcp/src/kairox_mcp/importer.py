@@ -874,10 +874,31 @@ def _servers_of(
         servers = base.get("servers")
         key = "servers" if servers is not None else key
     if servers is None:
-        return None, "", None
+        return None, "", _other_clients_key(base, key, source.kind, file, prefix)
     if not isinstance(servers, dict):
         return None, "", ConfigError("expected an object of servers by name", file=file, path=prefix + key)
     return servers, prefix + key, None
+
+
+#: where each client keeps its servers in a document
+_SERVER_KEYS = ("mcpServers", "servers", "mcp_servers", "context_servers")
+
+
+def _other_clients_key(base: Any, key: str, kind: str, file: str, prefix: str) -> ConfigError | None:
+    """An error naming servers kept under another client's key (VS Code's ``servers`` in a
+    ``.cursor/mcp.json``): the client does not read them, so neither does the import, but it
+    says so rather than find nothing."""
+    for other in _SERVER_KEYS:
+        table = base.get(other) if other != key else None
+        if isinstance(table, dict) and any(
+            isinstance(v, dict) and ("command" in v or "url" in v) for v in table.values()
+        ):
+            return ConfigError(
+                f"servers under `{other}` are not imported: {kind} reads its servers from `{key}`",
+                file=file,
+                path=prefix + other,
+            )
+    return None
 
 
 def _inputs(data: Any, file: str, errors: list[ConfigError]) -> dict[str, Input]:

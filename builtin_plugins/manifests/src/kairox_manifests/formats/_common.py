@@ -275,6 +275,15 @@ def _server_table(data: Any, wrapper: str | None, *, file: str | None, path: str
                 f"expected a table of servers, got {describe_value(inner)}", file=file, path=join(path, wrapper)
             )
         return inner, join(path, wrapper)
+    if wrapper == "mcpServers" and "mcp_servers" in data:
+        # config.toml's spelling (21st-dev/codex-plugin ships it): read as a bare table it is a
+        # server named mcp_servers; Codex and Claude Code read no servers from it
+        raise ManifestError(
+            "servers in a JSON file go under `mcpServers`; `mcp_servers` is the name in Codex's "
+            "config.toml, and neither Codex nor Claude Code reads servers from it here",
+            file=file,
+            path=join(path, "mcp_servers"),
+        )
     return data, path
 
 

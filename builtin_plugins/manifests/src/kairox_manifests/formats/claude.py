@@ -58,7 +58,7 @@ class ClaudeManifestDoc:
     license: Optional[str] = None
     keywords: list[str] = attrs.field(factory=list)
     metadata: Optional[dict[str, Any]] = None
-    defaultEnabled: bool = True
+    defaultEnabled: Optional[bool] = None
     commands: Any = None
     agents: Any = None
     skills: Any = None

@@ -55,7 +55,7 @@ class KairoxManifestDoc:
     compatibility: Optional[RawCompatibility] = None
     publisher: Any = None
     trust: Trust = Trust.UNKNOWN
-    defaultEnabled: bool = True
+    defaultEnabled: Optional[bool] = None
 
 
 class KairoxFormat(BaseFormat):
