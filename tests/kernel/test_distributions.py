@@ -63,6 +63,38 @@ def test_the_distribution_chooses_the_plugin_set(fake_site: FakeSite, tmp_path: 
     assert message is not None and "installed but not loaded: not in the plugin set" in message
 
 
+OWN = (
+    ACME
+    + """
+from kairox import hookimpl
+
+@hookimpl
+def kairox_session_start(session):
+    session.state["acme"] = "its own hook ran"
+"""
+)
+
+
+@pytest.mark.anyio
+async def test_the_distributions_own_package_is_in_its_plugin_set(fake_site: FakeSite, tmp_path: Path) -> None:
+    """A distribution that ships its own skills, hooks or tools (a ``kairox`` entry point of
+    its own package) need not list itself in ``plugins``."""
+    fake_site.add(
+        "acme-kairox",
+        entry_points={"acme": "acme_kairox"},
+        more_groups={"kairox.distributions": {"acme": "acme_kairox:DISTRIBUTION"}},
+        modules={"acme_kairox": OWN},
+    )
+    env = env_for(tmp_path)
+    host = build_plugin_host(env=env)
+    assert loaded(host) == {"tools", "skills", "acme"}, host.not_loaded.get("acme")
+    assert host.failures == []
+    (tmp_path / "ws").mkdir()
+    async with Runtime.open(tmp_path / "ws", host=host, env=env, home=tmp_path / "home", start=False) as rt:
+        async with rt.session() as session:
+            assert session.state["acme"] == "its own hook ran"
+
+
 def test_env_variables_narrow_the_set_and_say_why(fake_site: FakeSite, tmp_path: Path) -> None:
     add_acme(fake_site)
     host = build_plugin_host(env=env_for(tmp_path, KAIROX_DISABLE_PLUGINS="skills"))

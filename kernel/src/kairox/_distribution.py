@@ -15,7 +15,7 @@ and which says so to the kernel through the ``kairox.distributions`` entry-point
 
 In an environment where it is installed, :func:`kairox.ext.build_plugin_host` (so
 ``Runtime.open()`` and every ``kairox`` command) loads exactly that set of plugin
-packages, and its ``config`` is the lowest configuration layer, below the user's file.
+packages and the distribution's own package (its own skills, hooks and tools), and its ``config`` is the lowest configuration layer, below the user's file.
 ``KAIROX_DISTRIBUTION=NAME`` picks one when several are installed (``none``: no
 distribution: every installed plugin package loads); ``KAIROX_LOAD_PLUGINS`` still
 narrows the set and ``KAIROX_DISABLE_PLUGINS`` still takes plugins out of it.
@@ -85,6 +85,17 @@ class DistributionChoice:
         if dist is None or not dist.config or self.problems:
             return []
         return [(f"<distribution {dist.name} ({self.package})>", {k: dict(v) for k, v in dist.config.items()})]
+
+    def plugin_set(self) -> frozenset[str]:
+        """The PEP 503 names of the plugin packages that load: the distribution's ``plugins``
+        and its own package (so its own skills, hooks and tools load without listing itself)."""
+        from ._host import package_key
+
+        dist = self.distribution
+        if dist is None:
+            return frozenset()
+        own = {package_key(self.package)} if self.package else set()
+        return frozenset({package_key(n) for n in dist.plugins} | own)
 
     @property
     def label(self) -> str:

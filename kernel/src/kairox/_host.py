@@ -293,7 +293,7 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
             LoadFailure("distribution", choice.package, choice.version, "distribution", problem),
             RegistrationError(problem),
         )
-    shipped = None if choice.distribution is None else {package_key(n) for n in choice.distribution.plugins}
+    shipped = None if choice.distribution is None else choice.plugin_set()
     listed_only = _env_list(env, "KAIROX_LOAD_PLUGINS")
     only = None if listed_only is None else {package_key(n) for n in listed_only}
     listed_disabled = _env_list(env, "KAIROX_DISABLE_PLUGINS") or []
