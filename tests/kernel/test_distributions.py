@@ -193,6 +193,44 @@ def test_the_cli_shows_the_distribution_and_what_it_left_out(fake_site: FakeSite
     assert "plugin packages: 2 loaded, 0 failed" in text.stdout and "(distribution acme, acme-kairox)" in text.stdout
 
 
+def test_a_command_left_out_by_the_distribution_says_which_package_and_why(fake_site: FakeSite, tmp_path: Path) -> None:
+    """`kairox plugin ...` where kairox-manifests is installed but not in the plugin set: not
+    click's bare "No such command 'plugin'. Did you mean 'plugins'?"."""
+    from click.testing import CliRunner
+
+    from kairox_cli import build_cli
+
+    add_acme(fake_site)
+    env = env_for(tmp_path)
+    out = CliRunner().invoke(build_cli(build_plugin_host(env=env)), ["plugin", "list"], env=env)
+    assert out.exit_code == 2
+    assert (
+        "No such command 'plugin': command \"plugin\" is provided by kairox-manifests, which is installed but "
+        "not loaded: not in the plugin set of distribution 'acme' (acme-kairox)."
+    ) in out.output, out.output
+    # a third party's command (no table knows it): the packages left out are named
+    out = CliRunner().invoke(build_cli(build_plugin_host(env=env)), ["example"], env=env)
+    assert out.exit_code == 2
+    assert "No such command 'example'." in out.output
+    assert "Installed plugin packages that are not loaded (one may provide it): " in out.output
+    assert "kairox-example (not in the plugin set of distribution 'acme' (acme-kairox))" in out.output
+    # a typo where every package loads is click's own message
+    out = CliRunner().invoke(build_cli(build_plugin_host(env={**env, "KAIROX_DISTRIBUTION": "none"})), ["plugn"])
+    assert out.exit_code == 2 and "No such command 'plugn'" in out.output and "not loaded" not in out.output
+
+
+def test_a_command_whose_package_is_not_installed_says_so(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from kairox_cli import build_cli
+
+    out = CliRunner().invoke(build_cli(build_plugin_host(load_entrypoints=False, env=env_for(tmp_path))), ["serve"])
+    assert out.exit_code == 2
+    assert 'command "serve" is provided by kairox-serve, which is not installed (pip install kairox-serve)' in (
+        out.output
+    )
+
+
 names = st.lists(st.one_of(st.text(max_size=8), st.integers(), st.none()), max_size=4)
 tables = st.dictionaries(st.text(max_size=6), st.one_of(st.dictionaries(st.text(max_size=4), st.integers()), st.text()))
 
