@@ -1,5 +1,6 @@
 """Real, separate virtual environments (for contrib/ tests) with the wheels of this repository:
-``uv build --all-packages`` once per change of the sources (cached in ``peers.cache_dir()``),
+``uv build --all-packages`` and each example distribution left out of the workspace
+(``contrib/kairox-minimal``) once per change of the sources (cached in ``peers.cache_dir()``),
 installed with uv from its cache."""
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from typing import Any
 
 import attrs
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 try:
     import fcntl
 except ImportError:  # Windows
@@ -25,6 +31,11 @@ import peers
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: packages of the repository that are not workspace members (installed in the development
+#: environment, a distribution would narrow it to its plugin set): built on their own
+OUTSIDE_WORKSPACE = tuple(
+    ROOT / p for p in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]["exclude"]
+)
 #: the distributions of contrib/kairox-minimal (kairox-process: the library kairox-tools runs its commands with)
 MINIMAL = ("kairox", "kairox-cli", "kairox-process", "kairox-tools", "kairox-skills", "kairox-minimal")
 
@@ -61,7 +72,7 @@ class Venv:
         return out.stdout.strip()
 
 
-#: the directories ``uv build --all-packages`` builds a wheel from (the workspace members)
+#: the directories the wheels are built from (the workspace members and :data:`OUTSIDE_WORKSPACE`)
 PACKAGE_DIRS = sorted(
     p.parent
     for p in [
@@ -120,7 +131,8 @@ def sources_digest(uv: str) -> str:
 
 
 def build_wheels(cache: Path) -> Path:
-    """``uv build --all-packages --wheel`` into ``cache/wheels-<digest of the sources>``, once
+    """``uv build --all-packages --wheel`` (and ``uv build --wheel`` of each package of
+    :data:`OUTSIDE_WORKSPACE`) into ``cache/wheels-<digest of the sources>``, once
     for as long as the sources stay the same (every xdist worker of a run, and later runs);
     a file lock makes the other workers wait for the one that builds."""
     uv = _uv()
@@ -133,9 +145,11 @@ def build_wheels(cache: Path) -> Path:
                 if time.time() - old.stat().st_mtime > 86400:
                     shutil.rmtree(old, ignore_errors=True)
             partial = Path(tempfile.mkdtemp(prefix="partial-", dir=cache))
-            command = [uv, "build", "--all-packages", "--wheel", "--quiet", "--out-dir", str(partial)]
+            command = [uv, "build", "--wheel", "--quiet", "--out-dir", str(partial)]
             try:
-                run(command, cwd=ROOT, env=uv_env())
+                run([*command, "--all-packages"], cwd=ROOT, env=uv_env())
+                for package in OUTSIDE_WORKSPACE:
+                    run([*command, str(package)], cwd=ROOT, env=uv_env())
                 partial.rename(target)
             except OSError:  # without a file lock (no fcntl) another worker may have been first
                 pass

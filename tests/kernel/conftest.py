@@ -27,12 +27,16 @@ class FakeSite:
         entry_points: dict[str, str],
         modules: dict[str, str] | None = None,
         group: str = "kairox",
+        more_groups: dict[str, dict[str, str]] | None = None,
     ) -> Path:
-        """Install ``dist`` with ``entry_points`` (name -> "module:attr") and module sources."""
+        """Install ``dist`` with ``entry_points`` (name -> "module:attr") of ``group`` (and
+        the entry points of ``more_groups``: group -> name -> "module:attr") and module sources."""
         info = self.root / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8")
-        lines = [f"[{group}]", *(f"{name} = {target}" for name, target in entry_points.items())]
+        lines: list[str] = []
+        for each, points in {group: entry_points, **(more_groups or {})}.items():
+            lines += [f"[{each}]", *(f"{name} = {target}" for name, target in points.items())]
         (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         for module, source in (modules or {}).items():
             (self.root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")

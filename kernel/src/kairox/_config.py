@@ -14,6 +14,7 @@ entry (one server, one section) is dropped.
 
 from __future__ import annotations
 
+import enum
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -59,20 +60,22 @@ class ConfigLayer:
     """One file's table of a section, for sections that merge their own layers.
 
     ``scope`` is ``user`` (the user's own file, or a document given in code) or
-    ``workspace`` (a file of the workspace: someone else's until trusted);
+    ``workspace`` (a file of the workspace: someone else's until trusted) or
+    ``floor`` (a distribution's values no other layer may loosen, ``[policy]`` only);
     ``trusted`` tells whether the user trusts what this layer declares
-    (always true for the user scope).
+    (always true for the user and floor scopes).
     """
 
     file: str
-    scope: Literal["user", "workspace"]
+    scope: Literal["user", "workspace", "floor"]
     trusted: bool
     table: Mapping[str, Any]
 
 
 @attrs.frozen
 class NotApplied:
-    """A value a workspace file set that does not apply, and why (``kairox config show`` marks it)."""
+    """A value a file set that does not apply, and why (``kairox config show`` marks it): a
+    workspace's that would widen the user's policy, a user's below a distribution's floor."""
 
     section: str
     key: str
@@ -265,8 +268,10 @@ class Config:
     #: every parsed document, lowest precedence first: (file, data) — for sections
     #: that accumulate across files instead of replacing (e.g. [instructions])
     documents: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
-    #: ``user`` or ``workspace`` for each document in :attr:`documents`
+    #: ``user`` or ``workspace`` for each document in :attr:`documents` (``floor`` for each of :attr:`floors`)
     scopes: dict[str, str] = attrs.field(factory=dict)
+    #: a distribution's values no file may loosen: (name, document) of sections that merge their layers
+    floors: list[tuple[str, dict[str, Any]]] = attrs.field(factory=list)
     #: entries held until the workspace is trusted: section -> key -> entry
     held: dict[str, dict[str, HeldEntry]] = attrs.field(factory=dict)
     #: entries whose structuring failed (their errors are in :attr:`errors` too): section -> key -> errors
@@ -354,19 +359,23 @@ class Config:
 
     def show(self, *, redacted: bool = True) -> dict[str, Any]:
         """The merged config as ``{section: {key: {"value": ..., "source": file, "not_applied": why}}}``
-        (``not_applied`` is ``""`` for a value that applies)."""
+        (``not_applied`` is ``""`` for a value that applies, ``in_effect`` whether it is the value
+        that applies). A section that merges its own layers has a row per file (and floor) that
+        sets a key (see :func:`_show_layers`)."""
         notes: dict[tuple[str, str], str] = {}
+        by_file: dict[tuple[str, str, str], str] = {}  # for the sections shown file by file
         for note in self.not_applied:
             top = re.split(r"[.\[]", note.key, maxsplit=1)[0]
             text = f"{note.key}: {note.reason}" if note.key != top else note.reason
-            notes[(note.section, top)] = (
-                f"{notes[(note.section, top)]}; {text}" if (note.section, top) in notes else text
-            )
+            where = (note.section, top)
+            notes[where] = f"{notes[where]}; {text}" if where in notes else text
+            whose = (note.section, note.file, top)
+            by_file[whose] = f"{by_file[whose]}; {text}" if whose in by_file else text
         out: dict[str, Any] = {}
         for section, table in sorted(self.raw.items()):
             sec = self.sections.get(section)
             if sec is not None and sec.merge is not None:
-                out[section] = _show_layers(self, section, notes, redacted)
+                out[section] = _show_layers(self, section, by_file, redacted)
                 continue
             rows: dict[str, Any] = {}
             for key, value in table.items():
@@ -380,6 +389,7 @@ class Config:
                 }
                 held = self.held.get(section, {}).get(key)
                 row["not_applied"] = held.reason if held is not None else notes.get((section, key), "")
+                row["in_effect"] = not row["not_applied"]
                 rows[key] = row
             out[section] = rows
         return out
@@ -395,20 +405,33 @@ class Config:
         return value, " + ".join(files) or source
 
 
-def _show_layers(config: Config, section: str, notes: dict[tuple[str, str], str], redacted: bool) -> dict[str, Any]:
-    """A section that merges its own layers, file by file: a key every file sets once is
-    ``key``; a key set again by a later file is ``key (file)``, so no file's value hides another's."""
+def _show_layers(
+    config: Config, section: str, notes: dict[tuple[str, str, str], str], redacted: bool
+) -> dict[str, Any]:
+    """A section that merges its own layers, floor and file by file: a key every file sets once is
+    ``key``; a key set again by a later file is ``key (file)``, so no file's value hides another's.
+    ``in_effect``: of the rows of a key with a single value, the last that applies and holds the
+    merged value; a table or list (merged from every layer) is in effect unless refused whole."""
     rows: dict[str, Any] = {}
-    for file, data in config.documents:
+    merged = config.values.get(section) if section not in config.broken_sections else None
+    refused = {(n.file, n.key) for n in config.not_applied if n.section == section}
+    in_effect: dict[str, str] = {}  # a single-valued key -> the row holding the value in effect
+    for file, data in [*config.floors, *config.documents]:
         part = data.get(section)
         if not isinstance(part, dict):
             continue
-        workspace = config.scope_of(file) == "workspace"
         for key, value in part.items():
-            row = {
+            name = key if key not in rows else f"{key} ({file})"
+            rows[name] = {
                 "value": redact(value, key) if redacted else value,
                 "source": file,
-                "not_applied": notes.get((section, key), "") if workspace else "",
+                "not_applied": notes.get((section, file, key), ""),
+                "in_effect": isinstance(value, (dict, list)) and (file, key) not in refused,
             }
-            rows[key if key not in rows else f"{key} ({file})"] = row
+            applied = getattr(merged, key, None)
+            applied = applied.value if isinstance(applied, enum.Enum) else applied
+            if isinstance(applied, (str, bool, int, float)) and applied == value and (file, key) not in refused:
+                in_effect[key] = name
+    for name in in_effect.values():
+        rows[name]["in_effect"] = True
     return rows

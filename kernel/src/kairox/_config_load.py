@@ -53,6 +53,7 @@ def load_config(
     documents: list[tuple[str, dict[str, Any]]] | None = None,
     trust: WorkspaceTrust | None = None,
     defaults: list[tuple[str, dict[str, Any]]] | None = None,
+    floors: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> Config:
     """Read, merge and structure the configuration. Never raises for bad content.
 
@@ -64,7 +65,9 @@ def load_config(
     only apply when the trust covers them (else they are in :attr:`Config.held`).
     Without ``trust`` every file is taken as trusted. ``defaults`` are the lowest layer,
     below the user's file: a distribution's default config (name, data), trusted like the
-    user's own.
+    user's own. ``floors`` (name, data) hold what no file may loosen (a distribution's
+    policy floor): each section in one is merged with a :class:`ConfigLayer` of scope
+    ``floor`` before the files' layers, so only a section with ``merge`` takes one.
     """
     env = os.environ if env is None else env
     config = Config(sections={name: sec for name, sec in sections.items()}, workspace=workspace, env=env)
@@ -97,6 +100,18 @@ def load_config(
             config.scopes[str(path)] = "workspace" if inside and _real(path) != _real(user_file) else "user"
     docs.extend(documents or [])
     config.documents = docs
+    for name, floor in floors or []:
+        config.floors.append((name, floor))
+        config.scopes[name] = "floor"
+        for section in floor:
+            sec = config.sections.get(section)
+            if sec is None:
+                config.errors.append(_unknown_section(config, section, name))
+            elif sec.merge is None:
+                error = f"a floor applies only to a section that merges its own layers ([policy]), not [{section}]"
+                config.errors.append(ConfigError(error, file=name, path=section))
+            else:
+                config.raw.setdefault(section, {})  # merged even when no file sets it
     for file, data in docs:
         _merge(config, file, data)
     _structure_sections(config, env, trust)
@@ -441,7 +456,11 @@ def _merge_layers(
     from ._declared import Declared, fingerprint
 
     assert sec.merge is not None
-    layers: list[ConfigLayer] = []
+    layers: list[ConfigLayer] = [
+        ConfigLayer(file, "floor", True, dict(data[name]))
+        for file, data in config.floors
+        if isinstance(data.get(name), dict)
+    ]
     for file, data in config.documents:
         part = data.get(name)
         if not isinstance(part, dict):

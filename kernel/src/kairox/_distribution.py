@@ -11,11 +11,14 @@ and which says so to the kernel through the ``kairox.distributions`` entry-point
         "acme",
         plugins=("tools", "skills", "mcp", "stdio"),
         config={"policy": {"approval": "untrusted"}},
+        policy_floor={"sandbox": "workspace_write", "rules": {"shell.*": "ask"}},
     )
 
 In an environment where it is installed, :func:`kairox.ext.build_plugin_host` (so
 ``Runtime.open()`` and every ``kairox`` command) loads exactly that set of plugin
-packages, and its ``config`` is the lowest configuration layer, below the user's file.
+packages and the distribution's own package (its own skills, hooks and tools); its
+``config`` is the lowest configuration layer, below the user's file, and its
+``policy_floor`` the values of ``[policy]`` no user or workspace file may loosen.
 ``KAIROX_DISTRIBUTION=NAME`` picks one when several are installed (``none``: no
 distribution: every installed plugin package loads); ``KAIROX_LOAD_PLUGINS`` still
 narrows the set and ``KAIROX_DISABLE_PLUGINS`` still takes plugins out of it.
@@ -49,6 +52,34 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(v.strip() for v in value)
 
 
+#: what a policy floor may hold: the values only a stricter one may replace
+_FLOOR_KEYS = ("approval", "sandbox", "include_temp_dir", "rules")
+
+
+def _floor(value: Any) -> dict[str, Any]:
+    """A ``[policy]`` table of what no config file may loosen, checked now: a floor that
+    does not hold fails the distribution (closed) rather than guard nothing."""
+    from ._types import ApprovalPolicy, SandboxPolicy
+
+    if not isinstance(value, Mapping):
+        raise TypeError("policy_floor must be a table shaped like [policy] ({'approval': 'untrusted', ...})")
+    unknown = sorted(str(k) for k in value if k not in _FLOOR_KEYS)
+    if unknown:
+        raise TypeError(f"policy_floor may set {', '.join(_FLOOR_KEYS)}; not {', '.join(unknown)}")
+    floor = dict(value)
+    for key, kind in (("approval", ApprovalPolicy), ("sandbox", SandboxPolicy)):
+        if key in floor and floor[key] not in {v.value for v in kind}:
+            raise TypeError(f"policy_floor {key} must be one of {', '.join(v.value for v in kind)}, not {floor[key]!r}")
+    if "include_temp_dir" in floor and not isinstance(floor["include_temp_dir"], bool):
+        raise TypeError("policy_floor include_temp_dir must be true or false")
+    rules = floor.get("rules", {})
+    if not isinstance(rules, Mapping) or not all(isinstance(p, str) and a in ("ask", "deny") for p, a in rules.items()):
+        raise TypeError("policy_floor rules must be a table of tool patterns to 'ask' or 'deny'")
+    if "rules" in floor:
+        floor["rules"] = dict(rules)
+    return floor
+
+
 def _table(value: Any) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
         raise TypeError("config must be a table of config sections ({'policy': {...}, ...})")
@@ -65,6 +96,10 @@ class Distribution:
     #: the lowest configuration layer (a kairox.toml document as a dict), below the user's file
     config: dict[str, Any] = attrs.field(factory=dict, converter=_table)
     description: str = ""
+    #: ``[policy]`` values no config file may loosen (``approval``, ``sandbox``,
+    #: ``include_temp_dir``, ``ask``/``deny`` ``rules``): a looser user or workspace value
+    #: is reported as not applied and the floor's applies
+    policy_floor: dict[str, Any] = attrs.field(factory=dict, converter=_floor)
 
 
 @attrs.frozen
@@ -85,6 +120,24 @@ class DistributionChoice:
         if dist is None or not dist.config or self.problems:
             return []
         return [(f"<distribution {dist.name} ({self.package})>", {k: dict(v) for k, v in dist.config.items()})]
+
+    def floor_documents(self) -> list[tuple[str, dict[str, Any]]]:
+        """The distribution's policy floor as :func:`kairox.ext.load_config` ``floors``."""
+        dist = self.distribution
+        if dist is None or not dist.policy_floor or self.problems:
+            return []
+        return [(f"<distribution {dist.name} ({self.package}) policy floor>", {"policy": dict(dist.policy_floor)})]
+
+    def plugin_set(self) -> frozenset[str]:
+        """The PEP 503 names of the plugin packages that load: the distribution's ``plugins``
+        and its own package (so its own skills, hooks and tools load without listing itself)."""
+        from ._host import package_key
+
+        dist = self.distribution
+        if dist is None:
+            return frozenset()
+        own = {package_key(self.package)} if self.package else set()
+        return frozenset({package_key(n) for n in dist.plugins} | own)
 
     @property
     def label(self) -> str:

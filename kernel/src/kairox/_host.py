@@ -266,10 +266,10 @@ def build_plugin_host(
     if installed is not None:
         host.distribution = choose_distribution(installed_entry_points(DISTRIBUTION_GROUP, env, index_home(env)), env)
         _load_entry_points(host, env, installed)
-    _remember_not_loaded(host)
     for plugin in plugins:
         host.register(plugin)
     host.check_pending()
+    _remember_not_loaded(host)
     _observe(pm)
     if env.get("KAIROX_TRACE_PLUGINS", "") not in ("", "0", "false"):
         pm.trace.root.setwriter(_trace_writer)
@@ -293,7 +293,7 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
             LoadFailure("distribution", choice.package, choice.version, "distribution", problem),
             RegistrationError(problem),
         )
-    shipped = None if choice.distribution is None else {package_key(n) for n in choice.distribution.plugins}
+    shipped = None if choice.distribution is None else choice.plugin_set()
     listed_only = _env_list(env, "KAIROX_LOAD_PLUGINS")
     only = None if listed_only is None else {package_key(n) for n in listed_only}
     listed_disabled = _env_list(env, "KAIROX_DISABLE_PLUGINS") or []
@@ -362,4 +362,4 @@ def _load_entry_points(host: PluginHost, env: Mapping[str, str], installed: Inst
 def _remember_not_loaded(host: PluginHost) -> None:
     from ._features import remember_not_loaded
 
-    remember_not_loaded({dist or name: why for name, (dist, why) in host.not_loaded.items()})
+    remember_not_loaded(host)

@@ -142,7 +142,7 @@ class PolicyConfig:
 
     ``approval``, ``sandbox``, ``writable_roots`` and ``include_temp_dir`` are
     the values in effect; ``rules`` are the user's own rules and
-    ``workspace_rules`` the ones a workspace file added. The last four fields
+    ``workspace_rules`` the ones a workspace file added. The last five fields
     are set by :func:`merge_policy` only: a file cannot write them.
     """
 
@@ -165,6 +165,9 @@ class PolicyConfig:
     user_approval: ApprovalPolicy | None = None
     #: the user's own sandbox policy when a workspace file narrowed ``sandbox``
     user_sandbox: SandboxPolicy | None = None
+    #: the ``ask``/``deny`` rules of a distribution's policy floor: they apply over any
+    #: looser rule (the user's or a workspace's) a tool matches
+    floor_rules: dict[str, RuleAction] = attrs.field(factory=dict)
 
 
 def decide_cell(
@@ -289,6 +292,7 @@ def _resolve_rule(matched: list[tuple[str, RuleAction]]) -> RuleAction | None:
 #: how much a rule action narrows a decision; no rule sits between allow and ask
 RULE_STRICTNESS: dict[RuleAction | None, int] = {"allow": 0, None: 1, "ask": 2, "deny": 3}
 _WORKSPACE_RULES = "[policy.rules] of a workspace file"
+_FLOOR_RULES = "the distribution's policy floor"
 
 
 @attrs.frozen
@@ -358,15 +362,25 @@ class PolicyEngine:
         most specific matching pattern (ties: the stricter action). Workspace
         rules are resolved the same way and can only make the result stricter,
         except a workspace ``allow``, which counts only for a tool no user rule
-        matches and whose ``capability`` is known and is not execute.
+        matches and whose ``capability`` is known and is not execute. A rule of
+        a distribution's policy floor applies over any looser one.
         """
         return self._rule(tool_id, exported_name, capability)[0]
 
     def _rule(
         self, tool_id: str, exported_name: str | None, capability: Capability | None
     ) -> tuple[RuleAction | None, str]:
-        """The rule for a tool and where it was written."""
+        """The rule for a tool and where it was written (a distribution's floor rule applies
+        over any looser one)."""
         names = (tool_id, exported_name) if exported_name and exported_name != tool_id else (tool_id,)
+        action, source = self._file_rule(names, capability)
+        floor = _resolve_rule([(p, a) for p, a in self.config.floor_rules.items() if _matches(p, names)])
+        if floor is not None and RULE_STRICTNESS[floor] > RULE_STRICTNESS[action]:
+            return floor, _FLOOR_RULES
+        return action, source
+
+    def _file_rule(self, names: tuple[str, ...], capability: Capability | None) -> tuple[RuleAction | None, str]:
+        """The rule the user's and the workspace's files give a tool, and where it was written."""
         user = [(p, a) for p, a in self.config.rules.items() if _matches(p, names)]
         workspace = [(p, a) for p, a in self.config.workspace_rules.items() if _matches(p, names)]
         if user or capability is None or capability is Capability.EXECUTE:

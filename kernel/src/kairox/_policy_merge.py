@@ -1,8 +1,9 @@
 """Merging the ``[policy]`` tables of the config files: a workspace file only narrows.
 
 :func:`merge_policy` is ``[policy]``'s ``ConfigSection.merge``: the user's tables apply as
-written; a workspace's may make the policies stricter, deny or ask, and add allow rules and
-writable roots only where the user's trust covers them."""
+written, but never below a distribution's policy floor; a workspace's may make the policies
+stricter, deny or ask, and add allow rules and writable roots only where the user's trust
+covers them."""
 
 from __future__ import annotations
 
@@ -66,6 +67,59 @@ def _validated(layer: ConfigLayer, errors: list[ConfigError]) -> dict[str, Any]:
     return values
 
 
+def _apply_floors(
+    validated: list[tuple[ConfigLayer, dict[str, Any]]],
+    user: dict[str, Any],
+    user_rules: dict[str, RuleAction],
+    set_by: dict[str, str],
+    not_applied: list[NotApplied],
+    errors: list[ConfigError],
+) -> dict[str, RuleAction]:
+    """Raise the user's values (``user``, ``user_rules``, in place) to each floor layer's; a
+    looser value a user's file set is a :class:`NotApplied` naming that file. Returns the
+    floors' rules, which the engine applies over every other rule."""
+    defaults = PolicyConfig()
+    floor_rules: dict[str, RuleAction] = {}
+
+    def refuse(key: str, floor: str, reason: str) -> None:
+        if key in set_by:
+            reason = f"below the policy floor of {floor}: {reason}"
+            not_applied.append(NotApplied(section="policy", key=key, file=set_by[key], reason=reason))
+
+    for layer, values in validated:
+        if layer.scope != "floor":
+            continue
+        for key, order, what in (
+            ("approval", APPROVAL_STRICTNESS, "approval policy"),
+            ("sandbox", SANDBOX_STRICTNESS, "sandbox"),
+        ):
+            if key not in values:
+                continue
+            least, current = values[key], user.get(key, getattr(defaults, key))
+            if order.index(current) > order.index(least):
+                refuse(key, layer.file, f"its {what} is {least.value}, and only a stricter one applies over it")
+                user[key] = least
+        if values.get("include_temp_dir") is False and user.get("include_temp_dir", True):
+            refuse("include_temp_dir", layer.file, "it sets include_temp_dir = false")
+            user["include_temp_dir"] = False
+        if values.get("writable_roots"):
+            error = "a policy floor cannot add writable roots (it may only keep what the user's files loosen)"
+            errors.append(ConfigError(error, file=layer.file, path="policy.writable_roots"))
+        for pattern, action in values.get("rules", {}).items():
+            key = toml_key(pattern, "rules")
+            if action == "allow":
+                error = "a policy floor's rules may only ask or deny"
+                errors.append(ConfigError(error, file=layer.file, path=f"policy.{key}"))
+                continue
+            if RULE_STRICTNESS[action] > RULE_STRICTNESS.get(floor_rules.get(pattern), 0):
+                floor_rules[pattern] = action
+            mine = user_rules.get(pattern)
+            if mine is not None and RULE_STRICTNESS[mine] < RULE_STRICTNESS[action]:
+                refuse(key, layer.file, f"its rule for it is {action}, which applies over any looser rule")
+                del user_rules[pattern]
+    return floor_rules
+
+
 def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotApplied], list[ConfigError]]:
     """Merge the ``[policy]`` tables of the config files (lowest precedence first).
 
@@ -75,9 +129,12 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
     ``include_temp_dir`` off and add ``ask`` and ``deny`` rules; a trusted one
     may also add writable roots and ``allow`` rules (which the engine applies
     only to a tool that does not execute and that no user rule matches). Among
-    workspace layers the stricter value wins. A workspace value refused by
-    these rules is returned as a :class:`NotApplied`; a bad value is a
-    :class:`ConfigError` and is left out. Never raises.
+    workspace layers the stricter value wins. A ``floor`` layer (a distribution's
+    policy floor) raises the user's values to its own before any workspace layer
+    applies, and its ``ask``/``deny`` rules apply over every other rule. A
+    workspace value refused by these rules, and a user's value below a floor, is
+    returned as a :class:`NotApplied`; a bad value is a :class:`ConfigError` and
+    is left out. Never raises.
     """
     errors: list[ConfigError] = []
     not_applied: list[NotApplied] = []
@@ -85,11 +142,16 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
 
     user: dict[str, Any] = {}
     user_rules: dict[str, RuleAction] = {}
+    #: the file that set each key (each rule) the user's layers end with
+    set_by: dict[str, str] = {}
     for layer, values in validated:
         if layer.scope == "user":
-            user_rules.update(values.pop("rules", {}))
+            rules = values.pop("rules", {})
+            user_rules.update(rules)
             user.update(values)
-    base = PolicyConfig(**user, rules=user_rules)
+            set_by.update(dict.fromkeys([*values, *(toml_key(p, "rules") for p in rules)], layer.file))
+    floor_rules = _apply_floors(validated, user, user_rules, set_by, not_applied, errors)
+    base = PolicyConfig(**user, rules=user_rules, floor_rules=floor_rules)
 
     approval, sandbox = base.approval, base.sandbox
     include_temp_dir = base.include_temp_dir
@@ -100,7 +162,7 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
         not_applied.append(NotApplied(section="policy", key=key, file=layer.file, reason=reason))
 
     for layer, values in validated:
-        if layer.scope == "user":
+        if layer.scope != "workspace":
             continue
 
         def narrowed(key: str, order: list[Any], users: Any, current: Any, what: str) -> Any:

@@ -217,6 +217,7 @@ class Runtime:
             documents=[(f, dict(t)) for f, t in self._config_documents] if self._config_documents else None,
             trust=self.trust,
             defaults=self.host.distribution.config_documents(),
+            floors=self.host.distribution.floor_documents(),
         )
         try:
             policy_config = self.config.section("policy") if "policy" in self.config_sections else PolicyConfig()

@@ -279,7 +279,11 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"[{safe(section)}]")
         for key, entry in entries.items():
             value = safe(json.dumps(entry["value"], ensure_ascii=False))
-            note = f"  (not applied: {safe(entry['not_applied'])})" if entry.get("not_applied") else ""
+            # where several layers set a single value (rows "key" and "key (file)"), the one that applies
+            layers = sum(1 for k in entries if k.split(" (", 1)[0] == key.split(" (", 1)[0])
+            single = not isinstance(entry["value"], (dict, list))
+            note = "  (in effect)" if layers > 1 and single and entry["in_effect"] else ""
+            note += f"  (not applied: {safe(entry['not_applied'])})" if entry.get("not_applied") else ""
             note += f"  (note: {safe(entry['note'])})" if entry.get("note") else ""
             click.echo(f"  {safe(key)} = {value}    # {safe(entry['source'])}{note}")
     for err in data["errors"]:

@@ -67,9 +67,46 @@ def _print_version(state: CliState, *, as_json: bool, verbose: bool) -> None:
         click.echo(f"  {name} {ver}")
 
 
+class _KairoxGroup(click.Group):
+    """The top-level group: a command that is missing says which package provides it and why
+    it is not loaded (not installed, left out by the distribution or the environment, failed)."""
+
+    def __init__(self, host: PluginHost, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.host = host
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            name = click.utils.make_str(args[0]) if args else ""
+            if not name or name.startswith("-") or self.get_command(ctx, name) is not None:
+                raise
+            raise click.UsageError(_missing_command(self.host, name, exc.message), ctx) from None
+
+
+def _missing_command(host: PluginHost, name: str, message: str) -> str:
+    """click's "No such command" for ``name``, with what kairox knows of it."""
+    from kairox.ext import missing_feature_message
+
+    why = missing_feature_message("command", name, host)
+    if why is not None:
+        return f"No such command {name!r}: {why}."
+    # a command of a package no table knows: the installed packages that are not loaded may have it
+    left_out = sorted({dist or plugin: why for plugin, (dist, why) in host.not_loaded.items()}.items())
+    if not left_out:
+        return message
+    listed = "; ".join(f"{package} ({why})" for package, why in left_out)
+    return f"{message} Installed plugin packages that are not loaded (one may provide it): {listed}."
+
+
 def build_cli(host: PluginHost | None = None) -> click.Group:
     """The CLI with core and plugin commands. Each call builds a fresh group."""
-    group = click.Group(
+    host = host or build_plugin_host()
+    group = _KairoxGroup(
+        host,
         name="kairox",
         callback=cli.callback,
         params=list(cli.params),
@@ -79,7 +116,6 @@ def build_cli(host: PluginHost | None = None) -> click.Group:
         no_args_is_help=True,
     )
     register_core_commands(group)
-    host = host or build_plugin_host()
     _add_plugin_commands(group, host)
     group.context_settings = {**(group.context_settings or {}), "obj": CliState(host=host)}
     return group
