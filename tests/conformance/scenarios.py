@@ -45,7 +45,4 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("server", "2026-07-28", "input-required-result-multiple-input-requests"): (
         "the gateway answers a backend's roots/list over HTTP with the workspace's roots (a remote client's paths mean nothing to a backend on this machine; only a stdio client's roots are relayed), so no roots/list input request reaches the client; suite: sep-2322-multiple-inputs-incomplete (failure): Expected a roots/list inputRequest"
     ),
-    ("server", "2026-07-28", "input-required-result-non-tool-request"): (
-        "the fixture has no prompt test_input_required_result_prompt (the SDK-served fixture fails it too); suite: sep-2322-non-tool-incomplete (failure): JSON-RPC error: Unknown prompt: test_input_required_result_prompt"
-    ),
 }

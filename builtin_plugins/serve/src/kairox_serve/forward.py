@@ -12,6 +12,11 @@ The link is also the session's approver: kairox asks before it lets
 a backend sample or elicit (``mcp.<server>.sampling`` in ``[policy.rules]``), and that
 question goes to the client too.
 
+A client's ``prompts/get`` of a backend's prompt runs outside every kairox session, so the
+backend's requests during it reach the runtime's own callbacks (:func:`runtime_sampling`,
+...): they answer for the link of the client's request running in their task
+(:meth:`ClientLink.calling` marks it), and refuse outside one.
+
 On 2026-07-28 connections a server may not send requests: the client's call is held
 (:mod:`kairox_serve.held`) and the request (and kairox's approval of it) travels as an
 input request of the call's ``InputRequiredResult``. On stateless handshake-era HTTP and
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import mcp_types as types
@@ -37,9 +43,20 @@ from kairox import ApprovalAnswer, ApprovalRequest, Runtime
 from .approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, ClientApprover, NotAskable, answer_of, message_for
 from .held import HeldCall
 
-__all__ = ["ClientLink", "missing_capability", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
+__all__ = [
+    "ClientLink",
+    "missing_capability",
+    "runtime_approver",
+    "runtime_elicitation",
+    "runtime_sampling",
+]
 
 R = TypeVar("R", bound=types.Result)
+#: a client's request during which its backend may ask: a tool's call, a backend prompt's get
+Params = types.CallToolRequestParams | types.GetPromptRequestParams
+
+#: the link of the client's request running in this task (see :meth:`ClientLink.calling`)
+_running: ContextVar[ClientLink | None] = ContextVar("kairox_serve_running", default=None)
 
 
 def _unavailable(kind: str, why: str) -> types.ErrorData:
@@ -91,19 +108,31 @@ _NO_ONE_CALL = (
 )
 
 
-async def refuse_sampling(context: Any, params: Any) -> types.ErrorData:
-    """The runtime's own callback (so backends see the capability): outside a client's call."""
-    return _unavailable("sampling", _NO_ONE_CALL)
+async def runtime_sampling(context: Any, params: Any) -> types.CreateMessageResult | types.ErrorData:
+    """The runtime's own callback (so backends see the capability): a request outside every
+    kairox session goes to the client's request running in its task (a ``prompts/get``),
+    and is refused outside one."""
+    link = _running.get()
+    if link is None:
+        return _unavailable("sampling", _NO_ONE_CALL)
+    return await link.sampling(context, params)
 
 
-async def refuse_elicitation(context: Any, params: Any) -> types.ErrorData:
-    return _unavailable("elicitation", _NO_ONE_CALL)
+async def runtime_elicitation(context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
+    link = _running.get()
+    if link is None:
+        return _unavailable("elicitation", _NO_ONE_CALL)
+    return await link.elicitation(context, params)
 
 
-async def refuse_approval(request: ApprovalRequest) -> ApprovalAnswer:
-    """The runtime's own approver, asked only outside every client's session: a backend's
-    request the policy asks about that could not be told apart (see :data:`_NO_ONE_CALL`)."""
-    raise NotAskable(f"no client can be asked: {_NO_ONE_CALL}")
+async def runtime_approver(request: ApprovalRequest) -> ApprovalAnswer:
+    """The runtime's own approver, asked outside every client's session: the client's request
+    running in this task is asked; outside one, a backend's request the policy asks about
+    could not be told apart (see :data:`_NO_ONE_CALL`)."""
+    link = _running.get()
+    if link is None:
+        raise NotAskable(f"no client can be asked: {_NO_ONE_CALL}")
+    return await link.approve(request)
 
 
 def backend_of_tool(provider: str | None) -> str | None:
@@ -134,15 +163,16 @@ def backend_of_request(runtime: Runtime, context: Any) -> str | None:
 
 
 class _Call:
-    """One running ``tools/call`` of the client: its request, the backend it runs on, and
-    (a 2026-07-28 call that may be held while its backend asks) its :class:`HeldCall`."""
+    """One running request of the client (a ``tools/call``, a backend prompt's ``prompts/get``):
+    its request, the backend it runs on, and (a 2026-07-28 request that may be held while its
+    backend asks) its :class:`HeldCall`."""
 
     __slots__ = ("backend", "ctx", "held", "missing", "params")
 
     def __init__(
         self,
         ctx: ServerRequestContext[Any, Any],
-        params: types.CallToolRequestParams,
+        params: Params,
         backend: str | None,
         held: HeldCall | None = None,
     ) -> None:
@@ -192,17 +222,20 @@ class ClientLink:
     def calling(
         self,
         ctx: ServerRequestContext[Any, Any],
-        params: types.CallToolRequestParams,
+        params: Params,
         backend: str | None = None,
         held: HeldCall | None = None,
     ) -> Iterator[_Call]:
-        """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it
-        is one's tool; ``held``: a 2026-07-28 call whose backend's requests become input requests)."""
+        """While the client's request ``ctx`` runs (on the backend MCP server ``backend``, if it
+        is one's tool or prompt; ``held``: a 2026-07-28 request whose backend's requests become
+        input requests). The runtime's own callbacks called in this task answer for this link."""
         entry = _Call(ctx, params, backend, held)
         self.active.append(entry)
+        token = _running.set(self)
         try:
             yield entry
         finally:
+            _running.reset(token)
             self.active.remove(entry)
 
     def _call_on(self, backend: str | None) -> tuple[_Call | None, str]:

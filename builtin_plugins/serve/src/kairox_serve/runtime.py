@@ -97,16 +97,17 @@ async def start_served(rt: Runtime) -> None:
 
 
 def host_callbacks() -> dict[str, Any]:
-    """The runtime's own sampling and elicitation callbacks and approver (refusals): with
-    them kairox-mcp declares the capabilities to backend servers, and a request during a
-    client's call goes to that call's session instead (:class:`kairox_serve.forward.ClientLink`);
-    one outside every client's session is refused, saying why."""
-    from .forward import refuse_approval, refuse_elicitation, refuse_sampling
+    """The runtime's own host callbacks and approver: with them kairox-mcp declares the
+    capabilities to backend servers. A request during a client's tool call goes to that
+    call's session instead (:class:`kairox_serve.forward.ClientLink`); one during a client's
+    ``prompts/get`` (no kairox session) to that request's link; any other is refused, saying
+    why."""
+    from .forward import runtime_approver, runtime_elicitation, runtime_sampling
 
     return {
-        "sampling_callback": refuse_sampling,
-        "elicitation_callback": refuse_elicitation,
-        "approver": refuse_approval,
+        "sampling_callback": runtime_sampling,
+        "elicitation_callback": runtime_elicitation,
+        "approver": runtime_approver,
     }
 
 
