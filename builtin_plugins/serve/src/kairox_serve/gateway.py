@@ -432,7 +432,7 @@ class Gateway:
         return types.EmptyResult()
 
     def _link(self, *, lasting: bool) -> ClientLink:
-        return ClientLink(self.rt, forward_roots=self.one_client, lasting=lasting)
+        return ClientLink(self.rt, remote=not self.one_client, lasting=lasting)
 
     @asynccontextmanager
     async def _session(self, ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[tuple[Session, ClientLink]]:
@@ -551,11 +551,11 @@ class Gateway:
     # -- 2026-07-28 calls whose backend asks (kairox_serve.held) -------------------------
     def _may_ask(self, ctx: ServerRequestContext[Any, Any]) -> bool:
         """Whether a backend's request during this 2026-07-28 request could reach the client: it
-        declared sampling or elicitation (or roots, where the client's roots are forwarded)."""
+        declared sampling, elicitation or roots."""
         caps = ctx.session.client_capabilities
         if caps is None:
             return False
-        return caps.sampling is not None or caps.elicitation is not None or (caps.roots is not None and self.one_client)
+        return caps.sampling is not None or caps.elicitation is not None or caps.roots is not None
 
     def _client_of(self, ctx: ServerRequestContext[Any, Any]) -> object:
         """Who may retry a held call: the process's one client (stdio); over HTTP the session
