@@ -39,16 +39,4 @@ KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
     ("client", "2026-07-28", "http-custom-headers"): (
         "the scenario's call gives null for an optional boolean (verbose: null); kairox's validate step (the kernel's input-schema check) refuses it before anything is sent, where the SDK sends it without the Mcp-Param-Verbose header; suite: sep-2243-client-omit-null (failure): Client did not send a tools/call request for test_custom_headers_null to test null/omitted parameter handling."
     ),
-    ("server", "2026-07-28", "server-stateless"): (
-        "the fixture lacks the scenario's diagnostic tools (test_missing_capability, ...); the SDK-served fixture fails it too; suite: sep-2575-server-rejects-undeclared-capability (failure): Not testable: server does not list the diagnostic tool 'test_missing_capability' in tools/list and the probe call did not exercise it (required for the undeclared-capability rejection"
-    ),
-    ("server", "2026-07-28", "input-required-result-basic-list-roots"): (
-        "the gateway answers a backend's roots/list over HTTP with the workspace's roots (a remote client's paths mean nothing to a backend on this machine; only a stdio client's roots are relayed), so no roots/list input request reaches the client; suite: sep-2322-list-roots-incomplete (failure): Expected InputRequiredResult with roots/list inputRequest"
-    ),
-    ("server", "2026-07-28", "input-required-result-multiple-input-requests"): (
-        "the gateway answers a backend's roots/list over HTTP with the workspace's roots (a remote client's paths mean nothing to a backend on this machine; only a stdio client's roots are relayed), so no roots/list input request reaches the client; suite: sep-2322-multiple-inputs-incomplete (failure): Expected a roots/list inputRequest"
-    ),
-    ("server", "2026-07-28", "input-required-result-non-tool-request"): (
-        "the fixture has no prompt test_input_required_result_prompt (the SDK-served fixture fails it too); suite: sep-2322-non-tool-incomplete (failure): JSON-RPC error: Unknown prompt: test_input_required_result_prompt"
-    ),
 }

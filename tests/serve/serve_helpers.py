@@ -168,11 +168,12 @@ def _listening(
 
 @contextlib.contextmanager
 def serve_http(
-    ws: Workspace, *args: str, env: dict[str, str] | None = None
+    ws: Workspace, *args: str, env: dict[str, str] | None = None, verbose: bool = False
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """``kairox -w WS serve --http --port P ARGS`` as a process; yields (``http://127.0.0.1:P/mcp``, the process)."""
+    """``kairox [-v] -w WS serve --http --port P ARGS`` as a process; yields (``http://127.0.0.1:P/mcp``,
+    the process). Its output is in ``serve-P.log`` beside the workspace (``-v``: warnings and info too)."""
     port = peers.free_port()
-    argv = [*KAIROX, "-w", str(ws.root), "serve", "--http", "--port", str(port), *args]
+    argv = [*KAIROX, *(["-v"] if verbose else []), "-w", str(ws.root), "serve", "--http", "--port", str(port), *args]
     with _listening("kairox serve --http", argv, port, ws.root.parent / f"serve-{port}.log", env or ws.env()) as proc:
         yield f"http://127.0.0.1:{port}/mcp", proc
 

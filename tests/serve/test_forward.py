@@ -112,9 +112,9 @@ async def test_a_client_without_sampling_gets_no_request(tmp_path: Path) -> None
         assert "declined" in text_of(result)
 
 
-#: an SDK server of both revisions whose tools ask the client (the SDK's resolvers: a
-#: server-to-client request on the handshake revisions, an ``InputRequiredResult`` on
-#: 2026-07-28, whichever kairox-mcp settled with it)
+#: an SDK server of both revisions whose tools (and prompt ``greeting``) ask the client (the
+#: SDK's resolvers: a server-to-client request on the handshake revisions, an
+#: ``InputRequiredResult`` on 2026-07-28, whichever kairox-mcp settled with it)
 ASKS = textwrap.dedent(
     """
     import json
@@ -122,7 +122,8 @@ ASKS = textwrap.dedent(
 
     import mcp.types as types
     from mcp.server.elicitation import ElicitationResult
-    from mcp.server.mcpserver import Elicit, ListRoots, MCPServer, Resolve, Sample
+    from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import BaseModel
 
     server = MCPServer("asks")
@@ -156,6 +157,21 @@ ASKS = textwrap.dedent(
     def roots(answer: Annotated[types.ListRootsResult, Resolve(roots_of)]) -> str:
         \"\"\"The client's roots.\"\"\"
         return json.dumps([{"uri": str(r.uri), "name": r.name} for r in answer.roots])
+
+    @server.prompt()
+    async def greeting(ctx: Context) -> str | types.InputRequiredResult:
+        \"\"\"A greeting, for whom the user says (a prompt whose get asks).\"\"\"
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            answer = (ctx.input_responses or {}).get("who")
+            if not isinstance(answer, types.ElicitResult):
+                schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+                params = types.ElicitRequestFormParams(message="Who is greeted?", requested_schema=schema)
+                return types.InputRequiredResult(input_requests={"who": types.ElicitRequest(params=params)})
+            name = (answer.content or {}).get("name") if answer.action == "accept" else None
+        else:
+            result = await ctx.elicit(message="Who is greeted?", schema=Name)
+            name = result.data.name if result.action == "accept" else None
+        return f"Greet {name}."
 
     server.run("stdio")
     """
@@ -313,6 +329,45 @@ async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(
         assert len(host.approvals) == 1  # "mcp.asks.elicitation" = "allow": not asked again
 
 
+@pytest.mark.parametrize(
+    ("transport", "args", "mode"),
+    [
+        ("stdio", (), "legacy"),
+        pytest.param("http", (), "legacy", marks=SHARED_GATEWAY),
+        ("stdio", (), "auto"),
+        pytest.param("http", (), "auto", marks=SHARED_GATEWAY),
+        pytest.param("http", ("--stateless",), "auto", marks=SHARED_GATEWAY),
+    ],
+)
+async def test_a_backend_prompt_that_asks_reaches_the_client(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
+) -> None:
+    """A backend's prompt whose get asks the user: the question reaches the client of the
+    ``prompts/get`` as a tool call's does (a request on the handshake's back channel, an
+    ``InputRequiredResult`` round on 2026-07-28), and the answer is the backend's."""
+    host = Host(content={"name": "Ada"})
+    ws = sdk_workspace(request, tmp_path, transport, *args)
+    async with sdk_client(request, ws, transport, *args, mode=mode, elicitation_callback=host.elicit) as client:
+        got = await client.get_prompt("asks_greeting", {})
+    assert [m.content.text for m in got.messages if isinstance(m.content, types.TextContent)] == ["Greet Ada."]
+    assert host.forms == ["Who is greeted?"]
+    assert host.approvals == []  # "mcp.asks.elicitation" = "allow"
+
+
+@pytest.mark.parametrize("transport", SDK_TRANSPORTS)
+async def test_a_prompt_needing_what_a_modern_client_did_not_declare_is_32021(
+    request: pytest.FixtureRequest, tmp_path: Path, transport: str
+) -> None:
+    """A 2026-07-28 client that declared no elicitation, whose backend prompt asks for it:
+    the protocol error -32021 naming ``elicitation``, as for a tool call."""
+    ws = sdk_workspace(request, tmp_path, transport)
+    async with sdk_client(request, ws, transport, mode="auto") as client:
+        with pytest.raises(MCPError) as caught:
+            await client.get_prompt("asks_greeting", {})
+    assert caught.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY, caught.value.error
+    assert "elicitation" in (caught.value.error.data or {}).get("requiredCapabilities", {})
+
+
 #: the handshake's back channel, and 2026-07-28's InputRequiredResult rounds (test_held.py)
 MODES = ["legacy", "auto"]
 
@@ -374,8 +429,9 @@ async def test_no_back_channel_no_request(request: pytest.FixtureRequest) -> Non
 
 @pytest.mark.parametrize("transport", SDK_TRANSPORTS)
 async def test_roots(request: pytest.FixtureRequest, tmp_path: Path, transport: str) -> None:
-    """Over stdio the client is on this machine: its roots are the backend's. Over HTTP a
-    client's paths mean nothing here: the backend is told the workspace."""
+    """Over stdio the client is on this machine: its roots are the backend's. Over HTTP only
+    those inside the gateway's roots are (this one is not: the backend is told none; see
+    test_roots.py)."""
     ws = sdk_workspace(request, tmp_path, transport)
     mine = tmp_path / "client-root"
     mine.mkdir()
@@ -390,7 +446,7 @@ async def test_roots(request: pytest.FixtureRequest, tmp_path: Path, transport: 
     if transport == "stdio":
         assert roots == [{"uri": mine.as_uri(), "name": "mine"}]
     else:
-        assert roots[0]["uri"] == ws.root.resolve().as_uri() and mine.as_uri() not in text_of(result)
+        assert roots == []
 
 
 @SHARED_GATEWAY

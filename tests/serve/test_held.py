@@ -96,7 +96,7 @@ async def test_a_state_works_once_for_its_call(tmp_path: Path) -> None:
         assert first.input_requests is not None
         [(_key, request)] = first.input_requests.items()
         assert isinstance(request, types.CreateMessageRequest)
-        with pytest.raises(MCPError, match="another tool or other arguments"):
+        with pytest.raises(MCPError, match="another tool or prompt, or other arguments"):
             await _retry(client, "asks_ask_model", {"prompt": "something else"}, first)
         done = await _retry(client, "asks_ask_model", {"prompt": "hi"}, first)
         assert isinstance(done, types.CallToolResult) and not done.is_error, done

@@ -144,14 +144,18 @@ NO_BACK_CHANNEL = (
 
 
 class ClientApprover:
-    """The approver of one ``tools/call``: asks the client that made it.
+    """The approver of one ``tools/call`` (or ``prompts/get`` of a backend's prompt): asks the client that made it.
 
     ``lasting``: the kairox session outlives the call (a connection's or the process's),
     so "allow for this session" is offered; otherwise the form offers this call only and
     says so."""
 
     def __init__(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, *, lasting: bool = True
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams | types.GetPromptRequestParams,
+        *,
+        lasting: bool = True,
     ) -> None:
         self.ctx = ctx
         self.params = params

@@ -12,19 +12,35 @@ The link is also the session's approver: kairox asks before it lets
 a backend sample or elicit (``mcp.<server>.sampling`` in ``[policy.rules]``), and that
 question goes to the client too.
 
+A client's ``prompts/get`` of a backend's prompt runs outside every kairox session, so the
+backend's requests during it reach the runtime's own callbacks (:func:`runtime_sampling`,
+...): they answer for the link of the client's request running in their task
+(:meth:`ClientLink.calling` marks it), and refuse outside one.
+
 On 2026-07-28 connections a server may not send requests: the client's call is held
 (:mod:`kairox_serve.held`) and the request (and kairox's approval of it) travels as an
 input request of the call's ``InputRequiredResult``. On stateless handshake-era HTTP and
 with clients that did not declare the capability, a request cannot reach the client: the
 backend gets an error saying so, and the client is not asked to approve a request it
 would never see.
+
+Roots: a client that declared the capability is asked for its roots as for sampling. A
+remote client's (HTTP) roots are the backend's only where they lie inside the gateway's own
+roots (the workspace and ``[policy] writable_roots``); the others are dropped with a log
+record (:func:`contained_roots`). Without the capability the backend gets the gateway's roots.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -33,13 +49,34 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from kairox import ApprovalAnswer, ApprovalRequest, Runtime
+from kairox.files import is_inside, resolve_path
 
 from .approval import APPROVAL_SCHEMA, ONE_CALL_SCHEMA, ClientApprover, NotAskable, answer_of, message_for
 from .held import HeldCall
 
-__all__ = ["ClientLink", "missing_capability", "refuse_approval", "refuse_elicitation", "refuse_sampling"]
+__all__ = [
+    "ClientLink",
+    "contained_roots",
+    "missing_capability",
+    "runtime_approver",
+    "runtime_elicitation",
+    "runtime_list_roots",
+    "runtime_sampling",
+]
+
+logger = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=types.Result)
+#: a client's request during which its backend may ask: a tool's call, a backend prompt's get
+Params = types.CallToolRequestParams | types.GetPromptRequestParams
+
+#: roots of one client's answer that are looked at (outside input: bounded work); the rest are dropped
+MAX_ROOTS = 100
+#: a root URI longer than this is dropped
+MAX_ROOT_URI = 4096
+
+#: the link of the client's request running in this task (see :meth:`ClientLink.calling`)
+_running: ContextVar[ClientLink | None] = ContextVar("kairox_serve_running", default=None)
 
 
 def _unavailable(kind: str, why: str) -> types.ErrorData:
@@ -91,19 +128,90 @@ _NO_ONE_CALL = (
 )
 
 
-async def refuse_sampling(context: Any, params: Any) -> types.ErrorData:
-    """The runtime's own callback (so backends see the capability): outside a client's call."""
-    return _unavailable("sampling", _NO_ONE_CALL)
+async def runtime_sampling(context: Any, params: Any) -> types.CreateMessageResult | types.ErrorData:
+    """The runtime's own callback (so backends see the capability): a request outside every
+    kairox session goes to the client's request running in its task (a ``prompts/get``),
+    and is refused outside one."""
+    link = _running.get()
+    if link is None:
+        return _unavailable("sampling", _NO_ONE_CALL)
+    return await link.sampling(context, params)
 
 
-async def refuse_elicitation(context: Any, params: Any) -> types.ErrorData:
-    return _unavailable("elicitation", _NO_ONE_CALL)
+async def runtime_elicitation(context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
+    link = _running.get()
+    if link is None:
+        return _unavailable("elicitation", _NO_ONE_CALL)
+    return await link.elicitation(context, params)
 
 
-async def refuse_approval(request: ApprovalRequest) -> ApprovalAnswer:
-    """The runtime's own approver, asked only outside every client's session: a backend's
-    request the policy asks about that could not be told apart (see :data:`_NO_ONE_CALL`)."""
-    raise NotAskable(f"no client can be asked: {_NO_ONE_CALL}")
+async def runtime_list_roots(runtime: Runtime, context: Any) -> types.ListRootsResult | types.ErrorData:
+    """Roots asked outside every kairox session (bind ``runtime`` first): the client's request
+    running in this task answers (:meth:`ClientLink.list_roots`); outside one, the gateway's roots."""
+    link = _running.get()
+    if link is None:
+        return gateway_roots(runtime)
+    return await link.list_roots(context)
+
+
+def gateway_roots(runtime: Runtime) -> types.ListRootsResult:
+    """The gateway's own roots: the workspace and ``[policy] writable_roots`` (:meth:`kairox.Runtime.roots`)."""
+    return types.ListRootsResult.model_validate(
+        {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in runtime.roots()]}
+    )
+
+
+def _local_path(uri: str, base: Path) -> Path | None:
+    """The real path (symlinks resolved) a ``file://`` URI of this machine names, else ``None``."""
+    if len(uri) > MAX_ROOT_URI:
+        return None
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+        return None
+    text = url2pathname(parts.path)
+    if "\x00" in text or not os.path.isabs(text):
+        return None
+    return resolve_path(text, base)
+
+
+def contained_roots(answer: types.ListRootsResult, runtime: Runtime, server: str | None) -> types.ListRootsResult:
+    """The roots of a remote client's answer that lie inside the gateway's roots (the
+    workspace and ``[policy] writable_roots``), each as the real path it names; a root
+    outside them (a path of the client's machine, a link that leads out, not a ``file://``
+    URI of this machine) is dropped with a log record: the backend never sees it."""
+    allowed = [resolve_path(str(p), runtime.workspace) for p in runtime.roots()]
+    kept: list[types.Root] = []
+    for i, root in enumerate(answer.roots):
+        uri = str(root.uri)
+        if i >= MAX_ROOTS:
+            logger.warning(
+                "kairox serve: the client sent %d roots; those after the first %d are not given to MCP server %s",
+                len(answer.roots),
+                MAX_ROOTS,
+                server,
+            )
+            break
+        path = _local_path(uri, runtime.workspace)
+        if path is None or not any(is_inside(path, root_path) for root_path in allowed):
+            logger.warning(
+                "kairox serve: the client's root %r is outside the gateway's roots (the workspace and "
+                "[policy] writable_roots): not given to MCP server %s",
+                uri[:300],
+                server,
+            )
+            continue
+        kept.append(types.Root(uri=path.as_uri(), name=root.name))  # type: ignore[arg-type]
+    return types.ListRootsResult(roots=kept)
+
+
+async def runtime_approver(request: ApprovalRequest) -> ApprovalAnswer:
+    """The runtime's own approver, asked outside every client's session: the client's request
+    running in this task is asked; outside one, a backend's request the policy asks about
+    could not be told apart (see :data:`_NO_ONE_CALL`)."""
+    link = _running.get()
+    if link is None:
+        raise NotAskable(f"no client can be asked: {_NO_ONE_CALL}")
+    return await link.approve(request)
 
 
 def backend_of_tool(provider: str | None) -> str | None:
@@ -134,15 +242,16 @@ def backend_of_request(runtime: Runtime, context: Any) -> str | None:
 
 
 class _Call:
-    """One running ``tools/call`` of the client: its request, the backend it runs on, and
-    (a 2026-07-28 call that may be held while its backend asks) its :class:`HeldCall`."""
+    """One running request of the client (a ``tools/call``, a backend prompt's ``prompts/get``):
+    its request, the backend it runs on, and (a 2026-07-28 request that may be held while its
+    backend asks) its :class:`HeldCall`."""
 
     __slots__ = ("backend", "ctx", "held", "missing", "params")
 
     def __init__(
         self,
         ctx: ServerRequestContext[Any, Any],
-        params: types.CallToolRequestParams,
+        params: Params,
         backend: str | None,
         held: HeldCall | None = None,
     ) -> None:
@@ -171,11 +280,14 @@ def missing_capability(call: _Call, name: str) -> MCPError | None:
 
 
 class ClientLink:
-    """The host callbacks and approver of one kairox session: its client's running calls."""
+    """The host callbacks and approver of one kairox session: its client's running calls.
 
-    def __init__(self, runtime: Runtime, *, forward_roots: bool, lasting: bool) -> None:
+    ``remote``: the client is not on this machine (HTTP), so its roots pass
+    :func:`contained_roots` before a backend sees them."""
+
+    def __init__(self, runtime: Runtime, *, remote: bool, lasting: bool) -> None:
         self.runtime = runtime
-        self.forward_roots = forward_roots
+        self.remote = remote
         #: the session outlives a call (so "allow for this session" means something)
         self.lasting = lasting
         self.active: list[_Call] = []
@@ -192,17 +304,20 @@ class ClientLink:
     def calling(
         self,
         ctx: ServerRequestContext[Any, Any],
-        params: types.CallToolRequestParams,
+        params: Params,
         backend: str | None = None,
         held: HeldCall | None = None,
     ) -> Iterator[_Call]:
-        """While the client's call ``ctx`` runs (on the backend MCP server ``backend``, if it
-        is one's tool; ``held``: a 2026-07-28 call whose backend's requests become input requests)."""
+        """While the client's request ``ctx`` runs (on the backend MCP server ``backend``, if it
+        is one's tool or prompt; ``held``: a 2026-07-28 request whose backend's requests become
+        input requests). The runtime's own callbacks called in this task answer for this link."""
         entry = _Call(ctx, params, backend, held)
         self.active.append(entry)
+        token = _running.set(self)
         try:
             yield entry
         finally:
+            _running.reset(token)
             self.active.remove(entry)
 
     def _call_on(self, backend: str | None) -> tuple[_Call | None, str]:
@@ -296,11 +411,19 @@ class ClientLink:
         return await self._relay("elicitation", context, types.ElicitRequest(params=params), types.ElicitResult)
 
     async def list_roots(self, context: Any) -> types.ListRootsResult | types.ErrorData:
-        """The client's roots when it is on this machine (stdio) and declared them, else the
-        workspace's (kairox's default): a remote client's paths mean nothing here."""
-        call = self._current("roots", backend_of_request(self.runtime, context))[0] if self.forward_roots else None
-        if call is not None:
-            return await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult, context)
-        return types.ListRootsResult.model_validate(
-            {"roots": [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.runtime.roots()]}
-        )
+        """The client's roots when it declared the capability and can be asked (on its call, as
+        sampling is), a remote client's only those inside the gateway's roots
+        (:func:`contained_roots`); else the gateway's roots. A client without the capability
+        is not asked, and its call does not fail for it: the gateway's roots answer."""
+        backend = backend_of_request(self.runtime, context)
+        call, _why = self._call_on(backend)
+        caps = call.ctx.session.client_capabilities if call is not None else None
+        if call is None or caps is None or caps.roots is None:
+            return gateway_roots(self.runtime)
+        call, _why = self._current("roots", backend)
+        if call is None:  # stateless handshake-era HTTP, or a 2026-07-28 call not held
+            return gateway_roots(self.runtime)
+        answer = await _ask(call, "roots", types.ListRootsRequest(), types.ListRootsResult, context)
+        if isinstance(answer, types.ErrorData) or not self.remote:
+            return answer
+        return contained_roots(answer, self.runtime, backend)

@@ -14,15 +14,16 @@ a client can see, every route asks one :class:`~kairox_serve.exposure.Exposure`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
 import warnings
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -66,6 +67,9 @@ from .forward import ClientLink, backend_of_tool, missing_capability
 from .held import HeldCall, HeldCalls, fingerprint
 from .relay import Listener, Relay
 from .skillsext import SkillsExtension
+
+if TYPE_CHECKING:
+    from kairox_mcp import McpPrompt
 
 __all__ = ["Gateway"]
 
@@ -428,7 +432,7 @@ class Gateway:
         return types.EmptyResult()
 
     def _link(self, *, lasting: bool) -> ClientLink:
-        return ClientLink(self.rt, forward_roots=self.one_client, lasting=lasting)
+        return ClientLink(self.rt, remote=not self.one_client, lasting=lasting)
 
     @asynccontextmanager
     async def _session(self, ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[tuple[Session, ClientLink]]:
@@ -479,11 +483,14 @@ class Gateway:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if params.request_state is not None:
-                return await self._retry(ctx, params)
+                return await self._retry(ctx, "tools/call", params)  # type: ignore[no-any-return]
             if self._tg is not None and self._may_ask(ctx):
-                held = HeldCall(self._held, self._client_of(ctx), fingerprint(params), params.input_responses)
-                self._tg.start_soon(self._hold, held, ctx, params, spec)
-                return await self._round(held, ctx)
+                held = HeldCall(
+                    self._held, self._client_of(ctx), fingerprint("tools/call", params), params.input_responses
+                )
+                run = functools.partial(self._run, ctx, params, spec, _held_progress(held), held)
+                self._tg.start_soon(self._hold, held, "tools/call", run)
+                return await self._round(held, ctx)  # type: ignore[no-any-return]
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
@@ -543,12 +550,12 @@ class Gateway:
 
     # -- 2026-07-28 calls whose backend asks (kairox_serve.held) -------------------------
     def _may_ask(self, ctx: ServerRequestContext[Any, Any]) -> bool:
-        """Whether a backend's request during this 2026-07-28 call could reach the client: it
-        declared sampling or elicitation (or roots, where the client's roots are forwarded)."""
+        """Whether a backend's request during this 2026-07-28 request could reach the client: it
+        declared sampling, elicitation or roots."""
         caps = ctx.session.client_capabilities
         if caps is None:
             return False
-        return caps.sampling is not None or caps.elicitation is not None or (caps.roots is not None and self.one_client)
+        return caps.sampling is not None or caps.elicitation is not None or caps.roots is not None
 
     def _client_of(self, ctx: ServerRequestContext[Any, Any]) -> object:
         """Who may retry a held call: the process's one client (stdio); over HTTP the session
@@ -569,31 +576,25 @@ class Gateway:
             f"([serve] max_held_calls = {self.config.max_held_calls}); try again when one has finished"
         )
 
-    async def _hold(
-        self, held: HeldCall, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, spec: ToolSpec
-    ) -> None:
-        """Run the call in the gateway's task group, so it outlives the request that made it
-        while its backend waits for the client; its outcome goes to the waiting retry."""
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            waiting = held.ctx
-            if waiting is not None:  # between rounds no request is there to carry progress
-                await waiting.session.report_progress(done, total, message)
-
+    async def _hold(self, held: HeldCall, method: str, run: Callable[[], Awaitable[Any]]) -> None:
+        """Run the request (``run()``, a ``method``) in the gateway's task group, so it outlives
+        the request that made it while its backend waits for the client; its outcome goes to
+        the waiting retry."""
         outcome: Any
         with held.scope:
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._held.watch, held)
                     try:
-                        outcome = await self._run(ctx, params, spec, progress, held)
+                        outcome = await run()
                     except MCPError as exc:  # a protocol error: the retry raises it
                         outcome = exc
                     finally:
                         tg.cancel_scope.cancel()
             except Exception as exc:  # the retry reports it; the gateway goes on
-                logger.exception("kairox serve: a held call failed")
-                outcome = error_result(f"failed: {type(exc).__name__}: {exc}")
+                logger.exception("kairox serve: a held %s failed", method)
+                why = f"failed: {type(exc).__name__}: {exc}"
+                outcome = error_result(why) if method == "tools/call" else MCPError(types.INTERNAL_ERROR, why)
             held.finish(outcome)
         if not held.finished or held.scope.cancel_called:  # expired, or its client cancelled the call
             self._held.drop(held)
@@ -607,9 +608,7 @@ class Gateway:
             if not back.is_set():
                 self._held.drop(held)
 
-    async def _round(
-        self, held: HeldCall, ctx: ServerRequestContext[Any, Any]
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _round(self, held: HeldCall, ctx: ServerRequestContext[Any, Any]) -> Any:
         """Wait, as the client's request ``ctx``, for the call's result or its next request to
         the client (an ``InputRequiredResult`` under a fresh token). A cancelled request
         cancels the call."""
@@ -620,7 +619,7 @@ class Gateway:
                     self._held.drop(held)
                     if isinstance(held.outcome, MCPError):
                         raise held.outcome
-                    return held.outcome  # type: ignore[no-any-return]
+                    return held.outcome
                 asks = held.unanswered()
                 if asks:
                     token = self._held.mint(held)
@@ -632,11 +631,14 @@ class Gateway:
             raise
 
     async def _retry(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """A client's retry of a held call: its answers to the waiting requests, then the next round."""
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        method: str,
+        params: types.CallToolRequestParams | types.GetPromptRequestParams,
+    ) -> Any:
+        """A client's retry of a held request: its answers to the waiting requests, then the next round."""
         assert params.request_state is not None
-        held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(params))
+        held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(method, params))
         if held is None:  # a protocol error (SEP-2322): not the tool's result
             raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {why}")
         held.answer(params.input_responses)
@@ -667,17 +669,26 @@ class Gateway:
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        """A skill's prompt, rendered; or a backend's, got as the client's request: a 2026-07-28
+        client's is held while its backend asks (as a tool call is, :meth:`_call_tool`)."""
         skill = self.exposure.skill(params.name)
         if skill is None:
             found = await self.backends.prompt(params.name, self._skill_names())
             if found is None:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
             backend, prompt = found
-            try:
-                return await self.backends.get_prompt(backend, prompt, params.name, params.arguments or {})
-            except BackendRefused as exc:
-                raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+            if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                if params.request_state is not None:
+                    return await self._retry(ctx, "prompts/get", params)  # type: ignore[no-any-return]
+                if self._tg is not None and self._may_ask(ctx):
+                    held = HeldCall(
+                        self._held, self._client_of(ctx), fingerprint("prompts/get", params), params.input_responses
+                    )
+                    run = functools.partial(self._backend_prompt, ctx, params, backend, prompt, held)
+                    self._tg.start_soon(self._hold, held, "prompts/get", run)
+                    return await self._round(held, ctx)  # type: ignore[no-any-return]
+            return await self._backend_prompt(ctx, params, backend, prompt)
         async with self._session(ctx) as (session, _link):
             try:
                 rendered = await session.activate_skill(skill.name, params.arguments or {})
@@ -687,6 +698,26 @@ class Gateway:
             description=skill.description or None,
             messages=[types.PromptMessage(role="user", content=types.TextContent(text=rendered.text))],
         )
+
+    async def _backend_prompt(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.GetPromptRequestParams,
+        backend: Backend,
+        prompt: McpPrompt,
+        held: HeldCall | None = None,
+    ) -> types.GetPromptResult:
+        """A backend's prompt, got as the client's request ``ctx``: what the backend asks meanwhile
+        goes to the client as during a tool call (:mod:`kairox_serve.forward`). A 2026-07-28
+        request that failed because the backend asked for what the client did not declare is
+        that protocol error (-32021)."""
+        async with self._session(ctx) as (_session, link):
+            with link.calling(ctx, params, backend.server, held) as call:
+                try:
+                    return await self.backends.get_prompt(backend, prompt, params.name, params.arguments or {})
+                except BackendRefused as exc:
+                    refused = missing_capability(call, params.name)
+                    raise refused or MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
 
     # -- resources: the skills' files and the backends' ---------------------------------------
     async def _list_resources(
@@ -797,6 +828,17 @@ class Gateway:
         except BackendRefused as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
         return types.CompleteResult(completion=completion)
+
+
+def _held_progress(held: HeldCall) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """The progress callback of a held call: to the retry waiting for it, if one is."""
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        waiting = held.ctx
+        if waiting is not None:  # between rounds no request is there to carry progress
+            await waiting.session.report_progress(done, total, message)
+
+    return progress
 
 
 def _resources_of(skill: SkillDef) -> list[types.Resource]:

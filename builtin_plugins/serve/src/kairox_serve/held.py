@@ -1,4 +1,5 @@
-"""Held calls: a 2026-07-28 client's ``tools/call`` whose backend server asked for input.
+"""Held calls: a 2026-07-28 client's ``tools/call`` (or ``prompts/get`` of a backend's prompt)
+whose backend server asked for input.
 
 On 2026-07-28 a server may not send requests to its client. When a backend server asks
 the gateway for sampling, elicitation or roots during such a client's call, the gateway
@@ -39,9 +40,9 @@ R = TypeVar("R", bound=types.Result)
 EXPIRED = "the call's state expired or is held by another replica; retry the call"
 
 
-def fingerprint(params: types.CallToolRequestParams) -> str:
-    """The tool and arguments of a call, digested (a retry must repeat them)."""
-    text = json.dumps([params.name, params.arguments or {}], sort_keys=True, default=str, ensure_ascii=False)
+def fingerprint(method: str, params: types.CallToolRequestParams | types.GetPromptRequestParams) -> str:
+    """The method, tool (or prompt) and arguments of a request, digested (a retry must repeat them)."""
+    text = json.dumps([method, params.name, params.arguments or {}], sort_keys=True, default=str, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -216,7 +217,10 @@ class HeldCalls:
         if call.owner != owner:
             return None, "the call's state belongs to another client; retry the call"
         if call.print != print_:
-            return None, "the retry names another tool or other arguments than the held call; retry the call"
+            return (
+                None,
+                "the retry names another tool or prompt, or other arguments, than the held call; retry the call",
+            )
         del self._by_token[token]
         call.token = None
         return call, ""

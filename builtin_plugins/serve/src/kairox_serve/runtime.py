@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -90,23 +91,25 @@ async def start_served(rt: Runtime) -> None:
     it has its own); start every provider."""
     check_trusted(rt)
     check_serve_config(rt)
-    for name, callback in host_callbacks().items():
+    for name, callback in host_callbacks(rt).items():
         if getattr(rt, name, None) is None:
             setattr(rt, name, callback)
     await rt.start_providers()
 
 
-def host_callbacks() -> dict[str, Any]:
-    """The runtime's own sampling and elicitation callbacks and approver (refusals): with
-    them kairox-mcp declares the capabilities to backend servers, and a request during a
-    client's call goes to that call's session instead (:class:`kairox_serve.forward.ClientLink`);
-    one outside every client's session is refused, saying why."""
-    from .forward import refuse_approval, refuse_elicitation, refuse_sampling
+def host_callbacks(rt: Runtime) -> dict[str, Any]:
+    """The runtime's own host callbacks and approver: with them kairox-mcp declares the
+    capabilities to backend servers. A request during a client's tool call goes to that
+    call's session instead (:class:`kairox_serve.forward.ClientLink`); one during a client's
+    ``prompts/get`` (no kairox session) to that request's link; any other is refused, saying
+    why, and roots asked outside every client's request are the gateway's."""
+    from .forward import runtime_approver, runtime_elicitation, runtime_list_roots, runtime_sampling
 
     return {
-        "sampling_callback": refuse_sampling,
-        "elicitation_callback": refuse_elicitation,
-        "approver": refuse_approval,
+        "sampling_callback": runtime_sampling,
+        "elicitation_callback": runtime_elicitation,
+        "list_roots_callback": functools.partial(runtime_list_roots, rt),
+        "approver": runtime_approver,
     }
 
 
