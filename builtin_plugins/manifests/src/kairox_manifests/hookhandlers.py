@@ -86,10 +86,13 @@ async def run_http(hook: ScriptHook, payload: dict[str, Any]) -> HookAnswer:
     """POST ``payload`` to the hook's URL; its answer. Raises ``HookError`` when it fails."""
     import httpx2
 
+    from kairox.ext import redact_url
+
     from .hookscripts import MAX_STDOUT, HookError, parse_answer
 
     target = hook.decl.target or {}
     url = str(target.get("url", ""))
+    shown = redact_url(url)  # what errors and events say: no password, no secret query value
     headers = header_values(target.get("headers") or {}, target.get("allowedEnvVars") or [], hook.runtime.env)
     body = bytearray()
     status = 0
@@ -102,13 +105,13 @@ async def run_http(hook: ScriptHook, payload: dict[str, Any]) -> HookAnswer:
                     async for chunk in response.aiter_bytes():
                         body.extend(chunk[: MAX_STDOUT + 1 - len(body)])
                         if len(body) > MAX_STDOUT:
-                            raise HookError(f"{url} answered more than {MAX_STDOUT} bytes")
+                            raise HookError(f"{shown} answered more than {MAX_STDOUT} bytes")
     except TimeoutError:
-        raise HookError(f"{url} did not answer within {hook.timeout:g} s") from None
+        raise HookError(f"{shown} did not answer within {hook.timeout:g} s") from None
     except httpx2.HTTPError as exc:
-        raise HookError(f"POST {url} failed: {type(exc).__name__}: {exc}") from None
+        raise HookError(f"POST {shown} failed: {type(exc).__name__}: {exc}") from None
     if not 200 <= status < 300:
-        raise HookError(f"POST {url} answered HTTP {status}")
+        raise HookError(f"POST {shown} answered HTTP {status}")
     text = body.decode("utf-8", "replace")
     try:
         return parse_answer(text, text_is_context=hook.decl.event in ("pre_turn", "session_start"))

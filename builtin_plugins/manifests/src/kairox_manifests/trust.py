@@ -12,15 +12,25 @@ cannot be trusted until that changes, and is never trusted in part.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kairox.ext import WHOLE_ENVIRONMENT, WHOLE_ENVIRONMENT_NOTE, Declared, fingerprint, shell_line, shown_text
+from kairox.ext import (
+    WHOLE_ENVIRONMENT,
+    WHOLE_ENVIRONMENT_NOTE,
+    Declared,
+    fingerprint,
+    redact_url,
+    shell_line,
+    shown_text,
+)
 from kairox.files import Entry, Limits, Refused, Root
 
 from .model import BundleManifest, Contribution, HookDecl
+from .userconfig import env_name
 
 if TYPE_CHECKING:
     from .discovery import Candidate, DiscoveryContext
@@ -126,6 +136,17 @@ _WORKSPACE_VARIABLES = ("KAIROX_WORKSPACE", "CLAUDE_PROJECT_DIR")
 
 def _hook_command(c: Contribution) -> str:
     decl = c.config
+    if isinstance(decl, HookDecl) and decl.handler == "http":
+        target = decl.target or {}
+        # header names only: a value may be a literal credential (the variables are in env_names)
+        names = ", ".join(shown_text(str(k)) for k in target.get("headers") or {})
+        return f"hook {decl.event}: POST {shown_text(redact_url(str(target.get('url', ''))))}" + (
+            f" (headers: {names})" if names else ""
+        )
+    if isinstance(decl, HookDecl) and decl.handler == "mcp_tool":
+        target = decl.target or {}
+        call = f"{target.get('server', '')}.{target.get('tool', '')}"
+        return f"hook {decl.event}: calls {shown_text(call)} {shown_text(json.dumps(target.get('input') or {}))}"
     if isinstance(decl, HookDecl):
         what = shown_text(decl.command) if decl.command else shell_line([str(decl.script)]) if decl.script else ""
         return f"hook {decl.event}: {what}"
@@ -171,6 +192,14 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         where: Mapping[str, str]
         if c.kind == "hook":
             commands.append(_hook_command(c))
+            if isinstance(c.config, HookDecl) and c.config.handler == "http":
+                # it contacts this URL, sending the variables it lists
+                target = c.config.target or {}
+                urls.append(str(target.get("url", "")))
+                env_names.extend(str(n) for n in target.get("allowedEnvVars") or [])
+                continue
+            if isinstance(c.config, HookDecl) and c.config.handler == "mcp_tool":
+                continue  # a tool call through the policy: it runs no process and reads no variable
             # hook scripts run with kairox's whole environment, as Claude Code runs them
             env_names.append(f"{WHOLE_ENVIRONMENT}: hook scripts")
             notes.append(f"its hook scripts: each {WHOLE_ENVIRONMENT_NOTE}")
@@ -199,6 +228,9 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         refused = refused or sub.refused
         # the bundle's own files are in its digest already; the rest of the workspace they name is added
         outside.update((p, d) for p, d in sub.files.items() if own is None or not (p + "/").startswith(own))
+    # an option without a stored value is read from the environment, by the plugin's name: one a
+    # plugin of yours by that name (or one mapped to the same variable) reads too
+    env_names.extend(env_name(manifest.name, o.key) for o in manifest.user_config)
     if manifest.code is not None:
         code = manifest.code
         commands.append(f"code ({code.runtime}, {code.sandbox}): {shell_line([str(code.main)])}")

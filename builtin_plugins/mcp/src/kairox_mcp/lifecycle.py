@@ -26,7 +26,7 @@ import attrs
 
 from kairox import ServerState, ServerStatus, ToolSpec
 from kairox.errors import KairoxError, ToolError
-from kairox.ext import redact
+from kairox.ext import REDACTED, redact
 from kairox_process import Restarts
 
 from . import auth
@@ -167,10 +167,14 @@ def describe_error(exc: BaseException) -> str:
 
 def secret_values(config: McpServerConfig, env: Mapping[str, str]) -> list[str]:
     """The values of a server's config that are secrets: its ``env`` values, its header
-    values and the variables its headers and tokens are read from."""
+    values, the variables its headers and tokens are read from, and every variable of
+    ``env`` whose name looks secret (``GITHUB_TOKEN``)."""
     values = [*config.env.values(), *config.headers.values(), *config.http_headers.values()]
     names = [*config.env_http_headers.values(), config.api_key_env, config.bearer_token_env_var]
     values.extend(env[n] for n in names if n and n in env)
+    # a ${VAR} is expanded before the entry gets here: a secret-named variable's value may stand
+    # in its url, command or args, which kairox's own errors quote
+    values.extend(v for n, v in env.items() if redact(v, n) == REDACTED)
     for value in list(values):  # "Bearer X": X alone as well
         scheme, _, token = value.partition(" ")
         if token and scheme.lower() in ("bearer", "basic", "token"):
@@ -482,6 +486,7 @@ class ServerLifecycle:
         diag = attempt.diagnostics
         if error and diag.exit_code is not None and "exit code" not in error:
             error = f"{error} (exit code {diag.exit_code})"
+        error = diag.stderr.scrub(error)  # the values it was given, where an error quotes the url or command
         attempt.error = error
         return error
 
