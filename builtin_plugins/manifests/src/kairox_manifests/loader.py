@@ -433,7 +433,8 @@ class BundleLoader:
 
         assert self.ctx is not None and self.runtime is not None
         settings, env = self.ctx.settings, self.runtime.env
-        return await anyio.to_thread.run_sync(lambda: resolve(m, settings=settings, env=env))
+        own = rec.candidate.scope == "user"  # only the user's own plugins read the environment
+        return await anyio.to_thread.run_sync(lambda: resolve(m, settings=settings, env=env, environment=own))
 
     def _configured(self, rec: BundleRecord, items: list[Contribution], res: Resolution | None) -> list[Contribution]:
         """``items`` with their ``${user_config.KEY}`` resolved; one that needs a value it has not

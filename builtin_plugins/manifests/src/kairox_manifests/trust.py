@@ -30,7 +30,6 @@ from kairox.ext import (
 from kairox.files import Entry, Limits, Refused, Root
 
 from .model import BundleManifest, Contribution, HookDecl
-from .userconfig import env_name
 
 if TYPE_CHECKING:
     from .discovery import Candidate, DiscoveryContext
@@ -228,9 +227,6 @@ def bundle_item(manifest: BundleManifest, workspace: Path, *, env: Mapping[str, 
         refused = refused or sub.refused
         # the bundle's own files are in its digest already; the rest of the workspace they name is added
         outside.update((p, d) for p, d in sub.files.items() if own is None or not (p + "/").startswith(own))
-    # an option without a stored value is read from the environment, by the plugin's name: one a
-    # plugin of yours by that name (or one mapped to the same variable) reads too
-    env_names.extend(env_name(manifest.name, o.key) for o in manifest.user_config)
     if manifest.code is not None:
         code = manifest.code
         commands.append(f"code ({code.runtime}, {code.sandbox}): {shell_line([str(code.main)])}")

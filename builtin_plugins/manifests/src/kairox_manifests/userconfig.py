@@ -436,9 +436,14 @@ def resolve(
     settings: BundleSettings,
     env: Mapping[str, str],
     options: tuple[UserOption, ...] | None = None,
+    environment: bool = True,
 ) -> Resolution:
     """Look up every option of ``manifest``: its store (the user's settings for a plain value,
-    the keychain for a sensitive one), then :func:`env_name` in ``env``, then its default."""
+    the keychain for a sensitive one), then :func:`env_name` in ``env``, then its default.
+
+    ``environment=False`` (a workspace's plugin, someone else's) skips the environment: the
+    variable goes by the plugin's name, which a cloned repository's plugin can take (or map to
+    the same variable as another), so only the user's own plugins read it."""
     declared = manifest.user_config if options is None else options
     root = Path(os.path.realpath(manifest.root))
     stored = settings.user_config_values(root)
@@ -458,7 +463,7 @@ def resolve(
                 value, sources[o.key] = check_value(o, stored[o.key], check_paths=False), "settings"
             except UserConfigError:
                 value = None  # edited by hand into something else: as if unset
-        if value is None and env.get(env_name(manifest.name, o.key)):
+        if value is None and environment and env.get(env_name(manifest.name, o.key)):
             try:
                 value = _from_env(o, env[env_name(manifest.name, o.key)])
                 sources[o.key] = "environment"

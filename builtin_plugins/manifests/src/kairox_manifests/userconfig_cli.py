@@ -46,6 +46,8 @@ class ConfigTarget:
     manifest: BundleManifest
     store: SettingsStore
     env: dict[str, str]
+    #: the plugin is the user's own (only those read their options from the environment)
+    own: bool = True
 
     @property
     def plugin(self) -> str:
@@ -60,7 +62,7 @@ class ConfigTarget:
         return self.manifest.user_config
 
     def resolution(self) -> Resolution:
-        return resolve(self.manifest, settings=self.store.load(), env=self.env)
+        return resolve(self.manifest, settings=self.store.load(), env=self.env, environment=self.own)
 
 
 def target_of(rt: Runtime, name: str) -> ConfigTarget:
@@ -75,7 +77,8 @@ def target_of(rt: Runtime, name: str) -> ConfigTarget:
     env = dict(rt.env)
     if rt.home is not None:
         env["KAIROX_HOME"] = str(rt.home)
-    return ConfigTarget(winner.manifest, SettingsStore(rt.workspace, env), env)
+    own = winner.candidate.scope == "user"
+    return ConfigTarget(winner.manifest, SettingsStore(rt.workspace, env), env, own)
 
 
 def parse_sets(target: ConfigTarget, pairs: Iterable[str]) -> dict[str, Any]:
