@@ -155,7 +155,7 @@ def _print_status(data: dict[str, Any]) -> None:
     for w in data.get("rule_warnings", []):
         click.echo(f"warning:   {safe(w)}")
     if data.get("config_not_applied"):
-        click.echo("workspace config not applied:")
+        click.echo("config not applied (each names its file and field):")
         for e in data["config_not_applied"]:
             click.echo(f"  - {safe(e)}")
 

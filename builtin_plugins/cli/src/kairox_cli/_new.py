@@ -39,7 +39,10 @@ dependencies = [
 $name = "$package.hooks"
 
 [dependency-groups]
-dev = ["kairox-testing>=0.1,<0.2"]  # pytest and kairox's fixtures
+dev = [
+    "kairox-testing>=0.1,<0.2",  # pytest and kairox's fixtures
+    "kairox-cli>=0.1,<0.2",  # the kairox command, to try the plugin (kairox plugins, tools call)
+]
 
 [build-system]
 requires = ["hatchling"]
