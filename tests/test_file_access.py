@@ -63,6 +63,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("builtin_plugins/catalog/src/kairox_catalog/bundles.py", "_fetch"): "npm pack's archive in a temp folder",
     ("builtin_plugins/catalog/src/kairox_catalog/bundles.py", "_check_bundle"): "a fetched folder in staging",
     ("builtin_plugins/catalog/src/kairox_catalog/bundles.py", "assemble_plugin"): "kairox's staging folder",
+    ("builtin_plugins/catalog/src/kairox_catalog/bundles.py", "supplement_plugin"): "kairox's staging folder, "
+    "as assemble_plugin: the fetched plugin, already checked by _copy_tree",
     ("builtin_plugins/manifests/src/kairox_manifests/install.py", "_copy_into_place"): "a staged copy, checked "
     "for links that leave it and devices before it is moved into place",
 }
