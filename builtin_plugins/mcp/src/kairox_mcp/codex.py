@@ -95,7 +95,8 @@ class CodexServer:
     problems: tuple[ConfigError, ...] = ()
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """What JSON or TOML calls ``value``'s type, for errors (``an object``, ``a list``)."""
     return {
         dict: "an object",
         list: "a list",
@@ -126,21 +127,21 @@ class _Reader:
         if value is None:
             return None
         if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
-            raise self.error(f"expected {what}, got {_type_name(value)}", key)
+            raise self.error(f"expected {what}, got {type_name(value)}", key)
         return value
 
     def strings(self, key: str) -> list[str] | None:
         value = self.get(key, list, "a list of strings")
         for i, item in enumerate(value or ()):
             if not isinstance(item, str):
-                raise self.error(f"expected a string, got {_type_name(item)}", f"{key}[{i}]")
+                raise self.error(f"expected a string, got {type_name(item)}", f"{key}[{i}]")
         return None if value is None else list(value)
 
     def table(self, key: str) -> dict[str, str] | None:
         value = self.get(key, dict, "a table of strings")
         for k, item in (value or {}).items():
             if not isinstance(item, str):  # never shown: env and header tables hold secrets
-                raise self.error(f"expected a string, got {_type_name(item)}", f"{key}.{k}")
+                raise self.error(f"expected a string, got {type_name(item)}", f"{key}.{k}")
         return None if value is None else dict(value)
 
     def seconds(self, key: str, scale: float = 1.0) -> float | None:
@@ -171,7 +172,7 @@ def _env_vars(r: _Reader) -> list[str] | None:
                 raise r.error(f"unknown key {extra[0]!r}", f"{key}.{extra[0]}")
             name, source = item.get("name"), item.get("source")
             if not isinstance(name, str):
-                raise r.error(f"expected a variable name, got {_type_name(name)}", f"{key}.name")
+                raise r.error(f"expected a variable name, got {type_name(name)}", f"{key}.name")
             if source not in (None, "local", "remote"):
                 raise r.error(f"unsupported env_vars source {source!r}; expected 'local' or 'remote'", f"{key}.source")
             if source == "remote":
@@ -179,7 +180,7 @@ def _env_vars(r: _Reader) -> list[str] | None:
                 continue
             item = name
         if not isinstance(item, str):
-            raise r.error(f"expected a variable name, got {_type_name(item)}", key)
+            raise r.error(f"expected a variable name, got {type_name(item)}", key)
         out.append(item)
     return out
 
@@ -190,7 +191,7 @@ def _oauth(r: _Reader, scopes: list[str] | None) -> dict[str, Any] | None:
     for key, item in (value or {}).items():
         if key in ("client_id", "clientId"):  # clientId: a plugin's name for it (plugin_config.rs)
             if not isinstance(item, str):
-                raise r.error(f"expected a string, got {_type_name(item)}", f"oauth.{key}")
+                raise r.error(f"expected a string, got {type_name(item)}", f"oauth.{key}")
             out.setdefault("client_id", item)
         elif key == "callbackPort":
             r.report(

@@ -48,7 +48,7 @@ from kairox.errors import ConfigError
 from kairox.ext import expand_env, redact, redact_url
 from kairox.files import Refused, Root, check_toml_keys, update_text
 
-from .codex import codex_server
+from .codex import codex_server, type_name
 from .sources import read_config_file
 
 __all__ = [
@@ -581,19 +581,8 @@ def _expect(raw: Mapping[str, Any], key: str, kind: type | tuple[type, ...], wha
     if isinstance(value, bool) and kind is not bool:
         raise ConfigError(f"expected {what}, got a boolean", file=file, path=f"{path}.{key}")
     if not isinstance(value, kind):
-        raise ConfigError(f"expected {what}, got {_type_name(value)}", file=file, path=f"{path}.{key}")
+        raise ConfigError(f"expected {what}, got {type_name(value)}", file=file, path=f"{path}.{key}")
     return value
-
-
-def _type_name(value: Any) -> str:
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
 
 
 def _strings(raw: Mapping[str, Any], key: str, file: str, path: str) -> list[str] | None:
@@ -602,7 +591,7 @@ def _strings(raw: Mapping[str, Any], key: str, file: str, path: str) -> list[str
         return None
     for i, item in enumerate(value):
         if not isinstance(item, str):
-            raise ConfigError(f"expected a string, got {_type_name(item)}", file=file, path=f"{path}.{key}[{i}]")
+            raise ConfigError(f"expected a string, got {type_name(item)}", file=file, path=f"{path}.{key}[{i}]")
     return list(value)
 
 
@@ -612,7 +601,7 @@ def _table(raw: Mapping[str, Any], key: str, file: str, path: str) -> dict[str, 
         return None
     for k, item in value.items():
         if not isinstance(item, str):  # never show the value: env and header tables hold secrets
-            raise ConfigError(f"expected a string, got {_type_name(item)}", file=file, path=f"{path}.{key}.{k}")
+            raise ConfigError(f"expected a string, got {type_name(item)}", file=file, path=f"{path}.{key}.{k}")
     return dict(value)
 
 
@@ -730,7 +719,7 @@ def _entry(
             env = _table(command, "env", file, f"{path}.command")
             command = _expect(command, "path", str, "a string", file, f"{path}.command")
     if command is not None and not isinstance(command, str):
-        raise ConfigError(f"expected a string, got {_type_name(command)}", file=file, path=f"{path}.command")
+        raise ConfigError(f"expected a string, got {type_name(command)}", file=file, path=f"{path}.command")
     args = args if args is not None else _strings(raw, "args", file, path)
     env = env if env is not None else _table(raw, "env", file, path)
     cwd = _expect(raw, "cwd", str, "a string", file, path)
