@@ -44,7 +44,7 @@ import attrs
 
 from kairox.errors import ConfigError
 
-__all__ = ["CODEX_SERVER_KEYS", "CodexServer", "codex_server"]
+__all__ = ["CODEX_SERVER_KEYS", "CodexServer", "codex_server", "type_name"]
 
 #: every key of Codex's server schema, and what kairox makes of it ("" : taken over)
 CODEX_SERVER_KEYS: dict[str, str] = {
