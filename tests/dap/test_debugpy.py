@@ -216,7 +216,14 @@ async def test_waiting_again_for_a_program_that_runs_long(dap_workspace: Path) -
         assert first.splitlines()[-1] == "running (did not stop within 0.2 s)"
         again = await call(rt, "dap.continue", {"wait": 30})
         assert again.splitlines()[0] == "stopped (breakpoint) at #0 <module>  slow.py:9:1: value = 41 + 1"
-        assert again.splitlines()[1:] == ["output:", "woke up"]
+        # debugpy's launcher relays the program's stdout on its own channel, so the DAP `output`
+        # event may come after `stopped`: the line is in this answer or in the next dap.output.
+        assert again.splitlines()[1:] in ([], ["output:", "woke up"])
+        if again.splitlines()[1:] == []:
+            with anyio.fail_after(10):
+                while (late := await call(rt, "dap.output")) == "(no new output)":
+                    await anyio.sleep(0.05)
+            assert late == "woke up\n"
         await call(rt, "dap.disconnect")
 
 
