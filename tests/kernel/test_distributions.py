@@ -106,6 +106,42 @@ def test_env_variables_narrow_the_set_and_say_why(fake_site: FakeSite, tmp_path:
     assert "not in the plugin set" in host.not_loaded["mcp"][1]
 
 
+EXTRA = """
+import attrs
+from kairox import ConfigSection, hookimpl
+
+@attrs.define
+class Extra:
+    colour: str = "red"
+
+@hookimpl
+def kairox_register_config_sections(registrar):
+    registrar.add(ConfigSection("acme_extra", Extra))
+"""
+
+
+@pytest.mark.anyio
+async def test_an_unknown_section_names_the_installed_packages_left_out(fake_site: FakeSite, tmp_path: Path) -> None:
+    """A third-party package no table knows, installed but outside the distribution's plugin
+    set: a config using its section is told that package is installed and why it is not loaded."""
+    add_acme(fake_site)
+    fake_site.add("acme-extra", entry_points={"acme_extra": "acme_extra_kairox"}, modules={"acme_extra_kairox": EXTRA})
+    env = env_for(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kairox.toml").write_text('[acme_extra]\ncolour = "blue"\n')
+    async with Runtime.open(
+        ws, host=build_plugin_host(env=env), env=env, home=tmp_path / "home", start=False, trusted=True
+    ) as rt:
+        errors = [e for e in rt.config.errors if e.path == "acme_extra"]
+        assert len(errors) == 1, rt.config.errors
+        assert errors[0].message.startswith("unknown section [acme_extra]; ")
+        assert (
+            "installed plugin packages not loaded here (one may own it): acme-extra (which is installed but "
+            "not loaded: not in the plugin set of distribution 'acme' (acme-kairox))"
+        ) in errors[0].message
+
+
 @pytest.mark.anyio
 async def test_runtime_open_gets_the_default_config_below_the_users(fake_site: FakeSite, tmp_path: Path) -> None:
     add_acme(fake_site)

@@ -24,7 +24,7 @@ from ._config import (
     workspace_config_files,
 )
 from ._convert import _join, _key_part, describe_value, errors_from, structure
-from ._features import missing_feature_message
+from ._features import missing_feature_message, not_loaded_packages
 from ._home import user_home
 from ._registrar import Registrar
 from .errors import ConfigError
@@ -150,8 +150,11 @@ def _unknown_section(config: Config, section: str, file: str) -> ConfigError:
     owned = ", ".join(f"{n} ({config.owners.get(n) or '?'})" for n in sorted(config.sections))
     close = difflib.get_close_matches(section, list(config.sections), n=1)
     hint = f"did you mean [{close[0]}]? " if close else ""
+    # a section of a package no table knows: an installed package that is not loaded may own it
+    absent = "; ".join(f"{package} ({why})" for package, why in sorted(not_loaded_packages().items()))
+    left_out = f"; installed plugin packages not loaded here (one may own it): {absent}" if absent else ""
     return ConfigError(
-        f"unknown section [{section}]; {hint}sections owned by installed plugins: {owned or 'none'}",
+        f"unknown section [{section}]; {hint}sections owned by installed plugins: {owned or 'none'}{left_out}",
         file=file,
         path=section,
     )

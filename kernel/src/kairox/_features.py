@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._host import PluginHost
 
-__all__ = ["missing_feature_message", "provider_of", "remember_not_loaded"]
+__all__ = ["missing_feature_message", "not_loaded_packages", "provider_of", "remember_not_loaded"]
 
 #: (kind, name) -> distribution that provides it. For a package that is not installed nothing
 #: else can say; tests/kernel/test_features.py checks the commands and config sections against
@@ -64,6 +64,12 @@ def remember_not_loaded(host: PluginHost) -> None:
     and why (the newest host's record wins: one process has one environment)."""
     _ABSENT.clear()
     _ABSENT.update(_absent(host))
+
+
+def not_loaded_packages() -> dict[str, str]:
+    """The installed plugin packages the newest plugin host left out or failed to load:
+    package name -> why ("which is installed but not loaded: ...")."""
+    return dict(_ABSENT)
 
 
 def missing_feature_message(kind: str, name: str, host: PluginHost | None = None) -> str | None:
