@@ -19,7 +19,7 @@ from kairox import ConfigError, ConfigSection
 from kairox._config import REDACTED, _substitute, inherit_env, user_home
 from kairox._config_load import known_errors_for
 from kairox._policy import PolicyConfig
-from kairox.ext import BrokenSection, Registrar, expand_env, load_config, redact
+from kairox.ext import BrokenSection, Registrar, build_plugin_host, expand_env, load_config, redact
 from kairox_testing import KairoxHarness, make_plugin
 
 
@@ -224,6 +224,9 @@ def test_unknown_section_names_the_owners(tmp_path: Path) -> None:
     ],
 )
 def test_section_of_a_missing_plugin_names_the_distribution(tmp_path: Path, section: str, dist: str) -> None:
+    # what a message says of a package comes from the newest plugin host's record (one process,
+    # one environment): a host of this environment's full set, not another test's narrower one
+    build_plugin_host()
     config, _ = load(tmp_path, f'[{section}.x]\ncommand = "c"\n')
     [error] = config.errors
     assert error.path == section
