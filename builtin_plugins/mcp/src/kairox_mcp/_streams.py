@@ -29,11 +29,11 @@ import functools
 import logging
 from collections import deque
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 import anyio
 import mcp.types as types
+from anyio.abc import AsyncResource
 from mcp.shared.message import SessionMessage
 from mcp.types import methods
 from pydantic import TypeAdapter
@@ -284,21 +284,14 @@ class Exchange:
         self.rejected_tools = {}
 
 
-class _Wrapped:
-    """Forwards what the SDK needs of a wrapped stream: close, context manager, attributes."""
+class _Wrapped(AsyncResource):
+    """Forwards what the SDK needs of a wrapped stream: close, attributes (``async with``
+    comes with :class:`anyio.abc.AsyncResource`)."""
 
     _inner: Any
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    async def __aenter__(self) -> Any:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

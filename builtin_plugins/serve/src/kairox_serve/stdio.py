@@ -18,10 +18,11 @@ import os
 import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types as types
+from anyio.abc import AsyncResource
 from mcp.shared.message import SessionMessage
 
 from kairox import Runtime
@@ -121,23 +122,15 @@ async def stdio_streams(wire: tuple[int, int]) -> AsyncIterator[tuple[Any, Any]]
         write_transport.close()
 
 
-_S = TypeVar("_S", bound="_LineStream")
-
-
-class _LineStream:
-    """What both line streams share: closing (the next use raises), and ``async with``."""
+class _LineStream(AsyncResource):
+    """What both line streams share: closing (the next use raises), and ``async with``
+    (:class:`anyio.abc.AsyncResource`)."""
 
     def __init__(self) -> None:
         self._closed = False
 
     async def aclose(self) -> None:
         self._closed = True
-
-    async def __aenter__(self: _S) -> _S:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 class _LineReader(_LineStream):

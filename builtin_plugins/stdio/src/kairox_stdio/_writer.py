@@ -37,10 +37,10 @@ import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 from typing import Any
 
 import anyio
+from anyio.abc import AsyncResource
 
 __all__ = ["StdinWriter", "encode"]
 
@@ -71,7 +71,7 @@ class _Waiting:
         return len(self.rest) < self.size
 
 
-class StdinWriter:
+class StdinWriter(AsyncResource):
     """See the module docstring. ``fd`` is the write end of the server's stdin pipe, made
     non-blocking here; the writer owns it (:meth:`close_fd`)."""
 
@@ -157,14 +157,6 @@ class StdinWriter:
         else:
             self._queue.append(head)
             self._work.set()
-
-    async def __aenter__(self) -> StdinWriter:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
     # -- the connection's side ---------------------------------------------------------
     def close(self) -> None:
