@@ -6,8 +6,10 @@ A server's stderr, a log record's data and an error message from a server are
 redacted (``kairox.ext.redact``) before they are shown. The baseline is the
 redaction as it was (``old_redact_args`` below, kept here only for this
 comparison): its key, flag and URL patterns backtrack, so one 16 KB line from a
-backend took seconds. Each shape is a line built to make one of them backtrack,
-or to give the scan the most work per character. Columns: the median time of
+backend took seconds. A URL the old pattern finds is redacted by today's
+``kairox.ext.redact_url`` (the URL's own redaction never backtracked; finding it
+did). Each shape is a line built to make one of them backtrack, or to give the
+scan the most work per character. Columns: the median time of
 the current redaction, of the old one, and old / new. The old one is run at a
 size only while its previous size took less than ``--old-budget`` seconds (it
 grows quadratically); "-" marks a size it was not run at.
@@ -17,39 +19,14 @@ from __future__ import annotations
 
 import functools
 import re
-import urllib.parse
 
 from _common import Row, parse_options, print_table
 
-from kairox.ext import redact
+from kairox.ext import redact, redact_url
 
 # -- the redaction before (kernel/src/kairox/_secrets.py), for comparison only -----------------
 
 _OLD_REDACTED = "<redacted>"
-_OLD_SECRET_PARAM = re.compile(
-    r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential|^code$|^session_?id$)", re.I
-)
-
-
-def old_redact_url(url: str) -> str:
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return "<invalid url>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:{_OLD_REDACTED}@{host}" if ":" in userinfo else f"{_OLD_REDACTED}@{host}"
-    query = parts.query
-    if query:
-        pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
-        query = urllib.parse.urlencode(
-            [(k, _OLD_REDACTED if _OLD_SECRET_PARAM.search(k) else v) for k, v in pairs], safe="<>"
-        )
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
 _OLD_SECRET_WORD = r"[\w.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|auth|credential)[\w.-]*"
 _OLD_SECRET_ASSIGN = re.compile(
     rf"(?i)(\b{_OLD_SECRET_WORD}[\"']?\s*[=:]\s*[\"']?)(?!(?:bearer|basic)\s)([^\s'\"&,}}]+)"
@@ -60,7 +37,7 @@ _OLD_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"]+")
 
 
 def old_redact_args(command_line: str) -> str:
-    text = _OLD_URL.sub(lambda m: old_redact_url(m.group(0)), command_line)
+    text = _OLD_URL.sub(lambda m: redact_url(m.group(0)), command_line)
     text = _OLD_BEARER.sub(lambda m: m.group(1) + _OLD_REDACTED, text)
     text = _OLD_SECRET_ASSIGN.sub(
         lambda m: m.group(1) + _OLD_REDACTED if m.group(2) != _OLD_REDACTED else m.group(0), text

@@ -17,8 +17,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from security_helpers import cli_env
 
-from kairox._text import stream_safe
 from kairox.ext import terminal_safe
+from kairox_cli._main import stream_safe
 
 KAIROX = [sys.executable, "-c", "import sys; from kairox_cli import main; sys.exit(main())"]
 # what must never come out raw: ESC (every sequence starts with it), BEL, C1 CSI/OSC, RLO

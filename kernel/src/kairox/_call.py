@@ -312,12 +312,7 @@ async def authorize(
     approver: Approver | None = None,
     reason: str | None = None,
 ) -> tuple[Path, ...] | None:
-    """The one approval flow (:meth:`Runtime.authorize`): the policy decides ``spec`` with
-    ``args``; on *ask*, the approver (``approver``, else the session's, else the runtime's)
-    is asked once, and an "allow for the session" answer is remembered. Raises
-    :class:`PolicyDenied` when the policy denies, nobody can be asked, or the answer is
-    anything but an explicit allow. Returns the roots the call's writes must stay inside
-    when the policy allowed it only because its targets resolved inside them."""
+    """The one approval flow, :meth:`Runtime.authorize <kairox.Runtime.authorize>` (which says what it does)."""
     policy = runtime.policy
     # the targets are resolved once: the decision and the confinement see the same
     location = policy.location(spec, args) if spec.capability is Capability.WRITE else "none"

@@ -9,7 +9,7 @@ rules into ``Allow``, ``Ask(reason)`` or ``Deny(reason)``.
 the matching rule, where the write targets resolve to) and asks it.
 :func:`~kairox._policy_merge.merge_policy` merges the ``[policy]`` tables of the
 config files so that a workspace file can only narrow the user's policy;
-:mod:`._policy_table` writes the table that ``docs/policy.md`` holds.
+``tests/policy/regen_policy_doc.py`` writes the table that ``docs/policy.md`` holds.
 """
 
 from __future__ import annotations

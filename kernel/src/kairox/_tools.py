@@ -139,10 +139,13 @@ class TextContent:
 
 @attrs.frozen
 class _Media:
-    """What an image and an audio block share: base64 data of a MIME type."""
+    """What an image and an audio block share: base64 data of a MIME type, and the
+    server's ``annotations`` and ``_meta``."""
 
     data: str  # base64
     mime_type: str
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
     def raw(self) -> bytes:
         return base64.b64decode(self.data)
@@ -153,8 +156,6 @@ class ImageContent(_Media):
     """An image block: base64 ``data`` and a ``mime_type``."""
 
     type: Literal["image"] = "image"
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
 
 
 @attrs.frozen
@@ -162,8 +163,6 @@ class AudioContent(_Media):
     """An audio block: base64 ``data`` and a ``mime_type``."""
 
     type: Literal["audio"] = "audio"
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
 
 
 @attrs.frozen

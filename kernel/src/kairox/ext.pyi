@@ -190,9 +190,6 @@ from ._skills import (
     SkillsScanned as SkillsScanned,
 )
 from ._text import (
-    SafeStream as SafeStream,
-)
-from ._text import (
     shell_line as shell_line,
 )
 from ._text import (

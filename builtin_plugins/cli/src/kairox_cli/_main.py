@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,42 @@ from ._logging import configure_logging
 from ._util import CliState
 
 __all__ = ["build_cli", "cli", "main"]
+
+
+# -- the guard on everything the CLI prints --------------------------------------------------
+
+# what a stream guard escapes: C0 but tab, newline and carriage return (CR is what
+# click's own prompts and progress redraws use), DEL, C1 and the bidi controls
+_STREAM_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _stream_escape(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    # C0 as \xNN (json.dumps never leaves one raw); DEL, C1 and bidi as \uXXXX, which
+    # inside a JSON string still means the same character
+    return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"
+
+
+def stream_safe(text: str) -> str:
+    """What :class:`SafeStream` writes for ``text``: escape sequences and bidi controls
+    visible, newlines, tabs and carriage returns kept."""
+    return _STREAM_UNSAFE.sub(_stream_escape, text)
+
+
+class SafeStream:
+    """A text stream wrapper for the CLI's stdout and stderr: nothing a server, bundle or
+    file put in a string kairox prints can drive the terminal (kairox itself writes no
+    escape sequences). JSON output stays valid JSON."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        self._inner.write(stream_safe(text) if isinstance(text, str) else text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 @click.group(
@@ -135,7 +172,6 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     """The ``kairox`` console script: the command line with every plugin's commands, run on ``argv``."""
-    from kairox.ext import SafeStream
     from kairox_process import protect_environment
 
     # a server or worker this process starts must not read its environment from /proc
