@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from kairox import ImageContent, TextContent, ToolResult
@@ -38,23 +39,22 @@ def add_tools(provider: InMemoryToolProvider) -> list[str]:
     """Tools on ``provider``; each call a tool runs is appended to the list returned."""
     calls: list[str] = []
 
-    @provider.tool("notes.add", domain="local", capability="write")
-    def add(title: str) -> str:
-        """Add a note."""
-        calls.append(f"add {title}")
-        return f"added {title}"
+    def note_tool(verb: str, done: str) -> Callable[[str], str]:
+        def note(title: str) -> str:
+            calls.append(f"{verb} {title}")
+            return f"{done} {title}"
 
-    @provider.tool("notes.delete", domain="local", capability="write")
-    def delete(title: str) -> str:
-        """Delete a note."""
-        calls.append(f"delete {title}")
-        return f"deleted {title}"
+        return note
 
-    @provider.tool("notes.publish", domain="local", capability="write")
-    def publish(title: str) -> str:
-        """Publish a note."""
-        calls.append(f"publish {title}")
-        return f"published {title}"
+    # notes.add, notes.delete, notes.publish: the same tool but for the verb ("Add a note.", ...)
+    for verb, done in (("add", "added"), ("delete", "deleted"), ("publish", "published")):
+        provider.add_function(
+            note_tool(verb, done),
+            f"notes.{verb}",
+            description=f"{verb.capitalize()} a note.",
+            domain="local",
+            capability="write",
+        )
 
     @provider.tool("weather.now", domain="local", capability="read")
     def weather(city: str) -> ToolResult:

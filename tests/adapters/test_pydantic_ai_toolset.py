@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapters_helpers import MCP_SERVER, PNG_BYTES, POLICY, add_tools
+from adapters_helpers import MCP_SERVER, PNG_BYTES
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -62,17 +62,6 @@ def calls_then_answers(name: str, args: dict[str, Any], seen: list[AgentInfo] | 
 async def run(rt: Runtime, model: Any, *, approver: Callable[..., Any] | None = None) -> Any:
     async with rt.session(approver=approver) as session:
         return await Agent(model, toolsets=[KairoxToolset(session)]).run("go")
-
-
-@pytest.fixture
-def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
-    kairox_harness.write_config(POLICY, where="user")
-    return kairox_harness
-
-
-@pytest.fixture
-def calls(kairox_tool_provider: InMemoryToolProvider) -> list[str]:
-    return add_tools(kairox_tool_provider)
 
 
 async def test_test_model_calls_every_tool_and_reads_each_result_or_refusal(
