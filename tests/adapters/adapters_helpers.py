@@ -8,9 +8,10 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from kairox import ImageContent, TextContent, ToolResult
-from kairox_testing import InMemoryToolProvider
+from kairox import Block, ImageContent, TextContent, ToolCall, ToolResult
+from kairox_testing import InMemoryToolProvider, make_plugin
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
@@ -70,3 +71,12 @@ def add_tools(provider: InMemoryToolProvider) -> list[str]:
         return ToolResult(content=(TextContent(f"chart {title}"), ImageContent(data=PNG, mime_type="image/png")))
 
     return calls
+
+
+def read_only_notes() -> Any:
+    """A plugin whose ``pre_tool_call`` hook blocks notes.add: "notes are read-only today"."""
+
+    def guard(call: ToolCall) -> Block | None:
+        return Block("notes are read-only today") if call.tool.id == "notes.add" else None
+
+    return make_plugin("guard", kairox_pre_tool_call=guard)

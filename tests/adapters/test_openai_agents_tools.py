@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapters_helpers import MCP_SERVER, PNG
+from adapters_helpers import MCP_SERVER, PNG, read_only_notes
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 
-from kairox import Block, Runtime, ToolCall
+from kairox import Runtime
 from kairox_adapters.openai_agents import tools
-from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 
@@ -115,11 +115,7 @@ async def test_the_approver_is_asked_and_its_no_stops_the_call(
 async def test_a_pre_tool_call_hook_blocks_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
 ) -> None:
-    def guard(call: ToolCall) -> Block | None:
-        return Block("notes are read-only today") if call.tool.id == "notes.add" else None
-
-    plugin = make_plugin("guard", kairox_pre_tool_call=guard)
-    async with harness.open(plugins=[kairox_tool_provider.plugin(), plugin]) as rt:
+    async with harness.open(plugins=[kairox_tool_provider.plugin(), read_only_notes()]) as rt:
         output = await run(rt, calls_then_answers("notes_add", {"title": "groceries"}))
     assert output.startswith("error:") and "notes are read-only today" in output, output
     assert calls == []
