@@ -9,6 +9,8 @@ Import as ``import peers`` (pytest puts ``tests/`` on ``sys.path`` because of
   ``dist/index.js``. Tests are skipped when node/npm are not installed.
 - :func:`everything_http` starts it in ``sse`` or ``streamableHttp`` mode on a
   free 127.0.0.1 port and yields the endpoint URL once it accepts connections.
+- :func:`run_to_end` runs a command (the kairox CLI, a script) to its end as a shell would,
+  in a session of its own, and returns what it printed.
 - :func:`no_leftover_processes` (and ``no_leftovers`` in ``tests/conftest.py``, the
   one process-leak fixture of every suite) asserts that a block leaves no process
   behind: the test process becomes a *child subreaper* (Linux), so orphaned
@@ -29,9 +31,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import psutil
 import pytest
@@ -267,6 +269,15 @@ def default_signals() -> None:
     then leaves it ignored): the child would never see the test's signal."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
+
+
+def run_to_end(argv: Sequence[str], *, timeout: float = 120, **where: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` (``where``: its ``cwd`` and ``env``) to its end in a session and process
+    group of its own (so a signal meant for the test's group never reaches it), stdin closed,
+    its output captured as text; its exit status is the caller's to check."""
+    return subprocess.run(
+        argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, start_new_session=True, **where
+    )
 
 
 def free_port() -> int:
