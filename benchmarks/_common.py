@@ -1,16 +1,22 @@
-"""What the now-vs-old benchmarks of patterns over outside text share: the options, the timing and the table.
+"""What the benchmarks share.
 
 ``bench_outside_patterns.py`` and ``bench_redaction.py`` each time a pattern kairox applies now against
-the one it replaced, on inputs of growing size; this prints their rows the same way.
+the one it replaced, on inputs of growing size; this prints their rows the same way. The benchmarks that
+measure in a process of their own (``bench_mcp.py``, ``bench_open.py``, ``bench_peers.py``) run it with
+:func:`run_child` and read its result with :func:`last_json`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -25,6 +31,22 @@ class Row:
     text: Callable[[int], str]
     now: Fn
     old: Fn
+
+
+def run_child(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run a measuring process, its output captured as text; its exit status is the caller's to read."""
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=cwd)
+
+
+def last_json(proc: subprocess.CompletedProcess[str]) -> Any:
+    """A measuring process's result: the last line it printed, as JSON."""
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def median_seconds(fn: Fn, text: str, reps: int) -> float:

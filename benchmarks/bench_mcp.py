@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _common import last_json, run_child
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -295,18 +296,11 @@ def bench_process(
             for name, source, path in clients:
                 env = {**os.environ, "PYTHONPATH": path} if path else None
                 started = time.time()
-                proc = subprocess.run(
-                    [sys.executable, "-c", source, json.dumps(servers)],
-                    capture_output=True,
-                    text=True,
-                    timeout=120,
-                    check=False,
-                    env=env,
-                )
+                proc = run_child([sys.executable, "-c", source, json.dumps(servers)], timeout=120, env=env)
                 whole = time.time() - started
                 if proc.returncode != 0:
                     raise RuntimeError(f"{name}: {proc.stderr[-2000:]}")
-                ready = json.loads(proc.stdout.strip().splitlines()[-1])["ready"] - started
+                ready = last_json(proc)["ready"] - started
                 samples[name][0].append(ready)
                 samples[name][1].append(whole)
     return {name: (statistics.median(r), statistics.median(w)) for name, (r, w) in samples.items()}

@@ -40,6 +40,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from _common import last_json, run_child
+
 TARGET = 1.10
 
 
@@ -99,12 +101,10 @@ def plugin_names(env: dict[str, str]) -> list[str]:
 
 
 def run_once(workspace: str, env: dict[str, str]) -> dict[str, object]:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", workspace], env=env, capture_output=True, text=True, check=False
-    )
+    proc = run_child([sys.executable, __file__, "--child", workspace], env=env)
     if proc.returncode != 0:
         raise SystemExit(f"the measuring process failed:\n{proc.stderr}")
-    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = last_json(proc)
     return result
 
 

@@ -37,6 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import last_json, run_child
+
 REPO = Path(__file__).resolve().parent.parent
 RUNNER = REPO / "benchmarks" / "_peer_runner.py"
 SERVERS = REPO / "tests" / "fixtures" / "mcp_servers"
@@ -83,20 +85,13 @@ def run(library: str, scenario: str, args: dict[str, Any], python: str) -> tuple
     # a PYTHONPATH given to the harness comes first (to measure a copy of the sources)
     paths = [p for p in (os.environ.get("PYTHONPATH", ""), str(REPO / "benchmarks")) if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    proc = subprocess.run(
-        [python, str(RUNNER), library, scenario, json.dumps(args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=REPO,
-    )
+    proc = run_child([python, str(RUNNER), library, scenario, json.dumps(args)], timeout=300, env=env, cwd=REPO)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         return wall, {
             "failed": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
         }
-    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+    return wall, last_json(proc)
 
 
 def run_cli(servers: list[dict[str, Any]]) -> float:

@@ -9,6 +9,8 @@ Import as ``import peers`` (pytest puts ``tests/`` on ``sys.path`` because of
   ``dist/index.js``. Tests are skipped when node/npm are not installed.
 - :func:`everything_http` starts it in ``sse`` or ``streamableHttp`` mode on a
   free 127.0.0.1 port and yields the endpoint URL once it accepts connections.
+- :func:`run_to_end` runs a command (the kairox CLI, a script) to its end as a shell would,
+  in a session of its own, and returns what it printed.
 - :func:`no_leftover_processes` (and ``no_leftovers`` in ``tests/conftest.py``, the
   one process-leak fixture of every suite) asserts that a block leaves no process
   behind: the test process becomes a *child subreaper* (Linux), so orphaned
@@ -29,9 +31,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import psutil
 import pytest
@@ -269,6 +271,15 @@ def default_signals() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
+def run_to_end(argv: Sequence[str], *, timeout: float = 120, **where: Any) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` (``where``: its ``cwd`` and ``env``) to its end in a session and process
+    group of its own (so a signal meant for the test's group never reaches it), stdin closed,
+    its output captured as text; its exit status is the caller's to check."""
+    return subprocess.run(
+        argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout, start_new_session=True, **where
+    )
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -326,57 +337,42 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
 
 
 @contextlib.contextmanager
-def http_peer(argv: list[str], port: int, path: str = "/mcp", *, env: dict[str, str] | None = None) -> Iterator[str]:
+def http_peer(
+    argv: list[str], port: int, path: str = "/mcp", *, env: dict[str, str] | None = None, log: Path | None = None
+) -> Iterator[str]:
     """Run ``argv`` (an HTTP server listening on ``port``; ``env``: its environment) in its own
-    process group, its output discarded; yield ``http://127.0.0.1:PORT{path}`` once it listens;
-    stop the group (SIGTERM, then SIGKILL) on exit."""
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        wait_for_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}{path}"
-    finally:
-        _stop_group(proc, grace=5.0)
-
-
-@contextlib.contextmanager
-def everything_http(mode: Literal["sse", "streamableHttp"]) -> Iterator[str]:
-    """Run server-everything over HTTP; yield its endpoint URL (``/sse`` or ``/mcp``).
-
-    The server runs in its own process group with its output in a temporary
-    log (shown in the error when it fails to start); the group is stopped on exit.
-    """
-    js = everything_server_js()
-    port = free_port()
-    env = {**os.environ, "PORT": str(port)}
-    log_path = cache_dir() / f"everything-{mode}-{port}.log"
-    with open(log_path, "wb") as log:
+    process group, its output discarded or written to ``log`` (its tail shown in the error when
+    the server fails to start; removed on exit); yield ``http://127.0.0.1:PORT{path}`` once it
+    listens; stop the group (SIGTERM, then SIGKILL) on exit."""
+    with open(log, "wb") if log is not None else contextlib.nullcontext(subprocess.DEVNULL) as out:
         proc = subprocess.Popen(
-            ["node", str(js), mode],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
         )
     try:
         try:
             wait_for_port(port, proc=proc)
         except (RuntimeError, TimeoutError) as exc:
-            output = log_path.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"server-everything {mode}: {exc}\n{output}") from exc
-        path = "/sse" if mode == "sse" else "/mcp"
+            if log is None:
+                raise
+            raise RuntimeError(f"{' '.join(argv)}: {exc}\n{log.read_text(errors='replace')[-2000:]}") from exc
         yield f"http://127.0.0.1:{port}{path}"
     finally:
-        _stop_group(proc)
-        with contextlib.suppress(OSError):
-            log_path.unlink()
+        _stop_group(proc, grace=5.0)
+        if log is not None:
+            with contextlib.suppress(OSError):
+                log.unlink()
+
+
+@contextlib.contextmanager
+def everything_http(mode: Literal["sse", "streamableHttp"]) -> Iterator[str]:
+    """Run server-everything over HTTP (:func:`http_peer`, its output in a temporary log);
+    yield its endpoint URL (``/sse`` or ``/mcp``)."""
+    argv = ["node", str(everything_server_js()), mode]
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    log = cache_dir() / f"everything-{mode}-{port}.log"
+    with http_peer(argv, port, "/sse" if mode == "sse" else "/mcp", env=env, log=log) as url:
+        yield url
 
 
 # -- leftover processes ------------------------------------------------------------

@@ -6,10 +6,12 @@ from __future__ import annotations
 import base64
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from kairox import ImageContent, TextContent, ToolResult
-from kairox_testing import InMemoryToolProvider
+from kairox import Block, ImageContent, TextContent, ToolCall, ToolResult
+from kairox_testing import InMemoryToolProvider, make_plugin
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
@@ -38,23 +40,22 @@ def add_tools(provider: InMemoryToolProvider) -> list[str]:
     """Tools on ``provider``; each call a tool runs is appended to the list returned."""
     calls: list[str] = []
 
-    @provider.tool("notes.add", domain="local", capability="write")
-    def add(title: str) -> str:
-        """Add a note."""
-        calls.append(f"add {title}")
-        return f"added {title}"
+    def note_tool(verb: str, done: str) -> Callable[[str], str]:
+        def note(title: str) -> str:
+            calls.append(f"{verb} {title}")
+            return f"{done} {title}"
 
-    @provider.tool("notes.delete", domain="local", capability="write")
-    def delete(title: str) -> str:
-        """Delete a note."""
-        calls.append(f"delete {title}")
-        return f"deleted {title}"
+        return note
 
-    @provider.tool("notes.publish", domain="local", capability="write")
-    def publish(title: str) -> str:
-        """Publish a note."""
-        calls.append(f"publish {title}")
-        return f"published {title}"
+    # notes.add, notes.delete, notes.publish: the same tool but for the verb ("Add a note.", ...)
+    for verb, done in (("add", "added"), ("delete", "deleted"), ("publish", "published")):
+        provider.add_function(
+            note_tool(verb, done),
+            f"notes.{verb}",
+            description=f"{verb.capitalize()} a note.",
+            domain="local",
+            capability="write",
+        )
 
     @provider.tool("weather.now", domain="local", capability="read")
     def weather(city: str) -> ToolResult:
@@ -70,3 +71,12 @@ def add_tools(provider: InMemoryToolProvider) -> list[str]:
         return ToolResult(content=(TextContent(f"chart {title}"), ImageContent(data=PNG, mime_type="image/png")))
 
     return calls
+
+
+def read_only_notes() -> Any:
+    """A plugin whose ``pre_tool_call`` hook blocks notes.add: "notes are read-only today"."""
+
+    def guard(call: ToolCall) -> Block | None:
+        return Block("notes are read-only today") if call.tool.id == "notes.add" else None
+
+    return make_plugin("guard", kairox_pre_tool_call=guard)

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapters_helpers import MCP_SERVER, PNG, POLICY, add_tools
+from adapters_helpers import MCP_SERVER, PNG, read_only_notes
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 
-from kairox import Block, Runtime, ToolCall
+from kairox import Runtime
 from kairox_adapters.openai_agents import tools
-from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 
@@ -46,17 +46,6 @@ async def run(rt: Runtime, model: ScriptedModel, *, approver: Callable[..., Any]
     return result.final_output
 
 
-@pytest.fixture
-def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
-    kairox_harness.write_config(POLICY, where="user")
-    return kairox_harness
-
-
-@pytest.fixture
-def calls(kairox_tool_provider: InMemoryToolProvider) -> list[str]:
-    return add_tools(kairox_tool_provider)
-
-
 async def test_the_tools_are_the_sessions_model_visible_tools(
     kairox_harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
 ) -> None:
@@ -71,13 +60,28 @@ async def test_the_tools_are_the_sessions_model_visible_tools(
     assert add.params_json_schema["required"] == ["title"]
 
 
-async def test_the_result_of_a_call_reaches_the_model(
-    harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
+@pytest.mark.parametrize(
+    ("tool", "reads", "ran"),
+    [
+        pytest.param("notes_add", "added groceries", ["add groceries"], id="the-result-of-a-call"),
+        # a tool denied by a policy rule never runs, and the model reads why
+        pytest.param(
+            "notes_delete", "error: notes.delete: denied by a rule in [policy.rules]", [], id="a-denied-tool-never-runs"
+        ),
+    ],
+)
+async def test_the_model_reads_what_the_call_gave(
+    harness: KairoxHarness,
+    kairox_tool_provider: InMemoryToolProvider,
+    calls: list[str],
+    tool: str,
+    reads: str,
+    ran: list[str],
 ) -> None:
     async with harness.open(plugins=[kairox_tool_provider.plugin()]) as rt:
-        output = await run(rt, calls_then_answers("notes_add", {"title": "groceries"}))
-    assert output == "added groceries"
-    assert calls == ["add groceries"]
+        output = await run(rt, calls_then_answers(tool, {"title": "groceries"}))
+    assert output == reads
+    assert calls == ran
 
 
 async def test_an_image_reaches_the_model_as_an_input_image(
@@ -91,15 +95,6 @@ async def test_an_image_reaches_the_model_as_an_input_image(
         {"type": "input_text", "text": "chart sales"},
         {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
     ]
-
-
-async def test_a_tool_denied_by_a_policy_rule_never_runs_and_the_model_reads_why(
-    harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
-) -> None:
-    async with harness.open(plugins=[kairox_tool_provider.plugin()]) as rt:
-        output = await run(rt, calls_then_answers("notes_delete", {"title": "groceries"}))
-    assert output == "error: notes.delete: denied by a rule in [policy.rules]"
-    assert calls == []
 
 
 @pytest.mark.parametrize("answer", [False, True])
@@ -120,11 +115,7 @@ async def test_the_approver_is_asked_and_its_no_stops_the_call(
 async def test_a_pre_tool_call_hook_blocks_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
 ) -> None:
-    def guard(call: ToolCall) -> Block | None:
-        return Block("notes are read-only today") if call.tool.id == "notes.add" else None
-
-    plugin = make_plugin("guard", kairox_pre_tool_call=guard)
-    async with harness.open(plugins=[kairox_tool_provider.plugin(), plugin]) as rt:
+    async with harness.open(plugins=[kairox_tool_provider.plugin(), read_only_notes()]) as rt:
         output = await run(rt, calls_then_answers("notes_add", {"title": "groceries"}))
     assert output.startswith("error:") and "notes are read-only today" in output, output
     assert calls == []

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapters_helpers import MCP_SERVER, PNG_BYTES, POLICY, add_tools
+from adapters_helpers import MCP_SERVER, PNG_BYTES, read_only_notes
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -25,9 +25,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from kairox import Block, Runtime, ToolCall
+from kairox import Runtime
 from kairox_adapters.pydantic_ai import KairoxToolset
-from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness, make_plugin
+from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 
@@ -62,17 +62,6 @@ def calls_then_answers(name: str, args: dict[str, Any], seen: list[AgentInfo] | 
 async def run(rt: Runtime, model: Any, *, approver: Callable[..., Any] | None = None) -> Any:
     async with rt.session(approver=approver) as session:
         return await Agent(model, toolsets=[KairoxToolset(session)]).run("go")
-
-
-@pytest.fixture
-def harness(kairox_harness: KairoxHarness) -> KairoxHarness:
-    kairox_harness.write_config(POLICY, where="user")
-    return kairox_harness
-
-
-@pytest.fixture
-def calls(kairox_tool_provider: InMemoryToolProvider) -> list[str]:
-    return add_tools(kairox_tool_provider)
 
 
 async def test_test_model_calls_every_tool_and_reads_each_result_or_refusal(
@@ -146,11 +135,7 @@ async def test_the_approver_is_asked_and_its_no_stops_the_call(
 async def test_a_pre_tool_call_hook_blocks_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
 ) -> None:
-    def guard(call: ToolCall) -> Block | None:
-        return Block("notes are read-only today") if call.tool.id == "notes.add" else None
-
-    plugin = make_plugin("guard", kairox_pre_tool_call=guard)
-    async with harness.open(plugins=[kairox_tool_provider.plugin(), plugin]) as rt:
+    async with harness.open(plugins=[kairox_tool_provider.plugin(), read_only_notes()]) as rt:
         result = await run(rt, calls_then_answers("notes_add", {"title": "groceries"}))
     assert "notes are read-only today" in result.output
     assert calls == []

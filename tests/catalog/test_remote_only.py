@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import peers
 import pytest
 from catalog_server import CatalogServer
 
@@ -119,15 +120,8 @@ class World:
         self.server.serve("/catalog.json", {"entries": [entry]})
 
     def kairox(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [KAIROX, "--workspace", str(self.ws), *args],
-            cwd=self.ws,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            start_new_session=True,
+        return peers.run_to_end(
+            [KAIROX, "--workspace", str(self.ws), *args], cwd=self.ws, env=self.env, timeout=timeout
         )
 
     def everything(self) -> str:

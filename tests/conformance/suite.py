@@ -105,7 +105,7 @@ def extensions(side: str) -> list[str]:
 def run_client(who: str, scenario: str, revision: str | None, out: Path) -> tuple[Verdict, str]:
     """One client scenario at ``revision``'s wire (``None``: an extension scenario, which is on
     no revision's timeline: the suite's default); the verdict and the suite's output."""
-    proc = subprocess.run(
+    proc = peers.run_to_end(
         [
             *peers.conformance_cli(),
             "client",
@@ -119,10 +119,7 @@ def run_client(who: str, scenario: str, revision: str | None, out: Path) -> tupl
             "-o",
             str(out),
         ],
-        capture_output=True,
-        text=True,
         timeout=CLIENT_TIMEOUT_MS / 1000 + 120,
-        start_new_session=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     results = _results(out)
@@ -137,12 +134,8 @@ def run_server_scenario(url: str, scenario: str, out: Path) -> tuple[Verdict, di
     """One server scenario (an extension's, on no revision's timeline) against ``url``: the
     verdict, and each check's status by id (an extension the server does not declare is all
     SKIPPED, which the verdict alone would pass)."""
-    proc = subprocess.run(
-        [*peers.conformance_cli(), "server", "--url", url, "--scenario", scenario, "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        start_new_session=True,
+    proc = peers.run_to_end(
+        [*peers.conformance_cli(), "server", "--url", url, "--scenario", scenario, "-o", str(out)], timeout=600
     )
     results = _results(out, prefix="server-")
     if scenario not in results:
@@ -155,12 +148,8 @@ def run_server_scenario(url: str, scenario: str, out: Path) -> tuple[Verdict, di
 
 def run_server(url: str, revision: str, out: Path) -> dict[str, Verdict]:
     """Every server scenario of ``revision``'s requirement set (scored or not) against ``url``."""
-    proc = subprocess.run(
-        [*peers.conformance_cli(), "server", "--url", url, "--requirements", revision, "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        start_new_session=True,
+    proc = peers.run_to_end(
+        [*peers.conformance_cli(), "server", "--url", url, "--requirements", revision, "-o", str(out)], timeout=1800
     )
     results = {name: verdict(path) for name, path in _results(out, prefix="server-").items()}
     if not results:

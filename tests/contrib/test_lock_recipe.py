@@ -36,14 +36,20 @@ def env_for(tmp_path: Path) -> dict[str, str]:
     return {**env, "UV_OFFLINE": "1", "UV_PYTHON": sys.executable, "KAIROX_HOME": str(tmp_path / "home")}
 
 
-def test_the_locking_recipe_installs_exactly_the_plugin_set(wheels: Path, tmp_path: Path) -> None:
+def minimal_project(wheels: Path, tmp_path: Path) -> Path:
+    """A copy of contrib/kairox-minimal whose ``wheels/`` holds the kairox wheels a team gets
+    from its private index; its own is built by the recipe."""
     project = tmp_path / "kairox-minimal"
     shutil.copytree(ROOT / "contrib" / "kairox-minimal", project, ignore=shutil.ignore_patterns("dist", "__pycache__"))
-    # the kairox wheels a team gets from its private index; its own is built by the recipe
     (project / "wheels").mkdir()
     for wheel in wheels.glob("*.whl"):
         if not wheel.name.startswith("kairox_minimal-"):
             shutil.copy(wheel, project / "wheels")
+    return project
+
+
+def test_the_locking_recipe_installs_exactly_the_plugin_set(wheels: Path, tmp_path: Path) -> None:
+    project = minimal_project(wheels, tmp_path)
     prefix = tmp_path / "opt-acme"
     env = env_for(tmp_path)
     (tmp_path / "home").mkdir()
@@ -89,12 +95,7 @@ def test_the_locking_recipe_installs_exactly_the_plugin_set(wheels: Path, tmp_pa
 def test_the_lock_refuses_a_wheel_whose_hash_differs(wheels: Path, tmp_path: Path) -> None:
     """The attack: the folder of wheels shipped with the lock (to the machine that builds the
     image) has a wheel replaced. The same install from an untouched copy succeeds."""
-    project = tmp_path / "kairox-minimal"
-    shutil.copytree(ROOT / "contrib" / "kairox-minimal", project, ignore=shutil.ignore_patterns("dist", "__pycache__"))
-    (project / "wheels").mkdir()
-    for wheel in wheels.glob("*.whl"):
-        if not wheel.name.startswith("kairox_minimal-"):
-            shutil.copy(wheel, project / "wheels")
+    project = minimal_project(wheels, tmp_path)
     env = env_for(tmp_path)
     build, compile_, venv, install, _show = recipe()
     for command in (build, compile_):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+import peers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "host_loop.py"
@@ -17,15 +18,7 @@ def test_the_host_loop_example_runs_its_script_through_the_policy(tmp_path: Path
     home.mkdir()
     (workspace / "notes.txt").write_text("remember the milk\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")} | {"KAIROX_HOME": str(home)}
-    out = subprocess.run(
-        [sys.executable, str(EXAMPLE), str(workspace)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        start_new_session=True,
-    )
+    out = peers.run_to_end([sys.executable, str(EXAMPLE), str(workspace)], cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     offered, listed, read, wrote, ran, unknown, total = out.stdout.splitlines()
     assert offered.startswith("offered ") and "fs_read" in offered and "shell_exec" in offered

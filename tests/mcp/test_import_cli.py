@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import click
+import peers
 import pytest
 from test_importer import FIXTURE_SECRETS, copy_fixtures
 
@@ -182,21 +183,7 @@ def test_the_real_cli_has_the_command_once_registered(tmp_path: Path) -> None:
     if probe.stdout.strip() != "True":
         pytest.skip("`import` is not registered in kairox_mcp.cli yet")
     env = {"HOME": str(tmp_path), "KAIROX_HOME": str(tmp_path / "kh"), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "kairox"),
-            "--workspace",
-            str(tmp_path),
-            "mcp",
-            "import",
-            "--dry-run",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        start_new_session=True,
-    )
+    kairox = str(Path(sys.executable).parent / "kairox")
+    done = peers.run_to_end([kairox, "--workspace", str(tmp_path), "mcp", "import", "--dry-run", "--json"], env=env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["servers"] == []

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,12 @@ PROPS = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.functi
 JSON_DOCUMENTS = {fmt: json_documents(fmt) for fmt in FORMATS}
 MANIFESTS = {fmt: manifests(fmt) for fmt in FORMATS}
 INVALID_MANIFESTS = {fmt: invalid_manifests(fmt) for fmt in FORMATS}
+
+
+def each_format(test: Callable[[str, st.DataObject], None]) -> Callable[..., None]:
+    """A property of every manifest format: ``test(fmt, data)`` for each of FORMATS, its
+    examples drawn from ``data``."""
+    return pytest.mark.parametrize("fmt", FORMATS)(PROPS(given(data=st.data())(test)))
 
 
 @contextmanager
@@ -87,9 +93,7 @@ def assert_inside(m: BundleManifest, root: Path) -> None:
         assert is_inside(Path(os.path.realpath(path)), real_root), f"{path} is outside {real_root}"
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-@PROPS
-@given(data=st.data())
+@each_format
 def test_any_json_gives_a_manifest_or_a_manifest_error(fmt: str, data: st.DataObject) -> None:
     document = data.draw(JSON_DOCUMENTS[fmt])
     with plugin_dir(fmt, document) as root:
@@ -109,9 +113,7 @@ def test_any_json_gives_a_manifest_or_a_manifest_error(fmt: str, data: st.DataOb
                 assert_inside(m, root)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-@PROPS
-@given(data=st.data())
+@each_format
 def test_generated_manifests_load_and_round_trip(fmt: str, data: st.DataObject) -> None:
     document = data.draw(MANIFESTS[fmt])
     with plugin_dir(fmt, document) as root:
@@ -127,9 +129,7 @@ def test_generated_manifests_load_and_round_trip(fmt: str, data: st.DataObject) 
         assert load(fmt, root) == m
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-@PROPS
-@given(data=st.data())
+@each_format
 def test_wrong_type_of_a_known_field_names_that_field(fmt: str, data: st.DataObject) -> None:
     document, path = data.draw(INVALID_MANIFESTS[fmt])
     with plugin_dir(fmt, document) as root:

@@ -25,6 +25,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from serve_helpers import (
+    INIT,
     TOKEN,
     Workspace,
     connect,
@@ -270,6 +271,15 @@ def no_leftovers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 SHARED_GATEWAY = pytest.mark.xdist_group("tests/serve/test_forward.py::sdk_gateway")
 #: :data:`TRANSPORTS` for :func:`sdk_client`
 SDK_TRANSPORTS = ["stdio", pytest.param("http", marks=SHARED_GATEWAY)]
+#: (transport, gateway args, client mode) of the tests whose backend asks: 2026-07-28 is
+#: InputRequiredResult rounds (test_held.py); --stateless as one replica, which the retry reaches
+ASKING_CASES = [
+    ("stdio", (), "legacy"),
+    pytest.param("http", (), "legacy", marks=SHARED_GATEWAY),
+    ("stdio", (), "auto"),
+    pytest.param("http", (), "auto", marks=SHARED_GATEWAY),
+    pytest.param("http", ("--stateless",), "auto", marks=SHARED_GATEWAY),
+]
 
 
 def sdk_workspace(request: pytest.FixtureRequest, tmp_path: Path, transport: str, *args: str) -> Workspace:
@@ -295,18 +305,7 @@ async def sdk_client(
         yield client
 
 
-@pytest.mark.parametrize(
-    ("transport", "args", "mode"),
-    [
-        ("stdio", (), "legacy"),
-        pytest.param("http", (), "legacy", marks=SHARED_GATEWAY),
-        # 2026-07-28: InputRequiredResult rounds (test_held.py); --stateless as one replica,
-        # which the retry reaches
-        ("stdio", (), "auto"),
-        pytest.param("http", (), "auto", marks=SHARED_GATEWAY),
-        pytest.param("http", ("--stateless",), "auto", marks=SHARED_GATEWAY),
-    ],
-)
+@pytest.mark.parametrize(("transport", "args", "mode"), ASKING_CASES)
 async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
 ) -> None:
@@ -329,16 +328,7 @@ async def test_an_sdk_backend_samples_and_elicits_through_the_gateway(
         assert len(host.approvals) == 1  # "mcp.asks.elicitation" = "allow": not asked again
 
 
-@pytest.mark.parametrize(
-    ("transport", "args", "mode"),
-    [
-        ("stdio", (), "legacy"),
-        pytest.param("http", (), "legacy", marks=SHARED_GATEWAY),
-        ("stdio", (), "auto"),
-        pytest.param("http", (), "auto", marks=SHARED_GATEWAY),
-        pytest.param("http", ("--stateless",), "auto", marks=SHARED_GATEWAY),
-    ],
-)
+@pytest.mark.parametrize(("transport", "args", "mode"), ASKING_CASES)
 async def test_a_backend_prompt_that_asks_reaches_the_client(
     request: pytest.FixtureRequest, tmp_path: Path, transport: str, args: tuple[str, ...], mode: str
 ) -> None:
@@ -529,16 +519,7 @@ async def test_a_backends_request_goes_to_the_call_on_that_backend(tmp_path: Pat
 
     ws = with_two_backends(tmp_path, '"asks.*" = "allow"\n"asks2.*" = "allow"\n')
     headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"sampling": {}, "elicitation": {}},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"sampling": {}, "elicitation": {}}}}
     arrived, arrivals = anyio.create_memory_object_stream[tuple[str, dict[str, Any]]](100)
 
     async def call(http: httpx2.AsyncClient, url: str, name: str, rid: int, tool: str) -> None:

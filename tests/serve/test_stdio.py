@@ -15,7 +15,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from serve_helpers import KAIROX, Workspace, make_workspace, stdio_params, stop
+from serve_helpers import INIT, KAIROX, Workspace, make_workspace, stdio_params, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -234,16 +234,7 @@ def test_stdout_carries_only_json_rpc_even_while_the_runtime_opens(tmp_path: Pat
     )
     trust_workspace(ws.root, ws.home, env=ws.env())
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        INIT,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "noisy_hi", "arguments": {}}},
     ]
