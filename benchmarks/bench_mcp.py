@@ -153,7 +153,9 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
     devnull = open(os.devnull, "w")
     try:
         params = StdioServerParameters(command="node", args=[js, "stdio"])
-        docs = [("bench", {"mcp_servers": {"ev": {"command": "node", "args": [js, "stdio"]}}})]
+        # declared read-only and local, as the user's own config may: the policy lets the call run
+        server = {"command": "node", "args": [js, "stdio"], "domain": "local", "capability": "read"}
+        docs = [("bench", {"mcp_servers": {"ev": server}})]
         async with (
             stdio_client(params, errlog=devnull) as (read, write),
             ClientSession(read, write) as session,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import re
+import subprocess
 import sys
 import threading
 import types
@@ -180,6 +181,62 @@ def test_a_tool_set_refuses_two_tools_of_one_name() -> None:
     toolset.tool(name="same")(lambda: None)
     with pytest.raises(ValueError, match=re.escape("has a tool 'x.same' already")):
         toolset.tool(name="same")(lambda: None)
+
+
+def test_a_decorator_used_twice_gives_each_function_its_own_schema() -> None:
+    toolset = ToolSet("x")
+    declare = toolset.tool(domain="local", capability="read")
+
+    def first(a: int) -> None:
+        pass
+
+    def second(b: str) -> None:
+        pass
+
+    declare(first)
+    declare(second)
+    assert {tool.spec.id: list(tool.spec.input_schema["properties"]) for tool in toolset} == {
+        "x.first": ["a"],
+        "x.second": ["b"],
+    }
+
+
+def test_what_the_decorator_declares_is_checked_where_the_tool_is_declared() -> None:
+    def fn() -> None:
+        pass
+
+    with pytest.raises(ValueError, match="'nowhere' is not a valid Domain"):
+        ToolSet("x").tool(domain="nowhere")(fn)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        ToolSet("x").tool(colour="red")(fn)
+
+
+DECLARE_THEN_READ = '''
+import sys
+from kairox.declare import ToolSet
+
+tools = ToolSet("x")
+
+@tools.tool()
+def fn(a: int) -> None:
+    """Do a thing.
+
+    Args:
+        a: how many.
+    """
+
+[tool] = tools
+print("docstring_parser" in sys.modules)
+print(tool.spec.description, "/", tool.spec.input_schema["properties"]["a"]["description"])
+print("docstring_parser" in sys.modules)
+'''
+
+
+def test_the_docstring_is_read_when_the_spec_is_first_read() -> None:
+    # kairox plugins imports the module that declares the tools and reads no spec: the
+    # docstring parser stays out (a fresh interpreter: this one has imported it already)
+    out = subprocess.run([sys.executable, "-c", DECLARE_THEN_READ], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["False", "Do a thing. / how many.", "True"]
 
 
 # -- in a runtime -------------------------------------------------------------------------------
