@@ -325,3 +325,38 @@ def test_static_token_and_auth_together_are_refused(tmp_path: Path, idp: Idp) ->
     both = harness.cli("serve", "--http", "--token-env", "MCP_TOKEN", load_entrypoints=True)
     assert both.exit_code != 0
     assert "[serve.auth] and --token-env MCP_TOKEN" in both.stderr
+
+
+@pytest.mark.parametrize(
+    ("section", "error"),
+    [
+        (
+            '[serve.auth]\nissuer = "https://i.example/"\n',
+            "serve.auth.jwks_url: set exactly one of jwks_url and jwks_file",
+        ),
+        (
+            '[serve.auth]\nissuer = "https://i.example/"\njwks_url = "https://i.example/k"\njwks_file = "/k.json"\n',
+            "serve.auth.jwks_url: set exactly one",
+        ),
+        (
+            '[serve.auth]\nissuer = "https://i.example/"\njwks_file = "k.json"\n',
+            "serve.auth.jwks_file: expected an absolute",
+        ),
+        (
+            '[serve.auth]\nissuer = "ftp://i.example/"\njwks_file = "/k.json"\n',
+            "serve.auth.issuer: expected an http(s) URL",
+        ),
+        ("[[serve.principals.rules]]\ntools = []\n", "serve.principals.rules[0].subjects: a rule needs"),
+        ('[serve.principals]\nunmatched = "maybe"\n', "serve.principals.unmatched"),
+        ('[serve.audit]\nfile = "/tmp/a.jsonl"\nmax_line = 10\n', "serve.audit.max_line"),
+    ],
+)
+async def test_a_bad_section_names_its_file_and_field(tmp_path: Path, section: str, error: str) -> None:
+    from kairox import Runtime
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "kairox.toml").write_text(section, encoding="utf-8")
+    async with Runtime.open(tmp_path, start=False, home=home) as rt:
+        rendered = [e.render() for e in rt.config.errors]
+    assert any(str(home / "kairox.toml") in r and error in r for r in rendered), rendered
