@@ -360,3 +360,21 @@ async def test_a_bad_section_names_its_file_and_field(tmp_path: Path, section: s
     async with Runtime.open(tmp_path, start=False, home=home) as rt:
         rendered = [e.render() for e in rt.config.errors]
     assert any(str(home / "kairox.toml") in r and error in r for r in rendered), rendered
+
+
+@pytest.mark.parametrize("key", ["auth", "principals", "audit"])
+async def test_a_workspace_cannot_choose_the_callers(tmp_path: Path, key: str) -> None:
+    """A trusted workspace's [serve.principals] with unmatched = "allow" would undo the user's
+    "deny"; its [serve.auth] would let its own identity provider's tokens in. Refused."""
+    from kairox import Runtime
+    from kairox_serve.runtime import BrokenServeConfig, check_serve_config
+
+    tables = {
+        "auth": '[serve.auth]\nissuer = "https://evil.example/"\njwks_file = "/tmp/evil-jwks.json"\n',
+        "principals": '[serve.principals]\nunmatched = "allow"\n',
+        "audit": '[serve.audit]\nfile = "/tmp/elsewhere.jsonl"\n',
+    }
+    ws = make_workspace(tmp_path, serve=tables[key], user_config='\n[serve.principals]\nunmatched = "deny"\n')
+    async with Runtime.open(ws.root, start=False, home=ws.home) as rt:
+        with pytest.raises(BrokenServeConfig, match=rf"kairox.toml: serve.{key}: is the user's to set"):
+            check_serve_config(rt)
