@@ -190,6 +190,11 @@ class PrincipalsConfig:
     unmatched: str = attrs.field(default="allow", validator=attrs.validators.in_(("allow", "deny")))
     rules: list[PrincipalRule] = attrs.field(factory=list)
 
+    @property
+    def narrows(self) -> bool:
+        """Whether any principal may see less than ``[serve]`` exposes."""
+        return bool(self.rules) or self.unmatched == "deny"
+
 
 #: the longest audit line (bytes) ``max_line`` may allow
 MAX_AUDIT_LINE = 1_048_576

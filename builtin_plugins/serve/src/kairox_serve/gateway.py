@@ -49,7 +49,7 @@ from kairox.files import Root, is_inside
 
 from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
 from .audit import Auditor
-from .backends import Backend, BackendRefused, Backends, contents_of
+from .backends import Backend, BackendRefused, Backends, contents_of, match_template
 from .config import ServeConfig
 from .convert import (
     SKILL_SCHEME,
@@ -722,9 +722,8 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         prompts = [prompt_for(s) for s in self._skills_for(ctx)]
-        principal, rules = self.principal(ctx), self.config.principals
-        for exported, _backend, prompt in await self.backends.prompts(self._skill_names()):
-            if not principal.may_use_tool(rules, (exported,)):
+        for exported, backend, prompt in await self.backends.prompts(self._skill_names()):
+            if not self._may_see_item(ctx, backend, prompt.name):
                 continue
             prompts.append(
                 types.Prompt(
@@ -748,8 +747,8 @@ class Gateway:
         skill = self._skill_for(ctx, params.name)
         if skill is None:
             found = await self.backends.prompt(params.name, self._skill_names())
-            if self.exposure.skill(params.name) is not None or not self.principal(ctx).may_use_tool(
-                self.config.principals, (params.name,)
+            if self.exposure.skill(params.name) is not None or (
+                found is not None and not self._may_see_item(ctx, found[0], found[1].name)
             ):
                 found = None  # a skill, or a backend's prompt, this principal may not see
             if found is None:
@@ -801,8 +800,8 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         resources = [r for skill in self._skills_for(ctx) for r in _resources_of(skill)]
-        for _backend, r in await self.backends.resources():
-            if r.uri.startswith(SKILL_SCHEME):  # the gateway's own scheme: never a backend's
+        for backend, r in await self.backends.resources():
+            if r.uri.startswith(SKILL_SCHEME) or not self._may_see_item(ctx, backend, r.name):  # skill: the gateway's
                 continue
             resources.append(
                 types.Resource(
@@ -823,8 +822,8 @@ class Gateway:
                     description=t.description,
                     mime_type=t.mime_type,
                 )
-                for _backend, t in await self.backends.templates()
-                if not t.uri_template.startswith(SKILL_SCHEME)
+                for backend, t in await self.backends.templates()
+                if not t.uri_template.startswith(SKILL_SCHEME) and self._may_see_item(ctx, backend, t.name)
             ]
         )
 
@@ -867,7 +866,7 @@ class Gateway:
             backend = await self.backends.owner(uri)
         except BackendRefused as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
-        if backend is None:
+        if backend is None or not await self._may_read(ctx, backend, uri):
             raise self._not_found(ctx, uri, "no skill file, and no MCP server of the gateway has it")
         try:
             contents = await self.backends.read(backend, uri)
@@ -876,6 +875,25 @@ class Gateway:
         if not contents:  # an empty answer is not a resource (SEP-2164)
             raise self._not_found(ctx, uri, f"MCP server {backend.server} returned no contents")
         return types.ReadResourceResult(contents=[contents_of(c) for c in contents])
+
+    def _may_see_item(self, ctx: ServerRequestContext[Any, Any], backend: Backend, name: str) -> bool:
+        """Whether the request's principal may see a backend's prompt, resource or template
+        ``name``: its tool rules under the item's namespaced name (``[serve.principals]``)."""
+        rules = self.config.principals
+        return not rules.narrows or self.principal(ctx).may_use_tool(rules, backend.name_of(name))
+
+    async def _may_read(self, ctx: ServerRequestContext[Any, Any], backend: Backend, uri: str) -> bool:
+        """Whether the principal may read ``uri`` of ``backend``: a resource or template of it
+        the principal may see lists or matches it."""
+        if not self.config.principals.narrows:
+            return True
+        for b, r in await self.backends.resources():
+            if b.server == backend.server and r.uri == uri and self._may_see_item(ctx, b, r.name):
+                return True
+        return any(
+            b.server == backend.server and match_template(t.uri_template, uri) and self._may_see_item(ctx, b, t.name)
+            for b, t in await self.backends.templates()
+        )
 
     # -- completions -------------------------------------------------------------------------
     async def _complete(
@@ -889,11 +907,15 @@ class Gateway:
         if isinstance(ref, types.PromptReference):
             if self.config.prompts and self.exposure.skill(ref.name) is None:
                 found = await self.backends.prompt(ref.name, self._skill_names())
-                if found is None:
+                if found is None or not self._may_see_item(ctx, found[0], found[1].name):
                     raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
                 backend, prompt = found[0], found[1].name
         elif self.config.resources and not ref.uri.startswith(SKILL_SCHEME):
-            owners = {b.server: b for b, t in await self.backends.templates() if t.uri_template == ref.uri}
+            owners = {
+                b.server: b
+                for b, t in await self.backends.templates()
+                if t.uri_template == ref.uri and self._may_see_item(ctx, b, t.name)
+            }
             if len(owners) != 1:
                 why = "no MCP server of the gateway has it" if not owners else "several MCP servers have it"
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource template {ref.uri}: {why}")
