@@ -149,3 +149,25 @@ def test_match_template(template: str, uri: str, matched: bool) -> None:
 def test_match_template_never_fails_on_outside_input(template: str, uri: str) -> None:
     assert match_template(template, uri) in (True, False)
     assert match_template(template, "x" * 5000) is False  # over the bound: not matched
+
+
+@pytest.mark.anyio
+async def test_principal_rules_narrow_a_backends_prompts_and_resources(tmp_path: Path) -> None:
+    """Over stdio the principal is ``local``: a rule for it hides a backend's prompt, resource
+    and template (by namespaced name) from every route, as ``deny_tools`` would."""
+    rule = '\n[[serve.principals.rules]]\nsubjects = ["local"]\ndeny_tools = ["test.static_binary", "test.simple_prompt", "test.template"]\n'
+    ws = workspace(tmp_path, user_config=rule)
+    async with gateway_client(ws, "stdio", mode="legacy") as client:
+        await backend_up(client, "test_simple_text")
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert "test_prompt_with_arguments" in prompts and "test_simple_prompt" not in prompts
+        with pytest.raises(MCPError, match="Unknown prompt"):
+            await client.get_prompt("test_simple_prompt", {})
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert "test://static-text" in uris and "test://static-binary" not in uris
+        assert (await client.list_resource_templates()).resource_templates == []
+        with pytest.raises(MCPError, match="Resource not found"):
+            await client.read_resource("test://static-binary")
+        with pytest.raises(MCPError, match="Resource not found"):
+            await client.read_resource("test://template/1/data")
+        assert (await client.read_resource("test://static-text")).contents

@@ -122,7 +122,7 @@ def test_wide_bind_without_token_or_unset_token_is_refused(tmp_path: Path) -> No
     ws = make_workspace(tmp_path)
     harness = KairoxHarness(ws.root, ws.home, env=ws.env())
     wide = harness.cli("serve", "--http", "--host", "0.0.0.0", "--port", str(peers.free_port()), load_entrypoints=True)
-    assert wide.exit_code == 2, wide.output
+    assert wide.exit_code == 1, wide.output
     assert "refusing to serve 0.0.0.0 without a token" in wide.stderr
     unset = harness.cli("serve", "--http", "--token-env", "NOT_SET_ANYWHERE", load_entrypoints=True)
     assert unset.exit_code == 2 and "NOT_SET_ANYWHERE is not set" in unset.stderr
@@ -209,12 +209,18 @@ async def test_two_stateless_workers_serve_one_client(tmp_path: Path) -> None:
         assert len(workers) == 2, f"one worker served every request: {workers}"
 
 
-def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
+async def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
+    from kairox import Runtime
     from kairox_serve.asgi import app_from_env
-    from kairox_serve.http import InsecureBind
+    from kairox_serve.http import GatewayApp, InsecureBind
 
+    # the app starts (its lifespan) only once it knows [serve.auth], which may serve a wide address
+    wide = app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_HOST": "0.0.0.0"})
+    (tmp_path / "home").mkdir()
+    app = GatewayApp(wide.settings, lambda: Runtime.open(tmp_path, start=False, home=tmp_path / "home"))
     with pytest.raises(InsecureBind, match="without a token"):
-        app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_HOST": "0.0.0.0"})
+        async with app.serving():
+            pytest.fail("served 0.0.0.0 without a token")
     with pytest.raises(InsecureBind, match="MISSING is not set"):
         app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "MISSING"})
     with pytest.raises(InsecureBind, match="the token is 1 characters; use at least 16") as caught:

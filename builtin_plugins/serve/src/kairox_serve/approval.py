@@ -117,12 +117,14 @@ def approval_key(request: ApprovalRequest) -> str:
     return "kairox-approval-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
-def message_for(request: ApprovalRequest, *, lasting: bool = True) -> str:
+def message_for(request: ApprovalRequest, *, lasting: bool = True, principal: str | None = None) -> str:
     args = json.dumps(request.arguments, ensure_ascii=False, default=str)
     if len(args) > 400:
         args = args[:400] + "..."
     name = request.tool.exported_name or request.tool.id
     text = f"kairox: {name} ({request.tool.id}) asks for approval: {request.reason}\narguments: {args}"
+    if principal is not None:
+        text += f"\ncalled as: {principal}"
     return text if lasting else text + ONE_CALL_NOTE
 
 
@@ -156,10 +158,13 @@ class ClientApprover:
         params: types.CallToolRequestParams | types.GetPromptRequestParams,
         *,
         lasting: bool = True,
+        principal: str | None = None,
     ) -> None:
         self.ctx = ctx
         self.params = params
         self.lasting = lasting
+        #: the principal the call runs as (named in the question)
+        self.principal = principal
         #: what the policy asked about (set when the approver is called)
         self.asked: ApprovalRequest | None = None
 
@@ -173,7 +178,7 @@ class ClientApprover:
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
         self.asked = request
-        message = message_for(request, lasting=self.lasting)
+        message = message_for(request, lasting=self.lasting, principal=self.principal)
         schema = APPROVAL_SCHEMA if self.lasting else ONE_CALL_SCHEMA
         if self.modern:
             # first: an answer from a client that cannot be asked is no answer (it was not asked)

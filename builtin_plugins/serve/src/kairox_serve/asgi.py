@@ -10,7 +10,7 @@
 |---|---|---|
 | ``KAIROX_WORKSPACE`` | the workspace to serve (it must be trusted) | the current directory |
 | ``KAIROX_SERVE_TOKEN_ENV`` | the name of the variable holding the bearer token | none (loopback only) |
-| ``KAIROX_SERVE_HOST`` | the address the ASGI server binds (a non-loopback one needs a token) | ``127.0.0.1`` |
+| ``KAIROX_SERVE_HOST`` | the address the ASGI server binds (a non-loopback one needs a token or ``[serve.auth]``, checked when the app starts) | ``127.0.0.1`` |
 | ``KAIROX_SERVE_STATELESS`` | ``1``/``true``: keep nothing between requests (replicas) | off |
 | ``KAIROX_SERVE_ALLOWED_ORIGINS`` | comma-separated browser origins allowed besides loopback | none |
 

@@ -81,13 +81,15 @@ def serve(
             stateless=stateless,
             allowed_origins=allow_origins,
         )
-        from .http import check_bind
-
-        check_bind(settings)
     except InsecureBind as exc:
         raise click.UsageError(str(exc)) from None
 
     async def go_http(rt: Runtime) -> None:
+        from .http import check_bind
+        from .runtime import serve_config
+
+        # before anything starts; [serve.auth] (in the config) may serve a wider address
+        check_bind(settings, serve_config(rt))
         await start_served(rt)
         await _serve_http(rt, settings)
 
@@ -139,10 +141,15 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
     )
     server = Server(config)
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
-    auth = f", token from ${settings.token_env}" if settings.token_env else ", no token: loopback only"
+    if limits.auth is not None:
+        auth = f", tokens of {limits.auth.issuer}"
+    elif settings.token_env:
+        auth = f", token from ${settings.token_env}"
+    else:
+        auth = ", no token: loopback only"
     mode = ", stateless" if settings.stateless else ""
     click.echo(f"kairox serve: http://{shown}:{settings.port}{MCP_PATH}{auth}{mode}", err=True)
-    if not settings.token_env:
+    if not settings.token_env and limits.auth is None:
         click.echo(
             "kairox serve: warning: without --token-env any process on this machine, any other user's too, "
             "can call this workspace's tools through the gateway (and answer its approvals as a client); "

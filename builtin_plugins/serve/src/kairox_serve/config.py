@@ -21,19 +21,39 @@
     max_connections = 256           # --http: open connections (the oldest waiting for headers makes room)
     max_sessions = 256              # --http: live MCP sessions (stateful, handshake era)
     session_idle_timeout = 1800     # --http: seconds a session with no request in flight lives on
+
+    [serve.auth]                    # --http: OAuth 2.1 resource server (instead of --token-env)
+    issuer = "https://idp.example.com/"
+    jwks_url = "https://idp.example.com/.well-known/jwks.json"   # or jwks_file = "/etc/kairox/jwks.json"
+    audience = "kairox-gateway"     # accepted besides `resource` (RFC 8707)
+    resource = "https://gw.example.com/mcp"  # this gateway's public URL (default: http://HOST:PORT/mcp)
+    required_scopes = ["mcp"]
+
+    [serve.principals]              # what each principal may see and call (narrowing only)
+    group_claim = "groups"
+    unmatched = "allow"             # "deny": a principal no rule matches sees nothing
+    [[serve.principals.rules]]
+    groups = ["contractors"]        # or subjects = [...], scopes = [...]
+    deny_tools = ["shell_*"]
+
+    [serve.audit]                   # one JSON line per call
+    file = "/var/log/kairox/audit.jsonl"   # or "-": standard output (--http only)
+    arguments = false               # true: the arguments themselves, not their SHA-256
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
 from kairox import ConfigError
 from kairox.files import glob_match
 
-__all__ = ["ServeConfig", "matches"]
+__all__ = ["AuditConfig", "AuthConfig", "PrincipalRule", "PrincipalsConfig", "ServeConfig", "matches"]
 
 #: a glob longer than this is refused (a config typo, or a pattern built to be slow)
 MAX_PATTERN = 256
@@ -87,6 +107,112 @@ MAX_READ_TIMEOUT = 3_600.0
 _read_timeout = _seconds(MAX_READ_TIMEOUT)
 
 
+def _url(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is None:
+        return
+    parts = urlsplit(value)
+    if parts.scheme not in ("https", "http") or not parts.netloc or parts.fragment or len(value) > 2048:
+        raise ConfigError(f"expected an http(s) URL without a fragment (got {value[:80]!r})", path=attribute.name)
+
+
+def _absolute_file(_inst: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is None or (value == "-" and attribute.name == "file"):
+        return
+    if not value.strip() or not os.path.isabs(os.path.expanduser(value)):
+        raise ConfigError(f"expected an absolute path (or ~/...), got {value!r}", path=attribute.name)
+
+
+def _names(_inst: Any, attribute: attrs.Attribute[Any], value: list[str]) -> None:
+    for i, name in enumerate(value):
+        if not name or len(name) > 256 or any(c.isspace() for c in name):
+            raise ConfigError(
+                "expected a non-empty name of at most 256 characters, no spaces", path=f"{attribute.name}[{i}]"
+            )
+
+
+#: the most clock skew ``leeway`` may allow (seconds)
+MAX_LEEWAY = 300.0
+
+
+@attrs.frozen
+class AuthConfig:
+    """``[serve.auth]``: the gateway as an OAuth 2.1 resource server. Tokens are JWTs from
+    ``issuer``, signed by a key of the JWKS at ``jwks_url`` or in ``jwks_file`` (one of the
+    two), whose ``aud`` names ``resource`` (the gateway's URL, RFC 8707) or ``audience``,
+    and whose scopes include ``required_scopes``."""
+
+    issuer: str = attrs.field(validator=_url)
+    jwks_url: str | None = attrs.field(default=None, validator=_url)
+    jwks_file: str | None = attrs.field(default=None, validator=_absolute_file)
+    audience: str | None = None
+    resource: str | None = attrs.field(default=None, validator=_url)
+    required_scopes: list[str] = attrs.field(factory=list, validator=_names)
+    #: seconds of clock skew allowed on ``exp`` and ``nbf``
+    leeway: float = attrs.field(default=30.0, validator=_seconds(MAX_LEEWAY))
+    #: seconds a JWKS fetched from ``jwks_url`` is kept, and a fetch may take
+    jwks_cache: float = attrs.field(default=300.0, validator=_seconds(86_400.0))
+    jwks_timeout: float = attrs.field(default=5.0, validator=_seconds(60.0))
+
+    def __attrs_post_init__(self) -> None:
+        if (self.jwks_url is None) == (self.jwks_file is None):
+            raise ConfigError("set exactly one of jwks_url and jwks_file", path="jwks_url")
+        if self.audience is not None and not self.audience.strip():
+            raise ConfigError("must not be empty", path="audience")
+
+
+@attrs.frozen
+class PrincipalRule:
+    """A rule of ``[serve.principals]``: it applies to a principal whose subject is one of
+    ``subjects``, or who is in one of ``groups``, or holds one of ``scopes``; what it
+    allows (``tools``, ``skills``) minus what it denies (``deny_tools``, ``deny_skills``)
+    is all that principal may see and call of what ``[serve]`` exposes."""
+
+    subjects: list[str] = attrs.field(factory=list, validator=_names)
+    groups: list[str] = attrs.field(factory=list, validator=_names)
+    scopes: list[str] = attrs.field(factory=list, validator=_names)
+    tools: list[str] = attrs.field(factory=lambda: ["*"], validator=_patterns)
+    deny_tools: list[str] = attrs.field(factory=list, validator=_patterns)
+    skills: list[str] = attrs.field(factory=lambda: ["*"], validator=_patterns)
+    deny_skills: list[str] = attrs.field(factory=list, validator=_patterns)
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.subjects or self.groups or self.scopes):
+            raise ConfigError("a rule needs subjects, groups or scopes to match", path="subjects")
+
+
+@attrs.frozen
+class PrincipalsConfig:
+    """``[serve.principals]``: every rule that matches a principal narrows what it may see
+    and call (they all must allow a tool); ``unmatched`` says what a principal no rule
+    matches gets: ``"allow"`` what ``[serve]`` exposes, ``"deny"`` nothing."""
+
+    group_claim: str = attrs.field(default="groups", validator=_name)
+    unmatched: str = attrs.field(default="allow", validator=attrs.validators.in_(("allow", "deny")))
+    rules: list[PrincipalRule] = attrs.field(factory=list)
+
+    @property
+    def narrows(self) -> bool:
+        """Whether any principal may see less than ``[serve]`` exposes."""
+        return bool(self.rules) or self.unmatched == "deny"
+
+
+#: the longest audit line (bytes) ``max_line`` may allow
+MAX_AUDIT_LINE = 1_048_576
+
+
+@attrs.frozen
+class AuditConfig:
+    """``[serve.audit]``: one JSON line per tool call to ``file`` (``"-"``: standard
+    output), arguments as their SHA-256 unless ``arguments``; a line is at most
+    ``max_line`` bytes (longer fields are cut, and the line says so)."""
+
+    file: str = attrs.field(validator=_absolute_file)
+    arguments: bool = False
+    max_line: int = attrs.field(
+        default=16_384, validator=attrs.validators.and_(attrs.validators.ge(1024), attrs.validators.le(MAX_AUDIT_LINE))
+    )
+
+
 @attrs.frozen
 class ServeConfig:
     """What the gateway exposes (``tools``/``deny_tools``, ``prompts``, ``resources``,
@@ -120,6 +246,9 @@ class ServeConfig:
     max_connections: int = attrs.field(default=256, validator=_count)
     max_sessions: int = attrs.field(default=256, validator=_count)
     session_idle_timeout: float = attrs.field(default=1800.0, validator=_timeout)
+    auth: AuthConfig | None = None
+    principals: PrincipalsConfig = attrs.field(factory=PrincipalsConfig)
+    audit: AuditConfig | None = None
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

@@ -48,7 +48,8 @@ from kairox.ext import SkillDef, SkillError
 from kairox.files import Root, is_inside
 
 from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
-from .backends import Backend, BackendRefused, Backends, contents_of
+from .audit import Auditor
+from .backends import Backend, BackendRefused, Backends, contents_of, match_template
 from .config import ServeConfig
 from .convert import (
     SKILL_SCHEME,
@@ -65,13 +66,14 @@ from .convert import (
 from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool, missing_capability
 from .held import HeldCall, HeldCalls, fingerprint
+from .identity import LOCAL_PRINCIPAL, Principal
 from .relay import Listener, Relay
 from .skillsext import SkillsExtension
 
 if TYPE_CHECKING:
     from kairox_mcp import McpPrompt
 
-__all__ = ["Gateway"]
+__all__ = ["PRINCIPAL_KEY", "Gateway", "principal_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +81,8 @@ RESOURCE_NOT_FOUND = -32002
 #: the most resources one listen stream subscribes to
 MAX_LISTEN_URIS = 100
 _STATE_KEY = "kairox_serve.session"
+#: the ASGI scope key where the HTTP app puts a request's :class:`~kairox_serve.identity.Principal`
+PRINCIPAL_KEY = "kairox_serve.principal"
 _UNSHARED_NOW = CacheHint(ttl_ms=0, scope="private")
 #: ``ttlMs`` / ``cacheScope`` of the gateway's cacheable results on 2026-07-28 (the SDK leaves
 #: them out on the handshake revisions). Private: what a client sees is behind the gateway's
@@ -127,10 +131,25 @@ def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
     return connection if isinstance(connection, Connection) else None
 
 
-class _ConnectionSession:
-    """The kairox session of one client connection, made once (concurrent first requests wait)."""
+def principal_of(ctx: ServerRequestContext[Any, Any], *, one_client: bool) -> Principal:
+    """Who sent ``ctx``'s request: the principal the HTTP app found (its token's), or the
+    local user where no HTTP request is (stdio, an in-memory client). An HTTP request
+    without one is refused (it did not come through the app's checks)."""
+    if one_client or ctx.request is None:  # stdio, or in memory: no HTTP request, the local user
+        return LOCAL_PRINCIPAL
+    scope = getattr(ctx.request, "scope", None)
+    principal = scope.get(PRINCIPAL_KEY) if isinstance(scope, dict) else None
+    if not isinstance(principal, Principal):
+        raise MCPError(code=types.INVALID_REQUEST, message="refused: the request carries no principal")
+    return principal
 
-    def __init__(self) -> None:
+
+class _ConnectionSession:
+    """The kairox session of one client connection, made once (concurrent first requests wait),
+    and the principal it belongs to."""
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
         self.ready = anyio.Event()
         self.session: Session | None = None
         self.link: ClientLink | None = None
@@ -171,6 +190,8 @@ class Gateway:
         self._listens_of: dict[object, int] = {}
         #: 2026-07-28 calls whose backend waits for the client's answers (see kairox_serve.held)
         self._held = HeldCalls(config.max_held_calls, config.held_call_timeout, self._held_full)
+        #: one audit line and event per tool call (``[serve.audit]``)
+        self.auditor = Auditor(runtime, config.audit)
         self._tg: anyio.abc.TaskGroup | None = None
         handlers: dict[str, Any] = {
             "on_list_tools": self._list_tools,
@@ -203,7 +224,9 @@ class Gateway:
         #: the skills extension (SEP-2640) beside the prompts: it needs the resources capability
         self.skills_extension: SkillsExtension | None = None
         if config.resources and SkillsExtension.available():
-            self.skills_extension = SkillsExtension(self.exposure)
+            self.skills_extension = SkillsExtension(
+                self.exposure, lambda ctx, name: self.principal(ctx).may_use_skill(self.config.principals, name)
+            )
             self.skills_extension.install(self.server)
 
     # -- lifetime ----------------------------------------------------------------
@@ -220,27 +243,31 @@ class Gateway:
         self.exposure.tools_changed()  # what changed since it was made
         self.exposure.skills_changed(())
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                unsubscribe.append(self.relay.start(tg))
-                try:
-                    if self.one_client and not self.stateless:
-                        link = self._link(lasting=True)
-                        async with self.rt.session(**link.session_kwargs()) as session:
-                            self._process_session, self._process_link = session, link
-                            try:
-                                yield self
-                            finally:
-                                self._process_session = self._process_link = None
-                    else:
-                        yield self
-                finally:
-                    self._tg = None
-                    tg.cancel_scope.cancel()  # calls still held: their clients are gone with the server
+            with self.auditor.running():
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    unsubscribe.append(self.relay.start(tg))
+                    try:
+                        if self.one_client and not self.stateless:
+                            link = self._link(lasting=True)
+                            async with self.rt.session(**link.session_kwargs()) as session:
+                                self._process_session, self._process_link = session, link
+                                try:
+                                    yield self
+                                finally:
+                                    self._process_session = self._process_link = None
+                        else:
+                            yield self
+                    finally:
+                        self._tg = None
+                        tg.cancel_scope.cancel()  # calls still held: their clients are gone with the server
         finally:
             for unsub in unsubscribe:
                 unsub()
             self.end_subscriptions()
+
+    def principal(self, ctx: ServerRequestContext[Any, Any]) -> Principal:
+        return principal_of(ctx, one_client=self.one_client)
 
     def end_subscriptions(self) -> None:
         """Close every open ``subscriptions/listen`` stream gracefully (its client sees the
@@ -446,9 +473,13 @@ class Gateway:
             async with self.rt.session(**link.session_kwargs()) as session:  # one request, one session
                 yield session, link
             return
+        principal = self.principal(ctx)
         entry = connection.state.get(_STATE_KEY)
+        if entry is not None and (entry.principal.name, entry.principal.via) != (principal.name, principal.via):
+            # a session id is no credential: another principal's request must not run in it
+            raise MCPError(code=types.INVALID_REQUEST, message="refused: this MCP session belongs to another principal")
         if entry is None:
-            entry = connection.state[_STATE_KEY] = _ConnectionSession()
+            entry = connection.state[_STATE_KEY] = _ConnectionSession(principal)
             try:
                 entry.link = self._link(lasting=True)
                 entry.session = await connection.exit_stack.enter_async_context(
@@ -473,7 +504,15 @@ class Gateway:
         # announced here (the registry's event then finds nothing new), so it is told once
         if await self.backends.refresh_tools() and self.exposure.tools_changed():
             await self._announce(tools=True)
-        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.exposure.tools().values()])
+        principal = self.principal(ctx)
+        rules = self.config.principals
+        return types.ListToolsResult(
+            tools=[
+                mcp_tool(spec)
+                for name, spec in self.exposure.tools().items()
+                if principal.may_use_tool(rules, (name, spec.id))
+            ]
+        )
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -481,6 +520,11 @@ class Gateway:
         spec = self.exposure.tool(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        principal = self.principal(ctx)
+        if not principal.may_use_tool(self.config.principals, (spec.exported_name, spec.id)):
+            why = f"refused: the principal {principal.name!r} may not call {params.name} ([serve.principals])"
+            self.auditor.refused(principal, spec, params.arguments or {}, why)
+            raise MCPError(code=types.INVALID_PARAMS, message=why)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if params.request_state is not None:
                 return await self._retry(ctx, "tools/call", params)  # type: ignore[no-any-return]
@@ -526,8 +570,22 @@ class Gateway:
         spec: ToolSpec,
         progress: Any,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """The kairox session's call, its refusals and failures as the tool's error results."""
-        approver = ClientApprover(ctx, params, lasting=link.lasting)
+        """The kairox session's call, its refusals and failures as the tool's error results,
+        audited as its principal's."""
+        principal = self.principal(ctx)
+        approver = ClientApprover(ctx, params, lasting=link.lasting, principal=principal.name)
+        with self.auditor.call(principal, spec, params.arguments or {}, session, approver) as said:
+            return await self._pipeline(session, spec, params, approver, progress, said)
+
+    async def _pipeline(
+        self,
+        session: Session,
+        spec: ToolSpec,
+        params: types.CallToolRequestParams,
+        approver: ClientApprover,
+        progress: Any,
+        said: dict[str, Any],
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             result = await session.call_tool(
                 spec.exported_name, params.arguments or {}, approver=approver, progress=progress
@@ -535,6 +593,7 @@ class Gateway:
         except PolicyDenied as exc:
             cause = exc.__cause__
             if isinstance(cause, InputNeeded):
+                said["outcome"] = "input_required"
                 return types.InputRequiredResult(input_requests={cause.key: cause.request})
             if isinstance(cause, NotAskable):
                 reason = approver.asked.reason if approver.asked is not None else exc.reason
@@ -560,7 +619,7 @@ class Gateway:
     def _client_of(self, ctx: ServerRequestContext[Any, Any]) -> object:
         """Who may retry a held call: the process's one client (stdio); over HTTP the session
         (where there is one) and the bearer credential, digested (one shared token makes
-        every holder of it one client)."""
+        every holder of it one client; a JWT names its principal)."""
         if self.one_client:
             return "stdio"
         connection = connection_of(ctx)
@@ -648,11 +707,24 @@ class Gateway:
     def _skill_names(self) -> set[str]:
         return {s.name for s in self.exposure.skills()}
 
+    def _skills_for(self, ctx: ServerRequestContext[Any, Any]) -> list[SkillDef]:
+        """The exposed skills the request's principal may see (``[serve.principals]``)."""
+        principal = self.principal(ctx)
+        return [s for s in self.exposure.skills() if principal.may_use_skill(self.config.principals, s.name)]
+
+    def _skill_for(self, ctx: ServerRequestContext[Any, Any], name: str) -> SkillDef | None:
+        skill = self.exposure.skill(name)
+        if skill is None or not self.principal(ctx).may_use_skill(self.config.principals, name):
+            return None
+        return skill
+
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        prompts = [prompt_for(s) for s in self.exposure.skills()]
-        for exported, _backend, prompt in await self.backends.prompts(self._skill_names()):
+        prompts = [prompt_for(s) for s in self._skills_for(ctx)]
+        for exported, backend, prompt in await self.backends.prompts(self._skill_names()):
+            if not self._may_see_item(ctx, backend, prompt.name):
+                continue
             prompts.append(
                 types.Prompt(
                     name=exported,
@@ -672,9 +744,13 @@ class Gateway:
     ) -> types.GetPromptResult | types.InputRequiredResult:
         """A skill's prompt, rendered; or a backend's, got as the client's request: a 2026-07-28
         client's is held while its backend asks (as a tool call is, :meth:`_call_tool`)."""
-        skill = self.exposure.skill(params.name)
+        skill = self._skill_for(ctx, params.name)
         if skill is None:
             found = await self.backends.prompt(params.name, self._skill_names())
+            if self.exposure.skill(params.name) is not None or (
+                found is not None and not self._may_see_item(ctx, found[0], found[1].name)
+            ):
+                found = None  # a skill, or a backend's prompt, this principal may not see
             if found is None:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
             backend, prompt = found
@@ -723,9 +799,9 @@ class Gateway:
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        resources = [r for skill in self.exposure.skills() for r in _resources_of(skill)]
-        for _backend, r in await self.backends.resources():
-            if r.uri.startswith(SKILL_SCHEME):  # the gateway's own scheme: never a backend's
+        resources = [r for skill in self._skills_for(ctx) for r in _resources_of(skill)]
+        for backend, r in await self.backends.resources():
+            if r.uri.startswith(SKILL_SCHEME) or not self._may_see_item(ctx, backend, r.name):  # skill: the gateway's
                 continue
             resources.append(
                 types.Resource(
@@ -746,8 +822,8 @@ class Gateway:
                     description=t.description,
                     mime_type=t.mime_type,
                 )
-                for _backend, t in await self.backends.templates()
-                if not t.uri_template.startswith(SKILL_SCHEME)
+                for backend, t in await self.backends.templates()
+                if not t.uri_template.startswith(SKILL_SCHEME) and self._may_see_item(ctx, backend, t.name)
             ]
         )
 
@@ -767,7 +843,7 @@ class Gateway:
             name, relative = located or parse_skill_uri(uri)
         except BadSkillUri as exc:
             raise self._not_found(ctx, uri, str(exc)) from None
-        skill = self.exposure.skill(name)
+        skill = self._skill_for(ctx, name)
         if skill is None:
             raise self._not_found(ctx, uri, f"no skill {name!r}")
         files = dict(skill_files(skill))  # the listing is the whitelist: nothing else is read
@@ -790,7 +866,7 @@ class Gateway:
             backend = await self.backends.owner(uri)
         except BackendRefused as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
-        if backend is None:
+        if backend is None or not await self._may_read(ctx, backend, uri):
             raise self._not_found(ctx, uri, "no skill file, and no MCP server of the gateway has it")
         try:
             contents = await self.backends.read(backend, uri)
@@ -799,6 +875,25 @@ class Gateway:
         if not contents:  # an empty answer is not a resource (SEP-2164)
             raise self._not_found(ctx, uri, f"MCP server {backend.server} returned no contents")
         return types.ReadResourceResult(contents=[contents_of(c) for c in contents])
+
+    def _may_see_item(self, ctx: ServerRequestContext[Any, Any], backend: Backend, name: str) -> bool:
+        """Whether the request's principal may see a backend's prompt, resource or template
+        ``name``: its tool rules under the item's namespaced name (``[serve.principals]``)."""
+        rules = self.config.principals
+        return not rules.narrows or self.principal(ctx).may_use_tool(rules, backend.name_of(name))
+
+    async def _may_read(self, ctx: ServerRequestContext[Any, Any], backend: Backend, uri: str) -> bool:
+        """Whether the principal may read ``uri`` of ``backend``: a resource or template of it
+        the principal may see lists or matches it."""
+        if not self.config.principals.narrows:
+            return True
+        for b, r in await self.backends.resources():
+            if b.server == backend.server and r.uri == uri and self._may_see_item(ctx, b, r.name):
+                return True
+        return any(
+            b.server == backend.server and match_template(t.uri_template, uri) and self._may_see_item(ctx, b, t.name)
+            for b, t in await self.backends.templates()
+        )
 
     # -- completions -------------------------------------------------------------------------
     async def _complete(
@@ -812,11 +907,15 @@ class Gateway:
         if isinstance(ref, types.PromptReference):
             if self.config.prompts and self.exposure.skill(ref.name) is None:
                 found = await self.backends.prompt(ref.name, self._skill_names())
-                if found is None:
+                if found is None or not self._may_see_item(ctx, found[0], found[1].name):
                     raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {ref.name}")
                 backend, prompt = found[0], found[1].name
         elif self.config.resources and not ref.uri.startswith(SKILL_SCHEME):
-            owners = {b.server: b for b, t in await self.backends.templates() if t.uri_template == ref.uri}
+            owners = {
+                b.server: b
+                for b, t in await self.backends.templates()
+                if t.uri_template == ref.uri and self._may_see_item(ctx, b, t.name)
+            }
             if len(owners) != 1:
                 why = "no MCP server of the gateway has it" if not owners else "several MCP servers have it"
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource template {ref.uri}: {why}")

@@ -13,7 +13,8 @@ kairox_register_config_sections = config_section(
     "kairox_serve.config:ServeConfig",
     # a workspace's deny lists add to the user's; the rest of its [serve] waits for trust
     narrows=("deny_tools", "deny_skills"),
-    description="kairox serve: the tools (allow/deny globs) and skills exposed, the name, version and instructions",
+    description="kairox serve: the tools (allow/deny globs) and skills exposed, the name, version and instructions; "
+    "[serve.auth] tokens, [serve.principals] rules, [serve.audit]",
 )
 kairox_register_commands = command(
     "serve",

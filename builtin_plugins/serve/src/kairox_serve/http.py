@@ -1,12 +1,19 @@
 """Streamable HTTP: the gateway as an ASGI app, with a bearer token, Host and Origin checks.
 
+- ``[serve.auth]``: every request must carry a JWT the :class:`~kairox_serve.identity.TokenVerifier`
+  accepts; its ``sub`` is the request's principal. A missing or invalid token is 401, one
+  without the required scopes 403, each with ``WWW-Authenticate: Bearer resource_metadata=...``
+  naming the protected-resource metadata (RFC 9728), served without a token at
+  ``/.well-known/oauth-protected-resource`` and at that path followed by ``/mcp``.
 - ``token``: every request must carry ``Authorization: Bearer <token>`` (compared in
-  constant time); anything else is 401.
+  constant time); anything else is 401. The principal is ``"token"``. The two are never
+  configured together.
 - Bound to a loopback address, the ``Host`` header must name a loopback host (421
   otherwise): a page whose name was re-bound to 127.0.0.1 (DNS rebinding) sends its own.
 - An ``Origin`` header (browsers send one) must be a loopback origin or one of
   ``allowed_origins`` (403 otherwise). No CORS headers are ever sent.
-- Without a token only a loopback address is served: :func:`check_bind` refuses the rest.
+- Without a token or ``[serve.auth]`` only a loopback address is served (:func:`check_bind`
+  refuses the rest); the principal is ``"local"``.
 
 What a connection may cost before these checks (read deadlines, a connection limit) is
 :mod:`kairox_serve.frontdoor`'s; the SDK's session manager bounds the MCP sessions
@@ -17,21 +24,26 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import attrs
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from kairox import KairoxError, Runtime
 
+from .config import ServeConfig
 from .frontdoor import DOOR_KEY, DoorLimits, FrontDoor, watching
-from .gateway import Gateway
+from .gateway import PRINCIPAL_KEY, Gateway
+from .identity import LOCAL_PRINCIPAL, TOKEN_PRINCIPAL, WELL_KNOWN, BadToken, Principal, TokenVerifier, metadata_path
+from .identity import protected_resource_metadata as resource_metadata
 from .runtime import serve_config
 
 __all__ = [
@@ -84,8 +96,16 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def check_bind(settings: HttpSettings) -> None:
-    """Refuse to serve a non-loopback address without a token."""
+def check_bind(settings: HttpSettings, config: ServeConfig | None = None) -> None:
+    """Refuse to serve a non-loopback address without a token or ``[serve.auth]``, and
+    refuse both at once."""
+    if config is not None and config.auth is not None and settings.token is not None:
+        raise InsecureBind(
+            f"[serve.auth] and --token-env {settings.token_env} (KAIROX_SERVE_TOKEN_ENV) are both set: the gateway "
+            "takes either the identity provider's tokens or one static token; remove one"
+        )
+    if config is not None and config.auth is not None:
+        return
     if settings.token is None and not is_loopback_host(settings.host):
         raise InsecureBind(
             f"refusing to serve {settings.host} without a token: anyone who can reach it could call every tool. "
@@ -156,14 +176,20 @@ def origin_allowed(origin: str | None, allowed: Sequence[str] = ()) -> bool:
     return parts.hostname is not None and is_loopback_host(parts.hostname)
 
 
-async def _respond(send: Send, status: int, text: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+async def _respond(
+    send: Send,
+    status: int,
+    text: str,
+    headers: Sequence[tuple[bytes, bytes]] = (),
+    content_type: bytes = b"text/plain; charset=utf-8",
+) -> None:
     body = text.encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],
@@ -189,19 +215,29 @@ class GatewayApp:
         settings: HttpSettings,
         runtime: Callable[[], AbstractAsyncContextManager[Runtime]],
     ) -> None:
-        check_bind(settings)
         self.settings = settings
         self._runtime = runtime
         self._manager: StreamableHTTPSessionManager | None = None
         self.gateway: Gateway | None = None
         #: the connections' deadlines and limit (uvicorn's protocol finds it in the lifespan state)
         self.door: FrontDoor | None = None
+        #: with ``[serve.auth]``: the tokens' verifier, the metadata document and where it is
+        self.verifier: TokenVerifier | None = None
+        self._metadata: bytes = b""
+        self._metadata_paths: tuple[str, ...] = ()
+        self._metadata_url = ""
+        #: MCP session id -> the principal whose request made it (oldest first; bounded)
+        self._owners: dict[str, tuple[str, str]] = {}
+        self._max_owners = 512
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[GatewayApp]:
         async with AsyncExitStack() as stack:
             rt = await stack.enter_async_context(self._runtime())
             config = serve_config(rt)
+            check_bind(self.settings, config)
+            if config.auth is not None:
+                self._set_auth(config, rt.workspace)
             gateway = Gateway(rt, config, stateless=self.settings.stateless)
             await stack.enter_async_context(gateway.running())
             manager = StreamableHTTPSessionManager(
@@ -217,11 +253,35 @@ class GatewayApp:
             )
             await stack.enter_async_context(manager.run())
             self.door = FrontDoor(DoorLimits(config.header_timeout, config.body_timeout, config.max_connections))
+            self._max_owners = 2 * config.max_sessions
             self.gateway, self._manager = gateway, manager
             try:
                 yield self
             finally:
-                self.gateway = self._manager = self.door = None
+                self.gateway = self._manager = self.door = self.verifier = None
+
+    def resource(self, config: ServeConfig) -> str:
+        """The gateway's resource URL (RFC 8707): ``[serve.auth] resource``, else the bind's ``/mcp``."""
+        assert config.auth is not None
+        if config.auth.resource is not None:
+            return config.auth.resource
+        if not self.settings.port:
+            raise InsecureBind(
+                "[serve.auth] resource: not set, and the port is not known here; set it to the gateway's public URL "
+                f"(https://HOST{MCP_PATH})"
+            )
+        host = f"[{self.settings.host}]" if ":" in self.settings.host else self.settings.host
+        return f"http://{host}:{self.settings.port}{MCP_PATH}"
+
+    def _set_auth(self, config: ServeConfig, workspace: Any) -> None:
+        assert config.auth is not None
+        resource = self.resource(config)
+        self.verifier = TokenVerifier(config.auth, resource, config.principals.group_claim, workspace)
+        self._metadata = json.dumps(resource_metadata(config.auth, resource)).encode()
+        path = metadata_path(resource)
+        self._metadata_paths = tuple(dict.fromkeys((path, WELL_KNOWN)))
+        parts = urlsplit(resource)
+        self._metadata_url = f"{parts.scheme}://{parts.netloc}{path}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -233,7 +293,15 @@ class GatewayApp:
             await self._serve(scope, watched, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = self.check(scope)
+        path = scope.get("path", "")
+        if self.verifier is not None and path.rstrip("/") in self._metadata_paths:
+            # the protected-resource metadata is public: a client reads it to learn where to get a token
+            if scope.get("method") not in ("GET", "HEAD"):
+                await _respond(send, 405, "method not allowed", [(b"allow", b"GET, HEAD")])
+                return
+            await _respond(send, 200, self._metadata.decode(), content_type=b"application/json")
+            return
+        refusal = await self.admit(scope)
         if refusal is not None:
             status, text, headers = refusal
             await _respond(send, status, text, headers)
@@ -244,10 +312,68 @@ class GatewayApp:
         if self._manager is None:
             await _respond(send, 503, "the gateway is not running")
             return
-        await self._manager.handle_request(scope, receive, send)
+        if self.settings.stateless:
+            await self._manager.handle_request(scope, receive, send)
+            return
+        principal: Principal = scope[PRINCIPAL_KEY]
+        owner = (principal.name, principal.via)
+        session_id = _header(scope, b"mcp-session-id")
+        if session_id is not None:
+            # a session id is no credential: only the principal that made the session uses it
+            known = self._owners.get(session_id)
+            if known is None:
+                await _respond(send, 404, "not found: no such MCP session")
+            elif known != owner:
+                await _respond(send, 403, "refused: this MCP session belongs to another principal")
+            else:
+                await self._manager.handle_request(scope, receive, send)
+            return
+
+        async def send_owned(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for key, value in message.get("headers", ()):
+                    if bytes(key).lower() == b"mcp-session-id":
+                        self._own(bytes(value).decode("latin-1"), owner)
+            await send(message)
+
+        await self._manager.handle_request(scope, receive, send_owned)
+
+    def _own(self, session_id: str, owner: tuple[str, str]) -> None:
+        self._owners[session_id] = owner
+        while len(self._owners) > self._max_owners:  # the oldest first: sessions beyond these are gone
+            del self._owners[next(iter(self._owners))]
+
+    async def admit(self, scope: Scope) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """Why a request is refused (status, text, headers), or ``None`` to serve it, its
+        principal then in ``scope[PRINCIPAL_KEY]``."""
+        verifier = self.verifier
+        if verifier is None:
+            refusal = self.check(scope)
+            if refusal is None:
+                scope[PRINCIPAL_KEY] = TOKEN_PRINCIPAL if self.settings.token is not None else LOCAL_PRINCIPAL
+            return refusal
+        token = bearer_token(_header(scope, b"authorization"))
+        if token is None:
+            challenge = verifier.challenge(self._metadata_url, None)
+            return 401, "unauthorized: send Authorization: Bearer <token>", [(b"www-authenticate", challenge)]
+        try:
+            if verifier.fetches:  # the JWKS may be fetched: off the event loop
+                principal: Principal = await anyio.to_thread.run_sync(verifier.verify, token)
+            else:
+                principal = verifier.verify(token)
+        except BadToken as exc:
+            logger.info("kairox serve: refused a token: %s", exc)
+            challenge = verifier.challenge(self._metadata_url, exc)
+            what = "forbidden" if exc.status == 403 else "unauthorized"
+            return exc.status, f"{what}: {exc}", [(b"www-authenticate", challenge)]
+        if not origin_allowed(_header(scope, b"origin"), self.settings.allowed_origins):
+            return 403, "refused: this Origin may not use the gateway", []
+        scope[PRINCIPAL_KEY] = principal
+        return None
 
     def check(self, scope: Scope) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
-        """Why a request is refused (status, text, headers), or ``None`` to serve it."""
+        """Why a request is refused by the static token, Host and Origin checks (status,
+        text, headers), or ``None`` to serve it."""
         settings = self.settings
         if settings.token is None:
             server = scope.get("server")

@@ -6,6 +6,7 @@ import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from kairox import ConfigError, KairoxError, Runtime
@@ -33,9 +34,29 @@ class BrokenServeConfig(KairoxError):
     would expose every tool that the broken allow or deny list was written to keep out."""
 
 
+#: the keys of ``[serve]`` only the user's own config may set: who may call, what each
+#: principal may do, where calls are recorded (a workspace, trusted or not, would choose
+#: its own callers or widen their rules)
+USER_ONLY = ("auth", "principals", "audit")
+
+
 def check_serve_config(rt: Runtime) -> None:
-    """Raise :class:`BrokenServeConfig` naming each error (file and field) of ``[serve]``."""
+    """Raise :class:`BrokenServeConfig` naming each error (file and field) of ``[serve]``,
+    and each of :data:`USER_ONLY` a workspace file sets."""
     errors = config_errors(rt)
+    root = Path(rt.workspace).resolve()
+    workspace_files = {root / "kairox.toml", root / ".kairox" / "kairox.toml"}
+    for key in USER_ONLY:
+        source = rt.config.source_of("serve", key)
+        if source and Path(source).resolve() in workspace_files:
+            errors.append(
+                ConfigError(
+                    "is the user's to set (who may call the gateway, what each principal may do, where calls "
+                    "are recorded): move it to your own ~/.kairox/kairox.toml",
+                    file=source,
+                    path=f"serve.{key}",
+                )
+            )
     if errors:
         listed = "; ".join(e.render() for e in errors[:5]) + (
             f"; and {len(errors) - 5} more" if len(errors) > 5 else ""

@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -121,8 +122,12 @@ class SkillsExtension:
     """``skills/list`` and ``skills/get`` over what :class:`~kairox_serve.exposure.Exposure`
     exposes, and the extension's URIs for ``resources/read`` (:meth:`locate`)."""
 
-    def __init__(self, exposure: Exposure) -> None:
+    def __init__(
+        self, exposure: Exposure, may_see: Callable[[ServerRequestContext[Any, Any], str], bool] | None = None
+    ) -> None:
         self.exposure = exposure
+        #: whether the request's principal may see the skill of that name (``[serve.principals]``)
+        self.may_see = may_see or (lambda _ctx, _name: True)
 
     @staticmethod
     def available() -> bool:
@@ -153,16 +158,17 @@ class SkillsExtension:
             return None
         return skill.name, path.name if relative == _SKILL_MD else relative
 
-    def _entries(self) -> list[dict[str, Any]]:
-        return [e for e in map(entry_of, self.exposure.skills()) if e is not None]
+    def _entries(self, skills: list[SkillDef]) -> list[dict[str, Any]]:
+        return [e for e in map(entry_of, skills) if e is not None]
 
     async def _list(self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> dict[str, Any]:
-        entries = await anyio.to_thread.run_sync(self._entries)
+        skills = [s for s in self.exposure.skills() if self.may_see(ctx, s.name)]
+        entries = await anyio.to_thread.run_sync(self._entries, skills)
         return {"skills": entries, "ttlMs": 0, "cacheScope": "private"}
 
     async def _get(self, ctx: ServerRequestContext[Any, Any], params: _GetParams) -> dict[str, Any]:
         located = self.locate(params.uri) if params.uri.endswith("/" + _SKILL_MD) else None
-        skill = self.exposure.skill(located[0]) if located is not None else None
+        skill = self.exposure.skill(located[0]) if located is not None and self.may_see(ctx, located[0]) else None
         entry = await anyio.to_thread.run_sync(entry_of, skill) if skill is not None else None
         if entry is None or entry["uri"] != params.uri:
             raise MCPError(code=types.INVALID_PARAMS, message=f"No skill is served at {params.uri}")

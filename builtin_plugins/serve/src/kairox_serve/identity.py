@@ -1,0 +1,265 @@
+"""Who calls: the principal of a request, from a JWT (``[serve.auth]``), the static token, or loopback.
+
+With ``[serve.auth]`` the gateway is an OAuth 2.1 resource server (the MCP authorization
+spec, 2025-11-25): it publishes its protected-resource metadata (RFC 9728) and accepts a
+bearer JWT only when PyJWT verifies all of it:
+
+- the signature, with a key of the issuer's JWKS (``jwks_url``, fetched through
+  ``jwt.PyJWKClient`` with a timeout, a cache and a refetch cooldown; or ``jwks_file``,
+  read once at start) chosen by the token's ``kid``, and only with that key's own
+  asymmetric algorithm (never ``none``, never an HMAC: a public key is no secret);
+- ``iss`` is ``issuer``; ``aud`` names the gateway's ``resource`` URL or ``audience``
+  (RFC 8707: a token minted for another resource is not for this one);
+- ``exp`` (required) and ``nbf``, with ``leeway`` seconds of clock skew;
+- ``sub`` (required: it is the principal) and the ``required_scopes`` (``scope``, a
+  space-separated string, or ``scp``, a list).
+
+The static token (``--token-env``) is one user: its principal is :data:`TOKEN_PRINCIPAL`
+(``"token"``). Without either, over loopback or stdio, the principal is
+:data:`LOCAL_PRINCIPAL` (``"local"``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from kairox import ConfigError, KairoxError
+from kairox.files import Refused, Root, is_inside, read_user_file, resolve_path
+
+from .config import AuthConfig, PrincipalRule, PrincipalsConfig, matches
+
+__all__ = [
+    "ASYMMETRIC",
+    "LOCAL_PRINCIPAL",
+    "TOKEN_PRINCIPAL",
+    "BadToken",
+    "Principal",
+    "TokenVerifier",
+    "metadata_path",
+    "protected_resource_metadata",
+]
+
+#: the algorithms a token may be signed with: asymmetric only
+ASYMMETRIC = frozenset(
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "ES256K", "EdDSA"}
+)
+#: the most groups taken from a token's group claim, and the longest name kept
+MAX_GROUPS = 256
+MAX_NAME = 256
+#: the largest JWKS file read
+MAX_JWKS_BYTES = 256 * 1024
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+
+@attrs.frozen
+class Principal:
+    """Who a call runs as: ``name`` (a token's ``sub``; ``"token"``, ``"local"``), its
+    groups and scopes (from a JWT), and ``via`` (``"jwt"``, ``"token"``, ``"local"``)."""
+
+    name: str
+    via: str
+    groups: frozenset[str] = frozenset()
+    scopes: frozenset[str] = frozenset()
+
+    def rules(self, config: PrincipalsConfig) -> list[PrincipalRule]:
+        """The rules of ``config`` that apply to this principal."""
+        return [
+            rule
+            for rule in config.rules
+            if self.name in rule.subjects
+            or self.groups.intersection(rule.groups)
+            or self.scopes.intersection(rule.scopes)
+        ]
+
+    def may_use_tool(self, config: PrincipalsConfig, names: Sequence[str]) -> bool:
+        """Whether every rule that applies allows the tool ``names`` (exported name, id)."""
+        rules = self.rules(config)
+        if not rules:
+            return config.unmatched == "allow"
+        return all(matches(r.tools, names) and not matches(r.deny_tools, names) for r in rules)
+
+    def may_use_skill(self, config: PrincipalsConfig, name: str) -> bool:
+        rules = self.rules(config)
+        if not rules:
+            return config.unmatched == "allow"
+        return all(matches(r.skills, (name,)) and not matches(r.deny_skills, (name,)) for r in rules)
+
+
+LOCAL_PRINCIPAL = Principal("local", "local")
+TOKEN_PRINCIPAL = Principal("token", "token")
+
+
+class BadToken(KairoxError):
+    """A bearer token refused: ``status`` 401 (``error="invalid_token"``) or 403
+    (``"insufficient_scope"``), ``str()`` says why."""
+
+    def __init__(self, reason: str, *, status: int = 401, error: str = "invalid_token") -> None:
+        super().__init__(reason)
+        self.status = status
+        self.error = error
+
+
+def metadata_path(resource: str) -> str:
+    """The path of ``resource``'s protected-resource metadata (RFC 9728 section 3.1:
+    the well-known prefix, then the resource's path)."""
+    path = urlsplit(resource).path.rstrip("/")
+    return WELL_KNOWN + path
+
+
+def protected_resource_metadata(auth: AuthConfig, resource: str) -> dict[str, Any]:
+    """The RFC 9728 document of the gateway as ``resource``."""
+    return {
+        "resource": resource,
+        "authorization_servers": [auth.issuer],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": list(auth.required_scopes),
+        "resource_signing_alg_values_supported": sorted(ASYMMETRIC),
+    }
+
+
+def _jwks_file(path: str, workspace: Path) -> str:
+    """The JWKS file: read contained in the workspace when it is there, else as a user's file."""
+    given = Path(os.path.expanduser(path))
+    try:
+        if is_inside(resolve_path(path, workspace), workspace.resolve()):
+            raw = Root(workspace, label="the workspace").read_bytes(given, max_bytes=MAX_JWKS_BYTES)
+        else:
+            raw = read_user_file(given, max_bytes=MAX_JWKS_BYTES)
+        return raw.decode("utf-8")
+    except Refused as exc:
+        raise ConfigError(f"{path}: {exc.reason}", path="serve.auth.jwks_file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}", path="serve.auth.jwks_file") from None
+
+
+class TokenVerifier:
+    """Verifies the JWTs of ``[serve.auth]`` for the gateway at ``resource``."""
+
+    def __init__(self, auth: AuthConfig, resource: str, group_claim: str, workspace: Path) -> None:
+        import jwt
+
+        self.auth = auth
+        self.resource = resource
+        self.group_claim = group_claim
+        self.audiences = [resource] + ([auth.audience] if auth.audience else [])
+        self._client: jwt.PyJWKClient | None = None
+        self._keys: dict[str | None, jwt.PyJWK] = {}
+        if auth.jwks_url is not None:
+            self._client = jwt.PyJWKClient(
+                auth.jwks_url,
+                cache_jwk_set=True,
+                lifespan=auth.jwks_cache,
+                timeout=auth.jwks_timeout,
+                max_cached_keys=16,
+                cooldown_duration=30,
+            )
+        else:
+            assert auth.jwks_file is not None
+            text = _jwks_file(auth.jwks_file, workspace)
+            try:
+                keys = jwt.PyJWKSet.from_json(text).keys
+            except (jwt.PyJWTError, ValueError) as exc:
+                raise ConfigError(f"{auth.jwks_file}: not a usable JWKS: {exc}", path="serve.auth.jwks_file") from None
+            self._keys = {key.key_id: key for key in keys if key.algorithm_name in ASYMMETRIC}
+            if not self._keys:
+                raise ConfigError(
+                    f"{auth.jwks_file}: no key of an asymmetric algorithm ({', '.join(sorted(ASYMMETRIC))})",
+                    path="serve.auth.jwks_file",
+                )
+
+    @property
+    def fetches(self) -> bool:
+        """Whether :meth:`verify` may fetch the JWKS (``jwks_url``): then it blocks."""
+        return self._client is not None
+
+    def _key(self, token: str) -> Any:
+        """The JWKS key the token names (its ``kid``); blocking when the JWKS is fetched."""
+        import jwt
+
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise BadToken(f"not a JWT: {exc}") from None
+        kid = header.get("kid")
+        if kid is not None and not isinstance(kid, str):
+            raise BadToken("the token's kid is not a string")
+        if self._client is not None:
+            try:
+                if kid is None:
+                    keys = self._client.get_signing_keys()
+                    if len(keys) != 1:
+                        raise BadToken("the token names no key (kid) and the JWKS has several")
+                    return keys[0]
+                return self._client.get_signing_key(kid)
+            except jwt.PyJWKClientError as exc:
+                raise BadToken(f"no key for it: {exc}") from None
+        if kid is None and len(self._keys) == 1:
+            return next(iter(self._keys.values()))
+        key = self._keys.get(kid)
+        if key is None:
+            raise BadToken(f"no key of the JWKS has kid {kid!r}")
+        return key
+
+    def verify(self, token: str) -> Principal:
+        """The principal of a valid ``token``; :class:`BadToken` otherwise. Blocking (it may
+        fetch the JWKS): call it on a worker thread."""
+        import jwt
+
+        key = self._key(token)
+        algorithm = key.algorithm_name
+        if algorithm not in ASYMMETRIC:
+            raise BadToken(f"the key's algorithm {algorithm} is not an asymmetric one")
+        try:
+            # one algorithm, the key's own: the header's alg must be it (PyJWT checks), so
+            # "none" and HS256-with-the-public-key are refused before any signature is checked
+            claims = jwt.decode(
+                token,
+                key=key,
+                algorithms=[algorithm],
+                audience=self.audiences,
+                issuer=self.auth.issuer,
+                leeway=self.auth.leeway,
+                options={"require": ["exp", "iss", "aud", "sub"]},
+            )
+        except jwt.PyJWTError as exc:
+            raise BadToken(f"{type(exc).__name__}: {exc}") from None
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject or len(subject) > MAX_NAME:
+            raise BadToken("the token's sub is not a name of 1 to 256 characters")
+        scopes = _scopes(claims)
+        missing = [s for s in self.auth.required_scopes if s not in scopes]
+        if missing:
+            raise BadToken(f"the token lacks the scope(s) {' '.join(missing)}", status=403, error="insufficient_scope")
+        return Principal(subject, "jwt", _strings(claims.get(self.group_claim)), scopes)
+
+    def challenge(self, metadata_url: str, refusal: BadToken | None) -> bytes:
+        """A ``WWW-Authenticate`` value: where the metadata is, and why the token was refused."""
+        parts = [f'resource_metadata="{metadata_url}"']
+        if refusal is not None:
+            parts.append(f'error="{refusal.error}"')
+            description = str(refusal).replace("\\", "").replace('"', "'")[:200]
+            parts.append(f'error_description="{description}"')
+        if self.auth.required_scopes:
+            parts.append(f'scope="{" ".join(self.auth.required_scopes)}"')
+        return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+
+
+def _strings(value: Any) -> frozenset[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return frozenset()
+    return frozenset(v for v in value[:MAX_GROUPS] if isinstance(v, str) and 0 < len(v) <= MAX_NAME)
+
+
+def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
+    scope = claims.get("scope")
+    if isinstance(scope, str):
+        return _strings(scope.split()[:MAX_GROUPS])
+    return _strings(claims.get("scp"))
