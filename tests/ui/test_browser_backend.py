@@ -1,0 +1,72 @@
+"""The page over a backend that goes away and comes back, and over reopened runtimes: ``kairox ui``
+as a process, chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+import peers
+import pytest
+from ui_helpers import UiSetup
+
+pytestmark = pytest.mark.integration
+
+
+def open_page(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector('#conn[data-connected="true"]')
+
+
+def test_a_stopped_backend_is_shown_at_once_and_reconnected_when_it_returns(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    first = ui.start()
+    port = int(first.base.rsplit(":", 1)[1])
+    open_page(page, first.url)
+    page.evaluate("window.__kept = 'same document'")
+    ready = page.locator('[data-server="echo"][data-state="ready"]')
+    ready.wait_for(timeout=60_000)
+    assert ready.locator('[data-action="stop"]').is_enabled()
+
+    first.stop()  # the process ends (SIGTERM, as a terminal's close or a service manager sends)
+    banner = page.locator('[data-banner="disconnected"][role="alert"]')
+    banner.wait_for(timeout=5_000)
+    assert "not answering" in banner.inner_text()
+    assert page.locator("#conn").get_attribute("data-connected") == "false"
+    page.locator('[data-server="echo"][data-state="unknown"]').wait_for(timeout=5_000)
+    assert page.locator('[data-server="echo"] button').count() == 0  # no restart/stop offered
+    assert page.locator("#main button:enabled").count() == 0
+
+    second = ui.start(port)  # the same port, the same home: the token kept there
+    assert second.token == first.token
+    ready.wait_for(timeout=60_000)  # by itself, without a reload of the page
+    assert banner.count() == 0
+    assert page.locator("#conn").get_attribute("data-connected") == "true"
+    assert ready.locator('[data-action="stop"]').is_enabled()
+    assert page.evaluate("window.__kept") == "same document"
+
+
+def test_plugin_toggles_in_the_page_reopen_the_runtime_each_time(ui: UiSetup, page: Any) -> None:
+    shutil.copytree(
+        peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
+    )
+    server = ui.start()
+    open_page(page, server.url)
+    page.goto(server.base + "/plugins")
+    page.wait_for_selector('#conn[data-connected="true"]')
+    item = '[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="{}"]'
+    for generation, (before, after) in enumerate((("true", "false"), ("false", "true"), ("true", "false")), 1):
+        page.locator(item.format(before)).locator('[data-action="toggle"]').click()
+        page.locator(item.format(after)).wait_for()
+        page.wait_for_function(
+            "g => fetch('/api/status', {headers: {authorization: 'Bearer ' + sessionStorage.getItem('kairox-ui-token')}})"
+            ".then(r => r.json()).then(d => d.generation === g)",
+            arg=generation,
+        )
+    assert server.proc is not None and server.proc.poll() is None, server.stderr()
+    assert page.locator("#conn").get_attribute("data-connected") == "true"
+    assert page.locator('[data-banner="disconnected"]').count() == 0
+    inspected = json.loads(ui.cli("plugin", "inspect", "release-notes", "--json").stdout)
+    assert {i["name"]: i["enabled"] for i in inspected["inventory"]} == {"changelog": False, "notes": True}
