@@ -5,9 +5,11 @@ runtime sees (a trusted workspace, an installed server, a plugin switched on or 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from kairox import Event, Runtime, Session
 from kairox.ext import redact
@@ -48,6 +50,9 @@ class RuntimeHolder:
         self.snapshot: Any = None  # set by the app: rt -> the status message
         #: the dashboard's session in the current runtime (``None`` only before :meth:`run` opened it)
         self.session: Session | None = None
+        #: set (and replaced) after each attempt to open a runtime
+        self._opened = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
 
     # -- the loop ----------------------------------------------------------------------
     async def run(self) -> None:
@@ -59,6 +64,7 @@ class RuntimeHolder:
         entered after it, is what anyio refuses). The first runtime is the CLI's: its
         servers are stopped here, and the CLI closes it."""
         async with anyio.create_task_group() as tg:
+            self._tg = tg
             tg.start_soon(self._status_pump)
             await self._serve(self._first)
             with anyio.CancelScope(shield=True):
@@ -79,9 +85,11 @@ class RuntimeHolder:
                 except Exception as exc:  # the page says so; the next change tries again
                     logger.exception("the dashboard could not reopen the runtime")
                     self.hub.publish("reload-failed", {"error": redact(f"{type(exc).__name__}: {exc}")})
+                    self._announce_opened()
                     await self._reload.wait()
                     self._reload = anyio.Event()
             tg.cancel_scope.cancel()
+        self._tg = None
 
     async def _serve(self, rt: Runtime) -> None:
         """Attach ``rt`` with a session of the dashboard in it until a reload is asked."""
@@ -98,6 +106,32 @@ class RuntimeHolder:
         # a change asked for from here on is seen by the next runtime, which opens after it
         self._reload = anyio.Event()
 
+    def spawn(self, fn: Callable[[], Awaitable[None]], *, name: str) -> None:
+        """Run ``fn`` as long as the dashboard (not the current runtime: an install job
+        outlives the reopen it asks for); its error is logged."""
+        if self._tg is None:
+            raise RuntimeError("the dashboard is not running")
+
+        async def guarded() -> None:
+            try:
+                await fn()
+            except Exception:
+                logger.exception("%s failed", name)
+
+        self._tg.start_soon(guarded, name=name)
+
+    async def reopen(self) -> Runtime:
+        """Ask for a reopen and wait for it: the runtime opened after the request (the
+        current one still, when opening failed: the page was told)."""
+        opened = self._opened  # the next attempt to open one starts after this request
+        self.reload()
+        await opened.wait()
+        return self.rt
+
+    def _announce_opened(self) -> None:
+        opened, self._opened = self._opened, anyio.Event()
+        opened.set()
+
     def reload(self) -> None:
         """Reopen the runtime (the current one's servers stop, the new one's start)."""
         self._reload.set()
@@ -109,6 +143,7 @@ class RuntimeHolder:
     # -- one runtime -------------------------------------------------------------------
     def _attach(self, rt: Runtime) -> None:
         self.rt = rt
+        self._announce_opened()
         self.failures = {}
         self.started = anyio.Event()
         rt.approver = self.approvals
