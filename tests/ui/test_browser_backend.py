@@ -70,3 +70,46 @@ def test_plugin_toggles_in_the_page_reopen_the_runtime_each_time(ui: UiSetup, pa
     assert page.locator('[data-banner="disconnected"]').count() == 0
     inspected = json.loads(ui.cli("plugin", "inspect", "release-notes", "--json").stdout)
     assert {i["name"]: i["enabled"] for i in inspected["inventory"]} == {"changelog": False, "notes": True}
+
+
+def test_a_skill_file_added_on_disk_appears_in_the_open_page(ui: UiSetup, page: Any) -> None:
+    ui.write(".kairox/skills/hello.md", "---\nname: hello\ndescription: hi\nscope: workspace\n---\nHello.\n")
+    server = ui.start()
+    open_page(page, server.url)
+    page.goto(server.base + "/skills")
+    page.wait_for_selector('#conn[data-connected="true"]')
+    page.locator('[data-skill="hello"]').wait_for()
+    page.evaluate("window.__kept = 'same document'")
+    ui.write(
+        ".kairox/skills/added.md", "---\nname: added\ndescription: Written by an editor\nscope: workspace\n---\nHi.\n"
+    )
+    page.locator('[data-skill="added"]').wait_for(timeout=15_000)
+    (ui.workspace / ".kairox" / "skills" / "hello.md").unlink()
+    page.locator('[data-skill="hello"]').wait_for(state="detached", timeout=15_000)
+    assert page.evaluate("window.__kept") == "same document"  # updated live, not reloaded
+    assert {s["name"] for s in server.json("/api/skills")["skills"]} >= {"added"}
+    assert server.json("/api/status")["generation"] == 0  # a rescan, not a reopen
+
+
+def test_a_plugin_folder_added_on_disk_appears_in_the_open_page(ui: UiSetup, page: Any) -> None:
+    (ui.home / "plugins").mkdir()
+    server = ui.start()
+    open_page(page, server.url)
+    page.goto(server.base + "/plugins")
+    page.wait_for_selector('#conn[data-connected="true"]')
+    shutil.copytree(
+        peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
+    )
+    page.locator('[data-plugin="release-notes"]').first.wait_for(timeout=15_000)
+
+
+def test_a_skill_folder_created_on_disk_is_watched_from_then_on(ui: UiSetup, page: Any) -> None:
+    ui.write(".kairox/settings.json", "{}\n")  # .kairox exists, .kairox/skills does not
+    server = ui.start()
+    open_page(page, server.url)
+    page.goto(server.base + "/skills")
+    page.wait_for_selector('#conn[data-connected="true"]')
+    ui.write(".kairox/skills/first.md", "---\nname: first\ndescription: one\nscope: workspace\n---\nOne.\n")
+    page.locator('[data-skill="first"]').wait_for(timeout=15_000)
+    ui.write(".kairox/skills/second.md", "---\nname: second\ndescription: two\nscope: workspace\n---\nTwo.\n")
+    page.locator('[data-skill="second"]').wait_for(timeout=15_000)

@@ -14,6 +14,7 @@ import anyio.abc
 from kairox import Event, Runtime, Session
 from kairox.ext import redact
 
+from .disk import watch_disk
 from .hub import Approvals, Hub
 
 __all__ = ["RuntimeHolder"]
@@ -66,6 +67,7 @@ class RuntimeHolder:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             tg.start_soon(self._status_pump)
+            tg.start_soon(watch_disk, self)
             await self._serve(self._first)
             with anyio.CancelScope(shield=True):
                 await self._first.aclose()
@@ -127,6 +129,16 @@ class RuntimeHolder:
         self.reload()
         await opened.wait()
         return self.rt
+
+    async def opened(self) -> None:
+        """Wait for the next attempt to open a runtime (after a reload)."""
+        opened = self._opened
+        await opened.wait()
+
+    def skills_changed(self) -> None:
+        """The current runtime's skills were scanned again: the pages list them again."""
+        self.hub.publish("skills", {"generation": self.generation})
+        self._dirty.set()
 
     def _announce_opened(self) -> None:
         opened, self._opened = self._opened, anyio.Event()

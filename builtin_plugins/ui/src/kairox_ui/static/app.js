@@ -113,6 +113,7 @@ function connect(again = false) {
   });
   on("trace", (data) => page.onTrace?.(data, context));
   on("install", (data) => page.onInstall?.(data, context));
+  on("skills", () => page.onSkills?.(context)); // skill files changed on disk
   on("approval", showApproval);
   on("approval-done", (data) => {
     document.querySelector(`#approvals [data-approval="${CSS.escape(data.id)}"]`)?.remove();
