@@ -113,3 +113,25 @@ def test_a_skill_folder_created_on_disk_is_watched_from_then_on(ui: UiSetup, pag
     page.locator('[data-skill="first"]').wait_for(timeout=15_000)
     ui.write(".kairox/skills/second.md", "---\nname: second\ndescription: two\nscope: workspace\n---\nTwo.\n")
     page.locator('[data-skill="second"]').wait_for(timeout=15_000)
+
+
+def test_the_marketplace_lists_again_when_the_runtime_is_reopened(ui: UiSetup, page: Any) -> None:
+    path = ui.home / "team-catalog.json"
+    entry = {"name": "first-entry", "launch": {"command": "kairox-no-such-program"}}
+    path.write_text(json.dumps({"entries": [entry]}), encoding="utf-8")
+    ui.write(
+        "kairox.toml",
+        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
+        where="home",
+    )
+    server = ui.start()
+    open_page(page, server.url)
+    page.goto(server.base + "/marketplace")
+    page.wait_for_selector('#conn[data-connected="true"]')
+    page.locator('[data-entry="first-entry"]').wait_for()
+    page.evaluate("window.__kept = 'same document'")
+    path.write_text(json.dumps({"entries": [entry, {**entry, "name": "second-entry"}]}), encoding="utf-8")
+    status, text = server.request("/api/reload", method="POST")  # as a trust or an install elsewhere does
+    assert status == 200, text
+    page.locator('[data-entry="second-entry"]').wait_for(timeout=15_000)
+    assert page.evaluate("window.__kept") == "same document"

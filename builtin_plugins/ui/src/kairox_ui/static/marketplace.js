@@ -32,7 +32,13 @@ export function mount(main) {
   search("", "");
 }
 
+let last = { q: "", kind: "" };
+
+// the runtime was reopened (an install, a trust, a change elsewhere): list again from its catalog
+export const onReload = () => search(last.q, last.kind);
+
 async function search(q, kind, refresh = false) {
+  last = { q, kind };
   const params = new URLSearchParams({ q, kind, refresh: refresh ? "1" : "" });
   list.dataset.loading = "true";
   let data;
