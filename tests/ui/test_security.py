@@ -233,3 +233,5 @@ def test_the_stored_token_is_kept_for_the_user_only_and_reused(tmp_path: Path) -
     assert replaced != token and stat.S_IMODE(path.stat().st_mode) == 0o600
     path.write_text("short\n")  # not one this code made
     assert stored_token(home) not in ("short", replaced)
+    path.write_text("a" * 1_000_000)  # nor this: only its first bytes are read
+    assert len(stored_token(home)) < 100

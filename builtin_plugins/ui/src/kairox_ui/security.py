@@ -77,7 +77,8 @@ def stored_token(home: Path) -> str:
     home.mkdir(parents=True, exist_ok=True)
     with locked(path.with_name(path.name + ".lock")):
         try:
-            text = path.read_text(encoding="ascii", errors="replace").strip()
+            with path.open("rb") as file:  # a token is short: a few bytes more say it is not one
+                text = file.read(256).decode("ascii", errors="replace").strip()
         except FileNotFoundError:
             text = ""
         if _TOKEN.fullmatch(text) and path.stat().st_mode & 0o077 == 0:
