@@ -44,6 +44,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("builtin_plugins/ui/src/kairox_ui/watch.py", "_silence_stdout"): "/dev/null for stdout",
     ("builtin_plugins/serve/src/kairox_serve/frontdoor.py", "ensure_descriptors"): "counts /proc/self/fd",
     ("builtin_plugins/ui/src/kairox_ui/app.py", "_shell"): "the dashboard's own page, a package resource",
+    ("builtin_plugins/ui/src/kairox_ui/security.py", "stored_token"): "the dashboard's own token in the kairox home",
     # tools whose reads and writes a tool call asks for: the policy engine decides them
     ("builtin_plugins/tools/src/kairox_tools/_fs.py", "FsRead._read"): "fs.read: the file a call names (policy)",
     ("builtin_plugins/tools/src/kairox_tools/_fs.py", "_Walker.walk"): "fs.list: the folder a call names (policy)",

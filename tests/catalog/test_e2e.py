@@ -74,3 +74,20 @@ async def test_api_install_reaches_ready_or_says_why_not(kairox_harness: KairoxH
     assert not bad.ok
     assert ("done", "Starting clock once to verify it reaches Ready: ready, 2 tools") in progress.events
     assert any(kind == "failed" and text.startswith("Starting dead once") for kind, text in progress.events)
+
+
+@pytest.mark.anyio
+async def test_verify_before_writing_writes_nothing_for_a_server_that_fails(kairox_harness: KairoxHarness) -> None:
+    original = kairox_harness.write_config('# mine\n[policy] # keep\napproval = "on_request"\n')
+    before = original.read_bytes()
+    dead = CatalogEntry(
+        name="dead",
+        source="test",
+        launch=LaunchRecipe(command=sys.executable, args=("-c", "import sys; sys.exit('bad config')")),
+    )
+    options = InstallOptions(prepare=False, verify_before_writing=True, verify_timeout=60)
+    async with kairox_harness.open(start=False) as rt:
+        report = await Installer(rt).install(dead, options)
+    assert report.verification is not None and report.verification.outcome == "failed"
+    assert not report.ok and report.written == {}
+    assert original.read_bytes() == before

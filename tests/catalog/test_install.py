@@ -338,3 +338,9 @@ async def test_a_helper_command_keeps_only_the_end_of_its_output() -> None:
     assert message.endswith("\n    " + "x" * 500)  # a long line is shown cut
     ok = await run_command([PY, "-c", "print('a  '); print('b' * 1200)"], env=dict(os.environ), keep=5)
     assert ok.returncode == 0 and ok.output == ("a", "b" * 500)
+
+
+def test_an_install_error_keeps_the_reason_apart_from_the_command_line_advice() -> None:
+    error = InstallError("x already exists; pass --force to replace it", reason="x already exists", kind="exists")
+    assert str(error).endswith("pass --force to replace it")
+    assert (error.reason, error.kind, error.missing) == ("x already exists", "exists", ())

@@ -142,3 +142,25 @@ def test_the_shell_needs_no_token_and_no_response_sets_a_cookie(ui: UiSetup) -> 
         assert exc.code == 303 and exc.headers["location"] == f"/skills#token={server.token}"
         assert "set-cookie" not in exc.headers
     assert server.request("/?token=wrong", token=False)[0] == 403
+
+
+def test_config_errors_read_as_kairox_status_prints_them_with_secret_values_masked(ui: UiSetup) -> None:
+    argv = peers.fixture_server("well_behaved")
+    ui.write(
+        "kairox.toml",
+        f"[mcp_servers.clock]\ncommand = {json.dumps(argv[0])}\nargs = [{json.dumps(argv[1])}]\n"
+        'env = { CLOCK_API_KEY = "${CLOCK_API_KEY}" }\n\n'
+        f'[mcp_servers.other]\ncommand = {json.dumps(argv[0])}\nargs = [{json.dumps(argv[1])}, "--api-key", "{SECRET}"]\n'
+        f'env = {{ SERVICE_KEY = "{SECRET}" }}\ntool_timeout = "{SECRET}"\n',
+        where="home",
+    )
+    server = ui.start()
+    status, text = server.request("/api/status")
+    assert status == 200, text
+    errors = json.loads(text)["config_errors"]
+    printed = ui.cli("status").stdout + ui.cli("status").stderr
+    assert any("mcp_servers.other.tool_timeout" in e and "<redacted>" in e for e in errors), errors
+    clock = next(e for e in errors if "CLOCK_API_KEY" in e)
+    assert "environment variable CLOCK_API_KEY is not set" in clock and "<redacted> variable" not in clock
+    assert "environment variable CLOCK_API_KEY is not set" in printed
+    assert SECRET not in text

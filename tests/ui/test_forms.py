@@ -158,7 +158,7 @@ def test_a_path_override_is_absolute_or_removed(path: str) -> None:
 def test_a_valid_install_request_keeps_every_value(name: str, inputs: dict[str, str], force: bool) -> None:
     request = parse_install({"name": name, "scope": "user", "inputs": inputs, "force": force})
     assert request == InstallRequest(
-        name=name.strip(), options=InstallOptions(scope="user", values=inputs, force=force)
+        name=name.strip(), options=InstallOptions(scope="user", values=inputs, force=force, verify_before_writing=True)
     )
 
 

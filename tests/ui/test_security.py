@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from kairox_ui.security import (
     new_token,
     origin_allowed,
     parse_host,
+    stored_token,
     strip_token,
 )
 
@@ -217,3 +220,18 @@ async def test_a_same_origin_change_with_the_token_passes() -> None:
     reached: list[str] = []
     status, _ = await _call(_guard(reached), "POST", "/api/reload", {**HOST, **BEARER, **SAME_ORIGIN})
     assert status == 200 and reached == ["/api/reload"]
+
+
+def test_the_stored_token_is_kept_for_the_user_only_and_reused(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    token = stored_token(home)
+    path = home / "ui-token"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stored_token(home) == token and len(token) >= 43
+    path.chmod(0o644)  # readable by others: no longer a secret, so a fresh one
+    replaced = stored_token(home)
+    assert replaced != token and stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_text("short\n")  # not one this code made
+    assert stored_token(home) not in ("short", replaced)
+    path.write_text("a" * 1_000_000)  # nor this: only its first bytes are read
+    assert len(stored_token(home)) < 100

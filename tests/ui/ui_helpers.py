@@ -86,7 +86,8 @@ def render_skill(page: Any, row: Any, skill: str, field: str, value: str) -> str
 class UiServer:
     """One ``kairox ui`` process: its URL (the token in its fragment), base address and token."""
 
-    def __init__(self, workspace: Path, home: Path, env: dict[str, str]) -> None:
+    def __init__(self, workspace: Path, home: Path, env: dict[str, str], port: int = 0) -> None:
+        self.port = port
         self.workspace = workspace
         self.home = home
         self.env = env
@@ -97,7 +98,7 @@ class UiServer:
         self.stderr_path = home.parent / "ui-stderr.txt"
 
     def start(self) -> UiServer:
-        argv = [*peers.KAIROX_TEST_GRACES, "-w", str(self.workspace), "ui", "--no-browser", "--port", "0"]
+        argv = [*peers.KAIROX_TEST_GRACES, "-w", str(self.workspace), "ui", "--no-browser", "--port", str(self.port)]
         self._stderr = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=self._stderr, env=self.env, start_new_session=True
@@ -204,8 +205,9 @@ class UiSetup:
 
         trust_workspace(self.workspace, self.home, env=self.env)
 
-    def start(self) -> UiServer:
-        server = UiServer(self.workspace, self.home, self.env).start()
+    def start(self, port: int = 0) -> UiServer:
+        """``kairox ui`` on ``port`` (0: any free one)."""
+        server = UiServer(self.workspace, self.home, self.env, port).start()
         self.servers.append(server)
         return server
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from .progress import NullProgress, Progress
 from .requirements import RequirementCheck, check_entry, resolve_command
 from .sources import kairox_home
 from .tomledit import TomlEditError, edit_document, read_document, remove_server, server_names, set_server
-from .verify import Verification, verify_server
+from .verify import Verification, verify_server, verify_values
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
@@ -66,7 +66,17 @@ WRITE_SPEC = file_write_spec("write a file (kairox catalog install/uninstall)", 
 
 
 class InstallError(Exception):
-    """The install could not be done; the message says why and what to do."""
+    """The install could not be done; the message says why and what to do on the command line.
+
+    ``reason`` is the why alone, for a front end that offers its own remedy for ``kind``:
+    ``"exists"`` (replace what is there), ``"requirements"`` (install what this machine
+    lacks), ``"inputs"`` (``missing`` names the inputs to give); ``""`` for anything else."""
+
+    def __init__(self, message: str, *, reason: str | None = None, kind: str = "", missing: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+        self.kind = kind
+        self.missing = tuple(missing)
 
 
 #: ``prompter(input, secret)`` returns the user's value, or ``None`` when nobody can be asked
@@ -83,6 +93,9 @@ class InstallOptions:
     ignore_requirements: bool = False
     prepare_timeout: float = 900.0
     verify_timeout: float = 180.0
+    #: verify before writing, and write nothing when the server does not reach Ready (the
+    #: dashboard's install: "installed" means it runs); the CLI writes, then verifies
+    verify_before_writing: bool = False
 
 
 @attrs.define
@@ -162,6 +175,10 @@ async def _edit(target: Path, change: Callable[[TOMLDocument], bool]) -> bool:
     return changed
 
 
+def _exists(reason: str) -> InstallError:
+    return InstallError(f"{reason}; pass --force to replace it", reason=reason, kind="exists")
+
+
 def _escape(value: str) -> str:
     return value.replace("${", "$${")
 
@@ -213,7 +230,8 @@ def _collect_inputs(
         _put(out, item, _escape(value))
     if missing:
         flags = " ".join(f"--input {m}=VALUE" for m in missing)
-        raise InstallError(f"{entry.name} needs {', '.join(missing)}; pass {flags}")
+        needs = f"{entry.name} needs {', '.join(missing)}"
+        raise InstallError(f"{needs}; pass {flags}", reason=needs, kind="inputs", missing=missing)
     return out
 
 
@@ -308,7 +326,7 @@ class Installer:
         try:
             doc = read_document(target)
             if entry.name in server_names(doc) and not options.force:
-                raise InstallError(f"[mcp_servers.{entry.name}] already exists in {target}; pass --force to replace it")
+                raise _exists(f"[mcp_servers.{entry.name}] already exists in {target}")
         except TomlEditError as exc:
             raise InstallError(str(exc)) from None
         inputs = _collect_inputs(entry, options.values, env, self.prompter)
@@ -317,11 +335,17 @@ class Installer:
         await authorize_write(self.runtime, target, self.approver, f"install MCP server {entry.name}")
         if options.prepare:
             await self._prepare(entry, values, report, options)
+        if options.verify and options.verify_before_writing:
+            verify_env = {**env, **inputs.secrets}
+            report.verification = await self._verify(entry, values, target, verify_env, options)
+            if report.verification.outcome != "ready":
+                self.progress.info(f"nothing was written to {target}")
+                return report
         comment = f"installed by kairox catalog from {entry.source or 'code'}"
 
         def add(doc: TOMLDocument) -> bool:  # under the lock: the file as it is now, not as it was read above
             if entry.name in server_names(doc) and not options.force:
-                raise InstallError(f"[mcp_servers.{entry.name}] already exists in {target}; pass --force to replace it")
+                raise _exists(f"[mcp_servers.{entry.name}] already exists in {target}")
             set_server(doc, entry.name, values, comment=comment)
             return True
 
@@ -333,16 +357,28 @@ class Installer:
                 report.warnings.append(
                     f"set {var} in the environment before starting kairox (it is read as ${{{var}}})"
                 )
-        if options.verify:
-            verify_env = {**env, **inputs.secrets}
-            async with self.progress.step(f"Starting {entry.name} once to verify it reaches Ready") as step:
-                report.verification = await verify_server(
-                    self.runtime, entry.name, target, env=verify_env, timeout=options.verify_timeout
-                )
-                v = report.verification
-                step.ok = v.outcome == "ready"
-                step.detail = f"ready, {v.tools} tools" if step.ok else f"{v.outcome}: {v.detail}"
+        if options.verify and not options.verify_before_writing:
+            report.verification = await self._verify(entry, None, target, {**env, **inputs.secrets}, options)
         return report
+
+    async def _verify(
+        self,
+        entry: CatalogEntry,
+        values: Mapping[str, Any] | None,
+        target: Path,
+        env: Mapping[str, str],
+        options: InstallOptions,
+    ) -> Verification:
+        """Start the server once: from ``values`` (not written yet), else from ``target``."""
+        async with self.progress.step(f"Starting {entry.name} once to verify it reaches Ready") as step:
+            if values is None:
+                v = await verify_server(self.runtime, entry.name, target, env=env, timeout=options.verify_timeout)
+            else:
+                timeout = options.verify_timeout
+                v = await verify_values(self.runtime, entry.name, values, target, env=env, timeout=timeout)
+            step.ok = v.outcome == "ready"
+            step.detail = f"ready, {v.tools} tools" if step.ok else f"{v.outcome}: {v.detail}"
+        return v
 
     async def _install_bundle(self, entry: CatalogEntry, options: InstallOptions) -> InstallReport:
         """A plugin or a skill: into its directory (:mod:`kairox_catalog.bundles`)."""
@@ -356,7 +392,7 @@ class Installer:
         report.checks = await self.check(entry)
         self._require(entry, report.checks, options)
         if target.exists() and not options.force:
-            raise InstallError(f"{target} already exists; pass --force to replace it")
+            raise _exists(f"{target} already exists")
         await authorize_write(self.runtime, target, self.approver, f"install {entry.kind} {entry.name}")
         try:
             await place_bundle(self.runtime, self.progress, entry, options.scope, notes=report.warnings)
@@ -371,9 +407,11 @@ class Installer:
         if not unmet or options.ignore_requirements:
             return
         lines = "\n".join(f"  - {c.describe()}" for c in unmet)
+        reason = f"{entry.name} needs what this machine does not have:\n{lines}"
         raise InstallError(
-            f"{entry.name} needs what this machine does not have:\n{lines}\n"
-            "install it and run the command again (or pass --ignore-requirements)"
+            f"{reason}\ninstall it and run the command again (or pass --ignore-requirements)",
+            reason=reason,
+            kind="requirements",
         )
 
     async def _prepare(

@@ -23,7 +23,7 @@ from kairox.files import Root, check_toml_keys
 if TYPE_CHECKING:
     from kairox import Runtime
 
-__all__ = ["Verification", "verify_server"]
+__all__ = ["Verification", "verify_server", "verify_values"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,17 +49,33 @@ async def verify_server(
     runtime: Runtime, name: str, target: Path, *, env: Mapping[str, str], timeout: float = 120.0
 ) -> Verification:
     """Open a runtime with just ``[mcp_servers.NAME]`` from ``target`` and report its state."""
-    from kairox import Runtime
 
     try:
         table = _read_back(target, name)
     except (OSError, ValueError) as exc:
         return Verification("failed", f"cannot read the installed entry back: {exc}")
+    return await _verify(runtime, name, table, str(target), env=env, timeout=timeout)
+
+
+async def verify_values(
+    runtime: Runtime, name: str, values: Mapping[str, Any], target: Path, *, env: Mapping[str, str], timeout: float
+) -> Verification:
+    """:func:`verify_server` of the table ``values`` before it is written to ``target``: read
+    back from its TOML text, as kairox would read it from the file."""
+    table = tomlkit.parse(tomlkit.dumps({"mcp_servers": {name: dict(values)}})).unwrap()["mcp_servers"][name]
+    return await _verify(runtime, name, table, str(target), env=env, timeout=timeout)
+
+
+async def _verify(
+    runtime: Runtime, name: str, table: dict[str, Any], source: str, *, env: Mapping[str, str], timeout: float
+) -> Verification:
+    from kairox import Runtime
+
     if "mcp_servers" not in runtime.config_sections:
         return Verification(
             "unavailable", "kairox-mcp is not installed, so the server cannot be started here (pip install kairox-mcp)"
         )
-    documents = [(str(target), {"mcp_servers": {name: table}})]
+    documents = [(source, {"mcp_servers": {name: table}})]
     try:
         with anyio.fail_after(timeout):
             async with Runtime.open(

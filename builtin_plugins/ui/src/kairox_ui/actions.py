@@ -27,7 +27,7 @@ from kairox_skills import SettingsFile, settings_path
 
 from .forms import InstallRequest, SessionSkillRequest
 from .hub import Hub, JobProgress
-from .views import all_skills, settings_env, skill_view
+from .views import all_skills, settings_env, skill_view, trust_view
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionError",
     "Marketplace",
+    "install_problem",
     "add_session_skill",
     "call_tool",
     "override_path",
@@ -364,7 +365,11 @@ class Marketplace:
         return result
 
     def start_install(self, request: InstallRequest) -> str:
-        """Start an install job; its steps arrive as ``install`` messages. Returns the job id."""
+        """Start an install job; its steps arrive as ``install`` messages. Returns the job id.
+
+        The job outlives the runtime (it waits for the reopen it asks for): when what it wrote
+        to the workspace does not run until the workspace is trusted again, its outcome says
+        so, with what trusting would let run (``trust``), for the page to offer."""
         job = secrets.token_hex(6)
         progress = JobProgress(self.hub, job)
         self.jobs[job] = progress
@@ -385,16 +390,22 @@ class Marketplace:
                 installer = Installer(rt, progress=progress, approver=self.holder.approvals)
                 report = await installer.install(entry, options)
                 outcome = {"ok": report.ok, "report": report.to_dict()}
-            except (InstallError, PolicyDenied, EntryNotFound) as exc:
+            except InstallError as exc:
+                outcome = {"ok": False, "error": install_problem(exc)}
+            except (PolicyDenied, EntryNotFound) as exc:
                 outcome = {"ok": False, "error": str(exc).strip("'\"")}
             except Exception as exc:
                 logger.exception("install of %s failed", request.name)
                 outcome = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            written = outcome.get("report", {})
+            if written.get("written"):
+                fresh = await self.holder.reopen()  # the new server, plugin or skill shows up in it
+                pending = trust_view(fresh)["pending"]
+                if options.scope == "workspace" and any(i["name"] == written["name"] for i in pending):
+                    outcome["trust"] = pending
             progress.finish(outcome)
-            if outcome.get("report"):
-                self.holder.reload()  # the new server, plugin or skill shows up in the fresh runtime
 
-        rt.spawn(run, name=f"kairox-ui: install {request.name}")
+        self.holder.spawn(run, name=f"kairox-ui: install {request.name}")
         return job
 
     async def uninstall(self, name: str, scope: str | None) -> dict[str, Any]:
@@ -403,10 +414,23 @@ class Marketplace:
                 name,
                 scope=scope,  # type: ignore[arg-type]
             )
-        except (InstallError, PolicyDenied) as exc:
+        except InstallError as exc:
+            raise ActionError(install_problem(exc)) from None
+        except PolicyDenied as exc:
             raise ActionError(str(exc)) from None
         self.holder.reload()
         return {"ok": True, "removed": removed}
+
+
+def install_problem(exc: InstallError) -> str:
+    """Why an install was refused, with the remedy the page offers (the CLI's flags mean nothing there)."""
+    if exc.kind == "exists":
+        return f"{exc.reason}; tick \u201creplace an existing entry\u201d to replace it"
+    if exc.kind == "requirements":
+        return f"{exc.reason}\ninstall what is missing on this machine, then install again"
+    if exc.kind == "inputs":
+        return f"{exc.reason}: fill in {', '.join(exc.missing)}"
+    return exc.reason
 
 
 def redact_entry(data: dict[str, Any]) -> dict[str, Any]:

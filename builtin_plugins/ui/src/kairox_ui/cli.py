@@ -14,7 +14,7 @@ import click
 
 from kairox_cli import run_with_runtime
 
-from .security import is_loopback, new_token
+from .security import is_loopback, stored_token
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -122,10 +122,12 @@ def ui(ctx: click.Context, host: str, port: int, no_browser: bool, allow_remote:
             f"--host {host} is reachable from other machines; pass --allow-remote to serve there "
             "(the access token is still required)"
         )
-    token = new_token()
     approvals = Approvals(Hub())
 
     async def go(rt: Runtime) -> None:
+        from kairox.ext import user_home
+
+        token = stored_token(rt.home or user_home(rt.env))
         await serve(rt, host=host, port=port, token=token, open_browser=not no_browser)
 
     run_with_runtime(ctx, go, start=False, approver=approvals, warn_config=False)

@@ -197,6 +197,7 @@ def parse_install(data: Mapping[str, Any]) -> InstallRequest:
         prepare=_bool(data, "prepare", True),
         verify=_bool(data, "verify", True),
         ignore_requirements=_bool(data, "ignore_requirements", False),
+        verify_before_writing=True,  # "installed" in the page means it runs: a failed start writes nothing
     )
     return InstallRequest(name=name, options=options)
 

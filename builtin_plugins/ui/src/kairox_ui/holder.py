@@ -5,13 +5,16 @@ runtime sees (a trusted workspace, an installed server, a plugin switched on or 
 from __future__ import annotations
 
 import logging
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from kairox import Event, Runtime, Session
+from kairox.ext import redact
 
+from .disk import watch_disk
 from .hub import Approvals, Hub
 
 __all__ = ["RuntimeHolder"]
@@ -48,51 +51,98 @@ class RuntimeHolder:
         self.snapshot: Any = None  # set by the app: rt -> the status message
         #: the dashboard's session in the current runtime (``None`` only before :meth:`run` opened it)
         self.session: Session | None = None
+        #: set (and replaced) after each attempt to open a runtime
+        self._opened = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
 
     # -- the loop ----------------------------------------------------------------------
     async def run(self) -> None:
-        """Serve runtimes until :meth:`stop`: attach, wait for a reload, reopen."""
-        stack: AsyncExitStack | None = None
-        sessions = AsyncExitStack()
-        rt = self._first
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._status_pump)
-                while True:
-                    self._attach(rt)
-                    self.session = await sessions.enter_async_context(rt.session())
-                    await self._reload.wait()
-                    with anyio.CancelScope(shield=True):
-                        await sessions.aclose()
-                    self.session = None
-                    self._detach()
-                    if self._stop.is_set():
-                        break
-                    self._reload = anyio.Event()
-                    with anyio.CancelScope(shield=True):
-                        if stack is not None:
-                            await stack.aclose()
-                        else:
-                            await rt.aclose()
-                    stack = AsyncExitStack()
-                    rt = await stack.enter_async_context(
-                        Runtime.open(
-                            self._first.workspace,
-                            host=self._first.host,
-                            env=self._first.env,
-                            home=self._first.home,
-                            approver=self.approvals,
-                            start=False,
-                        )
-                    )
-                    self.generation += 1
-                    self.hub.publish("reload", {"generation": self.generation})
-                tg.cancel_scope.cancel()
-        finally:
+        """Serve runtimes until :meth:`stop`: attach, wait for a reload, reopen.
+
+        This one task owns every runtime after the first: it opens each (``async with
+        Runtime.open``) and closes it, so each runtime's task group is entered and left by
+        the same task at the same depth (closing one from another task, or inside a scope
+        entered after it, is what anyio refuses). The first runtime is the CLI's: its
+        servers are stopped here, and the CLI closes it."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._status_pump)
+            tg.start_soon(watch_disk, self)
+            await self._serve(self._first)
             with anyio.CancelScope(shield=True):
-                await sessions.aclose()
-                if stack is not None:
-                    await stack.aclose()
+                await self._first.aclose()
+            while not self._stop.is_set():
+                try:
+                    async with Runtime.open(
+                        self._first.workspace,
+                        host=self._first.host,
+                        env=self._first.env,
+                        home=self._first.home,
+                        approver=self.approvals,
+                        start=False,
+                    ) as rt:
+                        self.generation += 1
+                        self.hub.publish("reload", {"generation": self.generation})
+                        await self._serve(rt)
+                except Exception as exc:  # the page says so; the next change tries again
+                    logger.exception("the dashboard could not reopen the runtime")
+                    self.hub.publish("reload-failed", {"error": redact(f"{type(exc).__name__}: {exc}")})
+                    self._announce_opened()
+                    await self._reload.wait()
+                    self._reload = anyio.Event()
+            tg.cancel_scope.cancel()
+        self._tg = None
+
+    async def _serve(self, rt: Runtime) -> None:
+        """Attach ``rt`` with a session of the dashboard in it until a reload is asked."""
+        self._attach(rt)
+        try:
+            async with rt.session() as session:
+                self.session = session
+                try:
+                    await self._reload.wait()
+                finally:
+                    self.session = None
+        finally:
+            self._detach()
+        # a change asked for from here on is seen by the next runtime, which opens after it
+        self._reload = anyio.Event()
+
+    def spawn(self, fn: Callable[[], Awaitable[None]], *, name: str) -> None:
+        """Run ``fn`` as long as the dashboard (not the current runtime: an install job
+        outlives the reopen it asks for); its error is logged."""
+        if self._tg is None:
+            raise RuntimeError("the dashboard is not running")
+
+        async def guarded() -> None:
+            try:
+                await fn()
+            except Exception:
+                logger.exception("%s failed", name)
+
+        self._tg.start_soon(guarded, name=name)
+
+    async def reopen(self) -> Runtime:
+        """Ask for a reopen and wait for it: the runtime opened after the request (the
+        current one still, when opening failed: the page was told)."""
+        opened = self._opened  # the next attempt to open one starts after this request
+        self.reload()
+        await opened.wait()
+        return self.rt
+
+    async def opened(self) -> None:
+        """Wait for the next attempt to open a runtime (after a reload)."""
+        opened = self._opened
+        await opened.wait()
+
+    def skills_changed(self) -> None:
+        """The current runtime's skills were scanned again: the pages list them again."""
+        self.hub.publish("skills", {"generation": self.generation})
+        self._dirty.set()
+
+    def _announce_opened(self) -> None:
+        opened, self._opened = self._opened, anyio.Event()
+        opened.set()
 
     def reload(self) -> None:
         """Reopen the runtime (the current one's servers stop, the new one's start)."""
@@ -105,6 +155,7 @@ class RuntimeHolder:
     # -- one runtime -------------------------------------------------------------------
     def _attach(self, rt: Runtime) -> None:
         self.rt = rt
+        self._announce_opened()
         self.failures = {}
         self.started = anyio.Event()
         rt.approver = self.approvals

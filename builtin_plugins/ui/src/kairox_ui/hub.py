@@ -3,7 +3,8 @@ questions the policy asks, and install progress.
 
 Every message is ``(name, JSON text)``; a page's ``EventSource`` gets ``status`` (the
 pills), ``trace`` (one runtime event), ``approval`` / ``approval-done``, ``install`` (a
-step of an install job) and ``reload`` (the runtime was reopened).
+step of an install job), ``reload`` (the runtime was reopened), ``reload-failed`` and
+``skills`` (skill files changed on disk and were scanned again).
 """
 
 from __future__ import annotations

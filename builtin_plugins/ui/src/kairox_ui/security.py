@@ -23,10 +23,14 @@ The parsers here read outside input (headers); they never raise.
 from __future__ import annotations
 
 import ipaddress
+import re
 import secrets
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from pathlib import Path
 from typing import Any
+
+from kairox.files import atomic_write_text, locked
 
 __all__ = [
     "CSRF_HEADER",
@@ -37,6 +41,7 @@ __all__ = [
     "host_allowed",
     "is_loopback",
     "new_token",
+    "stored_token",
     "origin_allowed",
     "parse_host",
     "strip_token",
@@ -56,6 +61,31 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 def new_token() -> str:
     """A fresh random access token (URL-safe, 256 bits)."""
     return secrets.token_urlsafe(32)
+
+
+#: the file in the kairox home that keeps the dashboard's token between runs
+TOKEN_FILE = "ui-token"
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{43,128}")
+
+
+def stored_token(home: Path) -> str:
+    """The dashboard's access token kept in ``HOME/ui-token`` (only the user may read it),
+    made on first use: a page left open reconnects by itself when ``kairox ui`` is started
+    again. Whoever can read the file can read the rest of the kairox home, and run kairox
+    itself, so keeping it there gives away nothing; deleting it makes a new one."""
+    path = home / TOKEN_FILE
+    home.mkdir(parents=True, exist_ok=True)
+    with locked(path.with_name(path.name + ".lock")):
+        try:
+            with path.open("rb") as file:  # a token is short: a few bytes more say it is not one
+                text = file.read(256).decode("ascii", errors="replace").strip()
+        except FileNotFoundError:
+            text = ""
+        if _TOKEN.fullmatch(text) and path.stat().st_mode & 0o077 == 0:
+            return text
+        token = new_token()  # none yet, not one of ours, or readable by others: a fresh one
+        atomic_write_text(path, token + "\n", mode=0o600)
+        return token
 
 
 def is_loopback(host: str) -> bool:

@@ -46,8 +46,47 @@ function showApproval(question) {
   box.append(card);
 }
 
-function connect() {
-  const conn = document.getElementById("conn");
+// The backend's state as the page shows it: live, or down (a banner, every control of the
+// page disabled, the status pills unknown) until the backend answers again.
+const conn = document.getElementById("conn");
+let banner = null;
+
+function showDown(why) {
+  conn.dataset.connected = "false";
+  conn.textContent = "disconnected";
+  document.body.dataset.backend = "down";
+  if (!banner) {
+    banner = h("div", { class: "banner error", role: "alert", dataset: { banner: "disconnected" } });
+    main.before(banner);
+  }
+  banner.textContent = why;
+  page.onDisconnect?.(context);
+  for (const control of main.querySelectorAll("button, input, select, textarea")) {
+    if (!control.disabled) {
+      control.disabled = true;
+      control.dataset.offline = "true";
+    }
+  }
+  document.getElementById("approvals").replaceChildren(); // its questions ended with the backend
+}
+
+function showUp() {
+  conn.dataset.connected = "true";
+  conn.textContent = "live";
+  delete document.body.dataset.backend;
+  banner?.remove();
+  banner = null;
+  for (const control of main.querySelectorAll("[data-offline]")) {
+    control.disabled = false;
+    delete control.dataset.offline;
+  }
+}
+
+const RETRY_MS = 1000;
+
+// One EventSource; when it fails the page is shown as disconnected at once, and the
+// backend is asked every RETRY_MS whether it is back (a 403: it runs with another token).
+function connect(again = false) {
   const source = new EventSource(streamUrl("/api/stream"));
   const on = (event, fn) =>
     source.addEventListener(event, (message) => {
@@ -60,12 +99,13 @@ function connect() {
       fn(data);
     });
   source.onopen = () => {
-    conn.dataset.connected = "true";
-    conn.textContent = "live";
+    showUp();
+    if (again) page.onReload?.(context); // what the page shows may have changed meanwhile
   };
   source.onerror = () => {
-    conn.dataset.connected = "false";
-    conn.textContent = "reconnecting";
+    source.close();
+    showDown("The dashboard's backend is not answering (kairox ui stopped?); reconnecting...");
+    setTimeout(probe, RETRY_MS);
   };
   on("status", (data) => {
     context.status = data;
@@ -73,6 +113,7 @@ function connect() {
   });
   on("trace", (data) => page.onTrace?.(data, context));
   on("install", (data) => page.onInstall?.(data, context));
+  on("skills", () => page.onSkills?.(context)); // skill files changed on disk
   on("approval", showApproval);
   on("approval-done", (data) => {
     document.querySelector(`#approvals [data-approval="${CSS.escape(data.id)}"]`)?.remove();
@@ -81,6 +122,21 @@ function connect() {
     notice(`the runtime was reopened (generation ${data.generation})`);
     page.onReload?.(context);
   });
+  on("reload-failed", (data) => notice(`the runtime could not be reopened: ${data.error}`, "error"));
+}
+
+async function probe() {
+  try {
+    await api("/api/status");
+  } catch (error) {
+    if (error.status === 403) {
+      showDown("kairox ui runs again, with another access token: open the URL it printed.");
+      return;
+    }
+    setTimeout(probe, RETRY_MS);
+    return;
+  }
+  connect(true);
 }
 
 clear(main);

@@ -32,7 +32,13 @@ export function mount(main) {
   search("", "");
 }
 
+let last = { q: "", kind: "" };
+
+// the runtime was reopened (an install, a trust, a change elsewhere): list again from its catalog
+export const onReload = () => search(last.q, last.kind);
+
 async function search(q, kind, refresh = false) {
+  last = { q, kind };
   const params = new URLSearchParams({ q, kind, refresh: refresh ? "1" : "" });
   list.dataset.loading = "true";
   let data;
@@ -114,7 +120,8 @@ async function show(key) {
     h("label", { class: "field inline" }, "scope ", scope),
     h("label", { class: "field inline" }, verify, " start it once to verify"),
     h("label", { class: "field inline" }, force, " replace an existing entry"),
-    h("button", { class: "primary", type: "submit", dataset: { action: "install" } }, "Install"),
+    h("button", { class: "primary", type: "submit", dataset: { action: "install" }, disabled: !entry.requirements_met }, "Install"),
+    entry.requirements_met ? null : h("p", { class: "note", dataset: { unmet: "true" }, text: "Install what this machine lacks (above) first." }),
     h(
       "button",
       {
@@ -184,9 +191,61 @@ export function onInstall(message) {
     else {
       const r = message.report;
       const v = r.verification;
-      outcome.textContent =
-        `installed ${r.name} into ${r.target} (${r.scope})` +
-        (v ? (v.outcome === "ready" ? `: it starts and offers ${v.tools} tools` : `; ${v.outcome}: ${v.detail}`) : "");
+      const written = r.written && Object.keys(r.written).length > 0;
+      if (!written && v && v.outcome !== "ready") outcome.textContent = `not installed, nothing was written: it did not start (${v.outcome}: ${v.detail})`;
+      else {
+        outcome.textContent =
+          `installed ${r.name} into ${r.target} (${r.scope})` +
+          (v ? (v.outcome === "ready" ? `: it starts and offers ${v.tools} tools` : `; ${v.outcome}: ${v.detail}`) : "");
+      }
+      add(outcome, needsEnvironment(r), needsTrust(message.trust));
     }
   }
+}
+
+// A secret is read from an environment variable this backend's environment lacks: the value
+// typed in the form verified the install only, so say which variable to export.
+function needsEnvironment(report) {
+  const names = report.env_needed || [];
+  if (!names.length) return null;
+  return h(
+    "p",
+    { class: "needs", dataset: { needs: "env" } },
+    `It reads ${names.join(", ")} from the environment, which kairox ui was not started with (a value typed above only verified the install): `,
+    h("code", { text: names.map((n) => `export ${n}=...`).join("; ") }),
+    ", then start kairox ui again.",
+  );
+}
+
+// What was written to the workspace does not run until the workspace is trusted again.
+function needsTrust(pending) {
+  if (!pending || !pending.length) return null;
+  const button = h(
+    "button",
+    {
+      class: "primary",
+      type: "button",
+      dataset: { action: "trust-install" },
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          await api("/api/trust", { method: "POST" });
+          box.dataset.trusted = "true";
+          add(box, h("p", { text: "trusted: it starts now (see the Status page)" }));
+        } catch (error) {
+          button.disabled = false;
+          notice(error.message, "error");
+        }
+      },
+    },
+    "Trust the workspace as it is now",
+  );
+  const box = h(
+    "div",
+    { class: "needs", dataset: { needs: "trust", trusted: "false" } },
+    h("p", { text: "It runs once you trust this change to the workspace. Trusting it lets these run:" }),
+    h("ul", {}, pending.map((item) => h("li", { dataset: { item: item.key } }, `${item.kind} ${item.name}: `, item.runs.concat(item.contacts).join("; ")))),
+    button,
+  );
+  return box;
 }

@@ -18,6 +18,7 @@ export async function mount(main) {
 }
 
 export const onReload = () => load();
+export const onSkills = () => load();
 
 async function load() {
   const data = await tryApi("/api/skills");

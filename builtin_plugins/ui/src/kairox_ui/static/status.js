@@ -110,6 +110,13 @@ function trustBox(trust) {
   );
 }
 
+// The backend is gone: what ran is not known any more, and nothing can be asked of it.
+export function onDisconnect(context) {
+  if (!context.status) return;
+  const unknown = (rows) => rows.map((row) => ({ ...row, state: "unknown", actions: [], diagnostic: null, detail: "" }));
+  onStatus({ ...context.status, servers: unknown(context.status.servers), bundles: unknown(context.status.bundles) });
+}
+
 export function onStatus(data) {
   if (!root) return;
   clear(root);

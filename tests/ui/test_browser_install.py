@@ -1,0 +1,79 @@
+"""Installing from the Marketplace page ends with the server running or says exactly what is
+missing and offers it: ``kairox ui`` as a process, chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import peers
+import pytest
+from ui_helpers import UiSetup
+
+pytestmark = pytest.mark.integration
+
+TYPED = "typed-secret-4f1c9a"
+
+
+def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any) -> None:
+    argv = peers.fixture_server("well_behaved")
+    document = {
+        "entries": [
+            {"name": "echo-server", "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]}},
+            {
+                "name": "clock",
+                "inputs": [{"name": "CLOCK_API_KEY", "secret": True, "required": True}],
+                "launch": {"command": argv[0], "args": [argv[1], "--name", "clock"]},
+            },
+            {
+                "name": "never-here",
+                "requirements": [{"runtime": "kairox-no-such-program"}],
+                "launch": {"command": "kairox-no-such-program"},
+            },
+        ]
+    }
+    path = ui.home / "team-catalog.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    ui.write(
+        "kairox.toml",
+        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
+        where="home",
+    )
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    page.goto(server.url)
+    page.wait_for_selector('#conn[data-connected="true"]')
+    page.goto(server.base + "/marketplace")
+    page.wait_for_selector('#conn[data-connected="true"]')
+
+    # requirements not met: Install is not offered
+    page.locator('[data-entry="never-here"]').click()
+    page.locator('.entry-detail[data-entry="never-here"] [data-unmet="true"]').wait_for()
+    assert page.locator('[data-action="install"]').is_disabled()
+
+    # a secret: the value typed verifies it; the page names the variable to export
+    page.locator('[data-entry="clock"]').click()
+    page.locator('.entry-detail[data-entry="clock"]').wait_for()
+    page.locator('input[name="input:CLOCK_API_KEY"]').fill(TYPED)
+    page.locator('select[name="scope"]').select_option("user")
+    page.locator('[data-action="install"]').click()
+    needs = page.locator('.outcome[data-outcome="ok"] [data-needs="env"]')
+    needs.wait_for(timeout=90_000)
+    assert "export CLOCK_API_KEY=" in needs.inner_text()
+    assert TYPED not in (ui.home / "kairox.toml").read_text()
+
+    # a workspace install: offered for trust in the flow, then it runs
+    page.locator('[data-entry="echo-server"]').click()
+    page.locator('.entry-detail[data-entry="echo-server"]').wait_for()
+    page.locator('[data-action="install"]').click()
+    offer = page.locator('.outcome[data-outcome="ok"] [data-needs="trust"]')
+    offer.wait_for(timeout=90_000)
+    assert "echo-server" in offer.inner_text() and "well_behaved.py" in offer.inner_text()
+    offer.locator('[data-action="trust-install"]').click()
+    page.locator('[data-needs="trust"][data-trusted="true"]').wait_for()
+    deadline = time.monotonic() + 60
+    while {s["name"]: s["state"] for s in server.json("/api/status")["servers"]}.get("echo-server") != "ready":
+        assert time.monotonic() < deadline, server.json("/api/status")
+        time.sleep(0.1)
