@@ -1,5 +1,5 @@
 // Marketplace: search every catalog source, an entry's requirements, install with live progress.
-import { add, api, clear, h, notice, section, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, h, keepFocus, notice, section, submitForm, tryApi } from "./dom.js";
 
 let list = null;
 let detail = null;
@@ -10,10 +10,10 @@ let timer = null;
 const early = new Map();
 
 export function mount(main) {
-  const input = h("input", { name: "q", type: "search", placeholder: "search the catalog (name, tags, description)", autocomplete: "off" });
+  const input = h("input", { name: "q", type: "search", "aria-label": "Search the catalog", placeholder: "search the catalog (name, tags, description)", autocomplete: "off" });
   const kind = h(
     "select",
-    { name: "kind" },
+    { name: "kind", "aria-label": "Kind of entry" },
     h("option", { value: "" }, "every kind"),
     ["mcp-server", "plugin", "skill"].map((k) => h("option", { value: k }, k)),
   );
@@ -44,6 +44,10 @@ async function search(q, kind, refresh = false) {
   } finally {
     list.dataset.loading = "false";
   }
+  keepFocus(list, () => render(data));
+}
+
+function render(data) {
   clear(list);
   list.dataset.query = data.query;
   add(list, 

@@ -8,11 +8,11 @@ let serverInput = null;
 const kinds = new Set();
 
 export async function mount(main) {
-  kindSelect = h("select", { name: "kind", onchange: filter }, h("option", { value: "" }, "every kind"));
-  serverInput = h("input", { name: "server", type: "search", placeholder: "server, provider, plugin or tool", oninput: filter });
+  kindSelect = h("select", { name: "kind", "aria-label": "Event kind", onchange: filter }, h("option", { value: "" }, "every kind"));
+  serverInput = h("input", { name: "server", type: "search", "aria-label": "Server, provider, plugin or tool", placeholder: "server, provider, plugin or tool", oninput: filter });
   body = h("tbody", {});
   add(main, 
-    h("form", { class: "search", onsubmit: (e) => e.preventDefault() }, kindSelect, serverInput, h("button", { type: "button", dataset: { action: "clear" }, onclick: () => clear(body) }, "Clear")),
+    h("form", { class: "search", role: "search", onsubmit: (e) => e.preventDefault() }, kindSelect, serverInput, h("button", { type: "button", dataset: { action: "clear" }, onclick: () => clear(body) }, "Clear")),
     h("table", { class: "trace" }, h("thead", {}, h("tr", {}, ["time", "kind", "server", "details"].map((t) => h("th", { text: t })))), body),
   );
   try {
