@@ -298,3 +298,26 @@ def test_the_approval_question_is_a_modal_dialog_escape_denies(ui: UiSetup, page
     assert not marker.exists()
     # focus is back where it was before the question
     assert call.evaluate("b => b === document.activeElement")
+
+
+def test_failures_and_denials_stand_out_in_the_trace(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("crash", "crash_on_start")
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    dialog = ask_for_approval(page, server, ui.workspace / "ran.txt")
+    dialog.locator('[data-answer="deny"]').click()
+    page.locator('pre.result[data-outcome="denied"]').wait_for()
+    go(page, server, "/events")
+    failed = page.locator('tr[data-kind="McpServerFailed"][data-server="crash"]')
+    failed.wait_for(timeout=60_000)
+    assert failed.get_attribute("data-severity") == "failed"
+    assert failed.locator("td.kind .tag").inner_text() == "failed"  # a word, not only a colour
+    denied = page.locator('tr[data-kind="ToolCallFinished"][data-server="shell.exec"]')
+    denied.wait_for()
+    assert denied.get_attribute("data-severity") == "denied"
+    assert denied.locator("td.kind .tag").inner_text() == "denied"
+    ready = page.locator('tr[data-kind="McpServerReady"][data-server="echo"]')
+    ready.wait_for(timeout=60_000)
+    assert ready.get_attribute("data-severity") is None
+    assert axe(page) == []  # the highlighted rows keep their contrast
