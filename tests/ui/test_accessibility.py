@@ -321,3 +321,22 @@ def test_failures_and_denials_stand_out_in_the_trace(ui: UiSetup, page: Any) -> 
     ready.wait_for(timeout=60_000)
     assert ready.get_attribute("data-severity") is None
     assert axe(page) == []  # the highlighted rows keep their contrast
+
+
+def test_an_answer_that_fails_is_said_in_the_dialog(ui: UiSetup, page: Any) -> None:
+    """The page behind a modal dialog is inert (its notices unheard): the error goes in the card,
+    which stays open to answer again."""
+    marker = ui.workspace / "ran.txt"
+    server = ui.start()
+    dialog = ask_for_approval(page, server, marker)
+    # the dashboard answering 500 once (a stand-in for a runtime that fails to take the answer)
+    page.route("**/api/approvals/**", lambda route: route.fulfill(status=500, body='{"error": "runtime busy"}'))
+    dialog.locator('[data-answer="allow_once"]').click()
+    alert = dialog.locator('[role="alert"]')
+    alert.wait_for()
+    assert alert.inner_text() == "could not answer: runtime busy"
+    assert dialog.evaluate("d => d.open") and dialog.locator('[data-answer="deny"]').is_enabled()
+    page.unroute("**/api/approvals/**")
+    dialog.locator('[data-answer="deny"]').click()
+    page.locator('pre.result[data-outcome="denied"]').wait_for()
+    assert not marker.exists()

@@ -73,7 +73,9 @@ function showApproval(question) {
       removeCard(card);
     } catch (error) {
       buttons.forEach((b) => (b.disabled = false));
-      notice(`could not answer: ${error.message}`, "error");
+      // said in the card: the page behind the modal dialog is inert, its notices unheard
+      card.querySelector(".answer-error")?.remove();
+      card.append(h("p", { class: "error answer-error", role: "alert", text: `could not answer: ${error.message}` }));
     }
   };
   const heading = `approval-${question.id}`;
