@@ -340,3 +340,49 @@ def test_an_answer_that_fails_is_said_in_the_dialog(ui: UiSetup, page: Any) -> N
     dialog.locator('[data-answer="deny"]').click()
     page.locator('pre.result[data-outcome="denied"]').wait_for()
     assert not marker.exists()
+
+
+NATIVE_CONTROLS = "button, a[href], input, select, textarea, summary, label"
+
+
+def clicked_but_not_controls(page: Any) -> list[str]:
+    """Elements with a click (or mouse) listener that are not native controls, which a
+    keyboard cannot operate (the browser's own listing of listeners, through the devtools
+    protocol)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        every = cdp.send("Runtime.evaluate", {"expression": "Array.from(document.querySelectorAll('body *'))"})
+        props = cdp.send("Runtime.getProperties", {"objectId": every["result"]["objectId"], "ownProperties": True})
+        found = []
+        for prop in props["result"]:
+            if not prop["name"].isdigit():
+                continue
+            element = prop["value"]["objectId"]
+            listeners = cdp.send("DOMDebugger.getEventListeners", {"objectId": element})["listeners"]
+            if not any(li["type"] in ("click", "mousedown", "mouseup", "pointerdown") for li in listeners):
+                continue
+            shown = cdp.send(
+                "Runtime.callFunctionOn",
+                {
+                    "objectId": element,
+                    "functionDeclaration": f"function () {{ return this.matches({json.dumps(NATIVE_CONTROLS)})"
+                    " ? '' : this.outerHTML.slice(0, 160); }",
+                    "returnByValue": True,
+                },
+            )["result"]["value"]
+            if shown:
+                found.append(shown)
+        return found
+    finally:
+        cdp.detach()
+
+
+def test_everything_that_takes_a_click_is_a_keyboard_control(ui: UiSetup, page: Any) -> None:
+    furnish(ui)
+    server = ui.start()
+    found: dict[str, list[str]] = {}
+    for path, (show, _) in VIEWS.items():
+        go(page, server, path)
+        show(page)
+        found[path] = clicked_but_not_controls(page)
+    assert {k: v for k, v in found.items() if v} == {}
