@@ -386,3 +386,30 @@ def test_everything_that_takes_a_click_is_a_keyboard_control(ui: UiSetup, page: 
         show(page)
         found[path] = clicked_but_not_controls(page)
     assert {k: v for k, v in found.items() if v} == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "item", "panel"),
+    [
+        ("/tools", '[data-tool="fs.read"] a', ".tool-detail"),
+        ("/skills", '[data-skill="hello"] a.name', ".skill-detail"),
+        ("/marketplace", '[data-entry="echo-server"]', ".entry-detail"),
+    ],
+)
+def test_opening_an_item_by_keyboard_takes_the_focus_to_its_detail(
+    ui: UiSetup, page: Any, path: str, item: str, panel: str
+) -> None:
+    """At phone width the detail is under the whole list: the focus (and so the screen and a
+    screen reader) goes to its heading."""
+    furnish(ui)
+    server = ui.start()
+    page.set_viewport_size({"width": 360, "height": 800})
+    go(page, server, path)
+    page.locator(item).focus()
+    page.keyboard.press("Enter")
+    heading = page.locator(f"{panel} h2").first
+    heading.wait_for()
+    page.wait_for_timeout(200)
+    assert heading.evaluate("h => h === document.activeElement")
+    box = heading.bounding_box()
+    assert box is not None and 0 <= box["y"] < 800

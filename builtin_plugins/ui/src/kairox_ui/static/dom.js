@@ -146,6 +146,15 @@ export function pill(state, label) {
   return h("span", { class: `pill ${state}`, dataset: { pill: state } }, label ?? state);
 }
 
+// An item opened from a list shows its detail beside it, or under the whole list on a phone:
+// the focus goes to the detail's heading, which brings it on screen and tells a screen reader.
+export function focusHeading(panel) {
+  const heading = panel.querySelector("h2");
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus();
+}
+
 // What a page lists is known by these attributes (data-server="git" data-kind="mcp", ...): a live
 // re-render finds "the same" control again by them.
 const IDENTITY = ["server", "kind", "skill", "plugin", "contribution", "tool", "entry", "package"];

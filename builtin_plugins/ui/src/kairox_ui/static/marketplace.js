@@ -1,5 +1,5 @@
 // Marketplace: search every catalog source, an entry's requirements, install with live progress.
-import { add, api, clear, h, keepFocus, notice, section, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, section, submitForm, tryApi } from "./dom.js";
 
 let list = null;
 let detail = null;
@@ -158,6 +158,7 @@ async function show(key) {
     (entry.notes || []).map((n) => h("p", { class: "note", text: n })),
     section("Install", form, steps, outcome),
   );
+  focusHeading(detail);
 }
 
 export function onInstall(message) {

@@ -1,5 +1,5 @@
 // Skills: every skill by scope with shadowing; enable/disable per scope; body and arguments form.
-import { add, api, clear, h, keepFocus, notice, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, submitForm, tryApi } from "./dom.js";
 
 let root = null;
 let panel = null;
@@ -183,4 +183,5 @@ async function show(name) {
     form,
     output,
   );
+  focusHeading(panel);
 }

@@ -1,5 +1,5 @@
 // Tools: every tool with domain, capability and the policy's decision; call one with a form from its schema.
-import { add, api, clear, h, keepFocus, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, submitForm, tryApi } from "./dom.js";
 import { closeApp, openApp } from "./apps.js";
 
 let root = null;
@@ -117,4 +117,5 @@ function show(tool) {
     output,
     appBox,
   );
+  focusHeading(panel);
 }
