@@ -219,6 +219,22 @@ def _inspector_entry(prefix: Path, package: Path) -> Path:
     pytest.fail(f"no CLI entry found in {package}")
 
 
+# -- axe-core (the dashboard's accessibility checks) ----------------------------------------
+
+AXE_CORE_VERSION = "4.14.1"
+
+
+def axe_core_js() -> Path:
+    """``axe.min.js`` of npm ``axe-core``, installed once per cache directory under a file lock,
+    as :func:`everything_server_js` installs its server; the dashboard's browser tests inject it.
+
+    Skips the calling test when node or npm is missing; fails it when the install fails."""
+    prefix = cache_dir() / "npm" / f"axe-core-{AXE_CORE_VERSION}"
+    script = prefix / "node_modules" / "axe-core" / "axe.min.js"
+    _npm_install("axe-core", AXE_CORE_VERSION, prefix, script.is_file, needed_for="axe-core", timeout=600)
+    return script
+
+
 # -- the MCP conformance suite, on Node 22 ------------------------------------------------
 
 CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance"
@@ -478,9 +494,11 @@ if __name__ == "__main__":  # `python tests/peers.py --install`: what .ci/run ca
     parser.add_argument(
         "--install",
         action="store_true",
-        help="install server-everything, the MCP Inspector and the conformance suite (with Node 22) into the cache",
+        help="install server-everything, the MCP Inspector, the conformance suite (with Node 22) and axe-core "
+        "into the cache",
     )
     if parser.parse_args().install:
         print(f"server-everything: {everything_server_js()}")
         print(f"MCP Inspector CLI: {inspector_cli_js()}")
         print(f"MCP conformance suite: {' '.join(conformance_cli())}")
+        print(f"axe-core: {axe_core_js()}")

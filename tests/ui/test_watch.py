@@ -145,10 +145,12 @@ def _live(ws: Path, env: dict[str, str], *args: str) -> Iterator[subprocess.Pope
 class Screen:
     """A terminal of ``rows`` x ``cols`` replaying the view's output; only the sequences the
     view writes are known (cursor up, erase line, erase below, home, clear, cursor shown or
-    hidden): any other escape sequence fails the test. ``frames`` holds the screen after each
-    frame (each ends with erase-below)."""
+    hidden, the states' colours and reset): any other escape sequence fails the test.
+    ``frames`` holds the screen after each frame (each ends with erase-below), as text."""
 
-    TOKEN = re.compile(r"\x1b\[(\d*)([AKJH])|\x1b\[2J|\x1b\[\?25[lh]|\x1b|[\r\n]|[^\x1b\r\n]+")
+    TOKEN = re.compile(
+        r"\x1b\[(\d*)([AKJH])|\x1b\[2J|\x1b\[\?25[lh]|\x1b\[(?:0|2|32|33|35|1;31)m|\x1b|[\r\n]|[^\x1b\r\n]+"
+    )
 
     def __init__(self, rows: int, cols: int) -> None:
         self.rows, self.cols = rows, cols
@@ -162,7 +164,7 @@ class Screen:
             tok = m.group(0)
             if tok == "\x1b":
                 raise AssertionError(f"unexpected escape sequence at {text[m.start() : m.start() + 12]!r}")
-            if tok.startswith("\x1b[?25"):
+            if tok.startswith("\x1b[?25") or tok.endswith("m"):
                 continue
             if tok == "\x1b[2J":
                 self.lines = [""] * (self.row + 1)
@@ -198,6 +200,10 @@ Step = tuple[Callable[[list[str]], bool], Callable[[subprocess.Popen[bytes], int
 
 def _ctrl_c(proc: subprocess.Popen[bytes], master: int) -> None:
     proc.send_signal(signal.SIGINT)
+
+
+def _press_q(proc: subprocess.Popen[bytes], master: int) -> None:
+    os.write(master, b"q")  # a key typed on the terminal, no Enter (seen at once: cbreak mode)
 
 
 def _shows(pattern: str) -> Callable[[list[str]], bool]:
@@ -269,6 +275,32 @@ def test_on_a_terminal_a_server_goes_from_starting_to_ready_in_place(tmp_path: P
     assert "\x1b]" not in text and "\x07" not in text and "il\x1b[2J" not in text
     assert text.rstrip().endswith("every server was shut down")
     assert "\x1b[?25h" in text  # the cursor is shown again
+
+
+@pytest.mark.integration
+def test_q_quits_and_stops_every_server(tmp_path: Path, no_leftovers: None) -> None:
+    ws, env = _workspace(tmp_path, {"good": fixture_server("well_behaved")})
+    text, code, screen = _pty_watch(ws, env, (_shows(r"^\s+good\s+mcp\s+ready"), _press_q))
+    assert code == 0, text
+    assert screen.frames[-1][0].startswith("kairox watch")
+    assert "\x1b[?25h" in text  # the cursor is shown again
+
+
+@pytest.mark.integration
+def test_states_are_coloured_on_a_terminal_unless_no_color(tmp_path: Path, no_leftovers: None) -> None:
+    servers = {"good": fixture_server("well_behaved"), "bad": fixture_server("crash_on_start")}
+    ws, env = _workspace(tmp_path, servers)
+
+    def both(frame: list[str]) -> bool:
+        return _shows(r"good\s+mcp\s+ready")(frame) and _shows(r"bad\s+mcp\s+failed")(frame)
+
+    text, code, _ = _pty_watch(ws, env, (both, _ctrl_c))
+    assert code == 130, text
+    assert re.search(r"good\s+mcp\s+\x1b\[32mready\x1b\[0m", text)
+    assert re.search(r"bad\s+mcp\s+\x1b\[1;31mfailed\x1b\[0m", text)
+    text, code, _ = _pty_watch(ws, {**env, "NO_COLOR": "1"}, (both, _ctrl_c))
+    assert code == 130, text
+    assert not re.search(r"\x1b\[[\d;]*m", text)
 
 
 @pytest.mark.integration
@@ -520,6 +552,16 @@ def test_a_frame_fits_the_terminal(
     frame = render_frame(header, servers, trace, width, height)
     assert 1 <= len(frame) <= height
     assert all(cell_width(line) <= width and _no_controls(line) for line in frame)
+
+
+@given(st.lists(statuses(), max_size=8), st.integers(1, 120), st.integers(1, 30))
+def test_colour_only_adds_sgr_around_state_words(servers: Sequence[ServerStatus], width: int, height: int) -> None:
+    plain = render_frame("head", servers, ["trace line"], width, height)
+    coloured = render_frame("head", servers, ["trace line"], width, height, colour=True)
+    assert [re.sub(r"\x1b\[[\d;]*m", "", line) for line in coloured] == plain
+    for line in coloured:
+        for m in re.finditer(r"\x1b\[([\d;]*)m([^\x1b]*)\x1b\[0m", line):
+            assert m.group(2) in {s.value for s in ServerState}
 
 
 def test_a_frame_keeps_the_last_trace_lines() -> None:

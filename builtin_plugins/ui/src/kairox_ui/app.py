@@ -68,6 +68,15 @@ PAGES = {
     "/tools": "tools",
     "/events": "trace",
 }
+#: page name -> its title and heading (a screen reader says which view a tab shows)
+TITLES = {
+    "status": "Status",
+    "marketplace": "Marketplace",
+    "skills": "Skills",
+    "plugins": "Plugins",
+    "tools": "Tools",
+    "trace": "Trace",
+}
 #: seconds between keep-alive comments on the event stream
 KEEPALIVE = 15.0
 
@@ -117,6 +126,9 @@ class Dashboard:
 
 def _shell(page: str) -> str:
     html = resources.files("kairox_ui").joinpath("static").joinpath("index.html").read_text(encoding="utf-8")
+    title = TITLES[page]
+    html = html.replace("<title>kairox</title>", f"<title>{title} - kairox</title>", 1)
+    html = html.replace('<h1 id="title">kairox</h1>', f'<h1 id="title">{title}</h1>', 1)
     return html.replace('data-page=""', f'data-page="{page}"', 1)
 
 

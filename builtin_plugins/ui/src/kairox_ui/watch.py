@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import signal
 import sys
@@ -73,6 +74,14 @@ TAIL_IN_TRACE = 8
 NAME_COLUMN = 28
 #: (columns, rows) when the terminal reports 0 x 0, as shutil.get_terminal_size's fallback
 FALLBACK_SIZE = (80, 24)
+#: the SGR colour of each state's word on a terminal that shows colour
+STATE_COLOURS = {
+    ServerState.READY: "32",
+    ServerState.STARTING: "33",
+    ServerState.FAILED: "1;31",
+    ServerState.UNTRUSTED: "35",
+    ServerState.STOPPED: "2",
+}
 
 # a lone surrogate (JSON can carry one) cannot be encoded for the terminal
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -359,10 +368,12 @@ def render_frame(
     height: int,
     *,
     trace_title: str = "trace",
+    colour: bool = False,
 ) -> list[str]:
     """The in-place view: a header, a line per server (and a failed one's stderr tail), a
     rule and the last trace lines that fit. At most ``height`` lines, each at most
-    ``width`` cells, nothing in them that can drive the terminal."""
+    ``width`` cells, nothing in them that can drive the terminal; with ``colour`` each
+    server's state word is coloured (SGR only, added after the line is fitted)."""
     if height <= 0 or width <= 0:
         return []
     lines = [header]
@@ -371,7 +382,9 @@ def render_frame(
         return [fit(line, width) for line in lines[:height]]
     name_width = _name_width(servers)
     block: list[str] = []
+    painted: dict[int, ServerStatus] = {}  # line of the frame -> the server it states
     for s in servers:
+        painted[1 + len(block)] = s
         block += server_lines(s, name_width)
     if not servers:
         block = ["   (no servers declared)"]
@@ -387,7 +400,24 @@ def render_frame(
     if room >= 2:
         lines.append(f"--- {trace_title} " + "-" * max(0, width - len(trace_title) - 5))
         lines += list(trace[-(room - 1) :]) if room > 1 else []
-    return [fit(line, width) for line in lines[:height]]
+    out = [fit(line, width) for line in lines[:height]]
+    if colour:
+        for n, server in painted.items():
+            if n < len(out):
+                out[n] = _paint(out[n], server, name_width)
+    return out
+
+
+def _paint(line: str, server: ServerStatus, name_width: int) -> str:
+    """``line`` (a server's fitted state line) with its state word in the state's colour;
+    as it was when the fitting cut the word."""
+    head = f" {_mark(server.state)} {_pad(fit(server.name, NAME_COLUMN), name_width)}  {_pad(_clean(server.kind), 6)} "
+    word = server.state.value
+    code = STATE_COLOURS.get(server.state)
+    rest = line[len(head) :]
+    if code is None or not line.startswith(head) or not rest.startswith(word):
+        return line
+    return f"{head}{_ESC}[{code}m{word}{_ESC}[0m{rest[len(word) :]}"
 
 
 class _Screen:
@@ -468,6 +498,8 @@ class _Watch:
         self.known: dict[tuple[str, str], tuple[Any, ...]] = {}
         self.started = False
         self.screen: _Screen | None = None
+        self.colour = False
+        self.keys: int | None = None  # the terminal's fd whose `q` ends the watch
 
     def servers(self) -> list[ServerStatus]:
         return [s for s in self.rt.status().servers if self.filt.server(s)]
@@ -475,7 +507,7 @@ class _Watch:
     def header(self, servers: Sequence[ServerStatus]) -> str:
         where = _clean(self.rt.workspace)
         phase = "" if self.started else " (starting)"
-        return f"kairox watch  {where}  {_summary(servers)}{phase}  - Ctrl-C stops"
+        return f"kairox watch  {where}  {_summary(servers)}{phase}  - q or Ctrl-C stops"
 
     # every event of the bus, in order
     def event(self, event: Event) -> None:
@@ -522,7 +554,9 @@ class _Watch:
         what = "trace" + (f" ({', '.join(_safe(k) for k in self.filt.kinds)})" if self.filt.kinds else "")
         # one column and one row spare: no line reaches the last column (no pending wrap)
         # and the frame never scrolls the terminal, so cursor-up lands on its first line
-        frame = render_frame(self.header(servers), servers, list(self.trace), cols - 1, rows - 1, trace_title=what)
+        frame = render_frame(
+            self.header(servers), servers, list(self.trace), cols - 1, rows - 1, trace_title=what, colour=self.colour
+        )
         self.screen.draw(frame)
 
     async def run(self) -> None:
@@ -542,8 +576,18 @@ class _Watch:
                     async for _ in signals:
                         self.screen.clear = True
 
+            async def keys(fd: int) -> None:
+                while True:
+                    await anyio.wait_readable(fd)
+                    data = os.read(fd, 64)
+                    if not data or b"q" in data.lower():  # q, or the terminal went away
+                        tg.cancel_scope.cancel()
+                        return
+
             tg.start_soon(start)
             tg.start_soon(resized)
+            if self.keys is not None:
+                tg.start_soon(keys, self.keys)
             try:
                 await self._loop(events)
             except BrokenPipeError:  # `kairox watch | head`: the reader is gone, so is the watch
@@ -608,6 +652,9 @@ async def _watch_live(rt: Runtime, filt: _Filter, mode: str) -> int:
     sys.stdout.flush()
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     view.screen = _Screen(sys.stdout.buffer, encoding)
+    view.colour = _colour_possible()
+    keys = _KeyReader.open()
+    view.keys = keys.fd if keys is not None else None
     root = logging.getLogger()
     handler = _TraceLogHandler(view.trace, root.level)
     muted = [
@@ -623,11 +670,52 @@ async def _watch_live(rt: Runtime, filt: _Filter, mode: str) -> int:
         view.refresh()
         await view.run()
     finally:
+        if keys is not None:
+            keys.close()
         root.removeHandler(handler)
         for h, level in muted:
             h.setLevel(level)
         view.screen.end()
     return 0
+
+
+def _colour_possible() -> bool:
+    """Colour on a terminal (the in-place view's), unless ``NO_COLOR`` is set (no-color.org)."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM", "") != "dumb"
+
+
+class _KeyReader:
+    """stdin, when it is a terminal, read a key at a time (no echo, no line buffering) while
+    the view runs, so ``q`` is seen at once; its settings are restored on close."""
+
+    def __init__(self, fd: int, saved: list[Any]) -> None:
+        self.fd = fd
+        self.saved = saved
+
+    @classmethod
+    def open(cls) -> _KeyReader | None:
+        if sys.platform == "win32":
+            return None
+        import termios
+        import tty
+
+        try:
+            fd = sys.stdin.fileno()
+            if not os.isatty(fd):
+                return None
+            saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd)
+        except (OSError, ValueError, AttributeError, termios.error):
+            return None
+        return cls(fd, saved)
+
+    def close(self) -> None:
+        import termios
+
+        try:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+        except (OSError, termios.error):
+            pass
 
 
 async def _watch_once(rt: Runtime, filt: _Filter, as_json: bool) -> int:
@@ -667,7 +755,7 @@ def watch(ctx: click.Context, once: bool, as_json: bool, kinds: tuple[str, ...],
     """Start the workspace's servers and watch them: states in place, the event trace below.
 
     On a terminal the view redraws in place; piped, it appends plain lines; --json
-    writes one JSON object per line. Ctrl-C stops every server and exits.
+    writes one JSON object per line. q (on a terminal) or Ctrl-C stops every server and exits.
     """
     as_json = want_json(ctx, as_json)
     filt = _Filter(kinds, servers)

@@ -10,7 +10,7 @@ import * as trace from "./trace.js";
 const PAGES = { status, marketplace, skills, plugins, tools, trace };
 const name = document.body.dataset.page || "status";
 const page = PAGES[name] || status;
-const main = document.getElementById("main");
+const main = document.getElementById("view");
 
 for (const link of document.querySelectorAll("nav a")) {
   if (link.dataset.nav === name) link.setAttribute("aria-current", "page");
@@ -18,21 +18,71 @@ for (const link of document.querySelectorAll("nav a")) {
 
 const context = { status: null };
 
+// Questions of the policy, in one modal dialog: focus moves into it (onto Deny, the answer
+// that runs nothing), the page behind is inert, and Escape answers Deny, so a question is never
+// dismissed unanswered (fail closed). When the last one is answered the focus goes back.
+const approvals = document.getElementById("approvals");
+let returnFocus = null;
+
+function pendingCards() {
+  return approvals.querySelectorAll("[data-approval]");
+}
+
+// A question answered (here or elsewhere) goes; the focus moves to the next one, or back
+function removeCard(card) {
+  if (!card) return;
+  const hadFocus = card.contains(document.activeElement);
+  card.remove();
+  if (!pendingCards().length) {
+    if (approvals.open) approvals.close();
+  } else if (hadFocus) {
+    approvals.querySelector('[data-approval] [data-answer="deny"]').focus();
+  }
+}
+
+function denyInFront() {
+  const card = document.activeElement?.closest?.("[data-approval]") || approvals.querySelector("[data-approval]");
+  card?.querySelector('[data-answer="deny"]')?.click();
+}
+
+approvals.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  event.preventDefault();
+  denyInFront();
+});
+approvals.addEventListener("cancel", (event) => {
+  event.preventDefault();
+  denyInFront();
+});
+approvals.addEventListener("close", () => {
+  // closed by the browser with questions left (a repeated Escape): they are denied
+  for (const card of pendingCards()) card.querySelector('[data-answer="deny"]')?.click();
+  const back = returnFocus;
+  returnFocus = null;
+  if (back?.isConnected) back.focus();
+});
+
 function showApproval(question) {
-  const box = document.getElementById("approvals");
-  if (box.querySelector(`[data-approval="${CSS.escape(question.id)}"]`)) return;
+  if (approvals.querySelector(`[data-approval="${CSS.escape(question.id)}"]`)) return;
   const answer = async (reply) => {
-    card.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    const buttons = card.querySelectorAll("button");
+    if ([...buttons].some((b) => b.disabled)) return;
+    buttons.forEach((b) => (b.disabled = true));
     try {
       await api(`/api/approvals/${encodeURIComponent(question.id)}`, { method: "POST", body: { answer: reply } });
+      removeCard(card);
     } catch (error) {
-      notice(`could not answer: ${error.message}`, "error");
+      buttons.forEach((b) => (b.disabled = false));
+      // said in the card: the page behind the modal dialog is inert, its notices unheard
+      card.querySelector(".answer-error")?.remove();
+      card.append(h("p", { class: "error answer-error", role: "alert", text: `could not answer: ${error.message}` }));
     }
   };
+  const heading = `approval-${question.id}`;
   const card = h(
-    "div",
-    { class: "approval", role: "alertdialog", dataset: { approval: question.id } },
-    h("h3", {}, "Approval needed: ", h("code", { text: question.tool })),
+    "section",
+    { class: "approval", "aria-labelledby": heading, dataset: { approval: question.id } },
+    h("h3", { id: heading }, h("code", { text: question.tool })),
     h("p", { class: "reason", text: question.reason }),
     h("pre", { class: "arguments", text: JSON.stringify(question.arguments, null, 2) }),
     h(
@@ -43,7 +93,12 @@ function showApproval(question) {
       h("button", { class: "danger", dataset: { answer: "deny" }, onclick: () => answer("deny") }, "Deny"),
     ),
   );
-  box.append(card);
+  approvals.append(card);
+  if (!approvals.open) {
+    returnFocus = document.activeElement;
+    approvals.showModal();
+    card.querySelector('[data-answer="deny"]').focus();
+  }
 }
 
 // The backend's state as the page shows it: live, or down (a banner, every control of the
@@ -116,7 +171,7 @@ function connect(again = false) {
   on("skills", () => page.onSkills?.(context)); // skill files changed on disk
   on("approval", showApproval);
   on("approval-done", (data) => {
-    document.querySelector(`#approvals [data-approval="${CSS.escape(data.id)}"]`)?.remove();
+    removeCard(approvals.querySelector(`[data-approval="${CSS.escape(data.id)}"]`));
   });
   on("reload", (data) => {
     notice(`the runtime was reopened (generation ${data.generation})`);

@@ -146,6 +146,48 @@ export function pill(state, label) {
   return h("span", { class: `pill ${state}`, dataset: { pill: state } }, label ?? state);
 }
 
+// An item opened from a list shows its detail beside it, or under the whole list on a phone:
+// the focus goes to the detail's heading, which brings it on screen and tells a screen reader.
+export function focusHeading(panel) {
+  const heading = panel.querySelector("h2");
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus();
+}
+
+// What a page lists is known by these attributes (data-server="git" data-kind="mcp", ...): a live
+// re-render finds "the same" control again by them.
+const IDENTITY = ["server", "kind", "skill", "plugin", "contribution", "tool", "entry", "package"];
+
+function identity(el) {
+  return IDENTITY.filter((k) => el.dataset[k] !== undefined)
+    .map((k) => `[data-${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}="${CSS.escape(el.dataset[k])}"]`)
+    .join("");
+}
+
+const FOCUSABLE = "button:not([disabled]), a[href], input:not([disabled]), select:not([disabled]), textarea, summary, [tabindex]";
+
+// Run `rebuild()` (which replaces what is inside `root`) without moving the keyboard focus: a
+// control that had it gets it back, or, if it is gone, the first control of the item it was
+// in (WCAG 2.2: a live update must not send the focus to <body>).
+export function keepFocus(root, rebuild) {
+  const active = document.activeElement;
+  if (!active || active === document.body || !root.contains(active)) return rebuild();
+  const own = ["action", "answer"].filter((k) => active.dataset[k] !== undefined).map((k) => `[data-${k}="${CSS.escape(active.dataset[k])}"]`);
+  const name = active.getAttribute("name");
+  const self = `${active.tagName.toLowerCase()}${identity(active)}${own.join("")}${name ? `[name="${CSS.escape(name)}"]` : ""}`;
+  const items = [];
+  for (let node = active.parentElement; node && node !== root; node = node.parentElement) {
+    const id = identity(node);
+    if (id) items.unshift(id);
+  }
+  const result = rebuild();
+  const item = items.length ? root.querySelector(items.join(" ")) : null;
+  const again = root.querySelector([...items, self].join(" ")) || item?.querySelector(FOCUSABLE);
+  again?.focus({ preventScroll: true });
+  return result;
+}
+
 // Element.append with nested arrays of children (what h() takes)
 export function add(el, ...children) {
   for (const child of children.flat(Infinity)) {

@@ -1,5 +1,5 @@
 // Marketplace: search every catalog source, an entry's requirements, install with live progress.
-import { add, api, clear, h, notice, section, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, section, submitForm, tryApi } from "./dom.js";
 
 let list = null;
 let detail = null;
@@ -10,10 +10,10 @@ let timer = null;
 const early = new Map();
 
 export function mount(main) {
-  const input = h("input", { name: "q", type: "search", placeholder: "search the catalog (name, tags, description)", autocomplete: "off" });
+  const input = h("input", { name: "q", type: "search", "aria-label": "Search the catalog", placeholder: "search the catalog (name, tags, description)", autocomplete: "off" });
   const kind = h(
     "select",
-    { name: "kind" },
+    { name: "kind", "aria-label": "Kind of entry" },
     h("option", { value: "" }, "every kind"),
     ["mcp-server", "plugin", "skill"].map((k) => h("option", { value: k }, k)),
   );
@@ -50,6 +50,10 @@ async function search(q, kind, refresh = false) {
   } finally {
     list.dataset.loading = "false";
   }
+  keepFocus(list, () => render(data));
+}
+
+function render(data) {
   clear(list);
   list.dataset.query = data.query;
   add(list, 
@@ -161,6 +165,7 @@ async function show(key) {
     (entry.notes || []).map((n) => h("p", { class: "note", text: n })),
     section("Install", form, steps, outcome),
   );
+  focusHeading(detail);
 }
 
 export function onInstall(message) {

@@ -1,11 +1,11 @@
 // Plugins: bundles with trust, compatibility, permissions; enable/disable whole or per contribution.
-import { add, clear, h, pill, tryApi } from "./dom.js";
+import { add, clear, h, keepFocus, pill, tryApi } from "./dom.js";
 
 let root = null;
 let scopeSelect = null;
 
 export async function mount(main) {
-  scopeSelect = h("select", { name: "scope" }, h("option", { value: "user" }, "user settings"), h("option", { value: "workspace" }, "workspace settings"));
+  scopeSelect = h("select", { name: "scope", "aria-label": "Settings to change" }, h("option", { value: "user" }, "user settings"), h("option", { value: "workspace" }, "workspace settings"));
   root = h("div", { class: "plugins" });
   add(main, h("p", { class: "muted" }, "Changes go to the ", scopeSelect, " (the same files as kairox plugin enable/disable); the runtime is reopened after each."), root);
   await load();
@@ -18,6 +18,10 @@ const post = (path, body) => tryApi(path, { method: "POST", body });
 async function load() {
   const data = await tryApi("/api/plugins");
   if (data === null) return;
+  keepFocus(root, () => render(data));
+}
+
+function render(data) {
   clear(root);
   if (data.trust.pending.length) {
     add(root, 
@@ -36,8 +40,8 @@ async function load() {
     h("h2", { text: "Plugin packages" }),
     h(
       "table",
-      {},
-      h("tbody", {}, data.packages.map((p) => h("tr", { dataset: { package: p.name } }, h("td", { text: p.name }), h("td", { text: `${p.distribution || ""} ${p.version || ""}` }), h("td", { class: "muted", text: p.hooks.join(", ") })))),
+      { class: "packages" },
+      h("tbody", {}, data.packages.map((p) => h("tr", { dataset: { package: p.name } }, h("td", { text: p.name }), h("td", { text: `${p.distribution || ""} ${p.version || ""}` }), h("td", { class: "muted hooks", text: p.hooks.join(", ") })))),
     ),
     data.failures.map((f) => h("p", { class: "error", dataset: { failure: f.plugin } }, `${f.distribution || f.plugin} ${f.version || ""} (${f.stage}): ${f.error}`)),
     data.problems.map((p) => h("p", { class: "note", text: p })),
@@ -61,7 +65,7 @@ function bundle(b) {
     h(
       "div",
       { class: "actions" },
-      h("button", { dataset: { action: "toggle-plugin" }, onclick: () => post(`/api/plugins/${encodeURIComponent(b.name)}/enabled`, { scope: scopeSelect.value, enabled: !b.enabled }) }, b.enabled ? "Disable plugin" : "Enable plugin"),
+      h("button", { dataset: { action: "toggle-plugin" }, "aria-label": `${b.enabled ? "Disable" : "Enable"} plugin ${b.name}`, onclick: () => post(`/api/plugins/${encodeURIComponent(b.name)}/enabled`, { scope: scopeSelect.value, enabled: !b.enabled }) }, b.enabled ? "Disable plugin" : "Enable plugin"),
       b.state === "untrusted" || (!b.trusted && b.scope === "workspace")
         ? h("button", { class: "primary", dataset: { action: "trust-plugin" }, onclick: () => post(`/api/plugins/${encodeURIComponent(b.name)}/trust`, {}) }, "Trust this plugin")
         : null,
@@ -79,7 +83,7 @@ function bundle(b) {
           item.loaded ? h("span", { class: "muted", text: " loaded" }) : null,
           item.detail ? h("span", { class: "muted", text: ` (${item.detail})` }) : null,
           " ",
-          h("button", { dataset: { action: "toggle" }, onclick: () => post(`/api/plugins/${encodeURIComponent(b.name)}/enabled`, { scope: scopeSelect.value, enabled: !item.enabled, contribution: item.key }) }, item.enabled ? "Disable" : "Enable"),
+          h("button", { dataset: { action: "toggle" }, "aria-label": `${item.enabled ? "Disable" : "Enable"} ${item.key}`, onclick: () => post(`/api/plugins/${encodeURIComponent(b.name)}/enabled`, { scope: scopeSelect.value, enabled: !item.enabled, contribution: item.key }) }, item.enabled ? "Disable" : "Enable"),
         ),
       ),
     ),
@@ -87,7 +91,7 @@ function bundle(b) {
       "form",
       { class: "path", onsubmit: (e) => (e.preventDefault(), post(`/api/plugins/${encodeURIComponent(b.name)}/path`, { scope: scopeSelect.value, path: path.value })) },
       h("label", { class: "field inline" }, "load from ", path),
-      h("button", { type: "submit", dataset: { action: "override-path" } }, "Save path"),
+      h("button", { type: "submit", dataset: { action: "override-path" }, "aria-label": `Save path of ${b.name}` }, "Save path"),
     ),
     (b.problems || []).map((p) => h("p", { class: p.severity === "error" ? "error" : "note", text: `${p.severity}: ${p.message}` })),
   );

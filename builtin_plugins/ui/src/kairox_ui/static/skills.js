@@ -1,5 +1,5 @@
 // Skills: every skill by scope with shadowing; enable/disable per scope; body and arguments form.
-import { add, api, clear, h, notice, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, submitForm, tryApi } from "./dom.js";
 
 let root = null;
 let panel = null;
@@ -7,7 +7,7 @@ let scopeSelect = null;
 const GROUPS = ["workspace", "user", "session", "plugin"];
 
 export async function mount(main) {
-  scopeSelect = h("select", { name: "scope" }, h("option", { value: "workspace" }, "workspace settings"), h("option", { value: "user" }, "user settings"));
+  scopeSelect = h("select", { name: "scope", "aria-label": "Settings to change" }, h("option", { value: "workspace" }, "workspace settings"), h("option", { value: "user" }, "user settings"));
   root = h("div", { class: "skills" });
   panel = h("div", { class: "skill-detail" });
   add(main, 
@@ -23,6 +23,10 @@ export const onSkills = () => load();
 async function load() {
   const data = await tryApi("/api/skills");
   if (data === null) return;
+  keepFocus(root, () => render(data));
+}
+
+function render(data) {
   clear(root);
   for (const group of GROUPS) {
     const rows = data.skills.filter((s) => s.group === group);
@@ -85,6 +89,7 @@ function row(s) {
     "button",
     {
       dataset: { action: "toggle" },
+      "aria-label": `${s.enabled ? "Disable" : "Enable"} ${s.name}`,
       onclick: async () => {
         button.disabled = true;
         try {
@@ -94,6 +99,7 @@ function row(s) {
           });
           tr.dataset.enabled = String(result.enabled);
           button.textContent = result.enabled ? "Disable" : "Enable";
+          button.setAttribute("aria-label", `${button.textContent} ${s.name}`);
           state.textContent = result.enabled ? "on" : "off";
           if (result.decided_by && result.decided_by !== scopeSelect.value)
             notice(`the ${result.decided_by} settings keep ${s.name} ${result.enabled ? "enabled" : "disabled"}`);
@@ -114,15 +120,15 @@ function row(s) {
       h("a", { href: "#", class: "name", onclick: (e) => (e.preventDefault(), show(s.name)) }, s.name),
       s.user_only ? h("span", { class: "tag user-only", title: "disable-model-invocation: run by you, never offered to the model", text: "user only" }) : null,
     ),
-    h("td", {}, state),
+    h("td", { class: "state-cell" }, state),
     h("td", { class: "description", text: s.description }),
-    h("td", { class: "muted", text: s.enabled_by ? `by the ${s.enabled_by} settings` : "" }),
+    h("td", { class: "muted enabled-by", text: s.enabled_by ? `by the ${s.enabled_by} settings` : "" }),
     h("td", { class: "shadows" }, s.shadows.length ? `shadows ${s.shadows.map((x) => `${x.scope} ${x.path || x.source}`).join(", ")}` : ""),
     h(
       "td",
-      {},
+      { class: "actions" },
       button,
-      s.scope === "session" ? h("button", { dataset: { action: "remove" }, onclick: () => removeSessionSkill(s.name) }, "Remove") : null,
+      s.scope === "session" ? h("button", { dataset: { action: "remove" }, "aria-label": `Remove ${s.name}`, onclick: () => removeSessionSkill(s.name) }, "Remove") : null,
     ),
   );
   return tr;
@@ -178,4 +184,5 @@ async function show(name) {
     form,
     output,
   );
+  focusHeading(panel);
 }

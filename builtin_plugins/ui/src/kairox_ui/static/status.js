@@ -1,5 +1,5 @@
 // Status: a pill per server and per bundle, live; diagnostics of failed servers; trust.
-import { add, clear, h, notice, pill, tryApi } from "./dom.js";
+import { add, clear, h, keepFocus, notice, pill, tryApi } from "./dom.js";
 
 let root = null;
 const open = new Set();
@@ -12,11 +12,20 @@ export function mount(main, context) {
 
 const act = (path, body = {}) => tryApi(path, { method: "POST", body });
 
-function diagnostic(row) {
+function diagnostic(row, id) {
   const d = row.diagnostic;
   const details = h(
     "details",
-    { class: "diagnostic", open: open.has(row.name), ontoggle: () => (details.open ? open.add(row.name) : open.delete(row.name)) },
+    {
+      class: "diagnostic",
+      id,
+      open: open.has(row.name),
+      ontoggle: () => {
+        if (details.open) open.add(row.name);
+        else open.delete(row.name);
+        details.parentElement?.querySelector(".pill")?.setAttribute("aria-expanded", String(details.open));
+      },
+    },
     h("summary", {}, "diagnostic"),
     h("p", { class: "error" }, h("strong", {}, "error: "), d.error || "(none)"),
     h("p", {}, h("strong", {}, "exit code: "), d.exit_code === null || d.exit_code === undefined ? "-" : String(d.exit_code)),
@@ -25,18 +34,32 @@ function diagnostic(row) {
   return details;
 }
 
+const ACTION_LABELS = { restart: "Restart", stop: "Stop" };
+
 function serverRow(row) {
   const card = h("div", { class: "server", dataset: { server: row.name, state: row.state, kind: row.kind } });
-  const badge = pill(row.state);
-  if (row.diagnostic) {
-    badge.setAttribute("role", "button");
-    badge.setAttribute("tabindex", "0");
-    badge.title = "show the diagnostic";
-    badge.addEventListener("click", () => {
-      const box = card.querySelector("details.diagnostic");
-      box.open = !box.open;
-    });
-  }
+  const diagnosticId = `diagnostic-${row.kind}-${row.name}`;
+  // a failed pill is a real button (Enter and Space work) that opens the diagnostic
+  const badge = row.diagnostic
+    ? h(
+        "button",
+        {
+          type: "button",
+          class: `pill ${row.state}`,
+          dataset: { pill: row.state, action: "diagnostic" },
+          title: "show the diagnostic",
+          "aria-label": `${row.state}: diagnostic of ${row.name}`,
+          "aria-expanded": String(open.has(row.name)),
+          "aria-controls": diagnosticId,
+          onclick: () => {
+            const box = card.querySelector("details.diagnostic");
+            box.open = !box.open;
+            badge.setAttribute("aria-expanded", String(box.open));
+          },
+        },
+        row.state,
+      )
+    : pill(row.state);
   card.append(
     h(
       "div",
@@ -49,10 +72,13 @@ function serverRow(row) {
       h(
         "span",
         { class: "actions" },
-        (row.actions || []).map((action) =>
-          h(
+        (row.actions || []).map((action) => {
+          const label = action === "restart" && row.state === "stopped" ? "Start" : ACTION_LABELS[action] || action;
+          // six "Restart" buttons say which server each restarts
+          return h(
             "button",
             {
+              "aria-label": `${label} ${row.name}`,
               dataset: { action },
               onclick: async () => {
                 card.dataset.busy = "true";
@@ -60,13 +86,13 @@ function serverRow(row) {
                 card.dataset.busy = "false";
               },
             },
-            action === "restart" ? (row.state === "stopped" ? "Start" : "Restart") : "Stop",
-          ),
-        ),
+            label,
+          );
+        }),
       ),
     ),
   );
-  if (row.diagnostic) card.append(diagnostic(row));
+  if (row.diagnostic) card.append(diagnostic(row, diagnosticId));
   return card;
 }
 
@@ -118,7 +144,10 @@ export function onDisconnect(context) {
 }
 
 export function onStatus(data) {
-  if (!root) return;
+  if (root) keepFocus(root, () => render(data));
+}
+
+function render(data) {
   clear(root);
   root.dataset.generation = String(data.generation);
   root.dataset.starting = String(data.starting);

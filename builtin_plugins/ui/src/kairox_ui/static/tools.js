@@ -1,5 +1,5 @@
 // Tools: every tool with domain, capability and the policy's decision; call one with a form from its schema.
-import { add, api, clear, h, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, submitForm, tryApi } from "./dom.js";
 import { closeApp, openApp } from "./apps.js";
 
 let root = null;
@@ -25,6 +25,10 @@ export function onStatus(data, context) {
 async function load() {
   const data = await tryApi("/api/tools");
   if (data === null) return;
+  keepFocus(root, () => render(data));
+}
+
+function render(data) {
   clear(root);
   if (!data.tools.length) {
     add(root, h("p", { class: "muted", text: "(no tools yet)" }));
@@ -33,8 +37,8 @@ async function load() {
   add(root, 
     h(
       "table",
-      {},
-      h("thead", {}, h("tr", {}, ["tool", "provider", "domain", "capability", "policy"].map((t) => h("th", { text: t })))),
+      { class: "tool-list" },
+      h("thead", {}, h("tr", {}, ["tool", "provider", "domain", "capability", "policy"].map((t) => h("th", { class: t, text: t })))),
       h(
         "tbody",
         {},
@@ -43,8 +47,8 @@ async function load() {
             "tr",
             { dataset: { tool: t.id, decision: t.decision } },
             h("td", {}, h("a", { href: "#", onclick: (e) => (e.preventDefault(), show(t)) }, t.id), t.app ? h("span", { class: "tag", title: t.app, text: "app" }) : null),
-            h("td", { text: t.provider }),
-            h("td", { text: t.domain }),
+            h("td", { class: "provider", text: t.provider }),
+            h("td", { class: "domain", text: t.domain }),
             h("td", { text: t.capability }),
             h("td", { title: t.reason, text: t.decisions && t.decisions.inside.decision !== t.decisions.outside.decision ? `${t.decisions.inside.decision} inside, ${t.decisions.outside.decision} outside` : t.decision }),
           ),
@@ -113,4 +117,5 @@ function show(tool) {
     output,
     appBox,
   );
+  focusHeading(panel);
 }

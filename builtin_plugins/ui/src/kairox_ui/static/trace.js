@@ -8,11 +8,11 @@ let serverInput = null;
 const kinds = new Set();
 
 export async function mount(main) {
-  kindSelect = h("select", { name: "kind", onchange: filter }, h("option", { value: "" }, "every kind"));
-  serverInput = h("input", { name: "server", type: "search", placeholder: "server, provider, plugin or tool", oninput: filter });
+  kindSelect = h("select", { name: "kind", "aria-label": "Event kind", onchange: filter }, h("option", { value: "" }, "every kind"));
+  serverInput = h("input", { name: "server", type: "search", "aria-label": "Server, provider, plugin or tool", placeholder: "server, provider, plugin or tool", oninput: filter });
   body = h("tbody", {});
   add(main, 
-    h("form", { class: "search", onsubmit: (e) => e.preventDefault() }, kindSelect, serverInput, h("button", { type: "button", dataset: { action: "clear" }, onclick: () => clear(body) }, "Clear")),
+    h("form", { class: "search", role: "search", onsubmit: (e) => e.preventDefault() }, kindSelect, serverInput, h("button", { type: "button", dataset: { action: "clear" }, onclick: () => clear(body) }, "Clear")),
     h("table", { class: "trace" }, h("thead", {}, h("tr", {}, ["time", "kind", "server", "details"].map((t) => h("th", { text: t })))), body),
   );
   try {
@@ -33,6 +33,15 @@ function filter() {
   for (const tr of body.children) tr.hidden = !visible(tr);
 }
 
+// A failure (a *Failed event, a call that failed) or a denial stands out, by a word as well as
+// by colour (WCAG 1.4.1)
+function severity(e) {
+  const outcome = e.kind === "ToolCallFinished" ? e.data.outcome : undefined;
+  if (outcome === "denied") return "denied";
+  if (outcome === "error" || outcome === "failed" || e.kind.endsWith("Failed")) return "failed";
+  return undefined;
+}
+
 export function onTrace(e) {
   if (!body || body.querySelector(`[data-seq="${e.seq}"]`)) return;
   if (!kinds.has(e.kind)) {
@@ -43,11 +52,12 @@ export function onTrace(e) {
     .filter(([k]) => k !== "kind")
     .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
     .join("  ");
+  const marked = severity(e);
   const tr = h(
     "tr",
-    { dataset: { kind: e.kind, server: e.server, seq: e.seq } },
+    { dataset: { kind: e.kind, server: e.server, seq: e.seq, ...(marked ? { severity: marked } : {}) } },
     h("td", { class: "mono", text: new Date(e.time * 1000).toLocaleTimeString() }),
-    h("td", { text: e.kind }),
+    h("td", { class: "kind" }, e.kind, marked ? h("span", { class: `tag ${marked}`, text: marked }) : null),
     h("td", { text: e.server }),
     h("td", { class: "mono details", text: details }),
   );
