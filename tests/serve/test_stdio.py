@@ -190,6 +190,34 @@ def test_untrusted_workspace_is_refused(tmp_path: Path) -> None:
     assert proc.stdout == b""
 
 
+def test_refusal_names_the_trust_store_it_read(tmp_path: Path) -> None:
+    """An MCP host (the Inspector, the SDKs) starts the gateway with a few variables of its
+    own choosing, not KAIROX_HOME: a workspace trusted under one home is refused by a gateway
+    that reads another, and the refusal must say which one it read, and why."""
+    ws = make_workspace(tmp_path)  # trusted under ws.home, as $KAIROX_HOME
+    other = tmp_path / "host-home"
+    other.mkdir()
+    env = {k: v for k, v in ws.env(HOME=str(other)).items() if k != "KAIROX_HOME"}
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"], input=b"", capture_output=True, env=env, timeout=60
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "is not trusted" in err
+    assert str(other / ".kairox" / "trust.json") in err and "KAIROX_HOME is not set" in err
+    # with KAIROX_HOME set to a home that does not trust it: that home's store, named
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
+        input=b"",
+        capture_output=True,
+        env=ws.env(KAIROX_HOME=str(other)),
+        timeout=60,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert f"{other / 'trust.json'} (KAIROX_HOME={other})" in err
+
+
 def test_a_broken_serve_section_is_refused_not_served_open(tmp_path: Path) -> None:
     """One bad value in a deny list must not leave the gateway serving every tool."""
     ws = make_workspace(tmp_path, serve='[serve]\ntools = ["wb_*"]\ndeny_tools = ["wb_cwd*", ""]\n')
