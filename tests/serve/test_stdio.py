@@ -77,6 +77,8 @@ async def test_tools_prompts_resources(tmp_path: Path, mode: str) -> None:
         assert result.is_error
         assert "needs approval" in text_of(result) and '"wb.cwd" = "allow"' in text_of(result)
         assert "[policy.rules]" in text_of(result) and "elicitation" in text_of(result)
+        # the user's config this gateway reads ($KAIROX_HOME's), not a guessed ~/.kairox
+        assert f"[policy.rules] in {ws.home / 'kairox.toml'} (your own config" in text_of(result)
 
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert prompts["greet"].description == "Greet someone by name"
