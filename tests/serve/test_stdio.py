@@ -220,6 +220,48 @@ def test_refusal_names_the_trust_store_it_read(tmp_path: Path) -> None:
     assert f"{other / 'trust.json'} (KAIROX_HOME={other})" in err
 
 
+def test_a_terminal_on_stdin_is_told_what_the_gateway_waits_for(tmp_path: Path) -> None:
+    """`kairox serve` typed at a terminal (the README lists it) waits for JSON-RPC in silence
+    otherwise; an MCP host's pipe gets no such line (stdout carries only JSON-RPC anyway)."""
+    import os
+    import pty
+    import select
+    import signal
+
+    ws = make_workspace(tmp_path)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [*KAIROX, "-w", str(ws.root), "serve"],
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=ws.env(),
+        start_new_session=True,
+    )
+    os.close(follower)
+    try:
+        assert proc.stderr is not None
+        line = b""
+        while not line.endswith(b"\n") and select.select([proc.stderr], [], [], 60)[0]:
+            chunk = os.read(proc.stderr.fileno(), 1)
+            if not chunk:
+                break
+            line += chunk
+        assert line.startswith(b"kairox serve: serving MCP (JSON-RPC) on stdin/stdout, for an MCP host"), line
+        assert b"docs/serve.md" in line
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        if proc.stderr is not None:
+            proc.stderr.close()
+        os.close(leader)
+    # from a pipe (as a host starts it): no such line
+    piped = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve"], input=b"", capture_output=True, env=ws.env(), timeout=60
+    )
+    assert b"serving MCP" not in piped.stderr
+
+
 def test_a_broken_serve_section_is_refused_not_served_open(tmp_path: Path) -> None:
     """One bad value in a deny list must not leave the gateway serving every tool."""
     ws = make_workspace(tmp_path, serve='[serve]\ntools = ["wb_*"]\ndeny_tools = ["wb_cwd*", ""]\n')

@@ -59,6 +59,12 @@ def serve(
             raise click.UsageError("--token-env, --stateless and --allow-origin apply to --http")
         from .stdio import claim_stdio, serve_stdio
 
+        if os.isatty(0):  # a person at a terminal, not an MCP host: say what this waits for
+            click.echo(
+                "kairox serve: serving MCP (JSON-RPC) on stdin/stdout, for an MCP host that starts this "
+                "command; to try it, see docs/serve.md (the MCP Inspector), or serve --http. Ctrl-C stops.",
+                err=True,
+            )
         # first: what the runtime's plugins print while it opens must not reach the wire
         with claim_stdio() as wire:
 
