@@ -72,6 +72,11 @@ async def test_everything_server_tools_content_progress_resources(
             assert {t.uri_template for t in templates} >= {"demo://resource/dynamic/text/{resourceId}"}
             prompt = await mcp.get_prompt("ev", "args-prompt", {"city": "Paris", "state": "IDF"})
             assert "Paris" in prompt.text
+            # the TypeScript SDK's error message carries "MCP error <code>: " itself: said once
+            with pytest.raises(ToolError) as refused:
+                await mcp.get_prompt("ev", "args-prompt", {})
+            assert str(refused.value).count("MCP error -32602: ") == 1, str(refused.value)
+            assert "failed (MCP server ev): MCP error -32602: Invalid arguments for prompt" in str(refused.value)
 
 
 @contextlib.contextmanager

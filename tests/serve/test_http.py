@@ -4,6 +4,8 @@ the mcp SDK's client (both protocol eras) and raw HTTP for the refusals."""
 from __future__ import annotations
 
 import re
+import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 from serve_helpers import (
     ACCEPT,
     INIT,
+    KAIROX,
     TOKEN,
     connect,
     make_workspace,
@@ -22,6 +25,7 @@ from serve_helpers import (
     serve_http_up,
     uvicorn_workers,
     with_backend,
+    with_script,
 )
 from test_stdio import Answers, text_of
 
@@ -126,6 +130,33 @@ def test_wide_bind_without_token_or_unset_token_is_refused(tmp_path: Path) -> No
     assert "refusing to serve 0.0.0.0 without a token" in wide.stderr
     unset = harness.cli("serve", "--http", "--token-env", "NOT_SET_ANYWHERE", load_entrypoints=True)
     assert unset.exit_code == 2 and "NOT_SET_ANYWHERE is not set" in unset.stderr
+
+
+#: a backend that leaves a marker when it is started at all
+MARKER_SERVER = "import pathlib, sys\npathlib.Path(sys.argv[1]).write_text('started')\n"
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """A port someone listens on: one line saying so and what to do, exit 1, and the
+    workspace's servers never started (no traceback of uvicorn's exit after they had)."""
+    marker = tmp_path / "backend-started"
+    ws = with_script(tmp_path, "mark", MARKER_SERVER, str(marker))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run(
+            [*KAIROX, "-w", str(ws.root), "serve", "--http", "--port", str(port)],
+            input=b"",
+            capture_output=True,
+            env=ws.env(),
+            timeout=120,
+        )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert f"kairox serve cannot listen on 127.0.0.1:{port}: Address already in use; pass another --port" in err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert not marker.exists()
 
 
 async def test_without_token_the_host_is_checked(tmp_path: Path) -> None:

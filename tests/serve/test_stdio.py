@@ -77,6 +77,8 @@ async def test_tools_prompts_resources(tmp_path: Path, mode: str) -> None:
         assert result.is_error
         assert "needs approval" in text_of(result) and '"wb.cwd" = "allow"' in text_of(result)
         assert "[policy.rules]" in text_of(result) and "elicitation" in text_of(result)
+        # the user's config this gateway reads ($KAIROX_HOME's), not a guessed ~/.kairox
+        assert f"[policy.rules] in {ws.home / 'kairox.toml'} (your own config" in text_of(result)
 
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert prompts["greet"].description == "Greet someone by name"
@@ -188,6 +190,76 @@ def test_untrusted_workspace_is_refused(tmp_path: Path) -> None:
     err, proc = refused(ws)
     assert "is not trusted" in err and "kairox trust" in err and "serves only a trusted workspace" in err
     assert proc.stdout == b""
+
+
+def test_refusal_names_the_trust_store_it_read(tmp_path: Path) -> None:
+    """An MCP host (the Inspector, the SDKs) starts the gateway with a few variables of its
+    own choosing, not KAIROX_HOME: a workspace trusted under one home is refused by a gateway
+    that reads another, and the refusal must say which one it read, and why."""
+    ws = make_workspace(tmp_path)  # trusted under ws.home, as $KAIROX_HOME
+    other = tmp_path / "host-home"
+    other.mkdir()
+    env = {k: v for k, v in ws.env(HOME=str(other)).items() if k != "KAIROX_HOME"}
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"], input=b"", capture_output=True, env=env, timeout=60
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert "is not trusted" in err
+    assert str(other / ".kairox" / "trust.json") in err and "KAIROX_HOME is not set" in err
+    # with KAIROX_HOME set to a home that does not trust it: that home's store, named
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
+        input=b"",
+        capture_output=True,
+        env=ws.env(KAIROX_HOME=str(other)),
+        timeout=60,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    assert f"{other / 'trust.json'} (KAIROX_HOME={other})" in err
+
+
+def test_a_terminal_on_stdin_is_told_what_the_gateway_waits_for(tmp_path: Path) -> None:
+    """`kairox serve` typed at a terminal (the README lists it) waits for JSON-RPC in silence
+    otherwise; an MCP host's pipe gets no such line (stdout carries only JSON-RPC anyway)."""
+    import os
+    import pty
+    import select
+    import signal
+
+    ws = make_workspace(tmp_path)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [*KAIROX, "-w", str(ws.root), "serve"],
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=ws.env(),
+        start_new_session=True,
+    )
+    os.close(follower)
+    try:
+        assert proc.stderr is not None
+        line = b""
+        while not line.endswith(b"\n") and select.select([proc.stderr], [], [], 60)[0]:
+            chunk = os.read(proc.stderr.fileno(), 1)
+            if not chunk:
+                break
+            line += chunk
+        assert line.startswith(b"kairox serve: serving MCP (JSON-RPC) on stdin/stdout, for an MCP host"), line
+        assert b"docs/serve.md" in line
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        if proc.stderr is not None:
+            proc.stderr.close()
+        os.close(leader)
+    # from a pipe (as a host starts it): no such line
+    piped = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve"], input=b"", capture_output=True, env=ws.env(), timeout=60
+    )
+    assert b"serving MCP" not in piped.stderr
 
 
 def test_a_broken_serve_section_is_refused_not_served_open(tmp_path: Path) -> None:

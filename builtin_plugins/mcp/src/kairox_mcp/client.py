@@ -184,9 +184,10 @@ def _mapped(server: str, exc: MCPError, what: str, timeout: float | None = None)
         return McpUrlElicitationRequired(text, exc.code, urls)
     if exc.data == UNREADABLE:  # made by GuardedReadStream: the reason is the whole story
         return McpRequestError(f"{what} failed (MCP server {server}): {exc.message}", exc.code)
-    return McpRequestError(
-        f"{what} failed (MCP server {server}): MCP error {exc.code}: {redact(exc.message)}", exc.code
-    )
+    message, prefix = redact(exc.message), f"MCP error {exc.code}: "
+    # the TypeScript SDK's servers send their message with this prefix already: say it once
+    shown = message if message.startswith(prefix) else prefix + message
+    return McpRequestError(f"{what} failed (MCP server {server}): {shown}", exc.code)
 
 
 def _handshake_error(server: str, exc: Exception) -> Exception:

@@ -128,13 +128,17 @@ def message_for(request: ApprovalRequest, *, lasting: bool = True, principal: st
     return text if lasting else text + ONE_CALL_NOTE
 
 
-def refusal(request_tool: str, exported: str, reason: str, why: str) -> str:
-    """The text of a refused Ask: what needed approval, why nobody could be asked, how to allow it."""
+def refusal(request_tool: str, exported: str, reason: str, why: str, user_config: str) -> str:
+    """The text of a refused Ask: what needed approval, why nobody could be asked, how to allow it.
+
+    ``user_config``: the user's ``kairox.toml`` the gateway reads (``$KAIROX_HOME``'s, which
+    need not be ``~/.kairox``), where an allow rule always counts; the workspace's may not
+    (never for an ``execute`` tool, nor over a rule of the user's)."""
     return (
         f"not run: {exported} ({request_tool}) needs approval ({reason}), and {why}. "
         f'To allow it without asking, add `"{request_tool}" = "allow"` under [policy.rules] in '
-        "~/.kairox/kairox.toml (your own config; a workspace can add allow rules only once trusted), "
-        "or connect with a client that supports elicitation."
+        f"{user_config} (your own config; an allow rule in the workspace's config never applies to an "
+        "execute tool), or connect with a client that supports elicitation."
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING
 
@@ -60,6 +59,12 @@ def serve(
             raise click.UsageError("--token-env, --stateless and --allow-origin apply to --http")
         from .stdio import claim_stdio, serve_stdio
 
+        if os.isatty(0):  # a person at a terminal, not an MCP host: say what this waits for
+            click.echo(
+                "kairox serve: serving MCP (JSON-RPC) on stdin/stdout, for an MCP host that starts this "
+                "command; to try it, see docs/serve.md (the MCP Inspector), or serve --http. Ctrl-C stops.",
+                err=True,
+            )
         # first: what the runtime's plugins print while it opens must not reach the wire
         with claim_stdio() as wire:
 
@@ -90,6 +95,7 @@ def serve(
 
         # before anything starts; [serve.auth] (in the config) may serve a wider address
         check_bind(settings, serve_config(rt))
+        _check_listen(settings.host, settings.port)  # before the workspace's servers start
         await start_served(rt)
         await _serve_http(rt, settings)
 
@@ -97,6 +103,25 @@ def serve(
         run_with_runtime(ctx, go_http, start=False)
     except KairoxError as exc:  # pragma: no cover - run_with_runtime turns these into CommandFailed
         raise click.ClickException(str(exc)) from None
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Raise a :class:`~kairox.KairoxError` when ``host:port`` cannot be bound now (a port in use, an
+    address this machine does not have), as uvicorn would bind it (``SO_REUSEADDR``)."""
+    import socket
+
+    from kairox import KairoxError
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+    except OSError as exc:
+        raise KairoxError(
+            f"kairox serve cannot listen on {host}:{port}: {exc.strerror or exc}; pass another --port "
+            "(or stop what listens there), or a --host address of this machine"
+        ) from None
 
 
 async def _serve_http(rt: Runtime, settings: object) -> None:
@@ -158,11 +183,17 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
         )
     try:
         await server.serve()
+    except SystemExit:  # uvicorn's answer to a failed bind (the port taken since the check)
+        if server.started:
+            raise
     finally:
         if server.started and not server.should_exit:
             server.should_exit = True
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
                 await server.shutdown()
     if not server.started:
-        click.echo("kairox serve: the HTTP server did not start (see above)", err=True)
-        sys.exit(1)
+        from kairox import KairoxError
+
+        raise KairoxError(
+            f"kairox serve: the HTTP server on {settings.host}:{settings.port} did not start (why is above)"
+        )

@@ -44,7 +44,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from kairox import Event, PolicyDenied, Runtime, Session, SkillsChanged, ToolError, ToolNotFound, ToolsChanged, ToolSpec
-from kairox.ext import SkillDef, SkillError
+from kairox.ext import SkillDef, SkillError, user_home
 from kairox.files import Root, is_inside
 
 from .approval import ClientApprover, InputNeeded, NotAskable, UnofferedAnswer, refusal
@@ -597,7 +597,8 @@ class Gateway:
                 return types.InputRequiredResult(input_requests={cause.key: cause.request})
             if isinstance(cause, NotAskable):
                 reason = approver.asked.reason if approver.asked is not None else exc.reason
-                return error_result(refusal(spec.id, spec.exported_name, reason, str(cause)))
+                user_config = str((self.rt.home or user_home(self.rt.env)) / "kairox.toml")
+                return error_result(refusal(spec.id, spec.exported_name, reason, str(cause), user_config))
             if isinstance(cause, UnofferedAnswer):
                 return error_result(f"denied: {spec.exported_name} ({spec.id}): {cause}")
             return error_result(f"denied: {spec.exported_name} ({spec.id}): {exc.reason}")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox import ConfigError, KairoxError, Runtime
-from kairox.ext import TrustState
+from kairox.ext import TrustState, TrustStore, user_home
 
 from .config import ServeConfig
 
@@ -78,7 +78,7 @@ def check_trusted(rt: Runtime) -> None:
     if not trust.trusted:
         raise UntrustedWorkspace(
             f"the workspace {rt.workspace} is not trusted, and kairox serve serves only a trusted workspace{problem}; "
-            f"{trust.hint()}, then start kairox serve again"
+            f"{trust.hint()}, then start kairox serve again. {_trust_store_note(rt)}"
         )
     pending = trust.pending
     if pending:
@@ -88,6 +88,24 @@ def check_trusted(rt: Runtime) -> None:
             f"the workspace {rt.workspace} has changed since you trusted it ({names}{more}), and kairox serve "
             f"serves only what you trusted; {trust.hint(TrustState.CHANGED)}, then start kairox serve again"
         )
+
+
+def _trust_store_note(rt: Runtime) -> str:
+    """Which trust store this process read, and from which variable: an MCP host starts
+    ``kairox serve`` with the environment its own config names (the Inspector and the SDKs
+    pass a few variables, not ``KAIROX_HOME``), so a workspace trusted under one home is
+    untrusted to a gateway that reads another."""
+    home = rt.home or user_home(rt.env)
+    store = TrustStore(home).path
+    if rt.home is not None:
+        return f"This gateway reads trust from {store}."
+    if rt.env.get("KAIROX_HOME"):
+        return f"This gateway reads trust from {store} (KAIROX_HOME={rt.env['KAIROX_HOME']})."
+    return (
+        f"This gateway reads trust from {store} (KAIROX_HOME is not set in its environment); "
+        "if you trusted it with KAIROX_HOME set, give the MCP host that starts kairox serve the same "
+        "KAIROX_HOME (its server entry's env)."
+    )
 
 
 def serve_config(rt: Runtime) -> ServeConfig:
