@@ -45,6 +45,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("builtin_plugins/serve/src/kairox_serve/frontdoor.py", "ensure_descriptors"): "counts /proc/self/fd",
     ("builtin_plugins/ui/src/kairox_ui/app.py", "_shell"): "the dashboard's own page, a package resource",
     ("builtin_plugins/ui/src/kairox_ui/security.py", "stored_token"): "the dashboard's own token in the kairox home",
+    ("builtin_plugins/serve/src/kairox_serve/audit.py", "AuditLog.open"): (
+        "appends to the audit file the user's own config names ([serve.audit] file; a workspace cannot set it)"
+    ),
     # tools whose reads and writes a tool call asks for: the policy engine decides them
     ("builtin_plugins/tools/src/kairox_tools/_fs.py", "FsRead._read"): "fs.read: the file a call names (policy)",
     ("builtin_plugins/tools/src/kairox_tools/_fs.py", "_Walker.walk"): "fs.list: the folder a call names (policy)",
