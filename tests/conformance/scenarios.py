@@ -35,8 +35,4 @@ EXTENSIONS_FOR_US = {
     "server": ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"],
 }
 
-KNOWN_FAILURES: dict[tuple[str, str, str], str] = {
-    ("client", "2026-07-28", "http-custom-headers"): (
-        "the scenario's call gives null for an optional boolean (verbose: null); kairox's validate step (the kernel's input-schema check) refuses it before anything is sent, where the SDK sends it without the Mcp-Param-Verbose header; suite: sep-2243-client-omit-null (failure): Client did not send a tools/call request for test_custom_headers_null to test null/omitted parameter handling."
-    ),
-}
+KNOWN_FAILURES: dict[tuple[str, str, str], str] = {}

@@ -74,6 +74,53 @@ async def test_valid_arguments_reach_the_tool(kairox_harness: KairoxHarness) -> 
     assert result.text == "ran" and ran == [{"path": "a", "items": [{"name": "x"}]}]
 
 
+NULLABLE = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "lines": {"type": "integer"}, "note": {"type": ["string", "null"]}},
+    "required": ["path"],
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reaches"),
+    [
+        # an optional argument given as null is one not given (MCP SEP-2243; OpenAI strict mode)
+        ({"path": "a", "lines": None}, {"path": "a"}),
+        # a null the schema accepts is kept as given
+        ({"path": "a", "note": None}, {"path": "a", "note": None}),
+        ({"path": "a", "lines": None, "note": None}, {"path": "a", "note": None}),
+    ],
+)
+async def test_an_optional_null_is_an_argument_not_given(
+    kairox_harness: KairoxHarness, arguments: dict[str, Any], reaches: dict[str, Any]
+) -> None:
+    tool, ran = recording_tool(NULLABLE)
+    provider = InMemoryToolProvider("mem", [tool])
+    async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
+        result = await rt.call_tool("mem.read", arguments)
+    assert result.text == "ran" and ran == [reaches]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # a required argument given as null is still refused
+        ({"path": None}, "path: None is not of type 'string'"),
+        # so is a null for a name the schema does not list, where it allows none
+        ({"path": "a", "extra": None}, "Additional properties are not allowed ('extra' was unexpected)"),
+    ],
+)
+async def test_a_null_that_is_required_or_unknown_is_still_refused(
+    kairox_harness: KairoxHarness, arguments: dict[str, Any], message: str
+) -> None:
+    tool, ran = recording_tool()
+    provider = InMemoryToolProvider("mem", [tool])
+    async with kairox_harness.open(plugins=[provider.plugin()]) as rt:
+        result = await rt.call_tool("mem.read", arguments)
+    assert result.is_error and ran == []
+    assert result.text == f"invalid arguments for mem.read: {message}"
+
+
 async def test_a_tool_whose_schema_is_not_json_schema_is_refused_not_run(kairox_harness: KairoxHarness) -> None:
     tool, ran = recording_tool({"type": "object", "properties": {"path": {"type": "strung"}}})
     provider = InMemoryToolProvider("mem", [tool])

@@ -4,14 +4,16 @@ Every call, whatever surface it came from (the CLI, the dashboard, the gateway, 
 embedding host), takes the same steps, each one concern, each asking the registry,
 the policy engine, the approver and the dispatcher through their public methods (a step
 of more than a line is a method of :class:`CallPipeline` or a function here; ``validate``
-and ``finish`` are a line each in :meth:`CallPipeline.call`, which also publishes
+and ``finish`` are a few lines each in :meth:`CallPipeline.call`, which also publishes
 ``ToolCallStarted`` first):
 
 ``resolve``
     the registered tool by exported name or canonical id (started on demand when lazy)
 ``validate``
     the arguments against the tool's input schema (JSON Schema, with ``jsonschema``);
-    an invalid call is an error result naming the field, and the tool never runs
+    an invalid call is an error result naming the field, and the tool never runs (an
+    optional argument given as ``null`` that its schema does not accept is one not given:
+    :meth:`ArgumentCheck.omit_nulls`)
 ``authorize``
     the policy's decision for these arguments, and on *ask* the approver
     (:func:`authorize`, which plugins' own privileged acts call too)
@@ -260,6 +262,29 @@ class ArgumentCheck:
         message = error.message if len(error.message) <= _MAX_MESSAGE else error.message[:_MAX_MESSAGE] + "..."
         return f"invalid arguments for {spec.id}: {where + ': ' if where else ''}{message}"
 
+    def omit_nulls(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
+        """Drop from ``arguments`` each optional top-level argument given as ``null`` where its
+        schema does not accept ``null``: MCP treats a null argument as one not given (SEP-2243's
+        headers omit it), and hosts whose model API makes every field nullable (OpenAI's strict
+        mode) send optional ones so. A null that is required, not a listed property, or that the
+        schema accepts stays as given, for :meth:`problem` to judge."""
+        if None not in arguments.values():
+            return
+        validator = self._validator(spec)
+        schema = spec.input_schema
+        if isinstance(validator, str) or not isinstance(schema, dict):
+            return
+        required = schema.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        try:
+            errors = list(validator.iter_errors(dict(arguments)))
+        except Exception:  # a schema that cannot check them: problem() says why
+            return
+        for error in errors:
+            path = list(error.absolute_path)
+            if len(path) == 1 and error.instance is None and path[0] not in required:
+                arguments.pop(str(path[0]), None)
+
     def _validator(self, spec: ToolSpec) -> Any:
         known = self._compiled.get(id(spec))
         if known is not None and known[0] is spec:
@@ -395,6 +420,7 @@ class CallPipeline:
             events.publish(ToolCallStarted(tool=spec.id, call_id=call.call_id, session_id=_id_of(session)))
         outcome, detail = "failed", ""
         try:
+            self.check.omit_nulls(spec, call.arguments)
             invalid = self.check.problem(spec, call.arguments)
             if invalid is not None:
                 outcome, detail = "error", invalid
