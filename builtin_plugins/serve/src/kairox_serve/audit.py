@@ -13,7 +13,7 @@ A line holds: ``time`` (UTC, ISO 8601), ``principal`` and ``via`` (``jwt``, ``to
 ``decision`` (``allow``, ``deny``, ``ask``: the client must answer first, ``invalid``: the
 arguments do not fit the schema) and ``decided_by`` (``policy``, ``client``: the principal's
 client answered an approval, ``session``: an earlier "allow for this session", ``hook``,
-``principals``, ``schema``), ``duration_ms``, ``outcome`` (``ok``, ``error``, ``denied``,
+``principals``, ``limits``: ``[serve.limits]``, ``schema``), ``duration_ms``, ``outcome`` (``ok``, ``error``, ``denied``,
 ``failed``, ``input_required``), ``detail`` and ``arguments_sha256`` (of the arguments as
 canonical JSON), or ``arguments`` themselves with ``[serve.audit] arguments = true``.
 
@@ -203,12 +203,14 @@ class Auditor:
             _pending.reset(token)
             self._record(pending, approver, said)
 
-    def refused(self, principal: Principal, spec: ToolSpec, arguments: Mapping[str, Any], why: str) -> None:
-        """A call the gateway refused before the pipeline (``[serve.principals]``)."""
+    def refused(
+        self, principal: Principal, spec: ToolSpec, arguments: Mapping[str, Any], why: str, *, by: str = "principals"
+    ) -> None:
+        """A call the gateway refused before the pipeline (``by``: ``principals``, ``limits``)."""
         if not self.wanted():
             return
         pending = _Pending(principal, spec, dict(arguments), None, False, time.perf_counter())
-        self.emit(_record(pending, "deny", "principals", "denied", why, self._with_arguments()))
+        self.emit(_record(pending, "deny", by, "denied", why, self._with_arguments()))
 
     def _with_arguments(self) -> bool:
         return self.log is not None and self.log.config.arguments

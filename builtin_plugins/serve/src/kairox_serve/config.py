@@ -39,6 +39,15 @@
     [serve.audit]                   # one JSON line per call
     file = "/var/log/kairox/audit.jsonl"   # or "-": standard output (--http only)
     arguments = false               # true: the arguments themselves, not their SHA-256
+
+    [serve.limits]                  # per principal, in this process (per replica)
+    rate = 60                       # calls ...
+    per = 60                        # ... per this many seconds (a token bucket)
+    burst = 10                      # calls at once beyond the rate (default: rate)
+    concurrent = 8                  # calls in flight at once
+    [[serve.limits.rules]]          # the first rule that matches a principal sets its limits
+    subjects = ["ci-bot"]           # or groups = [...], scopes = [...]
+    rate = 600
 """
 
 from __future__ import annotations
@@ -53,7 +62,16 @@ import attrs
 from kairox import ConfigError
 from kairox.files import glob_match
 
-__all__ = ["AuditConfig", "AuthConfig", "PrincipalRule", "PrincipalsConfig", "ServeConfig", "matches"]
+__all__ = [
+    "AuditConfig",
+    "AuthConfig",
+    "LimitRule",
+    "LimitsConfig",
+    "PrincipalRule",
+    "PrincipalsConfig",
+    "ServeConfig",
+    "matches",
+]
 
 #: a glob longer than this is refused (a config typo, or a pattern built to be slow)
 MAX_PATTERN = 256
@@ -213,6 +231,69 @@ class AuditConfig:
     )
 
 
+def _optional_count(_inst: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None:
+        _count(_inst, attribute, value)
+
+
+#: the longest window ``per`` may name (a day)
+MAX_PER = 86_400.0
+
+
+def _optional_per(_inst: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
+    if value is not None:
+        _seconds(MAX_PER)(_inst, attribute, value)
+
+
+@attrs.frozen
+class LimitRule:
+    """A rule of ``[serve.limits]``: it applies to a principal whose subject is one of
+    ``subjects``, or who is in one of ``groups``, or holds one of ``scopes`` (as a rule of
+    ``[serve.principals]`` does), and sets that principal's ``rate``, ``per``, ``burst`` and
+    ``concurrent`` in place of the section's (those it leaves out stay the section's)."""
+
+    subjects: list[str] = attrs.field(factory=list, validator=_names)
+    groups: list[str] = attrs.field(factory=list, validator=_names)
+    scopes: list[str] = attrs.field(factory=list, validator=_names)
+    rate: int | None = attrs.field(default=None, validator=_optional_count)
+    per: float | None = attrs.field(default=None, validator=_optional_per)
+    burst: int | None = attrs.field(default=None, validator=_optional_count)
+    concurrent: int | None = attrs.field(default=None, validator=_optional_count)
+
+    def __attrs_post_init__(self) -> None:
+        if not (self.subjects or self.groups or self.scopes):
+            raise ConfigError("a rule needs subjects, groups or scopes to match", path="subjects")
+        if self.rate is None and self.per is None and self.burst is None and self.concurrent is None:
+            raise ConfigError("a rule sets none of rate, per, burst and concurrent", path="rate")
+
+
+@attrs.frozen
+class LimitsConfig:
+    """``[serve.limits]``: how much each principal may call, counted in this process.
+    ``rate`` calls per ``per`` seconds (a token bucket of ``burst`` calls, default
+    ``rate``) and ``concurrent`` calls in flight at once; unset, that limit does not
+    apply. The first of ``rules`` that matches a principal sets its own. At most
+    ``max_principals`` principals are counted at once: the least recently seen one
+    without a call in flight is forgotten first (its bucket starts full again)."""
+
+    rate: int | None = attrs.field(default=None, validator=_optional_count)
+    per: float = attrs.field(default=60.0, validator=_seconds(MAX_PER))
+    burst: int | None = attrs.field(default=None, validator=_optional_count)
+    concurrent: int | None = attrs.field(default=None, validator=_optional_count)
+    max_principals: int = attrs.field(default=10_000, validator=_count)
+    rules: list[LimitRule] = attrs.field(factory=list)
+
+    def __attrs_post_init__(self) -> None:
+        if self.burst is not None and self.rate is None:
+            raise ConfigError("burst needs a rate", path="burst")
+        for i, rule in enumerate(self.rules):
+            if rule.rate is None and self.rate is None and (rule.burst is not None or rule.per is not None):
+                raise ConfigError("burst and per need a rate (the rule's or the section's)", path=f"rules[{i}].rate")
+        if self.rate is None and self.concurrent is None and not self.rules:
+            # an empty table is more likely a typo than a wish for no limits
+            raise ConfigError("sets no limit: give rate, concurrent or rules", path="rate")
+
+
 @attrs.frozen
 class ServeConfig:
     """What the gateway exposes (``tools``/``deny_tools``, ``prompts``, ``resources``,
@@ -249,6 +330,7 @@ class ServeConfig:
     auth: AuthConfig | None = None
     principals: PrincipalsConfig = attrs.field(factory=PrincipalsConfig)
     audit: AuditConfig | None = None
+    limits: LimitsConfig | None = None
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

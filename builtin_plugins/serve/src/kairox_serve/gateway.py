@@ -67,6 +67,7 @@ from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool, missing_capability
 from .held import HeldCall, HeldCalls, fingerprint
 from .identity import LOCAL_PRINCIPAL, Principal
+from .limits import Limited, Limits
 from .relay import Listener, Relay
 from .skillsext import SkillsExtension
 
@@ -192,6 +193,8 @@ class Gateway:
         self._held = HeldCalls(config.max_held_calls, config.held_call_timeout, self._held_full)
         #: one audit line and event per tool call (``[serve.audit]``)
         self.auditor = Auditor(runtime, config.audit)
+        #: per-principal rate and concurrency limits of tool calls (``[serve.limits]``)
+        self.limits = Limits(config.limits)
         self._tg: anyio.abc.TaskGroup | None = None
         handlers: dict[str, Any] = {
             "on_list_tools": self._list_tools,
@@ -525,21 +528,23 @@ class Gateway:
             why = f"refused: the principal {principal.name!r} may not call {params.name} ([serve.principals])"
             self.auditor.refused(principal, spec, params.arguments or {}, why)
             raise MCPError(code=types.INVALID_PARAMS, message=why)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            if params.request_state is not None:
-                return await self._retry(ctx, "tools/call", params)  # type: ignore[no-any-return]
-            if self._tg is not None and self._may_ask(ctx):
-                held = HeldCall(
-                    self._held, self._client_of(ctx), fingerprint("tools/call", params), params.input_responses
-                )
-                run = functools.partial(self._run, ctx, params, spec, _held_progress(held), held)
-                self._tg.start_soon(self._hold, held, "tools/call", run)
-                return await self._round(held, ctx)  # type: ignore[no-any-return]
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and params.request_state is not None:
+            return await self._retry(ctx, "tools/call", params)  # type: ignore[no-any-return]
+        admitted = await self.limits.admit(principal)  # [serve.limits]: before the policy and the backend
+        if isinstance(admitted, Limited):
+            self.auditor.refused(principal, spec, params.arguments or {}, admitted.message, by="limits")
+            return admitted.result()
+        if modern and self._tg is not None and self._may_ask(ctx):
+            held = HeldCall(self._held, self._client_of(ctx), fingerprint("tools/call", params), params.input_responses)
+            run = functools.partial(self._run, ctx, params, spec, _held_progress(held), held)
+            self._tg.start_soon(self._hold, held, "tools/call", admitted.holding(run))
+            return await self._round(held, ctx)  # type: ignore[no-any-return]
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(done, total, message)
 
-        return await self._run(ctx, params, spec, progress)
+        return await admitted.holding(functools.partial(self._run, ctx, params, spec, progress))()
 
     async def _run(
         self,

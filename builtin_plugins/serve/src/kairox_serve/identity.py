@@ -32,7 +32,7 @@ import attrs
 from kairox import ConfigError, KairoxError
 from kairox.files import Refused, Root, is_inside, read_user_file, resolve_path
 
-from .config import AuthConfig, PrincipalRule, PrincipalsConfig, matches
+from .config import AuthConfig, LimitRule, PrincipalRule, PrincipalsConfig, matches
 
 __all__ = [
     "ASYMMETRIC",
@@ -67,15 +67,17 @@ class Principal:
     groups: frozenset[str] = frozenset()
     scopes: frozenset[str] = frozenset()
 
+    def matched_by(self, rule: PrincipalRule | LimitRule) -> bool:
+        """Whether ``rule`` applies to this principal: its subject, a group or a scope is named."""
+        return (
+            self.name in rule.subjects
+            or bool(self.groups.intersection(rule.groups))
+            or bool(self.scopes.intersection(rule.scopes))
+        )
+
     def rules(self, config: PrincipalsConfig) -> list[PrincipalRule]:
         """The rules of ``config`` that apply to this principal."""
-        return [
-            rule
-            for rule in config.rules
-            if self.name in rule.subjects
-            or self.groups.intersection(rule.groups)
-            or self.scopes.intersection(rule.scopes)
-        ]
+        return [rule for rule in config.rules if self.matched_by(rule)]
 
     def may_use_tool(self, config: PrincipalsConfig, names: Sequence[str]) -> bool:
         """Whether every rule that applies allows the tool ``names`` (exported name, id)."""

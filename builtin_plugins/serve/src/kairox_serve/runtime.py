@@ -35,9 +35,9 @@ class BrokenServeConfig(KairoxError):
 
 
 #: the keys of ``[serve]`` only the user's own config may set: who may call, what each
-#: principal may do, where calls are recorded (a workspace, trusted or not, would choose
-#: its own callers or widen their rules)
-USER_ONLY = ("auth", "principals", "audit")
+#: principal may do and how much, where calls are recorded (a workspace, trusted or not,
+#: would choose its own callers, widen their rules or lift their limits)
+USER_ONLY = ("auth", "principals", "audit", "limits")
 
 
 def check_serve_config(rt: Runtime) -> None:
@@ -51,8 +51,8 @@ def check_serve_config(rt: Runtime) -> None:
         if source and Path(source).resolve() in workspace_files:
             errors.append(
                 ConfigError(
-                    "is the user's to set (who may call the gateway, what each principal may do, where calls "
-                    "are recorded): move it to your own ~/.kairox/kairox.toml",
+                    "is the user's to set (who may call the gateway, what each principal may do and how much, "
+                    "where calls are recorded): move it to your own ~/.kairox/kairox.toml",
                     file=source,
                     path=f"serve.{key}",
                 )
