@@ -139,6 +139,22 @@ async def test_limits_refuse_over_rate_and_over_concurrency_and_overrides_raise_
     assert isinstance(await limits.admit(BOB), Limited)  # 5 taken
 
 
+class FailingTake(MemoryStore):
+    """A store whose bucket cannot be reached (a shared store's connection down, say)."""
+
+    async def take(self, key: str, rate: int, per: float, burst: int) -> float:
+        raise ConnectionError("the store is down")
+
+
+async def test_a_store_that_fails_keeps_no_slot() -> None:
+    store = FailingTake(10)
+    limits = Limits(LimitsConfig(rate=10, concurrent=1), store=store)
+    for _ in range(2):  # the first failure gave its slot back, or the second would be "in flight"
+        with pytest.raises(ConnectionError):
+            await limits.admit(ALICE)
+    assert await store.acquire("jwt:alice", 1)
+
+
 async def test_no_limits_admit_everything() -> None:
     limits = Limits(None)
     assert all(isinstance(a, Admitted) for a in [await limits.admit(ALICE) for _ in range(100)])

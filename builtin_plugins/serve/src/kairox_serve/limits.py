@@ -223,7 +223,11 @@ class Limits:
                 )
             admitted = Admitted(self.store, key)
         if quota.rate is not None:
-            wait = await self.store.take(key, quota.rate, quota.per, quota.burst)
+            try:
+                wait = await self.store.take(key, quota.rate, quota.per, quota.burst)
+            except BaseException:
+                await admitted.release()  # a store that fails (or a cancelled call) keeps no slot
+                raise
             if wait > 0:
                 await admitted.release()
                 seconds = max(1, math.ceil(wait))
