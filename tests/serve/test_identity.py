@@ -315,6 +315,49 @@ async def test_jwks_from_a_url(tmp_path: Path, idp: Idp) -> None:
         server.server_close()
 
 
+def _logs(folder: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in folder.glob("serve-*.log"))
+
+
+async def test_a_kid_cannot_reach_the_challenge_header_or_the_log_nor_refetch_the_jwks(
+    tmp_path: Path, idp: Idp
+) -> None:
+    """The attack, unauthenticated: tokens whose kid the JWKS lacks, one carrying CR LF and a
+    forged log line. Each is a 401 with a one-line challenge; the log gets no forged line; the
+    JWKS is fetched again at most once (PyJWKClient's cooldown), not once per token."""
+
+    class Handler(_JwksHandler):
+        body = json.dumps(idp.jwks).encode()
+        hits = 0
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    forged = "kairox serve: FORGED granted admin"
+    try:
+        jwks_url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+        ws = make_workspace(tmp_path, user_config=auth_config(jwks_url, tmp_path / "audit.jsonl", source="jwks_url"))
+        with serve_http(ws, verbose=True) as (url, _proc):
+            kids = [f"k{i}" for i in range(20)] + [f"x\r\nSet-Cookie: pwned=1\r\n\n{forged}", "\x00\x7f\u2028"]
+            async with httpx2.AsyncClient(timeout=30) as http_client:
+                for kid in kids:
+                    token = jwt.encode(idp.claims(url), idp.key, algorithm="RS256", headers={"kid": kid})
+                    response = await http_client.post(
+                        url, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}"}
+                    )
+                    assert response.status_code == 401, (kid, response.status_code, response.text)
+                    challenge = response.headers["www-authenticate"]
+                    assert "pwned" not in response.headers.get("set-cookie", "")
+                    assert all(" " <= c <= "~" for c in challenge), challenge
+        log = _logs(tmp_path)
+        assert "refused a token" in log  # the refusals are logged ...
+        assert not any(line.startswith(forged) for line in log.splitlines())  # ... each on its own line
+        assert Handler.hits <= 2
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_static_token_and_auth_together_are_refused(tmp_path: Path, idp: Idp) -> None:
     from kairox_testing import KairoxHarness
 

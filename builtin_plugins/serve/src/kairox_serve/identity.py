@@ -100,7 +100,9 @@ class BadToken(KairoxError):
     (``"insufficient_scope"``), ``str()`` says why."""
 
     def __init__(self, reason: str, *, status: int = 401, error: str = "invalid_token") -> None:
-        super().__init__(reason)
+        # the reason may quote the token (its kid): one line of printable ASCII, so nothing the
+        # sender wrote starts a log line or a header of the 401 that tells it why
+        super().__init__(_printable(reason))
         self.status = status
         self.error = error
 
@@ -243,11 +245,17 @@ class TokenVerifier:
         parts = [f'resource_metadata="{metadata_url}"']
         if refusal is not None:
             parts.append(f'error="{refusal.error}"')
-            description = str(refusal).replace("\\", "").replace('"', "'")[:200]
+            # RFC 6750 section 3: error_description is printable ASCII but " and backslash
+            description = _printable(str(refusal)).replace("\\", "").replace('"', "'")[:200]
             parts.append(f'error_description="{description}"')
         if self.auth.required_scopes:
             parts.append(f'scope="{" ".join(self.auth.required_scopes)}"')
         return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+
+
+def _printable(text: str) -> str:
+    """``text`` with every character but printable ASCII as ``?``, at most 500 of them."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:500])
 
 
 def _strings(value: Any) -> frozenset[str]:
