@@ -21,6 +21,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from mcp.shared.exceptions import MCPError
 from serve_helpers import ACCEPT, INIT, connect, make_workspace, serve_http
 from test_stdio import Answers, text_of
 
@@ -356,6 +357,24 @@ async def test_a_kid_cannot_reach_the_challenge_header_or_the_log_nor_refetch_th
     finally:
         server.shutdown()
         server.server_close()
+
+
+async def test_a_jwt_whose_sub_is_local_is_not_the_stdio_user(tmp_path: Path, idp: Idp) -> None:
+    """The attack: the config lets only the stdio user ("local") see anything (unmatched =
+    "deny"); an IdP account whose sub is "local" must not be taken for it."""
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(idp.jwks), encoding="utf-8")
+    config = (
+        f'\n[serve.auth]\nissuer = "{ISSUER}"\njwks_file = "{jwks}"\nrequired_scopes = ["mcp"]\n'
+        '\n[serve.principals]\nunmatched = "deny"\n[[serve.principals.rules]]\nsubjects = ["local", "token"]\n'
+    )
+    ws = make_workspace(tmp_path, user_config=config)
+    with serve_http(ws) as (url, _proc):
+        for sub in ("local", "token", "alice"):
+            async with connect(url, token=idp.token(url, sub=sub), mode="legacy") as client:
+                assert (await client.list_tools()).tools == [], sub
+                with pytest.raises(MCPError, match="may not call"):
+                    await client.call_tool("wb_echo", {"message": "hi"})
 
 
 def test_static_token_and_auth_together_are_refused(tmp_path: Path, idp: Idp) -> None:

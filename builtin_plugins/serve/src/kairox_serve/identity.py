@@ -72,10 +72,18 @@ class Principal:
         return [
             rule
             for rule in config.rules
-            if self.name in rule.subjects
+            if self.is_one_of(rule.subjects)
             or self.groups.intersection(rule.groups)
             or self.scopes.intersection(rule.scopes)
         ]
+
+    def is_one_of(self, subjects: Sequence[str]) -> bool:
+        """Whether a rule's ``subjects`` name this principal. ``"local"`` and ``"token"`` name
+        the gateway's own principals only: a JWT whose ``sub`` is one of them is not taken
+        for the stdio user or the static token's holder (whose rules may allow more)."""
+        if self.name in RESERVED and self.via != self.name:
+            return False
+        return self.name in subjects
 
     def may_use_tool(self, config: PrincipalsConfig, names: Sequence[str]) -> bool:
         """Whether every rule that applies allows the tool ``names`` (exported name, id)."""
@@ -93,6 +101,8 @@ class Principal:
 
 LOCAL_PRINCIPAL = Principal("local", "local")
 TOKEN_PRINCIPAL = Principal("token", "token")
+#: the names of the gateway's own principals (their ``via`` is their name)
+RESERVED = frozenset({LOCAL_PRINCIPAL.name, TOKEN_PRINCIPAL.name})
 
 
 class BadToken(KairoxError):
