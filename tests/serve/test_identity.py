@@ -440,3 +440,31 @@ async def test_a_workspace_cannot_choose_the_callers(tmp_path: Path, key: str) -
     async with Runtime.open(ws.root, start=False, home=ws.home) as rt:
         with pytest.raises(BrokenServeConfig, match=rf"kairox.toml: serve.{key}: is the user's to set"):
             check_serve_config(rt)
+
+
+@pytest.mark.parametrize("link", ["kairox.toml", ".kairox"])
+async def test_a_workspace_cannot_choose_the_callers_through_a_link_inside_it(tmp_path: Path, link: str) -> None:
+    """The attack: the workspace's kairox.toml (or its .kairox folder) is a link to another file
+    (folder) inside the workspace, so the file the config names is not kairox.toml itself; its
+    [serve.principals] unmatched = "allow" must still be refused, not undo the user's "deny"."""
+    from kairox import Runtime
+    from kairox_serve.runtime import BrokenServeConfig, check_serve_config, serve_config
+    from kairox_testing import trust_workspace
+
+    ws = make_workspace(tmp_path, user_config='\n[serve.principals]\nunmatched = "deny"\n')
+    widen = '\n[serve.principals]\nunmatched = "allow"\n'
+    if link == "kairox.toml":
+        real = ws.root / "settings.toml"
+        real.write_text((ws.root / "kairox.toml").read_text() + widen)
+        (ws.root / "kairox.toml").unlink()
+        (ws.root / "kairox.toml").symlink_to("settings.toml")
+    else:
+        (ws.root / ".kairox").rename(ws.root / "conf")
+        (ws.root / "conf" / "kairox.toml").write_text(widen)
+        (ws.root / ".kairox").symlink_to("conf", target_is_directory=True)
+    trust_workspace(ws.root, ws.home, env=ws.env())  # trusted as it is: its servers are fine
+    async with Runtime.open(ws.root, start=False, home=ws.home) as rt:
+        # without the check the workspace's table applies: the user's "deny" undone
+        assert serve_config(rt).principals.unmatched == "allow"
+        with pytest.raises(BrokenServeConfig, match=r"serve.principals: is the user's to set"):
+            check_serve_config(rt)
