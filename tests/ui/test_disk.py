@@ -130,3 +130,32 @@ async def test_a_plugins_folder_linked_out_of_the_workspace_does_not_reopen_the_
         tg.cancel_scope.cancel()
     assert holder.reloads == 0
     assert holder.scans >= 1
+
+
+@pytest.mark.anyio
+async def test_a_skill_folder_that_appears_is_watched_from_then_on(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".kairox").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    skills = ws / ".kairox" / "skills"
+    rt = _Rt(ws, tmp_path / "home", [_Source([skills])])
+    holder = _Holder()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_runtime, holder, rt)
+        with anyio.fail_after(30):
+            while not skills.exists():  # until the watcher of .kairox sees the folder made
+                (skills / "deep").mkdir(parents=True)
+                with anyio.move_on_after(0.5):
+                    await holder.acted.wait()
+                if not holder.acted.is_set():
+                    (skills / "deep").rmdir()
+                    skills.rmdir()
+            i = 0
+            while holder.scans < 2:  # then a file two levels into it is seen too
+                holder.acted = anyio.Event()
+                (skills / "deep" / "SKILL.md").write_text(f"# {i}\n")
+                i += 1
+                with anyio.move_on_after(0.5):
+                    await holder.acted.wait()
+        tg.cancel_scope.cancel()
+    assert holder.reloads == 0
