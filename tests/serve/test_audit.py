@@ -7,9 +7,11 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kairox import ConfigError
 from kairox_serve.audit import AuditLog, arguments_digest
 from kairox_serve.config import AuditConfig
 
@@ -56,3 +58,35 @@ def test_concurrent_writers_never_interleave(tmp_path: Path) -> None:
         f"{n}-{i}" for n in range(4) for i in range(200)
     )
     assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_a_link_or_a_fifo_at_the_audit_path_is_refused(tmp_path: Path) -> None:
+    # the attack: a link planted at the audit path (a shared folder) to a shell's rc file;
+    # the lines quote callers' text, so appending them there would run it at the next login
+    rc = tmp_path / "bashrc"
+    rc.write_text("# mine\n")
+    link = tmp_path / "audit.jsonl"
+    link.symlink_to(rc)
+    log = AuditLog(AuditConfig(file=str(link)))
+    with pytest.raises(ConfigError, match="symbolic link") as caught:
+        log.open()
+    assert caught.value.path == "serve.audit.file"
+    log.write({"principal": "$(touch /tmp/pwned)"})
+    log.close()
+    assert rc.read_text() == "# mine\n"
+    # a FIFO would block the gateway's start until something reads it
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=r"fifo\.jsonl") as caught:  # no reader: ENXIO, at once
+        AuditLog(AuditConfig(file=str(fifo))).open()
+    assert caught.value.path == "serve.audit.file"
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    with pytest.raises(ConfigError, match=r"folder\.jsonl"):
+        AuditLog(AuditConfig(file=str(folder))).open()
+    # a regular file is appended to, as before
+    good = AuditLog(AuditConfig(file=str(tmp_path / "ok.jsonl")))
+    good.open()
+    good.write({"principal": "alice"})
+    good.close()
+    assert json.loads((tmp_path / "ok.jsonl").read_text())["principal"] == "alice"

@@ -21,6 +21,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from mcp.shared.exceptions import MCPError
 from serve_helpers import ACCEPT, INIT, connect, make_workspace, serve_http
 from test_stdio import Answers, text_of
 
@@ -315,6 +316,67 @@ async def test_jwks_from_a_url(tmp_path: Path, idp: Idp) -> None:
         server.server_close()
 
 
+def _logs(folder: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in folder.glob("serve-*.log"))
+
+
+async def test_a_kid_cannot_reach_the_challenge_header_or_the_log_nor_refetch_the_jwks(
+    tmp_path: Path, idp: Idp
+) -> None:
+    """The attack, unauthenticated: tokens whose kid the JWKS lacks, one carrying CR LF and a
+    forged log line. Each is a 401 with a one-line challenge; the log gets no forged line; the
+    JWKS is fetched again at most once (PyJWKClient's cooldown), not once per token."""
+
+    class Handler(_JwksHandler):
+        body = json.dumps(idp.jwks).encode()
+        hits = 0
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    forged = "kairox serve: FORGED granted admin"
+    try:
+        jwks_url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+        ws = make_workspace(tmp_path, user_config=auth_config(jwks_url, tmp_path / "audit.jsonl", source="jwks_url"))
+        with serve_http(ws, verbose=True) as (url, _proc):
+            kids = [f"k{i}" for i in range(20)] + [f"x\r\nSet-Cookie: pwned=1\r\n\n{forged}", "\x00\x7f\u2028"]
+            async with httpx2.AsyncClient(timeout=30) as http_client:
+                for kid in kids:
+                    token = jwt.encode(idp.claims(url), idp.key, algorithm="RS256", headers={"kid": kid})
+                    response = await http_client.post(
+                        url, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}"}
+                    )
+                    assert response.status_code == 401, (kid, response.status_code, response.text)
+                    challenge = response.headers["www-authenticate"]
+                    assert "pwned" not in response.headers.get("set-cookie", "")
+                    assert all(" " <= c <= "~" for c in challenge), challenge
+        log = _logs(tmp_path)
+        assert "refused a token" in log  # the refusals are logged ...
+        assert not any(line.startswith(forged) for line in log.splitlines())  # ... each on its own line
+        assert Handler.hits <= 2
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+async def test_a_jwt_whose_sub_is_local_is_not_the_stdio_user(tmp_path: Path, idp: Idp) -> None:
+    """The attack: the config lets only the stdio user ("local") see anything (unmatched =
+    "deny"); an IdP account whose sub is "local" must not be taken for it."""
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps(idp.jwks), encoding="utf-8")
+    config = (
+        f'\n[serve.auth]\nissuer = "{ISSUER}"\njwks_file = "{jwks}"\nrequired_scopes = ["mcp"]\n'
+        '\n[serve.principals]\nunmatched = "deny"\n[[serve.principals.rules]]\nsubjects = ["local", "token"]\n'
+    )
+    ws = make_workspace(tmp_path, user_config=config)
+    with serve_http(ws) as (url, _proc):
+        for sub in ("local", "token", "alice"):
+            async with connect(url, token=idp.token(url, sub=sub), mode="legacy") as client:
+                assert (await client.list_tools()).tools == [], sub
+                with pytest.raises(MCPError, match="may not call"):
+                    await client.call_tool("wb_echo", {"message": "hi"})
+
+
 def test_static_token_and_auth_together_are_refused(tmp_path: Path, idp: Idp) -> None:
     from kairox_testing import KairoxHarness
 
@@ -377,4 +439,32 @@ async def test_a_workspace_cannot_choose_the_callers(tmp_path: Path, key: str) -
     ws = make_workspace(tmp_path, serve=tables[key], user_config='\n[serve.principals]\nunmatched = "deny"\n')
     async with Runtime.open(ws.root, start=False, home=ws.home) as rt:
         with pytest.raises(BrokenServeConfig, match=rf"kairox.toml: serve.{key}: is the user's to set"):
+            check_serve_config(rt)
+
+
+@pytest.mark.parametrize("link", ["kairox.toml", ".kairox"])
+async def test_a_workspace_cannot_choose_the_callers_through_a_link_inside_it(tmp_path: Path, link: str) -> None:
+    """The attack: the workspace's kairox.toml (or its .kairox folder) is a link to another file
+    (folder) inside the workspace, so the file the config names is not kairox.toml itself; its
+    [serve.principals] unmatched = "allow" must still be refused, not undo the user's "deny"."""
+    from kairox import Runtime
+    from kairox_serve.runtime import BrokenServeConfig, check_serve_config, serve_config
+    from kairox_testing import trust_workspace
+
+    ws = make_workspace(tmp_path, user_config='\n[serve.principals]\nunmatched = "deny"\n')
+    widen = '\n[serve.principals]\nunmatched = "allow"\n'
+    if link == "kairox.toml":
+        real = ws.root / "settings.toml"
+        real.write_text((ws.root / "kairox.toml").read_text() + widen)
+        (ws.root / "kairox.toml").unlink()
+        (ws.root / "kairox.toml").symlink_to("settings.toml")
+    else:
+        (ws.root / ".kairox").rename(ws.root / "conf")
+        (ws.root / "conf" / "kairox.toml").write_text(widen)
+        (ws.root / ".kairox").symlink_to("conf", target_is_directory=True)
+    trust_workspace(ws.root, ws.home, env=ws.env())  # trusted as it is: its servers are fine
+    async with Runtime.open(ws.root, start=False, home=ws.home) as rt:
+        # without the check the workspace's table applies: the user's "deny" undone
+        assert serve_config(rt).principals.unmatched == "allow"
+        with pytest.raises(BrokenServeConfig, match=r"serve.principals: is the user's to set"):
             check_serve_config(rt)

@@ -22,6 +22,7 @@ import peers
 import pytest
 from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from serve_helpers import TOKEN, Workspace, connect, serve_http, with_backend
 
@@ -190,3 +191,28 @@ async def test_a_backend_that_restarts_is_subscribed_again(tmp_path: Path) -> No
                 with anyio.move_on_after(1):
                     await a.until(lambda: bool(a.updates))
         assert set(a.updates) == {"memo://note"}
+
+
+async def test_a_principal_denied_a_resource_cannot_subscribe_to_it(tmp_path: Path) -> None:
+    """The attack: [serve.principals] hides ev's memo://note (resource "note", ev.note) from the
+    token's principal; it reads as not found, and subscribing to it (handshake) or naming it on
+    a listen stream (2026-07-28) must not bring its updates either."""
+    rule = '\n[serve.principals]\n[[serve.principals.rules]]\nsubjects = ["token"]\ndeny_tools = ["ev.note"]\n'
+    ws = workspace(tmp_path, '"ok.noop" = "deny"\n')
+    (ws.home / "kairox.toml").write_text((ws.home / "kairox.toml").read_text() + rule)
+    async with clients(ws, 1) as [(ca, a)]:
+        with pytest.raises(MCPError, match="no MCP server"):
+            await ca.subscribe_resource("memo://note")
+        await ca.call_tool("ev_change", {})
+        await ca.set_logging_level("info")
+        await ca.call_tool("ev_log", {"text": "barrier"})  # ev's own record, after its update
+        await a.until(lambda: any(r.data == "barrier" for r in a.logs))
+        assert a.updates == []
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, mode="auto") as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            with anyio.fail_after(60):
+                while "ev_change" not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110
+                    await anyio.sleep(0.1)
+            async with client.listen(resource_subscriptions=["memo://note"]) as sub:
+                assert not sub.honored.resource_subscriptions

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -235,3 +238,32 @@ def test_the_stored_token_is_kept_for_the_user_only_and_reused(tmp_path: Path) -
     assert stored_token(home) not in ("short", replaced)
     path.write_text("a" * 1_000_000)  # nor this: only its first bytes are read
     assert len(stored_token(home)) < 100
+
+
+def test_a_link_planted_at_the_token_path_is_not_read_nor_written_through(tmp_path: Path) -> None:
+    # the attack: ui-token -> another secret of the user's, shaped like a token (an API key
+    # file, mode 0600); the dashboard would adopt it and print it in its URL
+    home = tmp_path / "home"
+    home.mkdir()
+    secret = tmp_path / "api-key"
+    key = "K" * 50
+    secret.write_text(key + "\n")
+    secret.chmod(0o600)
+    (home / "ui-token").symlink_to(secret)
+    token = stored_token(home)
+    assert token != key
+    assert secret.read_text() == key + "\n"  # the target is untouched
+    path = home / "ui-token"
+    assert not path.is_symlink() and path.read_text().strip() == token
+    assert stored_token(home) == token
+
+
+def test_a_fifo_planted_at_the_token_path_does_not_hang_the_dashboard(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    os.mkfifo(home / "ui-token", 0o600)
+    code = "import sys, pathlib; from kairox_ui.security import stored_token; print(len(stored_token(pathlib.Path(sys.argv[1]))))"
+    # a hang guard, not a measurement: opening a FIFO to read waits for a writer forever
+    done = subprocess.run([sys.executable, "-c", code, str(home)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) >= 43 and (home / "ui-token").is_file()

@@ -31,6 +31,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -85,11 +86,20 @@ class AuditLog:
             self._fd = 1
             return
         path = os.path.expanduser(self.config.file)
+        # never through a link (one planted in a shared folder would have the lines, which
+        # quote callers' text, appended to a file of the planter's choosing, a shell's rc file),
+        # and never blocking (a FIFO there would hold the gateway's start)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(path, flags, 0o600)
         except OSError as exc:
-            raise ConfigError(f"cannot open the audit file {path}: {exc}", path="serve.audit.file") from None
-        self._own = True
+            why = "it is a symbolic link" if os.path.islink(path) else str(exc)
+            raise ConfigError(f"cannot open the audit file {path}: {why}", path="serve.audit.file") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ConfigError(f"the audit file {path} is not a regular file", path="serve.audit.file")
+        os.set_blocking(fd, True)
+        self._fd, self._own = fd, True
 
     def close(self) -> None:
         if self._own and self._fd is not None:

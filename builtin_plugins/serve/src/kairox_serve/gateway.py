@@ -320,7 +320,7 @@ class Gateway:
         self._listens += 1
         listener = Listener()
         try:
-            params = await self._listen_resources(listener, params)
+            params = await self._listen_resources(ctx, listener, params)
             return await self._listen(ctx, params)
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(10):
@@ -335,11 +335,12 @@ class Gateway:
                     self._listens_of.pop(owner, None)
 
     async def _listen_resources(
-        self, listener: Listener, params: types.SubscriptionsListenRequestParams
+        self, ctx: ServerRequestContext[Any, Any], listener: Listener, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenRequestParams:
         """The resources a listen stream names are subscribed at the backends that own them, as
-        ``resources/subscribe`` is; those that cannot be (no backend has them, a ``skill://``
-        one, more than ``MAX_LISTEN_URIS``) are left out of what the stream honors."""
+        ``resources/subscribe`` is; those that cannot be (no backend has them, the principal may
+        not read them, a ``skill://`` one, more than ``MAX_LISTEN_URIS``) are left out of what
+        the stream honors."""
         wanted = params.notifications.resource_subscriptions
         if not wanted or not self.config.resources:
             return params
@@ -348,6 +349,8 @@ class Gateway:
             if uri.startswith(SKILL_SCHEME) or uri in kept:
                 continue
             try:
+                if not await self._may_subscribe(ctx, uri):
+                    raise BackendRefused(f"{uri}: no MCP server of the gateway has it")
                 await self.relay.subscribe(listener, uri)
             except BackendRefused as exc:
                 logger.info("kairox serve: subscriptions/listen: %s not subscribed: %s", uri, exc)
@@ -448,10 +451,20 @@ class Gateway:
         if uri.startswith(SKILL_SCHEME):  # a skill's files are read when asked; nothing pushes their changes
             return types.EmptyResult()
         try:
+            if not await self._may_subscribe(ctx, uri):
+                raise BackendRefused(f"{uri}: no MCP server of the gateway has it")
             await self.relay.subscribe(self._notifiable(ctx), uri)
         except BackendRefused as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc), data={"uri": uri}) from None
         return types.EmptyResult()
+
+    async def _may_subscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> bool:
+        """Whether the principal may hear of ``uri``'s updates: it may read it (a resource it
+        may not see is not subscribed, as it is not read). Raises :class:`BackendRefused`."""
+        if not self.config.principals.narrows:
+            return True
+        backend = await self.backends.owner(uri)
+        return backend is not None and await self._may_read(ctx, backend, uri)
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams

@@ -70,7 +70,7 @@ class Principal:
     def matched_by(self, rule: PrincipalRule | LimitRule) -> bool:
         """Whether ``rule`` applies to this principal: its subject, a group or a scope is named."""
         return (
-            self.name in rule.subjects
+            self.is_one_of(rule.subjects)
             or bool(self.groups.intersection(rule.groups))
             or bool(self.scopes.intersection(rule.scopes))
         )
@@ -78,6 +78,14 @@ class Principal:
     def rules(self, config: PrincipalsConfig) -> list[PrincipalRule]:
         """The rules of ``config`` that apply to this principal."""
         return [rule for rule in config.rules if self.matched_by(rule)]
+
+    def is_one_of(self, subjects: Sequence[str]) -> bool:
+        """Whether a rule's ``subjects`` name this principal. ``"local"`` and ``"token"`` name
+        the gateway's own principals only: a JWT whose ``sub`` is one of them is not taken
+        for the stdio user or the static token's holder (whose rules may allow more)."""
+        if self.name in RESERVED and self.via != self.name:
+            return False
+        return self.name in subjects
 
     def may_use_tool(self, config: PrincipalsConfig, names: Sequence[str]) -> bool:
         """Whether every rule that applies allows the tool ``names`` (exported name, id)."""
@@ -95,6 +103,8 @@ class Principal:
 
 LOCAL_PRINCIPAL = Principal("local", "local")
 TOKEN_PRINCIPAL = Principal("token", "token")
+#: the names of the gateway's own principals (their ``via`` is their name)
+RESERVED = frozenset({LOCAL_PRINCIPAL.name, TOKEN_PRINCIPAL.name})
 
 
 class BadToken(KairoxError):
@@ -102,7 +112,9 @@ class BadToken(KairoxError):
     (``"insufficient_scope"``), ``str()`` says why."""
 
     def __init__(self, reason: str, *, status: int = 401, error: str = "invalid_token") -> None:
-        super().__init__(reason)
+        # the reason may quote the token (its kid): one line of printable ASCII, so nothing the
+        # sender wrote starts a log line or a header of the 401 that tells it why
+        super().__init__(_printable(reason))
         self.status = status
         self.error = error
 
@@ -245,11 +257,17 @@ class TokenVerifier:
         parts = [f'resource_metadata="{metadata_url}"']
         if refusal is not None:
             parts.append(f'error="{refusal.error}"')
-            description = str(refusal).replace("\\", "").replace('"', "'")[:200]
+            # RFC 6750 section 3: error_description is printable ASCII but " and backslash
+            description = _printable(str(refusal)).replace("\\", "").replace('"', "'")[:200]
             parts.append(f'error_description="{description}"')
         if self.auth.required_scopes:
             parts.append(f'scope="{" ".join(self.auth.required_scopes)}"')
         return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+
+
+def _printable(text: str) -> str:
+    """``text`` with every character but printable ASCII as ``?``, at most 500 of them."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:500])
 
 
 def _strings(value: Any) -> frozenset[str]:

@@ -6,7 +6,6 @@ import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 from kairox import ConfigError, KairoxError, Runtime
@@ -44,11 +43,11 @@ def check_serve_config(rt: Runtime) -> None:
     """Raise :class:`BrokenServeConfig` naming each error (file and field) of ``[serve]``,
     and each of :data:`USER_ONLY` a workspace file sets."""
     errors = config_errors(rt)
-    root = Path(rt.workspace).resolve()
-    workspace_files = {root / "kairox.toml", root / ".kairox" / "kairox.toml"}
     for key in USER_ONLY:
         source = rt.config.source_of("serve", key)
-        if source and Path(source).resolve() in workspace_files:
+        # the config's own verdict on the file (found through the workspace, whatever links
+        # lead where inside it), not a comparison of resolved names a link inside it defeats
+        if source and rt.config.scope_of(source) == "workspace":
             errors.append(
                 ConfigError(
                     "is the user's to set (who may call the gateway, what each principal may do and how much, "

@@ -6,11 +6,18 @@ contributes needs a fresh one).
 
 The folders are those of the current runtime, taken again after each reopen. A folder that
 does not exist yet is watched through its parent, when that exists (``.kairox`` for
-``.kairox/skills``), never further up: the workspace itself is not watched."""
+``.kairox/skills``), never further up: the workspace itself is not watched.
+
+Each folder is watched on its own (not recursively: ``watchfiles`` follows every link below
+a recursive root, so ``.kairox/skills/x -> /`` would watch the whole disk), found by the
+contained reader's walk: a workspace's folders only inside the workspace, the user's inside
+themselves, at most :data:`MAX_DEPTH` levels down and :data:`MAX_WATCHED` folders in all. A
+folder added below one is watched from the next batch on."""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -18,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import anyio
 
 from kairox.ext import user_home
+from kairox.files import Limits, Refused, Root, is_inside
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -30,6 +38,12 @@ logger = logging.getLogger(__name__)
 
 #: milliseconds of quiet before a batch of changes is acted on (an editor's save is several events)
 DEBOUNCE_MS = 300
+#: folder levels watched below a skill or plugins folder (a bundle's manifest is two down)
+MAX_DEPTH = 4
+#: the most folders watched in all (each one inotify watch, a per-user resource)
+MAX_WATCHED = 1024
+#: entries one folder's walk looks at (a bundle's node_modules must not cost unbounded time)
+_WALK = Limits(max_depth=MAX_DEPTH, max_entries=20_000)
 
 
 @runtime_checkable
@@ -63,18 +77,40 @@ def _inside(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == f or f in path.parents for f in folders)
 
 
-def _watch_roots(folders: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """What to watch for ``folders``: each that exists (with what is in it), else its parent
-    that does (only the parent itself: where the folder would appear); no duplicates."""
-    deep: list[Path] = []
-    shallow: list[Path] = []
+def _watch_roots(folders: Iterable[Path], workspace: Path) -> list[Path]:
+    """The folders to watch (each on its own) for ``folders``: each that exists and the
+    folders below it, else its parent that does (only the parent: where the folder would
+    appear); a folder of the workspace only inside it, the user's inside itself; no duplicates."""
+    ws = Path(os.path.abspath(workspace))
+    ws_root = Root(ws, label="the workspace", limits=_WALK)
+    out: dict[str, Path] = {}
     for folder in folders:
-        if folder.is_dir():
-            if folder not in deep:
-                deep.append(folder)
-        elif folder.parent.is_dir() and folder.parent not in shallow:
-            shallow.append(folder.parent)
-    return deep, shallow
+        folder = Path(os.path.abspath(folder))
+        ours = is_inside(folder, ws)
+        root = ws_root if ours else Root(folder, label=str(folder), limits=_WALK)
+        try:
+            if not root.is_dir(folder):
+                parent = folder.parent
+                if (ws_root.is_dir(parent) and parent != ws) if ours else parent.is_dir():
+                    out.setdefault(os.path.realpath(parent), parent)
+                continue
+            for found, _entries in root.folders(folder, max_depth=MAX_DEPTH):
+                if len(out) >= MAX_WATCHED:
+                    logger.warning(
+                        "the dashboard watches %d folders, its most; %s and on are not watched", MAX_WATCHED, found
+                    )
+                    return list(out.values())
+                out.setdefault(os.path.realpath(found), Path(found))
+        except Refused as exc:  # a link out of the workspace: not watched
+            logger.info("the dashboard does not watch %s", exc)
+    return list(out.values())
+
+
+def _folder_added(changes: Iterable[tuple[object, str]]) -> bool:
+    """Whether a folder (not a link) was added: it is watched from the next batch on."""
+    from watchfiles import Change
+
+    return any(change == Change.added and os.path.isdir(p) and not os.path.islink(p) for change, p in changes)
 
 
 async def watch_disk(holder: RuntimeHolder) -> None:
@@ -89,13 +125,10 @@ async def watch_disk(holder: RuntimeHolder) -> None:
 async def _watch_runtime(holder: RuntimeHolder, rt: Runtime) -> None:
     while True:
         skills, plugins = skill_folders(rt), plugin_folders(rt)
-        deep, shallow = _watch_roots([*skills, *plugins])
-        outcome: list[str] = []  # what the watcher that stopped the others asks: "reopen" or "rewatch"
-        async with anyio.create_task_group() as tg:
-            for roots, recursive in ((deep, True), (shallow, False)):
-                if roots:
-                    tg.start_soon(_watch, holder, rt, roots, recursive, (skills, plugins), outcome, tg.cancel_scope)
-        if outcome != ["rewatch"]:  # reopening (this task ends with the runtime), or nothing to watch
+        roots = await anyio.to_thread.run_sync(_watch_roots, [*skills, *plugins], rt.workspace)
+        # "rewatch": a folder appeared below one watched; else the runtime reopens (this task
+        # ends with it), or there is nothing to watch
+        if not roots or await _watch(holder, rt, roots, (skills, plugins)) != "rewatch":
             await anyio.sleep_forever()
 
 
@@ -103,29 +136,25 @@ async def _watch(
     holder: RuntimeHolder,
     rt: Runtime,
     roots: list[Path],
-    recursive: bool,
     folders: tuple[list[Path], list[Path]],
-    outcome: list[str],
-    done: anyio.CancelScope,
-) -> None:
+) -> str:
+    """Watch ``roots`` until the runtime must reopen (``"reopen"``), a folder appears below
+    one of them (``"rewatch"``), or they cannot be watched (``""``)."""
     from watchfiles import awatch
 
     skills, plugins = folders
     try:
-        async for changes in awatch(*roots, debounce=DEBOUNCE_MS, recursive=recursive):
+        async for changes in awatch(*roots, debounce=DEBOUNCE_MS, recursive=False):
             paths = [Path(p) for _, p in changes]
             if any(_bundle_change(p, plugins) for p in paths):
                 logger.info("a plugin folder changed on disk: reopening the runtime")
                 holder.reload()
-                outcome.append("reopen")
-                done.cancel()
-                return
+                return "reopen"
             if any(_inside(p, skills) for p in paths):
                 await rt.skills.scan(list(rt.skill_sources), rt)
                 holder.skills_changed()
-                if not recursive:  # a skill folder appeared: watch what goes into it
-                    outcome.append("rewatch")
-                    done.cancel()
-                    return
+            if _folder_added(changes):
+                return "rewatch"
     except OSError as exc:  # a folder went away, too many watches: the page still works, unwatched
         logger.warning("the dashboard stopped watching %s: %s", ", ".join(map(str, roots)), exc)
+    return ""

@@ -23,8 +23,10 @@ The parsers here read outside input (headers); they never raise.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import secrets
+import stat
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
@@ -76,16 +78,30 @@ def stored_token(home: Path) -> str:
     path = home / TOKEN_FILE
     home.mkdir(parents=True, exist_ok=True)
     with locked(path.with_name(path.name + ".lock")):
-        try:
-            with path.open("rb") as file:  # a token is short: a few bytes more say it is not one
-                text = file.read(256).decode("ascii", errors="replace").strip()
-        except FileNotFoundError:
-            text = ""
-        if _TOKEN.fullmatch(text) and path.stat().st_mode & 0o077 == 0:
+        text = _own_token_text(path)
+        if _TOKEN.fullmatch(text):
             return text
-        token = new_token()  # none yet, not one of ours, or readable by others: a fresh one
+        # none yet, not one of ours, readable by others, or not a file of the user's own: a
+        # fresh one (the atomic write replaces a link, never writes through it)
+        token = new_token()
         atomic_write_text(path, token + "\n", mode=0o600)
         return token
+
+
+def _own_token_text(path: Path) -> str:
+    """The first bytes of ``path`` when it is a regular file of this user that no one else
+    may read, else ``""``. Never through a link (one planted there could lead to another of
+    the user's secrets, which the dashboard would then print in its URL), and never blocking
+    (a FIFO planted there would hang ``kairox ui``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # missing, a link (ELOOP), unreadable
+        return ""
+    with os.fdopen(fd, "rb") as file:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            return ""
+        return file.read(256).decode("ascii", errors="replace").strip()  # a token is short
 
 
 def is_loopback(host: str) -> bool:
