@@ -44,7 +44,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("builtin_plugins/ui/src/kairox_ui/watch.py", "_silence_stdout"): "/dev/null for stdout",
     ("builtin_plugins/serve/src/kairox_serve/frontdoor.py", "ensure_descriptors"): "counts /proc/self/fd",
     ("builtin_plugins/ui/src/kairox_ui/app.py", "_shell"): "the dashboard's own page, a package resource",
-    ("builtin_plugins/ui/src/kairox_ui/security.py", "stored_token"): "the dashboard's own token in the kairox home",
+    ("builtin_plugins/ui/src/kairox_ui/security.py", "_own_token_text"): "the dashboard's own token in the kairox home",
     ("builtin_plugins/serve/src/kairox_serve/audit.py", "AuditLog.open"): (
         "appends to the audit file the user's own config names ([serve.audit] file; a workspace cannot set it)"
     ),
