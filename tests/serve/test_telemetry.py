@@ -8,6 +8,7 @@ received."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -28,6 +29,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from serve_helpers import TOKEN, Workspace, connect, serve_http, with_backend
+from test_forward import Host, with_sdk_backend
 
 from kairox_serve.http import GatewayApp, settings_from
 from kairox_serve.runtime import served_runtime
@@ -78,7 +80,13 @@ async def _gateway_url(server: uvicorn.Server, tg: Any) -> str:
 async def gateway(tmp_path: Path) -> AsyncIterator[str]:
     """``kairox serve --http``'s app for the traced workspace, served by uvicorn in this
     process; yields its endpoint."""
-    ws = traced_workspace(tmp_path)
+    async with in_process(traced_workspace(tmp_path)) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def in_process(ws: Workspace) -> AsyncIterator[str]:
+    """``kairox serve --http``'s app for ``ws``, served by uvicorn in this process; yields its endpoint."""
     env = ws.env(MCP_TOKEN=TOKEN)
     settings = settings_from(host="127.0.0.1", port=0, token_env="MCP_TOKEN", env=env, stateless=False)
     app = GatewayApp(settings, lambda: served_runtime(ws.root, env=env))
@@ -107,7 +115,8 @@ def _seen(result: Any) -> dict[str, Any]:
 
 def _points(reader: InMemoryMetricReader, name: str) -> list[Any]:
     data = reader.get_metrics_data()
-    assert data is not None
+    if data is None:  # nothing recorded yet
+        return []
     return [
         point
         for resource in data.resource_metrics
@@ -213,6 +222,33 @@ async def test_a_backend_prompt_continues_the_trace(
         p for p in _points(reader, "kairox.serve.calls") if p.attributes.get("gen_ai.prompt.name") == "tr_seen_prompt"
     ]
     assert counted and counted[0].attributes["mcp.method.name"] == "prompts/get"
+
+
+async def test_a_held_call_is_counted_while_held(
+    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], tmp_path: Path
+) -> None:
+    """A 2026-07-28 call whose backend asks the client is held meanwhile
+    (``kairox_serve.held``): ``kairox.serve.held_calls`` counts it then, and not after."""
+    _exporter, reader = otel
+    host = Host(backend_action="decline")
+    held_while_asked: list[int] = []
+
+    async def elicit(*args: Any) -> Any:
+        held_while_asked.append(_held_now(reader))
+        return await host.elicit(*args)
+
+    before = _held_now(reader)
+    async with in_process(with_sdk_backend(tmp_path)) as url, connect(url, elicitation_callback=elicit) as client:
+        result = await client.call_tool("asks_ask_user", {"question": "Your name?"})
+        assert not result.is_error, result
+        after = _held_now(reader)
+    assert host.forms == ["Your name?"]
+    assert held_while_asked == [before + 1]
+    assert after == before
+
+
+def _held_now(reader: InMemoryMetricReader) -> int:
+    return sum(int(p.value) for p in _points(reader, "kairox.serve.held_calls"))
 
 
 def test_without_a_configured_sdk_the_gateway_serves_and_passes_the_trace_on(tmp_path: Path) -> None:
