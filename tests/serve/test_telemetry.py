@@ -224,6 +224,23 @@ async def test_a_backend_prompt_continues_the_trace(
     assert counted and counted[0].attributes["mcp.method.name"] == "prompts/get"
 
 
+async def test_a_resource_read_names_its_uri_on_the_span(
+    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], gateway: str
+) -> None:
+    exporter, reader = otel
+    exporter.clear()
+    async with connect(gateway) as client:
+        listed = await client.list_resources()
+        uri = next(str(r.uri) for r in listed.resources if str(r.uri).endswith("SKILL.md"))
+        await client.read_resource(uri)
+    [span] = [s for s in exporter.get_finished_spans() if s.kind is SpanKind.SERVER and s.name == "resources/read"]
+    assert span.attributes is not None and span.attributes["mcp.resource.uri"] == uri
+    counted = [
+        p for p in _points(reader, "kairox.serve.calls") if p.attributes.get("mcp.method.name") == "resources/read"
+    ]
+    assert counted and all("mcp.resource.uri" not in p.attributes for p in counted)
+
+
 async def test_a_held_call_is_counted_while_held(
     otel: tuple[InMemorySpanExporter, InMemoryMetricReader], tmp_path: Path
 ) -> None:
