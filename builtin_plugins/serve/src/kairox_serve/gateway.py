@@ -70,6 +70,7 @@ from .identity import LOCAL_PRINCIPAL, Principal
 from .limits import Limited, Limits
 from .relay import Listener, Relay
 from .skillsext import SkillsExtension
+from .telemetry import Telemetry
 
 if TYPE_CHECKING:
     from kairox_mcp import McpPrompt
@@ -195,6 +196,8 @@ class Gateway:
         self.auditor = Auditor(runtime, config.audit)
         #: per-principal rate and concurrency limits of tool calls (``[serve.limits]``)
         self.limits = Limits(config.limits)
+        #: what the gateway adds to the SDK's OpenTelemetry span of each call, and its metrics
+        self.telemetry = Telemetry()
         self._tg: anyio.abc.TaskGroup | None = None
         handlers: dict[str, Any] = {
             "on_list_tools": self._list_tools,
@@ -243,6 +246,7 @@ class Gateway:
             self.rt.events.subscribe(self._on_change, SkillsChanged),
             *self._backend_changes(),
         ]
+        unsubscribe.append(self.rt.events.subscribe(self.telemetry.on_event, *Telemetry.EVENTS))
         self.exposure.tools_changed()  # what changed since it was made
         self.exposure.skills_changed(())
         try:
@@ -368,7 +372,10 @@ class Gateway:
             and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         ):
             self._connections.add(connection)
-        return await call_next(ctx)
+        session_id = connection.session_id if connection is not None else None
+        return await self.telemetry.serve(
+            ctx.method, ctx.params, functools.partial(call_next, ctx), session_id=session_id
+        )
 
     async def _on_change(self, event: Event) -> None:
         """A registry change a client can see (one of hidden tools or skills is not), announced
@@ -659,7 +666,7 @@ class Gateway:
         the request that made it while its backend waits for the client; its outcome goes to
         the waiting retry."""
         outcome: Any
-        with held.scope:
+        with self.telemetry.holding(), held.scope:
             try:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._held.watch, held)
