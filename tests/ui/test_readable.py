@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import peers
 import pytest
 from test_browser import open_page
 from ui_helpers import UiSetup
@@ -66,3 +67,86 @@ def test_a_trace_row_opens_to_the_call_masked_and_the_approval_who_answered(ui: 
     assert not marker.exists()
     assert SECRET not in page.content()
     assert SECRET not in server.request("/api/events")[1]
+
+
+#: a 1x1 PNG, as a data: URL (an icon the page can show)
+PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@pytest.fixture
+def catalog(ui: UiSetup) -> None:
+    argv = peers.fixture_server("well_behaved")
+    launch = {"command": argv[0], "args": [argv[1], "--name", "echo"]}
+    kairox_doc = {
+        "entries": [
+            {"name": "echo-server", "requirements": [{"runtime": "python", "version": ">=3.10"}], "launch": launch},
+            {"name": "quiet", "description": "installed, switched off", "launch": launch},
+            {"name": "fresh", "description": "not installed", "launch": launch},
+        ]
+    }
+    # an MCP registry document (server.json): icons of every kind, only some fit to show
+    registry_doc = {
+        "servers": [
+            {
+                "name": "io.example/pics",
+                "description": "A remote server with icons",
+                "version": "1.0.0",
+                "remotes": [{"type": "streamable-http", "url": "https://mcp.example.com/mcp"}],
+                "icons": [
+                    {"src": "javascript:alert(1)"},
+                    {"src": "http://tracker.example/i.png"},
+                    {"src": "https://cdn.example.com/pics.png", "mimeType": "image/png"},
+                    {"src": "data:text/html;base64,PHNjcmlwdD4=", "mimeType": "image/png"},
+                    {"src": PNG, "mimeType": "image/png", "sizes": ["1x1"]},
+                ],
+            }
+        ]
+    }
+    (ui.home / "team.json").write_text(json.dumps(kairox_doc), encoding="utf-8")
+    (ui.home / "registry.json").write_text(json.dumps(registry_doc), encoding="utf-8")
+    ui.write(
+        "kairox.toml",
+        "[catalog]\nbuiltin = false\n\n"
+        f'[[catalog.sources]]\nname = "team"\nurl = "{(ui.home / "team.json").as_uri()}"\n\n'
+        f'[[catalog.sources]]\nname = "registry"\nurl = "{(ui.home / "registry.json").as_uri()}"\n',
+        where="home",
+    )
+    ui.mcp_server("quiet", "well_behaved", "--name", "quiet", where="home")
+    with (ui.home / "kairox.toml").open("a", encoding="utf-8") as f:
+        f.write("enabled = false\n")
+    ui.mcp_server("echo-server", "well_behaved", "--name", "echo")
+    ui.trust()
+
+
+def test_the_marketplace_says_what_is_installed_where_and_shows_data_icons(
+    ui: UiSetup, page: Any, catalog: None
+) -> None:
+    server = ui.start()
+    rows = {e["name"]: e for e in server.json("/api/marketplace/search?q=")["entries"]}
+    assert rows["quiet"]["installed"] == [{"scope": "user", "enabled": False}]
+    assert rows["fresh"]["installed"] == [] and rows["fresh"]["state"] is None
+    assert rows["echo-server"]["requirements"] == ["python >=3.10"]
+    # only a data: image is shown (the page's CSP loads no remote image); the catalog keeps https
+    assert rows["pics"]["icon"] == PNG
+    detail = server.json("/api/marketplace/entry?key=" + rows["pics"]["key"])
+    assert detail["icons"] == ["https://cdn.example.com/pics.png", PNG]
+
+    open_page(page, server, "/marketplace")
+    echo = page.locator('[data-entry="echo-server"][data-installed="workspace"]')
+    echo.locator('.installed[data-state="ready"]').wait_for(timeout=60_000)  # the list follows the runtime
+    assert "needs python >=3.10" in echo.inner_text()
+    assert "installed: workspace, ready" in echo.inner_text()
+    quiet = page.locator('[data-entry="quiet"][data-installed="user"]')
+    assert "installed: user (disabled)" in quiet.inner_text()
+    page.locator('[data-entry="fresh"][data-installed="no"]').wait_for()
+    icon = page.locator('[data-entry="pics"] img.icon')
+    assert icon.get_attribute("src") == PNG
+    assert icon.get_attribute("referrerpolicy") == "no-referrer"
+    assert icon.evaluate("i => [i.complete, i.naturalWidth, i.width, i.height]") == [True, 1, 32, 32]
+    assert page.locator("img").count() == 1  # no other icon of the document in the page
+    # Uninstall is offered where there is something to remove, only
+    page.locator('[data-entry="fresh"]').click()
+    page.locator('.entry-detail[data-entry="fresh"] [data-installed="no"]').wait_for()
+    assert page.locator('.entry-detail [data-action="uninstall"]').count() == 0
+    page.locator('[data-entry="quiet"]').click()
+    page.locator('.entry-detail[data-entry="quiet"] [data-action="uninstall"]').wait_for()

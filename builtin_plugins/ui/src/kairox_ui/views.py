@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "all_skills",
     "bundle_pill_state",
+    "bundle_rows",
     "plugins_view",
     "skill_view",
     "skills_view",
@@ -97,6 +98,11 @@ def trust_view(rt: Runtime) -> dict[str, Any]:
             }
         )
     return {"trusted": rt.trust.trusted, "pending": items, "problem": rt.trust.problem or ""}
+
+
+def bundle_rows(rt: Runtime) -> list[dict[str, Any]]:
+    """Every plugin bundle as ``kairox plugin list --json`` shows it (and its ``user_config`` keys)."""
+    return _bundles(rt)
 
 
 def _bundles(rt: Runtime) -> list[dict[str, Any]]:
