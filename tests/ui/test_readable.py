@@ -150,3 +150,34 @@ def test_the_marketplace_says_what_is_installed_where_and_shows_data_icons(
     assert page.locator('.entry-detail [data-action="uninstall"]').count() == 0
     page.locator('[data-entry="quiet"]').click()
     page.locator('.entry-detail[data-entry="quiet"] [data-action="uninstall"]').wait_for()
+
+
+def test_a_server_offers_only_what_its_state_allows_and_errors_read_as_written(ui: UiSetup, page: Any) -> None:
+    ui.mcp_server("echo", "well_behaved", "--name", "echo", where="home")
+    with (ui.home / "kairox.toml").open("a", encoding="utf-8") as f:
+        # entries that do not validate: only editing the file helps
+        f.write('\n[mcp_servers.clock]\ncommand = "x"\nenv = { CLOCK_API_KEY = "${CLOCK_API_KEY}" }\n')
+        f.write(f'\n[mcp_servers.bad]\ncommand = "x"\nenv = {{ API_TOKEN = "{SECRET}" }}\ntool_timeout = "{SECRET}"\n')
+    server = ui.start()
+    open_page(page, server)
+    page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
+    actions = {s["name"]: s["actions"] for s in server.json("/api/status")["servers"]}
+    assert actions == {"echo": ["restart", "stop"], "clock": [], "bad": []}
+    assert page.locator('[data-server="clock"] .actions button').count() == 0
+    # refused by the API too, in kairox's words (not "<redacted> variable ..."), secrets masked
+    status, text = server.request("/api/servers/clock/restart", method="POST", body={"kind": "mcp"})
+    assert status == 409, text
+    error = json.loads(text)["error"]
+    assert "mcp_servers.clock.env.CLOCK_API_KEY: environment variable CLOCK_API_KEY is not set" in error
+    status, text = server.request("/api/servers/bad/restart", method="POST", body={"kind": "mcp"})
+    assert status == 409 and "mcp_servers.bad.tool_timeout: expected a number, got '<redacted>'" in text, text
+    assert SECRET not in text
+    # stopped: Start, and no Stop
+    page.locator('[data-server="echo"] [data-action="stop"]').click()
+    page.locator('[data-server="echo"][data-state="stopped"]').wait_for()
+    buttons = page.locator('[data-server="echo"] .actions button')
+    assert buttons.count() == 1 and buttons.inner_text() == "Start"
+    status, text = server.request("/api/servers/echo/stop", method="POST", body={"kind": "mcp"})
+    assert status == 409 and "echo is stopped: nothing to stop" in text, text
+    page.locator('[data-server="echo"] [data-action="restart"]').click()
+    page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)

@@ -31,7 +31,7 @@ from kairox_skills import SettingsFile, settings_path
 
 from .forms import InstallRequest, SessionSkillRequest
 from .hub import Hub, JobProgress
-from .views import all_skills, bundle_rows, settings_env, skill_view, trust_view
+from .views import all_skills, bundle_rows, config_problem, server_actions, settings_env, skill_view, trust_view
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
@@ -244,6 +244,12 @@ async def server_action(rt: Runtime, name: str, action: str, kind: str | None = 
     kind = kind or server_kind(rt, name)
     if kind not in SERVER_KINDS:
         raise ActionError(f"no MCP, LSP or DAP server named {name!r} that can be started here", 404)
+    status = next((s for s in rt.status().servers if s.name == name and s.kind == kind), None)
+    if status is not None and action not in server_actions(rt, status):
+        problem = config_problem(rt, status)
+        if problem is not None:
+            raise ActionError(f"{name} cannot start until its entry is fixed: {problem}", 409)
+        raise ActionError(f"{name} is {status.state}: nothing to {action}", 409)
     try:
         if kind == "mcp":
             return await _mcp_action(rt, name, action)
