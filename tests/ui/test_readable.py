@@ -11,6 +11,7 @@ from typing import Any
 
 import peers
 import pytest
+from test_accessibility import axe
 from test_browser import open_page
 from ui_helpers import UiSetup
 
@@ -65,6 +66,7 @@ def test_a_trace_row_opens_to_the_call_masked_and_the_approval_who_answered(ui: 
     denied = page.locator('tr[data-kind="ToolCallFinished"][data-server="shell.exec"][data-severity="denied"]')
     assert denied.count() == 1
     assert not marker.exists()
+    assert axe(page) == []  # the opened rows too
     assert SECRET not in page.content()
     assert SECRET not in server.request("/api/events")[1]
 
@@ -150,6 +152,7 @@ def test_the_marketplace_says_what_is_installed_where_and_shows_data_icons(
     assert page.locator('.entry-detail [data-action="uninstall"]').count() == 0
     page.locator('[data-entry="quiet"]').click()
     page.locator('.entry-detail[data-entry="quiet"] [data-action="uninstall"]').wait_for()
+    assert axe(page) == []
 
 
 def test_a_server_offers_only_what_its_state_allows_and_errors_read_as_written(ui: UiSetup, page: Any) -> None:

@@ -67,7 +67,8 @@ export function onTrace(e) {
 }
 
 // A call's row opens (a native <details>: a keyboard control, its state told to screen readers)
-// to its arguments and result, masked and cut by the dashboard (kairox_ui.hub.call_shown).
+// to its arguments and result, masked and cut by the dashboard (kairox_ui.hub.call_shown). Each
+// <pre> may scroll, so it takes the keyboard focus (WCAG 2.1.1; axe scrollable-region-focusable).
 function expandable(summary, call) {
   const args = Object.entries(call.arguments);
   return h(
@@ -76,11 +77,11 @@ function expandable(summary, call) {
     h("summary", { text: summary }),
     h("h3", { text: "Arguments" }),
     args.length
-      ? h("dl", { class: "arguments" }, args.map(([k, v]) => [h("dt", { text: k }), h("dd", {}, h("pre", { dataset: { argument: k }, text: v }))]))
+      ? h("dl", { class: "arguments" }, args.map(([k, v]) => [h("dt", { text: k }), h("dd", {}, h("pre", { tabindex: 0, dataset: { argument: k }, text: v }))]))
       : h("p", { text: "none" }),
     call.more_arguments ? h("p", { text: `and ${call.more_arguments} more arguments, not shown` }) : null,
     call.result !== undefined
-      ? [h("h3", { text: call.is_error ? "Result (an error)" : "Result" }), h("pre", { class: "result", dataset: { result: call.is_error ? "error" : "ok" }, text: call.result })]
+      ? [h("h3", { text: call.is_error ? "Result (an error)" : "Result" }), h("pre", { class: "result", tabindex: 0, dataset: { result: call.is_error ? "error" : "ok" }, text: call.result })]
       : null,
   );
 }
