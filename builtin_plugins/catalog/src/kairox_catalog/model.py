@@ -200,6 +200,9 @@ class CatalogEntry:
     #: why the entry cannot be installed though it is listed (a registry template whose
     #: launch still holds ``<<Version>>``); empty when it can
     unavailable: str = ""
+    #: icon URLs the catalog gives (MCP ``icons[].src`` of a ``server.json``): ``https:`` or
+    #: ``data:image/...`` only; shown by a page as it sees fit, never fetched by kairox
+    icons: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         if not self.name or not self.name.strip():

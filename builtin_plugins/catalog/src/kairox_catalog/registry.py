@@ -115,7 +115,31 @@ def server_to_entry(data: Any, where: str) -> CatalogEntry:
         tags=(qualified,),
         notes=tuple(notes),
         unavailable=f"a template, not a published server: {unreplaced}" if unreplaced else "",
+        icons=icon_sources(doc.data.get("icons")),
     )
+
+
+#: icons of an entry kept, and the longest ``src`` kept (a ``data:`` URL holds the image)
+MAX_ICONS = 4
+MAX_ICON_SRC = 65_536
+
+
+def icon_sources(icons: Any) -> tuple[str, ...]:
+    """The ``src`` of each MCP icon (``[{"src", "mimeType", "sizes", "theme"}]``) that is an
+    ``https:`` URL or a ``data:image/`` URL, at most :data:`MAX_ICONS`; anything else is
+    left out (an icon is decoration: a bad one does not cost the entry)."""
+    if not isinstance(icons, list):
+        return ()
+    out: list[str] = []
+    for icon in icons[:32]:
+        src = icon.get("src") if isinstance(icon, dict) else None
+        if not isinstance(src, str) or len(src) > MAX_ICON_SRC:
+            continue
+        if src.startswith("https://") or src.startswith("data:image/"):
+            out.append(src)
+        if len(out) == MAX_ICONS:
+            break
+    return tuple(out)
 
 
 #: what a template file's author fills in before publishing (``<<Version>>``, ``$VERSION``,

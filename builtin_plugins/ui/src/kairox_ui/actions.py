@@ -15,19 +15,23 @@ An action that cannot be done raises :class:`ActionError` (the page shows the me
 from __future__ import annotations
 
 import logging
+import re
 import secrets
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kairox import PolicyDenied, Runtime, Session, ToolError, ToolNotFound
 from kairox.ext import SkillDef, SkillError, SkillScope, TrustStore, redact, user_home
+from kairox_catalog.bundles import Scope, installed_bundles
 from kairox_catalog.catalog import Catalog, CatalogSnapshot, EntryNotFound
-from kairox_catalog.install import Installer, InstallError
-from kairox_catalog.model import entry_to_dict
+from kairox_catalog.install import Installer, InstallError, config_target
+from kairox_catalog.model import CatalogEntry, entry_to_dict
+from kairox_catalog.tomledit import TomlEditError, read_document
 from kairox_skills import SettingsFile, settings_path
 
 from .forms import InstallRequest, SessionSkillRequest
 from .hub import Hub, JobProgress
-from .views import all_skills, settings_env, skill_view, trust_view
+from .views import all_skills, bundle_rows, config_problem, server_actions, settings_env, skill_view, trust_view
 
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
@@ -240,6 +244,12 @@ async def server_action(rt: Runtime, name: str, action: str, kind: str | None = 
     kind = kind or server_kind(rt, name)
     if kind not in SERVER_KINDS:
         raise ActionError(f"no MCP, LSP or DAP server named {name!r} that can be started here", 404)
+    status = next((s for s in rt.status().servers if s.name == name and s.kind == kind), None)
+    if status is not None and action not in server_actions(rt, status):
+        problem = config_problem(rt, status)
+        if problem is not None:
+            raise ActionError(f"{name} cannot start until its entry is fixed: {problem}", 409)
+        raise ActionError(f"{name} is {status.state}: nothing to {action}", 409)
     try:
         if kind == "mcp":
             return await _mcp_action(rt, name, action)
@@ -328,6 +338,7 @@ class Marketplace:
             entries = [h.entry for h in snap.search(query, kinds=kinds)]
         else:
             entries = [e for e in snap.entries if kinds is None or e.kind in kinds]
+        installed = installed_state(self.holder.rt)
         rows = [
             {
                 "key": e.key,
@@ -337,6 +348,9 @@ class Marketplace:
                 "title": e.title,
                 "description": e.description,
                 "tags": list(e.tags),
+                "requirements": [str(r) for r in e.requirements],
+                "icon": shown_icon(e),
+                **installed(e),
             }
             for e in entries
         ]
@@ -354,7 +368,8 @@ class Marketplace:
         except EntryNotFound as exc:
             raise ActionError(str(exc).strip("'\""), 404) from None
         checks = await Installer(self.holder.rt).check(entry)
-        data: dict[str, Any] = {**entry_to_dict(entry), "key": entry.key}
+        data: dict[str, Any] = {**entry_to_dict(entry), "key": entry.key, "icon": shown_icon(entry)}
+        data.update(installed_state(self.holder.rt)(entry))
         data["checks"] = [{**c.to_dict(), "describe": c.describe()} for c in checks]
         data["requirements_met"] = all(c.ok for c in checks)
         if entry.launch is not None:
@@ -420,6 +435,64 @@ class Marketplace:
             raise ActionError(str(exc)) from None
         self.holder.reload()
         return {"ok": True, "removed": removed}
+
+
+#: an icon the page shows: a ``data:`` image. The page's CSP (``img-src 'self' data:``) lets
+#: no remote image load, which would tell the catalog's host each time the list is looked at;
+#: ``https:`` icons stay in the catalog and are not shown.
+_DATA_IMAGE = re.compile(r"data:image/(?:png|jpeg|gif|webp|svg\+xml|x-icon|vnd\.microsoft\.icon)[;,]")
+
+
+def shown_icon(entry: CatalogEntry) -> str:
+    """The first of the entry's icons the page can show (see :data:`_DATA_IMAGE`), else ``""``."""
+    return next((src for src in entry.icons if _DATA_IMAGE.match(src)), "")
+
+
+def installed_state(rt: Runtime) -> Callable[[CatalogEntry], dict[str, Any]]:
+    """For each entry: ``installed``, the scopes it is installed in (the places *Uninstall*
+    removes it from: a ``[mcp_servers.NAME]`` table of the workspace's or the user's
+    ``kairox.toml``, a catalog install's plugin or skill directory), each with whether it is
+    enabled there; and ``state``, what runs now (a server's or plugin's pill state). The
+    config files are read once for all the entries."""
+    scopes: tuple[Scope, ...] = ("workspace", "user")
+    tables: dict[str, Mapping[str, Any]] = {}
+    for scope in scopes:
+        try:
+            servers = read_document(config_target(rt, scope)).get("mcp_servers")
+        except TomlEditError:
+            servers = None
+        tables[scope] = servers if isinstance(servers, Mapping) else {}
+    servers_now = {s.name: str(s.state) for s in rt.status().servers if s.kind == "mcp"}
+    plugins: dict[str, dict[str, Any]] | None = None
+
+    def of(entry: CatalogEntry) -> dict[str, Any]:
+        nonlocal plugins
+        places: list[dict[str, Any]] = []
+        state: str | None = None
+        if entry.kind == "mcp-server":
+            for scope, servers in tables.items():
+                table = servers.get(entry.name)
+                if isinstance(table, Mapping):
+                    places.append({"scope": scope, "enabled": table.get("enabled", True) is not False})
+            state = servers_now.get(entry.name) if places else None
+        else:
+            for scope in scopes:
+                if installed_bundles(rt, entry.name, [scope]):
+                    places.append({"scope": scope, "enabled": True})
+            if places and entry.kind == "plugin":
+                if plugins is None:
+                    plugins = {b["name"]: b for b in bundle_rows(rt)}
+                bundle = plugins.get(entry.name)
+                state = bundle["state"] if bundle else None
+                for place in places:
+                    place["enabled"] = state != "disabled"
+            elif places and entry.kind == "skill":
+                enabled = rt.skills.enabled_state(entry.name)[0]
+                for place in places:
+                    place["enabled"] = enabled
+        return {"installed": places, "state": state}
+
+    return of
 
 
 def install_problem(exc: InstallError) -> str:

@@ -16,7 +16,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kairox import KairoxError
-from kairox.ext import redact
 
 from .actions import (
     ActionError,
@@ -53,7 +52,16 @@ from .forms import (
 from .holder import RuntimeHolder
 from .hub import Approvals, Hub
 from .security import Guard
-from .views import all_skills, plugins_view, skill_view, skills_view, status_view, tools_view
+from .views import (
+    all_skills,
+    mask,
+    plugins_view,
+    secret_values,
+    skill_view,
+    skills_view,
+    status_view,
+    tools_view,
+)
 
 __all__ = ["PAGES", "Dashboard", "build_app"]
 
@@ -132,8 +140,13 @@ def _shell(page: str) -> str:
     return html.replace('data-page=""', f'data-page="{page}"', 1)
 
 
-def _json(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-    """A handler's dict as JSON; a bad body is 400 naming the field, an :class:`ActionError` its status."""
+def _json(handler: Handler, secrets: Callable[[], list[str]]) -> Callable[[Request], Awaitable[Response]]:
+    """A handler's dict as JSON; a bad body is 400 naming the field, an :class:`ActionError` its status.
+
+    An error's text is kairox's prose (a file, a field, what was expected) that may quote a
+    config value: the config's secret values (``secrets()``) are masked wherever they occur,
+    as the status API masks them; pattern redaction would garble the prose
+    (``CLOCK_API_KEY: environment variable ...`` read as a key and its value)."""
 
     async def endpoint(request: Request) -> Response:
         try:
@@ -141,10 +154,10 @@ def _json(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         except FormError as exc:
             return JSONResponse({"error": exc.message, "field": exc.field}, status_code=400)
         except ActionError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            return JSONResponse({"error": mask(str(exc), secrets())}, status_code=exc.status)
         except (KairoxError, OSError) as exc:  # a settings file that cannot be written, a runtime refusal
             logger.info("%s %s failed: %s", request.method, request.url.path, exc)
-            return JSONResponse({"error": redact(str(exc))}, status_code=400)
+            return JSONResponse({"error": mask(str(exc), secrets())}, status_code=400)
         if isinstance(data, Response):
             return data
         return JSONResponse(data)
@@ -336,39 +349,45 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         name, scope = parse_uninstall(await _body(request))
         return await dash.market.uninstall(name, scope)
 
+    def secrets() -> list[str]:
+        return secret_values(dash.rt)
+
+    def _json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        return _json(handler, secrets)
+
     static = resources.files("kairox_ui").joinpath("static")
     routes = [
         *[Route(path, page, methods=["GET"]) for path in PAGES],
-        Route("/api/status", _json(status), methods=["GET"]),
+        Route("/api/status", _json_route(status), methods=["GET"]),
         Route("/api/stream", stream, methods=["GET"]),
-        Route("/api/events", _json(trace), methods=["GET"]),
-        Route("/api/approvals", _json(approvals), methods=["GET"]),
-        Route("/api/approvals/{id}", _json(answer), methods=["POST"]),
-        Route("/api/servers/{name}/{action}", _json(server), methods=["POST"]),
-        Route("/api/trust", _json(trust), methods=["POST"]),
-        Route("/api/reload", _json(reload), methods=["POST"]),
-        Route("/api/skills", _json(skills), methods=["GET"]),
-        Route("/api/skills/{name:path}/enabled", _json(skill_enabled), methods=["POST"]),
-        Route("/api/skills/{name:path}/render", _json(skill_render), methods=["POST"]),
-        Route("/api/skills/{name:path}", _json(skill), methods=["GET"]),
-        Route("/api/session/skills", _json(session_skill_add), methods=["POST"]),
-        Route("/api/session/skills/{name:path}/remove", _json(session_skill_remove), methods=["POST"]),
-        Route("/api/plugins", _json(plugins), methods=["GET"]),
-        Route("/api/plugins/{name}/enabled", _json(plugin_enabled), methods=["POST"]),
-        Route("/api/plugins/{name}/path", _json(plugin_path), methods=["POST"]),
-        Route("/api/plugins/{name}/trust", _json(plugin_trust), methods=["POST"]),
-        Route("/api/plugins/{name}/config", _json(plugin_config_get), methods=["GET"]),
-        Route("/api/plugins/{name}/config", _json(plugin_config_set), methods=["POST"]),
-        Route("/api/tools", _json(tools), methods=["GET"]),
-        Route("/api/tools/call", _json(tool_call), methods=["POST"]),
-        Route("/api/apps/open", _json(app_open), methods=["POST"]),
-        Route("/api/apps/{app}/call", _json(app_tool_call), methods=["POST"]),
+        Route("/api/events", _json_route(trace), methods=["GET"]),
+        Route("/api/approvals", _json_route(approvals), methods=["GET"]),
+        Route("/api/approvals/{id}", _json_route(answer), methods=["POST"]),
+        Route("/api/servers/{name}/{action}", _json_route(server), methods=["POST"]),
+        Route("/api/trust", _json_route(trust), methods=["POST"]),
+        Route("/api/reload", _json_route(reload), methods=["POST"]),
+        Route("/api/skills", _json_route(skills), methods=["GET"]),
+        Route("/api/skills/{name:path}/enabled", _json_route(skill_enabled), methods=["POST"]),
+        Route("/api/skills/{name:path}/render", _json_route(skill_render), methods=["POST"]),
+        Route("/api/skills/{name:path}", _json_route(skill), methods=["GET"]),
+        Route("/api/session/skills", _json_route(session_skill_add), methods=["POST"]),
+        Route("/api/session/skills/{name:path}/remove", _json_route(session_skill_remove), methods=["POST"]),
+        Route("/api/plugins", _json_route(plugins), methods=["GET"]),
+        Route("/api/plugins/{name}/enabled", _json_route(plugin_enabled), methods=["POST"]),
+        Route("/api/plugins/{name}/path", _json_route(plugin_path), methods=["POST"]),
+        Route("/api/plugins/{name}/trust", _json_route(plugin_trust), methods=["POST"]),
+        Route("/api/plugins/{name}/config", _json_route(plugin_config_get), methods=["GET"]),
+        Route("/api/plugins/{name}/config", _json_route(plugin_config_set), methods=["POST"]),
+        Route("/api/tools", _json_route(tools), methods=["GET"]),
+        Route("/api/tools/call", _json_route(tool_call), methods=["POST"]),
+        Route("/api/apps/open", _json_route(app_open), methods=["POST"]),
+        Route("/api/apps/{app}/call", _json_route(app_tool_call), methods=["POST"]),
         Route(FRAME_PREFIX + "{ticket}", app_frame, methods=["GET"]),
-        Route("/api/marketplace/search", _json(market_search), methods=["GET"]),
-        Route("/api/marketplace/entry", _json(market_entry), methods=["GET"]),
-        Route("/api/marketplace/install", _json(market_install), methods=["POST"]),
-        Route("/api/marketplace/jobs/{job}", _json(market_job), methods=["GET"]),
-        Route("/api/marketplace/uninstall", _json(market_uninstall), methods=["POST"]),
+        Route("/api/marketplace/search", _json_route(market_search), methods=["GET"]),
+        Route("/api/marketplace/entry", _json_route(market_entry), methods=["GET"]),
+        Route("/api/marketplace/install", _json_route(market_install), methods=["POST"]),
+        Route("/api/marketplace/jobs/{job}", _json_route(market_job), methods=["GET"]),
+        Route("/api/marketplace/uninstall", _json_route(market_uninstall), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=str(static)), name="static"),
     ]
     app = Starlette(routes=routes)

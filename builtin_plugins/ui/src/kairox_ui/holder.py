@@ -11,11 +11,12 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from kairox import Event, Runtime, Session
+from kairox import Event, Runtime, Session, ToolCall, ToolCallFinished, ToolResult
 from kairox.ext import redact
 
 from .disk import watch_disk
-from .hub import Approvals, Hub
+from .hub import Approvals, Hub, call_shown
+from .views import secret_values
 
 __all__ = ["RuntimeHolder"]
 
@@ -23,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 #: seconds between two status messages while events keep coming
 STATUS_EVERY = 0.1
+#: calls whose result waits for their ToolCallFinished (more are calls that never finish)
+CALLS_KEPT = 256
 
 
 class RuntimeHolder:
@@ -46,6 +49,9 @@ class RuntimeHolder:
         self._stop = anyio.Event()
         self._dirty = anyio.Event()
         self._unsubscribe: Any = None
+        self._unhook: Any = None
+        #: call id -> its arguments and result as the trace shows them, until its ToolCallFinished
+        self._calls: dict[str, dict[str, Any]] = {}
         #: set once the providers of the current runtime finished starting
         self.started = anyio.Event()
         self.snapshot: Any = None  # set by the app: rt -> the status message
@@ -159,7 +165,11 @@ class RuntimeHolder:
         self.failures = {}
         self.started = anyio.Event()
         rt.approver = self.approvals
+        self.hub.secrets = secret_values(rt)
+        self._calls = {}
         self._unsubscribe = rt.events.subscribe(self._on_event)
+        # a call's arguments and result (which no event carries) for its row in the trace
+        self._unhook = rt.hooks.add("post_tool_call", self._on_result, source="kairox-ui")
         self._dirty.set()
         started = self.started
 
@@ -177,9 +187,19 @@ class RuntimeHolder:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        if self._unhook is not None:
+            self._unhook()
+            self._unhook = None
+
+    def _on_result(self, call: ToolCall, result: ToolResult) -> None:
+        """post_tool_call: keep what the trace shows of the call (masked and cut now: bounded)."""
+        while len(self._calls) >= CALLS_KEPT:
+            del self._calls[next(iter(self._calls))]
+        self._calls[call.call_id] = call_shown(call.arguments, result, self.hub.secrets)
 
     def _on_event(self, event: Event) -> None:
-        message = self.hub.publish_event(event)
+        call = self._calls.pop(event.call_id, None) if isinstance(event, ToolCallFinished) else None
+        message = self.hub.publish_event(event, call)
         data = message["data"]
         server = message["server"]
         if server and event.kind.endswith("Failed"):

@@ -23,11 +23,13 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from kairox import ApprovalAnswer, ApprovalRequest, Event
+from kairox import ApprovalAnswer, ApprovalRequest, Event, ToolResult
 from kairox.ext import redact
 from kairox_catalog.progress import Progress, Step
 
-__all__ = ["Approvals", "Hub", "JobProgress", "Message", "event_message", "server_of"]
+from .views import mask
+
+__all__ = ["Approvals", "Hub", "JobProgress", "Message", "call_shown", "event_message", "server_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +38,10 @@ Message = tuple[str, str]
 CLIENT_BUFFER = 1000
 #: trace messages kept for a page that opens later
 RECENT = 500
+#: characters of one argument, or of a result, that the trace keeps (the rest is counted)
+SHOWN = 4000
+#: arguments of one call that the trace keeps
+SHOWN_ARGUMENTS = 50
 #: fields that name the server, plugin or tool an event is about (the trace's filter)
 _SUBJECT_FIELDS = ("server", "provider", "plugin", "tool", "skill")
 
@@ -63,6 +69,27 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}\u2026 ({len(text) - SHOWN} more characters)"
+
+
+def call_shown(arguments: Mapping[str, Any], result: ToolResult | None, secrets: list[str]) -> dict[str, Any]:
+    """A call's arguments (each as JSON) and result (its text) as the trace shows them: the
+    config's secret values masked wherever they occur (values, not words: prose reads as
+    written), then each cut to :data:`SHOWN` characters (masked first, so a cut never
+    leaves part of a secret)."""
+    items = list(arguments.items())
+    shown = {
+        str(k): _cut(v if isinstance(v, str) else _dumps(_finite(v)))
+        for k, v in mask(dict(items[:SHOWN_ARGUMENTS]), secrets).items()
+    }
+    data: dict[str, Any] = {"arguments": shown, "more_arguments": max(0, len(items) - SHOWN_ARGUMENTS)}
+    if result is not None:
+        data["result"] = _cut(mask(result.text, secrets))
+        data["is_error"] = result.is_error
+    return data
+
+
 def event_message(event: Event, seq: int) -> dict[str, Any]:
     """A runtime event as the trace shows it (secrets redacted as ``kairox config show`` does)."""
     try:
@@ -82,6 +109,8 @@ class Hub:
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self.dropped = 0
         self._seq = 0
+        #: the current runtime's config secret values (:func:`kairox_ui.views.secret_values`)
+        self.secrets: list[str] = []
 
     def publish(self, name: str, data: Any) -> None:
         text = _dumps(data)
@@ -93,9 +122,21 @@ class Hub:
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
 
-    def publish_event(self, event: Event) -> dict[str, Any]:
+    def publish_event(self, event: Event, call: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Trace ``event``; ``call``: what :func:`call_shown` made of its call (a row to expand)."""
         self._seq += 1
         message = event_message(event, self._seq)
+        return self._trace(message, call)
+
+    def publish_trace(self, kind: str, data: dict[str, Any], call: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Trace something of the dashboard's own that is no runtime event (an approval)."""
+        self._seq += 1
+        message = {"seq": self._seq, "time": time.time(), "kind": kind, "server": server_of(data), "data": data}
+        return self._trace(message, call)
+
+    def _trace(self, message: dict[str, Any], call: dict[str, Any] | None) -> dict[str, Any]:
+        if call is not None:
+            message["call"] = call
         self.recent.append(message)
         self.publish("trace", message)
         return message
@@ -122,6 +163,7 @@ class Pending:
     data: dict[str, Any]
     done: anyio.Event = attrs.field(factory=anyio.Event)
     answer: str = "deny"
+    answered_by: str = ""
 
 
 class Approvals:
@@ -148,20 +190,36 @@ class Approvals:
         item.data["id"] = item.id
         self.pending[item.id] = item
         self.hub.publish("approval", item.data)
+        # in the trace: what asked (the policy's or a hook's reason, for which session) and,
+        # below, the answer and who gave it
+        asked = {
+            "tool": request.tool.id,
+            "reason": mask(request.reason, self.hub.secrets),
+            "session_id": request.session_id,
+            "question": item.id,
+        }
+        call = call_shown(request.arguments, None, self.hub.secrets)
+        self.hub.publish_trace("ApprovalAsked", asked, call)
+        waiting = anyio.move_on_after(self.timeout)
         try:
-            with anyio.move_on_after(self.timeout):
+            with waiting:
                 await item.done.wait()
         finally:
             self.pending.pop(item.id, None)
             self.hub.publish("approval-done", {"id": item.id, "answer": item.answer})
+            timed_out = f"nobody: no answer within {self.timeout:g} s"
+            by = item.answered_by or (timed_out if waiting.cancelled_caught else "nobody: the call was cancelled")
+            self.hub.publish_trace("ApprovalAnswered", {**asked, "answer": item.answer, "answered_by": by}, call)
         return ApprovalAnswer(item.answer)
 
-    def answer(self, request_id: str, answer: str) -> bool:
-        """Answer a pending question; ``False`` when there is none of that id (answered already)."""
+    def answer(self, request_id: str, answer: str, by: str = "you, in the dashboard") -> bool:
+        """Answer a pending question (``by``: who answered, as the trace says it); ``False``
+        when there is none of that id (answered already)."""
         item = self.pending.get(request_id)
         if item is None or item.done.is_set():
             return False
         item.answer = ApprovalAnswer(answer).value
+        item.answered_by = by
         item.done.set()
         return True
 

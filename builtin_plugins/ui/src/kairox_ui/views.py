@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 __all__ = [
     "all_skills",
     "bundle_pill_state",
+    "bundle_rows",
+    "config_problem",
+    "server_actions",
     "plugins_view",
     "skill_view",
     "skills_view",
@@ -76,6 +79,28 @@ def _can_act(rt: Runtime, status: ServerStatus) -> bool:
     return isinstance(known, dict) and status.name in known
 
 
+#: a server kind -> its config section (where an entry that does not validate is recorded)
+_SECTIONS = {"mcp": "mcp_servers", "lsp": "lsp_servers", "dap": "dap_servers"}
+
+
+def config_problem(rt: Runtime, status: ServerStatus) -> str | None:
+    """Why the server's config entry does not validate (the first error), else ``None``."""
+    errors = rt.config.broken.get(_SECTIONS.get(status.kind, ""), {}).get(status.name)
+    return str(errors[0]) if errors else None
+
+
+def server_actions(rt: Runtime, status: ServerStatus) -> list[str]:
+    """What the page offers for the server in its state: nothing for an entry it cannot run
+    (untrusted, not its provider's, a config entry that does not validate: only editing the
+    file helps); ``restart`` (the page says *Start*) for a stopped or failed one; ``restart``
+    and ``stop`` for one that runs or starts."""
+    if status.kind not in RESTARTABLE or not _can_act(rt, status) or config_problem(rt, status) is not None:
+        return []
+    if status.state in (ServerState.STOPPED, ServerState.FAILED):
+        return ["restart"]
+    return ["restart", "stop"]
+
+
 def trust_view(rt: Runtime) -> dict[str, Any]:
     """The workspace's trust: what is pending, and what each pending item would run."""
     items = []
@@ -97,6 +122,11 @@ def trust_view(rt: Runtime) -> dict[str, Any]:
             }
         )
     return {"trusted": rt.trust.trusted, "pending": items, "problem": rt.trust.problem or ""}
+
+
+def bundle_rows(rt: Runtime) -> list[dict[str, Any]]:
+    """Every plugin bundle as ``kairox plugin list --json`` shows it (and its ``user_config`` keys)."""
+    return _bundles(rt)
 
 
 def _bundles(rt: Runtime) -> list[dict[str, Any]]:
@@ -135,7 +165,7 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
                 # LSP/DAP failure events carry the tail as one text, MCP diagnostics as lines
                 "stderr_tail": tail.splitlines() if isinstance(tail, str) else list(tail),
             }
-        row["actions"] = ["restart", "stop"] if s.kind in RESTARTABLE and _can_act(rt, s) else []
+        row["actions"] = server_actions(rt, s)
         servers.append(row)
     loader = providers.get("plugins")
     loader_starting = loader is not None and loader.state == "starting"

@@ -53,8 +53,25 @@ async function search(q, kind, refresh = false) {
   keepFocus(list, () => render(data));
 }
 
+// entry key -> its row as listed: the live status keeps an installed server's state current
+const listed = new Map();
+
+export function onStatus(status) {
+  if (!list || !status.servers) return;
+  const states = new Map(status.servers.filter((s) => s.kind === "mcp").map((s) => [s.name, s.state]));
+  for (const e of listed.values()) {
+    if (e.kind !== "mcp-server" || !e.installed.length) continue;
+    const state = states.get(e.name) ?? null;
+    if (state === e.state) continue;
+    e.state = state;
+    list.querySelector(`[data-key="${CSS.escape(e.key)}"] .installed`)?.replaceWith(installedLine(e));
+  }
+}
+
 function render(data) {
   clear(list);
+  listed.clear();
+  for (const e of data.entries) listed.set(e.key, e);
   list.dataset.query = data.query;
   add(list, 
     h("p", { class: "muted", text: `${data.entries.length} entries from ${data.sources.map((s) => `${s.name} (${s.entries})`).join(", ")}` }),
@@ -62,13 +79,34 @@ function render(data) {
     data.entries.map((e) =>
       h(
         "button",
-        { class: "entry", dataset: { entry: e.name, key: e.key, kind: e.kind }, onclick: () => show(e.key) },
-        h("strong", { text: e.title && e.title !== e.name ? `${e.name} - ${e.title}` : e.name }),
+        { class: "entry", dataset: { entry: e.name, key: e.key, kind: e.kind, installed: installedData(e) }, onclick: () => show(e.key) },
+        h("strong", {}, icon(e), e.title && e.title !== e.name ? `${e.name} - ${e.title}` : e.name),
         h("span", { class: "kind", text: `${e.kind}, ${e.source}` }),
         h("span", { class: "description", text: e.description }),
+        e.requirements.length ? h("span", { class: "requires", text: `needs ${e.requirements.join(", ")}` }) : null,
+        installedLine(e),
       ),
     ),
   );
+}
+
+// An entry's icon: a data: image only (the page's CSP loads no remote image), decoration beside
+// its name (alt=""), at a fixed size whatever the image says.
+function icon(e) {
+  if (!e.icon) return null;
+  return h("img", { class: "icon", src: e.icon, alt: "", width: 32, height: 32, referrerpolicy: "no-referrer", decoding: "async" });
+}
+
+// "user,workspace" or "no": where the entry is installed (data-installed, for tests and scripts)
+function installedData(e) {
+  return e.installed.length ? e.installed.map((p) => p.scope).join(",") : "no";
+}
+
+// Installed where, enabled or not, and what runs now, in words
+function installedLine(e) {
+  if (!e.installed.length) return null;
+  const where = e.installed.map((p) => `${p.scope}${p.enabled ? "" : " (disabled)"}`).join(" and ");
+  return h("span", { class: "installed", dataset: { state: e.state || "" } }, `installed: ${where}${e.state ? `, ${e.state.replace("_", " ")}` : ""}`);
 }
 
 function inputsForm(entry) {
@@ -126,7 +164,8 @@ async function show(key) {
     h("label", { class: "field inline" }, force, " replace an existing entry"),
     h("button", { class: "primary", type: "submit", dataset: { action: "install" }, disabled: !entry.requirements_met }, "Install"),
     entry.requirements_met ? null : h("p", { class: "note", dataset: { unmet: "true" }, text: "Install what this machine lacks (above) first." }),
-    h(
+    // offered only where there is something to remove
+    !entry.installed.length ? null : h(
       "button",
       {
         type: "button",
@@ -146,9 +185,10 @@ async function show(key) {
   );
   detail.dataset.entry = entry.name;
   add(detail, 
-    h("h2", { text: entry.title && entry.title !== entry.name ? `${entry.name} - ${entry.title}` : entry.name }),
+    h("h2", {}, icon(entry), entry.title && entry.title !== entry.name ? `${entry.name} - ${entry.title}` : entry.name),
     h("p", { class: "muted", text: `${entry.kind || "mcp-server"} from ${entry.source}${entry.version ? `, version ${entry.version}` : ""}` }),
     entry.description ? h("p", { text: entry.description }) : null,
+    installedLine(entry) ?? h("p", { class: "muted", dataset: { installed: "no" }, text: "not installed" }),
     entry.command_line ? h("p", {}, "launch: ", h("code", { text: entry.command_line })) : null,
     entry.from ? h("p", {}, "from: ", h("code", { text: entry.from })) : null,
     entry.install_hint ? h("p", { text: `install: ${entry.install_hint}` }) : null,

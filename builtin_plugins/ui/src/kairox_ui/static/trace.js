@@ -37,7 +37,7 @@ function filter() {
 // by colour (WCAG 1.4.1)
 function severity(e) {
   const outcome = e.kind === "ToolCallFinished" ? e.data.outcome : undefined;
-  if (outcome === "denied") return "denied";
+  if (outcome === "denied" || (e.kind === "ApprovalAnswered" && e.data.answer === "deny")) return "denied";
   if (outcome === "error" || outcome === "failed" || e.kind.endsWith("Failed")) return "failed";
   return undefined;
 }
@@ -55,13 +55,33 @@ export function onTrace(e) {
   const marked = severity(e);
   const tr = h(
     "tr",
-    { dataset: { kind: e.kind, server: e.server, seq: e.seq, ...(marked ? { severity: marked } : {}) } },
+    { dataset: { kind: e.kind, server: e.server, seq: e.seq, ...(marked ? { severity: marked } : {}), ...(e.call ? { call: "" } : {}) } },
     h("td", { class: "mono", text: new Date(e.time * 1000).toLocaleTimeString() }),
     h("td", { class: "kind" }, e.kind, marked ? h("span", { class: `tag ${marked}`, text: marked }) : null),
     h("td", { text: e.server }),
-    h("td", { class: "mono details", text: details }),
+    h("td", { class: "mono details" }, e.call ? expandable(details, e.call) : details),
   );
   tr.hidden = !visible(tr);
   body.prepend(tr);
   while (body.children.length > MAX_ROWS) body.lastChild.remove();
+}
+
+// A call's row opens (a native <details>: a keyboard control, its state told to screen readers)
+// to its arguments and result, masked and cut by the dashboard (kairox_ui.hub.call_shown). Each
+// <pre> may scroll, so it takes the keyboard focus (WCAG 2.1.1; axe scrollable-region-focusable).
+function expandable(summary, call) {
+  const args = Object.entries(call.arguments);
+  return h(
+    "details",
+    { class: "call" },
+    h("summary", { text: summary }),
+    h("h3", { text: "Arguments" }),
+    args.length
+      ? h("dl", { class: "arguments" }, args.map(([k, v]) => [h("dt", { text: k }), h("dd", {}, h("pre", { tabindex: 0, dataset: { argument: k }, text: v }))]))
+      : h("p", { text: "none" }),
+    call.more_arguments ? h("p", { text: `and ${call.more_arguments} more arguments, not shown` }) : null,
+    call.result !== undefined
+      ? [h("h3", { text: call.is_error ? "Result (an error)" : "Result" }), h("pre", { class: "result", tabindex: 0, dataset: { result: call.is_error ? "error" : "ok" }, text: call.result })]
+      : null,
+  );
 }
