@@ -65,13 +65,7 @@ def furnish(ui: UiSetup) -> None:
             }
         ]
     }
-    path = ui.home / "team-catalog.json"
-    path.write_text(json.dumps(catalog), encoding="utf-8")
-    ui.write(
-        "kairox.toml",
-        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
-        where="home",
-    )
+    ui.catalog(catalog)
     ui.trust()
 
 

@@ -145,15 +145,8 @@ def catalog_document(ui: UiSetup) -> Path:
             },
         ]
     }
-    path = ui.home / "team-catalog.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    ui.write(
-        "kairox.toml",
-        # the temporary directory is not writable without asking, so an install into this home asks
-        "[policy]\ninclude_temp_dir = false\n\n"
-        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
-        where="home",
-    )
+    # the temporary directory is not writable without asking, so an install into this home asks
+    path = ui.catalog(document, config="[policy]\ninclude_temp_dir = false\n\n")
     return path
 
 

@@ -3,7 +3,6 @@ missing and offers it: ``kairox ui`` as a process, chromium driven by Playwright
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -33,13 +32,7 @@ def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any)
             },
         ]
     }
-    path = ui.home / "team-catalog.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    ui.write(
-        "kairox.toml",
-        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
-        where="home",
-    )
+    ui.catalog(document)
     ui.mcp_server("echo", "well_behaved", "--name", "echo")
     ui.trust()
     server = ui.start()

@@ -11,7 +11,7 @@ from typing import Any
 
 import peers
 import pytest
-from ui_helpers import UiServer, UiSetup
+from ui_helpers import UiServer, UiSetup, install
 
 pytestmark = pytest.mark.integration
 
@@ -93,29 +93,8 @@ def catalog(ui: UiSetup) -> Path:
             }
         ]
     }
-    path = ui.home / "team-catalog.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    ui.write(
-        "kairox.toml",
-        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
-        where="home",
-    )
+    path = ui.catalog(document)
     return path
-
-
-def install(server: UiServer, body: dict[str, Any]) -> dict[str, Any]:
-    """Start an install job and wait for its outcome (the job's last message)."""
-    status, text = server.request("/api/marketplace/install", method="POST", body=body)
-    assert status == 200, text
-    job = json.loads(text)["job"]
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        log = server.json(f"/api/marketplace/jobs/{job}")["log"]
-        if log and log[-1]["type"] == "finished":
-            return dict(log[-1])
-        assert server.proc is not None and server.proc.poll() is None, server.stderr()
-        time.sleep(0.1)
-    raise AssertionError(f"install job {job} did not finish; stderr {server.stderr()}")
 
 
 def test_trust_then_install_reopen_twice(ui: UiSetup, catalog: Path) -> None:

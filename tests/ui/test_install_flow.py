@@ -3,15 +3,13 @@ local catalog document, over HTTP."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import peers
 import pytest
-from ui_helpers import UiServer, UiSetup
+from ui_helpers import UiServer, UiSetup, install
 
 pytestmark = pytest.mark.integration
 
@@ -41,28 +39,8 @@ def catalog(ui: UiSetup) -> Path:
             },
         ]
     }
-    path = ui.home / "team-catalog.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    ui.write(
-        "kairox.toml",
-        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
-        where="home",
-    )
+    path = ui.catalog(document)
     return path
-
-
-def install(server: UiServer, body: dict[str, Any]) -> dict[str, Any]:
-    """Start an install job and wait for its outcome (the job's last message)."""
-    status, text = server.request("/api/marketplace/install", method="POST", body=body)
-    assert status == 200, text
-    job = json.loads(text)["job"]
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        log = server.json(f"/api/marketplace/jobs/{job}")["log"]
-        if log and log[-1]["type"] == "finished":
-            return dict(log[-1])
-        time.sleep(0.1)
-    raise AssertionError(f"install job {job} did not finish; stderr {server.stderr()}")
 
 
 def test_a_failed_verify_leaves_the_file_byte_identical(ui: UiSetup, catalog: Path) -> None:

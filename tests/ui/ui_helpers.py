@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -189,6 +190,15 @@ class UiSetup:
         path = (self.workspace if where == "workspace" else self.home) / "kairox.toml"
         path.write_text((path.read_text() if path.exists() else "") + line, encoding="utf-8")
 
+    def catalog(self, document: dict[str, Any], *, config: str = "") -> Path:
+        """``document`` as the home's only catalog source ``team`` (``config``: more of the
+        home's ``kairox.toml`` before it); the catalog file's path."""
+        path = self.home / "team-catalog.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        source = f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n'
+        self.write("kairox.toml", config + source, where="home")
+        return path
+
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [*peers.KAIROX_TEST_GRACES, "-w", str(self.workspace), *args],
@@ -214,6 +224,21 @@ class UiSetup:
     def close(self) -> None:
         for server in self.servers:
             server.stop()
+
+
+def install(server: UiServer, body: dict[str, Any]) -> dict[str, Any]:
+    """Start an install job and wait for its outcome (the job's last message)."""
+    status, text = server.request("/api/marketplace/install", method="POST", body=body)
+    assert status == 200, text
+    job = json.loads(text)["job"]
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        log = server.json(f"/api/marketplace/jobs/{job}")["log"]
+        if log and log[-1]["type"] == "finished":
+            return dict(log[-1])
+        assert server.proc is not None and server.proc.poll() is None, server.stderr()
+        time.sleep(0.1)
+    raise AssertionError(f"install job {job} did not finish; stderr {server.stderr()}")
 
 
 def screenshot(page: Any, name: str) -> None:
