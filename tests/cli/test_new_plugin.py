@@ -83,7 +83,12 @@ def test_its_own_tests_pass_as_written_and_it_loads_installed(kairox_harness: Ka
     assert (
         kairox_harness.cli("new", "plugin", "notes", "--path", str(target), "--kairox-source", str(ROOT)).exit_code == 0
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KAIROX_", "VIRTUAL_ENV", "UV_PROJECT"))}
+    # not this run's pytest options either (PYTEST_ADDOPTS=-v would change what its pytest prints)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("KAIROX_", "VIRTUAL_ENV", "UV_PROJECT", "PYTEST_ADDOPTS"))
+    }
     env.update(KAIROX_HOME=str(tmp_path / "home"), UV_LINK_MODE="copy")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
