@@ -13,10 +13,9 @@ import peers
 import pytest
 from mcp_helpers import open_runtime
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
+from shared_helpers import span_exporter
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
@@ -24,12 +23,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 @pytest.fixture(scope="module")
 def spans() -> Iterator[InMemorySpanExporter]:
     """This process's tracer provider, as a host configures it, exporting to memory."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    exporter: InMemorySpanExporter = span_exporter()
     yield exporter
     exporter.shutdown()
 

@@ -20,15 +20,15 @@ import peers
 import pytest
 import uvicorn
 from mcp.shared.exceptions import MCPError
-from opentelemetry import context, metrics, trace
+from opentelemetry import context, metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from serve_helpers import TOKEN, Workspace, connect, serve_http, with_backend
+from shared_helpers import span_exporter
 from test_forward import Host, with_sdk_backend
 
 from kairox_serve.http import GatewayApp, settings_from
@@ -46,12 +46,7 @@ TRACEPARENT = f"00-{TRACE_ID:032x}-{HOST_SPAN:016x}-01"
 def otel() -> Iterator[tuple[InMemorySpanExporter, InMemoryMetricReader]]:
     """This process's OpenTelemetry SDK, as a host configures it: an in-memory exporter and
     metric reader (the global providers can be set once per process)."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    exporter: InMemorySpanExporter = span_exporter()
     reader = InMemoryMetricReader()
     meters = MeterProvider(metric_readers=[reader])
     metrics.set_meter_provider(meters)
