@@ -25,6 +25,9 @@ from mcp.shared.exceptions import MCPError
 from serve_helpers import ACCEPT, INIT, connect, make_workspace, serve_http
 from test_stdio import Answers, text_of
 
+from kairox_serve.config import AuthConfig
+from kairox_serve.identity import MAX_JWKS_BYTES, BadToken, TokenVerifier
+
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
 ISSUER = "https://idp.test.example/"
@@ -468,3 +471,85 @@ async def test_a_workspace_cannot_choose_the_callers_through_a_link_inside_it(tm
         assert serve_config(rt).principals.unmatched == "allow"
         with pytest.raises(BrokenServeConfig, match=r"serve.principals: is the user's to set"):
             check_serve_config(rt)
+
+
+class _HostileJwks(http.server.BaseHTTPRequestHandler):
+    """Serves a valid JWKS in a hostile way: ``pad`` bytes of JSON whitespace before it, or
+    ``drip`` seconds between chunks of ten bytes."""
+
+    body = b""
+    pad = 0
+    drip = 0.0
+
+    def do_GET(self) -> None:
+        body = b" " * self.pad + self.body
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            for start in range(0, len(body), 10 if self.drip else len(body)):
+                self.wfile.write(body[start : start + (10 if self.drip else len(body))])
+                self.wfile.flush()
+                time.sleep(self.drip)
+        except OSError:  # the gateway hung up: what it should do
+            pass
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("pad", "drip", "why"),
+    [(4 * MAX_JWKS_BYTES, 0.0, "larger than"), (0, 0.1, "not read within")],
+    ids=["huge", "dripped"],
+)
+def test_a_hostile_jwks_endpoint_costs_bounded_memory_and_time(idp: Idp, pad: int, drip: float, why: str) -> None:
+    """The attack: the JWKS URL answers with a valid key set behind a megabyte of padding, or
+    ten bytes at a time for seconds. PyJWKClient read all of either (its timeout is per read)
+    and accepted the key; the gateway's fetch stops at MAX_JWKS_BYTES or at jwks_timeout and
+    refuses the token, naming why."""
+
+    class Handler(_HostileJwks):
+        body = json.dumps(idp.jwks).encode()
+
+    Handler.pad, Handler.drip = pad, drip
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+        auth = AuthConfig(issuer=ISSUER, jwks_url=url, jwks_timeout=0.5)
+        verifier = TokenVerifier(auth, "https://gw.test.example/mcp", "groups", Path("/"))
+        with pytest.raises(BadToken, match=why):
+            verifier.verify(idp.token("https://gw.test.example/mcp"))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_fetched_jwks_verifies_and_an_unknown_kid_refetches_once_per_cooldown(idp: Idp) -> None:
+    """The same endpoint, served plainly: the token verifies; tokens naming unknown keys are
+    refused, and within the cooldown after a fetch fetch nothing more."""
+
+    class Handler(_JwksHandler):
+        body = json.dumps(idp.jwks).encode()
+        hits = 0
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+        verifier = TokenVerifier(AuthConfig(issuer=ISSUER, jwks_url=url), "https://gw.test.example/mcp", "g", Path("/"))
+        assert verifier.verify(idp.token("https://gw.test.example/mcp")).name == "alice"
+        for kid in ("made-up-1", "made-up-2", "made-up-3"):
+            token = jwt.encode(
+                idp.claims("https://gw.test.example/mcp"), idp.key, algorithm="RS256", headers={"kid": kid}
+            )
+            with pytest.raises(BadToken, match="no key of the JWKS has kid"):
+                verifier.verify(token)
+        assert Handler.hits == 1  # JWKS_COOLDOWN seconds have not passed since the first fetch
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -4,9 +4,10 @@ With ``[serve.auth]`` the gateway is an OAuth 2.1 resource server (the MCP autho
 spec, 2025-11-25): it publishes its protected-resource metadata (RFC 9728) and accepts a
 bearer JWT only when PyJWT verifies all of it:
 
-- the signature, with a key of the issuer's JWKS (``jwks_url``, fetched through
-  ``jwt.PyJWKClient`` with a timeout, a cache and a refetch cooldown; or ``jwks_file``,
-  read once at start) chosen by the token's ``kid``, and only with that key's own
+- the signature, with a key of the issuer's JWKS (``jwks_url``, fetched by
+  :class:`RemoteKeys`: bounded in size and time, cached, refetched for an unknown ``kid``
+  at most once per cooldown; or ``jwks_file``, read once at start) chosen by the token's
+  ``kid``, and only with that key's own
   asymmetric algorithm (never ``none``, never an HMAC: a public key is no secret);
 - ``iss`` is ``issuer``; ``aud`` names the gateway's ``resource`` URL or ``audience``
   (RFC 8707: a token minted for another resource is not for this one);
@@ -21,7 +22,10 @@ The static token (``--token-env``) is one user: its principal is :data:`TOKEN_PR
 
 from __future__ import annotations
 
+import math
 import os
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,8 +56,11 @@ ASYMMETRIC = frozenset(
 #: the most groups taken from a token's group claim, and the longest name kept
 MAX_GROUPS = 256
 MAX_NAME = 256
-#: the largest JWKS file read
+#: the largest JWKS read, from ``jwks_file`` or ``jwks_url`` (an issuer's key set of a few
+#: dozen keys is tens of kilobytes)
 MAX_JWKS_BYTES = 256 * 1024
+#: seconds between two fetches of ``jwks_url`` for a ``kid`` the cached key set lacks
+JWKS_COOLDOWN = 30.0
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 
@@ -162,25 +169,17 @@ class TokenVerifier:
         self.resource = resource
         self.group_claim = group_claim
         self.audiences = [resource] + ([auth.audience] if auth.audience else [])
-        self._client: jwt.PyJWKClient | None = None
+        self._remote: RemoteKeys | None = None
         self._keys: dict[str | None, jwt.PyJWK] = {}
         if auth.jwks_url is not None:
-            self._client = jwt.PyJWKClient(
-                auth.jwks_url,
-                cache_jwk_set=True,
-                lifespan=auth.jwks_cache,
-                timeout=auth.jwks_timeout,
-                max_cached_keys=16,
-                cooldown_duration=30,
-            )
+            self._remote = RemoteKeys(auth.jwks_url, lifespan=auth.jwks_cache, timeout=auth.jwks_timeout)
         else:
             assert auth.jwks_file is not None
             text = _jwks_file(auth.jwks_file, workspace)
             try:
-                keys = jwt.PyJWKSet.from_json(text).keys
-            except (jwt.PyJWTError, ValueError) as exc:
+                self._keys = _key_set(text)
+            except ValueError as exc:
                 raise ConfigError(f"{auth.jwks_file}: not a usable JWKS: {exc}", path="serve.auth.jwks_file") from None
-            self._keys = {key.key_id: key for key in keys if key.algorithm_name in ASYMMETRIC}
             if not self._keys:
                 raise ConfigError(
                     f"{auth.jwks_file}: no key of an asymmetric algorithm ({', '.join(sorted(ASYMMETRIC))})",
@@ -190,7 +189,7 @@ class TokenVerifier:
     @property
     def fetches(self) -> bool:
         """Whether :meth:`verify` may fetch the JWKS (``jwks_url``): then it blocks."""
-        return self._client is not None
+        return self._remote is not None
 
     def _key(self, token: str) -> Any:
         """The JWKS key the token names (its ``kid``); blocking when the JWKS is fetched."""
@@ -203,22 +202,7 @@ class TokenVerifier:
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise BadToken("the token's kid is not a string")
-        if self._client is not None:
-            try:
-                if kid is None:
-                    keys = self._client.get_signing_keys()
-                    if len(keys) != 1:
-                        raise BadToken("the token names no key (kid) and the JWKS has several")
-                    return keys[0]
-                return self._client.get_signing_key(kid)
-            except jwt.PyJWKClientError as exc:
-                raise BadToken(f"no key for it: {exc}") from None
-        if kid is None and len(self._keys) == 1:
-            return next(iter(self._keys.values()))
-        key = self._keys.get(kid)
-        if key is None:
-            raise BadToken(f"no key of the JWKS has kid {kid!r}")
-        return key
+        return _pick(self._remote.keys(kid) if self._remote is not None else self._keys, kid)
 
     def verify(self, token: str) -> Principal:
         """The principal of a valid ``token``; :class:`BadToken` otherwise. Blocking (it may
@@ -263,6 +247,92 @@ class TokenVerifier:
         if self.auth.required_scopes:
             parts.append(f'scope="{" ".join(self.auth.required_scopes)}"')
         return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+
+
+def _pick(keys: Mapping[str | None, Any], kid: str | None) -> Any:
+    """The key ``kid`` names; with no ``kid``, the key set's only key."""
+    if kid is None and len(keys) == 1:
+        return next(iter(keys.values()))
+    if kid is None:
+        raise BadToken("the token names no key (kid) and the JWKS has several")
+    key = keys.get(kid)
+    if key is None:
+        raise BadToken(f"no key of the JWKS has kid {kid!r}")
+    return key
+
+
+def _key_set(text: str | bytes) -> dict[str | None, Any]:
+    """The asymmetric keys of a JWKS document, by ``kid``; :class:`ValueError` if it is none."""
+    import jwt
+
+    try:
+        keys = jwt.PyJWKSet.from_json(text if isinstance(text, str) else text.decode("utf-8")).keys
+    except (jwt.PyJWTError, UnicodeDecodeError) as exc:
+        raise ValueError(str(exc)) from None
+    return {key.key_id: key for key in keys if key.algorithm_name in ASYMMETRIC}
+
+
+class RemoteKeys:
+    """The issuer's JWKS at ``jwks_url``, as :class:`TokenVerifier` needs it.
+
+    A fetch reads at most :data:`MAX_JWKS_BYTES`, unencoded, follows no redirect, and ends
+    within about ``timeout`` seconds whatever the server's pace (PyJWT's ``PyJWKClient``
+    reads the whole response, and its timeout is per read). The key set is kept for
+    ``lifespan`` seconds; a ``kid`` it lacks fetches it again at most once per
+    :data:`JWKS_COOLDOWN`, so tokens naming made-up keys cannot make the gateway hammer the
+    issuer. A fetch that fails keeps the keys already held. Thread-safe: verification runs
+    on worker threads, and one fetch runs at a time."""
+
+    def __init__(self, url: str, *, lifespan: float, timeout: float) -> None:
+        self.url = url
+        self.lifespan = lifespan
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._keys: dict[str | None, Any] = {}
+        self._fetched = -math.inf  # when the keys were fetched (monotonic)
+        self._tried = -math.inf  # when a fetch was last started
+
+    def keys(self, kid: str | None) -> dict[str | None, Any]:
+        """The key set, fetched first when it is stale or lacks ``kid`` (after the cooldown)."""
+        with self._lock:
+            now = time.monotonic()
+            stale = now - self._fetched > self.lifespan
+            unknown = kid is not None and kid not in self._keys and now - self._tried >= JWKS_COOLDOWN
+            if stale or unknown:
+                self._tried = now
+                try:
+                    self._keys = self._fetch()
+                    self._fetched = time.monotonic()
+                except ValueError as exc:
+                    if not self._keys:
+                        raise BadToken(f"no key for it: the issuer's JWKS could not be read: {exc}") from None
+            return self._keys
+
+    def _fetch(self) -> dict[str | None, Any]:
+        import httpx2
+
+        deadline = time.monotonic() + self.timeout
+        body = bytearray()
+        try:
+            with httpx2.Client(timeout=self.timeout, follow_redirects=False) as client:
+                headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
+                with client.stream("GET", self.url, headers=headers) as response:
+                    if response.status_code != 200:
+                        raise ValueError(f"HTTP {response.status_code}")
+                    if response.headers.get("content-encoding", "identity").lower() != "identity":
+                        raise ValueError("the response is encoded (asked for identity)")
+                    for chunk in response.iter_raw():
+                        body += chunk
+                        if len(body) > MAX_JWKS_BYTES:
+                            raise ValueError(f"larger than {MAX_JWKS_BYTES} bytes")
+                        if time.monotonic() > deadline:
+                            raise ValueError(f"not read within {self.timeout:g} s")
+        except httpx2.HTTPError as exc:
+            raise ValueError(f"{type(exc).__name__}: {exc}") from None
+        keys = _key_set(bytes(body))
+        if not keys:
+            raise ValueError(f"no key of an asymmetric algorithm ({', '.join(sorted(ASYMMETRIC))})")
+        return keys
 
 
 def _printable(text: str) -> str:
