@@ -147,6 +147,22 @@ async def test_a_backend_with_a_denied_tool_has_its_records_and_updates_withheld
         assert a.updates == []
 
 
+async def test_a_principal_denied_a_tool_of_a_backend_hears_none_of_its_records(tmp_path: Path) -> None:
+    """The attack: [serve.principals] denies the token's principal ev's tool ``noop`` (the
+    policy allows it); ev's records may be about any of its tools, and about other
+    principals' calls of them, so that principal is sent none of them, only ok's."""
+    rule = '\n[serve.principals]\n[[serve.principals.rules]]\nsubjects = ["token"]\ndeny_tools = ["ev_noop"]\n'
+    ws = workspace(tmp_path)
+    (ws.home / "kairox.toml").write_text((ws.home / "kairox.toml").read_text() + rule)
+    async with clients(ws, 1) as [(ca, a)]:
+        await ca.set_logging_level("debug")
+        assert (await ca.call_tool("ev_log", {"text": "about ev", "level": "error"})).is_error is False
+        await ca.call_tool("ok_log", {"text": "barrier", "level": "error"})
+        await a.until(lambda: any(r.data == "barrier" for r in a.logs))
+        assert [r for r in a.logs if r.logger is None or r.logger.startswith("ev")] == []
+        assert ("error", "ok.eventful", "barrier") in a.texts()
+
+
 async def test_a_2026_listen_stream_gets_the_updates_of_the_resources_it_names(tmp_path: Path) -> None:
     """2026-07-28 has no ``resources/subscribe``: a ``subscriptions/listen`` stream names its
     URIs, the gateway subscribes them at their backend, and the updates ride that stream; a

@@ -440,8 +440,22 @@ class Gateway:
     async def _set_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        await self.relay.set_level(self._notifiable(ctx), params.level)
+        await self.relay.set_level(self._notifiable(ctx), params.level, self._hears(self.principal(ctx)))
         return types.EmptyResult()
+
+    def _hears(self, principal: Principal) -> Callable[[str], bool] | None:
+        """Whose log records ``principal`` may be sent, where ``[serve.principals]`` narrows:
+        a backend's, only when it may call every tool of it (the records may be about any of
+        them, and about other principals' calls of them); ``None`` when nothing narrows."""
+        rules = self.config.principals
+        if not rules.narrows:
+            return None
+
+        def hears(server: str) -> bool:
+            specs = self.rt.tools.by_provider(f"mcp:{server}")
+            return bool(specs) and all(principal.may_use_tool(rules, (s.exported_name, s.id)) for s in specs)
+
+        return hears
 
     def _notifiable(self, ctx: ServerRequestContext[Any, Any]) -> Connection | None:
         """The connection of ``ctx`` when it can be sent notifications later (a handshake-era

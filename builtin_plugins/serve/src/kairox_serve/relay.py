@@ -69,6 +69,8 @@ class Relay:
         self._publish = publish
         #: the level each connection asked for
         self._levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+        #: whose records each connection may hear (by backend server), where its principal is narrowed
+        self._hears: weakref.WeakKeyDictionary[Connection, Callable[[str], bool]] = weakref.WeakKeyDictionary()
         #: the URIs each connection (or listen stream) subscribed to
         self._subscribed: weakref.WeakKeyDictionary[Connection | Listener, set[str]] = weakref.WeakKeyDictionary()
         #: the backend each subscribed URI was subscribed at
@@ -164,19 +166,29 @@ class Relay:
         for connection, wanted in list(self._levels.items()):
             if rank < LOG_LEVELS.index(wanted) or not connection.initialized.is_set():
                 continue
+            hears = self._hears.get(connection)
+            if hears is not None and not hears(server):
+                continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # deprecated as of 2026-07-28; the handshake revisions have it
                 await connection.log(level, data, logger=name)
 
     # -- logging/setLevel ----------------------------------------------------------------
-    async def set_level(self, connection: Connection | None, level: str) -> None:
+    async def set_level(
+        self, connection: Connection | None, level: str, hears: Callable[[str], bool] | None = None
+    ) -> None:
         """``logging/setLevel`` from ``connection``: remember it, and have the backends send
-        at least that much."""
+        at least that much. ``hears``: whether the connection may be sent a backend server's
+        records (``None``: every one's)."""
         if level not in LOG_LEVELS:
             raise MCPError(code=types.INVALID_PARAMS, message=f"unknown log level {level!r}")
         if connection is None:  # a request without a connection to send records on
             return
         self._levels[connection] = level
+        if hears is None:
+            self._hears.pop(connection, None)
+        else:
+            self._hears[connection] = hears
         await self._tell_backends()
 
     async def _tell_backends(self) -> None:
