@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from kairox_process import MAX_BACKOFF, RESET_AFTER, Restarts
+from kairox_process import MAX_BACKOFF, RESET_AFTER, OutputTail, Restarts
 
 
 class Supervised:
@@ -17,14 +17,15 @@ class Supervised:
 
     async def crash(self, ready_for: float | None) -> float | None:
         """An attempt, ready for ``ready_for`` seconds (``None``: never ready), crashed:
-        the delay before the next, counted (the wait itself is not under test)."""
+        the delay before the next, as reported, counted (the wait itself is not under test)."""
         ready_at = None if ready_for is None else self.now
         self.now += ready_for or 0.0
-        delay = self.restarts.delay(ready_at)
-        if delay is not None:
-            stop = anyio.Event()
-            stop.set()
-            await self.restarts.wait(delay, stop)
+        stop = anyio.Event()
+        stop.set()
+        reported: list[float | None] = []
+        again = await self.restarts.restart(ready_at, reported.append, stop)
+        [delay] = reported
+        assert again is (delay is not None)
         return delay
 
 
@@ -55,3 +56,21 @@ async def test_reset_starts_a_new_row() -> None:
     child.restarts.reset()  # the attempt ended for a login the server asked for, not a crash
     assert await child.crash(1.0) == 1.0
     assert await child.crash(1.0) is None
+
+
+@pytest.mark.anyio
+async def test_the_failure_event_says_whether_and_when_it_restarts() -> None:
+    child = Supervised(1)
+    stderr = OutputTail(1000)
+    stderr.feed(b"".join(b"line %d\n" % i for i in range(30)))
+    assert await child.crash(1.0) == 1.0
+    assert child.restarts.failure("boom", 2.0, exit_code=3, stderr=stderr) == {
+        "error": "boom",
+        "exit_code": 3,
+        "stderr_tail": tuple(f"line {i}" for i in range(10, 30)),
+        "will_restart": True,
+        "retry_in_s": 2.0,
+        "restarts": 1,
+    }
+    given_up = child.restarts.failure("boom", None, exit_code=None, stderr=OutputTail(1000))
+    assert given_up["will_restart"] is False and given_up["retry_in_s"] == 0.0 and given_up["stderr_tail"] == ()

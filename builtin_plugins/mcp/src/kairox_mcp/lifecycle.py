@@ -11,6 +11,7 @@ the policy is :class:`kairox_process.Restarts`, the same as for a Philont plugin
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import math
@@ -315,12 +316,9 @@ class ServerLifecycle:
                     self._restarts.reset()
                     number += 1
                     continue
-                delay = self._restarts.delay(attempt.ready_at)
                 self.last_failure = attempt.diagnostics
-                self._fail(error, delay=delay)
-                if delay is None:
+                if not await self._restarts.restart(attempt.ready_at, functools.partial(self._fail, error), self._stop):
                     return
-                await self._restarts.wait(delay, self._stop)
                 number += 1
         finally:
             self._unregister()
@@ -365,7 +363,7 @@ class ServerLifecycle:
                 return
             before = now
 
-    def _fail(self, error: str, *, delay: float | None) -> None:
+    def _fail(self, error: str, delay: float | None) -> None:
         """Failed with ``error``; restarting in ``delay`` seconds, or (``None``) not at all."""
         diag = self.diagnostics
         diag.error = diag.error or error
@@ -376,17 +374,8 @@ class ServerLifecycle:
             # reason (not "no tool named ...") and the tool list does not flicker; the swap on
             # ready keeps unchanged tools as they are.
             self._unregister()
-        self.runtime.events.publish(
-            McpServerFailed(
-                server=self.name,
-                error=error,
-                exit_code=diag.exit_code,
-                stderr_tail=tuple(diag.stderr.tail(20)),
-                will_restart=delay is not None,
-                retry_in_s=0.0 if delay is None else delay,
-                restarts=self.restarts,
-            )
-        )
+        failure = self._restarts.failure(error, delay, exit_code=diag.exit_code, stderr=diag.stderr)
+        self.runtime.events.publish(McpServerFailed(server=self.name, **failure))
         logger.info("MCP server %s failed: %s", self.name, error)
         self._settled.set()
 

@@ -17,6 +17,7 @@ a plugin prints, however long, is a diagnostic and never a protocol line.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import socket
@@ -309,11 +310,10 @@ class HostProcess:
                 error = await self._run_attempt(number)
                 if self._stop.is_set():
                     break
-                delay = self._restarts.delay(self._attempt.ready_at)
-                self._fail(error, delay=delay)
-                if delay is None:
+                if not await self._restarts.restart(
+                    self._attempt.ready_at, functools.partial(self._fail, error), self._stop
+                ):
                     return
-                await self._restarts.wait(delay, self._stop)
                 number += 1
         finally:
             process = self._attempt.process
@@ -325,22 +325,13 @@ class HostProcess:
             self._settled.set()
             self._done.set()
 
-    def _fail(self, error: str, *, delay: float | None) -> None:
+    def _fail(self, error: str, delay: float | None) -> None:
         """Failed with ``error``; restarting in ``delay`` seconds, or (``None``) not at all."""
         attempt = self._attempt
         self.state = ServerState.FAILED
         self.detail = error + (f" (restarting in {delay:g} s)" if delay is not None else "")
-        self.runtime.events.publish(
-            PhilontWorkerFailed(
-                worker=self.name,
-                error=error,
-                exit_code=attempt.exit_code,
-                stderr_tail=tuple(attempt.stderr.tail(20)),
-                will_restart=delay is not None,
-                retry_in_s=0.0 if delay is None else delay,
-                restarts=self.restarts,
-            )
-        )
+        failure = self._restarts.failure(error, delay, exit_code=attempt.exit_code, stderr=attempt.stderr)
+        self.runtime.events.publish(PhilontWorkerFailed(worker=self.name, **failure))
         logger.info("Philont plugin host %s failed: %s", self.name, error)
         self._settled.set()
 

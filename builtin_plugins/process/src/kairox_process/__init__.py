@@ -19,7 +19,8 @@ A library, not a plugin: it registers nothing. Its public names:
   (this process's environment kept from them);
 - what they write: :class:`OutputTail` (bounded, optionally redacted);
 - when one that crashed starts again: :class:`Restarts` (doubling backoff, at most
-  :data:`MAX_BACKOFF`; a new row of crashes after :data:`RESET_AFTER` seconds ready).
+  :data:`MAX_BACKOFF`; a new row of crashes after :data:`RESET_AFTER` seconds ready) and
+  :class:`Failure` (what its failure event says).
 
 ``from kairox_process import ...``; POSIX first, with a fallback that signals the child
 alone elsewhere. Names are loaded lazily so that importing the package is cheap.

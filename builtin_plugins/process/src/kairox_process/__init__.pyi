@@ -18,6 +18,7 @@ from ._children import (
 from ._restarts import (
     MAX_BACKOFF as MAX_BACKOFF,
     RESET_AFTER as RESET_AFTER,
+    Failure as Failure,
     Restarts as Restarts,
 )
 from ._tail import (

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypedDict
 
 import anyio
 
-__all__ = ["MAX_BACKOFF", "RESET_AFTER", "Restarts"]
+if TYPE_CHECKING:
+    from ._tail import OutputTail
+
+__all__ = ["MAX_BACKOFF", "RESET_AFTER", "Failure", "Restarts"]
 
 #: longest wait between two restarts, seconds
 MAX_BACKOFF = 30.0
 #: a child that stayed ready this long starts a new row of crashes
 RESET_AFTER = 60.0
+
+#: stderr lines a failure event quotes
+FAILURE_STDERR_LINES = 20
+
+
+class Failure(TypedDict):
+    """What a supervised child's failure event says (``McpServerFailed``, ``PhilontWorkerFailed``)."""
+
+    error: str
+    exit_code: int | None
+    stderr_tail: tuple[str, ...]
+    #: a restart is scheduled (after ``retry_in_s`` seconds)
+    will_restart: bool
+    retry_in_s: float
+    restarts: int
 
 
 class Restarts:
@@ -44,6 +63,28 @@ class Restarts:
         if (ready_at is None and self.count == 0) or self.in_a_row >= self.max_restarts:
             return None
         return min(self.backoff * 2.0**self.in_a_row, MAX_BACKOFF)
+
+    def failure(self, error: str, delay: float | None, *, exit_code: int | None, stderr: OutputTail) -> Failure:
+        """The fields of the event for an attempt that failed with ``error``, restarting in
+        ``delay`` seconds (:meth:`delay`) or, ``None``, not at all."""
+        return Failure(
+            error=error,
+            exit_code=exit_code,
+            stderr_tail=tuple(stderr.tail(FAILURE_STDERR_LINES)),
+            will_restart=delay is not None,
+            retry_in_s=0.0 if delay is None else delay,
+            restarts=self.count,
+        )
+
+    async def restart(self, ready_at: float | None, fail: Callable[[float | None], None], stop: anyio.Event) -> bool:
+        """After an attempt ended on its own (``ready_at`` as for :meth:`delay`): report it with
+        ``fail(delay)``, then :meth:`wait` that long. Returns whether the child starts again."""
+        delay = self.delay(ready_at)
+        fail(delay)
+        if delay is None:
+            return False
+        await self.wait(delay, stop)
+        return True
 
     def reset(self) -> None:
         """Start a new row: what ended the attempt was no crash (a login the server asked for)."""
