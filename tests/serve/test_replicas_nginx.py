@@ -203,6 +203,34 @@ async def test_probes_keep_the_host_check_and_leak_nothing(tmp_path: Path) -> No
             assert secret not in shown, (secret, shown)
 
 
+async def test_readyz_is_503_until_the_gateway_serves_and_once_it_closes(tmp_path: Path) -> None:
+    """``kairox serve --http``'s app in this process (a real workspace and backend): ``/readyz``
+    says "starting" before the runtime is open, "ready" while the gateway serves, "closing" once
+    the server begins to stop; ``/healthz`` says "ok" throughout. (uvicorn binds the port only
+    after the app's start and closes it first when stopping, so a socket rarely sees the 503s.)"""
+    from kairox_serve.http import GatewayApp, settings_from
+    from kairox_serve.runtime import served_runtime
+
+    ws = make_workspace(tmp_path)
+    env = ws.env(MCP_TOKEN="t" * 32)
+    settings = settings_from(host="127.0.0.1", port=0, token_env="MCP_TOKEN", env=env, stateless=True)
+    app = GatewayApp(settings, lambda: served_runtime(ws.root, env=env))
+
+    async def probe(path: str) -> tuple[int, str]:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            answer = await http.get(path)
+        return answer.status_code, answer.text
+
+    assert await probe("/readyz") == (503, "not ready: starting")
+    assert await probe("/healthz") == (200, "ok")
+    async with app.serving():
+        assert await probe("/readyz") == (200, "ready")
+        app.closing = True  # what kairox serve's uvicorn server sets as its shutdown begins
+        assert await probe("/readyz") == (503, "not ready: closing")
+        assert await probe("/healthz") == (200, "ok")
+
+
 @pytest.mark.timeout(240)
 async def test_a_replica_killed_under_load_fails_its_calls_and_the_rest_go_on(tmp_path: Path) -> None:
     """Nine concurrent calls of a 4-second tool through nginx, three on each replica; one
