@@ -146,6 +146,7 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
             yield
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.closing = True  # /readyz: 503 from here on, so a load balancer sends no more
             if app.gateway is not None:  # a listen stream is a request that never ends by itself
                 app.gateway.end_subscriptions()
             await super().shutdown(sockets)

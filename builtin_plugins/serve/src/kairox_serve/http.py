@@ -15,6 +15,11 @@
 - Without a token or ``[serve.auth]`` only a loopback address is served (:func:`check_bind`
   refuses the rest); the principal is ``"local"``.
 
+- ``GET /healthz`` (liveness: the process answers) and ``GET /readyz`` (readiness: the runtime is
+  open and the gateway serves; 503 while it starts or closes) need no token: a load balancer
+  probes without one. They pass the Host and Origin checks like any request and answer one
+  status word, nothing about the servers, the config or the principal.
+
 What a connection may cost before these checks (read deadlines, a connection limit) is
 :mod:`kairox_serve.frontdoor`'s; the SDK's session manager bounds the MCP sessions
 (``[serve] max_sessions``, ``session_idle_timeout``).
@@ -47,7 +52,9 @@ from .identity import protected_resource_metadata as resource_metadata
 from .runtime import serve_config
 
 __all__ = [
+    "HEALTH_PATH",
     "MCP_PATH",
+    "READY_PATH",
     "GatewayApp",
     "HttpSettings",
     "InsecureBind",
@@ -64,6 +71,8 @@ MIN_TOKEN_LENGTH = 16
 logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
+HEALTH_PATH = "/healthz"
+READY_PATH = "/readyz"
 _LOOPBACK_NAMES = {"localhost", "localhost.", "ip6-localhost"}
 
 
@@ -229,6 +238,8 @@ class GatewayApp:
         #: MCP session id -> the principal whose request made it (oldest first; bounded)
         self._owners: dict[str, tuple[str, str]] = {}
         self._max_owners = 512
+        #: set when the server begins to close: /readyz answers 503 from then on
+        self.closing = False
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[GatewayApp]:
@@ -292,8 +303,47 @@ class GatewayApp:
         with watching(scope, receive) as watched:
             await self._serve(scope, watched, send)
 
+    def readiness(self) -> str | None:
+        """Why the gateway is not ready to serve (``"starting"``, ``"closing"``), or ``None``."""
+        if self.closing:
+            return "closing"
+        if self._manager is None or self.gateway is None:
+            return "starting"
+        return None
+
+    async def _probe(self, scope: Scope, send: Send, path: str) -> None:
+        """``/healthz`` and ``/readyz``: no token, the Host and Origin checks, a status word."""
+        refusal = self.check_probe(scope)
+        if refusal is not None:
+            status, text, headers = refusal
+            await _respond(send, status, text, headers)
+            return
+        if scope.get("method") not in ("GET", "HEAD"):
+            await _respond(send, 405, "method not allowed", [(b"allow", b"GET, HEAD")])
+            return
+        status, text = 200, "ok"
+        if path == READY_PATH:
+            why = self.readiness()
+            status, text = (200, "ready") if why is None else (503, f"not ready: {why}")
+        await _respond(send, status, text, [(b"cache-control", b"no-store")])
+
+    def check_probe(self, scope: Scope) -> tuple[int, str, list[tuple[bytes, bytes]]] | None:
+        """:meth:`check` without the token: the Host check of a gateway without one, the Origin check."""
+        if self.settings.token is None and self.verifier is None:
+            server = scope.get("server")
+            if server and not is_loopback_host(str(server[0])):
+                return 403, "refused: this gateway has no token and serves loopback only", []
+            if not host_allowed(_header(scope, b"host")):
+                return 421, "refused: the Host header must name a loopback host", []
+        if not origin_allowed(_header(scope, b"origin"), self.settings.allowed_origins):
+            return 403, "refused: this Origin may not use the gateway", []
+        return None
+
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
+        if path in (HEALTH_PATH, READY_PATH):
+            await self._probe(scope, send, path)
+            return
         if self.verifier is not None and path.rstrip("/") in self._metadata_paths:
             # the protected-resource metadata is public: a client reads it to learn where to get a token
             if scope.get("method") not in ("GET", "HEAD"):
