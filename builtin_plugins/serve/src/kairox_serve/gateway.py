@@ -70,6 +70,7 @@ from .identity import LOCAL_PRINCIPAL, Principal
 from .limits import Limited, Limits
 from .relay import Listener, Relay
 from .skillsext import SkillsExtension
+from .state import open_store
 from .telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -195,7 +196,9 @@ class Gateway:
         #: one audit line and event per tool call (``[serve.audit]``)
         self.auditor = Auditor(runtime, config.audit)
         #: per-principal rate and concurrency limits of tool calls (``[serve.limits]``)
-        self.limits = Limits(config.limits)
+        #: with ``[serve.state] redis``, counted in Redis by every replica (kairox_serve.state)
+        self._store = open_store(config.state) if config.state is not None else None
+        self.limits = Limits(config.limits, self._store)
         #: what the gateway adds to the SDK's OpenTelemetry span of each call, and its metrics
         self.telemetry = Telemetry()
         self._tg: anyio.abc.TaskGroup | None = None
@@ -251,8 +254,12 @@ class Gateway:
         self.exposure.skills_changed(())
         try:
             with self.auditor.running():
+                if self._store is not None:
+                    await self._store.check()  # a replica that cannot share its limits does not serve
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
+                    if self._store is not None:
+                        tg.start_soon(self._store.run)
                     unsubscribe.append(self.relay.start(tg))
                     try:
                         if self.one_client and not self.stateless:
@@ -272,6 +279,9 @@ class Gateway:
             for unsub in unsubscribe:
                 unsub()
             self.end_subscriptions()
+            if self._store is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._store.aclose()
 
     def principal(self, ctx: ServerRequestContext[Any, Any]) -> Principal:
         return principal_of(ctx, one_client=self.one_client)
