@@ -7,17 +7,24 @@ one server share a principal's bucket."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import peers
 import pytest
-from serve_helpers import KAIROX, connect, make_workspace, serve_http
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from serve_helpers import KAIROX, Workspace, connect, make_workspace, serve_http, with_script
+from test_forward import ASKS, Host
+from test_held import MODERN, _first_round, _retry, _sampled
 from test_identity import Idp
 from test_limits import _auth
 from test_stdio import text_of
@@ -231,3 +238,67 @@ def test_a_gateway_whose_redis_is_down_does_not_serve_and_hides_the_password(tmp
     assert done.returncode != 0, out
     assert f"the replicas' shared state at redis://:<redacted>@127.0.0.1:{port}/0" in out, out
     assert PASSWORD not in out
+
+
+# -- held calls across replicas ------------------------------------------------------------
+
+
+def _asks(tmp_path: Path, redis_url: str, lease: float = 30.0) -> Workspace:
+    state = f'\n[serve.state]\nredis = "{redis_url}"\nprefix = "{tmp_path.name[:40]}:"\nlease = {lease}\n'
+    return with_script(
+        tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n' + state
+    )
+
+
+async def _refused(client: Client, state: str, answers: dict[str, Any]) -> MCPError:
+    with pytest.raises(MCPError) as refused:
+        await client.session.call_tool(
+            "asks_ask_model", {"prompt": "hi"}, input_responses=answers, request_state=state, allow_input_required=True
+        )
+    assert refused.value.code == types.INVALID_PARAMS, refused.value
+    return refused.value
+
+
+async def test_a_held_call_is_continued_through_another_replica(tmp_path: Path, redis_url: str) -> None:
+    """The call is held by replica A; its client's retry reaches B, which relays it to A and
+    answers with A's result. The attacks, all through B: another client (another bearer
+    credential) with the victim's state, and a forged state, are refused, and the backend
+    never sees their answer; the state works once."""
+    ws = _asks(tmp_path, redis_url)
+    with serve_http(ws, "--stateless") as (url_a, _a), serve_http(ws, "--stateless") as (url_b, _b):
+        async with (
+            connect(url_a, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_a,
+            connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b,
+            connect(url_b, token="attacker", mode=MODERN, sampling_callback=Host().sample) as attacker,
+        ):
+            first = await _first_round(on_a, "asks_ask_model", {"prompt": "hi"})
+            assert first.input_requests is not None and first.request_state is not None
+            forged = {key: _sampled("forged answer") for key in first.input_requests}
+            state = first.request_state
+            stolen = await _refused(attacker, state, forged)
+            assert "the call's state belongs to another client" in str(stolen)
+            made_up = await _refused(on_b, state[:-1] + ("A" if state[-1] != "A" else "B"), forged)
+            assert "expired or is held by another replica" in str(made_up)
+            with anyio.fail_after(30):
+                done = await _retry(on_b, "asks_ask_model", {"prompt": "hi"}, first)
+            assert isinstance(done, types.CallToolResult) and not done.is_error, done
+            assert text_of(done) == "m: a held answer"
+            assert "forged" not in json.dumps(done.model_dump(mode="json"))
+            again = await _refused(on_b, state, forged)  # used once, through B
+            assert "expired or is held by another replica" in str(again)
+
+
+async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_url: str) -> None:
+    """Replica A holds the call and dies (SIGKILL, its backend with it): the retry that
+    reaches B fails within seconds saying the holder is gone, not after a client timeout."""
+    ws = _asks(tmp_path, redis_url, lease=1.0)
+    with serve_http(ws, "--stateless") as (url_a, proc_a), serve_http(ws, "--stateless") as (url_b, _b):
+        async with connect(url_a, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_a:
+            first = await _first_round(on_a, "asks_ask_model", {"prompt": "hi"})
+        assert first.request_state is not None
+        os.killpg(proc_a.pid, signal.SIGKILL)
+        proc_a.wait(timeout=10)
+        async with connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b:
+            with anyio.fail_after(20):
+                gone = await _refused(on_b, first.request_state, {k: _sampled() for k in first.input_requests or {}})
+        assert "the replica that held the call is gone" in str(gone), gone

@@ -50,7 +50,7 @@
     rate = 600
 
     [serve.state]                   # what replicas share (--http --stateless behind a load balancer)
-    redis = "redis://:PASSWORD@redis.internal:6379/0"   # [serve.limits] counted in Redis (redis-py)
+    redis = "redis://:PASSWORD@redis.internal:6379/0"   # limits counted, held calls found there (redis-py)
     prefix = "kairox:"              # the keys' prefix (several gateways on one Redis)
 """
 
@@ -332,7 +332,9 @@ class StateConfig:
     """``[serve.state]``: what the replicas of one gateway share. ``redis``: the URL of a
     Redis server (it may hold a password: the config's display hides it) where
     ``[serve.limits]`` counts every replica's calls and held calls are found across
-    replicas; ``prefix`` starts each key (several gateways may share one Redis)."""
+    replicas (a retry relayed to the replica that holds its call); ``prefix`` starts each
+    key (several gateways may share one Redis); ``lease``: seconds a replica's call in
+    flight, and the replica itself, count without a renewal (a dead one's lapse then)."""
 
     redis: str = attrs.field(validator=_redis_url, repr=False)
     prefix: str = attrs.field(default="kairox:", validator=_prefix)

@@ -8,6 +8,14 @@ per call, each a *lease* that its replica renews while the call runs. A replica 
 stops renewing, and its calls stop counting ``lease`` seconds later instead of holding the
 principal's slots for ever.
 
+Held calls (:mod:`kairox_serve.held`) cannot move: each is a live backend call in the
+process of the replica that holds it. That replica names its tokens in Redis (token ->
+replica, for ``held_call_timeout``) and keeps a heartbeat key alive; a retry that reaches
+another replica is *relayed*: pushed to the holder's inbox list, answered (the next
+``InputRequiredResult``, the result or the refusal) on a reply list the relaying replica
+waits on. The holder checks the token as for a retry of its own (the same client, tool and
+arguments, once); a holder whose heartbeat lapsed is gone, and the retry fails saying so.
+
 Redis down is not a reason to let calls through: a call whose limits cannot be counted is
 refused (:class:`StateUnavailable`, the limit ``unavailable``), naming the server with its
 password hidden.
@@ -18,9 +26,11 @@ redis-py (the ``redis`` extra of kairox-serve) is imported only when ``[serve.st
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import secrets
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -32,7 +42,14 @@ from .config import StateConfig
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["RedisStore", "StateUnavailable", "open_store"]
+__all__ = ["GONE", "RedisStore", "StateUnavailable", "open_store"]
+
+#: what a retry relayed to a replica that died gets
+GONE = "the replica that held the call is gone (its heartbeat in [serve.state] lapsed); retry the call"
+#: seconds one wait on a list blocks (below the client's socket timeout), between heartbeat checks
+POLL = 2
+#: how long a relayed message or reply waits in Redis for its reader (ms)
+MESSAGE_TTL = 120_000
 
 log = logging.getLogger(__name__)
 
@@ -164,16 +181,88 @@ class RedisStore:
                 await self._renew(keys=[f"{self.prefix}flight:{key}"], args=[self.lease_ms, *leases])
 
     async def run(self) -> None:
-        """Renew the leases three times a lease, until cancelled (a renewal that fails is
-        logged: the leases may then lapse, and the principal's slots come back early)."""
+        """Beat this replica's heartbeat and renew its leases three times a lease, until
+        cancelled (a renewal that fails is logged: the leases may then lapse, and the
+        principal's slots come back early)."""
         from redis.exceptions import RedisError
 
         while True:
-            await anyio.sleep(self.lease_ms / 3000)
             try:
+                await self.client.set(self._heart(self.replica), "1", px=self.lease_ms)
                 await self.renew()
             except (RedisError, OSError) as exc:
                 log.warning("%s", self._unavailable(exc))
+            await anyio.sleep(self.lease_ms / 3000)
+
+    # -- held calls across replicas ----------------------------------------------------
+    def _heart(self, replica: str) -> str:
+        return f"{self.prefix}replica:{replica}"
+
+    async def hold(self, token: str, seconds: float) -> None:
+        """Name this replica as the holder of ``token`` for ``seconds``."""
+        from redis.exceptions import RedisError
+
+        try:
+            await self.client.set(f"{self.prefix}held:{token}", self.replica, px=max(1, round(seconds * 1000)))
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from None
+
+    async def relay(self, token: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        """``message`` (a retry) to the replica that holds ``token``, and its answer; ``None``
+        when no other replica holds it. Raises :class:`StateUnavailable` (:data:`GONE` when
+        the holder died)."""
+        from redis.exceptions import RedisError
+
+        try:
+            got_owner = await self.client.get(f"{self.prefix}held:{token}")
+            owner = got_owner.decode() if isinstance(got_owner, bytes) else got_owner
+            if owner is None or owner == self.replica:
+                return None
+            heart = self._heart(owner)
+            if not await self.client.exists(heart):
+                raise StateUnavailable(GONE)
+            reply = f"{self.prefix}reply:{self.replica}:{next(self._ids)}"
+            inbox = f"{self.prefix}inbox:{owner}"
+            await self.client.rpush(inbox, json.dumps({"reply": reply, **message}))
+            await self.client.pexpire(inbox, MESSAGE_TTL)
+            while True:  # as long as the holder lives: its round lasts as long as the call needs
+                got = await self.client.blpop([reply], timeout=POLL)
+                if got is not None:
+                    answer: dict[str, Any] = json.loads(got[1])
+                    return answer
+                if not await self.client.exists(heart):
+                    raise StateUnavailable(GONE)
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from None
+
+    async def serve(self, answer: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]) -> None:
+        """Answer the retries other replicas relay to this one (each ``answer(message)`` in a
+        task of its own), until cancelled."""
+        from redis.exceptions import RedisError
+
+        inbox = f"{self.prefix}inbox:{self.replica}"
+        async with anyio.create_task_group() as tg:
+            while True:
+                try:
+                    got = await self.client.blpop([inbox], timeout=POLL)
+                except (RedisError, OSError) as exc:
+                    log.warning("%s", self._unavailable(exc))
+                    await anyio.sleep(POLL)
+                    continue
+                if got is not None:
+                    tg.start_soon(self._answer, answer, json.loads(got[1]))
+
+    async def _answer(
+        self, answer: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]], message: dict[str, Any]
+    ) -> None:
+        from redis.exceptions import RedisError
+
+        reply = await answer(message)
+        try:
+            await self.client.rpush(message["reply"], json.dumps(reply))
+            await self.client.pexpire(message["reply"], MESSAGE_TTL)
+        except (RedisError, OSError) as exc:  # the relaying replica sees the holder as silent
+            log.warning("%s", self._unavailable(exc))
 
     async def aclose(self) -> None:
         await self.client.aclose()
