@@ -226,6 +226,12 @@ async def test_two_gateway_replicas_share_a_principals_rate(tmp_path: Path, idp:
         assert replies[3].is_error and "has used its 3 calls per 3600 s" in text_of(replies[3]), text_of(replies[3])
         async with connect(url_b, token=idp.token(GW, sub="bob"), mode="legacy") as bob:
             assert text_of(await bob.call_tool("wb_echo", {"message": "bob"})) == "bob"
+    # the status line names the shared state, its password hidden
+    port = redis_url.rsplit(":", 1)[1].split("/")[0]
+    for url in (url_a, url_b):
+        log = (tmp_path / f"serve-{url.split(':')[2].split('/')[0]}.log").read_text(encoding="utf-8")
+        assert f", shared state in redis://:<redacted>@127.0.0.1:{port}/0" in log, log
+        assert PASSWORD not in log
 
 
 def test_a_gateway_whose_redis_is_down_does_not_serve_and_hides_the_password(tmp_path: Path) -> None:
