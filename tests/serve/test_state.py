@@ -252,7 +252,10 @@ def test_a_gateway_whose_redis_is_down_does_not_serve_and_hides_the_password(tmp
 def _asks(tmp_path: Path, redis_url: str, lease: float = 30.0) -> Workspace:
     state = f'\n[serve.state]\nredis = "{redis_url}"\nprefix = "{tmp_path.name[:40]}:"\nlease = {lease}\n'
     return with_script(
-        tmp_path, "asks", ASKS, user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n' + state
+        tmp_path,
+        "asks",
+        ASKS,
+        user_config='"asks.*" = "allow"\n"mcp.asks.sampling" = "allow"\n"mcp.asks.elicitation" = "allow"\n' + state,
     )
 
 
@@ -292,6 +295,30 @@ async def test_a_held_call_is_continued_through_another_replica(tmp_path: Path, 
             assert "forged" not in json.dumps(done.model_dump(mode="json"))
             again = await _refused(on_b, state, forged)  # used once, through B
             assert "expired or is held by another replica" in str(again)
+
+
+async def test_a_held_prompt_is_continued_through_another_replica(tmp_path: Path, redis_url: str) -> None:
+    """A backend's prompt whose get asks (its own ``InputRequiredResult``), held by A; the
+    answer, sent to B, reaches the backend through A, and B returns the rendered prompt."""
+    ws = _asks(tmp_path, redis_url)
+    with serve_http(ws, "--stateless") as (url_a, _a), serve_http(ws, "--stateless") as (url_b, _b):
+        async with (
+            connect(url_a, token="victim", mode=MODERN, elicitation_callback=Host().elicit) as on_a,
+            connect(url_b, token="victim", mode=MODERN, elicitation_callback=Host().elicit) as on_b,
+        ):
+            first = await on_a.session.get_prompt("asks_greeting", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult) and first.input_requests is not None, first
+            assert list(first.input_requests) == ["who"]
+            with anyio.fail_after(30):
+                got = await on_b.session.get_prompt(
+                    "asks_greeting",
+                    {},
+                    input_responses={"who": types.ElicitResult(action="accept", content={"name": "Ada"})},
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
+    assert isinstance(got, types.GetPromptResult), got
+    assert [m.content.text for m in got.messages if isinstance(m.content, types.TextContent)] == ["Greet Ada."]
 
 
 async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_url: str) -> None:
