@@ -23,6 +23,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from serve_helpers import KAIROX, Workspace, connect, make_workspace, serve_http, with_script
+from test_cancel_and_changes import raw_server, records
 from test_forward import ASKS, Host
 from test_held import MODERN, _first_round, _retry, _sampled
 from test_identity import Idp
@@ -335,3 +336,52 @@ async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_ur
             with anyio.fail_after(20):
                 gone = await _refused(on_b, first.request_state, {k: _sampled() for k in first.input_requests or {}})
         assert "the replica that held the call is gone" in str(gone), gone
+
+
+#: a raw JSON-lines (handshake-era) server whose tool ``ask`` asks the client's model, then
+#: never answers; it records the model's answer and every ``notifications/cancelled``
+ASKS_THEN_BLOCKS = raw_server(
+    "marker = sys.argv[1]\n",
+    """
+    if method is None and msg.get("id") == "s1":
+        with open(marker, "a") as fh:
+            fh.write(json.dumps({"answered": 1}) + "\\n")
+    elif method == "initialize":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+            "serverInfo": {"name": "slow", "version": "1"}}})
+    elif method == "tools/list":
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call":
+        write({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}})
+    elif method == "notifications/cancelled":
+        with open(marker, "a") as fh:
+            fh.write(json.dumps({"cancelled": msg["params"].get("requestId")}) + "\\n")
+    """,
+)
+
+
+async def test_a_relayed_retry_the_client_cancels_cancels_the_held_call(tmp_path: Path, redis_url: str) -> None:
+    """The call held by A gets its answer through B, then runs on; the client gives the
+    retry up (on B): A cancels the call at its backend, not ``held_call_timeout`` later."""
+    marker = tmp_path / "slow.log"
+    state = f'\n[serve.state]\nredis = "{redis_url}"\nprefix = "{tmp_path.name[:40]}:"\n'
+    user = '"slow.*" = "allow"\n"mcp.slow.sampling" = "allow"\n' + state
+    ws = with_script(tmp_path, "slow", ASKS_THEN_BLOCKS, str(marker), user_config=user)
+    with serve_http(ws, "--stateless") as (url_a, _a), serve_http(ws, "--stateless") as (url_b, _b):
+        async with (
+            connect(url_a, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_a,
+            connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b,
+        ):
+            first = await _first_round(on_a, "slow_ask", {})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_retry, on_b, "slow_ask", {}, first)
+                with anyio.fail_after(30):
+                    while not any("answered" in r for r in records(marker)):  # noqa: ASYNC110 - another process's file
+                        await anyio.sleep(0.05)
+                tg.cancel_scope.cancel()  # the client gives the retry up
+            with anyio.fail_after(30):
+                while not any("cancelled" in r for r in records(marker)):  # noqa: ASYNC110 - as above
+                    await anyio.sleep(0.05)

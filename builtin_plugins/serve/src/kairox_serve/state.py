@@ -14,7 +14,8 @@ replica, for ``held_call_timeout``) and keeps a heartbeat key alive; a retry tha
 another replica is *relayed*: pushed to the holder's inbox list, answered (the next
 ``InputRequiredResult``, the result or the refusal) on a reply list the relaying replica
 waits on. The holder checks the token as for a retry of its own (the same client, tool and
-arguments, once); a holder whose heartbeat lapsed is gone, and the retry fails saying so.
+arguments, once); a relayed retry its client gives up is cancelled at the holder too (a
+``cancel`` message); a holder whose heartbeat lapsed is gone, and the retry fails saying so.
 
 Redis down is not a reason to let calls through: a call whose limits cannot be counted is
 refused (:class:`StateUnavailable`, the limit ``unavailable``), naming the server with its
@@ -116,6 +117,8 @@ class RedisStore:
         self._ids = itertools.count()
         #: this replica's leases by key (a release gives back any one of them: they are alike)
         self._leases: dict[str, list[str]] = {}
+        #: the relayed retries this replica is answering, by reply list (a "cancel" names one)
+        self._answering: dict[str, anyio.CancelScope] = {}
         self._take = client.register_script(TAKE)
         self._acquire = client.register_script(ACQUIRE)
         self._renew = client.register_script(RENEW)
@@ -225,13 +228,19 @@ class RedisStore:
             inbox = f"{self.prefix}inbox:{owner}"
             await self.client.rpush(inbox, json.dumps({"reply": reply, **message}))
             await self.client.pexpire(inbox, MESSAGE_TTL)
-            while True:  # as long as the holder lives: its round lasts as long as the call needs
-                got = await self.client.blpop([reply], timeout=POLL)
-                if got is not None:
-                    answer: dict[str, Any] = json.loads(got[1])
-                    return answer
-                if not await self.client.exists(heart):
-                    raise StateUnavailable(GONE)
+            try:
+                while True:  # as long as the holder lives: its round lasts as long as the call needs
+                    got = await self.client.blpop([reply], timeout=POLL)
+                    if got is not None:
+                        answer: dict[str, Any] = json.loads(got[1])
+                        return answer
+                    if not await self.client.exists(heart):
+                        raise StateUnavailable(GONE)
+            except anyio.get_cancelled_exc_class():
+                # the client gave up its retry: so does the holder's round (which cancels the call)
+                with anyio.CancelScope(shield=True), anyio.move_on_after(POLL):
+                    await self.client.rpush(inbox, json.dumps({"cancel": reply}))
+                raise
         except (RedisError, OSError) as exc:
             raise self._unavailable(exc) from None
 
@@ -249,15 +258,29 @@ class RedisStore:
                     log.warning("%s", self._unavailable(exc))
                     await anyio.sleep(POLL)
                     continue
-                if got is not None:
-                    tg.start_soon(self._answer, answer, json.loads(got[1]))
+                if got is None:
+                    continue
+                message = json.loads(got[1])
+                if "cancel" in message:
+                    scope = self._answering.get(message["cancel"])
+                    if scope is not None:
+                        scope.cancel()
+                else:
+                    tg.start_soon(self._answer, answer, message)
 
     async def _answer(
         self, answer: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]], message: dict[str, Any]
     ) -> None:
         from redis.exceptions import RedisError
 
-        reply = await answer(message)
+        with anyio.CancelScope() as scope:  # cancelled by the relaying replica's "cancel"
+            self._answering[message["reply"]] = scope
+            try:
+                reply = await answer(message)
+            finally:
+                self._answering.pop(message["reply"], None)
+        if scope.cancelled_caught:
+            return
         try:
             await self.client.rpush(message["reply"], json.dumps(reply))
             await self.client.pexpire(message["reply"], MESSAGE_TTL)
