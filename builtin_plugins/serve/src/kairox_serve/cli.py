@@ -174,6 +174,10 @@ async def _serve_http(rt: Runtime, settings: object) -> None:
     else:
         auth = ", no token: loopback only"
     mode = ", stateless" if settings.stateless else ""
+    if limits.state is not None:
+        from kairox.ext import redact_url
+
+        mode += f", shared state in {redact_url(limits.state.redis)}"  # the URL's password hidden
     click.echo(f"kairox serve: http://{shown}:{settings.port}{MCP_PATH}{auth}{mode}", err=True)
     if not settings.token_env and limits.auth is None:
         click.echo(

@@ -40,7 +40,7 @@
     file = "/var/log/kairox/audit.jsonl"   # or "-": standard output (--http only)
     arguments = false               # true: the arguments themselves, not their SHA-256
 
-    [serve.limits]                  # per principal, in this process (per replica)
+    [serve.limits]                  # per principal, per replica (all replicas with [serve.state])
     rate = 60                       # calls ...
     per = 60                        # ... per this many seconds (a token bucket)
     burst = 10                      # calls at once beyond the rate (default: rate)
@@ -48,6 +48,10 @@
     [[serve.limits.rules]]          # the first rule that matches a principal sets its limits
     subjects = ["ci-bot"]           # or groups = [...], scopes = [...]
     rate = 600
+
+    [serve.state]                   # what replicas share (--http --stateless behind a load balancer)
+    redis = "redis://:PASSWORD@redis.internal:6379/0"   # limits counted, held calls found there (redis-py)
+    prefix = "kairox:"              # the keys' prefix (several gateways on one Redis)
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ __all__ = [
     "PrincipalRule",
     "PrincipalsConfig",
     "ServeConfig",
+    "StateConfig",
     "matches",
 ]
 
@@ -269,7 +274,8 @@ class LimitRule:
 
 @attrs.frozen
 class LimitsConfig:
-    """``[serve.limits]``: how much each principal may call, counted in this process.
+    """``[serve.limits]``: how much each principal may call (counted in this process, or in
+    ``[serve.state]``'s Redis).
     ``rate`` calls per ``per`` seconds (a token bucket of ``burst`` calls, default
     ``rate``) and ``concurrent`` calls in flight at once; unset, that limit does not
     apply. The first of ``rules`` that matches a principal sets its own. At most
@@ -292,6 +298,49 @@ class LimitsConfig:
         if self.rate is None and self.concurrent is None and not self.rules:
             # an empty table is more likely a typo than a wish for no limits
             raise ConfigError("sets no limit: give rate, concurrent or rules", path="rate")
+
+
+#: the URL schemes redis-py's ``from_url`` reads (TCP, TLS, a Unix socket)
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def _redis_url(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    # the value is never echoed: it may hold a password (the config's own display hides the
+    # URL's password, an error message must not print it either)
+    if not isinstance(value, str) or len(value) > 2048:
+        raise ConfigError("expected a redis:// URL of at most 2048 characters", path=attribute.name)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ConfigError("is not a URL (not shown: it may hold a password)", path=attribute.name) from None
+    if parts.scheme not in REDIS_SCHEMES or (parts.scheme != "unix" and not parts.hostname):
+        raise ConfigError(
+            "expected redis://[user:password@]host[:port][/db], rediss://... or unix:///path "
+            "(the value is not shown: it may hold a password)",
+            path=attribute.name,
+        )
+
+
+def _prefix(_inst: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value or len(value) > 64 or any(c.isspace() or c in "{}" for c in value):
+        raise ConfigError("expected 1 to 64 characters, no blanks or braces", path=attribute.name)
+
+
+@attrs.frozen
+class StateConfig:
+    """``[serve.state]``: what the replicas of one gateway share. ``redis``: the URL of a
+    Redis server (it may hold a password: the config's display hides it) where
+    ``[serve.limits]`` counts every replica's calls and held calls are found across
+    replicas (a retry relayed to the replica that holds its call); ``prefix`` starts each
+    key (several gateways may share one Redis); ``lease``: seconds a replica's call in
+    flight, and the replica itself, count without a renewal (a dead one's lapse then)."""
+
+    redis: str = attrs.field(validator=_redis_url, repr=False)
+    prefix: str = attrs.field(default="kairox:", validator=_prefix)
+    #: seconds a replica's count of a call in flight lives without being renewed (a replica
+    #: that dies gives its slots back after this long)
+    lease: float = attrs.field(default=30.0, validator=_seconds(3_600.0))
 
 
 @attrs.frozen
@@ -331,6 +380,7 @@ class ServeConfig:
     principals: PrincipalsConfig = attrs.field(factory=PrincipalsConfig)
     audit: AuditConfig | None = None
     limits: LimitsConfig | None = None
+    state: StateConfig | None = None
 
     def exposes_tool(self, exported_name: str, tool_id: str) -> bool:
         """Whether a tool is exposed: some ``tools`` glob matches its exported name or

@@ -65,11 +65,12 @@ from .convert import (
 )
 from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool, missing_capability
-from .held import HeldCall, HeldCalls, fingerprint
+from .held import EXPIRED, HeldCall, HeldCalls, fingerprint
 from .identity import LOCAL_PRINCIPAL, Principal
 from .limits import Limited, Limits
 from .relay import Listener, Relay
 from .skillsext import SkillsExtension
+from .state import StateUnavailable, open_store
 from .telemetry import Telemetry
 
 if TYPE_CHECKING:
@@ -195,7 +196,9 @@ class Gateway:
         #: one audit line and event per tool call (``[serve.audit]``)
         self.auditor = Auditor(runtime, config.audit)
         #: per-principal rate and concurrency limits of tool calls (``[serve.limits]``)
-        self.limits = Limits(config.limits)
+        #: with ``[serve.state] redis``, counted in Redis by every replica (kairox_serve.state)
+        self._store = open_store(config.state) if config.state is not None else None
+        self.limits = Limits(config.limits, self._store)
         #: what the gateway adds to the SDK's OpenTelemetry span of each call, and its metrics
         self.telemetry = Telemetry()
         self._tg: anyio.abc.TaskGroup | None = None
@@ -251,8 +254,14 @@ class Gateway:
         self.exposure.skills_changed(())
         try:
             with self.auditor.running():
+                if self._store is not None:
+                    await self._store.check()  # a replica that cannot share its limits does not serve
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
+                    if self._store is not None:
+                        tg.start_soon(self._store.run)
+                        if not self.one_client:  # retries of the calls this replica holds, from the others
+                            tg.start_soon(self._store.serve, self._relayed)
                     unsubscribe.append(self.relay.start(tg))
                     try:
                         if self.one_client and not self.stateless:
@@ -272,6 +281,9 @@ class Gateway:
             for unsub in unsubscribe:
                 unsub()
             self.end_subscriptions()
+            if self._store is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._store.aclose()
 
     def principal(self, ctx: ServerRequestContext[Any, Any]) -> Principal:
         return principal_of(ctx, one_client=self.one_client)
@@ -707,8 +719,9 @@ class Gateway:
             if not back.is_set():
                 self._held.drop(held)
 
-    async def _round(self, held: HeldCall, ctx: ServerRequestContext[Any, Any]) -> Any:
-        """Wait, as the client's request ``ctx``, for the call's result or its next request to
+    async def _round(self, held: HeldCall, ctx: ServerRequestContext[Any, Any] | None) -> Any:
+        """Wait, as the client's request ``ctx`` (``None``: relayed by another replica, which
+        gets no progress), for the call's result or its next request to
         the client (an ``InputRequiredResult`` under a fresh token). A cancelled request
         cancels the call."""
         held.attach(ctx)
@@ -723,6 +736,8 @@ class Gateway:
                 if asks:
                     token = self._held.mint(held)
                     held.detach()
+                    if self._store is not None and not self.one_client:  # its retry may reach another replica
+                        await self._store.hold(token, self._held.timeout)
                     return types.InputRequiredResult(input_requests=asks, request_state=token)
                 await held.changed()
         except anyio.get_cancelled_exc_class():
@@ -738,10 +753,61 @@ class Gateway:
         """A client's retry of a held request: its answers to the waiting requests, then the next round."""
         assert params.request_state is not None
         held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(method, params))
+        if held is None and why == EXPIRED and self._store is not None and not self.one_client:
+            return await self._relay(ctx, method, params)
         if held is None:  # a protocol error (SEP-2322): not the tool's result
             raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {why}")
         held.answer(params.input_responses)
         return await self._round(held, ctx)
+
+    async def _relay(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        method: str,
+        params: types.CallToolRequestParams | types.GetPromptRequestParams,
+    ) -> Any:
+        """A retry of a call another replica may hold, relayed to it through ``[serve.state]``
+        (:meth:`_relayed` there); its answer is this request's."""
+        assert self._store is not None and params.request_state is not None
+        message = {
+            "method": method,
+            "params": params.model_dump(by_alias=True, mode="json", exclude_none=True),
+            "client": list(self._client_of(ctx)),  # type: ignore[call-overload]
+        }
+        try:
+            reply = await self._store.relay(params.request_state, message)
+        except StateUnavailable as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {exc}") from None
+        if reply is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {EXPIRED}")
+        if "error" in reply:
+            raise MCPError(code=int(reply["error"]["code"]), message=str(reply["error"]["message"]))
+        if reply.get("kind") == "input":
+            return types.InputRequiredResult.model_validate(reply["result"])
+        final = types.CallToolResult if method == "tools/call" else types.GetPromptResult
+        return final.model_validate(reply["result"])
+
+    async def _relayed(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Another replica's relayed retry of a call this one holds: checked as a retry made
+        here is (the same client, tool and arguments; the token once), then the next round."""
+        method = message["method"]
+        kind = types.CallToolRequestParams if method == "tools/call" else types.GetPromptRequestParams
+        try:
+            params = kind.model_validate(message["params"])
+            client = tuple(message["client"])
+            token = params.request_state or ""
+            held, why = self._held.take(token, client, fingerprint(method, params))
+            if held is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {why}")
+            held.answer(params.input_responses)
+            outcome = await self._round(held, None)
+        except MCPError as exc:
+            return {"error": {"code": exc.code, "message": exc.message}}
+        except Exception as exc:  # a malformed message: the relaying replica is told, this one goes on
+            logger.exception("kairox serve: a relayed retry failed")
+            return {"error": {"code": types.INTERNAL_ERROR, "message": f"failed: {type(exc).__name__}"}}
+        kind_of = "input" if isinstance(outcome, types.InputRequiredResult) else "result"
+        return {"kind": kind_of, "result": outcome.model_dump(by_alias=True, mode="json", exclude_none=True)}
 
     # -- prompts: skills and the backends' -------------------------------------------------
     def _skill_names(self) -> set[str]:

@@ -17,7 +17,9 @@ whose client does not come back within ``[serve] held_call_timeout`` seconds is 
 and dropped. A token is used once, names one call of one client (the same stdio process,
 HTTP session or bearer credential) and one tool and arguments; anything else is refused
 with a JSON-RPC error (the gateway raises it), which is also what a replica that does not
-hold the call answers.
+hold the call answers, unless ``[serve.state]`` lets it relay the retry to the replica
+that does (:mod:`kairox_serve.state`): the call itself never moves, it is a live backend
+call in one process.
 """
 
 from __future__ import annotations

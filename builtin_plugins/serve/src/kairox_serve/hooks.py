@@ -14,7 +14,7 @@ kairox_register_config_sections = config_section(
     # a workspace's deny lists add to the user's; the rest of its [serve] waits for trust
     narrows=("deny_tools", "deny_skills"),
     description="kairox serve: the tools (allow/deny globs) and skills exposed, the name, version and instructions; "
-    "[serve.auth] tokens, [serve.principals] rules, [serve.audit], [serve.limits]",
+    "[serve.auth] tokens, [serve.principals] rules, [serve.audit], [serve.limits], [serve.state] (Redis)",
 )
 kairox_register_commands = command(
     "serve",

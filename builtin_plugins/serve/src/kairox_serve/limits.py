@@ -8,8 +8,10 @@ call, not another): a call over a limit is the tool's error result naming the li
 a retry hint, and takes no token.
 
 The counts live behind :class:`LimitStore` (take a token; acquire and release a slot in
-flight), so a store shared by replicas can stand in for :class:`MemoryStore`, the one
-this process keeps: until then each replica counts its own calls.
+flight): :class:`MemoryStore`, the one this process keeps (each replica counts its own
+calls), or with ``[serve.state] redis`` the one every replica counts in
+(:class:`kairox_serve.state.RedisStore`). A store that cannot be reached refuses the call
+(the limit ``unavailable``): limits that cannot be counted are not lifted.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import anyio
 import attrs
 
 from .config import LimitsConfig
+from .state import StateUnavailable
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -206,7 +209,13 @@ class Limits:
 
     async def admit(self, principal: Principal) -> Admitted | Limited:
         """Let one call of ``principal`` through (then :meth:`Admitted.release` when it ends),
-        or say which limit refuses it."""
+        or say which limit refuses it (``unavailable``: the shared store cannot count it)."""
+        try:
+            return await self._admit(principal)
+        except StateUnavailable as exc:
+            return Limited("unavailable", f"limited: the call's limits cannot be counted, so it is refused: {exc}")
+
+    async def _admit(self, principal: Principal) -> Admitted | Limited:
         if self.config is None or self.store is None:
             return _FREE
         quota = Quota.of(self.config, principal)

@@ -35,8 +35,9 @@ class BrokenServeConfig(KairoxError):
 
 #: the keys of ``[serve]`` only the user's own config may set: who may call, what each
 #: principal may do and how much, where calls are recorded (a workspace, trusted or not,
-#: would choose its own callers, widen their rules or lift their limits)
-USER_ONLY = ("auth", "principals", "audit", "limits")
+#: would choose its own callers, widen their rules or lift their limits, or point the
+#: replicas' shared state, limits and held calls, at a server of its choosing)
+USER_ONLY = ("auth", "principals", "audit", "limits", "state")
 
 
 def check_serve_config(rt: Runtime) -> None:
@@ -51,7 +52,7 @@ def check_serve_config(rt: Runtime) -> None:
             errors.append(
                 ConfigError(
                     "is the user's to set (who may call the gateway, what each principal may do and how much, "
-                    "where calls are recorded): move it to your own ~/.kairox/kairox.toml",
+                    "where calls are recorded and the replicas' state is kept): move it to your own ~/.kairox/kairox.toml",
                     file=source,
                     path=f"serve.{key}",
                 )
