@@ -164,3 +164,6 @@ def test_config_errors_read_as_kairox_status_prints_them_with_secret_values_mask
     assert "environment variable CLOCK_API_KEY is not set" in clock and "<redacted> variable" not in clock
     assert "environment variable CLOCK_API_KEY is not set" in printed
     assert SECRET not in text
+    # the server's row too: the kernel's hint is prose, not a value to hide
+    detail = next(s["detail"] for s in json.loads(text)["servers"] if s["name"] == "clock")
+    assert "(write ${CLOCK_API_KEY:-default} for a fallback)" in detail, detail
