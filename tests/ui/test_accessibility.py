@@ -407,3 +407,26 @@ def test_opening_an_item_by_keyboard_takes_the_focus_to_its_detail(
     assert heading.evaluate("h => h === document.activeElement")
     box = heading.bounding_box()
     assert box is not None and 0 <= box["y"] < 800
+
+
+#: how many lines the text of an element takes (the distinct tops of its line boxes)
+LINES = "(el) => { const r = document.createRange(); r.selectNodeContents(el); return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; }"
+
+
+def test_trace_times_and_server_names_read_whole_at_both_widths(ui: UiSetup, page: Any) -> None:
+    """Found using the page: at 1280 px each time wrapped as "1:00:3" over "9 AM" (long details
+    squeezed its column), and at 360 px a failed row's server name broke a letter or two a line."""
+    ui.mcp_server("warehouse-inventory", "crash_on_start")
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    go(page, server, "/events")
+    failed = page.locator('tr[data-kind="McpServerFailed"][data-server="warehouse-inventory"]')
+    failed.wait_for(timeout=60_000)
+    page.locator('tr[data-kind="ToolsChanged"][data-server="mcp:echo"]').wait_for(timeout=60_000)
+    times = page.locator("table.trace tbody tr td:first-child")
+    assert [times.nth(i).evaluate(LINES) for i in range(times.count())] == [1] * times.count()
+    page.set_viewport_size({"width": 360, "height": 740})
+    assert failed.locator("td").nth(2).evaluate(LINES) == 1
+    assert failed.locator("td").nth(0).evaluate(LINES) == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
