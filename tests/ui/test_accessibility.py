@@ -430,3 +430,27 @@ def test_trace_times_and_server_names_read_whole_at_both_widths(ui: UiSetup, pag
     assert failed.locator("td").nth(2).evaluate(LINES) == 1
     assert failed.locator("td").nth(0).evaluate(LINES) == 1
     assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+ACTIVE = "() => { const e = document.activeElement; return e ? e.tagName + (e.id ? '#' + e.id : '') + ' ' + (e.getAttribute('aria-label') || e.textContent) : null; }"
+
+
+def test_a_button_pressed_by_keyboard_keeps_the_focus_while_its_request_runs(ui: UiSetup, page: Any) -> None:
+    """Found using the page by keyboard: a button disabled while its request ran lost the focus to
+    <body> (Chrome blurs a disabled control), so after *Disable greet* or *Trust this workspace*
+    the next Tab started again at the top of the page."""
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.write(".kairox/skills/hello.md", SKILL)
+    server = ui.start()
+    go(page, server, "/")
+    page.locator('[data-action="trust-workspace"]').focus()
+    page.keyboard.press("Enter")
+    page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
+    assert page.locator("section.trust").count() == 0
+    assert page.evaluate(ACTIVE) == "H1#title Status"  # its box is gone: the page's heading, not <body>
+    go(page, server, "/skills")
+    page.locator('[data-skill="hello"] [data-action="toggle"]').focus()
+    page.keyboard.press("Enter")
+    page.locator('[data-skill="hello"][data-enabled="false"]').wait_for()
+    expect(page.locator('[data-skill="hello"] [data-action="toggle"]')).to_be_enabled()
+    assert page.evaluate(ACTIVE) == "BUTTON Enable hello"

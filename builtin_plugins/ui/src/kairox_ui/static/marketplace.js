@@ -1,5 +1,5 @@
 // Marketplace: search every catalog source, an entry's requirements, install with live progress.
-import { add, api, clear, focusHeading, h, keepFocus, notice, section, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, section, setDisabled, submitForm, tryApi } from "./dom.js";
 
 let list = null;
 let detail = null;
@@ -272,13 +272,13 @@ function needsTrust(pending) {
       type: "button",
       dataset: { action: "trust-install" },
       onclick: async () => {
-        button.disabled = true;
+        setDisabled(button, true);
         try {
           await api("/api/trust", { method: "POST" });
           box.dataset.trusted = "true";
           add(box, h("p", { text: "trusted: it starts now (see the Status page)" }));
         } catch (error) {
-          button.disabled = false;
+          setDisabled(button, false);
           notice(error.message, "error");
         }
       },

@@ -1,5 +1,5 @@
 // Status: a pill per server and per bundle, live; diagnostics of failed servers; trust.
-import { add, clear, h, keepFocus, notice, pill, tryApi } from "./dom.js";
+import { add, clear, h, keepFocus, notice, pill, setDisabled, tryApi } from "./dom.js";
 
 let root = null;
 const open = new Set();
@@ -127,8 +127,9 @@ function trustBox(trust) {
         class: "primary",
         dataset: { action: "trust-workspace" },
         onclick: async (event) => {
-          event.target.disabled = true;
+          setDisabled(event.target, true);
           if (await act("/api/trust")) notice("workspace trusted; reopening the runtime");
+          else setDisabled(event.target, false);
         },
       },
       "Trust this workspace",
