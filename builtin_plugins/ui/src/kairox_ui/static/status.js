@@ -140,7 +140,8 @@ function trustBox(trust) {
 // The backend is gone: what ran is not known any more, and nothing can be asked of it.
 export function onDisconnect(context) {
   if (!context.status) return;
-  const unknown = (rows) => rows.map((row) => ({ ...row, state: "unknown", actions: [], diagnostic: null, detail: "" }));
+  // (a bundle's pill says its bundle_state: "loaded" would claim what is not known either)
+  const unknown = (rows) => rows.map((row) => ({ ...row, state: "unknown", bundle_state: "unknown", actions: [], diagnostic: null, detail: "" }));
   onStatus({ ...context.status, servers: unknown(context.status.servers), bundles: unknown(context.status.bundles) });
 }
 
