@@ -8,6 +8,7 @@ from typing import Any
 
 import peers
 import pytest
+from playwright.sync_api import expect
 from ui_helpers import UiSetup
 
 pytestmark = pytest.mark.integration
@@ -64,9 +65,15 @@ def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any)
     offer = page.locator('.outcome[data-outcome="ok"] [data-needs="trust"]')
     offer.wait_for(timeout=90_000)
     assert "echo-server" in offer.inner_text() and "well_behaved.py" in offer.inner_text()
-    offer.locator('[data-action="trust-install"]').click()
+    offer.locator('[data-action="trust-install"]').focus()
+    page.keyboard.press("Enter")
     page.locator('[data-needs="trust"][data-trusted="true"]').wait_for()
+    # by keyboard, the focus goes to what the button did (it stays disabled), not <body>
+    assert page.evaluate("document.activeElement.textContent").startswith("trusted: it starts now")
     deadline = time.monotonic() + 60
     while {s["name"]: s["state"] for s in server.json("/api/status")["servers"]}.get("echo-server") != "ready":
         assert time.monotonic() < deadline, server.json("/api/status")
         time.sleep(0.1)
+    # the open entry says what the list says (it kept saying "not installed")
+    where = page.locator('.entry-detail[data-entry="echo-server"] [data-where]')
+    expect(where).to_have_text("installed: workspace, ready", timeout=30_000)
