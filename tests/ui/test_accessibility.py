@@ -454,3 +454,21 @@ def test_a_button_pressed_by_keyboard_keeps_the_focus_while_its_request_runs(ui:
     page.locator('[data-skill="hello"][data-enabled="false"]').wait_for()
     expect(page.locator('[data-skill="hello"] [data-action="toggle"]')).to_be_enabled()
     assert page.evaluate(ACTIVE) == "BUTTON Enable hello"
+
+
+def test_every_view_loads_without_a_console_error_and_counts_read_right(ui: UiSetup, page: Any) -> None:
+    """Found using the page: each view logged a 404 (the browser's own /favicon.ico request) in
+    the console, and the Status page said "1 skills"."""
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.write(".kairox/skills/hello.md", SKILL)
+    ui.trust()
+    server = ui.start()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    for path in TITLES:
+        go(page, server, path)
+        page.wait_for_timeout(300)  # the icon is asked for after the load
+    assert errors == []
+    go(page, server, "/")
+    page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
+    assert re.search(r"\b1 skill\b", page.locator(".status > p.muted").first.inner_text())

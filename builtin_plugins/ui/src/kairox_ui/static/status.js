@@ -34,6 +34,9 @@ function diagnostic(row, id) {
   return details;
 }
 
+// "1 skill", "2 skills"
+const count = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 const ACTION_LABELS = { restart: "Restart", stop: "Stop" };
 
 function serverRow(row) {
@@ -67,7 +70,7 @@ function serverRow(row) {
       badge,
       h("span", { class: "name", text: row.name }),
       h("span", { class: "kind", text: row.kind }),
-      row.state === "ready" && row.tools !== undefined ? h("span", { class: "muted", text: `${row.tools} tools` }) : null,
+      row.state === "ready" && row.tools !== undefined ? h("span", { class: "muted", text: count(row.tools, "tool") }) : null,
       h("span", { class: "detail", text: row.detail || "" }),
       h(
         "span",
@@ -154,7 +157,7 @@ function render(data) {
   root.dataset.generation = String(data.generation);
   root.dataset.starting = String(data.starting);
   add(root, 
-    h("p", { class: "muted" }, "workspace ", h("code", { text: data.workspace, "data-mask": true }), ` - ${data.tools} tools, ${data.skills} skills`),
+    h("p", { class: "muted" }, "workspace ", h("code", { text: data.workspace, "data-mask": true }), ` - ${count(data.tools, "tool")}, ${count(data.skills, "skill")}`),
   );
   const trust = trustBox(data.trust);
   if (trust) add(root, trust);
