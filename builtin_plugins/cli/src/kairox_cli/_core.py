@@ -9,12 +9,12 @@ import attrs
 import click
 
 from kairox import KairoxError, PolicyDenied, ToolError
-from kairox.ext import REDACTED, TrustState, redact, toml_key
+from kairox.ext import TrustState, toml_key
 from kairox.ext import terminal_safe as safe
 from kairox.protocols import WithholdsTools
 
 from ._lazy import lazy_command
-from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
+from ._util import config_secrets, echo_json, mask_secrets, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
     from kairox import Runtime, RuntimeStatus
@@ -69,35 +69,11 @@ def _allow_rule_marks(rt: Runtime) -> list[tuple[str, str, str, bool]]:
     return marks
 
 
-def _secret_values(raw: Any, shown: Any) -> set[str]:
-    """The string values of ``raw`` that :func:`redact` hid whole (``shown`` is its answer)."""
-    if isinstance(raw, dict) and isinstance(shown, dict):
-        return {v for k in raw.keys() & shown.keys() for v in _secret_values(raw[k], shown[k])}
-    if isinstance(raw, list) and isinstance(shown, list):
-        return {v for a, b in zip(raw, shown, strict=True) for v in _secret_values(a, b)}
-    # a value of a few characters would mask words of the prose
-    return {raw} if isinstance(raw, str) and len(raw) >= 4 and shown == REDACTED and raw != REDACTED else set()
-
-
-def _mask(value: Any, secrets: list[str]) -> Any:
-    """``value`` with each of ``secrets`` replaced by ``<redacted>`` wherever it occurs in a string."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {k: _mask(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v, secrets) for v in value]
-    return value
-
-
 def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
     """What ``kairox status`` shows, the config's secret values masked wherever they occur: an
     error about a non-secret field quotes its value, which may be a secret's too
     (``tool_timeout = "<the API key>"``: "expected a number, got '...'")."""
-    secrets = sorted(_secret_values(rt.config.raw, redact(rt.config.raw)), key=len, reverse=True)
-    data: dict[str, Any] = _mask(_status_dict(rt, status), secrets)
+    data: dict[str, Any] = mask_secrets(_status_dict(rt, status), config_secrets(rt))
     return data
 
 
