@@ -75,7 +75,7 @@ function render(data) {
   for (const e of data.entries) listed.set(e.key, e);
   list.dataset.query = data.query;
   add(list, 
-    h("p", { class: "muted", text: `${data.entries.length} entries from ${data.sources.map((s) => `${s.name} (${s.entries})`).join(", ")}` }),
+    h("p", { class: "muted", text: `${data.entries.length} ${data.entries.length === 1 ? "entry" : "entries"} from ${data.sources.map((s) => `${s.name} (${s.entries})`).join(", ")}` }),
     data.sources.filter((s) => s.failed).map((s) => h("p", { class: "error", text: `source ${s.name}: ${s.failed}` })),
     data.entries.map((e) =>
       h(
@@ -245,7 +245,9 @@ export function onInstall(message) {
       add(steps, item);
     }
     item.dataset.state = message.state;
-    item.textContent = `${message.step} - ${message.state}${message.detail ? `: ${message.detail}` : ""}`;
+    // a detail may begin with the state already ("failed: ..."): said once
+    const detail = (message.detail || "").startsWith(`${message.state}: `) ? message.detail.slice(message.state.length + 2) : message.detail;
+    item.textContent = `${message.step} - ${message.state}${detail ? `: ${detail}` : ""}`;
   } else if (message.type === "info" || message.type === "warn") {
     add(steps, h("li", { class: message.type, dataset: { message: message.type } }, message.message));
   } else if (message.type === "finished") {
