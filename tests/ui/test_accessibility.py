@@ -472,3 +472,17 @@ def test_every_view_loads_without_a_console_error_and_counts_read_right(ui: UiSe
     go(page, server, "/")
     page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
     assert re.search(r"\b1 skill\b", page.locator(".status > p.muted").first.inner_text())
+
+
+def test_a_long_server_detail_is_shown_whole_on_a_wide_screen(ui: UiSetup, page: Any) -> None:
+    """Found using the page at 1280 px: a long detail ("...; 1 tool not offered (NAME: must run
+    as tasks)") was cut with an ellipsis, and nothing on the page showed the rest."""
+    name = "a-server-whose-name-is-long-enough-to-push-its-detail-past-the-edge-of-a-wide-window"
+    ui.mcp_server(name, "crash_on_start")
+    ui.trust()
+    server = ui.start()
+    go(page, server, "/")
+    detail = page.locator(f'[data-server="{name}"][data-state="failed"] .detail')
+    detail.wait_for(timeout=60_000)
+    assert "(exit code 3)" in detail.inner_text()
+    assert detail.evaluate("(el) => el.scrollWidth <= el.clientWidth")
