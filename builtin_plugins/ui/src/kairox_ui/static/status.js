@@ -39,7 +39,12 @@ const count = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 const ACTION_LABELS = { restart: "Restart", stop: "Stop" };
 
-function serverRow(row) {
+// An untrusted item's detail is the kernel's advice for a terminal ("run `kairox trust PATH`"):
+// on this page the trust box above does it, so it says that instead
+const TRUST_ABOVE = "waits for your trust: see what it would run and Trust this workspace, above";
+const shownDetail = (row, offered) => (offered && row.state === "untrusted" ? TRUST_ABOVE : row.detail || "");
+
+function serverRow(row, offered = false) {
   const card = h("div", { class: "server", dataset: { server: row.name, state: row.state, kind: row.kind } });
   const diagnosticId = `diagnostic-${row.kind}-${row.name}`;
   // a failed pill is a real button (Enter and Space work) that opens the diagnostic
@@ -71,7 +76,7 @@ function serverRow(row) {
       h("span", { class: "name", text: row.name }),
       h("span", { class: "kind", text: row.kind }),
       row.state === "ready" && row.tools !== undefined ? h("span", { class: "muted", text: count(row.tools, "tool") }) : null,
-      h("span", { class: "detail", text: row.detail || "" }),
+      h("span", { class: "detail", text: shownDetail(row, offered) }),
       h(
         "span",
         { class: "actions" },
@@ -166,7 +171,7 @@ function render(data) {
       "section",
       { class: "servers" },
       h("h2", { text: "Servers" }),
-      data.servers.length ? data.servers.map(serverRow) : h("p", { class: "muted", text: "(no MCP, LSP or DAP servers declared)" }),
+      data.servers.length ? data.servers.map((row) => serverRow(row, trust !== null)) : h("p", { class: "muted", text: "(no MCP, LSP or DAP servers declared)" }),
     ),
   );
   add(root, 
@@ -185,7 +190,7 @@ function render(data) {
                 pill(b.state, b.bundle_state === "available" ? "found" : b.bundle_state),
                 h("a", { class: "name", href: "/plugins", text: b.name }),
                 h("span", { class: "kind", text: `bundle, ${b.scope}` }),
-                h("span", { class: "detail", text: b.detail || "" }),
+                h("span", { class: "detail", text: shownDetail(b, trust !== null) }),
               ),
             ),
           )
