@@ -407,3 +407,82 @@ def test_opening_an_item_by_keyboard_takes_the_focus_to_its_detail(
     assert heading.evaluate("h => h === document.activeElement")
     box = heading.bounding_box()
     assert box is not None and 0 <= box["y"] < 800
+
+
+#: how many lines the text of an element takes (the distinct tops of its line boxes)
+LINES = "(el) => { const r = document.createRange(); r.selectNodeContents(el); return new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size; }"
+
+
+def test_trace_times_and_server_names_read_whole_at_both_widths(ui: UiSetup, page: Any) -> None:
+    """Found using the page: at 1280 px each time wrapped as "1:00:3" over "9 AM" (long details
+    squeezed its column), and at 360 px a failed row's server name broke a letter or two a line."""
+    ui.mcp_server("warehouse-inventory", "crash_on_start")
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.trust()
+    server = ui.start()
+    go(page, server, "/events")
+    failed = page.locator('tr[data-kind="McpServerFailed"][data-server="warehouse-inventory"]')
+    failed.wait_for(timeout=60_000)
+    page.locator('tr[data-kind="ToolsChanged"][data-server="mcp:echo"]').wait_for(timeout=60_000)
+    times = page.locator("table.trace tbody tr td:first-child")
+    assert [times.nth(i).evaluate(LINES) for i in range(times.count())] == [1] * times.count()
+    page.set_viewport_size({"width": 360, "height": 740})
+    assert failed.locator("td").nth(2).evaluate(LINES) == 1
+    assert failed.locator("td").nth(0).evaluate(LINES) == 1
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360
+
+
+ACTIVE = "() => { const e = document.activeElement; return e ? e.tagName + (e.id ? '#' + e.id : '') + ' ' + (e.getAttribute('aria-label') || e.textContent) : null; }"
+
+
+def test_a_button_pressed_by_keyboard_keeps_the_focus_while_its_request_runs(ui: UiSetup, page: Any) -> None:
+    """Found using the page by keyboard: a button disabled while its request ran lost the focus to
+    <body> (Chrome blurs a disabled control), so after *Disable greet* or *Trust this workspace*
+    the next Tab started again at the top of the page."""
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.write(".kairox/skills/hello.md", SKILL)
+    server = ui.start()
+    go(page, server, "/")
+    page.locator('[data-action="trust-workspace"]').focus()
+    page.keyboard.press("Enter")
+    page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
+    assert page.locator("section.trust").count() == 0
+    assert page.evaluate(ACTIVE) == "H1#title Status"  # its box is gone: the page's heading, not <body>
+    go(page, server, "/skills")
+    page.locator('[data-skill="hello"] [data-action="toggle"]').focus()
+    page.keyboard.press("Enter")
+    page.locator('[data-skill="hello"][data-enabled="false"]').wait_for()
+    expect(page.locator('[data-skill="hello"] [data-action="toggle"]')).to_be_enabled()
+    assert page.evaluate(ACTIVE) == "BUTTON Enable hello"
+
+
+def test_every_view_loads_without_a_console_error_and_counts_read_right(ui: UiSetup, page: Any) -> None:
+    """Found using the page: each view logged a 404 (the browser's own /favicon.ico request) in
+    the console, and the Status page said "1 skills"."""
+    ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    ui.write(".kairox/skills/hello.md", SKILL)
+    ui.trust()
+    server = ui.start()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    for path in TITLES:
+        go(page, server, path)
+        page.wait_for_timeout(300)  # the icon is asked for after the load
+    assert errors == []
+    go(page, server, "/")
+    page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
+    assert re.search(r"\b1 skill\b", page.locator(".status > p.muted").first.inner_text())
+
+
+def test_a_long_server_detail_is_shown_whole_on_a_wide_screen(ui: UiSetup, page: Any) -> None:
+    """Found using the page at 1280 px: a long detail ("...; 1 tool not offered (NAME: must run
+    as tasks)") was cut with an ellipsis, and nothing on the page showed the rest."""
+    name = "a-server-whose-name-is-long-enough-to-push-its-detail-past-the-edge-of-a-wide-window"
+    ui.mcp_server(name, "crash_on_start")
+    ui.trust()
+    server = ui.start()
+    go(page, server, "/")
+    detail = page.locator(f'[data-server="{name}"][data-state="failed"] .detail')
+    detail.wait_for(timeout=60_000)
+    assert "(exit code 3)" in detail.inner_text()
+    assert detail.evaluate("(el) => el.scrollWidth <= el.clientWidth")

@@ -164,3 +164,10 @@ def test_config_errors_read_as_kairox_status_prints_them_with_secret_values_mask
     assert "environment variable CLOCK_API_KEY is not set" in clock and "<redacted> variable" not in clock
     assert "environment variable CLOCK_API_KEY is not set" in printed
     assert SECRET not in text
+    # kairox status too, as text and as JSON (it printed the value in tool_timeout's error)
+    as_json = ui.cli("status", "--json")
+    assert "expected a number, got '<redacted>'" in printed and "mcp_servers.other.tool_timeout" in as_json.stdout
+    assert SECRET not in printed + as_json.stdout + as_json.stderr
+    # the server's row too: the kernel's hint is prose, not a value to hide
+    detail = next(s["detail"] for s in json.loads(text)["servers"] if s["name"] == "clock")
+    assert "(write ${CLOCK_API_KEY:-default} for a fallback)" in detail, detail

@@ -204,6 +204,9 @@ def test_an_untrusted_workspace_is_trusted_from_the_page(ui: UiSetup, page: Any)
     pill(page, "echo", "untrusted").wait_for()
     box = page.locator("section.trust")
     assert "well_behaved.py" in box.inner_text()  # what would run, shown before trusting
+    # the page's own way, not a command to type ("run `kairox trust PATH`", its detail said)
+    assert "kairox trust" not in page.locator("main").inner_text()
+    assert "Trust this workspace, above" in page.locator('[data-server="echo"] .detail').inner_text()
     box.locator('[data-action="trust-workspace"]').click()
     pill(page, "echo", "ready").wait_for(timeout=60_000)
     assert page.locator("section.trust").count() == 0

@@ -21,6 +21,9 @@ def open_page(page: Any, url: str) -> None:
 
 def test_a_stopped_backend_is_shown_at_once_and_reconnected_when_it_returns(ui: UiSetup, page: Any) -> None:
     ui.mcp_server("echo", "well_behaved", "--name", "echo")
+    shutil.copytree(
+        peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
+    )
     ui.trust()
     first = ui.start()
     port = int(first.base.rsplit(":", 1)[1])
@@ -38,6 +41,8 @@ def test_a_stopped_backend_is_shown_at_once_and_reconnected_when_it_returns(ui: 
     page.locator('[data-server="echo"][data-state="unknown"]').wait_for(timeout=5_000)
     assert page.locator('[data-server="echo"] button').count() == 0  # no restart/stop offered
     assert page.locator("#main button:enabled").count() == 0
+    # a bundle's pill too (it said "loaded", in grey)
+    assert page.locator('[data-kind="bundle"][data-server="release-notes"] .pill').inner_text() == "unknown"
 
     second = ui.start(port)  # the same port, the same home: the token kept there
     assert second.token == first.token
@@ -45,6 +50,7 @@ def test_a_stopped_backend_is_shown_at_once_and_reconnected_when_it_returns(ui: 
     assert banner.count() == 0
     assert page.locator("#conn").get_attribute("data-connected") == "true"
     assert ready.locator('[data-action="stop"]').is_enabled()
+    assert page.locator('[data-kind="bundle"][data-server="release-notes"] .pill').inner_text() == "loaded"
     assert page.evaluate("window.__kept") == "same document"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import peers
 import pytest
+from playwright.sync_api import expect
 from ui_helpers import UiSetup
 
 pytestmark = pytest.mark.integration
@@ -41,6 +42,11 @@ def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any)
     page.goto(server.base + "/marketplace")
     page.wait_for_selector('#conn[data-connected="true"]')
 
+    page.locator('input[name="q"]').fill("clock")  # "1 entry", not "1 entries"
+    expect(page.locator(".entries > p.muted").first).to_have_text("1 entry from team (3)")
+    page.locator('input[name="q"]').fill("")
+    page.locator('[data-entry="never-here"]').wait_for()
+
     # requirements not met: Install is not offered
     page.locator('[data-entry="never-here"]').click()
     page.locator('.entry-detail[data-entry="never-here"] [data-unmet="true"]').wait_for()
@@ -49,6 +55,14 @@ def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any)
     # a secret: the value typed verifies it; the page names the variable to export
     page.locator('[data-entry="clock"]').click()
     page.locator('.entry-detail[data-entry="clock"]').wait_for()
+    # left empty, the verify fails (the variable is not set) and nothing is written; each
+    # step says its state once (it read "failed: failed: environment variable ...")
+    page.locator('[data-action="install"]').click()
+    page.locator('.outcome[data-outcome="failed"]').wait_for(timeout=90_000)
+    failed = page.locator('ol.steps li[data-state="failed"]').inner_text()
+    assert "failed: environment variable CLOCK_API_KEY is not set" in failed and "failed: failed" not in failed
+    assert "${CLOCK_API_KEY:-default}" in failed  # the hint as written, not "<redacted>"
+    assert not (ui.workspace / "kairox.toml").read_text().count("clock")
     page.locator('input[name="input:CLOCK_API_KEY"]').fill(TYPED)
     page.locator('select[name="scope"]').select_option("user")
     page.locator('[data-action="install"]').click()
@@ -64,9 +78,15 @@ def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any)
     offer = page.locator('.outcome[data-outcome="ok"] [data-needs="trust"]')
     offer.wait_for(timeout=90_000)
     assert "echo-server" in offer.inner_text() and "well_behaved.py" in offer.inner_text()
-    offer.locator('[data-action="trust-install"]').click()
+    offer.locator('[data-action="trust-install"]').focus()
+    page.keyboard.press("Enter")
     page.locator('[data-needs="trust"][data-trusted="true"]').wait_for()
+    # by keyboard, the focus goes to what the button did (it stays disabled), not <body>
+    assert page.evaluate("document.activeElement.textContent").startswith("trusted: it starts now")
     deadline = time.monotonic() + 60
     while {s["name"]: s["state"] for s in server.json("/api/status")["servers"]}.get("echo-server") != "ready":
         assert time.monotonic() < deadline, server.json("/api/status")
         time.sleep(0.1)
+    # the open entry says what the list says (it kept saying "not installed")
+    where = page.locator('.entry-detail[data-entry="echo-server"] [data-where]')
+    expect(where).to_have_text("installed: workspace, ready", timeout=30_000)

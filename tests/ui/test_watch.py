@@ -465,13 +465,18 @@ def test_secrets_in_the_config_are_never_printed(tmp_path: Path, no_leftovers: N
         '[mcp_servers.remote]\ntype = "streamable_http"\n'
         'url = "http://alice:hunter2-secret@127.0.0.1:9/mcp?api_key=sk-live-123456"\n'
         'headers = { Authorization = "Bearer tok-abcdef123456" }\nstartup_timeout_sec = 5\n'
+        # a secret's value in a field that is not secret: its error quoted it (in the server's
+        # line and the "config problem" warning), which pattern redaction cannot know
+        '\n[mcp_servers.other]\ncommand = "true"\nenv = { SERVICE_KEY = "svc-key-7f3e9a21" }\n'
+        'tool_timeout = "svc-key-7f3e9a21"\n'
     )
     ws, env = _workspace(tmp_path, {}, extra=extra)
     for args in (("--once",), ("--once", "--json")):
         result = _run(ws, env, *args)
         both = result.stdout + result.stderr
         assert "remote" in result.stdout
-        for secret in ("hunter2-secret", "sk-live-123456", "tok-abcdef123456"):
+        assert "expected a number, got '<redacted>'" in result.stdout
+        for secret in ("hunter2-secret", "sk-live-123456", "tok-abcdef123456", "svc-key-7f3e9a21"):
             assert secret not in both
 
 

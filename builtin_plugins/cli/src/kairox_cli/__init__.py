@@ -4,7 +4,9 @@
 denied call or failed tool in ``fn`` ends the command with a one-line error,
 exit 1),
 ``want_json(ctx, flag)`` and ``echo_json(data)`` follow the global ``--json``,
-``tty_approver(yes)`` asks the user on a terminal, ``parse_pairs(values,
+``tty_approver(yes)`` asks the user on a terminal, ``config_secrets(rt)`` and
+``mask_secrets(value, secrets)`` mask the config's secret values in what a command prints,
+``parse_pairs(values,
 option=)`` reads repeated ``KEY=VALUE`` options, ``lazy_command(name,
 "module:attr", help)`` defers importing a command's module until it runs, and
 ``command(name, "module:attr", help)`` is a whole ``kairox_register_commands``

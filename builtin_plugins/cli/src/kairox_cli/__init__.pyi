@@ -15,7 +15,9 @@ from ._main import (
 )
 from ._util import (
     CommandFailed as CommandFailed,
+    config_secrets as config_secrets,
     echo_json as echo_json,
+    mask_secrets as mask_secrets,
     parse_pairs as parse_pairs,
     run_with_runtime as run_with_runtime,
     scope_option as scope_option,

@@ -14,7 +14,7 @@ from kairox.ext import terminal_safe as safe
 from kairox.protocols import WithholdsTools
 
 from ._lazy import lazy_command
-from ._util import echo_json, run_with_runtime, state_of, tty_approver, want_json
+from ._util import config_secrets, echo_json, mask_secrets, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
     from kairox import Runtime, RuntimeStatus
@@ -70,6 +70,14 @@ def _allow_rule_marks(rt: Runtime) -> list[tuple[str, str, str, bool]]:
 
 
 def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
+    """What ``kairox status`` shows, the config's secret values masked wherever they occur: an
+    error about a non-secret field quotes its value, which may be a secret's too
+    (``tool_timeout = "<the API key>"``: "expected a number, got '...'")."""
+    data: dict[str, Any] = mask_secrets(_status_dict(rt, status), config_secrets(rt))
+    return data
+
+
+def _status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
     marks = _allow_rule_marks(rt)
     return {
         "ok": status.ok,

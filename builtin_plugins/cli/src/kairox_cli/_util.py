@@ -14,7 +14,7 @@ import attrs
 import click
 
 from kairox import Event, HookFailed
-from kairox.ext import LoadFailure, PluginHost, build_plugin_host
+from kairox.ext import REDACTED, LoadFailure, PluginHost, build_plugin_host, redact
 
 if TYPE_CHECKING:  # imported when a command runs: `kairox plugins` and `--help` never load the runtime
     from click.decorators import FC
@@ -176,8 +176,10 @@ def run_with_runtime(
                     elicitation_callback=tty_elicitation() if start is not False else None,
                 ) as rt:
                     if warn_config:
+                        secrets = config_secrets(rt)  # an error may quote a secret's value
                         for error in rt.config.errors:
-                            click.echo(f"kairox: config problem: {terminal_safe(str(error))}", err=True)
+                            shown = mask_secrets(str(error), secrets)
+                            click.echo(f"kairox: config problem: {terminal_safe(shown)}", err=True)
                         pending = rt.trust.pending
                         if start is not False and pending:
                             n = len(pending)
@@ -569,3 +571,34 @@ def tty_elicitation() -> HostCallback:
         return types.ElicitResult.model_validate({"action": action, "content": content})
 
     return answer
+
+
+def _secret_values(raw: Any, shown: Any) -> set[str]:
+    """The string values of ``raw`` that :func:`redact` hid whole (``shown`` is its answer)."""
+    if isinstance(raw, dict) and isinstance(shown, dict):
+        return {v for k in raw.keys() & shown.keys() for v in _secret_values(raw[k], shown[k])}
+    if isinstance(raw, list) and isinstance(shown, list):
+        return {v for a, b in zip(raw, shown, strict=True) for v in _secret_values(a, b)}
+    # a value of a few characters would mask words of the prose
+    return {raw} if isinstance(raw, str) and len(raw) >= 4 and shown == REDACTED and raw != REDACTED else set()
+
+
+def mask_secrets(value: Any, secrets: list[str]) -> Any:
+    """``value`` (strings, lists and dicts of them) with each of ``secrets`` replaced by
+    ``<redacted>`` wherever it occurs in a string (values, not the words around them)."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: mask_secrets(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_secrets(v, secrets) for v in value]
+    return value
+
+
+def config_secrets(rt: Runtime) -> list[str]:
+    """The config's secret values (those :func:`kairox.ext.redact` hides whole: env and header
+    values, secret-looking keys), longest first: an error about another field may quote one
+    (``tool_timeout = "<the key>"``), which pattern redaction cannot know is a secret."""
+    return sorted(_secret_values(rt.config.raw, redact(rt.config.raw)), key=len, reverse=True)

@@ -28,6 +28,7 @@ from kairox.ext import redact
 from kairox_catalog.progress import Progress, Step
 
 from .views import mask
+from .watch import redact_record
 
 __all__ = ["Approvals", "Hub", "JobProgress", "Message", "call_shown", "event_message", "server_of"]
 
@@ -91,12 +92,13 @@ def call_shown(arguments: Mapping[str, Any], result: ToolResult | None, secrets:
 
 
 def event_message(event: Event, seq: int) -> dict[str, Any]:
-    """A runtime event as the trace shows it (secrets redacted as ``kairox config show`` does)."""
+    """A runtime event as the trace shows it: secrets redacted as ``kairox watch`` shows them
+    (values hidden, prose as written: a hint's ``${NAME:-default}`` is no value)."""
     try:
         data = event.to_dict()
     except Exception as exc:  # a plugin's event that does not serialize: say so, keep going
         data = {"kind": event.kind, "error": f"cannot show this event: {type(exc).__name__}"}
-    data = _finite(redact(data))
+    data = _finite(redact_record(data))
     return {"seq": seq, "time": time.time(), "kind": event.kind, "server": server_of(data), "data": data}
 
 
@@ -238,7 +240,9 @@ class JobProgress(Progress):
         self.log: list[dict[str, Any]] = []
 
     def _send(self, **data: Any) -> None:
-        message = {"job": self.job, **redact(data)}
+        # prose as written (the kernel's hint ``${NAME:-default}`` is no value), values hidden,
+        # and the config's secret values masked wherever they occur
+        message = {"job": self.job, **mask(redact_record(data), self.hub.secrets)}
         self.log.append(message)
         self.hub.publish("install", message)
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from kairox import Runtime, ServerState, ServerStatus
 from kairox.ext import REDACTED, SkillDef, SkillRegistry, redact
 
+from .watch import redact_record
+
 if TYPE_CHECKING:
     from .holder import RuntimeHolder
 
@@ -203,7 +205,8 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
         "trust": trust_view(rt),
     }
     secrets = secret_values(rt)
-    result: dict[str, Any] = mask(redact(data), secrets)
+    # values hidden, prose as written (a server's detail may carry the hint ``${NAME:-default}``)
+    result: dict[str, Any] = mask(redact_record(data), secrets)
     # kairox's own prose (a file, a field path, what was expected), which pattern redaction
     # garbles (``CLOCK_API_KEY: environment variable ...`` read as a key and its value)
     result["config_errors"] = mask([str(e) for e in status.config_errors], secrets)

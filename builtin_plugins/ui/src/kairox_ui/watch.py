@@ -33,12 +33,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import attrs
 import click
 
 from kairox import ServerState, ServerStatus
 from kairox.ext import redact, redact_url, terminal_safe
 from kairox.files import glob_match
-from kairox_cli import run_with_runtime, want_json
+from kairox_cli import config_secrets, mask_secrets, run_with_runtime, want_json
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
@@ -487,6 +488,17 @@ def _in_place_possible() -> bool:
 
 
 # -- the watch ---------------------------------------------------------------------------
+def _masked(server: ServerStatus, secrets: list[str]) -> ServerStatus:
+    """``server`` with the config's secret values masked in what it says (an error about a
+    non-secret field quotes its value, which may be a secret's too)."""
+    if not secrets:
+        return server
+    return attrs.evolve(
+        server,
+        detail=mask_secrets(server.detail, secrets),
+        source=mask_secrets(server.source, secrets),
+        log_tail=tuple(mask_secrets(list(server.log_tail), secrets)),
+    )
 
 
 class _Watch:
@@ -500,9 +512,10 @@ class _Watch:
         self.screen: _Screen | None = None
         self.colour = False
         self.keys: int | None = None  # the terminal's fd whose `q` ends the watch
+        self.secrets = config_secrets(rt)
 
     def servers(self) -> list[ServerStatus]:
-        return [s for s in self.rt.status().servers if self.filt.server(s)]
+        return [_masked(s, self.secrets) for s in self.rt.status().servers if self.filt.server(s)]
 
     def header(self, servers: Sequence[ServerStatus]) -> str:
         where = _clean(self.rt.workspace)
@@ -511,7 +524,7 @@ class _Watch:
 
     # every event of the bus, in order
     def event(self, event: Event) -> None:
-        record = event_record(event)
+        record = mask_secrets(event_record(event), self.secrets)
         if not self.filt.event(record):
             return
         now = time.time()
@@ -720,7 +733,8 @@ class _KeyReader:
 
 async def _watch_once(rt: Runtime, filt: _Filter, as_json: bool) -> int:
     status = rt.status()
-    servers = [s for s in status.servers if filt.server(s)]
+    secrets = config_secrets(rt)
+    servers = [_masked(s, secrets) for s in status.servers if filt.server(s)]
     if as_json:
         click.echo(
             json.dumps(

@@ -1,5 +1,5 @@
 // The dashboard's entry module: picks the page, keeps one EventSource open, shows approvals.
-import { api, clear, h, hasToken, notice, streamUrl } from "./dom.js";
+import { api, clear, h, hasToken, notice, setDisabled, streamUrl } from "./dom.js";
 import * as status from "./status.js";
 import * as marketplace from "./marketplace.js";
 import * as skills from "./skills.js";
@@ -118,7 +118,7 @@ function showDown(why) {
   page.onDisconnect?.(context);
   for (const control of main.querySelectorAll("button, input, select, textarea")) {
     if (!control.disabled) {
-      control.disabled = true;
+      setDisabled(control, true);
       control.dataset.offline = "true";
     }
   }
@@ -132,7 +132,7 @@ function showUp() {
   banner?.remove();
   banner = null;
   for (const control of main.querySelectorAll("[data-offline]")) {
-    control.disabled = false;
+    setDisabled(control, false);
     delete control.dataset.offline;
   }
 }

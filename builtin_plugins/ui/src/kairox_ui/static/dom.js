@@ -171,8 +171,10 @@ const FOCUSABLE = "button:not([disabled]), a[href], input:not([disabled]), selec
 // control that had it gets it back, or, if it is gone, the first control of the item it was
 // in (WCAG 2.2: a live update must not send the focus to <body>).
 export function keepFocus(root, rebuild) {
-  const active = document.activeElement;
-  if (!active || active === document.body || !root.contains(active)) return rebuild();
+  let active = document.activeElement;
+  // a control disabled while its request runs lost the focus to <body>: it is the one to keep
+  if (!active || active === document.body) active = root.querySelector("[data-had-focus]");
+  if (!active || !root.contains(active)) return rebuild();
   const own = ["action", "answer"].filter((k) => active.dataset[k] !== undefined).map((k) => `[data-${k}="${CSS.escape(active.dataset[k])}"]`);
   const name = active.getAttribute("name");
   const self = `${active.tagName.toLowerCase()}${identity(active)}${own.join("")}${name ? `[name="${CSS.escape(name)}"]` : ""}`;
@@ -184,8 +186,33 @@ export function keepFocus(root, rebuild) {
   const result = rebuild();
   const item = items.length ? root.querySelector(items.join(" ")) : null;
   const again = root.querySelector([...items, self].join(" ")) || item?.querySelector(FOCUSABLE);
-  again?.focus({ preventScroll: true });
+  if (again) again.focus({ preventScroll: true });
+  else if (!active.isConnected) focusTitle(); // its item is gone (a trust box once trusted): the page's heading, not <body>
   return result;
+}
+
+// The page's h1: where the focus goes when what had it is gone.
+export function focusTitle() {
+  const title = document.getElementById("title");
+  if (!title) return;
+  title.tabIndex = -1;
+  title.focus({ preventScroll: true });
+}
+
+// Disable (or enable again) a control. A focused control that is disabled loses the focus to
+// <body> (so the next Tab starts at the top of the page): it gets it back when it is enabled
+// again, or, re-rendered meanwhile, keepFocus gives it to its new copy.
+export function setDisabled(control, disabled) {
+  if (disabled) {
+    if (document.activeElement === control) control.dataset.hadFocus = "true";
+    control.disabled = true;
+    return;
+  }
+  control.disabled = false;
+  const had = control.dataset.hadFocus !== undefined;
+  delete control.dataset.hadFocus;
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (had && lost && control.isConnected) control.focus({ preventScroll: true });
 }
 
 // Element.append with nested arrays of children (what h() takes)

@@ -1,5 +1,5 @@
 // Marketplace: search every catalog source, an entry's requirements, install with live progress.
-import { add, api, clear, focusHeading, h, keepFocus, notice, section, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, section, setDisabled, submitForm, tryApi } from "./dom.js";
 
 let list = null;
 let detail = null;
@@ -66,6 +66,7 @@ export function onStatus(status) {
     e.state = state;
     list.querySelector(`[data-key="${CSS.escape(e.key)}"] .installed`)?.replaceWith(installedLine(e));
   }
+  refreshWhere();
 }
 
 function render(data) {
@@ -74,7 +75,7 @@ function render(data) {
   for (const e of data.entries) listed.set(e.key, e);
   list.dataset.query = data.query;
   add(list, 
-    h("p", { class: "muted", text: `${data.entries.length} entries from ${data.sources.map((s) => `${s.name} (${s.entries})`).join(", ")}` }),
+    h("p", { class: "muted", text: `${data.entries.length} ${data.entries.length === 1 ? "entry" : "entries"} from ${data.sources.map((s) => `${s.name} (${s.entries})`).join(", ")}` }),
     data.sources.filter((s) => s.failed).map((s) => h("p", { class: "error", text: `source ${s.name}: ${s.failed}` })),
     data.entries.map((e) =>
       h(
@@ -88,6 +89,7 @@ function render(data) {
       ),
     ),
   );
+  refreshWhere();
 }
 
 // An entry's icon: a data: image only (the page's CSP loads no remote image), decoration beside
@@ -107,6 +109,21 @@ function installedLine(e) {
   if (!e.installed.length) return null;
   const where = e.installed.map((p) => `${p.scope}${p.enabled ? "" : " (disabled)"}`).join(" and ");
   return h("span", { class: "installed", dataset: { state: e.state || "" } }, `installed: ${where}${e.state ? `, ${e.state.replace("_", " ")}` : ""}`);
+}
+
+// The open entry's "installed: ..." or "not installed" line (data-where), kept current from the list
+function whereLine(e) {
+  const line = installedLine(e) ?? h("p", { class: "muted", dataset: { installed: "no" }, text: "not installed" });
+  line.dataset.where = "";
+  return line;
+}
+
+// An install, an uninstall or a reopen changed what is installed and runs: the open entry says so too
+// (it kept saying "not installed" beside a list that said "installed: workspace, ready")
+function refreshWhere() {
+  const e = detail?.dataset.key ? listed.get(detail.dataset.key) : null;
+  const line = detail?.querySelector("[data-where]");
+  if (e && line) line.replaceWith(whereLine(e));
 }
 
 function inputsForm(entry) {
@@ -184,11 +201,12 @@ async function show(key) {
     ),
   );
   detail.dataset.entry = entry.name;
+  detail.dataset.key = entry.key;
   add(detail, 
     h("h2", {}, icon(entry), entry.title && entry.title !== entry.name ? `${entry.name} - ${entry.title}` : entry.name),
     h("p", { class: "muted", text: `${entry.kind || "mcp-server"} from ${entry.source}${entry.version ? `, version ${entry.version}` : ""}` }),
     entry.description ? h("p", { text: entry.description }) : null,
-    installedLine(entry) ?? h("p", { class: "muted", dataset: { installed: "no" }, text: "not installed" }),
+    whereLine(entry),
     entry.command_line ? h("p", {}, "launch: ", h("code", { text: entry.command_line })) : null,
     entry.from ? h("p", {}, "from: ", h("code", { text: entry.from })) : null,
     entry.install_hint ? h("p", { text: `install: ${entry.install_hint}` }) : null,
@@ -227,7 +245,9 @@ export function onInstall(message) {
       add(steps, item);
     }
     item.dataset.state = message.state;
-    item.textContent = `${message.step} - ${message.state}${message.detail ? `: ${message.detail}` : ""}`;
+    // a detail may begin with the state already ("failed: ..."): said once
+    const detail = (message.detail || "").startsWith(`${message.state}: `) ? message.detail.slice(message.state.length + 2) : message.detail;
+    item.textContent = `${message.step} - ${message.state}${detail ? `: ${detail}` : ""}`;
   } else if (message.type === "info" || message.type === "warn") {
     add(steps, h("li", { class: message.type, dataset: { message: message.type } }, message.message));
   } else if (message.type === "finished") {
@@ -272,13 +292,16 @@ function needsTrust(pending) {
       type: "button",
       dataset: { action: "trust-install" },
       onclick: async () => {
-        button.disabled = true;
+        setDisabled(button, true);
         try {
           await api("/api/trust", { method: "POST" });
           box.dataset.trusted = "true";
-          add(box, h("p", { text: "trusted: it starts now (see the Status page)" }));
+          const done = h("p", { tabindex: "-1", text: "trusted: it starts now (see the Status page)" });
+          add(box, done);
+          // the button stays disabled (it is done): the focus it had goes to what it did, not <body>
+          if (button.dataset.hadFocus !== undefined) done.focus({ preventScroll: true });
         } catch (error) {
-          button.disabled = false;
+          setDisabled(button, false);
           notice(error.message, "error");
         }
       },

@@ -1,5 +1,5 @@
 // Skills: every skill by scope with shadowing; enable/disable per scope; body and arguments form.
-import { add, api, clear, focusHeading, h, keepFocus, notice, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, keepFocus, notice, setDisabled, submitForm, tryApi } from "./dom.js";
 
 let root = null;
 let panel = null;
@@ -91,7 +91,7 @@ function row(s) {
       dataset: { action: "toggle" },
       "aria-label": `${s.enabled ? "Disable" : "Enable"} ${s.name}`,
       onclick: async () => {
-        button.disabled = true;
+        setDisabled(button, true);
         try {
           const result = await api(`/api/skills/${encodeURIComponent(s.name)}/enabled`, {
             method: "POST",
@@ -106,7 +106,7 @@ function row(s) {
         } catch (error) {
           notice(error.message, "error");
         } finally {
-          button.disabled = false;
+          setDisabled(button, false);
         }
       },
     },

@@ -1,5 +1,5 @@
 // Status: a pill per server and per bundle, live; diagnostics of failed servers; trust.
-import { add, clear, h, keepFocus, notice, pill, tryApi } from "./dom.js";
+import { add, clear, h, keepFocus, notice, pill, setDisabled, tryApi } from "./dom.js";
 
 let root = null;
 const open = new Set();
@@ -34,9 +34,17 @@ function diagnostic(row, id) {
   return details;
 }
 
+// "1 skill", "2 skills"
+const count = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 const ACTION_LABELS = { restart: "Restart", stop: "Stop" };
 
-function serverRow(row) {
+// An untrusted item's detail is the kernel's advice for a terminal ("run `kairox trust PATH`"):
+// on this page the trust box above does it, so it says that instead
+const TRUST_ABOVE = "waits for your trust: see what it would run and Trust this workspace, above";
+const shownDetail = (row, offered) => (offered && row.state === "untrusted" ? TRUST_ABOVE : row.detail || "");
+
+function serverRow(row, offered = false) {
   const card = h("div", { class: "server", dataset: { server: row.name, state: row.state, kind: row.kind } });
   const diagnosticId = `diagnostic-${row.kind}-${row.name}`;
   // a failed pill is a real button (Enter and Space work) that opens the diagnostic
@@ -67,8 +75,8 @@ function serverRow(row) {
       badge,
       h("span", { class: "name", text: row.name }),
       h("span", { class: "kind", text: row.kind }),
-      row.state === "ready" && row.tools !== undefined ? h("span", { class: "muted", text: `${row.tools} tools` }) : null,
-      h("span", { class: "detail", text: row.detail || "" }),
+      row.state === "ready" && row.tools !== undefined ? h("span", { class: "muted", text: count(row.tools, "tool") }) : null,
+      h("span", { class: "detail", text: shownDetail(row, offered) }),
       h(
         "span",
         { class: "actions" },
@@ -127,8 +135,9 @@ function trustBox(trust) {
         class: "primary",
         dataset: { action: "trust-workspace" },
         onclick: async (event) => {
-          event.target.disabled = true;
+          setDisabled(event.target, true);
           if (await act("/api/trust")) notice("workspace trusted; reopening the runtime");
+          else setDisabled(event.target, false);
         },
       },
       "Trust this workspace",
@@ -139,7 +148,8 @@ function trustBox(trust) {
 // The backend is gone: what ran is not known any more, and nothing can be asked of it.
 export function onDisconnect(context) {
   if (!context.status) return;
-  const unknown = (rows) => rows.map((row) => ({ ...row, state: "unknown", actions: [], diagnostic: null, detail: "" }));
+  // (a bundle's pill says its bundle_state: "loaded" would claim what is not known either)
+  const unknown = (rows) => rows.map((row) => ({ ...row, state: "unknown", bundle_state: "unknown", actions: [], diagnostic: null, detail: "" }));
   onStatus({ ...context.status, servers: unknown(context.status.servers), bundles: unknown(context.status.bundles) });
 }
 
@@ -152,7 +162,7 @@ function render(data) {
   root.dataset.generation = String(data.generation);
   root.dataset.starting = String(data.starting);
   add(root, 
-    h("p", { class: "muted" }, "workspace ", h("code", { text: data.workspace, "data-mask": true }), ` - ${data.tools} tools, ${data.skills} skills`),
+    h("p", { class: "muted" }, "workspace ", h("code", { text: data.workspace, "data-mask": true }), ` - ${count(data.tools, "tool")}, ${count(data.skills, "skill")}`),
   );
   const trust = trustBox(data.trust);
   if (trust) add(root, trust);
@@ -161,7 +171,7 @@ function render(data) {
       "section",
       { class: "servers" },
       h("h2", { text: "Servers" }),
-      data.servers.length ? data.servers.map(serverRow) : h("p", { class: "muted", text: "(no MCP, LSP or DAP servers declared)" }),
+      data.servers.length ? data.servers.map((row) => serverRow(row, trust !== null)) : h("p", { class: "muted", text: "(no MCP, LSP or DAP servers declared)" }),
     ),
   );
   add(root, 
@@ -180,7 +190,7 @@ function render(data) {
                 pill(b.state, b.bundle_state === "available" ? "found" : b.bundle_state),
                 h("a", { class: "name", href: "/plugins", text: b.name }),
                 h("span", { class: "kind", text: `bundle, ${b.scope}` }),
-                h("span", { class: "detail", text: b.detail || "" }),
+                h("span", { class: "detail", text: shownDetail(b, trust !== null) }),
               ),
             ),
           )

@@ -56,9 +56,9 @@ export function onTrace(e) {
   const tr = h(
     "tr",
     { dataset: { kind: e.kind, server: e.server, seq: e.seq, ...(marked ? { severity: marked } : {}), ...(e.call ? { call: "" } : {}) } },
-    h("td", { class: "mono", text: new Date(e.time * 1000).toLocaleTimeString() }),
+    h("td", { class: "mono time", text: new Date(e.time * 1000).toLocaleTimeString() }),
     h("td", { class: "kind" }, e.kind, marked ? h("span", { class: `tag ${marked}`, text: marked }) : null),
-    h("td", { text: e.server }),
+    h("td", { class: "subject", text: e.server }),
     h("td", { class: "mono details" }, e.call ? expandable(details, e.call) : details),
   );
   tr.hidden = !visible(tr);
