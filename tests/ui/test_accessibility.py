@@ -465,10 +465,14 @@ def test_every_view_loads_without_a_console_error_and_counts_read_right(ui: UiSe
     server = ui.start()
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    commands: dict[str, list[str]] = {}
     for path in TITLES:
         go(page, server, path)
         page.wait_for_timeout(300)  # the icon is asked for after the load
+        # the page's own controls, not commands to type: "the same files as kairox skills enable"
+        commands[path] = re.findall(r"\bkairox (?:skills|plugins?|trust|catalog|config|status|mcp|init) [a-z]+", page.locator("main").inner_text())
     assert errors == []
+    assert commands == {path: [] for path in TITLES}
     go(page, server, "/")
     page.locator('[data-server="echo"][data-state="ready"]').wait_for(timeout=60_000)
     assert re.search(r"\b1 skill\b", page.locator(".status > p.muted").first.inner_text())

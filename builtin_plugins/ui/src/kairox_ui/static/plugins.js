@@ -7,7 +7,7 @@ let scopeSelect = null;
 export async function mount(main) {
   scopeSelect = h("select", { name: "scope", "aria-label": "Settings to change" }, h("option", { value: "user" }, "user settings"), h("option", { value: "workspace" }, "workspace settings"));
   root = h("div", { class: "plugins" });
-  add(main, h("p", { class: "muted" }, "Changes go to the ", scopeSelect, " (the same files as kairox plugin enable/disable); the runtime is reopened after each."), root);
+  add(main, h("p", { class: "muted" }, "Changes go to the ", scopeSelect, "; the runtime is reopened after each."), root);
   await load();
 }
 

@@ -11,7 +11,7 @@ export async function mount(main) {
   root = h("div", { class: "skills" });
   panel = h("div", { class: "skill-detail" });
   add(main, 
-    h("p", { class: "muted" }, "Enable or disable in the ", scopeSelect, " (the same files as kairox skills enable/disable; the skill files are not touched)."),
+    h("p", { class: "muted" }, "Enable or disable in the ", scopeSelect, " (the skill files are not touched)."),
     h("div", { class: "columns" }, root, panel),
   );
   await load();
