@@ -424,6 +424,8 @@ def test_trace_times_and_server_names_read_whole_at_both_widths(ui: UiSetup, pag
     failed = page.locator('tr[data-kind="McpServerFailed"][data-server="warehouse-inventory"]')
     failed.wait_for(timeout=60_000)
     page.locator('tr[data-kind="ToolsChanged"][data-server="mcp:echo"]').wait_for(timeout=60_000)
+    ready = page.locator('tr[data-kind="McpServerReady"][data-server="echo"] td.details')
+    assert re.search(r"startup_s=\d+(?:\.\d{1,3})?(?![\d.])", ready.inner_text())  # not every digit of a float
     times = page.locator("table.trace tbody tr td:first-child")
     assert [times.nth(i).evaluate(LINES) for i in range(times.count())] == [1] * times.count()
     page.set_viewport_size({"width": 360, "height": 740})

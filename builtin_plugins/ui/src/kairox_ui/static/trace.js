@@ -42,6 +42,13 @@ function severity(e) {
   return undefined;
 }
 
+// A value as the row shows it: a fraction to three significant digits (duration_s=0.177, not
+// 0.17684429899964016), text as it is, anything else as JSON.
+function shown(v) {
+  if (typeof v === "number" && !Number.isInteger(v)) return String(Number(v.toPrecision(3)));
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
 export function onTrace(e) {
   if (!body || body.querySelector(`[data-seq="${e.seq}"]`)) return;
   if (!kinds.has(e.kind)) {
@@ -50,7 +57,7 @@ export function onTrace(e) {
   }
   const details = Object.entries(e.data)
     .filter(([k]) => k !== "kind")
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .map(([k, v]) => `${k}=${shown(v)}`)
     .join("  ");
   const marked = severity(e);
   const tr = h(
