@@ -444,6 +444,8 @@ def test_a_tool_the_policy_asks_about_is_asked_in_the_page(ui: UiSetup, page: An
     result.wait_for()
     assert "declined" in result.inner_text()
     assert not marker.exists()  # the command never ran
+    # marked as the trace marks a denial, not shown like a result
+    assert "inset" in result.evaluate("(el) => getComputedStyle(el).boxShadow")
     page.locator('.tool-detail [data-action="call"]').click()
     page.locator("[data-approval]").locator('[data-answer="allow_once"]').click()
     page.locator('pre.result[data-outcome="ok"]').wait_for()
