@@ -322,6 +322,30 @@ async def test_a_held_prompt_is_continued_through_another_replica(tmp_path: Path
     assert [m.content.text for m in got.messages if isinstance(m.content, types.TextContent)] == ["Greet Ada."]
 
 
+def _gets(redis_url: str) -> int:
+    """How many GETs the Redis server has answered (each relayed retry looks its holder up with one)."""
+    import redis
+
+    with redis.Redis.from_url(redis_url) as client:
+        stats: dict[str, Any] = client.info("commandstats")
+    return int(stats.get("cmdstat_get", {}).get("calls", 0))
+
+
+async def test_a_made_up_request_state_is_refused_without_asking_redis(tmp_path: Path, redis_url: str) -> None:
+    """A retry is not counted by [serve.limits] (it continues a call that was): a state the
+    gateway could not have minted (a megabyte of it, a Redis glob, a key with the prefix's
+    separator and a newline) must be refused before any lookup, or every principal, over its
+    limits or not, could make each replica send Redis commands with keys of its choosing."""
+    ws = _asks(tmp_path, redis_url)
+    with serve_http(ws, "--stateless") as (url, _proc):
+        async with connect(url, token="attacker", mode=MODERN, sampling_callback=Host().sample) as attacker:
+            before = _gets(redis_url)
+            for state in ("x" * 1_000_000, "*", f"{tmp_path.name[:40]}:held:*", "a\r\nFLUSHALL\r\n", "A" * 42):
+                refused = await _refused(attacker, state, {})
+                assert "expired or is held by another replica" in str(refused)
+            assert _gets(redis_url) == before, "made-up request states were looked up in Redis"
+
+
 async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_url: str) -> None:
     """Replica A holds the call and dies (SIGKILL, its backend with it): the retry that
     reaches B fails within seconds saying the holder is gone, not after a client timeout."""
