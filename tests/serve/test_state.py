@@ -135,8 +135,10 @@ async def test_a_dead_replicas_calls_stop_counting_and_a_live_ones_do_not(
 
 
 async def test_limits_over_redis_refuse_across_replicas_and_refuse_when_redis_is_down(
-    redis_url: str, request: pytest.FixtureRequest
+    redis_url: str, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Redis down: the call is refused; the caller (any client, the model) is not told where
+    the replicas' Redis is or why it failed, the replica's log is."""
     prefix = f"{request.node.name[:40]}:"
     config = LimitsConfig(rate=2, per=3600.0, concurrent=5)
     async with _stores(redis_url, prefix) as (a, b):
@@ -155,8 +157,10 @@ async def test_limits_over_redis_refuse_across_replicas_and_refuse_when_redis_is
     finally:
         await down.aclose()
     assert isinstance(refused, Limited) and refused.limit == "unavailable"
-    assert "cannot be counted, so it is refused" in refused.message and f"127.0.0.1:{port}" in refused.message
-    assert PASSWORD not in refused.message
+    assert "cannot be counted, so it is refused" in refused.message
+    assert f"127.0.0.1:{port}" not in refused.message and "redis://" not in refused.message
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert f"127.0.0.1:{port}" in logged and PASSWORD not in logged + refused.message
     assert refused.result().meta == {META_KEY: {"limit": "unavailable"}}
 
 

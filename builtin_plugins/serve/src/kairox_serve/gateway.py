@@ -778,7 +778,9 @@ class Gateway:
         try:
             reply = await self._store.relay(params.request_state, message)
         except StateUnavailable as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {exc}") from None
+            if exc.public != str(exc):  # where Redis is, and why it failed, is for the log
+                logger.error("kairox serve: a relayed retry failed: %s", exc)
+            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {exc.public}") from None
         if reply is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {EXPIRED}")
         if "error" in reply:

@@ -18,8 +18,8 @@ arguments, once); a relayed retry its client gives up is cancelled at the holder
 ``cancel`` message); a holder whose heartbeat lapsed is gone, and the retry fails saying so.
 
 Redis down is not a reason to let calls through: a call whose limits cannot be counted is
-refused (:class:`StateUnavailable`, the limit ``unavailable``), naming the server with its
-password hidden.
+refused (:class:`StateUnavailable`, the limit ``unavailable``); the replica's log names the
+server (its password hidden), the caller is not told where it is.
 
 redis-py (the ``redis`` extra of kairox-serve) is imported only when ``[serve.state]`` is set.
 """
@@ -97,8 +97,18 @@ return 1
 """
 
 
+#: what a caller is told when Redis fails (where it is and why is for the replica's log)
+UNAVAILABLE = "the gateway's shared state ([serve.state]) does not answer; retry later"
+
+
 class StateUnavailable(KairoxError):
-    """The replicas' shared state (Redis) cannot be reached or answered with an error."""
+    """The replicas' shared state (Redis) cannot be reached or answered with an error.
+    ``str()`` names the server (its password hidden) for the operator; ``public`` is what a
+    client may be told (not where the replicas' Redis is)."""
+
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = message if public is None else public
 
 
 class RedisStore:
@@ -126,7 +136,8 @@ class RedisStore:
     def _unavailable(self, exc: BaseException) -> StateUnavailable:
         return StateUnavailable(
             f"the replicas' shared state at {self.where} ([serve.state] redis) cannot be used: "
-            f"{redact_text(str(exc), 500) or type(exc).__name__}"
+            f"{redact_text(str(exc), 500) or type(exc).__name__}",
+            UNAVAILABLE,
         )
 
     async def check(self) -> None:
