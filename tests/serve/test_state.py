@@ -164,6 +164,24 @@ async def test_limits_over_redis_refuse_across_replicas_and_refuse_when_redis_is
     assert refused.result().meta == {META_KEY: {"limit": "unavailable"}}
 
 
+async def test_a_replica_whose_redis_goes_away_says_so_once_as_an_error(
+    request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``kairox serve`` shows errors only, without ``-v``: a replica's heartbeat that cannot
+    reach Redis is an error, logged once for the outage (not every ``lease / 3`` seconds),
+    naming the server without its password."""
+    port = peers.free_port()  # nothing listens there
+    down = _store(f"redis://:{PASSWORD}@127.0.0.1:{port}/0", f"{request.node.name[:40]}:", lease=0.03)
+    try:
+        with anyio.move_on_after(1.0):  # some thirty beats
+            await down.run()
+    finally:
+        await down.aclose()
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1, errors
+    assert f"127.0.0.1:{port}" in errors[0] and PASSWORD not in errors[0]
+
+
 # -- the config ------------------------------------------------------------------------------
 
 

@@ -196,16 +196,24 @@ class RedisStore:
 
     async def run(self) -> None:
         """Beat this replica's heartbeat and renew its leases three times a lease, until
-        cancelled (a renewal that fails is logged: the leases may then lapse, and the
-        principal's slots come back early)."""
+        cancelled. A renewal that fails is logged as an error once an outage (the CLI shows
+        errors without ``-v``; the leases may lapse, the principal's slots come back early,
+        and retries relayed here fail), and the recovery as a warning."""
         from redis.exceptions import RedisError
 
+        failing = False
         while True:
             try:
                 await self.client.set(self._heart(self.replica), "1", px=self.lease_ms)
                 await self.renew()
             except (RedisError, OSError) as exc:
-                log.warning("%s", self._unavailable(exc))
+                if not failing:
+                    log.error("kairox serve: %s; calls are refused until it answers", self._unavailable(exc))
+                failing = True
+            else:
+                if failing:
+                    log.warning("kairox serve: the replicas' shared state at %s answers again", self.where)
+                failing = False
             await anyio.sleep(self.lease_ms / 3000)
 
     # -- held calls across replicas ----------------------------------------------------
