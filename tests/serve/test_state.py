@@ -384,6 +384,23 @@ async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_ur
         assert "the replica that held the call is gone" in str(gone), gone
 
 
+async def test_a_retry_whose_replica_stopped_fails_at_once(tmp_path: Path, redis_url: str) -> None:
+    """Replica A holds the call and is stopped (SIGTERM, as in a rolling deploy): its
+    heartbeat goes with it, so the retry that reaches B fails at once saying the holder is
+    gone, not ``lease`` (30) seconds later while B waits on a replica that will never answer."""
+    ws = _asks(tmp_path, redis_url, lease=30.0)
+    with serve_http(ws, "--stateless") as (url_a, proc_a), serve_http(ws, "--stateless") as (url_b, _b):
+        async with connect(url_a, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_a:
+            first = await _first_round(on_a, "asks_ask_model", {"prompt": "hi"})
+        assert first.request_state is not None
+        proc_a.send_signal(signal.SIGTERM)
+        proc_a.wait(timeout=20)
+        async with connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b:
+            with anyio.fail_after(10):
+                gone = await _refused(on_b, first.request_state, {k: _sampled() for k in first.input_requests or {}})
+        assert "the replica that held the call is gone" in str(gone), gone
+
+
 #: a raw JSON-lines (handshake-era) server whose tool ``ask`` asks the client's model, then
 #: never answers; it records the model's answer and every ``notifications/cancelled``
 ASKS_THEN_BLOCKS = raw_server(
