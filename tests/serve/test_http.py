@@ -29,6 +29,8 @@ from serve_helpers import (
 )
 from test_stdio import Answers, text_of
 
+from kairox import ConfigError
+
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
 
@@ -249,7 +251,7 @@ async def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
     wide = app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_HOST": "0.0.0.0"})
     (tmp_path / "home").mkdir()
     app = GatewayApp(wide.settings, lambda: Runtime.open(tmp_path, start=False, home=tmp_path / "home"))
-    with pytest.raises(InsecureBind, match="without a token"):
+    with pytest.raises(InsecureBind, match=r"without a token.*KAIROX_SERVE_TOKEN_ENV"):
         async with app.serving():
             pytest.fail("served 0.0.0.0 without a token")
     with pytest.raises(InsecureBind, match="MISSING is not set"):
@@ -259,6 +261,27 @@ async def test_asgi_refuses_a_wide_bind_without_token(tmp_path: Path) -> None:
     assert "'a'" not in str(caught.value)
     app = app_from_env({"KAIROX_WORKSPACE": str(tmp_path), "KAIROX_SERVE_TOKEN_ENV": "T", "T": TOKEN})
     assert app.settings.token == TOKEN and TOKEN not in repr(app.settings)
+
+
+def test_asgi_errors_name_the_variables_an_embedder_sets(tmp_path: Path) -> None:
+    """Under ``kairox_serve.asgi`` there is no ``--token-env`` option: each refusal names the
+    ``KAIROX_SERVE_*`` variable to set, and a ``KAIROX_SERVE_STATELESS`` that is neither a yes
+    nor a no is refused rather than read as "off" (a typo must not make replicas stateful)."""
+    from kairox_serve.asgi import app_from_env
+    from kairox_serve.http import InsecureBind
+
+    base = {"KAIROX_WORKSPACE": str(tmp_path)}
+    with pytest.raises(InsecureBind, match="KAIROX_SERVE_TOKEN_ENV=MISSING"):
+        app_from_env({**base, "KAIROX_SERVE_TOKEN_ENV": "MISSING"})
+    with pytest.raises(InsecureBind, match="KAIROX_SERVE_TOKEN_ENV=T"):
+        app_from_env({**base, "KAIROX_SERVE_TOKEN_ENV": "T", "T": "a"})
+    for typo in ("ture", "2", "stateless"):
+        with pytest.raises(ConfigError, match=f"KAIROX_SERVE_STATELESS: {typo!r}"):
+            app_from_env({**base, "KAIROX_SERVE_STATELESS": typo})
+    for yes, no in (("1", "0"), ("true", "false"), ("YES", "no"), ("on", "off")):
+        assert app_from_env({**base, "KAIROX_SERVE_STATELESS": yes}).settings.stateless
+        assert not app_from_env({**base, "KAIROX_SERVE_STATELESS": no}).settings.stateless
+    assert not app_from_env({**base, "KAIROX_SERVE_STATELESS": ""}).settings.stateless
 
 
 async def test_progress_and_list_changed_pass_through(tmp_path: Path) -> None:

@@ -135,8 +135,10 @@ async def test_a_dead_replicas_calls_stop_counting_and_a_live_ones_do_not(
 
 
 async def test_limits_over_redis_refuse_across_replicas_and_refuse_when_redis_is_down(
-    redis_url: str, request: pytest.FixtureRequest
+    redis_url: str, request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Redis down: the call is refused; the caller (any client, the model) is not told where
+    the replicas' Redis is or why it failed, the replica's log is."""
     prefix = f"{request.node.name[:40]}:"
     config = LimitsConfig(rate=2, per=3600.0, concurrent=5)
     async with _stores(redis_url, prefix) as (a, b):
@@ -155,9 +157,29 @@ async def test_limits_over_redis_refuse_across_replicas_and_refuse_when_redis_is
     finally:
         await down.aclose()
     assert isinstance(refused, Limited) and refused.limit == "unavailable"
-    assert "cannot be counted, so it is refused" in refused.message and f"127.0.0.1:{port}" in refused.message
-    assert PASSWORD not in refused.message
+    assert "cannot be counted, so it is refused" in refused.message
+    assert f"127.0.0.1:{port}" not in refused.message and "redis://" not in refused.message
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert f"127.0.0.1:{port}" in logged and PASSWORD not in logged + refused.message
     assert refused.result().meta == {META_KEY: {"limit": "unavailable"}}
+
+
+async def test_a_replica_whose_redis_goes_away_says_so_once_as_an_error(
+    request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``kairox serve`` shows errors only, without ``-v``: a replica's heartbeat that cannot
+    reach Redis is an error, logged once for the outage (not every ``lease / 3`` seconds),
+    naming the server without its password."""
+    port = peers.free_port()  # nothing listens there
+    down = _store(f"redis://:{PASSWORD}@127.0.0.1:{port}/0", f"{request.node.name[:40]}:", lease=0.03)
+    try:
+        with anyio.move_on_after(1.0):  # some thirty beats
+            await down.run()
+    finally:
+        await down.aclose()
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1, errors
+    assert f"127.0.0.1:{port}" in errors[0] and PASSWORD not in errors[0]
 
 
 # -- the config ------------------------------------------------------------------------------
@@ -322,6 +344,30 @@ async def test_a_held_prompt_is_continued_through_another_replica(tmp_path: Path
     assert [m.content.text for m in got.messages if isinstance(m.content, types.TextContent)] == ["Greet Ada."]
 
 
+def _gets(redis_url: str) -> int:
+    """How many GETs the Redis server has answered (each relayed retry looks its holder up with one)."""
+    import redis
+
+    with redis.Redis.from_url(redis_url) as client:
+        stats: dict[str, Any] = client.info("commandstats")
+    return int(stats.get("cmdstat_get", {}).get("calls", 0))
+
+
+async def test_a_made_up_request_state_is_refused_without_asking_redis(tmp_path: Path, redis_url: str) -> None:
+    """A retry is not counted by [serve.limits] (it continues a call that was): a state the
+    gateway could not have minted (a megabyte of it, a Redis glob, a key with the prefix's
+    separator and a newline) must be refused before any lookup, or every principal, over its
+    limits or not, could make each replica send Redis commands with keys of its choosing."""
+    ws = _asks(tmp_path, redis_url)
+    with serve_http(ws, "--stateless") as (url, _proc):
+        async with connect(url, token="attacker", mode=MODERN, sampling_callback=Host().sample) as attacker:
+            before = _gets(redis_url)
+            for state in ("x" * 1_000_000, "*", f"{tmp_path.name[:40]}:held:*", "a\r\nFLUSHALL\r\n", "A" * 42):
+                refused = await _refused(attacker, state, {})
+                assert "expired or is held by another replica" in str(refused)
+            assert _gets(redis_url) == before, "made-up request states were looked up in Redis"
+
+
 async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_url: str) -> None:
     """Replica A holds the call and dies (SIGKILL, its backend with it): the retry that
     reaches B fails within seconds saying the holder is gone, not after a client timeout."""
@@ -334,6 +380,23 @@ async def test_a_retry_whose_replica_died_fails_cleanly(tmp_path: Path, redis_ur
         proc_a.wait(timeout=10)
         async with connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b:
             with anyio.fail_after(20):
+                gone = await _refused(on_b, first.request_state, {k: _sampled() for k in first.input_requests or {}})
+        assert "the replica that held the call is gone" in str(gone), gone
+
+
+async def test_a_retry_whose_replica_stopped_fails_at_once(tmp_path: Path, redis_url: str) -> None:
+    """Replica A holds the call and is stopped (SIGTERM, as in a rolling deploy): its
+    heartbeat goes with it, so the retry that reaches B fails at once saying the holder is
+    gone, not ``lease`` (30) seconds later while B waits on a replica that will never answer."""
+    ws = _asks(tmp_path, redis_url, lease=30.0)
+    with serve_http(ws, "--stateless") as (url_a, proc_a), serve_http(ws, "--stateless") as (url_b, _b):
+        async with connect(url_a, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_a:
+            first = await _first_round(on_a, "asks_ask_model", {"prompt": "hi"})
+        assert first.request_state is not None
+        proc_a.send_signal(signal.SIGTERM)
+        proc_a.wait(timeout=20)
+        async with connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b:
+            with anyio.fail_after(10):
                 gone = await _refused(on_b, first.request_state, {k: _sampled() for k in first.input_requests or {}})
         assert "the replica that held the call is gone" in str(gone), gone
 

@@ -65,7 +65,7 @@ from .convert import (
 )
 from .exposure import Exposure
 from .forward import ClientLink, backend_of_tool, missing_capability
-from .held import EXPIRED, HeldCall, HeldCalls, fingerprint
+from .held import EXPIRED, HeldCall, HeldCalls, fingerprint, minted
 from .identity import LOCAL_PRINCIPAL, Principal
 from .limits import Limited, Limits
 from .relay import Listener, Relay
@@ -753,7 +753,8 @@ class Gateway:
         """A client's retry of a held request: its answers to the waiting requests, then the next round."""
         assert params.request_state is not None
         held, why = self._held.take(params.request_state, self._client_of(ctx), fingerprint(method, params))
-        if held is None and why == EXPIRED and self._store is not None and not self.one_client:
+        relayable = self._store is not None and not self.one_client and minted(params.request_state)
+        if held is None and why == EXPIRED and relayable:
             return await self._relay(ctx, method, params)
         if held is None:  # a protocol error (SEP-2322): not the tool's result
             raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {why}")
@@ -777,7 +778,9 @@ class Gateway:
         try:
             reply = await self._store.relay(params.request_state, message)
         except StateUnavailable as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {exc}") from None
+            if exc.public != str(exc):  # where Redis is, and why it failed, is for the log
+                logger.error("kairox serve: a relayed retry failed: %s", exc)
+            raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {exc.public}") from None
         if reply is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"not run: {params.name}: {EXPIRED}")
         if "error" in reply:

@@ -34,12 +34,25 @@ import anyio
 import mcp_types as types
 from pydantic import ValidationError
 
-__all__ = ["EXPIRED", "HeldCall", "HeldCalls", "fingerprint"]
+__all__ = ["EXPIRED", "HeldCall", "HeldCalls", "fingerprint", "minted"]
 
 R = TypeVar("R", bound=types.Result)
 
 #: the error a retry with an unknown, used or expired ``requestState`` gets
 EXPIRED = "the call's state expired or is held by another replica; retry the call"
+
+
+#: the random bytes of a token (``secrets.token_urlsafe``: 43 characters of base64url)
+TOKEN_BYTES = 32
+_TOKEN_LENGTH = len(secrets.token_urlsafe(TOKEN_BYTES))
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def minted(state: str) -> bool:
+    """Whether ``state`` has the shape of a token the gateway mints: what has not is refused
+    before it is looked up anywhere (a retry is not counted by ``[serve.limits]``, so a
+    made-up state, of any size, must cost nothing beyond its refusal)."""
+    return len(state) == _TOKEN_LENGTH and _TOKEN_CHARS.issuperset(state)
 
 
 def fingerprint(method: str, params: types.CallToolRequestParams | types.GetPromptRequestParams) -> str:
@@ -207,7 +220,7 @@ class HeldCalls:
         """A fresh token for ``call`` (its previous one no longer works)."""
         if call.token is not None:
             self._by_token.pop(call.token, None)
-        token = call.token = secrets.token_urlsafe(32)
+        token = call.token = secrets.token_urlsafe(TOKEN_BYTES)
         self._by_token[token] = call
         return token
 

@@ -118,7 +118,8 @@ def check_bind(settings: HttpSettings, config: ServeConfig | None = None) -> Non
     if settings.token is None and not is_loopback_host(settings.host):
         raise InsecureBind(
             f"refusing to serve {settings.host} without a token: anyone who can reach it could call every tool. "
-            "Pass --token-env NAME (a variable holding a long random token) or serve 127.0.0.1"
+            "Pass --token-env NAME (a variable holding a long random token; KAIROX_SERVE_TOKEN_ENV=NAME for "
+            "kairox_serve.asgi) or serve 127.0.0.1"
         )
 
 
@@ -468,13 +469,15 @@ def settings_from(
 ) -> HttpSettings:
     """Settings from options: the token is read from the variable ``token_env`` names."""
     token: str | None = None
+    # where the name came from, as the user gave it (kairox serve's option, kairox_serve.asgi's variable)
+    given = f"--token-env {token_env} (KAIROX_SERVE_TOKEN_ENV={token_env})"
     if token_env:
         token = env.get(token_env)
         if not token:
-            raise InsecureBind(f"--token-env {token_env}: the variable {token_env} is not set or empty")
+            raise InsecureBind(f"{given}: the variable {token_env} is not set or empty")
         if len(token) < MIN_TOKEN_LENGTH:
             raise InsecureBind(
-                f"--token-env {token_env}: the token is {len(token)} characters; use at least {MIN_TOKEN_LENGTH} "
+                f"{given}: the token is {len(token)} characters; use at least {MIN_TOKEN_LENGTH} "
                 "(python -c 'import secrets; print(secrets.token_urlsafe(32))')"
             )
     return HttpSettings(

@@ -16,6 +16,7 @@ calls), or with ``[serve.state] redis`` the one every replica counts in
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import OrderedDict
@@ -39,6 +40,8 @@ __all__ = ["Admitted", "LimitStore", "Limited", "Limits", "MemoryStore", "Quota"
 META_KEY = "io.kairox/limited"
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -213,7 +216,10 @@ class Limits:
         try:
             return await self._admit(principal)
         except StateUnavailable as exc:
-            return Limited("unavailable", f"limited: the call's limits cannot be counted, so it is refused: {exc}")
+            log.error("kairox serve: a call is refused: %s", exc)
+            return Limited(
+                "unavailable", f"limited: the call's limits cannot be counted, so it is refused: {exc.public}"
+            )
 
     async def _admit(self, principal: Principal) -> Admitted | Limited:
         if self.config is None or self.store is None:

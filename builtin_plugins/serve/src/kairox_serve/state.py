@@ -18,8 +18,8 @@ arguments, once); a relayed retry its client gives up is cancelled at the holder
 ``cancel`` message); a holder whose heartbeat lapsed is gone, and the retry fails saying so.
 
 Redis down is not a reason to let calls through: a call whose limits cannot be counted is
-refused (:class:`StateUnavailable`, the limit ``unavailable``), naming the server with its
-password hidden.
+refused (:class:`StateUnavailable`, the limit ``unavailable``); the replica's log names the
+server (its password hidden), the caller is not told where it is.
 
 redis-py (the ``redis`` extra of kairox-serve) is imported only when ``[serve.state]`` is set.
 """
@@ -97,8 +97,18 @@ return 1
 """
 
 
+#: what a caller is told when Redis fails (where it is and why is for the replica's log)
+UNAVAILABLE = "the gateway's shared state ([serve.state]) does not answer; retry later"
+
+
 class StateUnavailable(KairoxError):
-    """The replicas' shared state (Redis) cannot be reached or answered with an error."""
+    """The replicas' shared state (Redis) cannot be reached or answered with an error.
+    ``str()`` names the server (its password hidden) for the operator; ``public`` is what a
+    client may be told (not where the replicas' Redis is)."""
+
+    def __init__(self, message: str, public: str | None = None) -> None:
+        super().__init__(message)
+        self.public = message if public is None else public
 
 
 class RedisStore:
@@ -126,7 +136,8 @@ class RedisStore:
     def _unavailable(self, exc: BaseException) -> StateUnavailable:
         return StateUnavailable(
             f"the replicas' shared state at {self.where} ([serve.state] redis) cannot be used: "
-            f"{redact_text(str(exc), 500) or type(exc).__name__}"
+            f"{redact_text(str(exc), 500) or type(exc).__name__}",
+            UNAVAILABLE,
         )
 
     async def check(self) -> None:
@@ -185,16 +196,24 @@ class RedisStore:
 
     async def run(self) -> None:
         """Beat this replica's heartbeat and renew its leases three times a lease, until
-        cancelled (a renewal that fails is logged: the leases may then lapse, and the
-        principal's slots come back early)."""
+        cancelled. A renewal that fails is logged as an error once an outage (the CLI shows
+        errors without ``-v``; the leases may lapse, the principal's slots come back early,
+        and retries relayed here fail), and the recovery as a warning."""
         from redis.exceptions import RedisError
 
+        failing = False
         while True:
             try:
                 await self.client.set(self._heart(self.replica), "1", px=self.lease_ms)
                 await self.renew()
             except (RedisError, OSError) as exc:
-                log.warning("%s", self._unavailable(exc))
+                if not failing:
+                    log.error("kairox serve: %s; calls are refused until it answers", self._unavailable(exc))
+                failing = True
+            else:
+                if failing:
+                    log.warning("kairox serve: the replicas' shared state at %s answers again", self.where)
+                failing = False
             await anyio.sleep(self.lease_ms / 3000)
 
     # -- held calls across replicas ----------------------------------------------------
@@ -288,6 +307,15 @@ class RedisStore:
             log.warning("%s", self._unavailable(exc))
 
     async def aclose(self) -> None:
+        """Stop being a replica: the heartbeat goes first, so a retry another replica relays
+        here fails at once (:data:`GONE`) instead of waiting ``lease`` seconds for it to lapse."""
+        from redis.exceptions import RedisError
+
+        try:
+            with anyio.move_on_after(POLL):
+                await self.client.delete(self._heart(self.replica))
+        except (RedisError, OSError):  # it lapses by itself
+            pass
         await self.client.aclose()
 
 
