@@ -16,6 +16,7 @@ from typing import Any
 
 import peers
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 from ui_helpers import UiSetup
 
@@ -131,13 +132,24 @@ def ask_for_approval(page: Any, server: Any, marker: Path) -> Any:
     return dialog
 
 
+def _box(element: Any) -> Any:
+    """``element`` scrolled into view, and its box. A live update may render the element anew
+    between Playwright finding it and scrolling to it ("not attached to the DOM"): found again."""
+    for attempt in range(3):
+        try:
+            element.scroll_into_view_if_needed()
+            return element.bounding_box()
+        except PlaywrightError as exc:
+            if "not attached" not in str(exc) or attempt == 2:
+                raise
+    return None
+
+
 def assert_fits(page: Any, width: int, selectors: tuple[str, ...], where: str) -> None:
     scroll = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth]")
     assert max(scroll) <= width, f"{where}: the page is {scroll} px wide at {width} px"
     for selector in selectors:
-        element = page.locator(selector).first
-        element.scroll_into_view_if_needed()
-        box = element.bounding_box()
+        box = _box(page.locator(selector).first)
         assert box is not None, f"{where}: {selector} is not rendered"
         assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"{where}: {selector} is off screen: {box}"
         assert box["y"] >= 0 and box["y"] < page.viewport_size["height"], f"{where}: {selector} is off screen: {box}"
@@ -472,7 +484,10 @@ def test_every_view_loads_without_a_console_error_and_counts_read_right(ui: UiSe
         go(page, server, path)
         page.wait_for_timeout(300)  # the icon is asked for after the load
         # the page's own controls, not commands to type: "the same files as kairox skills enable"
-        commands[path] = re.findall(r"\bkairox (?:skills|plugins?|trust|catalog|config|status|mcp|init) [a-z]+", page.locator("main").inner_text())
+        commands[path] = re.findall(
+            r"\bkairox (?:skills|plugins?|trust|catalog|config|status|mcp|init) [a-z]+",
+            page.locator("main").inner_text(),
+        )
     assert errors == []
     assert commands == {path: [] for path in TITLES}
     go(page, server, "/")
