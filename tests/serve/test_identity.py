@@ -6,6 +6,7 @@ refusals and the SDK's client for the calls."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import http.server
@@ -274,6 +275,18 @@ async def test_an_mcp_session_is_its_principals_own(gateway: tuple[str, Path], i
         assert response.status_code == 403 and "belongs to another principal" in response.text, response.text
 
 
+@contextlib.contextmanager
+def jwks_served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` serving on a free 127.0.0.1 port, on a thread; yields its JWKS URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 class _JwksHandler(http.server.BaseHTTPRequestHandler):
     body = b""
     hits = 0
@@ -297,12 +310,7 @@ async def test_jwks_from_a_url(tmp_path: Path, idp: Idp) -> None:
         body = json.dumps(idp.jwks).encode()
         hits = 0
 
-    handler = Handler
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        jwks_url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    with jwks_served(Handler) as jwks_url:
         ws = make_workspace(tmp_path, user_config=auth_config(jwks_url, tmp_path / "audit.jsonl", source="jwks_url"))
         with serve_http(ws) as (url, _proc):
             async with connect(url, token=idp.token(url), mode="legacy") as client:
@@ -313,10 +321,7 @@ async def test_jwks_from_a_url(tmp_path: Path, idp: Idp) -> None:
                     url, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}"}
                 )
             assert response.status_code == status
-        assert handler.hits == 1  # cached: one fetch for every request
-    finally:
-        server.shutdown()
-        server.server_close()
+        assert Handler.hits == 1  # cached: one fetch for every request
 
 
 def _logs(folder: Path) -> str:
@@ -328,18 +333,14 @@ async def test_a_kid_cannot_reach_the_challenge_header_or_the_log_nor_refetch_th
 ) -> None:
     """The attack, unauthenticated: tokens whose kid the JWKS lacks, one carrying CR LF and a
     forged log line. Each is a 401 with a one-line challenge; the log gets no forged line; the
-    JWKS is fetched again at most once (PyJWKClient's cooldown), not once per token."""
+    JWKS is fetched again at most once (the refetch cooldown), not once per token."""
 
     class Handler(_JwksHandler):
         body = json.dumps(idp.jwks).encode()
         hits = 0
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     forged = "kairox serve: FORGED granted admin"
-    try:
-        jwks_url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    with jwks_served(Handler) as jwks_url:
         ws = make_workspace(tmp_path, user_config=auth_config(jwks_url, tmp_path / "audit.jsonl", source="jwks_url"))
         with serve_http(ws, verbose=True) as (url, _proc):
             kids = [f"k{i}" for i in range(20)] + [f"x\r\nSet-Cookie: pwned=1\r\n\n{forged}", "\x00\x7f\u2028"]
@@ -357,9 +358,6 @@ async def test_a_kid_cannot_reach_the_challenge_header_or_the_log_nor_refetch_th
         assert "refused a token" in log  # the refusals are logged ...
         assert not any(line.startswith(forged) for line in log.splitlines())  # ... each on its own line
         assert Handler.hits <= 2
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 async def test_a_jwt_whose_sub_is_local_is_not_the_stdio_user(tmp_path: Path, idp: Idp) -> None:
@@ -514,18 +512,11 @@ def test_a_hostile_jwks_endpoint_costs_bounded_memory_and_time(idp: Idp, pad: in
         body = json.dumps(idp.jwks).encode()
 
     Handler.pad, Handler.drip = pad, drip
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    with jwks_served(Handler) as url:
         auth = AuthConfig(issuer=ISSUER, jwks_url=url, jwks_timeout=0.5)
         verifier = TokenVerifier(auth, "https://gw.test.example/mcp", "groups", Path("/"))
         with pytest.raises(BadToken, match=why):
             verifier.verify(idp.token("https://gw.test.example/mcp"))
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_fetched_jwks_verifies_and_an_unknown_kid_refetches_once_per_cooldown(idp: Idp) -> None:
@@ -536,11 +527,7 @@ def test_a_fetched_jwks_verifies_and_an_unknown_kid_refetches_once_per_cooldown(
         body = json.dumps(idp.jwks).encode()
         hits = 0
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/jwks.json"
+    with jwks_served(Handler) as url:
         verifier = TokenVerifier(AuthConfig(issuer=ISSUER, jwks_url=url), "https://gw.test.example/mcp", "g", Path("/"))
         assert verifier.verify(idp.token("https://gw.test.example/mcp")).name == "alice"
         for kid in ("made-up-1", "made-up-2", "made-up-3"):
@@ -550,6 +537,3 @@ def test_a_fetched_jwks_verifies_and_an_unknown_kid_refetches_once_per_cooldown(
             with pytest.raises(BadToken, match="no key of the JWKS has kid"):
                 verifier.verify(token)
         assert Handler.hits == 1  # JWKS_COOLDOWN seconds have not passed since the first fetch
-    finally:
-        server.shutdown()
-        server.server_close()

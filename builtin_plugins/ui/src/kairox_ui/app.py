@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kairox import KairoxError
+from kairox_cli import config_secrets, mask_secrets
 
 from .actions import (
     ActionError,
@@ -54,9 +55,7 @@ from .hub import Approvals, Hub
 from .security import Guard
 from .views import (
     all_skills,
-    mask,
     plugins_view,
-    secret_values,
     skill_view,
     skills_view,
     status_view,
@@ -154,10 +153,10 @@ def _json(handler: Handler, secrets: Callable[[], list[str]]) -> Callable[[Reque
         except FormError as exc:
             return JSONResponse({"error": exc.message, "field": exc.field}, status_code=400)
         except ActionError as exc:
-            return JSONResponse({"error": mask(str(exc), secrets())}, status_code=exc.status)
+            return JSONResponse({"error": mask_secrets(str(exc), secrets())}, status_code=exc.status)
         except (KairoxError, OSError) as exc:  # a settings file that cannot be written, a runtime refusal
             logger.info("%s %s failed: %s", request.method, request.url.path, exc)
-            return JSONResponse({"error": mask(str(exc), secrets())}, status_code=400)
+            return JSONResponse({"error": mask_secrets(str(exc), secrets())}, status_code=400)
         if isinstance(data, Response):
             return data
         return JSONResponse(data)
@@ -350,7 +349,7 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
         return await dash.market.uninstall(name, scope)
 
     def secrets() -> list[str]:
-        return secret_values(dash.rt)
+        return config_secrets(dash.rt)
 
     def _json_route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         return _json(handler, secrets)

@@ -13,10 +13,10 @@ import anyio.abc
 
 from kairox import Event, Runtime, Session, ToolCall, ToolCallFinished, ToolResult
 from kairox.ext import redact
+from kairox_cli import config_secrets
 
 from .disk import watch_disk
 from .hub import Approvals, Hub, call_shown
-from .views import secret_values
 
 __all__ = ["RuntimeHolder"]
 
@@ -165,7 +165,7 @@ class RuntimeHolder:
         self.failures = {}
         self.started = anyio.Event()
         rt.approver = self.approvals
-        self.hub.secrets = secret_values(rt)
+        self.hub.secrets = config_secrets(rt)
         self._calls = {}
         self._unsubscribe = rt.events.subscribe(self._on_event)
         # a call's arguments and result (which no event carries) for its row in the trace

@@ -26,8 +26,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from kairox import ApprovalAnswer, ApprovalRequest, Event, ToolResult
 from kairox.ext import redact
 from kairox_catalog.progress import Progress, Step
+from kairox_cli import mask_secrets
 
-from .views import mask
 from .watch import redact_record
 
 __all__ = ["Approvals", "Hub", "JobProgress", "Message", "call_shown", "event_message", "server_of"]
@@ -82,11 +82,11 @@ def call_shown(arguments: Mapping[str, Any], result: ToolResult | None, secrets:
     items = list(arguments.items())
     shown = {
         str(k): _cut(v if isinstance(v, str) else _dumps(_finite(v)))
-        for k, v in mask(dict(items[:SHOWN_ARGUMENTS]), secrets).items()
+        for k, v in mask_secrets(dict(items[:SHOWN_ARGUMENTS]), secrets).items()
     }
     data: dict[str, Any] = {"arguments": shown, "more_arguments": max(0, len(items) - SHOWN_ARGUMENTS)}
     if result is not None:
-        data["result"] = _cut(mask(result.text, secrets))
+        data["result"] = _cut(mask_secrets(result.text, secrets))
         data["is_error"] = result.is_error
     return data
 
@@ -111,7 +111,7 @@ class Hub:
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self.dropped = 0
         self._seq = 0
-        #: the current runtime's config secret values (:func:`kairox_ui.views.secret_values`)
+        #: the current runtime's config secret values (:func:`kairox_cli.config_secrets`)
         self.secrets: list[str] = []
 
     def publish(self, name: str, data: Any) -> None:
@@ -196,7 +196,7 @@ class Approvals:
         # below, the answer and who gave it
         asked = {
             "tool": request.tool.id,
-            "reason": mask(request.reason, self.hub.secrets),
+            "reason": mask_secrets(request.reason, self.hub.secrets),
             "session_id": request.session_id,
             "question": item.id,
         }
@@ -242,7 +242,7 @@ class JobProgress(Progress):
     def _send(self, **data: Any) -> None:
         # prose as written (the kernel's hint ``${NAME:-default}`` is no value), values hidden,
         # and the config's secret values masked wherever they occur
-        message = {"job": self.job, **mask(redact_record(data), self.hub.secrets)}
+        message = {"job": self.job, **mask_secrets(redact_record(data), self.hub.secrets)}
         self.log.append(message)
         self.hub.publish("install", message)
 

@@ -11,7 +11,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from kairox import Runtime, ServerState, ServerStatus
-from kairox.ext import REDACTED, SkillDef, SkillRegistry, redact
+from kairox.ext import SkillDef, SkillRegistry, redact
+from kairox_cli import config_secrets, mask_secrets
 
 from .watch import redact_record
 
@@ -204,41 +205,13 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
         "skills": status.skills,
         "trust": trust_view(rt),
     }
-    secrets = secret_values(rt)
+    secrets = config_secrets(rt)
     # values hidden, prose as written (a server's detail may carry the hint ``${NAME:-default}``)
-    result: dict[str, Any] = mask(redact_record(data), secrets)
+    result: dict[str, Any] = mask_secrets(redact_record(data), secrets)
     # kairox's own prose (a file, a field path, what was expected), which pattern redaction
     # garbles (``CLOCK_API_KEY: environment variable ...`` read as a key and its value)
-    result["config_errors"] = mask([str(e) for e in status.config_errors], secrets)
+    result["config_errors"] = mask_secrets([str(e) for e in status.config_errors], secrets)
     return result
-
-
-def secret_values(rt: Runtime) -> list[str]:
-    """The config's secret values (those :func:`redact` hides whole), longest first."""
-    return sorted(_secret_values(rt.config.raw, redact(rt.config.raw)), key=len, reverse=True)
-
-
-def mask(value: Any, secrets: list[str]) -> Any:
-    """``value`` with each of ``secrets`` replaced by ``<redacted>`` wherever it occurs in a string."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, dict):
-        return {k: mask(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [mask(v, secrets) for v in value]
-    return value
-
-
-def _secret_values(raw: Any, shown: Any) -> set[str]:
-    """The string values of ``raw`` that :func:`redact` hid whole (``shown`` is its answer)."""
-    if isinstance(raw, dict) and isinstance(shown, dict):
-        return {v for k in raw.keys() & shown.keys() for v in _secret_values(raw[k], shown[k])}
-    if isinstance(raw, list) and isinstance(shown, list):
-        return {v for a, b in zip(raw, shown, strict=True) for v in _secret_values(a, b)}
-    # a value of a few characters would mask words of the prose; pattern redaction still ran
-    return {raw} if isinstance(raw, str) and len(raw) >= 4 and shown == REDACTED and raw != REDACTED else set()
 
 
 # -- skills -------------------------------------------------------------------------------
