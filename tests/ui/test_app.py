@@ -57,6 +57,14 @@ def test_secrets_of_the_config_appear_in_no_answer(ui: UiSetup) -> None:
             break
         subprocess.run(["sleep", "0.1"], check=True)
     answers += [server.request(path)[1] for path in ("/api/status", "/api/plugins", "/api/tools", "/api/events")]
+    # before trust, the pending entry's command line is shown as it will run, as `kairox trust`
+    # shows it (masking a value in it could hide a command: test_what_is_pending_trust_is_shown_...);
+    # the URL's password and query secret stay hidden there too
+    untrusted = json.loads(answers[0])
+    runs = [line for item in untrusted["trust"]["pending"] for line in item["runs"]]
+    assert [SECRET in line for line in runs] == [True]
+    untrusted["trust"]["pending"] = [{**item, "runs": []} for item in untrusted["trust"]["pending"]]
+    answers[0] = json.dumps(untrusted)
     for text in answers:
         assert SECRET not in text
     assert "<redacted>" in answers[0]
@@ -171,3 +179,25 @@ def test_config_errors_read_as_kairox_status_prints_them_with_secret_values_mask
     # the server's row too: the kernel's hint is prose, not a value to hide
     detail = next(s["detail"] for s in json.loads(text)["servers"] if s["name"] == "clock")
     assert "(write ${CLOCK_API_KEY:-default} for a fallback)" in detail, detail
+
+
+def test_what_is_pending_trust_is_shown_as_it_will_run(ui: UiSetup) -> None:
+    """The attack on the trust display: a workspace whose server's command line carries an
+    argument that redaction would hide (``--token 'Bearer $(id)'``) and an env value that is a
+    reference (``${SECRET_TOKEN}``). Masking the config's secret values over the whole status
+    hid both from the page and from ``kairox status``, so the user was shown something else than
+    what runs; both now show the command line whole, as ``kairox trust`` does."""
+    argv = ["sh", "-c", "true", "attack", "${SECRET_TOKEN}", "--token", "Bearer $(id)"]
+    ui.write(
+        "kairox.toml",
+        f"[mcp_servers.x]\ncommand = {json.dumps(argv[0])}\nargs = {json.dumps(argv[1:])}\n"
+        'env = { STOLEN = "${SECRET_TOKEN}" }\n',
+    )
+    line = "sh -c true attack '${SECRET_TOKEN}' --token 'Bearer $(id)'"
+    server = ui.start()
+    status, text = server.request("/api/status")
+    assert status == 200, text
+    assert [p["runs"] for p in json.loads(text)["trust"]["pending"]] == [[line]]
+    as_json = json.loads(ui.cli("status", "--json").stdout)
+    assert [p["commands"] for p in as_json["trust"]["pending"]] == [[line]]
+    assert [p["env_names"] for p in as_json["trust"]["pending"]] == [["SECRET_TOKEN"]]

@@ -72,9 +72,13 @@ def _allow_rule_marks(rt: Runtime) -> list[tuple[str, str, str, bool]]:
 def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
     """What ``kairox status`` shows, the config's secret values masked wherever they occur: an
     error about a non-secret field quotes its value, which may be a secret's too
-    (``tool_timeout = "<the API key>"``: "expected a number, got '...'")."""
-    data: dict[str, Any] = mask_secrets(_status_dict(rt, status), config_secrets(rt))
-    return data
+    (``tool_timeout = "<the API key>"``: "expected a number, got '...'"). Not in ``trust``:
+    what is pending trust is shown as it will run (the trust display hides a URL's password
+    and the secrets an entry hands its process itself; masking more would show the user
+    something else than what runs)."""
+    data = _status_dict(rt, status)
+    secrets = config_secrets(rt)
+    return {key: value if key == "trust" else mask_secrets(value, secrets) for key, value in data.items()}
 
 
 def _status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:

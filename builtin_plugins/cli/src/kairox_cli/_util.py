@@ -573,14 +573,23 @@ def tty_elicitation() -> HostCallback:
     return answer
 
 
+#: tables whose values name environment variables (Codex's ``env_http_headers``: header ->
+#: variable), which redaction hides as header values but which are no secrets
+_NAMES_TABLES = frozenset({"env_http_headers"})
+
+
 def _secret_values(raw: Any, shown: Any) -> set[str]:
-    """The string values of ``raw`` that :func:`redact` hid whole (``shown`` is its answer)."""
+    """The string values of ``raw`` that :func:`redact` hid whole (``shown`` is its answer).
+    Not a value that refers to a variable (``${TOKEN}``, ``Bearer ${TOKEN}``): the secret is in
+    the environment, and the reference is what tells the user which variable to set."""
     if isinstance(raw, dict) and isinstance(shown, dict):
-        return {v for k in raw.keys() & shown.keys() for v in _secret_values(raw[k], shown[k])}
+        keys = (raw.keys() & shown.keys()) - _NAMES_TABLES
+        return {v for k in keys for v in _secret_values(raw[k], shown[k])}
     if isinstance(raw, list) and isinstance(shown, list):
         return {v for a, b in zip(raw, shown, strict=True) for v in _secret_values(a, b)}
-    # a value of a few characters would mask words of the prose
-    return {raw} if isinstance(raw, str) and len(raw) >= 4 and shown == REDACTED and raw != REDACTED else set()
+    if not isinstance(raw, str) or shown != REDACTED or raw == REDACTED or "${" in raw:
+        return set()
+    return {raw} if len(raw) >= 4 else set()  # a value of a few characters would mask words of the prose
 
 
 def mask_secrets(value: Any, secrets: list[str]) -> Any:

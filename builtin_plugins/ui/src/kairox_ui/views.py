@@ -203,7 +203,6 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
         "providers": [{"name": p.name, "owner": p.owner, "state": p.state, "error": p.error} for p in status.providers],
         "tools": status.tools,
         "skills": status.skills,
-        "trust": trust_view(rt),
     }
     secrets = config_secrets(rt)
     # values hidden, prose as written (a server's detail may carry the hint ``${NAME:-default}``)
@@ -211,6 +210,9 @@ def status_view(holder: RuntimeHolder) -> dict[str, Any]:
     # kairox's own prose (a file, a field path, what was expected), which pattern redaction
     # garbles (``CLOCK_API_KEY: environment variable ...`` read as a key and its value)
     result["config_errors"] = mask_secrets([str(e) for e in status.config_errors], secrets)
+    # what is pending trust, as `kairox trust` shows it: as it will run (masking more would
+    # show the user something else than what runs)
+    result["trust"] = trust_view(rt)
     return result
 
 
