@@ -18,7 +18,7 @@ import peers
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
-from ui_helpers import UiSetup
+from ui_helpers import UiSetup, echo_entry
 
 pytestmark = pytest.mark.integration
 
@@ -54,19 +54,12 @@ def furnish(ui: UiSetup) -> None:
     shutil.copytree(
         peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
     )
-    argv = peers.fixture_server("well_behaved")
-    catalog = {
-        "entries": [
-            {
-                "name": "echo-server",
-                "title": "Echo",
-                "description": "A small local MCP server that echoes what it is sent back to the caller (the fixture)",
-                "requirements": [{"runtime": "python", "version": ">=3.10"}],
-                "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]},
-            }
-        ]
-    }
-    ui.catalog(catalog)
+    echo = echo_entry(
+        title="Echo",
+        description="A small local MCP server that echoes what it is sent back to the caller (the fixture)",
+        requirements=[{"runtime": "python", "version": ">=3.10"}],
+    )
+    ui.catalog({"entries": [echo]})
     ui.trust()
 
 

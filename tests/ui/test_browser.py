@@ -16,7 +16,7 @@ from typing import Any
 import peers
 import pytest
 from shared_helpers import serve_http
-from ui_helpers import PY, UiSetup, html_site, render_skill, screenshot
+from ui_helpers import ECHO_DESCRIPTION, NEVER_HERE, PY, UiSetup, echo_entry, html_site, render_skill, screenshot
 
 pytestmark = pytest.mark.integration
 
@@ -126,25 +126,13 @@ def test_a_skill_toggled_in_the_page_is_disabled_for_the_cli(ui: UiSetup, page: 
 
 @pytest.fixture
 def catalog_document(ui: UiSetup) -> Path:
-    argv = peers.fixture_server("well_behaved")
-    document = {
-        "entries": [
-            {
-                "name": "echo-server",
-                "title": "Echo",
-                "description": "A small local MCP server that echoes (the test fixture)",
-                "tags": ["echo", "test"],
-                "requirements": [{"runtime": "python", "version": ">=3.10"}],
-                "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]},
-            },
-            {
-                "name": "never-here",
-                "description": "Needs a program this machine does not have",
-                "requirements": [{"runtime": "kairox-no-such-program"}],
-                "launch": {"command": "kairox-no-such-program"},
-            },
-        ]
-    }
+    echo = echo_entry(
+        title="Echo",
+        description=ECHO_DESCRIPTION,
+        tags=["echo", "test"],
+        requirements=[{"runtime": "python", "version": ">=3.10"}],
+    )
+    document = {"entries": [echo, NEVER_HERE]}
     # the temporary directory is not writable without asking, so an install into this home asks
     path = ui.catalog(document, config="[policy]\ninclude_temp_dir = false\n\n")
     return path

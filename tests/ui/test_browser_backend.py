@@ -122,14 +122,8 @@ def test_a_skill_folder_created_on_disk_is_watched_from_then_on(ui: UiSetup, pag
 
 
 def test_the_marketplace_lists_again_when_the_runtime_is_reopened(ui: UiSetup, page: Any) -> None:
-    path = ui.home / "team-catalog.json"
     entry = {"name": "first-entry", "launch": {"command": "kairox-no-such-program"}}
-    path.write_text(json.dumps({"entries": [entry]}), encoding="utf-8")
-    ui.write(
-        "kairox.toml",
-        f'[catalog]\nbuiltin = false\n\n[[catalog.sources]]\nname = "team"\nurl = "{path.as_uri()}"\n',
-        where="home",
-    )
+    path = ui.catalog({"entries": [entry]})
     server = ui.start()
     open_page(page, server.url)
     page.goto(server.base + "/marketplace")

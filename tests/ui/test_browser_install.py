@@ -6,10 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import peers
 import pytest
 from playwright.sync_api import expect
-from ui_helpers import UiSetup
+from ui_helpers import UiSetup, echo_entry
 
 pytestmark = pytest.mark.integration
 
@@ -17,15 +16,10 @@ TYPED = "typed-secret-4f1c9a"
 
 
 def test_install_offers_what_is_missing_and_ends_running(ui: UiSetup, page: Any) -> None:
-    argv = peers.fixture_server("well_behaved")
     document = {
         "entries": [
-            {"name": "echo-server", "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]}},
-            {
-                "name": "clock",
-                "inputs": [{"name": "CLOCK_API_KEY", "secret": True, "required": True}],
-                "launch": {"command": argv[0], "args": [argv[1], "--name", "clock"]},
-            },
+            echo_entry(),
+            echo_entry("clock", inputs=[{"name": "CLOCK_API_KEY", "secret": True, "required": True}]),
             {
                 "name": "never-here",
                 "requirements": [{"runtime": "kairox-no-such-program"}],

@@ -11,7 +11,7 @@ from typing import Any
 
 import peers
 import pytest
-from ui_helpers import UiServer, UiSetup, install
+from ui_helpers import ECHO_DESCRIPTION, UiServer, UiSetup, echo_entry, install
 
 pytestmark = pytest.mark.integration
 
@@ -83,18 +83,7 @@ def test_two_plugin_toggles_reopen_twice(ui: UiSetup) -> None:
 
 @pytest.fixture
 def catalog(ui: UiSetup) -> Path:
-    argv = peers.fixture_server("well_behaved")
-    document = {
-        "entries": [
-            {
-                "name": "echo-server",
-                "description": "A small local MCP server that echoes (the test fixture)",
-                "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]},
-            }
-        ]
-    }
-    path = ui.catalog(document)
-    return path
+    return ui.catalog({"entries": [echo_entry(description=ECHO_DESCRIPTION)]})
 
 
 def test_trust_then_install_reopen_twice(ui: UiSetup, catalog: Path) -> None:

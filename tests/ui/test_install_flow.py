@@ -7,9 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-import peers
 import pytest
-from ui_helpers import UiServer, UiSetup, install
+from ui_helpers import ECHO_DESCRIPTION, NEVER_HERE, UiServer, UiSetup, echo_entry, install
 
 pytestmark = pytest.mark.integration
 
@@ -18,29 +17,12 @@ CLI_WORDS = ("--force", "--ignore-requirements", "--input", "kairox catalog", "r
 
 @pytest.fixture
 def catalog(ui: UiSetup) -> Path:
-    argv = peers.fixture_server("well_behaved")
-    document = {
-        "entries": [
-            {
-                "name": "echo-server",
-                "description": "A small local MCP server that echoes (the test fixture)",
-                "launch": {"command": argv[0], "args": [argv[1], "--name", "echo-server"]},
-            },
-            {
-                "name": "dies",
-                "description": "Exits at once",
-                "launch": {"command": sys.executable, "args": ["-c", "import sys; sys.exit('bad config here')"]},
-            },
-            {
-                "name": "never-here",
-                "description": "Needs a program this machine does not have",
-                "requirements": [{"runtime": "kairox-no-such-program"}],
-                "launch": {"command": "kairox-no-such-program"},
-            },
-        ]
+    dies = {
+        "name": "dies",
+        "description": "Exits at once",
+        "launch": {"command": sys.executable, "args": ["-c", "import sys; sys.exit('bad config here')"]},
     }
-    path = ui.catalog(document)
-    return path
+    return ui.catalog({"entries": [echo_entry(description=ECHO_DESCRIPTION), dies, NEVER_HERE]})
 
 
 def test_a_failed_verify_leaves_the_file_byte_identical(ui: UiSetup, catalog: Path) -> None:

@@ -226,6 +226,24 @@ class UiSetup:
             server.stop()
 
 
+#: the usual description of :func:`echo_entry`'s entry
+ECHO_DESCRIPTION = "A small local MCP server that echoes (the test fixture)"
+#: a catalog entry needing a program no machine has
+NEVER_HERE = {
+    "name": "never-here",
+    "description": "Needs a program this machine does not have",
+    "requirements": [{"runtime": "kairox-no-such-program"}],
+    "launch": {"command": "kairox-no-such-program"},
+}
+
+
+def echo_entry(name: str = "echo-server", **fields: Any) -> dict[str, Any]:
+    """A catalog entry ``name`` launching the ``well_behaved`` fixture server as ``--name name``
+    (``fields``: the entry's other fields)."""
+    argv = peers.fixture_server("well_behaved")
+    return {"name": name, **fields, "launch": {"command": argv[0], "args": [argv[1], "--name", name]}}
+
+
 def install(server: UiServer, body: dict[str, Any]) -> dict[str, Any]:
     """Start an install job and wait for its outcome (the job's last message)."""
     status, text = server.request("/api/marketplace/install", method="POST", body=body)
