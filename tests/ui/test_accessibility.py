@@ -18,22 +18,9 @@ import peers
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
-from ui_helpers import UiSetup, echo_entry
+from ui_helpers import UiSetup, echo_entry, write_skill
 
 pytestmark = pytest.mark.integration
-
-SKILL = """---
-name: hello
-description: Greets someone
-scope: workspace
-arguments:
-  who:
-    type: string
-    required: true
-    description: whom to greet
----
-Say hello to {{who}}.
-"""
 
 TITLES = {
     "/": "Status",
@@ -50,7 +37,7 @@ def furnish(ui: UiSetup) -> None:
     bundle, a local catalog with a long description, trusted."""
     ui.mcp_server("echo", "well_behaved", "--name", "echo")
     ui.mcp_server("crash", "crash_on_start")
-    ui.write(".kairox/skills/hello.md", SKILL)
+    write_skill(ui, "hello")
     shutil.copytree(
         peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
     )
@@ -447,7 +434,7 @@ def test_a_button_pressed_by_keyboard_keeps_the_focus_while_its_request_runs(ui:
     <body> (Chrome blurs a disabled control), so after *Disable greet* or *Trust this workspace*
     the next Tab started again at the top of the page."""
     ui.mcp_server("echo", "well_behaved", "--name", "echo")
-    ui.write(".kairox/skills/hello.md", SKILL)
+    write_skill(ui, "hello")
     server = ui.start()
     go(page, server, "/")
     page.locator('[data-action="trust-workspace"]').focus()
@@ -467,7 +454,7 @@ def test_every_view_loads_without_a_console_error_and_counts_read_right(ui: UiSe
     """Found using the page: each view logged a 404 (the browser's own /favicon.ico request) in
     the console, and the Status page said "1 skills"."""
     ui.mcp_server("echo", "well_behaved", "--name", "echo")
-    ui.write(".kairox/skills/hello.md", SKILL)
+    write_skill(ui, "hello")
     ui.trust()
     server = ui.start()
     errors: list[str] = []

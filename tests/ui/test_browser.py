@@ -16,26 +16,19 @@ from typing import Any
 import peers
 import pytest
 from shared_helpers import serve_http
-from ui_helpers import ECHO_DESCRIPTION, NEVER_HERE, PY, UiSetup, echo_entry, html_site, render_skill, screenshot
+from ui_helpers import (
+    ECHO_DESCRIPTION,
+    NEVER_HERE,
+    PY,
+    UiSetup,
+    echo_entry,
+    html_site,
+    render_skill,
+    screenshot,
+    write_skill,
+)
 
 pytestmark = pytest.mark.integration
-
-SKILL = """---
-name: {name}
-description: {description}
-scope: workspace
-arguments:
-  who:
-    type: string
-    required: true
-    description: whom to greet
----
-Say hello to {{{{who}}}}.
-"""
-
-
-def write_skill(ui: UiSetup, name: str, description: str = "Greets someone") -> None:
-    ui.write(f".kairox/skills/{name}.md", SKILL.format(name=name, description=description))
 
 
 def pill(page: Any, name: str, state: str) -> Any:

@@ -226,6 +226,26 @@ class UiSetup:
             server.stop()
 
 
+#: a workspace skill with one required argument, ``who`` (``str.format`` fields: name, description)
+GREETING_SKILL = """---
+name: {name}
+description: {description}
+scope: workspace
+arguments:
+  who:
+    type: string
+    required: true
+    description: whom to greet
+---
+Say hello to {{{{who}}}}.
+"""
+
+
+def write_skill(ui: UiSetup, name: str, description: str = "Greets someone") -> None:
+    """:data:`GREETING_SKILL` as the workspace skill ``name``."""
+    ui.write(f".kairox/skills/{name}.md", GREETING_SKILL.format(name=name, description=description))
+
+
 #: the usual description of :func:`echo_entry`'s entry
 ECHO_DESCRIPTION = "A small local MCP server that echoes (the test fixture)"
 #: a catalog entry needing a program no machine has
