@@ -23,6 +23,7 @@ from ui_helpers import (
     UiSetup,
     echo_entry,
     html_site,
+    open_page,
     render_skill,
     screenshot,
     write_skill,
@@ -42,16 +43,6 @@ def switch_off(page: Any, selector: str) -> None:
     item.wait_for()
     item.locator('[data-action="toggle"]').click()
     page.locator(selector.format("false")).wait_for()
-
-
-def open_page(page: Any, server: Any, path: str = "/") -> None:
-    """Load the printed URL (the page keeps the token of its fragment in the tab's
-    sessionStorage), then go to ``path`` in the same tab."""
-    page.goto(server.url)
-    page.wait_for_selector('#conn[data-connected="true"]')
-    if path != "/":
-        page.goto(server.base + path)
-        page.wait_for_selector('#conn[data-connected="true"]')
 
 
 def test_a_pill_goes_from_starting_to_ready_without_a_reload(ui: UiSetup, page: Any) -> None:

@@ -9,14 +9,9 @@ from typing import Any
 
 import peers
 import pytest
-from ui_helpers import UiSetup
+from ui_helpers import UiSetup, open_page
 
 pytestmark = pytest.mark.integration
-
-
-def open_page(page: Any, url: str) -> None:
-    page.goto(url)
-    page.wait_for_selector('#conn[data-connected="true"]')
 
 
 def test_a_stopped_backend_is_shown_at_once_and_reconnected_when_it_returns(ui: UiSetup, page: Any) -> None:
@@ -27,7 +22,7 @@ def test_a_stopped_backend_is_shown_at_once_and_reconnected_when_it_returns(ui: 
     ui.trust()
     first = ui.start()
     port = int(first.base.rsplit(":", 1)[1])
-    open_page(page, first.url)
+    open_page(page, first)
     page.evaluate("window.__kept = 'same document'")
     ready = page.locator('[data-server="echo"][data-state="ready"]')
     ready.wait_for(timeout=60_000)
@@ -59,9 +54,7 @@ def test_plugin_toggles_in_the_page_reopen_the_runtime_each_time(ui: UiSetup, pa
         peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
     )
     server = ui.start()
-    open_page(page, server.url)
-    page.goto(server.base + "/plugins")
-    page.wait_for_selector('#conn[data-connected="true"]')
+    open_page(page, server, "/plugins")
     item = '[data-plugin="release-notes"] [data-contribution="skill/changelog"][data-enabled="{}"]'
     for generation, (before, after) in enumerate((("true", "false"), ("false", "true"), ("true", "false")), 1):
         page.locator(item.format(before)).locator('[data-action="toggle"]').click()
@@ -81,9 +74,7 @@ def test_plugin_toggles_in_the_page_reopen_the_runtime_each_time(ui: UiSetup, pa
 def test_a_skill_file_added_on_disk_appears_in_the_open_page(ui: UiSetup, page: Any) -> None:
     ui.write(".kairox/skills/hello.md", "---\nname: hello\ndescription: hi\nscope: workspace\n---\nHello.\n")
     server = ui.start()
-    open_page(page, server.url)
-    page.goto(server.base + "/skills")
-    page.wait_for_selector('#conn[data-connected="true"]')
+    open_page(page, server, "/skills")
     page.locator('[data-skill="hello"]').wait_for()
     page.evaluate("window.__kept = 'same document'")
     ui.write(
@@ -100,9 +91,7 @@ def test_a_skill_file_added_on_disk_appears_in_the_open_page(ui: UiSetup, page: 
 def test_a_plugin_folder_added_on_disk_appears_in_the_open_page(ui: UiSetup, page: Any) -> None:
     (ui.home / "plugins").mkdir()
     server = ui.start()
-    open_page(page, server.url)
-    page.goto(server.base + "/plugins")
-    page.wait_for_selector('#conn[data-connected="true"]')
+    open_page(page, server, "/plugins")
     shutil.copytree(
         peers.REPO / "tests" / "fixtures" / "plugins" / "codex" / "release-notes", ui.home / "plugins" / "release-notes"
     )
@@ -112,9 +101,7 @@ def test_a_plugin_folder_added_on_disk_appears_in_the_open_page(ui: UiSetup, pag
 def test_a_skill_folder_created_on_disk_is_watched_from_then_on(ui: UiSetup, page: Any) -> None:
     ui.write(".kairox/settings.json", "{}\n")  # .kairox exists, .kairox/skills does not
     server = ui.start()
-    open_page(page, server.url)
-    page.goto(server.base + "/skills")
-    page.wait_for_selector('#conn[data-connected="true"]')
+    open_page(page, server, "/skills")
     ui.write(".kairox/skills/first.md", "---\nname: first\ndescription: one\nscope: workspace\n---\nOne.\n")
     page.locator('[data-skill="first"]').wait_for(timeout=15_000)
     ui.write(".kairox/skills/second.md", "---\nname: second\ndescription: two\nscope: workspace\n---\nTwo.\n")
@@ -125,9 +112,7 @@ def test_the_marketplace_lists_again_when_the_runtime_is_reopened(ui: UiSetup, p
     entry = {"name": "first-entry", "launch": {"command": "kairox-no-such-program"}}
     path = ui.catalog({"entries": [entry]})
     server = ui.start()
-    open_page(page, server.url)
-    page.goto(server.base + "/marketplace")
-    page.wait_for_selector('#conn[data-connected="true"]')
+    open_page(page, server, "/marketplace")
     page.locator('[data-entry="first-entry"]').wait_for()
     page.evaluate("window.__kept = 'same document'")
     path.write_text(json.dumps({"entries": [entry, {**entry, "name": "second-entry"}]}), encoding="utf-8")

@@ -72,6 +72,16 @@ def warm_up(browser: Any) -> None:
         context.close()
 
 
+def open_page(page: Any, server: Any, path: str = "/") -> None:
+    """Load the printed URL (the page keeps the token of its fragment in the tab's
+    sessionStorage), then go to ``path`` in the same tab."""
+    page.goto(server.url)
+    page.wait_for_selector('#conn[data-connected="true"]')
+    if path != "/":
+        page.goto(server.base + path)
+        page.wait_for_selector('#conn[data-connected="true"]')
+
+
 def render_skill(page: Any, row: Any, skill: str, field: str, value: str) -> str:
     """Open the skill of the list row ``row`` (its name), fill its argument ``field`` with
     ``value`` and render it; returns the rendered text."""
