@@ -110,6 +110,14 @@ export async function tryApi(path, options) {
   }
 }
 
+// A page's list: GET `path` and `render(data)` it into `root` (render replaces what is inside)
+// without moving the keyboard focus; a failed request leaves the list as it was (tryApi said why).
+export async function loadInto(root, path, render) {
+  const data = await tryApi(path);
+  if (data === null) return;
+  keepFocus(root, () => render(data));
+}
+
 // A <form> (attributes `props`) whose submit hands `submit(values)` the value of each field
 // matching `fields`, under key(field.name); blank values are left out unless `keepBlank`.
 export function submitForm(props, { fields, submit, key = (name) => name, keepBlank = false }, ...children) {

@@ -1,5 +1,5 @@
 // Plugins: bundles with trust, compatibility, permissions; enable/disable whole or per contribution.
-import { add, clear, h, keepFocus, pill, tryApi } from "./dom.js";
+import { add, clear, h, loadInto, pill, tryApi } from "./dom.js";
 
 let root = null;
 let scopeSelect = null;
@@ -15,11 +15,7 @@ export const onReload = () => load();
 
 const post = (path, body) => tryApi(path, { method: "POST", body });
 
-async function load() {
-  const data = await tryApi("/api/plugins");
-  if (data === null) return;
-  keepFocus(root, () => render(data));
-}
+const load = () => loadInto(root, "/api/plugins", render);
 
 function render(data) {
   clear(root);

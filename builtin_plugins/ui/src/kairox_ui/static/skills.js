@@ -1,5 +1,5 @@
 // Skills: every skill by scope with shadowing; enable/disable per scope; body and arguments form.
-import { add, api, clear, focusHeading, h, keepFocus, notice, setDisabled, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, loadInto, notice, setDisabled, submitForm, tryApi } from "./dom.js";
 
 let root = null;
 let panel = null;
@@ -20,11 +20,7 @@ export async function mount(main) {
 export const onReload = () => load();
 export const onSkills = () => load();
 
-async function load() {
-  const data = await tryApi("/api/skills");
-  if (data === null) return;
-  keepFocus(root, () => render(data));
-}
+const load = () => loadInto(root, "/api/skills", render);
 
 function render(data) {
   clear(root);

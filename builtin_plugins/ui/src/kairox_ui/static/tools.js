@@ -1,5 +1,5 @@
 // Tools: every tool with domain, capability and the policy's decision; call one with a form from its schema.
-import { add, api, clear, focusHeading, h, keepFocus, submitForm, tryApi } from "./dom.js";
+import { add, api, clear, focusHeading, h, loadInto, submitForm } from "./dom.js";
 import { closeApp, openApp } from "./apps.js";
 
 let root = null;
@@ -22,11 +22,7 @@ export function onStatus(data, context) {
   }
 }
 
-async function load() {
-  const data = await tryApi("/api/tools");
-  if (data === null) return;
-  keepFocus(root, () => render(data));
-}
+const load = () => loadInto(root, "/api/tools", render);
 
 function render(data) {
   clear(root);
