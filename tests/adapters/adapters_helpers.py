@@ -6,12 +6,12 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from kairox import Block, ImageContent, TextContent, ToolCall, ToolResult
-from kairox_testing import InMemoryToolProvider, make_plugin
+from kairox import Block, ImageContent, Runtime, TextContent, ToolCall, ToolResult
+from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness, make_plugin
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_servers"
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
@@ -80,3 +80,37 @@ def read_only_notes() -> Any:
         return Block("notes are read-only today") if call.tool.id == "notes.add" else None
 
     return make_plugin("guard", kairox_pre_tool_call=guard)
+
+
+#: one turn of a framework's agent over a session of ``rt`` (``approver``: the session's): its
+#: model calls the tool named (as exported) with the arguments, then answers with what the call
+#: gave it; what the agent answered
+Turn = Callable[[Runtime, str, dict[str, Any], Callable[..., Any] | None], Awaitable[str]]
+
+
+async def approver_decides(
+    turn: Turn, harness: KairoxHarness, provider: InMemoryToolProvider, calls: list[str], answer: bool
+) -> str:
+    """``notes.publish`` (the policy asks) called in ``turn`` with an approver that answers
+    ``answer``: the approver is asked once, its yes runs the tool and its no does not and the
+    model reads why; the agent's answer."""
+    approvals = Approvals(answer)
+    async with harness.open(plugins=[provider.plugin()]) as rt:
+        output = await turn(rt, "notes_publish", {"title": "draft"}, approvals)
+    assert [r.tool.id for r in approvals.requests] == ["notes.publish"]
+    if answer:
+        assert output == "published draft" and calls == ["publish draft"]
+    else:
+        assert "notes.publish: the user declined" in output, output
+        assert calls == []
+    return output
+
+
+async def hook_blocks(turn: Turn, harness: KairoxHarness, provider: InMemoryToolProvider, calls: list[str]) -> str:
+    """``notes.add`` called in ``turn`` with :func:`read_only_notes` loaded: the tool never runs
+    and the model reads the hook's reason; the agent's answer."""
+    async with harness.open(plugins=[provider.plugin(), read_only_notes()]) as rt:
+        output = await turn(rt, "notes_add", {"title": "groceries"}, None)
+    assert "notes are read-only today" in output, output
+    assert calls == []
+    return output

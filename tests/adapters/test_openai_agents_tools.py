@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapters_helpers import MCP_SERVER, PNG, read_only_notes
+from adapters_helpers import MCP_SERVER, PNG, approver_decides, hook_blocks
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 from agents.tool_context import ToolContext
 
 from kairox import Runtime
 from kairox_adapters.openai_agents import tools
-from kairox_testing import Approvals, InMemoryToolProvider, KairoxHarness
+from kairox_testing import InMemoryToolProvider, KairoxHarness
 
 pytestmark = pytest.mark.anyio
 
@@ -44,6 +44,12 @@ async def run(rt: Runtime, model: ScriptedModel, *, approver: Callable[..., Any]
         result = await Runner.run(agent, "go", run_config=RunConfig(tracing_disabled=True))
     model.assert_complete()
     return result.final_output
+
+
+async def turn(rt: Runtime, name: str, args: dict[str, Any], approver: Callable[..., Any] | None) -> str:
+    """:data:`adapters_helpers.Turn` in openai-agents."""
+    output: str = await run(rt, calls_then_answers(name, args), approver=approver)
+    return output
 
 
 async def test_the_tools_are_the_sessions_model_visible_tools(
@@ -101,24 +107,15 @@ async def test_an_image_reaches_the_model_as_an_input_image(
 async def test_the_approver_is_asked_and_its_no_stops_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str], answer: bool
 ) -> None:
-    approvals = Approvals(answer)
-    async with harness.open(plugins=[kairox_tool_provider.plugin()]) as rt:
-        output = await run(rt, calls_then_answers("notes_publish", {"title": "draft"}), approver=approvals)
-    assert [r.tool.id for r in approvals.requests] == ["notes.publish"]
-    if answer:
-        assert output == "published draft" and calls == ["publish draft"]
-    else:
-        assert output.startswith("error: notes.publish: the user declined"), output
-        assert calls == []
+    output = await approver_decides(turn, harness, kairox_tool_provider, calls, answer)
+    assert answer or output.startswith("error: notes.publish: the user declined"), output
 
 
 async def test_a_pre_tool_call_hook_blocks_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
 ) -> None:
-    async with harness.open(plugins=[kairox_tool_provider.plugin(), read_only_notes()]) as rt:
-        output = await run(rt, calls_then_answers("notes_add", {"title": "groceries"}))
-    assert output.startswith("error:") and "notes are read-only today" in output, output
-    assert calls == []
+    output = await hook_blocks(turn, harness, kairox_tool_provider, calls)
+    assert output.startswith("error:"), output
 
 
 @pytest.mark.parametrize(("arguments", "says"), [("{not json", "are not JSON"), ('["groceries"]', "JSON object")])

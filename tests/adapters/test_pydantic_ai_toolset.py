@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from adapters_helpers import MCP_SERVER, PNG_BYTES, read_only_notes
+from adapters_helpers import MCP_SERVER, PNG_BYTES, approver_decides, hook_blocks
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai.messages import (
     ModelMessage,
@@ -62,6 +62,12 @@ def calls_then_answers(name: str, args: dict[str, Any], seen: list[AgentInfo] | 
 async def run(rt: Runtime, model: Any, *, approver: Callable[..., Any] | None = None) -> Any:
     async with rt.session(approver=approver) as session:
         return await Agent(model, toolsets=[KairoxToolset(session)]).run("go")
+
+
+async def turn(rt: Runtime, name: str, args: dict[str, Any], approver: Callable[..., Any] | None) -> str:
+    """:data:`adapters_helpers.Turn` in pydantic-ai."""
+    output: str = (await run(rt, calls_then_answers(name, args), approver=approver)).output
+    return output
 
 
 async def test_test_model_calls_every_tool_and_reads_each_result_or_refusal(
@@ -121,24 +127,13 @@ async def test_a_tool_denied_by_a_policy_rule_never_runs_and_the_model_reads_why
 async def test_the_approver_is_asked_and_its_no_stops_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str], answer: bool
 ) -> None:
-    approvals = Approvals(answer)
-    async with harness.open(plugins=[kairox_tool_provider.plugin()]) as rt:
-        result = await run(rt, calls_then_answers("notes_publish", {"title": "draft"}), approver=approvals)
-    assert [r.tool.id for r in approvals.requests] == ["notes.publish"]
-    if answer:
-        assert result.output == "published draft" and calls == ["publish draft"]
-    else:
-        assert "notes.publish: the user declined" in result.output, result.output
-        assert calls == []
+    await approver_decides(turn, harness, kairox_tool_provider, calls, answer)
 
 
 async def test_a_pre_tool_call_hook_blocks_the_call(
     harness: KairoxHarness, kairox_tool_provider: InMemoryToolProvider, calls: list[str]
 ) -> None:
-    async with harness.open(plugins=[kairox_tool_provider.plugin(), read_only_notes()]) as rt:
-        result = await run(rt, calls_then_answers("notes_add", {"title": "groceries"}))
-    assert "notes are read-only today" in result.output
-    assert calls == []
+    await hook_blocks(turn, harness, kairox_tool_provider, calls)
 
 
 async def test_tools_are_listed_from_the_session_at_every_step(
