@@ -298,16 +298,26 @@ def replica(
     ws: Path, port: int, env: dict[str, str], *, stateless: bool = True
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``kairox serve --http --stateless`` with the bench token on ``port``: (its URL, its process)."""
-    import peers
-
     argv = [*KAIROX, "-w", str(ws), "serve", "--http", "--port", str(port), "--token-env", "BENCH_TOKEN"]
     argv += ["--stateless"] if stateless else []
+    with listening(argv, port, env=env, timeout=60) as up:
+        yield up
+
+
+@contextlib.contextmanager
+def listening(
+    argv: list[str], port: int, *, env: dict[str, str] | None = None, timeout: float
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``argv`` as a quiet process of its own group, yielded as (``http://127.0.0.1:port/mcp``,
+    the process) once it listens on ``port`` (within ``timeout`` seconds), then stopped."""
+    import peers
+
     proc = subprocess.Popen(
         argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
     try:
-        peers.wait_for_port(port, timeout=60, proc=proc)
+        peers.wait_for_port(port, timeout=timeout, proc=proc)
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
         peers._stop_group(proc)
@@ -339,15 +349,9 @@ def nginx(root: Path, ports: list[int]) -> Iterator[tuple[str, subprocess.Popen[
     )
     (prefix / "nginx.conf").write_text(text)
     directives = f"daemon off; pid {prefix / 'nginx.pid'};" + (" user root;" if os.geteuid() == 0 else "")
-    proc = subprocess.Popen(
-        [binary, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"), "-e", "stderr", "-g", directives],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    try:
-        peers.wait_for_port(port, timeout=30, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp", proc
-    finally:
-        peers._stop_group(proc)
+    argv = [binary, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"), "-e", "stderr", "-g", directives]
+    with listening(argv, port, timeout=30) as up:
+        yield up
 
 
 def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> float:
