@@ -179,6 +179,11 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
     """The ASGI app ``kairox ui`` serves."""
     holder, hub = dash.holder, dash.hub
 
+    def reopening(result: Any) -> Any:
+        """``result`` of a change the runtime is reopened for (what it loads changed)."""
+        holder.reload()
+        return result
+
     async def page(request: Request) -> Response:
         return HTMLResponse(_shell(PAGES[request.url.path]), headers={"cache-control": "no-store"})
 
@@ -223,9 +228,7 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
 
     async def trust(request: Request) -> Any:
         await _body(request)
-        result = trust_workspace(dash.rt)
-        holder.reload()
-        return result
+        return reopening(trust_workspace(dash.rt))
 
     async def reload(request: Request) -> Any:
         await _body(request)
@@ -264,30 +267,22 @@ def build_app(dash: Dashboard, *, token: str, host: str, port: int) -> Guard:
 
     async def plugin_enabled(request: Request) -> Any:
         scope, enabled, contribution = parse_plugin_toggle(await _body(request))
-        result = set_plugin_enabled(dash.rt, request.path_params["name"], scope, enabled, contribution)
-        holder.reload()
-        return result
+        return reopening(set_plugin_enabled(dash.rt, request.path_params["name"], scope, enabled, contribution))
 
     async def plugin_path(request: Request) -> Any:
         scope, path = parse_path_override(await _body(request))
-        result = override_path(dash.rt, request.path_params["name"], scope, path)
-        holder.reload()
-        return result
+        return reopening(override_path(dash.rt, request.path_params["name"], scope, path))
 
     async def plugin_config_get(request: Request) -> Any:
         return plugin_config(dash.rt, request.path_params["name"])
 
     async def plugin_config_set(request: Request) -> Any:
         values, unset = parse_plugin_config(await _body(request))
-        result = set_plugin_config(dash.rt, request.path_params["name"], values, unset)
-        holder.reload()
-        return result
+        return reopening(set_plugin_config(dash.rt, request.path_params["name"], values, unset))
 
     async def plugin_trust(request: Request) -> Any:
         await _body(request)
-        message = trust_bundle(dash.rt, request.path_params["name"])
-        holder.reload()
-        return {"message": message}
+        return reopening({"message": trust_bundle(dash.rt, request.path_params["name"])})
 
     async def tools(request: Request) -> Any:
         return tools_view(dash.rt)
