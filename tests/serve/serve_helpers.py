@@ -135,6 +135,47 @@ def with_script(tmp_path: Path, name: str, source: str, *args: str, user_config:
     return with_backend(tmp_path, name, sys.executable, str(script), *args, user_config=user_config)
 
 
+def raw_server(
+    name: str, tools: str | list[str], branches: str = "", *, setup: str = "", list_changed: bool = False
+) -> str:
+    """A raw JSON-lines MCP server's source, ``serverInfo.name`` ``name``: ``setup`` at module
+    level (``json``, ``os``, ``sys``, ``threading`` and ``time`` imported, ``write(message)``
+    defined, safe from threads), then for each ``msg`` (its ``method``) ``initialize`` and
+    ``tools/list`` answered (``tools``: the names of tools with an object schema, or a Python
+    expression for the list), then the ``branches`` (``elif`` clauses); any other request gets
+    an empty result."""
+    listing = tools if isinstance(tools, str) else repr([{"name": t, "inputSchema": {"type": "object"}} for t in tools])
+    capabilities = {"tools": {"listChanged": True} if list_changed else {}}
+    head = textwrap.dedent(
+        """\
+        import json, os, sys, threading, time
+        lock = threading.Lock()
+        def write(m):
+            with lock:
+                sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
+        """
+    )
+    loop = textwrap.dedent(
+        f"""
+        for line in sys.stdin:
+            msg = json.loads(line)
+            method = msg.get("method")
+            if method == "initialize":
+                write({{"jsonrpc": "2.0", "id": msg["id"], "result": {{
+                    "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {capabilities!r},
+                    "serverInfo": {{"name": {name!r}, "version": "1"}}}}}})
+            elif method == "tools/list":
+                write({{"jsonrpc": "2.0", "id": msg["id"], "result": {{"tools": {listing}}}}})
+        """
+    )
+    rest = """
+    elif "id" in msg:
+        write({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+    """
+    body = textwrap.indent(textwrap.dedent(branches).strip("\n") + textwrap.dedent(rest), "    ")
+    return head + textwrap.dedent(setup) + loop + body
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """End a ``kairox serve`` process group (SIGTERM, then SIGKILL) and reap it."""
     peers._stop_group(proc, grace=10.0)

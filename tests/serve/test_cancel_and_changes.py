@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import textwrap
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from serve_helpers import (
     connect,
     gateway_client,
     make_workspace,
+    raw_server,
     serve_http,
     stdio_params,
     with_script,
@@ -32,39 +32,12 @@ from test_stdio import text_of
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
 
-def raw_server(setup: str, branches: str) -> str:
-    """A raw JSON-lines server's source: ``setup`` at module level (``json`` and ``sys``
-    imported, ``write(message)`` defined), then for each ``msg`` (its ``method``) the
-    ``branches`` (an ``if``/``elif`` chain); any other request gets an empty result."""
-    loop = textwrap.dedent(
-        """
-        def write(m):
-            sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
-        for line in sys.stdin:
-            msg = json.loads(line)
-            method = msg.get("method")
-        """
-    )
-    rest = """
-    elif "id" in msg:
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
-    """
-    body = textwrap.indent(textwrap.dedent(branches).strip("\n") + textwrap.dedent(rest), "    ")
-    return "import json, sys\n" + textwrap.dedent(setup) + loop + body
-
-
 #: a raw JSON-lines server whose tool ``block`` never answers; it records every
 #: ``notifications/cancelled`` it receives in the file named by its argument
 NEVER_ANSWERS = raw_server(
-    "marker = sys.argv[1]\n",
+    "never",
+    ["block"],
     """
-    if method == "initialize":
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "never", "version": "1"}}})
-    elif method == "tools/list":
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "tools": [{"name": "block", "inputSchema": {"type": "object"}}]}})
     elif method == "tools/call":
         with open(marker, "a") as fh:
             fh.write(json.dumps({"called": msg["id"]}) + "\\n")
@@ -72,6 +45,7 @@ NEVER_ANSWERS = raw_server(
         with open(marker, "a") as fh:
             fh.write(json.dumps({"cancelled": msg["params"].get("requestId")}) + "\\n")
     """,
+    setup="marker = sys.argv[1]\n",
 )
 
 
@@ -106,21 +80,17 @@ async def test_a_cancelled_call_is_cancelled_at_the_backend(tmp_path: Path, mode
 #: a raw JSON-lines server with tool ``grow``: it adds the tool ``grown`` and says
 #: ``notifications/tools/list_changed``
 GROWS = raw_server(
-    'tools = [{"name": "grow", "inputSchema": {"type": "object"}}]\n',
+    "grows",
+    "tools",
     """
-    if method == "initialize":
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": True}},
-            "serverInfo": {"name": "grows", "version": "1"}}})
-    elif method == "tools/list":
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": tools}})
     elif method == "tools/call":
         if msg["params"]["name"] == "grow" and len(tools) == 1:
             tools.append({"name": "grown", "inputSchema": {"type": "object"}})
             write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         write({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "ok"}]}})
     """,
+    setup='tools = [{"name": "grow", "inputSchema": {"type": "object"}}]\n',
+    list_changed=True,
 )
 
 

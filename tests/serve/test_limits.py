@@ -16,7 +16,7 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serve_helpers import connect, make_workspace, serve_http, with_script
+from serve_helpers import connect, make_workspace, raw_server, serve_http, with_script
 from test_identity import ISSUER, Idp
 from test_stdio import Answers, text_of
 
@@ -259,14 +259,15 @@ async def test_a_principal_over_its_rate_is_refused_and_another_is_not(tmp_path:
 #: a raw JSON-lines server whose tool ``hold`` writes ``{"called": id}`` to the file named by
 #: its first argument, then answers only once the file named by its second exists (each call
 #: on a thread of its own, so calls of other clients go on)
-HOLDS = textwrap.dedent(
-    """\
-    import json, os, sys, threading, time
+HOLDS = raw_server(
+    "holds",
+    ["hold"],
+    """
+    elif method == "tools/call":
+        threading.Thread(target=hold, args=(msg,), daemon=True).start()
+    """,
+    setup="""
     marker, release = sys.argv[1], sys.argv[2]
-    lock = threading.Lock()
-    def write(m):
-        with lock:
-            sys.stdout.write(json.dumps(m) + "\\n"); sys.stdout.flush()
     def hold(msg):
         with lock:
             with open(marker, "a") as fh:
@@ -275,21 +276,7 @@ HOLDS = textwrap.dedent(
         while not os.path.exists(release) and time.monotonic() < deadline:
             time.sleep(0.02)
         write({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "released"}]}})
-    for line in sys.stdin:
-        msg = json.loads(line)
-        method = msg.get("method")
-        if method == "initialize":
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                "serverInfo": {"name": "holds", "version": "1"}}})
-        elif method == "tools/list":
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "tools": [{"name": "hold", "inputSchema": {"type": "object"}}]}})
-        elif method == "tools/call":
-            threading.Thread(target=hold, args=(msg,), daemon=True).start()
-        elif "id" in msg:
-            write({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
-    """
+    """,
 )
 
 

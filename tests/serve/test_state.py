@@ -22,8 +22,8 @@ import peers
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from serve_helpers import KAIROX, Workspace, connect, make_workspace, serve_http, with_script
-from test_cancel_and_changes import raw_server, records
+from serve_helpers import KAIROX, Workspace, connect, make_workspace, raw_server, serve_http, with_script
+from test_cancel_and_changes import records
 from test_forward import ASKS, Host
 from test_held import MODERN, _first_round, _retry, _sampled
 from test_identity import Idp
@@ -404,18 +404,12 @@ async def test_a_retry_whose_replica_stopped_fails_at_once(tmp_path: Path, redis
 #: a raw JSON-lines (handshake-era) server whose tool ``ask`` asks the client's model, then
 #: never answers; it records the model's answer and every ``notifications/cancelled``
 ASKS_THEN_BLOCKS = raw_server(
-    "marker = sys.argv[1]\n",
+    "slow",
+    ["ask"],
     """
-    if method is None and msg.get("id") == "s1":
+    elif method is None and msg.get("id") == "s1":
         with open(marker, "a") as fh:
             fh.write(json.dumps({"answered": 1}) + "\\n")
-    elif method == "initialize":
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "slow", "version": "1"}}})
-    elif method == "tools/list":
-        write({"jsonrpc": "2.0", "id": msg["id"], "result": {
-            "tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}})
     elif method == "tools/call":
         write({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {
             "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}})
@@ -423,6 +417,7 @@ ASKS_THEN_BLOCKS = raw_server(
         with open(marker, "a") as fh:
             fh.write(json.dumps({"cancelled": msg["params"].get("requestId")}) + "\\n")
     """,
+    setup="marker = sys.argv[1]\n",
 )
 
 
