@@ -176,6 +176,19 @@ def raw_server(
     return head + textwrap.dedent(setup) + loop + body
 
 
+async def assert_names_file_and_field(tmp_path: Path, section: str, error: str) -> None:
+    """A runtime over the home whose ``kairox.toml`` is ``section`` reports a config error that
+    names that file and says ``error`` (its field path and what is wrong)."""
+    from kairox import Runtime
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "kairox.toml").write_text(section, encoding="utf-8")
+    async with Runtime.open(tmp_path, start=False, home=home) as rt:
+        rendered = [e.render() for e in rt.config.errors]
+    assert any(str(home / "kairox.toml") in r and error in r for r in rendered), rendered
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """End a ``kairox serve`` process group (SIGTERM, then SIGKILL) and reap it."""
     peers._stop_group(proc, grace=10.0)

@@ -23,7 +23,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from mcp.shared.exceptions import MCPError
-from serve_helpers import ACCEPT, INIT, connect, make_workspace, serve_http
+from serve_helpers import ACCEPT, INIT, assert_names_file_and_field, connect, make_workspace, serve_http
 from test_stdio import Answers, text_of
 
 from kairox_serve.config import AuthConfig
@@ -415,14 +415,7 @@ def test_static_token_and_auth_together_are_refused(tmp_path: Path, idp: Idp) ->
     ],
 )
 async def test_a_bad_section_names_its_file_and_field(tmp_path: Path, section: str, error: str) -> None:
-    from kairox import Runtime
-
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "kairox.toml").write_text(section, encoding="utf-8")
-    async with Runtime.open(tmp_path, start=False, home=home) as rt:
-        rendered = [e.render() for e in rt.config.errors]
-    assert any(str(home / "kairox.toml") in r and error in r for r in rendered), rendered
+    await assert_names_file_and_field(tmp_path, section, error)
 
 
 @pytest.mark.parametrize("key", ["auth", "principals", "audit"])

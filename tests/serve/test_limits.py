@@ -16,7 +16,7 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serve_helpers import connect, make_workspace, raw_server, serve_http, with_script
+from serve_helpers import assert_names_file_and_field, connect, make_workspace, raw_server, serve_http, with_script
 from test_identity import ISSUER, Idp
 from test_stdio import Answers, text_of
 
@@ -178,14 +178,7 @@ async def test_no_limits_admit_everything() -> None:
     ],
 )
 async def test_a_bad_limits_section_names_its_file_and_field(tmp_path: Path, section: str, error: str) -> None:
-    from kairox import Runtime
-
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "kairox.toml").write_text(section, encoding="utf-8")
-    async with Runtime.open(tmp_path, start=False, home=home) as rt:
-        rendered = [e.render() for e in rt.config.errors]
-    assert any(str(home / "kairox.toml") in r and error in r for r in rendered), rendered
+    await assert_names_file_and_field(tmp_path, section, error)
 
 
 async def test_a_workspace_cannot_lift_the_limits(tmp_path: Path) -> None:
