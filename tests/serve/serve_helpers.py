@@ -189,6 +189,20 @@ async def assert_names_file_and_field(tmp_path: Path, section: str, error: str) 
     assert any(str(home / "kairox.toml") in r and error in r for r in rendered), rendered
 
 
+def refused(ws: Workspace, *args: str, timeout: float = 60) -> tuple[str, subprocess.CompletedProcess[bytes]]:
+    """``kairox -w WS serve ARGS``, which must refuse to start (exit 1): its stderr and the process."""
+    proc = subprocess.run(
+        [*KAIROX, "-w", str(ws.root), "serve", *args],
+        input=b"",
+        capture_output=True,
+        env=ws.env(),
+        timeout=timeout,
+    )
+    err = proc.stderr.decode()
+    assert proc.returncode == 1, err
+    return err, proc
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """End a ``kairox serve`` process group (SIGTERM, then SIGKILL) and reap it."""
     peers._stop_group(proc, grace=10.0)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,10 +16,10 @@ import pytest
 from serve_helpers import (
     ACCEPT,
     INIT,
-    KAIROX,
     TOKEN,
     connect,
     make_workspace,
+    refused,
     serve_http,
     serve_http_up,
     uvicorn_workers,
@@ -147,15 +146,7 @@ def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        proc = subprocess.run(
-            [*KAIROX, "-w", str(ws.root), "serve", "--http", "--port", str(port)],
-            input=b"",
-            capture_output=True,
-            env=ws.env(),
-            timeout=120,
-        )
-    err = proc.stderr.decode()
-    assert proc.returncode == 1, err
+        err, _proc = refused(ws, "--http", "--port", str(port), timeout=120)
     assert f"kairox serve cannot listen on 127.0.0.1:{port}: Address already in use; pass another --port" in err
     assert "Traceback" not in err and err.count("\n") == 1, err
     assert not marker.exists()

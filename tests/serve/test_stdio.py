@@ -15,7 +15,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
-from serve_helpers import INIT, KAIROX, Workspace, make_workspace, stdio_params, stop
+from serve_helpers import INIT, KAIROX, make_workspace, refused, stdio_params, stop
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -171,23 +171,9 @@ async def test_allow_for_the_session_lasts_the_connection(tmp_path: Path, mode: 
     assert len(again.asked) == 1
 
 
-def refused(ws: Workspace) -> tuple[str, subprocess.CompletedProcess[bytes]]:
-    """``kairox serve --stdio`` on ``ws``, which must refuse to start: its stderr and the process."""
-    proc = subprocess.run(
-        [*KAIROX, "-w", str(ws.root), "serve", "--stdio"],
-        input=b"",
-        capture_output=True,
-        env=ws.env(),
-        timeout=60,
-    )
-    err = proc.stderr.decode()
-    assert proc.returncode == 1, err
-    return err, proc
-
-
 def test_untrusted_workspace_is_refused(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path, trusted=False)
-    err, proc = refused(ws)
+    err, proc = refused(ws, "--stdio")
     assert "is not trusted" in err and "kairox trust" in err and "serves only a trusted workspace" in err
     assert proc.stdout == b""
 
@@ -265,7 +251,7 @@ def test_a_terminal_on_stdin_is_told_what_the_gateway_waits_for(tmp_path: Path) 
 def test_a_broken_serve_section_is_refused_not_served_open(tmp_path: Path) -> None:
     """One bad value in a deny list must not leave the gateway serving every tool."""
     ws = make_workspace(tmp_path, serve='[serve]\ntools = ["wb_*"]\ndeny_tools = ["wb_cwd*", ""]\n')
-    err, proc = refused(ws)
+    err, proc = refused(ws, "--stdio")
     assert "[serve] has errors, and kairox serve does not start" in err
     assert "serve.deny_tools" in err and "kairox.toml" in err
     assert proc.stdout == b""
