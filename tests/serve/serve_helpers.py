@@ -209,11 +209,19 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def _listening(
-    what: str, argv: list[str], port: int, log: Path, env: dict[str, str], cwd: Path | None = None
+def listening(
+    what: str,
+    argv: list[str],
+    port: int,
+    log: Path,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    *,
+    timeout: float = 60,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """``argv`` as a process (its output in ``log``), yielded once it listens on ``port``, then
-    stopped; one that does not come up is a RuntimeError naming ``what`` with the log's end."""
+    """``argv`` as a process (its output in ``log``; ``env``: this process's when ``None``),
+    yielded once it listens on ``port`` (within ``timeout`` seconds), then stopped; one that
+    does not come up is a RuntimeError naming ``what`` with the log's end."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv,
@@ -226,7 +234,7 @@ def _listening(
         )
     try:
         try:
-            peers.wait_for_port(port, timeout=60, proc=proc)
+            peers.wait_for_port(port, timeout=timeout, proc=proc)
         except (RuntimeError, TimeoutError) as exc:
             raise RuntimeError(f"{what}: {exc}\n{log.read_text(errors='replace')[-3000:]}") from exc
         yield proc
@@ -242,7 +250,7 @@ def serve_http(
     the process). Its output is in ``serve-P.log`` beside the workspace (``-v``: warnings and info too)."""
     port = peers.free_port()
     argv = [*KAIROX, *(["-v"] if verbose else []), "-w", str(ws.root), "serve", "--http", "--port", str(port), *args]
-    with _listening("kairox serve --http", argv, port, ws.root.parent / f"serve-{port}.log", env or ws.env()) as proc:
+    with listening("kairox serve --http", argv, port, ws.root.parent / f"serve-{port}.log", env or ws.env()) as proc:
         yield f"http://127.0.0.1:{port}/mcp", proc
 
 
@@ -268,7 +276,7 @@ def uvicorn_workers(ws: Workspace, workers: int, env: dict[str, str], *args: str
     port = peers.free_port()
     argv = [sys.executable, "-m", "uvicorn", "kairox_serve.asgi:app", "--port", str(port), "--workers", str(workers)]
     argv += args
-    with _listening("uvicorn", argv, port, ws.root.parent / f"uvicorn-{port}.log", env, cwd=ws.root.parent):
+    with listening("uvicorn", argv, port, ws.root.parent / f"uvicorn-{port}.log", env, cwd=ws.root.parent):
         yield f"http://127.0.0.1:{port}/mcp"
 
 

@@ -19,7 +19,7 @@ import anyio
 import httpx2
 import peers
 import pytest
-from serve_helpers import Workspace, connect, make_workspace, serve_http, serve_http_up
+from serve_helpers import Workspace, connect, listening, make_workspace, serve_http, serve_http_up
 from test_stdio import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
@@ -91,22 +91,9 @@ def nginx_in_front(tmp_path: Path, replicas: list[tuple[str, subprocess.Popen[by
     # the workers would run as nobody and could not reach the private temp directory
     directives = f"daemon off; pid {prefix / 'nginx.pid'};" + (" user root;" if os.geteuid() == 0 else "")
     log = tmp_path / "nginx.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [binary, "-p", f"{prefix}/", "-c", str(conf), "-e", "stderr", "-g", directives],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        try:
-            peers.wait_for_port(port, timeout=30, proc=proc)
-        except (RuntimeError, TimeoutError) as exc:
-            raise RuntimeError(f"nginx: {exc}\n{log.read_text(errors='replace')[-3000:]}") from exc
+    argv = [binary, "-p", f"{prefix}/", "-c", str(conf), "-e", "stderr", "-g", directives]
+    with listening("nginx", argv, port, log, timeout=30):
         yield Nginx(f"http://127.0.0.1:{port}", log, replicas)
-    finally:
-        peers._stop_group(proc, grace=10.0)
 
 
 @contextlib.contextmanager
