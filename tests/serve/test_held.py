@@ -65,6 +65,27 @@ def _sampled(text: str = "a held answer") -> types.CreateMessageResult:
     return types.CreateMessageResult(role="assistant", content=types.TextContent(text=text), model="m")
 
 
+async def _held_and_forged(
+    client: Client,
+) -> tuple[types.InputRequiredResult, str, dict[str, types.CreateMessageResult]]:
+    """``client``'s ``asks_ask_model`` call, held: its first round, its state, and answers to
+    each of its requests that its client did not give (an attacker's)."""
+    first = await _first_round(client, "asks_ask_model", {"prompt": "hi"})
+    assert first.input_requests is not None and first.request_state is not None
+    return first, first.request_state, {key: _sampled("forged answer") for key in first.input_requests}
+
+
+async def _refused(client: Client, state: str, answers: dict[str, Any]) -> MCPError:
+    """``client``'s retry of an ``asks_ask_model`` call with ``state`` and ``answers``, refused
+    as invalid params (the tool never runs); the error."""
+    with pytest.raises(MCPError) as refused:
+        await client.session.call_tool(
+            "asks_ask_model", {"prompt": "hi"}, input_responses=answers, request_state=state, allow_input_required=True
+        )
+    assert refused.value.code == types.INVALID_PARAMS, refused.value
+    return refused.value
+
+
 async def _retry(
     client: Client, tool: str, arguments: dict[str, Any], first: types.InputRequiredResult
 ) -> types.CallToolResult | types.InputRequiredResult:
@@ -237,26 +258,15 @@ async def test_a_forged_state_is_refused_and_answers_nothing(tmp_path: Path) -> 
             connect(url, token="victim", mode=MODERN, sampling_callback=Host().sample) as victim,
             connect(url, token="attacker", mode=MODERN, sampling_callback=Host().sample) as attacker,
         ):
-            first = await _first_round(victim, "asks_ask_model", {"prompt": "hi"})
-            assert first.input_requests is not None and first.request_state is not None
-            forged = {key: _sampled("forged answer") for key in first.input_requests}
-            state = first.request_state
+            first, state, forged = await _held_and_forged(victim)
             attempts = [
                 (attacker, state),  # another client, with the victim's state
                 (victim, state + "-TAMPERED"),
                 (victim, state[:-1] + ("A" if state[-1] != "A" else "B")),
             ]
             for client, request_state in attempts:
-                with pytest.raises(MCPError) as refused:
-                    await client.session.call_tool(
-                        "asks_ask_model",
-                        {"prompt": "hi"},
-                        input_responses=forged,
-                        request_state=request_state,
-                        allow_input_required=True,
-                    )
-                assert refused.value.code == types.INVALID_PARAMS, refused.value
-                assert "retry the call" in str(refused.value)
+                refused = await _refused(client, request_state, forged)
+                assert "retry the call" in str(refused)
             done = await _retry(victim, "asks_ask_model", {"prompt": "hi"}, first)
             assert isinstance(done, types.CallToolResult) and not done.is_error, done
             assert text_of(done) == "m: a held answer"

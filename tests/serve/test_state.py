@@ -20,12 +20,10 @@ import anyio
 import mcp_types as types
 import peers
 import pytest
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 from serve_helpers import KAIROX, Workspace, connect, make_workspace, raw_server, serve_http, with_script
 from test_cancel_and_changes import records
 from test_forward import ASKS, Host
-from test_held import MODERN, _first_round, _retry, _sampled
+from test_held import MODERN, _first_round, _held_and_forged, _refused, _retry, _sampled
 from test_identity import Idp
 from test_limits import _auth
 from test_stdio import text_of
@@ -282,15 +280,6 @@ def _asks(tmp_path: Path, redis_url: str, lease: float = 30.0) -> Workspace:
     )
 
 
-async def _refused(client: Client, state: str, answers: dict[str, Any]) -> MCPError:
-    with pytest.raises(MCPError) as refused:
-        await client.session.call_tool(
-            "asks_ask_model", {"prompt": "hi"}, input_responses=answers, request_state=state, allow_input_required=True
-        )
-    assert refused.value.code == types.INVALID_PARAMS, refused.value
-    return refused.value
-
-
 async def test_a_held_call_is_continued_through_another_replica(tmp_path: Path, redis_url: str) -> None:
     """The call is held by replica A; its client's retry reaches B, which relays it to A and
     answers with A's result. The attacks, all through B: another client (another bearer
@@ -303,10 +292,7 @@ async def test_a_held_call_is_continued_through_another_replica(tmp_path: Path, 
             connect(url_b, token="victim", mode=MODERN, sampling_callback=Host().sample) as on_b,
             connect(url_b, token="attacker", mode=MODERN, sampling_callback=Host().sample) as attacker,
         ):
-            first = await _first_round(on_a, "asks_ask_model", {"prompt": "hi"})
-            assert first.input_requests is not None and first.request_state is not None
-            forged = {key: _sampled("forged answer") for key in first.input_requests}
-            state = first.request_state
+            first, state, forged = await _held_and_forged(on_a)
             stolen = await _refused(attacker, state, forged)
             assert "the call's state belongs to another client" in str(stolen)
             made_up = await _refused(on_b, state[:-1] + ("A" if state[-1] != "A" else "B"), forged)
