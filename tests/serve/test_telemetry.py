@@ -42,8 +42,11 @@ HOST_SPAN = 0xB7AD6B7169203331
 TRACEPARENT = f"00-{TRACE_ID:032x}-{HOST_SPAN:016x}-01"
 
 
+Otel = tuple[InMemorySpanExporter, InMemoryMetricReader]
+
+
 @pytest.fixture(scope="module")
-def otel() -> Iterator[tuple[InMemorySpanExporter, InMemoryMetricReader]]:
+def otel() -> Iterator[Otel]:
     """This process's OpenTelemetry SDK, as a host configures it: an in-memory exporter and
     metric reader (the global providers can be set once per process)."""
     exporter: InMemorySpanExporter = span_exporter()
@@ -54,6 +57,26 @@ def otel() -> Iterator[tuple[InMemorySpanExporter, InMemoryMetricReader]]:
         pytest.skip("another test set this process's OpenTelemetry meter provider first")
     yield exporter, reader
     exporter.shutdown()
+
+
+@pytest.fixture
+def telemetry(otel: Otel) -> Otel:
+    """:func:`otel`'s exporter and reader, the exporter emptied of the spans of earlier tests
+    and of the fixtures set up before it (a test names it after ``gateway``)."""
+    otel[0].clear()
+    return otel
+
+
+@contextlib.contextmanager
+def in_host_trace() -> Iterator[None]:
+    """The host's trace (:data:`TRACEPARENT`) current meanwhile, as a host's is while its SDK
+    client sends a request: the client's span is a child of it, and its context is what the
+    request's ``_meta`` carries."""
+    token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": TRACEPARENT}))
+    try:
+        yield
+    finally:
+        context.detach(token)
 
 
 def traced_workspace(tmp_path: Path) -> Workspace:
@@ -122,19 +145,11 @@ def _points(reader: InMemoryMetricReader, name: str) -> list[Any]:
     ]
 
 
-async def test_a_call_continues_the_clients_trace_to_the_backend(
-    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], gateway: str
-) -> None:
-    exporter, reader = otel
-    exporter.clear()
+async def test_a_call_continues_the_clients_trace_to_the_backend(gateway: str, telemetry: Otel) -> None:
+    exporter, reader = telemetry
     async with connect(gateway, mode="legacy") as client:  # a handshake-era session: mcp.session.id
-        # the host's trace is current while its SDK client sends the call: the client's span
-        # is a child of it, and its context is what the request's _meta carries
-        token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": TRACEPARENT}))
-        try:
+        with in_host_trace():
             result = await client.call_tool("tr_seen", {})
-        finally:
-            context.detach(token)
     assert not result.is_error, result
     backend_saw = _seen(result)["traceparent"]
     spans = exporter.get_finished_spans()
@@ -177,11 +192,8 @@ async def test_a_call_continues_the_clients_trace_to_the_backend(
     assert durations and durations[0].count >= 1
 
 
-async def test_a_refused_call_is_an_error_on_its_span_and_counted(
-    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], gateway: str
-) -> None:
-    exporter, reader = otel
-    exporter.clear()
+async def test_a_refused_call_is_an_error_on_its_span_and_counted(gateway: str, telemetry: Otel) -> None:
+    exporter, reader = telemetry
     async with connect(gateway) as client:
         with pytest.raises(MCPError):
             await client.call_tool("no_such_tool", {})
@@ -193,17 +205,11 @@ async def test_a_refused_call_is_an_error_on_its_span_and_counted(
     assert errors and errors[0].value == 1 and errors[0].attributes["error.type"] == "-32602"
 
 
-async def test_a_backend_prompt_continues_the_trace(
-    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], gateway: str
-) -> None:
-    exporter, reader = otel
-    exporter.clear()
+async def test_a_backend_prompt_continues_the_trace(gateway: str, telemetry: Otel) -> None:
+    exporter, reader = telemetry
     async with connect(gateway) as client:
-        token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": TRACEPARENT}))
-        try:
+        with in_host_trace():
             prompt = await client.get_prompt("tr_seen_prompt", {})
-        finally:
-            context.detach(token)
     text = prompt.messages[0].content.text  # type: ignore[union-attr]
     backend_saw = json.loads(text)["traceparent"]
     assert int(backend_saw.split("-")[1], 16) == TRACE_ID
@@ -219,11 +225,8 @@ async def test_a_backend_prompt_continues_the_trace(
     assert counted and counted[0].attributes["mcp.method.name"] == "prompts/get"
 
 
-async def test_a_resource_read_names_its_uri_on_the_span(
-    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], gateway: str
-) -> None:
-    exporter, reader = otel
-    exporter.clear()
+async def test_a_resource_read_names_its_uri_on_the_span(gateway: str, telemetry: Otel) -> None:
+    exporter, reader = telemetry
     async with connect(gateway) as client:
         listed = await client.list_resources()
         uri = next(str(r.uri) for r in listed.resources if str(r.uri).endswith("SKILL.md"))
@@ -236,9 +239,7 @@ async def test_a_resource_read_names_its_uri_on_the_span(
     assert counted and all("mcp.resource.uri" not in p.attributes for p in counted)
 
 
-async def test_a_held_call_is_counted_while_held(
-    otel: tuple[InMemorySpanExporter, InMemoryMetricReader], tmp_path: Path
-) -> None:
+async def test_a_held_call_is_counted_while_held(otel: Otel, tmp_path: Path) -> None:
     """A 2026-07-28 call whose backend asks the client is held meanwhile
     (``kairox_serve.held``): ``kairox.serve.held_calls`` counts it then, and not after."""
     _exporter, reader = otel
@@ -271,11 +272,8 @@ def test_without_a_configured_sdk_the_gateway_serves_and_passes_the_trace_on(tmp
 
     async def call(url: str) -> dict[str, Any]:
         async with connect(url) as client:
-            token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": TRACEPARENT}))
-            try:
+            with in_host_trace():
                 result = await client.call_tool("tr_seen", {})
-            finally:
-                context.detach(token)
         assert not result.is_error, result
         return _seen(result)
 
