@@ -92,10 +92,25 @@ async def clients(ws: Workspace, n: int = 2) -> AsyncIterator[list[tuple[Client,
                     connect(url, mode="legacy", logging_callback=heard.log, message_handler=heard.message)
                 )
                 out.append((client, heard))
-            with anyio.fail_after(60):
-                while "ok_log" not in {t.name for t in (await out[0][0].list_tools()).tools}:  # noqa: ASYNC110
-                    await anyio.sleep(0.1)
+            await listed(out[0][0], "ok_log")
             yield out
+
+
+@asynccontextmanager
+async def modern_client(ws: Workspace) -> AsyncIterator[Client]:
+    """A 2026-07-28 client of one ``kairox serve --http``, once ``ev`` is up."""
+    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
+        async with connect(url, mode="auto") as client:
+            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            await listed(client, "ev_change")
+            yield client
+
+
+async def listed(client: Client, tool: str) -> None:
+    """Return once ``client`` is offered ``tool`` (its backend is up)."""
+    with anyio.fail_after(60):
+        while tool not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110
+            await anyio.sleep(0.1)
 
 
 async def test_log_records_go_to_the_clients_that_set_a_level_at_their_level(tmp_path: Path) -> None:
@@ -168,18 +183,13 @@ async def test_a_2026_listen_stream_gets_the_updates_of_the_resources_it_names(t
     URIs, the gateway subscribes them at their backend, and the updates ride that stream; a
     URI no exposed backend has is not honored."""
     ws = workspace(tmp_path, '"ok.noop" = "deny"\n')
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        async with connect(url, mode="auto") as client:
-            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            with anyio.fail_after(60):
-                while "ev_change" not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110
-                    await anyio.sleep(0.1)
-            async with client.listen(resource_subscriptions=["memo://note", "memo://nowhere"]) as sub:
-                assert sub.honored.resource_subscriptions == ["memo://note"]
-                await client.call_tool("ev_change", {})
-                with anyio.fail_after(30):
-                    event = await sub.__anext__()
-                assert isinstance(event, ResourceUpdated) and event.uri == "memo://note"
+    async with modern_client(ws) as client:
+        async with client.listen(resource_subscriptions=["memo://note", "memo://nowhere"]) as sub:
+            assert sub.honored.resource_subscriptions == ["memo://note"]
+            await client.call_tool("ev_change", {})
+            with anyio.fail_after(30):
+                event = await sub.__anext__()
+            assert isinstance(event, ResourceUpdated) and event.uri == "memo://note"
 
 
 async def test_a_backend_that_restarts_is_asked_for_records_again(tmp_path: Path) -> None:
@@ -224,11 +234,6 @@ async def test_a_principal_denied_a_resource_cannot_subscribe_to_it(tmp_path: Pa
         await ca.call_tool("ev_log", {"text": "barrier"})  # ev's own record, after its update
         await a.until(lambda: any(r.data == "barrier" for r in a.logs))
         assert a.updates == []
-    with serve_http(ws, "--token-env", "MCP_TOKEN", env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
-        async with connect(url, mode="auto") as client:
-            assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            with anyio.fail_after(60):
-                while "ev_change" not in {t.name for t in (await client.list_tools()).tools}:  # noqa: ASYNC110
-                    await anyio.sleep(0.1)
-            async with client.listen(resource_subscriptions=["memo://note"]) as sub:
-                assert not sub.honored.resource_subscriptions
+    async with modern_client(ws) as client:
+        async with client.listen(resource_subscriptions=["memo://note"]) as sub:
+            assert not sub.honored.resource_subscriptions
