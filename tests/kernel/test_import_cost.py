@@ -59,3 +59,24 @@ except SystemExit as exc:
 @pytest.mark.parametrize("module", ["kairox_testing", "kairox_cli"])
 def test_other_entry_modules_are_light(tmp_path: Path, module: str) -> None:
     assert probe(f"import {module}", tmp_path) == []
+
+
+def test_kairox_plugins_in_a_bare_workspace_builds_only_defaults(tmp_path: Path) -> None:
+    """No file sets a section, so every section is its default: nothing is structured (no
+    cattrs), no event stream opened (anyio's memory streams) and no session started."""
+    code = """
+import json, sys
+from kairox_cli import main
+try:
+    main(["--workspace", ".", "plugins", "--json"])
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print(json.dumps(sorted(m for m in ("cattrs", "anyio.streams.memory", "kairox._session") if m in sys.modules)))
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAIROX_")}
+    env["KAIROX_HOME"] = str(tmp_path / "home")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -4,6 +4,10 @@ Stricter than cattrs' defaults: a string is never made from a number, a list
 never from a string, a table must be a table. Every failure becomes one or
 more :class:`~kairox.errors.ConfigError` carrying the dotted path of the bad
 value (``mcp_servers.git.args[1]``) and what was expected.
+
+cattrs is imported with the first value structured: a runtime whose config sets no
+section (``kairox plugins`` in a bare workspace) builds every section's default
+without it.
 """
 
 from __future__ import annotations
@@ -12,23 +16,16 @@ import difflib
 import enum
 import typing
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
-import cattrs
-from cattrs.cols import is_mapping, is_sequence, list_structure_factory, mapping_structure_factory
-from cattrs.errors import (
-    AttributeValidationNote,
-    BaseValidationError,
-    ClassValidationError,
-    ForbiddenExtraKeysError,
-    IterableValidationError,
-    IterableValidationNote,
-)
-from cattrs.gen import make_dict_structure_fn
 
 from ._secrets import SECRET_TABLES, is_secret
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    import cattrs
+    from cattrs.errors import ClassValidationError
 
 __all__ = ["ValidatorRefused", "ValueMismatch", "describe_value", "errors_from", "make_converter", "structure"]
 
@@ -119,6 +116,11 @@ def _is_literal(t: Any) -> bool:
 
 
 def make_converter() -> cattrs.Converter:
+    import cattrs
+    from cattrs.cols import is_mapping, is_sequence, list_structure_factory, mapping_structure_factory
+    from cattrs.errors import ClassValidationError
+    from cattrs.gen import make_dict_structure_fn
+
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     for prim, hook in (
         (str, _structure_str),
@@ -204,6 +206,8 @@ def _located(conv: cattrs.Converter, exc: ClassValidationError, cl: type[Any], v
     """``exc`` with each failure of an attrs validator (raised by ``cl.__init__``, so cattrs
     cannot say which field) tied to its field: each validated field's value is structured
     and its validator run again, and the one that raises the same message is the culprit."""
+    from cattrs.errors import AttributeValidationNote, ClassValidationError
+
     with_notes, without = exc.group_exceptions()
     if not without:
         return exc
@@ -257,6 +261,15 @@ def _key_part(key: Any) -> str:
 
 
 def _walk(exc: BaseException, path: str, file: str | None) -> Iterator[ConfigError]:
+    from cattrs.errors import (
+        AttributeValidationNote,
+        BaseValidationError,
+        ClassValidationError,
+        ForbiddenExtraKeysError,
+        IterableValidationError,
+        IterableValidationNote,
+    )
+
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         with_notes, without = exc.group_exceptions()
         for sub, note in with_notes:

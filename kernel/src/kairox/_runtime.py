@@ -36,7 +36,6 @@ from ._hooks import HookRegistry
 from ._host import PluginHost, build_plugin_host
 from ._policy import PolicyConfig, PolicyEngine
 from ._registrar import Registrar
-from ._session import HostCallback, Session
 from ._skills import SkillRegistry
 from ._supervisor import RuntimeStatus, Supervisor
 from ._tool_registry import ToolRegistry
@@ -46,6 +45,7 @@ from ._types import ServerStatus
 from .errors import ConfigError, ToolNotFound
 
 if TYPE_CHECKING:
+    from ._session import HostCallback, Session
     from ._tools import Tool
     from .protocols import CatalogSource, ManifestFormat, SkillSource, ToolProvider
 
@@ -54,9 +54,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "Runtime",
-    "Session",
     "StartMode",
-    "HostCallback",
     "current_session",
 ]
 
@@ -510,6 +508,8 @@ class Runtime:
 
         The host callbacks (:data:`HostCallback`) answer what an MCP server asks while a
         tool call of this session runs, in place of the runtime's."""
+        from ._session import Session
+
         session = Session(
             self,
             approver=approver,

@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePath
 from typing import Any
 
-from ._compat import tomllib
 from ._contained import Entry, Limits, Refused, Root, read_user_file
 from ._text import glob_match
 from .errors import ConfigError
@@ -330,6 +329,8 @@ def check_toml_keys(text: str, *, max_parts: int = MAX_DOCUMENT_DEPTH) -> None:
 
 def loads_toml(text: str) -> dict[str, Any]:
     """``tomllib.loads(text)`` for a document from outside, after :func:`check_toml_keys`."""
+    from ._compat import tomllib  # with the first TOML document: a bare workspace has none
+
     check_toml_keys(text)
     data: dict[str, Any] = tomllib.loads(text)
     return data

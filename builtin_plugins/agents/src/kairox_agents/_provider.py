@@ -70,6 +70,8 @@ class AgentsProvider:
             return True
         if any(os.path.isdir(folder) for kind in FOLDERS for _s, _src, folder in claude_folders(runtime, kind)):
             return True
+        if not runtime.config.raw.get("instructions"):  # the default sets no style (and imports no reader)
+            return False
         try:
             return bool(runtime.config.section("instructions").output_style)
         except (ConfigError, KeyError):  # a broken (or absent) [instructions] reports itself
