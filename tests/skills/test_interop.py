@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 from skills_helpers import write
 
 from kairox import ConfigError
-from kairox._skill_model import render_template
 from kairox.ext import SkillDef, SkillError, SkillScope
-from kairox_skills import bundle_skill_source
+from kairox_skills import bundle_skill_source, render_claude, template_for
 from kairox_skills._config import IMPORT_KINDS, import_kinds
 from kairox_skills._imports import parse_command
 from kairox_skills._structure import frontmatter_from_mapping
@@ -323,11 +322,22 @@ def test_any_command_file_is_a_skill_or_an_error(text: str, filename: str) -> No
 def test_arguments_are_rendered_once(body: str, value: str) -> None:
     """``$ARGUMENTS`` placeholders inside the value are never expanded again, and a body without
     placeholders keeps its text (the value is appended)."""
-    out = render_template(body, {"ARGUMENTS": value})
+    out = render_claude(body, {"ARGUMENTS": value})
     if "$" not in body and "{{" not in body:
         assert out == (f"{body.rstrip()}\n\nARGUMENTS: {value}\n" if value else body)
     if body == "$ARGUMENTS":
         assert out == value
+
+
+def test_claude_syntax_is_for_skills_that_take_arguments(tmp_path: Path) -> None:
+    """A skill declaring ``ARGUMENTS`` (every Claude command and skill) is rendered by
+    :func:`render_claude`; any other keeps kairox's ``{{ name }}`` alone."""
+    claude = parse_command("Fix $1: $ARGUMENTS\n", str(tmp_path / "fix.md"), scope=SkillScope.USER, source="c")
+    assert isinstance(claude, SkillDef) and claude.template is render_claude
+    assert claude.render({"ARGUMENTS": "12 now"}) == "Fix 12: 12 now\n"
+    plain = frontmatter_from_mapping({"name": "p", "description": "d", "arguments": {"x": {}}})[0]
+    assert template_for(plain) is None
+    assert render_claude("$ARGUMENTS {{ x }}", {"x": 1}) == "$ARGUMENTS 1"
 
 
 @pytest.mark.anyio

@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from kairox import SkillsChanged
 from kairox._events import EventBus
-from kairox._skill_model import render_template
 from kairox._tool_registry import ToolRegistry
 from kairox._tools import FunctionTool, ToolResult, ToolSpec
 from kairox.ext import (
@@ -24,6 +24,7 @@ from kairox.ext import (
     SkillScope,
     SkillsScanned,
     SkillWarning,
+    render_template,
 )
 from kairox_testing import EventLog
 
@@ -297,6 +298,19 @@ def test_argument_errors_are_clear(given: dict[str, Any], message: str) -> None:
 def test_template_escapes_and_unknown_placeholders() -> None:
     assert render_template("a {{x}} \\{{x}} {{ y }} {{  x  }}", {"x": 1}) == "a 1 {{x}} {{ y }} 1"
     assert render_template("{{ x }}", {"x": None}) == ""
+
+
+def test_a_skill_renders_with_its_own_template_else_placeholders_only() -> None:
+    """The kernel knows ``{{ name }}`` only: ``$ARGUMENTS`` is the syntax a source gives
+    (kairox-skills for Claude's formats) through :attr:`SkillDef.template`."""
+    arguments = (SkillArgument("ARGUMENTS"),)
+    plain = skill("p", body="Fix {{ ARGUMENTS }}: $ARGUMENTS", arguments=arguments)
+    assert plain.render({"ARGUMENTS": "1"}) == "Fix 1: $ARGUMENTS"
+    shouted = attrs.evolve(plain, template=lambda body, values: body.upper() + str(values["ARGUMENTS"]))
+    assert shouted.render({"ARGUMENTS": "1"}) == "FIX {{ ARGUMENTS }}: $ARGUMENTS1"
+    registry = SkillRegistry()
+    registry.add_session_skill("s1", shouted)
+    assert registry.prepare("p", {"ARGUMENTS": "2"}, tools=None, session_id="s1").text.endswith("$ARGUMENTS2")
 
 
 # -- tools and model ---------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ and whose body is the prompt; a source turns one into a :class:`SkillDef`.
 
 Template syntax: ``{{ name }}`` in the body is replaced by the value of the
 declared argument ``name`` (``\\{{ name }}`` writes a literal ``{{ name }}``);
-a placeholder naming no declared argument is left as it is.
+a placeholder naming no declared argument is left as it is. A source may give a skill
+its format's own syntax (:attr:`SkillDef.template`; kairox-skills gives Claude commands
+and skills ``$ARGUMENTS``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import enum
 import os
 import re
-import shlex
 from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -24,8 +25,8 @@ from ._contained import Refused, Root
 from .errors import KairoxError
 
 __all__ = [
-    "ARGUMENTS",
     "ARGUMENT_TYPES",
+    "PLACEHOLDER",
     "RenderedSkill",
     "SkillArgument",
     "SkillDef",
@@ -35,6 +36,8 @@ __all__ = [
     "SkillMatch",
     "SkillScope",
     "SkillWarning",
+    "Template",
+    "format_value",
     "render_template",
     "split_frontmatter",
 ]
@@ -215,10 +218,16 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
     return rest[: m.start()], rest[m.end() :]
 
 
-_PLACEHOLDER = re.compile(r"(\\?)\{\{[ \t]*([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\}\}")
+#: a ``{{ name }}`` placeholder: group 1 the ``\\`` that makes it literal, group 2 the name
+PLACEHOLDER = re.compile(r"(\\?)\{\{[ \t]*([A-Za-z_][A-Za-z0-9_-]*)[ \t]*\}\}")
+
+#: what renders a skill's body with its arguments: ``template(body, values) -> text``
+Template = Callable[[str, Mapping[str, Any]], str]
 
 
-def _format_value(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """An argument's value as a template writes it: ``None`` is empty, booleans are
+    ``true``/``false``."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -226,61 +235,16 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
-#: the argument that carries a Claude command's (or Claude skill's) whole argument string
-ARGUMENTS = "ARGUMENTS"
-#: ``{{ name }}`` (groups 1-2) or a Claude ``$ARGUMENTS`` / ``$ARGUMENTS[N]`` / ``$N`` (groups 3-5)
-_WITH_DOLLAR = re.compile(
-    _PLACEHOLDER.pattern + r"|(\\?)\$(?:ARGUMENTS\[([0-9]+)\]|ARGUMENTS(?![A-Za-z0-9_])|([1-9])(?![0-9]))"
-)
-
-
-def _positional(text: str) -> list[str]:
-    try:
-        return shlex.split(text)
-    except ValueError:  # an unclosed quote: split on blanks
-        return text.split()
-
-
 def render_template(body: str, values: Mapping[str, Any]) -> str:
     """Replace ``{{ name }}`` for each name in ``values``; ``\\{{ name }}`` stays literal.
-
-    When ``values`` has :data:`ARGUMENTS` (declared by Claude commands and
-    Claude skills), Claude's spellings are replaced too: ``$ARGUMENTS`` (the
-    whole string), ``$ARGUMENTS[0]`` and ``$1``..``$9`` (its shell-split words,
-    ``$1`` the first); ``\\$ARGUMENTS`` stays literal. A non-empty value the body
-    never mentions is appended as ``ARGUMENTS: value`` (as Claude Code does).
-    Each placeholder is replaced once: a value is never read for placeholders again.
-    """
-    claude = ARGUMENTS in values
-    whole = _format_value(values[ARGUMENTS]) if claude else ""
-    words = _positional(whole) if claude else []
-    used = False
+    Each placeholder is replaced once: a value is never read for placeholders again."""
 
     def repl(m: re.Match[str]) -> str:
-        nonlocal used
-        name = m.group(2)
-        if name is not None:  # {{ name }}
-            if name not in values:
-                return m.group(0)
-            if m.group(1):
-                return m.group(0)[1:]
-            used = used or name == ARGUMENTS
-            return _format_value(values[name])
-        if not claude:
+        if m.group(2) not in values:
             return m.group(0)
-        if m.group(3):
-            return m.group(0)[1:]
-        used = True
-        index, digit = m.group(4), m.group(5)
-        if index is None and digit is None:
-            return whole
-        i = int(index) if index is not None else int(digit) - 1
-        return words[i] if 0 <= i < len(words) else ""
+        return m.group(0)[1:] if m.group(1) else format_value(values[m.group(2)])
 
-    text = (_WITH_DOLLAR if claude else _PLACEHOLDER).sub(repl, body)
-    if whole and not used:
-        text = f"{text.rstrip()}\n\nARGUMENTS: {whole}\n"
-    return text
+    return PLACEHOLDER.sub(repl, body)
 
 
 def _fspath(value: str | os.PathLike[str] | None) -> str | None:
@@ -331,6 +295,9 @@ class SkillDef:
     contained: Root | None = attrs.field(default=None, eq=False, repr=False)
     #: fetches the body when the skill is activated (a skill served by an MCP server)
     loader: SkillLoader | None = attrs.field(default=None, repr=False)
+    #: renders the body with the arguments in the syntax of the skill's format;
+    #: ``None``: :func:`render_template` (``{{ name }}``)
+    template: Template | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def path(self) -> Path | None:
@@ -483,9 +450,13 @@ class SkillDef:
             )
         return values
 
+    def fill(self, body: str, values: Mapping[str, Any]) -> str:
+        """``body`` with ``values`` (bound arguments) written in, in this skill's :attr:`template`."""
+        return (self.template or render_template)(body, values)
+
     def render(self, arguments: Mapping[str, Any] | None = None) -> str:
         """The body with the (validated) arguments rendered into it."""
-        return render_template(self.body(), self.bind(arguments))
+        return self.fill(self.body(), self.bind(arguments))
 
 
 @attrs.frozen

@@ -28,7 +28,6 @@ from ._skill_model import (
     SkillScope,
     SkillWarning,
     by_precedence,
-    render_template,
 )
 
 if TYPE_CHECKING:
@@ -453,7 +452,7 @@ class SkillRegistry:
                     field="tools",
                 )
         values = skill.bind(arguments)
-        text = render_template(skill.body() if body is None else body, values)
+        text = skill.fill(skill.body() if body is None else body, values)
         return RenderedSkill(skill=skill, text=text, arguments=values, model=skill.model, tools=skill.tools)
 
 

@@ -142,6 +142,9 @@ from ._skill_model import (
     ARGUMENT_TYPES as ARGUMENT_TYPES,
 )
 from ._skill_model import (
+    PLACEHOLDER as PLACEHOLDER,
+)
+from ._skill_model import (
     PlacedError as PlacedError,
 )
 from ._skill_model import (
@@ -172,7 +175,16 @@ from ._skill_model import (
     SkillWarning as SkillWarning,
 )
 from ._skill_model import (
+    Template as Template,
+)
+from ._skill_model import (
     by_precedence as by_precedence,
+)
+from ._skill_model import (
+    format_value as format_value,
+)
+from ._skill_model import (
+    render_template as render_template,
 )
 from ._skill_model import (
     split_frontmatter as split_frontmatter,

@@ -4,6 +4,7 @@ The public API (imported lazily, so loading the plugin stays cheap):
 :class:`DirectorySkillSource`, :func:`bundle_skill_source` (for plugin
 loaders), :class:`CommandSkillSource` / :func:`parse_command` (Claude commands),
 :func:`parse_skill` / :func:`dump_skill` (the file format),
+:func:`render_claude` / :func:`template_for` (Claude's ``$ARGUMENTS`` syntax),
 :class:`SettingsFile`, :class:`ScanCache`.
 """
 

@@ -32,6 +32,11 @@ from ._sources import (
     DirectorySkillSource as DirectorySkillSource,
     bundle_skill_source as bundle_skill_source,
 )
+from ._template import (
+    ARGUMENTS as ARGUMENTS,
+    render_claude as render_claude,
+    template_for as template_for,
+)
 from ._structure import (
     frontmatter_from_mapping as frontmatter_from_mapping,
     frontmatter_to_mapping as frontmatter_to_mapping,

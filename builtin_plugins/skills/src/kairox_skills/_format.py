@@ -35,6 +35,7 @@ from kairox.ext import (
 )
 
 from ._structure import frontmatter_from_mapping, frontmatter_to_mapping
+from ._template import template_for
 from ._yaml import YamlLimitError, safe_load_bounded
 
 __all__ = [
@@ -320,6 +321,7 @@ def parse_skill(
         namespace=namespace,
         body_text=body,
         warnings=tuple(warnings),
+        template=template_for(fm),
     )
 
 

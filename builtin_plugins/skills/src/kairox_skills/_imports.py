@@ -41,6 +41,7 @@ from kairox.files import Entry, Refused, Root
 
 from ._folders import IMPORTS, imported_rows
 from ._sources import CLAUDE_ARGUMENTS, MAX_DEPTH, SKIP_DIRS, FolderSource, Item, is_skill_file
+from ._template import template_for
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -135,6 +136,7 @@ def parse_command(
         warnings=kept,
         origin=origin,
         contained=root,
+        template=template_for(fm),
     )
 
 

@@ -31,6 +31,7 @@ from kairox.files import Entry, Refused, Root
 
 from ._cache import Parsed, ScanCache, get_cache
 from ._folders import own_root
+from ._template import ARGUMENTS, template_for
 
 if TYPE_CHECKING:
     from kairox import Runtime
@@ -57,7 +58,7 @@ IGNORED_FILES = frozenset({"readme.md", "changelog.md", "license.md", "contribut
 
 Item = Union[SkillDef, SkillError, SkillWarning]
 #: what a Claude command or skill is given: the text after ``/name`` (``$ARGUMENTS`` in its body)
-CLAUDE_ARGUMENTS = SkillArgument("ARGUMENTS", description="the text after the command ($ARGUMENTS)")
+CLAUDE_ARGUMENTS = SkillArgument(ARGUMENTS, description="the text after the command ($ARGUMENTS)")
 
 #: bound from ._format the first time a file is read (:func:`_load_format`)
 _FORMAT_NAMES = ("TransientSkillError", "parse_frontmatter", "read_frontmatter")
@@ -259,6 +260,7 @@ class DirectorySkillSource(FolderSource):
             warnings=warnings,
             origin=self.origin,
             contained=root,
+            template=template_for(fm),
         )
 
 
