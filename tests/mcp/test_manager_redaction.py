@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kairox import hookimpl
 from kairox_testing import KairoxHarness
 
@@ -210,3 +212,31 @@ def test_a_package_logger_that_lost_the_redaction_gets_it_back_at_the_next_conne
         finally:
             logger.handlers[:] = saved
             sdk.filters[:] = saved_filters
+
+
+@pytest.mark.anyio
+async def test_a_secret_of_the_runtimes_env_is_hidden_in_every_servers_stderr(
+    kairox_harness: KairoxHarness, tmp_path: Path
+) -> None:
+    """The variables of the runtime's env that look secret are found once for all servers:
+    each server's stderr that echoes one, here through a ``${VAR}`` in its args, shows it
+    hidden."""
+    script = tmp_path / "echoes.py"
+    script.write_text("import sys\nsys.stderr.write('given ' + sys.argv[1] + '\\n')\nsys.exit(3)\n", encoding="utf-8")
+    kairox_harness.env["SERVICE_API_TOKEN"] = SECRET
+    kairox_harness.write_config(
+        "".join(
+            f"[mcp_servers.echo{i}]\ncommand = {json.dumps(sys.executable)}\n"
+            f'args = [{json.dumps(str(script))}, "${{SERVICE_API_TOKEN}}"]\n'
+            "startup_timeout = 20\nmax_restarts = 0\n"
+            for i in range(2)
+        ),
+        where="user",
+    )
+    async with kairox_harness.open(load_entrypoints=True) as rt:
+        statuses = [s for s in rt.status().servers if s.name.startswith("echo")]
+    assert len(statuses) == 2
+    for status in statuses:
+        shown = "\n".join([status.detail, *status.log_tail])
+        assert "given <redacted>" in status.log_tail, shown
+        assert SECRET not in shown
