@@ -70,8 +70,9 @@ if sys.version_info < (3, 11):  # pragma: no cover - exercised by CI's 3.10 run
 def scripts_dir() -> str:
     """The directory of the console scripts installed next to kairox (a venv's ``bin/``).
 
-    Asked once per interpreter (``sysconfig`` expands its install scheme on every call,
-    about 0.1 ms: 10 ms for each 100 servers started)."""
+    Asked for each server started: ``sysconfig`` expands its install scheme on every call,
+    about 0.1 ms (10 ms for each 100 servers, under 1% of bench_peers' 100-server open,
+    too little for a cache to earn its place)."""
     import sysconfig
 
     return sysconfig.get_path("scripts")
