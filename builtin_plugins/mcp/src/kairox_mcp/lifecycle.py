@@ -166,25 +166,16 @@ def describe_error(exc: BaseException) -> str:
     return "; ".join(parts) or type(exc).__name__
 
 
-def env_secrets(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of ``env`` that are secrets: every variable whose name looks secret
-    (``GITHUB_TOKEN``) or whose value reads as one. The same for every server of a runtime,
-    so its manager finds them once, not each server (redacting every value of a 40-variable
-    env costs about 0.4 ms of CPU: 40 ms of each 100 servers' start in ``bench_peers.py
-    --only scale``)."""
-    return tuple(v for n, v in env.items() if redact(v, n) == REDACTED)
-
-
-def secret_values(config: McpServerConfig, env: Mapping[str, str], in_env: Sequence[str] | None = None) -> list[str]:
+def secret_values(config: McpServerConfig, env: Mapping[str, str]) -> list[str]:
     """The values of a server's config that are secrets: its ``env`` values, its header
-    values, the variables its headers and tokens are read from, and :func:`env_secrets`
-    of ``env`` (``in_env``: those, found before)."""
+    values, the variables its headers and tokens are read from, and every variable of
+    ``env`` whose name looks secret (``GITHUB_TOKEN``)."""
     values = [*config.env.values(), *config.headers.values(), *config.http_headers.values()]
     names = [*config.env_http_headers.values(), config.api_key_env, config.bearer_token_env_var]
     values.extend(env[n] for n in names if n and n in env)
     # a ${VAR} is expanded before the entry gets here: a secret-named variable's value may stand
     # in its url, command or args, which kairox's own errors quote
-    values.extend(env_secrets(env) if in_env is None else in_env)
+    values.extend(v for n, v in env.items() if redact(v, n) == REDACTED)
     for value in list(values):  # "Bearer X": X alone as well
         scheme, _, token = value.partition(" ")
         if token and scheme.lower() in ("bearer", "basic", "token"):
@@ -216,11 +207,8 @@ class ServerLifecycle:
         rank: int = 0,
         store: ResultStore | None = None,
         clock: Callable[[], float] = time.monotonic,
-        env_secrets: Sequence[str] | None = None,
     ) -> None:
         self.definition = definition
-        #: :func:`env_secrets` of the runtime's env, when the manager found them (else each attempt does)
-        self.env_secrets = env_secrets
         #: a ToolRank: who keeps a contested exported name (the user's own servers first)
         self.rank = rank
         self.name = definition.name
@@ -400,7 +388,7 @@ class ServerLifecycle:
         config = self.config
         # what kairox hands the server (env values, headers, the tokens they name) is hidden
         # wherever the server echoes it: its stderr tail, the errors that quote it
-        attempt.diagnostics.stderr.hide(secret_values(config, self.runtime.env, self.env_secrets))
+        attempt.diagnostics.stderr.hide(secret_values(config, self.runtime.env))
         timeout = config.startup_timeout_s
         context = ConnectContext(
             server_name=self.name,

@@ -87,8 +87,6 @@ class McpServerManager:
         self._transports: Registrar[McpTransport] | None = None
         #: what the servers' clients keep of their list and read results (made with the first start)
         self._store: ResultStore | None = None
-        #: the secrets of the runtime's env (``lifecycle.env_secrets``), found with the first start
-        self._env_secrets: tuple[str, ...] | None = None
         self._skill_source = False
         #: seconds: when a kept result or tools listing goes stale (tests move it by hand)
         self.clock: Callable[[], float] = time.monotonic
@@ -306,10 +304,8 @@ class McpServerManager:
                 continue
             definition = self.definitions[name]
             transport, why = self.transport_for(definition.config)
-            from .lifecycle import ServerLifecycle, env_secrets
+            from .lifecycle import ServerLifecycle
 
-            if self._env_secrets is None:
-                self._env_secrets = env_secrets(self.runtime.env)
             server = ServerLifecycle(
                 definition,
                 self.runtime,
@@ -318,7 +314,6 @@ class McpServerManager:
                 rank=self.rank_of(definition),
                 store=self._result_store(),
                 clock=lambda: self.clock(),
-                env_secrets=self._env_secrets,
             )
             self._servers[name] = server
             self.runtime.spawn(server.run, name=f"mcp:{name}")
