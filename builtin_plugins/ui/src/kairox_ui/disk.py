@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 #: milliseconds of quiet before a batch of changes is acted on (an editor's save is several events)
 DEBOUNCE_MS = 300
+#: after a folder appeared: how soon the skill folders are scanned again once its watch exists
+RESCAN_MS = 500
 #: folder levels watched below a skill or plugins folder (a bundle's manifest is two down)
 MAX_DEPTH = 4
 #: the most folders watched in all (each one inotify watch, a per-user resource)
@@ -123,13 +125,17 @@ async def watch_disk(holder: RuntimeHolder) -> None:
 
 
 async def _watch_runtime(holder: RuntimeHolder, rt: Runtime) -> None:
+    rescan = False
     while True:
         skills, plugins = skill_folders(rt), plugin_folders(rt)
         roots = await anyio.to_thread.run_sync(_watch_roots, [*skills, *plugins], rt.workspace)
         # "rewatch": a folder appeared below one watched; else the runtime reopens (this task
         # ends with it), or there is nothing to watch
-        if not roots or await _watch(holder, rt, roots, (skills, plugins)) != "rewatch":
+        if not roots or await _watch(holder, rt, roots, (skills, plugins), rescan=rescan) != "rewatch":
             await anyio.sleep_forever()
+        # a file written into the new folder before its watch exists makes no event: scan
+        # once the new watch is in place
+        rescan = True
 
 
 async def _watch(
@@ -137,14 +143,29 @@ async def _watch(
     rt: Runtime,
     roots: list[Path],
     folders: tuple[list[Path], list[Path]],
+    *,
+    rescan: bool = False,
 ) -> str:
     """Watch ``roots`` until the runtime must reopen (``"reopen"``), a folder appears below
-    one of them (``"rewatch"``), or they cannot be watched (``""``)."""
+    one of them (``"rewatch"``), or they cannot be watched (``""``). ``rescan``: scan the
+    skill folders again once the watch is in place (``watchfiles`` yields an empty batch
+    after ``RESCAN_MS`` with nothing seen, and its watch exists from before the first)."""
     from watchfiles import awatch
 
     skills, plugins = folders
     try:
-        async for changes in awatch(*roots, debounce=DEBOUNCE_MS, recursive=False):
+        batches = awatch(
+            *roots,
+            debounce=DEBOUNCE_MS,
+            recursive=False,
+            yield_on_timeout=rescan,
+            rust_timeout=RESCAN_MS if rescan else None,
+        )
+        async for changes in batches:
+            if rescan:
+                rescan = False
+                await rt.skills.scan(list(rt.skill_sources), rt)
+                holder.skills_changed()
             paths = [Path(p) for _, p in changes]
             if any(_bundle_change(p, plugins) for p in paths):
                 logger.info("a plugin folder changed on disk: reopening the runtime")
