@@ -159,3 +159,46 @@ async def test_a_skill_folder_that_appears_is_watched_from_then_on(tmp_path: Pat
                     await holder.acted.wait()
         tg.cancel_scope.cancel()
     assert holder.reloads == 0
+
+
+@pytest.mark.anyio
+async def test_a_file_written_before_a_new_folder_s_watch_exists_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the race: .kairox/skills appears (seen through the parent's watch, one scan), and a skill
+    # file is written into it before the watch of the new folder exists: no event comes for it
+    from kairox_ui import disk
+
+    ws = tmp_path / "ws"
+    (ws / ".kairox").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    skills = ws / ".kairox" / "skills"
+    rt = _Rt(ws, tmp_path / "home", [_Source([skills])])
+    holder = _Holder()
+    calls: list[int] = []
+
+    def roots_then_a_file_in_the_gap(folders: list[Path], workspace: Path) -> list[Path]:
+        calls.append(1)
+        roots = _watch_roots(folders, workspace)
+        if len(calls) == 2:  # the rewatch: written before its watch is made
+            (skills / "late.md").write_text("# late\n")
+        return roots
+
+    monkeypatch.setattr(disk, "_watch_roots", roots_then_a_file_in_the_gap)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_watch_runtime, holder, rt)
+        with anyio.fail_after(30):
+            while not skills.exists():  # until the watcher of .kairox sees the folder made
+                skills.mkdir()
+                with anyio.move_on_after(0.5):
+                    await holder.acted.wait()
+                if not holder.acted.is_set():
+                    skills.rmdir()
+            holder.acted = anyio.Event()
+            with anyio.move_on_after(10):  # nothing more is written: only a scan of its own finds late.md
+                while len(calls) < 2 or holder.scans < 2:
+                    await holder.acted.wait()
+                    holder.acted = anyio.Event()
+        tg.cancel_scope.cancel()
+    assert len(calls) == 2
+    assert holder.scans >= 2, "the file written before the new folder's watch existed was never scanned"
