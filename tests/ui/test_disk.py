@@ -132,14 +132,18 @@ async def test_a_plugins_folder_linked_out_of_the_workspace_does_not_reopen_the_
     assert holder.scans >= 1
 
 
-@pytest.mark.anyio
-async def test_a_skill_folder_that_appears_is_watched_from_then_on(tmp_path: Path) -> None:
+def _workspace_without_skills_folder(tmp_path: Path) -> tuple[_Rt, _Holder, Path]:
+    """A runtime whose workspace has ``.kairox`` but not yet ``.kairox/skills``, a holder, and that folder."""
     ws = tmp_path / "ws"
     (ws / ".kairox").mkdir(parents=True)
     (tmp_path / "home").mkdir()
     skills = ws / ".kairox" / "skills"
-    rt = _Rt(ws, tmp_path / "home", [_Source([skills])])
-    holder = _Holder()
+    return _Rt(ws, tmp_path / "home", [_Source([skills])]), _Holder(), skills
+
+
+@pytest.mark.anyio
+async def test_a_skill_folder_that_appears_is_watched_from_then_on(tmp_path: Path) -> None:
+    rt, holder, skills = _workspace_without_skills_folder(tmp_path)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_watch_runtime, holder, rt)
         with anyio.fail_after(30):
@@ -169,12 +173,7 @@ async def test_a_file_written_before_a_new_folder_s_watch_exists_is_found(
     # file is written into it before the watch of the new folder exists: no event comes for it
     from kairox_ui import disk
 
-    ws = tmp_path / "ws"
-    (ws / ".kairox").mkdir(parents=True)
-    (tmp_path / "home").mkdir()
-    skills = ws / ".kairox" / "skills"
-    rt = _Rt(ws, tmp_path / "home", [_Source([skills])])
-    holder = _Holder()
+    rt, holder, skills = _workspace_without_skills_folder(tmp_path)
     calls: list[int] = []
 
     def roots_then_a_file_in_the_gap(folders: list[Path], workspace: Path) -> list[Path]:
