@@ -149,7 +149,9 @@ async def _watch(
     """Watch ``roots`` until the runtime must reopen (``"reopen"``), a folder appears below
     one of them (``"rewatch"``), or they cannot be watched (``""``). ``rescan``: scan the
     skill folders again once the watch is in place (``watchfiles`` yields an empty batch
-    after ``RESCAN_MS`` with nothing seen, and its watch exists from before the first)."""
+    after ``RESCAN_MS`` with nothing seen, and its watch exists from before the first). The
+    watch then keeps waking every ``RESCAN_MS`` (empty batches, nothing done) until it
+    ends: watching afresh without the timeout would open the same gap again."""
     from watchfiles import awatch
 
     skills, plugins = folders
