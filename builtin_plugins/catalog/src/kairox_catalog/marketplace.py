@@ -12,6 +12,8 @@ import posixpath
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from kairox_manifests.model import METADATA_FIELDS
+
 from ._paths import subpath_problem
 from ._reader import EntryProblem, Obj, safe_name
 from .model import CatalogEntry, InstallSource, Requirement
@@ -117,13 +119,7 @@ def _source(plugin: Obj, base: str, plugin_root: str) -> tuple[InstallSource, tu
 
 #: the fields of a marketplace entry that are plugin manifest fields (Claude's plugin.json)
 MANIFEST_FIELDS = (
-    "version",
-    "description",
-    "author",
-    "homepage",
-    "repository",
-    "license",
-    "keywords",
+    *METADATA_FIELDS,
     "commands",
     "agents",
     "skills",

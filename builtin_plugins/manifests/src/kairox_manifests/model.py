@@ -21,6 +21,7 @@ from .userconfig import UserOption
 
 __all__ = [
     "CONTRIBUTION_KINDS",
+    "METADATA_FIELDS",
     "CodeEntry",
     "Compatibility",
     "Contribution",
@@ -38,6 +39,8 @@ __all__ = [
 
 #: every kind of contribution, in the order inventories list them
 CONTRIBUTION_KINDS = ("skill", "command", "agent", "tool", "hook", "mcp_server", "lsp_server", "output_style")
+#: the descriptive fields a Claude Code, Codex and Agent Plugins ``plugin.json`` share (besides ``name``)
+METADATA_FIELDS = ("version", "description", "author", "homepage", "repository", "license", "keywords")
 
 
 class Trust(StrEnum):

@@ -1,31 +1,19 @@
-"""The ``sse`` transport as kairox registers it: its name and ``connect``.
+"""The ``sse`` transport as kairox registers it: its name and where its connection is.
 
 Built at every open, so it imports nothing to be built: the connection (the SDK's
 ``sse_client``, the HTTP client, OAuth, the peer watch) is :mod:`kairox_sse.sse`, imported
-with the first connection.
+with the first connection (:class:`kairox_mcp.lazytransport.LazyTransport`).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from kairox_mcp.config import McpServerConfig
-    from kairox_mcp.transport import ConnectContext, Streams
+from kairox_mcp.lazytransport import LazyTransport
 
 __all__ = ["SseTransport"]
 
 
-class SseTransport:
+class SseTransport(LazyTransport):
     """``type = "sse"``."""
 
     name = "sse"
-
-    def connect(self, server: McpServerConfig, context: ConnectContext) -> AbstractAsyncContextManager[Streams]:
-        from .sse import open_connection
-
-        return open_connection(server, context)
-
-    def __repr__(self) -> str:
-        return "<SseTransport>"
+    connection = "kairox_sse.sse:open_connection"

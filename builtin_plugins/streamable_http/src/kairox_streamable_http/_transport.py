@@ -1,31 +1,20 @@
-"""The ``streamable_http`` transport as kairox registers it: its name and ``connect``.
+"""The ``streamable_http`` transport as kairox registers it: its name and where its connection is.
 
 Built at every open, so it imports nothing to be built: the connection (the SDK's
 ``streamable_http_client``, the HTTP client, OAuth, the peer watch) is
-:mod:`kairox_streamable_http.streamable_http`, imported with the first connection.
+:mod:`kairox_streamable_http.streamable_http`, imported with the first connection
+(:class:`kairox_mcp.lazytransport.LazyTransport`).
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from kairox_mcp.config import McpServerConfig
-    from kairox_mcp.transport import ConnectContext, Streams
+from kairox_mcp.lazytransport import LazyTransport
 
 __all__ = ["StreamableHttpTransport"]
 
 
-class StreamableHttpTransport:
+class StreamableHttpTransport(LazyTransport):
     """``type = "streamable_http"`` (``http`` and ``streamable-http`` are aliases)."""
 
     name = "streamable_http"
-
-    def connect(self, server: McpServerConfig, context: ConnectContext) -> AbstractAsyncContextManager[Streams]:
-        from .streamable_http import open_connection
-
-        return open_connection(server, context)
-
-    def __repr__(self) -> str:
-        return "<StreamableHttpTransport>"
+    connection = "kairox_streamable_http.streamable_http:open_connection"

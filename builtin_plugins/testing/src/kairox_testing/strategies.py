@@ -28,6 +28,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from kairox_manifests.model import METADATA_FIELDS
+
 __all__ = [
     "CLAUDE_FIELDS",
     "CODEX_FIELDS",
@@ -83,13 +85,7 @@ KAIROX_FIELDS = (
 )
 CODEX_FIELDS = (
     "name",
-    "version",
-    "description",
-    "author",
-    "homepage",
-    "repository",
-    "license",
-    "keywords",
+    *METADATA_FIELDS,
     "skills",
     "mcpServers",
     "apps",
@@ -97,14 +93,8 @@ CODEX_FIELDS = (
 )
 CLAUDE_FIELDS = (
     "name",
-    "version",
-    "description",
+    *METADATA_FIELDS,
     "displayName",
-    "author",
-    "homepage",
-    "repository",
-    "license",
-    "keywords",
     "metadata",
     "defaultEnabled",
     "commands",

@@ -37,7 +37,7 @@ from kairox.files import Refused, Root
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
-from ..model import BundleManifest, Contribution, Publisher
+from ..model import METADATA_FIELDS, BundleManifest, Contribution, Publisher
 from ..paths import bundle_root, refusal
 from ..plugindata import plugin_data_dir
 from ._common import Collector, check_name
@@ -56,18 +56,7 @@ __all__ = [
 SCHEMA_PREFIX = "https://agent-plugins.org/schemas/"
 PLUGIN_SCHEMA = SCHEMA_PREFIX + "1.0.0/plugin.schema.json"
 #: the top-level fields of a 1.0.0 manifest (§5.2)
-MANIFEST_FIELDS = (
-    "$schema",
-    "name",
-    "version",
-    "description",
-    "author",
-    "homepage",
-    "repository",
-    "license",
-    "keywords",
-    "extensions",
-)
+MANIFEST_FIELDS = ("$schema", "name", *METADATA_FIELDS, "extensions")
 _STRING_FIELDS = ("version", "description", "homepage", "repository", "license")
 _AUTHOR_FIELDS = ("name", "email", "url")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
