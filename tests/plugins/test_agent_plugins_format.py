@@ -314,6 +314,7 @@ def test_remote_servers(tmp_path: Path) -> None:
         "api": {"type": "streamable-http", "url": "https://deploy.example.com/mcp", "headers": {"X-Tenant": "t ${A}"}},
         "events": {"type": "sse", "url": "https://legacy.example.com/sse"},
         "local": {"type": "streamable-http", "url": "http://localhost:8080/mcp"},
+        "dotted": {"type": "streamable-http", "url": "http://localhost.:8080/mcp"},
         "loop4": {"type": "streamable-http", "url": "http://127.0.0.2/mcp"},
         "loop6": {"type": "streamable-http", "url": "http://[::1]:9/mcp"},
         "userinfo": {"type": "streamable-http", "url": "https://u:p@deploy.example.com/mcp"},
@@ -327,7 +328,7 @@ def test_remote_servers(tmp_path: Path) -> None:
         "stdio-field": {"type": "streamable-http", "url": "https://e.example.com", "env": {}},
     }
     m = load(plugin(tmp_path / "p", files={"mcp.json": servers(**entries)}))
-    assert [c.name for c in m.contributions] == ["api", "events", "local", "loop4", "loop6"]
+    assert [c.name for c in m.contributions] == ["api", "events", "local", "dotted", "loop4", "loop6"]
     api = m.contribution("mcp_server/api")
     assert api is not None
     assert api.config == {

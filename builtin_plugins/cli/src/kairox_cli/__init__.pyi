@@ -8,6 +8,9 @@ from ._lazy import (
     LazyCommand as LazyCommand,
     lazy_command as lazy_command,
 )
+from ._net import (
+    is_loopback_host as is_loopback_host,
+)
 from ._main import (
     build_cli as build_cli,
     cli as cli,

@@ -28,7 +28,6 @@ What a connection may cost before these checks (read deadlines, a connection lim
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -43,6 +42,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Message, Receive, Scope, Send
 
 from kairox import KairoxError, Runtime
+from kairox_cli import is_loopback_host
 
 from .config import ServeConfig
 from .frontdoor import DOOR_KEY, DoorLimits, FrontDoor, watching
@@ -73,7 +73,6 @@ logger = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
-_LOOPBACK_NAMES = {"localhost", "localhost.", "ip6-localhost"}
 
 
 class InsecureBind(KairoxError):
@@ -90,19 +89,6 @@ class HttpSettings:
     token_env: str | None = None
     stateless: bool = False
     allowed_origins: tuple[str, ...] = ()
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` (a name or an address, IPv6 with or without brackets) is loopback."""
-    name = host.strip().lower()
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    if name in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(settings: HttpSettings, config: ServeConfig | None = None) -> None:

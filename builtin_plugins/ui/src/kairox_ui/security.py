@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kairox.files import atomic_write_text, locked
+from kairox_cli import is_loopback_host as is_loopback
 
 __all__ = [
     "CSRF_HEADER",
@@ -102,17 +103,6 @@ def _own_token_text(path: Path) -> str:
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
             return ""
         return file.read(256).decode("ascii", errors="replace").strip()  # a token is short
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a bind address or host name) is this machine only."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def parse_host(value: str) -> tuple[str, int | None] | None:

@@ -25,7 +25,6 @@ expansion). An ``env`` value ``""`` is left out with an error: a kairox server t
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from urllib.parse import urlsplit
 
 from kairox.ext import describe_value
 from kairox.files import Refused, Root
+from kairox_cli import is_loopback_host
 
 from .._schema import join, read_json
 from ..errors import ManifestError, Problem
@@ -291,21 +291,12 @@ def check_url(url: str, *, file: str, path: str) -> None:
         raise ManifestError("a URL may not hold a fragment", file=file, path=path)
     if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
         raise ManifestError(f"{url!r} holds blanks or control characters", file=file, path=path)
-    if parts.scheme == "http" and not _loopback(host):
+    if parts.scheme == "http" and not is_loopback_host(host):
         raise ManifestError(
             f"plain http is allowed only to localhost or a loopback address, not {host!r}; use https",
             file=file,
             path=path,
         )
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_header(name: str, value: str, *, file: str, path: str) -> None:
