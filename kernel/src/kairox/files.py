@@ -363,7 +363,7 @@ def read_document(
     except FileNotFoundError:
         return None
     except Refused as exc:
-        errors.append(ConfigError(f"{exc.reason}", file=str(path)))
+        errors.append(ConfigError(exc.reason, file=str(path)))
         return None
     except (OSError, UnicodeDecodeError) as exc:
         errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
