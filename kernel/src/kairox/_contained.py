@@ -26,14 +26,14 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Literal
 
 import attrs
 
 from .errors import KairoxError
 
-__all__ = ["Entry", "Limits", "Refused", "Root", "read_user_file"]
+__all__ = ["Entry", "Limits", "Refused", "Root", "read_user_file", "relative_text"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -126,8 +126,21 @@ class Entry:
         return f"Entry({self.text!r}, {self.real_text!r}, {self.kind!r}, {self.depth}, {self.refused!r})"
 
 
-def _inside(real: str, root: str) -> bool:
-    return real == root or real.startswith(root if root.endswith(os.sep) else root + os.sep)
+def relative_text(path: PurePath | str, root: PurePath | str) -> str | None:
+    """``path`` relative to ``root`` as ``/``-separated text (``"."`` for ``root`` itself), or
+    ``None`` when it is not below ``root``. Both compared as given, like :func:`kairox.files.is_inside`;
+    :meth:`Root.contains` asks it of resolved paths.
+
+    Plain string work, linear in the path: ``PurePath.relative_to`` walks every parent of the
+    path, quadratic in its depth on Python 3.13, and a path argument is outside input."""
+    text, base = os.fspath(path), os.fspath(root).rstrip(os.sep) or os.sep
+    if text == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not text.startswith(prefix):
+        return None
+    rest = text[len(prefix) :]
+    return rest.replace(os.sep, "/") if os.sep != "/" else rest
 
 
 class Root:
@@ -164,7 +177,7 @@ class Root:
     def contains(self, real: str | os.PathLike[str]) -> bool:
         """Whether the resolved path ``real`` is inside this root (or a folder of :attr:`also`)."""
         text = os.fspath(real)
-        return any(_inside(text, r) for r in self._reals)
+        return any(relative_text(text, r) is not None for r in self._reals)
 
     def locate(self, path: str | os.PathLike[str]) -> Path:
         """The resolved path of ``path`` (relative to the root, or absolute), or :class:`Refused`

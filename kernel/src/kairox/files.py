@@ -23,10 +23,10 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
-from ._contained import Entry, Limits, Refused, Root, read_user_file
+from ._contained import Entry, Limits, Refused, Root, read_user_file, relative_text
 from ._text import glob_match
 from .errors import ConfigError
 
@@ -193,22 +193,6 @@ def is_inside(path: Path, root: Path) -> bool:
         return os.path.commonpath([str(path), str(root)]) == str(root)
     except ValueError:
         return False
-
-
-def relative_text(path: PurePath | str, root: PurePath | str) -> str | None:
-    """``path`` relative to ``root`` as ``/``-separated text (``"."`` for ``root`` itself), or
-    ``None`` when it is not below ``root``. Both compared as given, like :func:`is_inside`.
-
-    Plain string work, linear in the path: ``PurePath.relative_to`` walks every parent of the
-    path, quadratic in its depth on Python 3.13, and a path argument is outside input."""
-    text, base = os.fspath(path), os.fspath(root).rstrip(os.sep) or os.sep
-    if text == base:
-        return "."
-    prefix = base if base.endswith(os.sep) else base + os.sep
-    if not text.startswith(prefix):
-        return None
-    rest = text[len(prefix) :]
-    return rest.replace(os.sep, "/") if os.sep != "/" else rest
 
 
 def missing(path: Path) -> bool:
