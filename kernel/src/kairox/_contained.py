@@ -26,14 +26,14 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Literal
 
 import attrs
 
 from .errors import KairoxError
 
-__all__ = ["Entry", "Limits", "Refused", "Root", "read_user_file"]
+__all__ = ["Entry", "Limits", "Refused", "Root", "read_user_file", "relative_text"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -66,9 +66,6 @@ class Refused(KairoxError, OSError):
         self.reason = reason
         super().__init__(f"{self.file}: {reason}")
 
-    def __str__(self) -> str:
-        return f"{self.file}: {self.reason}"
-
 
 class Entry:
     """One thing a walk met.
@@ -83,7 +80,7 @@ class Entry:
     a warm scan of 10,000 skills spent a third of its time building attrs entries
     with two ``Path`` objects each)."""
 
-    __slots__ = ("_listed", "depth", "kind", "name", "real_text", "refused", "text")
+    __slots__ = ("depth", "kind", "name", "real_text", "refused", "text")
 
     def __init__(
         self,
@@ -94,9 +91,7 @@ class Entry:
         refused: str = "",
         *,
         name: str | None = None,
-        listed: os.DirEntry[str] | None = None,
     ) -> None:
-        self._listed = listed  # the listing's entry: its stat() reuses the folder's descriptor
         self.text = os.fspath(path)
         #: the last part of :attr:`path`
         self.name = os.path.basename(self.text) if name is None else name
@@ -115,8 +110,6 @@ class Entry:
 
     def stat(self) -> os.stat_result:
         """The ``stat`` of what the entry leads to (its target, for a link inside the root)."""
-        if self._listed is not None:
-            return self._listed.stat()
         if self.real_text is None:
             raise Refused(self.text, self.refused or "not found")
         return os.stat(self.real_text)
@@ -133,8 +126,21 @@ class Entry:
         return f"Entry({self.text!r}, {self.real_text!r}, {self.kind!r}, {self.depth}, {self.refused!r})"
 
 
-def _inside(real: str, root: str) -> bool:
-    return real == root or real.startswith(root if root.endswith(os.sep) else root + os.sep)
+def relative_text(path: PurePath | str, root: PurePath | str) -> str | None:
+    """``path`` relative to ``root`` as ``/``-separated text (``"."`` for ``root`` itself), or
+    ``None`` when it is not below ``root``. Both compared as given, like :func:`kairox.files.is_inside`;
+    :meth:`Root.contains` asks it of resolved paths.
+
+    Plain string work, linear in the path: ``PurePath.relative_to`` walks every parent of the
+    path, quadratic in its depth on Python 3.13, and a path argument is outside input."""
+    text, base = os.fspath(path), os.fspath(root).rstrip(os.sep) or os.sep
+    if text == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not text.startswith(prefix):
+        return None
+    rest = text[len(prefix) :]
+    return rest.replace(os.sep, "/") if os.sep != "/" else rest
 
 
 class Root:
@@ -171,7 +177,7 @@ class Root:
     def contains(self, real: str | os.PathLike[str]) -> bool:
         """Whether the resolved path ``real`` is inside this root (or a folder of :attr:`also`)."""
         text = os.fspath(real)
-        return any(_inside(text, r) for r in self._reals)
+        return any(relative_text(text, r) is not None for r in self._reals)
 
     def locate(self, path: str | os.PathLike[str]) -> Path:
         """The resolved path of ``path`` (relative to the root, or absolute), or :class:`Refused`
@@ -241,8 +247,6 @@ class Root:
     def _open(self, given: str, real: str, cap: int | None) -> BinaryIO:
         try:
             fd = os.open(real, _READ_FLAGS)
-        except FileNotFoundError:
-            raise
         except OSError as exc:
             if exc.errno == errno.ELOOP:  # swapped for a link after it was resolved
                 raise Refused(given, "is a symbolic link now; not read") from None
@@ -252,7 +256,7 @@ class Root:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise Refused(given, f"not a regular file ({_kind(st.st_mode)}); not read")
+                raise Refused(given, _not_regular(st.st_mode))
             if cap is not None and st.st_size > cap:
                 raise Refused(given, f"larger than {cap:,} bytes; not read")
             # a regular file: O_NONBLOCK changes nothing for it, and its reads need no buffer
@@ -267,10 +271,9 @@ class Root:
         """What ``path`` is (following links); :class:`Refused` when it leads outside."""
         real = self.locate(path)
         try:
-            mode = os.stat(real).st_mode
+            return _mode_kind(os.stat(real).st_mode)
         except (OSError, ValueError):
             return "missing"
-        return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
 
     def is_file(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` is a regular file inside the root (a link leading outside is not)."""
@@ -347,7 +350,7 @@ class Root:
                         continue
                     seen.add(key)
                 with os.scandir(folder_real) as it:
-                    listed = sorted(it, key=_name)
+                    listed = sorted(it, key=lambda item: item.name)
             except OSError as exc:
                 yield folder, [Entry(folder, None, "dir", depth, f"cannot be listed ({exc.strerror or exc})")]
                 continue
@@ -372,27 +375,24 @@ class Root:
         try:
             if not item.is_symlink():  # the common case: the type from the listing, no stat
                 if item.is_file(follow_symlinks=False):
-                    return Entry(path, real, "file", depth, name=name, listed=item)
+                    return Entry(path, real, "file", depth, name=name)
                 if item.is_dir(follow_symlinks=False):
-                    return Entry(path, real, "dir", depth, name=name, listed=item)
+                    return Entry(path, real, "dir", depth, name=name)
                 reason = _not_regular(item.stat(follow_symlinks=False).st_mode)
                 return Entry(path, None, "other", depth, reason, name=name)
             real = os.path.realpath(path)
         except (OSError, ValueError) as exc:
             return Entry(path, None, "missing", depth, f"cannot be read ({exc})", name=name)
         try:
-            kind = _mode_kind(os.stat(real).st_mode)
+            mode = os.stat(real).st_mode
         except OSError:
             return Entry(path, None, "missing", depth, "a link to nothing (dangling)", name=name)
+        kind = _mode_kind(mode)
         if not self.contains(real):
             return Entry(path, None, kind, depth, f"a link to {real}, outside {self.label}; not read", name=name)
         if kind == "other":
-            return Entry(path, None, kind, depth, _not_regular(os.stat(real).st_mode), name=name)
-        return Entry(path, real, kind, depth, name=name, listed=item)
-
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
+            return Entry(path, None, kind, depth, _not_regular(mode), name=name)
+        return Entry(path, real, kind, depth, name=name)
 
 
 def _read_upto(fh: BinaryIO, limit: int) -> bytes:
@@ -407,27 +407,25 @@ def _read_upto(fh: BinaryIO, limit: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
         want = min(want * 4, 1 << 22)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)  # one chunk: that chunk itself, not a copy
 
 
 def _mode_kind(mode: int) -> Literal["file", "dir", "other"]:
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
-def _kind(mode: int) -> str:
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISFIFO(mode):
-        return "a pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a file"
-
-
 def _not_regular(mode: int) -> str:
-    return f"not a regular file ({_kind(mode)}); not read"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    elif stat.S_ISFIFO(mode):
+        kind = "a pipe"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    elif stat.S_ISDIR(mode):
+        kind = "a folder"
+    else:
+        kind = "not a file"
+    return f"not a regular file ({kind}); not read"
 
 
 def read_user_file(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_LIMITS.max_bytes) -> bytes:

@@ -30,7 +30,10 @@ __all__ = [
 
 #: tables whose every value is a secret (environment variables, HTTP headers)
 SECRET_TABLES = frozenset({"env", "headers", "http_headers", "env_http_headers"})
-_SECRET_KEY = re.compile(r"(token|secret|password|passwd|api[_-]?key|authorization|credential)", re.I)
+#: words that make a config key, a URL parameter or a command line's key or flag secret;
+#: each pattern below adds its own
+_WORDS = r"token|secret|password|passwd|api[_-]?key|credential"
+_SECRET_KEY = re.compile(f"{_WORDS}|authorization", re.I)
 #: keys that name an environment variable rather than hold a secret
 _NAMES_A_VARIABLE = ("_env", "_env_var", "_env_vars")
 REDACTED = "<redacted>"
@@ -43,11 +46,8 @@ def is_secret(key: str, parent: str = "") -> bool:
     return bool(key) and bool(_SECRET_KEY.search(key)) and not key.endswith(_NAMES_A_VARIABLE)
 
 
-_SECRET_PARAM = re.compile(
-    # session_id: the legacy SSE transport's message endpoint, which lets whoever has it post into the session
-    r"(token|secret|password|passwd|api[_-]?key|auth|key|sig|signature|credential|^code$|^session_?id$)",
-    re.I,
-)
+# session_id: the legacy SSE transport's message endpoint, which lets whoever has it post into the session
+_SECRET_PARAM = re.compile(f"{_WORDS}|auth|key|sig|^code$|^session_?id$", re.I)
 
 
 def redact_url(url: str) -> str:
@@ -82,7 +82,7 @@ def _hide_param_values(query: str) -> str:
 
 
 #: a word that makes the word around it secret-looking (``X_API_TOKEN``, ``--db-password``)
-_SECRET_WORD = re.compile(r"token|secret|password|passwd|api[_-]?key|apikey|auth|credential", re.I)
+_SECRET_WORD = re.compile(f"{_WORDS}|auth", re.I)
 #: a key or flag: the whole run of these characters around a secret word
 _RUN = re.compile(r"[\w.-]*")
 _SCHEME = re.compile(r"[a-zA-Z0-9+.-]*")

@@ -62,9 +62,11 @@ class SkillScope(str, enum.Enum):
 _RANK = {SkillScope.PLUGIN: 0, SkillScope.USER: 1, SkillScope.WORKSPACE: 2, SkillScope.SESSION: 3}
 
 
-def _where(file: str | None, line: int | None, field: str) -> str:
+def _placed(message: str, file: str | None, line: int | None, field: str) -> str:
+    """``message`` after where it is: ``file:line: field: message``, each part when known."""
     place = f"{file}:{line}" if file and line else (file or (f"line {line}" if line else ""))
-    return ": ".join(p for p in (place, field) if p)
+    where = ": ".join(p for p in (place, field) if p)
+    return f"{where}: {message}" if where else message
 
 
 class PlacedError(KairoxError):
@@ -82,8 +84,7 @@ class PlacedError(KairoxError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        where = _where(self.file, self.line if self.file or self.bare_line else None, self.field)
-        return f"{where}: {self.message}" if where else self.message
+        return _placed(self.message, self.file, self.line if self.file or self.bare_line else None, self.field)
 
 
 class SkillError(PlacedError):
@@ -100,8 +101,7 @@ class SkillWarning:
     field: str = ""
 
     def __str__(self) -> str:
-        where = _where(self.file, self.line, self.field)
-        return f"{where}: {self.message}" if where else self.message
+        return _placed(self.message, self.file, self.line, self.field)
 
 
 _TRUE = frozenset({"true", "yes", "on", "1"})

@@ -23,10 +23,10 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
-from ._contained import Entry, Limits, Refused, Root, read_user_file
+from ._contained import Entry, Limits, Refused, Root, read_user_file, relative_text
 from ._text import glob_match
 from .errors import ConfigError
 
@@ -195,22 +195,6 @@ def is_inside(path: Path, root: Path) -> bool:
         return False
 
 
-def relative_text(path: PurePath | str, root: PurePath | str) -> str | None:
-    """``path`` relative to ``root`` as ``/``-separated text (``"."`` for ``root`` itself), or
-    ``None`` when it is not below ``root``. Both compared as given, like :func:`is_inside`.
-
-    Plain string work, linear in the path: ``PurePath.relative_to`` walks every parent of the
-    path, quadratic in its depth on Python 3.13, and a path argument is outside input."""
-    text, base = os.fspath(path), os.fspath(root).rstrip(os.sep) or os.sep
-    if text == base:
-        return "."
-    prefix = base if base.endswith(os.sep) else base + os.sep
-    if not text.startswith(prefix):
-        return None
-    rest = text[len(prefix) :]
-    return rest.replace(os.sep, "/") if os.sep != "/" else rest
-
-
 def missing(path: Path) -> bool:
     """Whether ``path`` names no file: what :func:`read_document` reads as absent, not as an
     error. A path it cannot look at (a permission, a bad name) is not missing: reading it
@@ -363,7 +347,7 @@ def read_document(
     except FileNotFoundError:
         return None
     except Refused as exc:
-        errors.append(ConfigError(f"{exc.reason}", file=str(path)))
+        errors.append(ConfigError(exc.reason, file=str(path)))
         return None
     except (OSError, UnicodeDecodeError) as exc:
         errors.append(ConfigError(f"cannot read: {exc}", file=str(path)))
