@@ -300,33 +300,20 @@ class _Unverifiable:
     """A path argument holding something other than a string (cannot be checked)."""
 
 
-def _forget_decisions(engine: PolicyEngine, _attribute: object, value: Any) -> Any:
-    engine.forget_decisions()
-    return value
-
-
-#: decisions an engine remembers before it starts over (specs come and go with servers)
-_MAX_DECISIONS = 4096
-
-
 @attrs.define
 class PolicyEngine:
     """Decides every tool call. Built from :class:`PolicyConfig` and the workspace.
 
-    :meth:`decide_at` depends on the tool's spec, the location and the policy only, never
-    on a call's arguments, so its decisions are remembered per spec and location (a
-    non-write tool is decided once); setting ``config``, ``workspace`` or ``roots`` forgets them.
+    A call's arguments matter only for where a write lands (:meth:`location`); the
+    decision itself (:meth:`decide_at`) depends on the tool's spec, that location and
+    the policy.
     """
 
-    config: PolicyConfig = attrs.field(on_setattr=_forget_decisions)
-    workspace: Path = attrs.field(on_setattr=_forget_decisions)
-    roots: tuple[Path, ...] = attrs.field(default=(), on_setattr=_forget_decisions)
+    config: PolicyConfig
+    workspace: Path
+    roots: tuple[Path, ...] = ()
     #: why every call is refused (a ``[policy]`` that does not validate); "" when none is
-    broken: str = attrs.field(default="", on_setattr=_forget_decisions)
-    #: id(spec), location -> (spec, decision); the spec is kept so its id cannot be reused
-    _decisions: dict[tuple[int, str], tuple[ToolSpec, Decision]] = attrs.field(
-        factory=dict, init=False, repr=False, eq=False
-    )
+    broken: str = ""
 
     @classmethod
     def build(cls, config: PolicyConfig, workspace: Path) -> PolicyEngine:
@@ -496,26 +483,9 @@ class PolicyEngine:
             }
         return out
 
-    def forget_decisions(self) -> None:
-        """Drop the remembered decisions (the config, workspace or roots changed)."""
-        self._decisions.clear()
-
     def decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         """The decision for a call of ``spec`` whose writes land at ``location``
         (what ``kairox tools list`` can show for each location of a write tool)."""
-        if spec.capability is not Capability.WRITE:
-            location = "none"
-        key = (id(spec), location)
-        known = self._decisions.get(key)
-        if known is not None and known[0] is spec:
-            return known[1]
-        decision = self._decide_at(spec, location)
-        if len(self._decisions) >= _MAX_DECISIONS:
-            self._decisions.clear()
-        self._decisions[key] = (spec, decision)
-        return decision
-
-    def _decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         if self.broken:
             return Deny(f"the policy does not validate, so no tool runs until it is fixed: {self.broken}")
         perms: Permissions = spec.permissions or Permissions()
@@ -523,7 +493,7 @@ class PolicyEngine:
             return Deny("not among the tools its plugin's permissions allow")
         rule, rule_source = self._rule(spec.id, spec.exported_name, spec.capability)
         if spec.capability is not Capability.WRITE:
-            location = "none"
+            location = "none"  # only a write lands somewhere
 
         def cell(approval: ApprovalPolicy, sandbox: SandboxPolicy) -> Decision:
             return decide_cell(
