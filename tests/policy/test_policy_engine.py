@@ -22,12 +22,12 @@ from kairox._policy import (
     PolicyEngine,
     RuleAction,
     _specificity,
-    resolve_path,
 )
 from kairox._runtime import Runtime
 from kairox._tools import ToolSpec
 from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
 from kairox.errors import PolicyDenied
+from kairox.files import resolve_path
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
 
