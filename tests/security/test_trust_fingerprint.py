@@ -270,6 +270,35 @@ def test_a_bundle_link_out_of_the_workspace_is_not_walked_but_counts(tmp_path: P
     assert bundle_digest(bundle, within=ws)  # finishes: / is not walked
 
 
+def test_a_nested_transport_table_is_shown_and_covered_as_the_entry_itself(tmp_path: Path) -> None:
+    """Philont's ``mcp.json`` nests ``command``, ``args``, ``url`` and ``env`` in a ``transport``
+    table: the prompt shows what runs from there, and the fingerprint covers the script it
+    runs and the file its ``BASH_ENV`` names, as at the top of an entry."""
+    from kairox.ext import Declared
+
+    ws = tmp_path / "ws"
+    (ws / "tools").mkdir(parents=True)
+    (ws / "tools" / "x.sh").write_text("echo one\n")
+    (ws / "env.sh").write_text("echo env\n")
+    transport = {"command": "sh", "args": ["./tools/x.sh"], "env": {"BASH_ENV": "./env.sh"}}
+    raw = {"transport": {**transport, "url": "https://example.test/mcp"}}
+
+    def declared() -> Declared:
+        return Declared.entry("mcp.json:x", "mcp_server", "x", "mcp.json", raw, workspace=ws, env={"PATH": "/bin"})
+
+    item = declared()
+    assert (item.commands, item.urls, item.env) == (
+        ("sh ./tools/x.sh",),
+        ("https://example.test/mcp",),
+        ("BASH_ENV=./env.sh",),
+    )
+    assert set(item.files) == {"tools/x.sh", "env.sh"} and not item.refused
+    for name in ("tools/x.sh", "env.sh"):
+        before = declared().digest
+        (ws / name).write_text("echo changed\n")
+        assert declared().digest != before, f"a change to {name} needs trust again"
+
+
 @pytest.mark.parametrize("cwd", ["{outside}", "~/.ssh", "../outside"])
 def test_a_server_that_runs_outside_the_workspace_is_refused(clone: Clone, no_leftovers: None, cwd: str) -> None:
     """``command = "./x.sh"`` with ``cwd`` out of the workspace: the prompt showed ``./x.sh``

@@ -58,13 +58,18 @@ def _walk(value: Any) -> Iterator[tuple[str, Any, str]]:
 # -- what an entry is shown as -------------------------------------------------------------
 
 
+def _tables(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Where an entry's ``command``, ``args``, ``url`` and ``env`` may be: the entry itself
+    and Philont's nested ``transport`` table."""
+    transport = raw.get("transport")
+    return [raw, transport] if isinstance(transport, Mapping) else [raw]
+
+
 def _argvs(raw: Mapping[str, Any]) -> list[list[str]]:
-    """The command lines of an entry: its ``command`` + ``args`` (Philont's nested ``transport``
-    table too). Some formats give the command as a list."""
+    """The command lines of an entry: its ``command`` + ``args``. Some formats give the
+    command as a list."""
     out: list[list[str]] = []
-    for table in (raw, raw.get("transport")):
-        if not isinstance(table, Mapping):
-            continue
+    for table in _tables(raw):
         command = table.get("command")
         if isinstance(command, str) and command:
             args = table.get("args")
@@ -124,12 +129,8 @@ def describe_entry(raw: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, 
     variables are every one the entry can read, at any depth. Values are not expanded.
     """
     commands = tuple(shell_line(argv) for argv in _argvs(raw))
-    urls: list[str] = []
-    for table in (raw, raw.get("transport")):
-        url = table.get("url") if isinstance(table, Mapping) else None
-        if isinstance(url, str) and url:
-            urls.append(url)
-    return commands, tuple(urls), tuple(dict.fromkeys(_env_names(raw)))
+    urls = tuple(url for table in _tables(raw) for url in [table.get("url")] if isinstance(url, str) and url)
+    return commands, urls, tuple(dict.fromkeys(_env_names(raw)))
 
 
 #: a value masked where it is shown: a token's shape (letters and digits both, at least 8
@@ -255,12 +256,8 @@ def _named_paths(argvs: Iterable[Iterable[str]], env: Mapping[str, str]) -> Iter
 
 
 def _env_tables(raw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The ``env`` tables of an entry (Philont's nested ``transport`` table's too)."""
-    tables = (
-        raw.get("env"),
-        (raw.get("transport") or {}).get("env") if isinstance(raw.get("transport"), Mapping) else None,
-    )
-    return [t for t in tables if isinstance(t, Mapping)]
+    """The ``env`` tables of an entry (:func:`_tables`)."""
+    return [table["env"] for table in _tables(raw) if isinstance(table.get("env"), Mapping)]
 
 
 def _env_words(raw: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:
@@ -365,7 +362,7 @@ def referenced_files(
     # the program a command given by name is on the PATH the process gets
     words = itertools.chain(
         _named_paths(_argvs(raw), env),
-        _named_paths([_env_words(raw, env), *([list(words)] if words else [])], env),
+        _named_paths([_env_words(raw, env), words], env),
         (program for _command, program in programs(raw, root.path, env)),
     )
     for count, word in enumerate(words):

@@ -49,8 +49,6 @@ __all__ = [
     "RuleAction",
     "decide_cell",
     "file_write_spec",
-    "resolve_path",
-    "stricter",
 ]
 
 RuleAction = Literal["allow", "ask", "deny"]
@@ -127,13 +125,6 @@ Decision = Union[Allow, Ask, Deny]
 #: somewhere the engine cannot check), ``none`` when the call names no path
 Location = Literal["inside", "outside", "none"]
 LOCATIONS: tuple[Location, ...] = ("inside", "outside", "none")
-
-_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
-
-
-def stricter(a: Decision, b: Decision) -> Decision:
-    """The stricter of two decisions (``Deny`` > ``Ask`` > ``Allow``); ``a`` on a tie."""
-    return b if _STRICTNESS[b.kind] > _STRICTNESS[a.kind] else a
 
 
 @attrs.frozen
@@ -289,44 +280,28 @@ def _resolve_rule(matched: list[tuple[str, RuleAction]]) -> RuleAction | None:
     return "ask" if "ask" in actions else "allow"
 
 
-#: how much a rule action narrows a decision; no rule sits between allow and ask
+#: how strict a rule action (or a decision of that kind) is; no rule sits between allow and ask
 RULE_STRICTNESS: dict[RuleAction | None, int] = {"allow": 0, None: 1, "ask": 2, "deny": 3}
 _WORKSPACE_RULES = "[policy.rules] of a workspace file"
 _FLOOR_RULES = "the distribution's policy floor"
-
-
-@attrs.frozen
-class _Unverifiable:
-    """A path argument holding something other than a string (cannot be checked)."""
-
-
-def _forget_decisions(engine: PolicyEngine, _attribute: object, value: Any) -> Any:
-    engine.forget_decisions()
-    return value
-
-
-#: decisions an engine remembers before it starts over (specs come and go with servers)
-_MAX_DECISIONS = 4096
+_PLUGIN_PERMISSIONS = "the permissions its plugin declares"
+_USER_POLICY = "the user's own policy"
 
 
 @attrs.define
 class PolicyEngine:
     """Decides every tool call. Built from :class:`PolicyConfig` and the workspace.
 
-    :meth:`decide_at` depends on the tool's spec, the location and the policy only, never
-    on a call's arguments, so its decisions are remembered per spec and location (a
-    non-write tool is decided once); setting ``config``, ``workspace`` or ``roots`` forgets them.
+    A call's arguments matter only for where a write lands (:meth:`location`); the
+    decision itself (:meth:`decide_at`) depends on the tool's spec, that location and
+    the policy.
     """
 
-    config: PolicyConfig = attrs.field(on_setattr=_forget_decisions)
-    workspace: Path = attrs.field(on_setattr=_forget_decisions)
-    roots: tuple[Path, ...] = attrs.field(default=(), on_setattr=_forget_decisions)
+    config: PolicyConfig
+    workspace: Path
+    roots: tuple[Path, ...] = ()
     #: why every call is refused (a ``[policy]`` that does not validate); "" when none is
-    broken: str = attrs.field(default="", on_setattr=_forget_decisions)
-    #: id(spec), location -> (spec, decision); the spec is kept so its id cannot be reused
-    _decisions: dict[tuple[int, str], tuple[ToolSpec, Decision]] = attrs.field(
-        factory=dict, init=False, repr=False, eq=False
-    )
+    broken: str = ""
 
     @classmethod
     def build(cls, config: PolicyConfig, workspace: Path) -> PolicyEngine:
@@ -406,10 +381,7 @@ class PolicyEngine:
         nor to one a rule of the user's matches; ``applies_to_none`` is true when it applies
         to none of the tools it matches."""
         out: dict[str, tuple[list[str], bool]] = {}
-        allows = [p for p, a in self.config.workspace_rules.items() if a == "allow"]
-        if not allows:
-            return out
-        for pattern in allows:
+        for pattern in [p for p, a in self.config.workspace_rules.items() if a == "allow"]:
             blocked: list[str] = []
             applies = False
             for spec in specs:
@@ -428,7 +400,9 @@ class PolicyEngine:
                 out[pattern] = (blocked, not applies)
         return out
 
-    def _raw_targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | _Unverifiable]:
+    def _paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | None]:
+        """The paths a call's path arguments name, a left-out one at its schema's default
+        (``None`` for a value that cannot be checked: see :func:`_path_values`)."""
         properties = spec.input_schema.get("properties")
         defaults = properties if isinstance(properties, Mapping) else {}
         if spec.path_arguments is not None:
@@ -437,11 +411,7 @@ class PolicyEngine:
                 if value is None:  # the tool's own default is where it writes
                     prop = defaults.get(name)
                     value = prop.get("default") if isinstance(prop, Mapping) else None
-                if value is None:
-                    continue
-                values = value if isinstance(value, list) else [value]
-                for v in values:
-                    yield v if isinstance(v, str) else _Unverifiable()
+                yield from _path_values(value)
             return
         with_defaults = dict(arguments)
         for name, prop in defaults.items():
@@ -450,19 +420,12 @@ class PolicyEngine:
                     with_defaults[name] = prop["default"]
         yield from _scan(with_defaults)
 
-    def targets(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> list[Path | None]:
-        """The write targets of a call, resolved; ``None`` for one that cannot be checked."""
-        found: list[Path | None] = []
-        for raw in self._raw_targets(spec, arguments):
-            found.append(None if isinstance(raw, _Unverifiable) else _resolve_target(raw, self.workspace))
-        return found
-
     def location(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Location:
         """``inside`` when every target resolves inside a writable root, ``none`` when there is none.
 
         An existing file with more than one hard link counts as outside: writing it
         in place writes every other name it has, wherever they are."""
-        targets = self.targets(spec, arguments)
+        targets = [None if p is None else _resolve_target(p, self.workspace) for p in self._paths(spec, arguments)]
         if not targets:
             return "none"
         if all(t is not None and any(is_inside(t, r) for r in self.roots) and not _shared(t) for t in targets):
@@ -496,26 +459,9 @@ class PolicyEngine:
             }
         return out
 
-    def forget_decisions(self) -> None:
-        """Drop the remembered decisions (the config, workspace or roots changed)."""
-        self._decisions.clear()
-
     def decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         """The decision for a call of ``spec`` whose writes land at ``location``
         (what ``kairox tools list`` can show for each location of a write tool)."""
-        if spec.capability is not Capability.WRITE:
-            location = "none"
-        key = (id(spec), location)
-        known = self._decisions.get(key)
-        if known is not None and known[0] is spec:
-            return known[1]
-        decision = self._decide_at(spec, location)
-        if len(self._decisions) >= _MAX_DECISIONS:
-            self._decisions.clear()
-        self._decisions[key] = (spec, decision)
-        return decision
-
-    def _decide_at(self, spec: ToolSpec, location: Location) -> Decision:
         if self.broken:
             return Deny(f"the policy does not validate, so no tool runs until it is fixed: {self.broken}")
         perms: Permissions = spec.permissions or Permissions()
@@ -523,7 +469,7 @@ class PolicyEngine:
             return Deny("not among the tools its plugin's permissions allow")
         rule, rule_source = self._rule(spec.id, spec.exported_name, spec.capability)
         if spec.capability is not Capability.WRITE:
-            location = "none"
+            location = "none"  # only a write lands somewhere
 
         def cell(approval: ApprovalPolicy, sandbox: SandboxPolicy) -> Decision:
             return decide_cell(
@@ -538,44 +484,50 @@ class PolicyEngine:
             )
 
         config = self.config
-        # the policy in effect; the user's own when a workspace narrowed it
-        policies = [(config.approval, config.sandbox, "")]
-        if config.user_approval is not None or config.user_sandbox is not None:
-            policies.append((config.user_approval or config.approval, config.user_sandbox or config.sandbox, "user"))
         decision = cell(config.approval, config.sandbox)
-        for approval, sandbox, whose in policies:
-            candidates = [(approval, sandbox, whose)] if whose else []
-            if perms.approval is not None or perms.sandbox is not None:
-                candidates.append((perms.approval or approval, perms.sandbox or sandbox, "plugin"))
-            for narrow_approval, narrow_sandbox, why in candidates:
-                narrowed = cell(narrow_approval, narrow_sandbox)
-                if _STRICTNESS[narrowed.kind] > _STRICTNESS[decision.kind]:
-                    declared = f"approval {narrow_approval.value}, sandbox {narrow_sandbox.value}"
-                    under = "the permissions its plugin declares" if why == "plugin" else "the user's own policy"
-                    reason = f"{narrowed.reason} (under {under}: {declared})"
-                    decision = Ask(reason) if narrowed.kind == "ask" else Deny(reason)
+        # the call is also decided under each narrower policy, in this order, and the
+        # strictest decision is kept: the plugin's declared permissions over the policy in
+        # effect; when a workspace narrowed the user's policy, the user's own, then the
+        # plugin's permissions over that
+        declares = perms.approval is not None or perms.sandbox is not None
+        narrower: list[tuple[ApprovalPolicy, SandboxPolicy, str]] = []
+        if declares:
+            narrower.append((perms.approval or config.approval, perms.sandbox or config.sandbox, _PLUGIN_PERMISSIONS))
+        if config.user_approval is not None or config.user_sandbox is not None:
+            approval, sandbox = config.user_approval or config.approval, config.user_sandbox or config.sandbox
+            narrower.append((approval, sandbox, _USER_POLICY))
+            if declares:
+                narrower.append((perms.approval or approval, perms.sandbox or sandbox, _PLUGIN_PERMISSIONS))
+        for approval, sandbox, under in narrower:
+            narrowed = cell(approval, sandbox)
+            if RULE_STRICTNESS[narrowed.kind] > RULE_STRICTNESS[decision.kind]:
+                reason = f"{narrowed.reason} (under {under}: approval {approval.value}, sandbox {sandbox.value})"
+                decision = Ask(reason) if narrowed.kind == "ask" else Deny(reason)
         return decision
 
 
-def _scan(value: Any) -> Iterator[str | _Unverifiable]:
+def _path_values(value: Any) -> Iterator[str | None]:
+    """The paths one path argument names: a string, or each string of a list. Any other
+    value (a number, a table, ``None`` in a list) cannot be checked: it is yielded as
+    ``None`` and counts as outside every root. A ``None`` argument names nothing."""
+    if value is None:
+        return
+    for item in value if isinstance(value, list) else [value]:
+        yield item if isinstance(item, str) else None
+
+
+def _scan(value: Any) -> Iterator[str | None]:
     """Default path arguments found anywhere in nested arguments, at any depth (walked
-    with a stack, so nesting costs no recursion). A path argument whose value is not a
-    string, nor a list of strings, is unverifiable: it counts as outside every root."""
+    with a stack, so nesting costs no recursion), as :func:`_path_values` reads each."""
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, Mapping):
             for key, inner in item.items():
                 if isinstance(key, str) and key.lower() in DEFAULT_PATH_ARGUMENTS:
-                    if isinstance(inner, str):
-                        yield inner
-                    elif isinstance(inner, list):
-                        for v in inner:
-                            yield v if isinstance(v, str) else _Unverifiable()
-                    elif inner is not None:
-                        yield _Unverifiable()
-                    continue
-                stack.append(inner)
+                    yield from _path_values(inner)
+                else:
+                    stack.append(inner)
         elif isinstance(item, list):
             stack.extend(reversed(item))
 

@@ -26,6 +26,13 @@ from .errors import ConfigError
 
 __all__ = ["merge_policy"]
 
+#: the policies a floor raises and a workspace narrows: key, order (strictest first), name,
+#: what a workspace may do to it
+_ORDERED: tuple[tuple[str, list[Any], str, str], ...] = (
+    ("approval", APPROVAL_STRICTNESS, "approval policy", "make the approval policy stricter"),
+    ("sandbox", SANDBOX_STRICTNESS, "sandbox", "make the sandbox narrower"),
+)
+
 
 @attrs.frozen
 class _PolicyFile:
@@ -89,10 +96,7 @@ def _apply_floors(
     for layer, values in validated:
         if layer.scope != "floor":
             continue
-        for key, order, what in (
-            ("approval", APPROVAL_STRICTNESS, "approval policy"),
-            ("sandbox", SANDBOX_STRICTNESS, "sandbox"),
-        ):
+        for key, order, what, _narrow in _ORDERED:
             if key not in values:
                 continue
             least, current = values[key], user.get(key, getattr(defaults, key))
@@ -153,7 +157,7 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
     floor_rules = _apply_floors(validated, user, user_rules, set_by, not_applied, errors)
     base = PolicyConfig(**user, rules=user_rules, floor_rules=floor_rules)
 
-    approval, sandbox = base.approval, base.sandbox
+    narrowest: dict[str, Any] = {"approval": base.approval, "sandbox": base.sandbox}
     include_temp_dir = base.include_temp_dir
     roots = list(base.writable_roots)
     workspace_rules: dict[str, RuleAction] = {}
@@ -164,19 +168,15 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
     for layer, values in validated:
         if layer.scope != "workspace":
             continue
-
-        def narrowed(key: str, order: list[Any], users: Any, current: Any, what: str) -> Any:
-            """The stricter of ``current`` and this layer's value; a looser one is refused."""
-            if key not in values:  # noqa: B023 - called at once, in this iteration
-                return current
-            wanted = values[key]  # noqa: B023
+        # the stricter of the value so far and this layer's; one looser than the user's is refused
+        for key, order, _name, narrow in _ORDERED:
+            if key not in values:
+                continue
+            wanted, users = values[key], getattr(base, key)
             if order.index(wanted) > order.index(users):
-                refuse(layer, key, f"a workspace may only make {what} (the user's is {users.value})")  # noqa: B023
-                return current
-            return wanted if order.index(wanted) < order.index(current) else current
-
-        approval = narrowed("approval", APPROVAL_STRICTNESS, base.approval, approval, "the approval policy stricter")
-        sandbox = narrowed("sandbox", SANDBOX_STRICTNESS, base.sandbox, sandbox, "the sandbox narrower")
+                refuse(layer, key, f"a workspace may only {narrow} (the user's is {users.value})")
+            elif order.index(wanted) < order.index(narrowest[key]):
+                narrowest[key] = wanted
         if values.get("include_temp_dir") is False:
             include_temp_dir = False
         elif values.get("include_temp_dir") is True and not base.include_temp_dir:
@@ -189,26 +189,20 @@ def merge_policy(layers: Sequence[ConfigLayer]) -> tuple[PolicyConfig, list[NotA
                     layer, "writable_roots", "only a trusted workspace may add writable roots (this one is not trusted)"
                 )
         for pattern, action in values.get("rules", {}).items():
-            users = user_rules.get(pattern)
+            key, users = toml_key(pattern, "rules"), user_rules.get(pattern)
             if action == "allow" and not layer.trusted:
-                refuse(
-                    layer,
-                    toml_key(pattern, "rules"),
-                    "only a trusted workspace may add allow rules (this one is not trusted)",
-                )
+                refuse(layer, key, "only a trusted workspace may add allow rules (this one is not trusted)")
                 continue
             if action == "allow" and users is not None:
                 if users != "allow":
-                    refuse(
-                        layer,
-                        toml_key(pattern, "rules"),
-                        f"a workspace allow rule never applies over a user rule (the user's rule for it is {users})",
-                    )
+                    why = f"a workspace allow rule never applies over a user rule (the user's rule for it is {users})"
+                    refuse(layer, key, why)
                 continue
             earlier = workspace_rules.get(pattern)
             if earlier is None or RULE_STRICTNESS[action] > RULE_STRICTNESS[earlier]:
                 workspace_rules[pattern] = action
 
+    approval, sandbox = narrowest["approval"], narrowest["sandbox"]
     merged = attrs.evolve(
         base,
         approval=approval,

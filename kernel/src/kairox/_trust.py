@@ -248,14 +248,12 @@ class WorkspaceTrust:
     def check(self, item: Declared) -> TrustState:
         """The state of a workspace item (recorded in :attr:`declared`, with a note naming
         the user's rules that would apply to its tools)."""
+        self.declared[item.key] = item
         applying = rules_for_prefixes(self.user_rules, item.tool_prefixes)
         if applying:
             shown = ", ".join(f"{json.dumps(p, ensure_ascii=False)} = {json.dumps(a)}" for p, a in applying.items())
             tools = ", ".join(f"{p}.*" for p in item.tool_prefixes)
-            note = f"your own [policy.rules] apply to its tools ({tools}): {shown}"
-            if note not in item.notes:
-                item = attrs.evolve(item, notes=(*item.notes, note))
-        self.declared[item.key] = item
+            self.note(item.key, f"your own [policy.rules] apply to its tools ({tools}): {shown}")
         if self.override is not None:
             state = TrustState.TRUSTED if self.override else TrustState.UNTRUSTED
         elif item.refused:
