@@ -344,7 +344,7 @@ def _key_default(sec: ConfigSection, key: str) -> Any:
     """The default of a single-table section's ``key`` (:data:`_MISSING` when it has none or
     the schema cannot say)."""
     try:
-        value = getattr((sec.default or sec.schema_type())(), key, _MISSING)
+        value = getattr(sec.default_value(), key, _MISSING)
     except Exception:  # a schema that needs arguments, or does not import: nothing to say
         return _MISSING
     if isinstance(value, tuple):
