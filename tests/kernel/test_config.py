@@ -126,6 +126,21 @@ def test_absent_sections_give_defaults(tmp_path: Path) -> None:
         config.section("nope")
 
 
+def test_parts_are_each_document_s_table_of_a_section_in_order_and_by_scope(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    user, mine = home / "kairox.toml", ws / "kairox.toml"
+    for path, text in ((user, '[ui]\ntheme = "user"\n'), (mine, "[ui]\nwidth = 9\n")):
+        path.parent.mkdir()
+        path.write_text(text, encoding="utf-8")
+    code = [("not a table", {"ui": "dark"}), ("code", {"ui": {"theme": "code"}})]
+    config = load_config(workspace=ws, sections=sections(), env={}, home=home, documents=code)
+    everyone = [(str(user), {"theme": "user"}), (str(mine), {"width": 9}), ("code", {"theme": "code"})]
+    assert config.parts("ui") == everyone
+    assert config.parts("ui", scope="user") == [everyone[0], everyone[2]]
+    assert config.parts("ui", scope="workspace") == [everyone[1]]
+    assert config.parts("mcp_servers") == []
+
+
 def test_section_default_factory(tmp_path: Path) -> None:
     reg = sections(ConfigSection("custom", Ui, default=lambda: Ui(theme="light")))
     config = load_config(workspace=tmp_path, sections=reg, env={}, files=[])

@@ -314,15 +314,11 @@ class Config:
         sec = self.sections.get(name)
         if sec is None:
             raise KeyError(f"no config section {name!r} is registered")
-        table: dict[str, Any] = {}
-        file: str | None = None
-        for doc_file, data in self.documents:
-            part = data.get(name)
-            if self.scope_of(doc_file) == "user" and isinstance(part, dict):
-                table.update(part)
-                file = doc_file
+        parts = self.parts(name, scope="user")
+        table = {k: v for _file, part in parts for k, v in part.items()}
+        file = parts[-1][0] if parts else None
         if not table:
-            return {} if sec.entries else (sec.default or sec.schema_type())()
+            return {} if sec.entries else sec.default_value()
         try:
             expanded = _expand_tree(table, self.env, name, file)
             if sec.entries:
@@ -334,6 +330,16 @@ class Config:
     def scope_of(self, file: str | None) -> str:
         """``workspace`` for a file of the workspace, else ``user`` (the user's file, code)."""
         return self.scopes.get(file or "", "user")
+
+    def parts(self, section: str, *, scope: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """Each document's table of ``section`` as ``(file, table)``, lowest precedence first
+        (a document whose value there is not a table has none); with ``scope`` (``user`` or
+        ``workspace``), only the documents of that scope."""
+        return [
+            (file, data[section])
+            for file, data in self.documents
+            if isinstance(data.get(section), dict) and (scope is None or self.scope_of(file) == scope)
+        ]
 
     def held_entries(self, section: str) -> dict[str, HeldEntry]:
         """The section's entries held until the workspace is trusted."""
@@ -387,7 +393,7 @@ class Config:
             value = list(getattr(self.section(section), key))
         except (ConfigError, AttributeError, TypeError):
             return value, source
-        files = [f for f, data in self.documents if isinstance(data.get(section), dict) and key in data[section]]
+        files = [f for f, part in self.parts(section) if key in part]
         return value, " + ".join(files) or source
 
 

@@ -211,13 +211,12 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
                         assert trust is not None
                         reason = trust.explain(path)
                         # the user's own entry of that name (if any) applies instead of the held one
-                        user = _user_entry(config, name, key)
                         config.held.setdefault(name, {})[key] = HeldEntry(
-                            name, key, file or "", raw, state, item, reason, user[0] if user else ""
+                            name, key, file or "", raw, state, item, reason, mine[0] if mine else ""
                         )
-                        if user is None:
+                        if mine is None:
                             continue
-                        file, raw = user
+                        file, raw = mine
                 try:
                     values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
                 except ConfigError as exc:
@@ -258,20 +257,21 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
 def _user_rules(config: Config) -> dict[str, str]:
     """The ``[policy.rules]`` the user's own files set (later files win), as written."""
     rules: dict[str, str] = {}
-    for file, data in config.documents:
-        policy = data.get("policy")
-        table = policy.get("rules") if isinstance(policy, dict) else None
-        if config.scope_of(file) == "user" and isinstance(table, dict):
+    for _file, policy in config.parts("policy", scope="user"):
+        table = policy.get("rules")
+        if isinstance(table, dict):
             rules.update((str(k), v) for k, v in table.items() if isinstance(v, str))
     return rules
 
 
-def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | None:
-    """The last entry ``key`` of ``section`` that a user-scope document sets."""
+def _user_entry(config: Config, section: str, key: str, before: str | None = None) -> tuple[str, Any] | None:
+    """The last entry (or value) ``key`` of ``section`` that a user-scope document sets, as
+    ``(file, value)``; with ``before``, among the documents before that file only."""
     found: tuple[str, Any] | None = None
-    for file, data in config.documents:
-        part = data.get(section)
-        if config.scope_of(file) == "user" and isinstance(part, dict) and key in part:
+    for file, part in config.parts(section):
+        if file == before:
+            break
+        if key in part and config.scope_of(file) == "user":
             found = (file, part[key])
     return found
 
@@ -291,10 +291,7 @@ def _hold_workspace_part(
 
     out: dict[str, Any] = {}
     origin: dict[str, tuple[str | None, bool]] = {}
-    for file, data in config.documents:
-        part = data.get(name)
-        if not isinstance(part, dict):
-            continue
+    for file, part in config.parts(name):
         part = {k: v for k, v in part.items() if k not in sec.narrows}
         if not part:
             continue
@@ -324,13 +321,7 @@ def _replacing(config: Config, sec: ConfigSection, file: str, key: str, value: A
     """What a workspace file's ``key = value`` of a single-table section does: the value it
     sets, and the user's own value it replaces (or the default)."""
     sets = f"sets {toml_key(key)} = {_shown(value, key)}"
-    mine: tuple[str, Any] | None = None
-    for doc_file, data in config.documents:
-        if doc_file == file:
-            break
-        part = data.get(sec.name)
-        if config.scope_of(doc_file) == "user" and isinstance(part, dict) and key in part:
-            mine = (doc_file, part[key])
+    mine = _user_entry(config, sec.name, key, before=file)
     if mine is not None:
         return f"{sets}, replacing your {_shown(mine[1], key)} ({mine[0]})"
     default = _key_default(sec, key)
@@ -363,9 +354,8 @@ def _narrowed(
     and adds nothing."""
     value: Any = _MISSING
     source = ""
-    for file, data in config.documents:
-        part = data.get(name)
-        if not isinstance(part, dict) or key not in part:
+    for file, part in config.parts(name):
+        if key not in part:
             continue
         given = expand(part[key], f"{name}.{key}", file)
         if config.scope_of(file) == "user":
@@ -402,10 +392,7 @@ def _reads_environment(
     from ._declared import Declared, env_references, fingerprint
 
     out = dict(origin)
-    for file, data in config.documents:
-        part = data.get(name)
-        if config.scope_of(file) != "workspace" or not isinstance(part, dict):
-            continue
+    for file, part in config.parts(name, scope="workspace"):
         env_names = env_references(part)
         if not env_names:
             continue
@@ -464,10 +451,7 @@ def _merge_layers(
         for file, data in config.floors
         if isinstance(data.get(name), dict)
     ]
-    for file, data in config.documents:
-        part = data.get(name)
-        if not isinstance(part, dict):
-            continue
+    for file, part in config.parts(name):
         scope: Literal["user", "workspace"] = "workspace" if config.scope_of(file) == "workspace" else "user"
         trusted = True
         if scope == "workspace":
