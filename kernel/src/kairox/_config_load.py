@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from ._config import (
     redact,
     workspace_config_files,
 )
-from ._convert import _join, _key_part, describe_value, errors_from, structure
+from ._convert import _join, _key_part, describe_value, structure
 from ._features import missing_feature_message, not_loaded_packages
 from ._home import user_home
 from ._registrar import Registrar
@@ -36,11 +37,6 @@ if TYPE_CHECKING:
 
 
 __all__ = ["known_errors_for", "load_config", "toml_key"]
-
-
-def _read_toml(path: Path, errors: list[ConfigError], root: Root | None = None) -> dict[str, Any] | None:
-    data: dict[str, Any] | None = read_document(path, errors, loads_toml, "TOML", root=root)
-    return data
 
 
 def load_config(
@@ -81,23 +77,21 @@ def load_config(
     for name, default in defaults or []:
         docs.append((name, default))
         config.scopes[name] = "user"
-    ws_real = _real(workspace) if workspace is not None else None
-    ws_abs = os.path.abspath(workspace) if workspace is not None else None
     # a workspace's own files are read inside it: a kairox.toml linked to a file of yours is refused
     ws_root = Root(workspace, label="the workspace") if workspace is not None else None
     for path in files:
-        lexically_inside = ws_abs is not None and is_inside(Path(os.path.abspath(path)), Path(ws_abs))
-        own = _real(path) == _real(user_file)
-        data = _read_toml(path, config.errors, ws_root if lexically_inside and not own else None)
+        real = _real(path)
+        own = real == _real(user_file)
+        found_in_ws = workspace is not None and is_inside(Path(os.path.abspath(path)), Path(os.path.abspath(workspace)))
+        data: dict[str, Any] | None = read_document(
+            path, config.errors, loads_toml, "TOML", root=ws_root if found_in_ws and not own else None
+        )
         if data is not None:
             config.files.append(path)
             docs.append((str(path), data))
             # found through the workspace (a symlink to a file elsewhere included), or resolving into it
-            inside = ws_real is not None and (
-                is_inside(Path(_real(path)), Path(ws_real))
-                or (ws_abs is not None and is_inside(Path(os.path.abspath(path)), Path(ws_abs)))
-            )
-            config.scopes[str(path)] = "workspace" if inside and _real(path) != _real(user_file) else "user"
+            inside = found_in_ws or (workspace is not None and is_inside(Path(real), Path(_real(workspace))))
+            config.scopes[str(path)] = "workspace" if inside and not own else "user"
     docs.extend(documents or [])
     config.documents = docs
     for name, floor in floors or []:
@@ -312,8 +306,6 @@ def _hold_workspace_part(
 
 
 def _shown(value: Any, key: str) -> str:
-    import json
-
     return json.dumps(redact(value, key), ensure_ascii=False, default=str)
 
 
@@ -416,15 +408,11 @@ def toml_key(key: str, prefix: str = "") -> str:
     and ``-`` is quoted, as TOML writes it)."""
     if key and key.replace("_", "").replace("-", "").isalnum() and key.isascii():
         return f"{prefix}.{key}" if prefix else key
-    import json
-
     quoted = json.dumps(key, ensure_ascii=False)
     return f"{prefix}[{quoted}]" if prefix else quoted
 
 
 def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
-    import json
-
     lines: list[str] = []
     for k, v in table.items():
         path = toml_key(str(k), prefix)
@@ -496,7 +484,7 @@ def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path:
     for a key no file set (a missing required key), the last file that set any key of the section."""
     for key in table:
         prefix = _join(section, _key_part(key))
-        if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+        if _under(path, prefix):
             return config.provenance.get((section, key))
     return config.provenance.get((section, ""))
 
@@ -504,7 +492,9 @@ def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path:
 def known_errors_for(config: Config, section: str, key: str | None = None) -> list[ConfigError]:
     """The errors of one section (or one entry of it)."""
     prefix = f"{section}.{key}" if key else section
-    return [e for e in config.errors if e.path == prefix or e.path.startswith((prefix + ".", prefix + "["))]
+    return [e for e in config.errors if _under(e.path, prefix)]
 
 
-_ = errors_from  # re-exported for plugins that structure their own documents
+def _under(path: str, prefix: str) -> bool:
+    """Whether the field ``path`` is ``prefix`` or inside it (``ui.width``, ``ui['a b']``)."""
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))
