@@ -35,6 +35,12 @@ if TYPE_CHECKING:
     from ._declared import Declared
     from ._trust import TrustState, WorkspaceTrust
 
+    #: ``(value, path, file, covered) -> value``: a value with its ``${VAR}`` expanded where
+    #: they may be (the user's files; a workspace file's inside what trust covers)
+    Expand = Callable[[Any, str, str | None, bool], Any]
+    #: ``None`` when a workspace item may apply, else its (held) state
+    Allowed = Callable[[Declared], TrustState | None]
+
 
 __all__ = ["known_errors_for", "load_config", "toml_key"]
 
@@ -108,7 +114,7 @@ def load_config(
                 config.raw.setdefault(section, {})  # merged even when no file sets it
     for file, data in docs:
         _merge(config, file, data)
-    _structure_sections(config, env, trust)
+    _structure_sections(config, trust)
     return config
 
 
@@ -154,15 +160,17 @@ def _unknown_section(config: Config, section: str, file: str) -> ConfigError:
     )
 
 
-def _structure_sections(config: Config, env: Mapping[str, str], trust: WorkspaceTrust | None) -> None:
-    from ._declared import Declared
+def _structure_sections(config: Config, trust: WorkspaceTrust | None) -> None:
+    """Each merged section into :attr:`Config.values`, by its kind: one that merges its own
+    layers (``merge``), a table of entries, or a single table. A problem costs that section or
+    entry only."""
 
     def expand(value: Any, path: str, file: str | None, covered: bool = False) -> Any:
         """``${VAR}`` read the environment in the user's files, and in a workspace file
         only inside what the user's trust covers (``covered``: a trusted item's values,
         fingerprinted as written); anywhere else in a workspace file they stay as written."""
         if trust is None or covered or config.scope_of(file) == "user":
-            return _expand_tree(value, env, path, file)
+            return _expand_tree(value, config.env, path, file)
         return value
 
     def allowed(item: Declared) -> TrustState | None:
@@ -180,72 +188,102 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
         if sec.merge is not None:
             _merge_layers(config, name, sec, expand, allowed)
         elif sec.entries:
-            values: dict[str, Any] = {}
-            for key, raw in table.items():
-                file = config.provenance.get((name, key))
-                path = f"{name}.{key}"
-                covered = False
-                if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
-                    item = Declared.entry(
-                        path,
-                        name,
-                        key,
-                        file or "",
-                        raw,
-                        workspace=config.workspace,
-                        env=env,
-                        whole_environment=sec.whole_environment,
-                    )
-                    state = allowed(item)
-                    covered = state is None
-                    mine = _user_entry(config, name, key)
-                    if mine is not None and trust is not None:  # say so before the user trusts it
-                        trust.note(path, f"replaces your own [{path}] from {mine[0]}")
-                    if state is not None:
-                        assert trust is not None
-                        reason = trust.explain(path)
-                        # the user's own entry of that name (if any) applies instead of the held one
-                        config.held.setdefault(name, {})[key] = HeldEntry(
-                            name, key, file or "", raw, state, item, reason, mine[0] if mine else ""
-                        )
-                        if mine is None:
-                            continue
-                        file, raw = mine
-                try:
-                    values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
-                except ConfigError as exc:
-                    errs = getattr(exc, "errors", [exc])
-                    config.errors.extend(errs)
-                    config.broken.setdefault(name, {})[key] = list(errs)
-            config.values[name] = values
+            _structure_entries(config, name, sec, table, expand, allowed, trust)
         else:
-            # which file set each key that applies, and whether the user's trust covers it
-            origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
-            narrows = set(sec.narrows)
-            if sec.needs_trust:
-                table, origin = _hold_workspace_part(config, name, sec, allowed, trust, env)
-            else:
-                origin = _reads_environment(config, name, table, origin, allowed, trust)
-            files = {f for f, _ in origin.values()}
-            file = files.pop() if len(files) == 1 else None
-            try:
-                expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
-                for key in narrows:  # the user's list, and what each workspace file adds to it
-                    added = _narrowed(config, name, sec, key, expand)
-                    if added is not None:
-                        expanded[key], origin[key] = added[0], (added[1], False)
-                for key, (applied, _covered) in origin.items():
-                    if applied and applied != config.provenance.get((name, key)):
-                        config.applied_from[(name, key)] = applied
-                config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
-            except ConfigError as exc:
-                errs = getattr(exc, "errors", [exc])
-                for err in errs:
-                    if err.file is None:
-                        err.file = _file_of_error(config, name, table, err.path)
-                        err.args = (err.render(),)
-                config.errors.extend(errs)
-                config.broken_sections[name] = list(errs)
+            _structure_table(config, name, sec, table, expand, allowed, trust)
+
+
+def _structure_entries(
+    config: Config,
+    name: str,
+    sec: ConfigSection,
+    table: dict[str, Any],
+    expand: Expand,
+    allowed: Allowed,
+    trust: WorkspaceTrust | None,
+) -> None:
+    """A table of entries: each structured on its own; a workspace's entry waits for trust
+    (held, with the user's own entry of that name applying instead)."""
+    from ._declared import Declared
+
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        file = config.provenance.get((name, key))
+        path = f"{name}.{key}"
+        covered = False
+        if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
+            item = Declared.entry(
+                path,
+                name,
+                key,
+                file or "",
+                raw,
+                workspace=config.workspace,
+                env=config.env,
+                whole_environment=sec.whole_environment,
+            )
+            state = allowed(item)
+            covered = state is None
+            mine = _user_entry(config, name, key)
+            if mine is not None and trust is not None:  # say so before the user trusts it
+                trust.note(path, f"replaces your own [{path}] from {mine[0]}")
+            if state is not None:
+                assert trust is not None
+                reason = trust.explain(path)
+                # the user's own entry of that name (if any) applies instead of the held one
+                config.held.setdefault(name, {})[key] = HeldEntry(
+                    name, key, file or "", raw, state, item, reason, mine[0] if mine else ""
+                )
+                if mine is None:
+                    continue
+                file, raw = mine
+        try:
+            values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
+        except ConfigError as exc:
+            errs = getattr(exc, "errors", [exc])
+            config.errors.extend(errs)
+            config.broken.setdefault(name, {})[key] = list(errs)
+    config.values[name] = values
+
+
+def _structure_table(
+    config: Config,
+    name: str,
+    sec: ConfigSection,
+    table: dict[str, Any],
+    expand: Expand,
+    allowed: Allowed,
+    trust: WorkspaceTrust | None,
+) -> None:
+    """A single-table section: key by key, the last file's value; a workspace's table waits
+    for trust (or, with ``needs_trust=False``, only its ``${VAR}`` do); guard lists only grow."""
+    # which file set each key that applies, and whether the user's trust covers it
+    origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
+    narrows = set(sec.narrows)
+    if sec.needs_trust:
+        table, origin = _hold_workspace_part(config, name, sec, allowed, trust)
+    else:
+        origin = _reads_environment(config, name, origin, allowed, trust)
+    files = {f for f, _ in origin.values()}
+    file = files.pop() if len(files) == 1 else None
+    try:
+        expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
+        for key in narrows:  # the user's list, and what each workspace file adds to it
+            added = _narrowed(config, name, sec, key, expand)
+            if added is not None:
+                expanded[key], origin[key] = added[0], (added[1], False)
+        for key, (applied, _covered) in origin.items():
+            if applied and applied != config.provenance.get((name, key)):
+                config.applied_from[(name, key)] = applied
+        config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
+    except ConfigError as exc:
+        errs = getattr(exc, "errors", [exc])
+        for err in errs:
+            if err.file is None:
+                err.file = _file_of_error(config, name, table, err.path)
+                err.args = (err.render(),)
+        config.errors.extend(errs)
+        config.broken_sections[name] = list(errs)
 
 
 def _user_rules(config: Config) -> dict[str, str]:
@@ -274,9 +312,8 @@ def _hold_workspace_part(
     config: Config,
     name: str,
     sec: ConfigSection,
-    allowed: Callable[[Declared], TrustState | None],
+    allowed: Allowed,
     trust: WorkspaceTrust | None,
-    env: Mapping[str, str],
 ) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
     """A ``needs_trust`` section without entries: each workspace file's part of it (but the
     keys that only narrow) applies only when the trust covers it. Returns the table of what
@@ -293,7 +330,9 @@ def _hold_workspace_part(
         if config.scope_of(file) == "workspace":
             key = f"{name}@{file}"
             notes = tuple(_replacing(config, sec, file, k, v) for k, v in part.items())
-            item = Declared.table(key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=env)
+            item = Declared.table(
+                key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=config.env
+            )
             if allowed(item) is not None:
                 assert trust is not None
                 reason = trust.explain(key)
@@ -337,9 +376,7 @@ def _key_default(sec: ConfigSection, key: str) -> Any:
     return value
 
 
-def _narrowed(
-    config: Config, name: str, sec: ConfigSection, key: str, expand: Callable[..., Any]
-) -> tuple[list[Any], str] | None:
+def _narrowed(config: Config, name: str, sec: ConfigSection, key: str, expand: Expand) -> tuple[list[Any], str] | None:
     """A key of ``sec.narrows``: the user's list (the last user file's, else the default) with
     what each workspace file adds to it, and the last file that contributed; ``None`` when
     no file sets the key. A workspace value that is not a list is an error naming its file,
@@ -349,7 +386,7 @@ def _narrowed(
     for file, part in config.parts(name):
         if key not in part:
             continue
-        given = expand(part[key], f"{name}.{key}", file)
+        given = expand(part[key], f"{name}.{key}", file, False)
         if config.scope_of(file) == "user":
             value, source = given, file
             continue
@@ -374,9 +411,8 @@ def _narrowed(
 def _reads_environment(
     config: Config,
     name: str,
-    table: dict[str, Any],
     origin: dict[str, tuple[str | None, bool]],
-    allowed: Callable[[Declared], TrustState | None],
+    allowed: Allowed,
     trust: WorkspaceTrust | None,
 ) -> dict[str, tuple[str | None, bool]]:
     """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
@@ -427,8 +463,8 @@ def _merge_layers(
     config: Config,
     name: str,
     sec: ConfigSection,
-    expand: Callable[[Any, str, str | None, bool], Any],
-    allowed: Callable[[Declared], TrustState | None],
+    expand: Expand,
+    allowed: Allowed,
 ) -> None:
     """A section that merges its own layers (one per file that sets it)."""
     from ._declared import Declared, fingerprint
