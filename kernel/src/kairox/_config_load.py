@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     #: ``(value, path, file, covered) -> value``: a value with its ``${VAR}`` expanded where
     #: they may be (the user's files; a workspace file's inside what trust covers)
     Expand = Callable[[Any, str, str | None, bool], Any]
-    #: ``None`` when a workspace item may apply, else its (held) state
-    Allowed = Callable[[Declared], TrustState | None]
 
 
 __all__ = ["known_errors_for", "load_config", "toml_key"]
@@ -173,24 +171,17 @@ def _structure_sections(config: Config, trust: WorkspaceTrust | None) -> None:
             return _expand_tree(value, config.env, path, file)
         return value
 
-    def allowed(item: Declared) -> TrustState | None:
-        """None when the item may apply, else its (held) state."""
-        if trust is None:
-            return None
-        state = trust.check(item)
-        return None if state.allowed else state
-
     if trust is not None:  # a workspace item's note names the user's rules that would apply to its tools
         trust.set_user_rules(_user_rules(config))
 
     for name, table in config.raw.items():
         sec = config.sections[name]
         if sec.merge is not None:
-            _merge_layers(config, name, sec, expand, allowed)
+            _merge_layers(config, name, sec, expand, trust)
         elif sec.entries:
-            _structure_entries(config, name, sec, table, expand, allowed, trust)
+            _structure_entries(config, name, sec, table, expand, trust)
         else:
-            _structure_table(config, name, sec, table, expand, allowed, trust)
+            _structure_table(config, name, sec, table, expand, trust)
 
 
 def _structure_entries(
@@ -199,7 +190,6 @@ def _structure_entries(
     sec: ConfigSection,
     table: dict[str, Any],
     expand: Expand,
-    allowed: Allowed,
     trust: WorkspaceTrust | None,
 ) -> None:
     """A table of entries: each structured on its own; a workspace's entry waits for trust
@@ -222,7 +212,7 @@ def _structure_entries(
                 env=config.env,
                 whole_environment=sec.whole_environment,
             )
-            state = allowed(item)
+            state = _held(trust, item)
             covered = state is None
             mine = _user_entry(config, name, key)
             if mine is not None and trust is not None:  # say so before the user trusts it
@@ -252,7 +242,6 @@ def _structure_table(
     sec: ConfigSection,
     table: dict[str, Any],
     expand: Expand,
-    allowed: Allowed,
     trust: WorkspaceTrust | None,
 ) -> None:
     """A single-table section: key by key, the last file's value; a workspace's table waits
@@ -261,9 +250,9 @@ def _structure_table(
     origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
     narrows = set(sec.narrows)
     if sec.needs_trust:
-        table, origin = _hold_workspace_part(config, name, sec, allowed, trust)
+        table, origin = _hold_workspace_part(config, name, sec, trust)
     else:
-        origin = _reads_environment(config, name, origin, allowed, trust)
+        origin = _reads_environment(config, name, origin, trust)
     files = {f for f, _ in origin.values()}
     file = files.pop() if len(files) == 1 else None
     try:
@@ -284,6 +273,14 @@ def _structure_table(
                 err.args = (err.render(),)
         config.errors.extend(errs)
         config.broken_sections[name] = list(errs)
+
+
+def _held(trust: WorkspaceTrust | None, item: Declared) -> TrustState | None:
+    """``None`` when ``item`` may apply (always, without ``trust``), else its held state."""
+    if trust is None:
+        return None
+    state = trust.check(item)
+    return None if state.allowed else state
 
 
 def _user_rules(config: Config) -> dict[str, str]:
@@ -312,7 +309,6 @@ def _hold_workspace_part(
     config: Config,
     name: str,
     sec: ConfigSection,
-    allowed: Allowed,
     trust: WorkspaceTrust | None,
 ) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
     """A ``needs_trust`` section without entries: each workspace file's part of it (but the
@@ -333,7 +329,7 @@ def _hold_workspace_part(
             item = Declared.table(
                 key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=config.env
             )
-            if allowed(item) is not None:
+            if _held(trust, item) is not None:
                 assert trust is not None
                 reason = trust.explain(key)
                 config.not_applied.extend(NotApplied(name, k, file, reason) for k in part)
@@ -412,7 +408,6 @@ def _reads_environment(
     config: Config,
     name: str,
     origin: dict[str, tuple[str | None, bool]],
-    allowed: Allowed,
     trust: WorkspaceTrust | None,
 ) -> dict[str, tuple[str | None, bool]]:
     """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
@@ -427,7 +422,7 @@ def _reads_environment(
         key = f"{name}@{file}"
         notes = (f"expands {', '.join('${' + n + '}' for n in env_names)} into [{name}]",)
         item = Declared(key, "config", f"[{name}]", file, fingerprint([name, part]), env_names=env_names, notes=notes)
-        covered = allowed(item) is None
+        covered = _held(trust, item) is None
         for k in part:
             if out.get(k, (None, False))[0] == file:
                 out[k] = (file, covered)
@@ -459,13 +454,7 @@ def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
     return lines
 
 
-def _merge_layers(
-    config: Config,
-    name: str,
-    sec: ConfigSection,
-    expand: Expand,
-    allowed: Allowed,
-) -> None:
+def _merge_layers(config: Config, name: str, sec: ConfigSection, expand: Expand, trust: WorkspaceTrust | None) -> None:
     """A section that merges its own layers (one per file that sets it)."""
     from ._declared import Declared, fingerprint
 
@@ -483,7 +472,7 @@ def _merge_layers(
             if wants:
                 notes = (*(f"sets {line}" for line in _flat(part)), *_never_applies(sec, layers, file, part))
                 item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
-                trusted = allowed(item) is None
+                trusted = _held(trust, item) is None
             else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
                 trusted = False
         table = {k: expand(v, f"{name}.{k}", file, trusted) for k, v in part.items()}
