@@ -126,6 +126,21 @@ def test_absent_sections_give_defaults(tmp_path: Path) -> None:
         config.section("nope")
 
 
+def test_parts_are_each_document_s_table_of_a_section_in_order_and_by_scope(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    user, mine = home / "kairox.toml", ws / "kairox.toml"
+    for path, text in ((user, '[ui]\ntheme = "user"\n'), (mine, "[ui]\nwidth = 9\n")):
+        path.parent.mkdir()
+        path.write_text(text, encoding="utf-8")
+    code = [("not a table", {"ui": "dark"}), ("code", {"ui": {"theme": "code"}})]
+    config = load_config(workspace=ws, sections=sections(), env={}, home=home, documents=code)
+    everyone = [(str(user), {"theme": "user"}), (str(mine), {"width": 9}), ("code", {"theme": "code"})]
+    assert config.parts("ui") == everyone
+    assert config.parts("ui", scope="user") == [everyone[0], everyone[2]]
+    assert config.parts("ui", scope="workspace") == [everyone[1]]
+    assert config.parts("mcp_servers") == []
+
+
 def test_section_default_factory(tmp_path: Path) -> None:
     reg = sections(ConfigSection("custom", Ui, default=lambda: Ui(theme="light")))
     config = load_config(workspace=tmp_path, sections=reg, env={}, files=[])
@@ -491,35 +506,6 @@ def test_expand_env_is_linear_in_unclosed_references() -> None:
     value = "${A:-" * 200_000
     assert expand_env(value, {}) == value
     assert expand_env(value + "}", {}) == value[len("${A:-") :]
-
-
-def test_an_absent_section_s_default_is_built_once_per_registered_section() -> None:
-    import attrs
-
-    from kairox._config import Config, ConfigSection
-
-    built: list[int] = []
-
-    @attrs.frozen
-    class Schema:
-        n: int = 0
-
-    def default() -> Schema:
-        built.append(1)
-        return Schema(len(built))
-
-    config = Config(
-        sections={"s": ConfigSection("s", Schema, default=default), "e": ConfigSection("e", Schema, entries=True)}
-    )
-    first = config.section("s")
-    assert config.section("s") is first and first == Schema(1) and built == [1]
-    assert config.section("e") == {} and config.section("e") is not config.section("e")  # entries: a new dict
-    config.sections["s"] = ConfigSection("s", Schema, default=default)  # registered again: built again
-    assert config.section("s") == Schema(2)
-    config.values["s"] = Schema(9)  # present: its value, as ever
-    assert config.section("s") == Schema(9)
-    with pytest.raises(KeyError):
-        config.section("nope")
 
 
 # -- a workspace's table of a single-table section -------------------------------------

@@ -15,7 +15,6 @@ entry (one server, one section) is dropped.
 from __future__ import annotations
 
 import enum
-import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -157,21 +156,20 @@ class ConfigSection:
     merge: Callable[[Sequence[ConfigLayer]], tuple[Any, list[NotApplied], list[ConfigError]]] | None = None
 
     def schema_type(self) -> Any:
-        """The schema type: :attr:`schema`, or the class its target names (imported once).
-        A target that does not import is a :class:`ConfigError` on the section."""
+        """The schema type: :attr:`schema`, or the class its target names (imported on first
+        use). A target that does not import is a :class:`ConfigError` on the section."""
         if not isinstance(self.schema, str):
             return self.schema
+        from .declare import load_target
+
         try:
-            return _schema_of(self.schema)
+            return load_target(self.schema)
         except Exception as exc:
             raise ConfigError(f"the section's schema {self.schema!r} does not import: {exc}", path=self.name) from exc
 
-
-@functools.cache
-def _schema_of(target: str) -> Any:
-    from .declare import load_target
-
-    return load_target(target)
+    def default_value(self) -> Any:
+        """The value when no file sets the section: ``default()``, else ``schema()``."""
+        return (self.default or self.schema_type())()
 
 
 def workspace_config_files(workspace: Path) -> list[Path]:
@@ -289,10 +287,6 @@ class Config:
     #: the environment the user's ``${VAR}`` were expanded from
     env: Mapping[str, str] = attrs.field(factory=dict, repr=False, eq=False)
 
-    #: an absent section's default, built once per registered section (a present one is
-    #: :attr:`values`' own object, the same every time, and so is this): name -> (section, value)
-    _defaults: dict[str, tuple[ConfigSection, Any]] = attrs.field(factory=dict, init=False, repr=False, eq=False)
-
     def section(self, name: str) -> Any:
         """The structured value of a section (its default when absent). A section that does
         not validate raises :class:`BrokenSection` naming the file and field: what it
@@ -300,20 +294,12 @@ class Config:
         broken = self.broken_sections.get(name)
         if broken:
             raise BrokenSection(name, broken)
-        values = self.values
-        if name in values:
-            return values[name]
+        if name in self.values:
+            return self.values[name]
         sec = self.sections.get(name)
         if sec is None:
             raise KeyError(f"no config section {name!r} is registered")
-        if sec.entries:
-            return {}  # a table of entries: a new (mutable) dict each time, as ever
-        known = self._defaults.get(name)
-        if known is not None and known[0] is sec:
-            return known[1]
-        value = (sec.default or sec.schema_type())()
-        self._defaults[name] = (sec, value)
-        return value
+        return {} if sec.entries else sec.default_value()
 
     def source_of(self, section: str, key: str) -> str | None:
         """The file whose value of ``section``'s ``key`` applies (an entry's file, for a table
@@ -328,15 +314,11 @@ class Config:
         sec = self.sections.get(name)
         if sec is None:
             raise KeyError(f"no config section {name!r} is registered")
-        table: dict[str, Any] = {}
-        file: str | None = None
-        for doc_file, data in self.documents:
-            part = data.get(name)
-            if self.scope_of(doc_file) == "user" and isinstance(part, dict):
-                table.update(part)
-                file = doc_file
+        parts = self.parts(name, scope="user")
+        table = {k: v for _file, part in parts for k, v in part.items()}
+        file = parts[-1][0] if parts else None
         if not table:
-            return {} if sec.entries else (sec.default or sec.schema_type())()
+            return {} if sec.entries else sec.default_value()
         try:
             expanded = _expand_tree(table, self.env, name, file)
             if sec.entries:
@@ -348,6 +330,16 @@ class Config:
     def scope_of(self, file: str | None) -> str:
         """``workspace`` for a file of the workspace, else ``user`` (the user's file, code)."""
         return self.scopes.get(file or "", "user")
+
+    def parts(self, section: str, *, scope: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """Each document's table of ``section`` as ``(file, table)``, lowest precedence first
+        (a document whose value there is not a table has none); with ``scope`` (``user`` or
+        ``workspace``), only the documents of that scope."""
+        return [
+            (file, data[section])
+            for file, data in self.documents
+            if isinstance(data.get(section), dict) and (scope is None or self.scope_of(file) == scope)
+        ]
 
     def held_entries(self, section: str) -> dict[str, HeldEntry]:
         """The section's entries held until the workspace is trusted."""
@@ -401,7 +393,7 @@ class Config:
             value = list(getattr(self.section(section), key))
         except (ConfigError, AttributeError, TypeError):
             return value, source
-        files = [f for f, data in self.documents if isinstance(data.get(section), dict) and key in data[section]]
+        files = [f for f, part in self.parts(section) if key in part]
         return value, " + ".join(files) or source
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from ._config import (
     redact,
     workspace_config_files,
 )
-from ._convert import _join, _key_part, describe_value, errors_from, structure
+from ._convert import _join, _key_part, describe_value, structure
 from ._features import missing_feature_message, not_loaded_packages
 from ._home import user_home
 from ._registrar import Registrar
@@ -34,13 +35,12 @@ if TYPE_CHECKING:
     from ._declared import Declared
     from ._trust import TrustState, WorkspaceTrust
 
+    #: ``(value, path, file, covered) -> value``: a value with its ``${VAR}`` expanded where
+    #: they may be (the user's files; a workspace file's inside what trust covers)
+    Expand = Callable[[Any, str, str | None, bool], Any]
+
 
 __all__ = ["known_errors_for", "load_config", "toml_key"]
-
-
-def _read_toml(path: Path, errors: list[ConfigError], root: Root | None = None) -> dict[str, Any] | None:
-    data: dict[str, Any] | None = read_document(path, errors, loads_toml, "TOML", root=root)
-    return data
 
 
 def load_config(
@@ -81,23 +81,21 @@ def load_config(
     for name, default in defaults or []:
         docs.append((name, default))
         config.scopes[name] = "user"
-    ws_real = _real(workspace) if workspace is not None else None
-    ws_abs = os.path.abspath(workspace) if workspace is not None else None
     # a workspace's own files are read inside it: a kairox.toml linked to a file of yours is refused
     ws_root = Root(workspace, label="the workspace") if workspace is not None else None
     for path in files:
-        lexically_inside = ws_abs is not None and is_inside(Path(os.path.abspath(path)), Path(ws_abs))
-        own = _real(path) == _real(user_file)
-        data = _read_toml(path, config.errors, ws_root if lexically_inside and not own else None)
+        real = _real(path)
+        own = real == _real(user_file)
+        found_in_ws = workspace is not None and is_inside(Path(os.path.abspath(path)), Path(os.path.abspath(workspace)))
+        data: dict[str, Any] | None = read_document(
+            path, config.errors, loads_toml, "TOML", root=ws_root if found_in_ws and not own else None
+        )
         if data is not None:
             config.files.append(path)
             docs.append((str(path), data))
             # found through the workspace (a symlink to a file elsewhere included), or resolving into it
-            inside = ws_real is not None and (
-                is_inside(Path(_real(path)), Path(ws_real))
-                or (ws_abs is not None and is_inside(Path(os.path.abspath(path)), Path(ws_abs)))
-            )
-            config.scopes[str(path)] = "workspace" if inside and _real(path) != _real(user_file) else "user"
+            inside = found_in_ws or (workspace is not None and is_inside(Path(real), Path(_real(workspace))))
+            config.scopes[str(path)] = "workspace" if inside and not own else "user"
     docs.extend(documents or [])
     config.documents = docs
     for name, floor in floors or []:
@@ -114,7 +112,7 @@ def load_config(
                 config.raw.setdefault(section, {})  # merged even when no file sets it
     for file, data in docs:
         _merge(config, file, data)
-    _structure_sections(config, env, trust)
+    _structure_sections(config, trust)
     return config
 
 
@@ -160,23 +158,18 @@ def _unknown_section(config: Config, section: str, file: str) -> ConfigError:
     )
 
 
-def _structure_sections(config: Config, env: Mapping[str, str], trust: WorkspaceTrust | None) -> None:
-    from ._declared import Declared
+def _structure_sections(config: Config, trust: WorkspaceTrust | None) -> None:
+    """Each merged section into :attr:`Config.values`, by its kind: one that merges its own
+    layers (``merge``), a table of entries, or a single table. A problem costs that section or
+    entry only."""
 
     def expand(value: Any, path: str, file: str | None, covered: bool = False) -> Any:
         """``${VAR}`` read the environment in the user's files, and in a workspace file
         only inside what the user's trust covers (``covered``: a trusted item's values,
         fingerprinted as written); anywhere else in a workspace file they stay as written."""
         if trust is None or covered or config.scope_of(file) == "user":
-            return _expand_tree(value, env, path, file)
+            return _expand_tree(value, config.env, path, file)
         return value
-
-    def allowed(item: Declared) -> TrustState | None:
-        """None when the item may apply, else its (held) state."""
-        if trust is None:
-            return None
-        state = trust.check(item)
-        return None if state.allowed else state
 
     if trust is not None:  # a workspace item's note names the user's rules that would apply to its tools
         trust.set_user_rules(_user_rules(config))
@@ -184,94 +177,130 @@ def _structure_sections(config: Config, env: Mapping[str, str], trust: Workspace
     for name, table in config.raw.items():
         sec = config.sections[name]
         if sec.merge is not None:
-            _merge_layers(config, name, sec, expand, allowed)
+            _merge_layers(config, name, sec, expand, trust)
         elif sec.entries:
-            values: dict[str, Any] = {}
-            for key, raw in table.items():
-                file = config.provenance.get((name, key))
-                path = f"{name}.{key}"
-                covered = False
-                if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
-                    item = Declared.entry(
-                        path,
-                        name,
-                        key,
-                        file or "",
-                        raw,
-                        workspace=config.workspace,
-                        env=env,
-                        whole_environment=sec.whole_environment,
-                    )
-                    state = allowed(item)
-                    covered = state is None
-                    mine = _user_entry(config, name, key)
-                    if mine is not None and trust is not None:  # say so before the user trusts it
-                        trust.note(path, f"replaces your own [{path}] from {mine[0]}")
-                    if state is not None:
-                        assert trust is not None
-                        reason = trust.explain(path)
-                        # the user's own entry of that name (if any) applies instead of the held one
-                        user = _user_entry(config, name, key)
-                        config.held.setdefault(name, {})[key] = HeldEntry(
-                            name, key, file or "", raw, state, item, reason, user[0] if user else ""
-                        )
-                        if user is None:
-                            continue
-                        file, raw = user
-                try:
-                    values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
-                except ConfigError as exc:
-                    errs = getattr(exc, "errors", [exc])
-                    config.errors.extend(errs)
-                    config.broken.setdefault(name, {})[key] = list(errs)
-            config.values[name] = values
+            _structure_entries(config, name, sec, table, expand, trust)
         else:
-            # which file set each key that applies, and whether the user's trust covers it
-            origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
-            narrows = set(sec.narrows)
-            if sec.needs_trust:
-                table, origin = _hold_workspace_part(config, name, sec, allowed, trust, env)
-            else:
-                origin = _reads_environment(config, name, table, origin, allowed, trust)
-            files = {f for f, _ in origin.values()}
-            file = files.pop() if len(files) == 1 else None
-            try:
-                expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
-                for key in narrows:  # the user's list, and what each workspace file adds to it
-                    added = _narrowed(config, name, sec, key, expand)
-                    if added is not None:
-                        expanded[key], origin[key] = added[0], (added[1], False)
-                for key, (applied, _covered) in origin.items():
-                    if applied and applied != config.provenance.get((name, key)):
-                        config.applied_from[(name, key)] = applied
-                config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
-            except ConfigError as exc:
-                errs = getattr(exc, "errors", [exc])
-                for err in errs:
-                    if err.file is None:
-                        err.file = _file_of_error(config, name, table, err.path)
-                        err.args = (err.render(),)
-                config.errors.extend(errs)
-                config.broken_sections[name] = list(errs)
+            _structure_table(config, name, sec, table, expand, trust)
+
+
+def _structure_entries(
+    config: Config,
+    name: str,
+    sec: ConfigSection,
+    table: dict[str, Any],
+    expand: Expand,
+    trust: WorkspaceTrust | None,
+) -> None:
+    """A table of entries: each structured on its own; a workspace's entry waits for trust
+    (held, with the user's own entry of that name applying instead)."""
+    from ._declared import Declared
+
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        file = config.provenance.get((name, key))
+        path = f"{name}.{key}"
+        covered = False
+        if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
+            item = Declared.entry(
+                path,
+                name,
+                key,
+                file or "",
+                raw,
+                workspace=config.workspace,
+                env=config.env,
+                whole_environment=sec.whole_environment,
+            )
+            state = _held(trust, item)
+            covered = state is None
+            mine = _user_entry(config, name, key)
+            if mine is not None and trust is not None:  # say so before the user trusts it
+                trust.note(path, f"replaces your own [{path}] from {mine[0]}")
+            if state is not None:
+                assert trust is not None
+                reason = trust.explain(path)
+                # the user's own entry of that name (if any) applies instead of the held one
+                config.held.setdefault(name, {})[key] = HeldEntry(
+                    name, key, file or "", raw, state, item, reason, mine[0] if mine else ""
+                )
+                if mine is None:
+                    continue
+                file, raw = mine
+        try:
+            values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
+        except ConfigError as exc:
+            errs = getattr(exc, "errors", [exc])
+            config.errors.extend(errs)
+            config.broken.setdefault(name, {})[key] = list(errs)
+    config.values[name] = values
+
+
+def _structure_table(
+    config: Config,
+    name: str,
+    sec: ConfigSection,
+    table: dict[str, Any],
+    expand: Expand,
+    trust: WorkspaceTrust | None,
+) -> None:
+    """A single-table section: key by key, the last file's value; a workspace's table waits
+    for trust (or, with ``needs_trust=False``, only its ``${VAR}`` do); guard lists only grow."""
+    # which file set each key that applies, and whether the user's trust covers it
+    origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
+    narrows = set(sec.narrows)
+    if sec.needs_trust:
+        table, origin = _hold_workspace_part(config, name, sec, trust)
+    else:
+        origin = _reads_environment(config, name, origin, trust)
+    files = {f for f, _ in origin.values()}
+    file = files.pop() if len(files) == 1 else None
+    try:
+        expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
+        for key in narrows:  # the user's list, and what each workspace file adds to it
+            added = _narrowed(config, name, sec, key, expand)
+            if added is not None:
+                expanded[key], origin[key] = added[0], (added[1], False)
+        for key, (applied, _covered) in origin.items():
+            if applied and applied != config.provenance.get((name, key)):
+                config.applied_from[(name, key)] = applied
+        config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
+    except ConfigError as exc:
+        errs = getattr(exc, "errors", [exc])
+        for err in errs:
+            if err.file is None:
+                err.file = _file_of_error(config, name, table, err.path)
+                err.args = (err.render(),)
+        config.errors.extend(errs)
+        config.broken_sections[name] = list(errs)
+
+
+def _held(trust: WorkspaceTrust | None, item: Declared) -> TrustState | None:
+    """``None`` when ``item`` may apply (always, without ``trust``), else its held state."""
+    if trust is None:
+        return None
+    state = trust.check(item)
+    return None if state.allowed else state
 
 
 def _user_rules(config: Config) -> dict[str, str]:
     """The ``[policy.rules]`` the user's own files set (later files win), as written."""
     rules: dict[str, str] = {}
-    for file, data in config.documents:
-        policy = data.get("policy")
-        table = policy.get("rules") if isinstance(policy, dict) else None
-        if config.scope_of(file) == "user" and isinstance(table, dict):
+    for _file, policy in config.parts("policy", scope="user"):
+        table = policy.get("rules")
+        if isinstance(table, dict):
             rules.update((str(k), v) for k, v in table.items() if isinstance(v, str))
     return rules
 
 
-def _user_entry(config: Config, section: str, key: str) -> tuple[str, Any] | None:
-    """The last entry ``key`` of ``section`` that a user-scope document sets."""
+def _user_entry(config: Config, section: str, key: str, before: str | None = None) -> tuple[str, Any] | None:
+    """The last entry (or value) ``key`` of ``section`` that a user-scope document sets, as
+    ``(file, value)``; with ``before``, among the documents before that file only."""
     found: tuple[str, Any] | None = None
-    for file, data in config.documents:
-        part = data.get(section)
-        if config.scope_of(file) == "user" and isinstance(part, dict) and key in part:
+    for file, part in config.parts(section):
+        if file == before:
+            break
+        if key in part and config.scope_of(file) == "user":
             found = (file, part[key])
     return found
 
@@ -280,9 +309,7 @@ def _hold_workspace_part(
     config: Config,
     name: str,
     sec: ConfigSection,
-    allowed: Callable[[Declared], TrustState | None],
     trust: WorkspaceTrust | None,
-    env: Mapping[str, str],
 ) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
     """A ``needs_trust`` section without entries: each workspace file's part of it (but the
     keys that only narrow) applies only when the trust covers it. Returns the table of what
@@ -291,10 +318,7 @@ def _hold_workspace_part(
 
     out: dict[str, Any] = {}
     origin: dict[str, tuple[str | None, bool]] = {}
-    for file, data in config.documents:
-        part = data.get(name)
-        if not isinstance(part, dict):
-            continue
+    for file, part in config.parts(name):
         part = {k: v for k, v in part.items() if k not in sec.narrows}
         if not part:
             continue
@@ -302,8 +326,10 @@ def _hold_workspace_part(
         if config.scope_of(file) == "workspace":
             key = f"{name}@{file}"
             notes = tuple(_replacing(config, sec, file, k, v) for k, v in part.items())
-            item = Declared.table(key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=env)
-            if allowed(item) is not None:
+            item = Declared.table(
+                key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=config.env
+            )
+            if _held(trust, item) is not None:
                 assert trust is not None
                 reason = trust.explain(key)
                 config.not_applied.extend(NotApplied(name, k, file, reason) for k in part)
@@ -315,8 +341,6 @@ def _hold_workspace_part(
 
 
 def _shown(value: Any, key: str) -> str:
-    import json
-
     return json.dumps(redact(value, key), ensure_ascii=False, default=str)
 
 
@@ -324,13 +348,7 @@ def _replacing(config: Config, sec: ConfigSection, file: str, key: str, value: A
     """What a workspace file's ``key = value`` of a single-table section does: the value it
     sets, and the user's own value it replaces (or the default)."""
     sets = f"sets {toml_key(key)} = {_shown(value, key)}"
-    mine: tuple[str, Any] | None = None
-    for doc_file, data in config.documents:
-        if doc_file == file:
-            break
-        part = data.get(sec.name)
-        if config.scope_of(doc_file) == "user" and isinstance(part, dict) and key in part:
-            mine = (doc_file, part[key])
+    mine = _user_entry(config, sec.name, key, before=file)
     if mine is not None:
         return f"{sets}, replacing your {_shown(mine[1], key)} ({mine[0]})"
     default = _key_default(sec, key)
@@ -344,7 +362,7 @@ def _key_default(sec: ConfigSection, key: str) -> Any:
     """The default of a single-table section's ``key`` (:data:`_MISSING` when it has none or
     the schema cannot say)."""
     try:
-        value = getattr((sec.default or sec.schema_type())(), key, _MISSING)
+        value = getattr(sec.default_value(), key, _MISSING)
     except Exception:  # a schema that needs arguments, or does not import: nothing to say
         return _MISSING
     if isinstance(value, tuple):
@@ -354,20 +372,17 @@ def _key_default(sec: ConfigSection, key: str) -> Any:
     return value
 
 
-def _narrowed(
-    config: Config, name: str, sec: ConfigSection, key: str, expand: Callable[..., Any]
-) -> tuple[list[Any], str] | None:
+def _narrowed(config: Config, name: str, sec: ConfigSection, key: str, expand: Expand) -> tuple[list[Any], str] | None:
     """A key of ``sec.narrows``: the user's list (the last user file's, else the default) with
     what each workspace file adds to it, and the last file that contributed; ``None`` when
     no file sets the key. A workspace value that is not a list is an error naming its file,
     and adds nothing."""
     value: Any = _MISSING
     source = ""
-    for file, data in config.documents:
-        part = data.get(name)
-        if not isinstance(part, dict) or key not in part:
+    for file, part in config.parts(name):
+        if key not in part:
             continue
-        given = expand(part[key], f"{name}.{key}", file)
+        given = expand(part[key], f"{name}.{key}", file, False)
         if config.scope_of(file) == "user":
             value, source = given, file
             continue
@@ -392,9 +407,7 @@ def _narrowed(
 def _reads_environment(
     config: Config,
     name: str,
-    table: dict[str, Any],
     origin: dict[str, tuple[str | None, bool]],
-    allowed: Callable[[Declared], TrustState | None],
     trust: WorkspaceTrust | None,
 ) -> dict[str, tuple[str | None, bool]]:
     """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
@@ -402,17 +415,14 @@ def _reads_environment(
     from ._declared import Declared, env_references, fingerprint
 
     out = dict(origin)
-    for file, data in config.documents:
-        part = data.get(name)
-        if config.scope_of(file) != "workspace" or not isinstance(part, dict):
-            continue
+    for file, part in config.parts(name, scope="workspace"):
         env_names = env_references(part)
         if not env_names:
             continue
         key = f"{name}@{file}"
         notes = (f"expands {', '.join('${' + n + '}' for n in env_names)} into [{name}]",)
         item = Declared(key, "config", f"[{name}]", file, fingerprint([name, part]), env_names=env_names, notes=notes)
-        covered = allowed(item) is None
+        covered = _held(trust, item) is None
         for k in part:
             if out.get(k, (None, False))[0] == file:
                 out[k] = (file, covered)
@@ -429,15 +439,11 @@ def toml_key(key: str, prefix: str = "") -> str:
     and ``-`` is quoted, as TOML writes it)."""
     if key and key.replace("_", "").replace("-", "").isalnum() and key.isascii():
         return f"{prefix}.{key}" if prefix else key
-    import json
-
     quoted = json.dumps(key, ensure_ascii=False)
     return f"{prefix}[{quoted}]" if prefix else quoted
 
 
 def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
-    import json
-
     lines: list[str] = []
     for k, v in table.items():
         path = toml_key(str(k), prefix)
@@ -448,13 +454,7 @@ def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
     return lines
 
 
-def _merge_layers(
-    config: Config,
-    name: str,
-    sec: ConfigSection,
-    expand: Callable[[Any, str, str | None, bool], Any],
-    allowed: Callable[[Declared], TrustState | None],
-) -> None:
+def _merge_layers(config: Config, name: str, sec: ConfigSection, expand: Expand, trust: WorkspaceTrust | None) -> None:
     """A section that merges its own layers (one per file that sets it)."""
     from ._declared import Declared, fingerprint
 
@@ -464,10 +464,7 @@ def _merge_layers(
         for file, data in config.floors
         if isinstance(data.get(name), dict)
     ]
-    for file, data in config.documents:
-        part = data.get(name)
-        if not isinstance(part, dict):
-            continue
+    for file, part in config.parts(name):
         scope: Literal["user", "workspace"] = "workspace" if config.scope_of(file) == "workspace" else "user"
         trusted = True
         if scope == "workspace":
@@ -475,7 +472,7 @@ def _merge_layers(
             if wants:
                 notes = (*(f"sets {line}" for line in _flat(part)), *_never_applies(sec, layers, file, part))
                 item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
-                trusted = allowed(item) is None
+                trusted = _held(trust, item) is None
             else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
                 trusted = False
         table = {k: expand(v, f"{name}.{k}", file, trusted) for k, v in part.items()}
@@ -512,7 +509,7 @@ def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path:
     for a key no file set (a missing required key), the last file that set any key of the section."""
     for key in table:
         prefix = _join(section, _key_part(key))
-        if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+        if _under(path, prefix):
             return config.provenance.get((section, key))
     return config.provenance.get((section, ""))
 
@@ -520,7 +517,9 @@ def _file_of_error(config: Config, section: str, table: Mapping[str, Any], path:
 def known_errors_for(config: Config, section: str, key: str | None = None) -> list[ConfigError]:
     """The errors of one section (or one entry of it)."""
     prefix = f"{section}.{key}" if key else section
-    return [e for e in config.errors if e.path == prefix or e.path.startswith((prefix + ".", prefix + "["))]
+    return [e for e in config.errors if _under(e.path, prefix)]
 
 
-_ = errors_from  # re-exported for plugins that structure their own documents
+def _under(path: str, prefix: str) -> bool:
+    """Whether the field ``path`` is ``prefix`` or inside it (``ui.width``, ``ui['a b']``)."""
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))

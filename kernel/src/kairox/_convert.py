@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import typing
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -38,16 +39,6 @@ class ValueMismatch(TypeError):
     def __init__(self, message: str, expected: str = "") -> None:
         super().__init__(message)
         self.expected = expected
-
-
-_TYPE_WORDS: dict[Any, str] = {
-    str: "a string",
-    int: "an integer",
-    float: "a number",
-    bool: "a boolean (true or false)",
-    dict: "a table",
-    list: "a list",
-}
 
 
 def describe_value(value: Any, limit: int = 40) -> str:
@@ -106,10 +97,6 @@ def _enum_aware(hook: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return structure
 
 
-def _structure_any(value: Any, _t: Any) -> Any:
-    return value
-
-
 def _is_literal(t: Any) -> bool:
     origin: Any = typing.get_origin(t)
     return origin is Literal
@@ -130,7 +117,6 @@ def make_converter() -> cattrs.Converter:
     ):
         conv.register_structure_hook(prim, _enum_aware(hook))
     conv.register_structure_hook(enum.Enum, _structure_enum)
-    conv.register_structure_hook_func(lambda t: t is typing.Any, _structure_any)
 
     def literal_factory(t: Any) -> Callable[[Any, Any], Any]:
         choices = typing.get_args(t)
@@ -236,14 +222,10 @@ def _located(conv: cattrs.Converter, exc: ClassValidationError, cl: type[Any], v
     return ClassValidationError(exc.message, [*located, *left], cl)
 
 
-_CONVERTER: cattrs.Converter | None = None
-
-
+@functools.cache
 def converter() -> cattrs.Converter:
-    global _CONVERTER
-    if _CONVERTER is None:
-        _CONVERTER = make_converter()
-    return _CONVERTER
+    """The one converter, built (and cattrs imported) on first use."""
+    return make_converter()
 
 
 def _join(path: str, part: str) -> str:
@@ -263,22 +245,17 @@ def _key_part(key: Any) -> str:
 def _walk(exc: BaseException, path: str, file: str | None) -> Iterator[ConfigError]:
     from cattrs.errors import (
         AttributeValidationNote,
-        BaseValidationError,
         ClassValidationError,
         ForbiddenExtraKeysError,
         IterableValidationError,
-        IterableValidationNote,
     )
 
     if isinstance(exc, (ClassValidationError, IterableValidationError)):
         with_notes, without = exc.group_exceptions()
         for sub, note in with_notes:
-            if isinstance(note, AttributeValidationNote):
-                yield from _walk(sub, _join(path, note.name), file)
-            elif isinstance(note, IterableValidationNote):
-                yield from _walk(sub, _join(path, _key_part(note.index)), file)
-            else:  # pragma: no cover - cattrs adds only these two
-                yield from _walk(sub, path, file)
+            # a class's failures carry the attribute's name, an iterable's the index or key
+            part = note.name if isinstance(note, AttributeValidationNote) else _key_part(note.index)
+            yield from _walk(sub, _join(path, part), file)
         for sub in without:
             yield from _walk(sub, path, file)
     elif isinstance(exc, ForbiddenExtraKeysError):
@@ -291,9 +268,6 @@ def _walk(exc: BaseException, path: str, file: str | None) -> Iterator[ConfigErr
         yield ConfigError("required key is missing", file=file, path=path)
     elif isinstance(exc, ConfigError):
         yield ConfigError(exc.message, file=exc.file or file, path=_join(path, exc.path) if exc.path else path)
-    elif isinstance(exc, BaseValidationError):  # pragma: no cover - other cattrs groups
-        for sub in exc.exceptions:
-            yield from _walk(sub, path, file)
     elif isinstance(exc, ValidatorRefused):
         shown = "not shown: secret" if _secret_path(path) else f"got {describe_value(exc.value)}"
         yield ConfigError(f"{exc} ({shown})", file=file, path=path)
@@ -323,7 +297,7 @@ def structure(value: Any, cl: type[T] | Any, *, path: str = "", file: str | None
     try:
         return typing.cast(T, converter().structure(value, cl))
     except Exception as exc:
-        errors = errors_from(exc, path=path, file=file) or [ConfigError(str(exc), file=file, path=path)]
+        errors = errors_from(exc, path=path, file=file)  # never empty: each leaf yields one
         first = errors[0]
         first.errors = errors  # type: ignore[attr-defined]
         raise first from exc
