@@ -508,6 +508,35 @@ def test_expand_env_is_linear_in_unclosed_references() -> None:
     assert expand_env(value + "}", {}) == value[len("${A:-") :]
 
 
+def test_an_absent_section_s_default_is_built_once_per_registered_section() -> None:
+    import attrs
+
+    from kairox._config import Config, ConfigSection
+
+    built: list[int] = []
+
+    @attrs.frozen
+    class Schema:
+        n: int = 0
+
+    def default() -> Schema:
+        built.append(1)
+        return Schema(len(built))
+
+    config = Config(
+        sections={"s": ConfigSection("s", Schema, default=default), "e": ConfigSection("e", Schema, entries=True)}
+    )
+    first = config.section("s")
+    assert config.section("s") is first and first == Schema(1) and built == [1]
+    assert config.section("e") == {} and config.section("e") is not config.section("e")  # entries: a new dict
+    config.sections["s"] = ConfigSection("s", Schema, default=default)  # registered again: built again
+    assert config.section("s") == Schema(2)
+    config.values["s"] = Schema(9)  # present: its value, as ever
+    assert config.section("s") == Schema(9)
+    with pytest.raises(KeyError):
+        config.section("nope")
+
+
 # -- a workspace's table of a single-table section -------------------------------------
 
 

@@ -7,7 +7,9 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -429,3 +431,37 @@ async def test_a_workspace_rule_of_unclosed_brackets_is_matched_in_linear_time(t
         assert "notes.txt" in listed.text
         with pytest.raises(PolicyDenied, match="denied by a rule"):
             await rt.call_tool("fs.read", {"path": "notes.txt"})
+
+
+# -- remembered decisions -------------------------------------------------------------------
+
+
+def test_decisions_are_remembered_and_forgotten_when_the_policy_changes(tmp_path: Any) -> None:
+    engine = PolicyEngine.build(PolicyConfig(), tmp_path)
+    spec = ToolSpec("mem.echo", domain="local", capability="read")
+    first = engine.decide_at(spec, "none")
+    assert isinstance(first, Allow)
+    assert engine.decide_at(spec, "outside") is first  # a read tool's location does not matter
+    engine.config = attrs.evolve(engine.config, rules={"mem.*": "deny"})
+    assert isinstance(engine.decide_at(spec, "none"), Deny)
+    # a spec with the same id but other facts is decided on its own
+    other = attrs.evolve(spec, capability="execute")
+    assert engine.decide_at(other, "none").kind == "deny"
+    engine.config = PolicyConfig()
+    assert engine.decide_at(other, "none").kind == "ask"
+
+
+def test_a_remembered_decision_is_the_decision(tmp_path: Any) -> None:
+    """Every cell the engine can be asked, twice: the second answer is the first one's."""
+    config = PolicyConfig(rules={"w.*": "allow", "x.deny": "deny", "a.*": "ask"})
+    fresh = PolicyEngine.build(config, tmp_path)
+    cached = PolicyEngine.build(config, tmp_path)
+    for tid in ("w.one", "x.deny", "a.b", "plain.tool"):
+        for domain in ("local", "network", "system"):
+            for capability in ("read", "write", "execute"):
+                spec = ToolSpec(tid, domain=domain, capability=capability)
+                for location in ("inside", "outside", "none"):
+                    cached.decide_at(spec, location)  # type: ignore[arg-type]
+                    again = cached.decide_at(spec, location)  # type: ignore[arg-type]
+                    assert again == PolicyEngine.build(config, tmp_path).decide_at(spec, location)  # type: ignore[arg-type]
+                    assert again == fresh._decide_at(spec, location if capability == "write" else "none")  # type: ignore[arg-type]
