@@ -114,15 +114,20 @@ def ask_for_approval(page: Any, server: Any, marker: Path) -> Any:
 
 def _box(element: Any) -> Any:
     """``element`` scrolled into view, and its box. A live update may render the element anew
-    between Playwright finding it and scrolling to it ("not attached to the DOM"): found again."""
+    between Playwright finding it and scrolling to it ("not attached to the DOM"), or between
+    the scroll and the box (no box: the element scrolled to is gone): found again."""
+    box = None
     for attempt in range(3):
         try:
             element.scroll_into_view_if_needed()
-            return element.bounding_box()
+            box = element.bounding_box()
         except PlaywrightError as exc:
             if "not attached" not in str(exc) or attempt == 2:
                 raise
-    return None
+            continue
+        if box is not None:
+            return box
+    return box
 
 
 def assert_fits(page: Any, width: int, selectors: tuple[str, ...], where: str) -> None:
