@@ -66,7 +66,7 @@ def test_all_errors_are_collected_with_paths() -> None:
     }
     with pytest.raises(ConfigError) as info:
         structure(doc, Manifest, path="plugin", file="plugin.json")
-    errors = info.value.errors  # type: ignore[attr-defined]
+    errors = info.value.errors
     assert info.value is errors[0]
     found = {(e.file, e.path, e.message) for e in errors}
     assert found == {
@@ -109,6 +109,14 @@ def test_describe_value_is_short() -> None:
     assert describe_value({"a": 1}) == "a table"
 
 
+def test_a_single_error_lists_itself() -> None:
+    alone = ConfigError("nope", file="f", path="a")
+    assert alone.errors == [alone]
+    with pytest.raises(ConfigError) as info:
+        structure({"name": 1}, Manifest, path="plugin")
+    assert info.value.errors == [info.value] and info.value.path == "plugin.name"
+
+
 def test_errors_from_plain_exception() -> None:
     [err] = errors_from(ValueError("nope"), path="a.b", file="f")
     assert (err.file, err.path, err.message) == ("f", "a.b", "nope")
@@ -140,7 +148,7 @@ def test_any_json_gives_an_object_or_config_errors(doc: Any) -> None:
     try:
         result = structure(doc, Manifest, path="m", file="m.json")
     except ConfigError as exc:
-        for err in exc.errors:  # type: ignore[attr-defined]
+        for err in exc.errors:
             assert isinstance(err, ConfigError)
             assert err.file == "m.json" and err.path.startswith("m")
     else:

@@ -349,7 +349,7 @@ class Config:
                 return {k: structure(v, sec.schema_type(), path=f"{name}.{k}", file=file) for k, v in expanded.items()}
             return structure(expanded, sec.schema_type(), path=name, file=file)
         except ConfigError as exc:
-            raise BrokenSection(name, list(getattr(exc, "errors", [exc]))) from None
+            raise BrokenSection(name, list(exc.errors)) from None
 
     def scope_of(self, file: str | None) -> str:
         """``workspace`` for a file of the workspace, else ``user`` (the user's file, code)."""

@@ -230,7 +230,7 @@ def _structure_entries(
         try:
             values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
         except ConfigError as exc:
-            errs = getattr(exc, "errors", [exc])
+            errs = exc.errors
             config.errors.extend(errs)
             config.broken.setdefault(name, {})[key] = list(errs)
     config.values[name] = values
@@ -266,7 +266,7 @@ def _structure_table(
                 config.applied_from[(name, key)] = applied
         config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
     except ConfigError as exc:
-        errs = getattr(exc, "errors", [exc])
+        errs = exc.errors
         for err in errs:
             if err.file is None:
                 err.file = _file_of_error(config, name, table, err.path)

@@ -466,7 +466,7 @@ def merge_files(layers: Any) -> tuple[FilesConfig, list[Any], list[Any]]:
         try:
             value: FilesConfig = structure(dict(layer.table), FilesConfig, path="files", file=layer.file)
         except ConfigError as exc:
-            errors.extend(getattr(exc, "errors", [exc]))
+            errors.extend(exc.errors)
             continue
         base = os.path.dirname(layer.file) if os.path.isabs(layer.file) else os.getcwd()
         for raw in value.readable_roots:

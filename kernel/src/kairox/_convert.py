@@ -292,12 +292,12 @@ def errors_from(exc: BaseException, *, path: str = "", file: str | None = None) 
 
 
 def structure(value: Any, cl: type[T] | Any, *, path: str = "", file: str | None = None) -> T:
-    """Structure ``value`` into ``cl``; raise :class:`ConfigError` (the first problem,
-    with the others attached as ``.errors``)."""
+    """Structure ``value`` into ``cl``; raise :class:`ConfigError`: the first problem, with
+    every one in its :attr:`~kairox.errors.ConfigError.errors`."""
     try:
         return typing.cast(T, converter().structure(value, cl))
     except Exception as exc:
         errors = errors_from(exc, path=path, file=file)  # never empty: each leaf yields one
         first = errors[0]
-        first.errors = errors  # type: ignore[attr-defined]
+        first.errors = errors
         raise first from exc

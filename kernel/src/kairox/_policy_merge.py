@@ -52,7 +52,7 @@ def _validated(layer: ConfigLayer, errors: list[ConfigError]) -> dict[str, Any]:
         try:
             return structure(table, _PolicyFile, path="policy", file=layer.file)
         except ConfigError as exc:
-            errors.extend(getattr(exc, "errors", [exc]))
+            errors.extend(exc.errors)
             return None
 
     if not isinstance(layer.table, Mapping):

@@ -27,12 +27,18 @@ class ConfigError(KairoxError):
     ``file`` is the file the value came from (``None`` for values set in code),
     ``path`` the dotted field path inside it (``mcp_servers.git.args[1]``) and
     ``message`` what was expected.
+
+    ``errors`` lists every problem this error stands for: ``[self]`` for a single one; when
+    structuring a value finds several, the first is raised with all of them in ``errors``
+    (a reader that reports every problem uses ``exc.errors``, never ``exc`` alone).
     """
 
     def __init__(self, message: str, *, file: str | None = None, path: str = "") -> None:
         self.file = file
         self.path = path
         self.message = message
+        #: every problem this error stands for (``[self]`` when single)
+        self.errors: list[ConfigError] = [self]
         super().__init__(self.render())
 
     def render(self) -> str:

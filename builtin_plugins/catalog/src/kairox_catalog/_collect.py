@@ -38,7 +38,7 @@ def collect(
             errors.append(EntryError(source, exc.where, exc.reason, name_of(item)))
             continue
         except ConfigError as exc:
-            for err in getattr(exc, "errors", [exc]):
+            for err in exc.errors:
                 errors.append(EntryError(source, err.path or where, err.message, name_of(item)))
             continue
         except (ValueError, TypeError, KeyError, AttributeError) as exc:

@@ -141,7 +141,7 @@ def parse_lsp_servers(
         try:
             parsed: ClaudeLspServer = structure(known, ClaudeLspServer, path=where, file=file)
         except ConfigError as exc:
-            errors.extend(getattr(exc, "errors", [exc]))
+            errors.extend(exc.errors)
             continue
         if parsed.transport != "stdio":
             errors.append(

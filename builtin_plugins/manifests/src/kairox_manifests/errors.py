@@ -19,13 +19,9 @@ class ManifestError(ConfigError):
     expected. ``errors`` lists every problem found (the first is ``self``).
     """
 
-    def __init__(self, message: str, *, file: str | None = None, path: str = "") -> None:
-        super().__init__(message, file=file, path=path)
-        self.errors: list[ConfigError] = [self]
-
     @classmethod
     def from_config_error(cls, exc: ConfigError) -> ManifestError:
-        errors = list(getattr(exc, "errors", None) or [exc])
+        errors = list(exc.errors)
         first = errors[0]
         err = cls(first.message, file=first.file, path=first.path)
         err.errors = [err, *(cls(e.message, file=e.file, path=e.path) for e in errors[1:])]

@@ -260,7 +260,7 @@ def _definitions(item: Contribution, entry: Any, env: Any, origin: str) -> tuple
         try:
             config = parse_server_table(entry, file=str(item.source), path=item.name, env=env)
         except ConfigError as exc:
-            return [], list(getattr(exc, "errors", [exc]))
+            return [], list(exc.errors)
         return [ServerDefinition(item.name, config, source=str(item.source), origin=origin)], []
     defs, errors = parse_mcp_json({"mcpServers": {item.name: entry}}, file=str(item.source), env=env, origin=origin)
     return list(defs), list(errors)

@@ -173,7 +173,7 @@ def parse_mcp_json(
             fields["enabled"] = entry.enabled and not entry.disabled
             config = _to_config(fields, path=path, file=file)
         except ConfigError as exc:
-            errors.extend(getattr(exc, "errors", [exc]))
+            errors.extend(exc.errors)
             continue
         out.append(ServerDefinition(name=str(name), config=config, source=file, origin=origin))
     return out, errors
@@ -233,7 +233,7 @@ def parse_philont_mcp_json(
                 fields["enabled"] = False
             config = _to_config(fields, path=path, file=file)
         except ConfigError as exc:
-            for err in getattr(exc, "errors", [exc]):
+            for err in exc.errors:
                 # field paths of the flattened entry point into `transport` for transport keys
                 errors.append(err)
             continue
