@@ -10,7 +10,7 @@ import difflib
 import enum
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -34,10 +34,6 @@ from .files import Root, is_inside, loads_toml, read_document
 if TYPE_CHECKING:
     from ._declared import Declared
     from ._trust import TrustState, WorkspaceTrust
-
-    #: ``(value, path, file, covered) -> value``: a value with its ``${VAR}`` expanded where
-    #: they may be (the user's files; a workspace file's inside what trust covers)
-    Expand = Callable[[Any, str, str | None, bool], Any]
 
 
 __all__ = ["known_errors_for", "load_config", "toml_key"]
@@ -112,7 +108,7 @@ def load_config(
                 config.raw.setdefault(section, {})  # merged even when no file sets it
     for file, data in docs:
         _merge(config, file, data)
-    _structure_sections(config, trust)
+    _Sections(config, trust).structure()
     return config
 
 
@@ -158,129 +154,247 @@ def _unknown_section(config: Config, section: str, file: str) -> ConfigError:
     )
 
 
-def _structure_sections(config: Config, trust: WorkspaceTrust | None) -> None:
-    """Each merged section into :attr:`Config.values`, by its kind: one that merges its own
-    layers (``merge``), a table of entries, or a single table. A problem costs that section or
-    entry only."""
+class _Sections:
+    """Structures each merged section of ``config`` into :attr:`Config.values`, by its kind: one
+    that merges its own layers (``merge``), a table of entries, or a single table. A problem
+    costs that section or entry only. With ``trust``, what a workspace file sets applies (and
+    its ``${VAR}`` are expanded) only where the user's trust covers it; without, every file is
+    taken as trusted."""
 
-    def expand(value: Any, path: str, file: str | None, covered: bool = False) -> Any:
+    def __init__(self, config: Config, trust: WorkspaceTrust | None) -> None:
+        self.config = config
+        self.trust = trust
+
+    def structure(self) -> None:
+        if self.trust is not None:  # a workspace item's note names the user's rules that would apply to its tools
+            self.trust.set_user_rules(_user_rules(self.config))
+        for name, table in self.config.raw.items():
+            sec = self.config.sections[name]
+            if sec.merge is not None:
+                self.layers(name, sec)
+            elif sec.entries:
+                self.entries(name, sec, table)
+            else:
+                self.table(name, sec, table)
+
+    def expand(self, value: Any, path: str, file: str | None, covered: bool = False) -> Any:
         """``${VAR}`` read the environment in the user's files, and in a workspace file
         only inside what the user's trust covers (``covered``: a trusted item's values,
         fingerprinted as written); anywhere else in a workspace file they stay as written."""
-        if trust is None or covered or config.scope_of(file) == "user":
-            return _expand_tree(value, config.env, path, file)
+        if self.trust is None or covered or self.config.scope_of(file) == "user":
+            return _expand_tree(value, self.config.env, path, file)
         return value
 
-    if trust is not None:  # a workspace item's note names the user's rules that would apply to its tools
-        trust.set_user_rules(_user_rules(config))
+    def held(self, item: Declared) -> TrustState | None:
+        """``None`` when ``item`` may apply (always, without trust), else its held state."""
+        if self.trust is None:
+            return None
+        state = self.trust.check(item)
+        return None if state.allowed else state
 
-    for name, table in config.raw.items():
-        sec = config.sections[name]
-        if sec.merge is not None:
-            _merge_layers(config, name, sec, expand, trust)
-        elif sec.entries:
-            _structure_entries(config, name, sec, table, expand, trust)
-        else:
-            _structure_table(config, name, sec, table, expand, trust)
+    def explain(self, key: str) -> str:
+        """Why the held item ``key`` does not apply, with the command that lets it."""
+        assert self.trust is not None  # only an item held by the trust is explained
+        return self.trust.explain(key)
 
+    def entries(self, name: str, sec: ConfigSection, table: dict[str, Any]) -> None:
+        """A table of entries: each structured on its own; a workspace's entry waits for trust
+        (held, with the user's own entry of that name applying instead)."""
+        from ._declared import Declared
 
-def _structure_entries(
-    config: Config,
-    name: str,
-    sec: ConfigSection,
-    table: dict[str, Any],
-    expand: Expand,
-    trust: WorkspaceTrust | None,
-) -> None:
-    """A table of entries: each structured on its own; a workspace's entry waits for trust
-    (held, with the user's own entry of that name applying instead)."""
-    from ._declared import Declared
-
-    values: dict[str, Any] = {}
-    for key, raw in table.items():
-        file = config.provenance.get((name, key))
-        path = f"{name}.{key}"
-        covered = False
-        if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
-            item = Declared.entry(
-                path,
-                name,
-                key,
-                file or "",
-                raw,
-                workspace=config.workspace,
-                env=config.env,
-                whole_environment=sec.whole_environment,
-            )
-            state = _held(trust, item)
-            covered = state is None
-            mine = _user_entry(config, name, key)
-            if mine is not None and trust is not None:  # say so before the user trusts it
-                trust.note(path, f"replaces your own [{path}] from {mine[0]}")
-            if state is not None:
-                assert trust is not None
-                reason = trust.explain(path)
-                # the user's own entry of that name (if any) applies instead of the held one
-                config.held.setdefault(name, {})[key] = HeldEntry(
-                    name, key, file or "", raw, state, item, reason, mine[0] if mine else ""
+        config = self.config
+        values: dict[str, Any] = {}
+        for key, raw in table.items():
+            file = config.provenance.get((name, key))
+            path = f"{name}.{key}"
+            covered = False
+            if sec.needs_trust and config.scope_of(file) == "workspace" and isinstance(raw, dict):
+                item = Declared.entry(
+                    path,
+                    name,
+                    key,
+                    file or "",
+                    raw,
+                    workspace=config.workspace,
+                    env=config.env,
+                    whole_environment=sec.whole_environment,
                 )
-                if mine is None:
-                    continue
-                file, raw = mine
+                state = self.held(item)
+                covered = state is None
+                mine = _user_entry(config, name, key)
+                if mine is not None and self.trust is not None:  # say so before the user trusts it
+                    self.trust.note(path, f"replaces your own [{path}] from {mine[0]}")
+                if state is not None:
+                    # the user's own entry of that name (if any) applies instead of the held one
+                    config.held.setdefault(name, {})[key] = HeldEntry(
+                        name, key, file or "", raw, state, item, self.explain(path), mine[0] if mine else ""
+                    )
+                    if mine is None:
+                        continue
+                    file, raw = mine
+            try:
+                values[key] = structure(self.expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
+            except ConfigError as exc:
+                config.errors.extend(exc.errors)
+                config.broken.setdefault(name, {})[key] = list(exc.errors)
+        config.values[name] = values
+
+    def table(self, name: str, sec: ConfigSection, table: dict[str, Any]) -> None:
+        """A single-table section: key by key, the last file's value; a workspace's table waits
+        for trust (or, with ``needs_trust=False``, only its ``${VAR}`` do); guard lists only grow."""
+        config = self.config
+        # which file set each key that applies, and whether the user's trust covers it
+        origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
+        narrows = set(sec.narrows)
+        if sec.needs_trust:
+            table, origin = self.workspace_part(name, sec)
+        else:
+            origin = self.reads_environment(name, origin)
+        files = {f for f, _ in origin.values()}
+        file = files.pop() if len(files) == 1 else None
         try:
-            values[key] = structure(expand(raw, path, file, covered), sec.schema_type(), path=path, file=file)
+            expanded = {k: self.expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
+            for key in narrows:  # the user's list, and what each workspace file adds to it
+                added = self.narrowed(name, sec, key)
+                if added is not None:
+                    expanded[key], origin[key] = added[0], (added[1], False)
+            for key, (applied, _covered) in origin.items():
+                if applied and applied != config.provenance.get((name, key)):
+                    config.applied_from[(name, key)] = applied
+            config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
         except ConfigError as exc:
-            errs = exc.errors
-            config.errors.extend(errs)
-            config.broken.setdefault(name, {})[key] = list(errs)
-    config.values[name] = values
+            for err in exc.errors:
+                if err.file is None:
+                    err.file = _file_of_error(config, name, table, err.path)
+                    err.args = (err.render(),)
+            config.errors.extend(exc.errors)
+            config.broken_sections[name] = list(exc.errors)
 
+    def workspace_part(
+        self, name: str, sec: ConfigSection
+    ) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
+        """A ``needs_trust`` section without entries: each workspace file's part of it (but the
+        keys that only narrow) applies only when the trust covers it. Returns the table of what
+        applies, and for each key the file that set it and whether it is a trusted workspace item."""
+        from ._declared import Declared
 
-def _structure_table(
-    config: Config,
-    name: str,
-    sec: ConfigSection,
-    table: dict[str, Any],
-    expand: Expand,
-    trust: WorkspaceTrust | None,
-) -> None:
-    """A single-table section: key by key, the last file's value; a workspace's table waits
-    for trust (or, with ``needs_trust=False``, only its ``${VAR}`` do); guard lists only grow."""
-    # which file set each key that applies, and whether the user's trust covers it
-    origin: dict[str, tuple[str | None, bool]] = {k: (config.provenance.get((name, k)), False) for k in table}
-    narrows = set(sec.narrows)
-    if sec.needs_trust:
-        table, origin = _hold_workspace_part(config, name, sec, trust)
-    else:
-        origin = _reads_environment(config, name, origin, trust)
-    files = {f for f, _ in origin.values()}
-    file = files.pop() if len(files) == 1 else None
-    try:
-        expanded = {k: expand(v, f"{name}.{k}", *origin[k]) for k, v in table.items() if k not in narrows}
-        for key in narrows:  # the user's list, and what each workspace file adds to it
-            added = _narrowed(config, name, sec, key, expand)
-            if added is not None:
-                expanded[key], origin[key] = added[0], (added[1], False)
-        for key, (applied, _covered) in origin.items():
-            if applied and applied != config.provenance.get((name, key)):
-                config.applied_from[(name, key)] = applied
-        config.values[name] = structure(expanded, sec.schema_type(), path=name, file=file)
-    except ConfigError as exc:
-        errs = exc.errors
-        for err in errs:
-            if err.file is None:
-                err.file = _file_of_error(config, name, table, err.path)
-                err.args = (err.render(),)
-        config.errors.extend(errs)
-        config.broken_sections[name] = list(errs)
+        config = self.config
+        out: dict[str, Any] = {}
+        origin: dict[str, tuple[str | None, bool]] = {}
+        for file, part in config.parts(name):
+            part = {k: v for k, v in part.items() if k not in sec.narrows}
+            if not part:
+                continue
+            covered = False
+            if config.scope_of(file) == "workspace":
+                key = f"{name}@{file}"
+                notes = tuple(_replacing(config, sec, file, k, v) for k, v in part.items())
+                item = Declared.table(
+                    key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=config.env
+                )
+                if self.held(item) is not None:
+                    reason = self.explain(key)
+                    config.not_applied.extend(NotApplied(name, k, file, reason) for k in part)
+                    continue
+                covered = True
+            out.update(part)
+            origin.update((k, (file, covered)) for k in part)
+        return out, origin
 
+    def narrowed(self, name: str, sec: ConfigSection, key: str) -> tuple[list[Any], str] | None:
+        """A key of ``sec.narrows``: the user's list (the last user file's, else the default) with
+        what each workspace file adds to it, and the last file that contributed; ``None`` when
+        no file sets the key. A workspace value that is not a list is an error naming its file,
+        and adds nothing."""
+        config = self.config
+        value: Any = _MISSING
+        source = ""
+        for file, part in config.parts(name):
+            if key not in part:
+                continue
+            given = self.expand(part[key], f"{name}.{key}", file, False)
+            if config.scope_of(file) == "user":
+                value, source = given, file
+                continue
+            if not isinstance(given, list):
+                config.errors.append(
+                    ConfigError(
+                        f"expected a list, got {describe_value(given)}; a workspace's {key} is added to "
+                        "the user's (it never replaces it), and this one is not applied",
+                        file=file,
+                        path=_join(name, _key_part(key)),
+                    )
+                )
+                continue
+            base = _key_default(sec, key) if value is _MISSING else value
+            if not isinstance(base, list):
+                continue  # the user's own value is not a list: structuring reports it
+            value = [*base, *(v for v in given if v not in base)]
+            source = file
+        return None if value is _MISSING else (value, source)
 
-def _held(trust: WorkspaceTrust | None, item: Declared) -> TrustState | None:
-    """``None`` when ``item`` may apply (always, without ``trust``), else its held state."""
-    if trust is None:
-        return None
-    state = trust.check(item)
-    return None if state.allowed else state
+    def reads_environment(
+        self, name: str, origin: dict[str, tuple[str | None, bool]]
+    ) -> dict[str, tuple[str | None, bool]]:
+        """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
+        that part is an item of its own, expanded only when the trust covers it."""
+        from ._declared import Declared, env_references, fingerprint
+
+        out = dict(origin)
+        for file, part in self.config.parts(name, scope="workspace"):
+            env_names = env_references(part)
+            if not env_names:
+                continue
+            key = f"{name}@{file}"
+            notes = (f"expands {', '.join('${' + n + '}' for n in env_names)} into [{name}]",)
+            item = Declared(
+                key, "config", f"[{name}]", file, fingerprint([name, part]), env_names=env_names, notes=notes
+            )
+            covered = self.held(item) is None
+            for k in part:
+                if out.get(k, (None, False))[0] == file:
+                    out[k] = (file, covered)
+            if not covered:
+                reason = f"its ${{VAR}} stay as written: {self.explain(key)}"
+                self.config.not_applied.extend(NotApplied(name, k, file, reason) for k in part if "${" in str(part[k]))
+        return out
+
+    def layers(self, name: str, sec: ConfigSection) -> None:
+        """A section that merges its own layers (one per file that sets it)."""
+        from ._declared import Declared, fingerprint
+
+        assert sec.merge is not None
+        config = self.config
+        layers: list[ConfigLayer] = [
+            ConfigLayer(file, "floor", True, dict(data[name]))
+            for file, data in config.floors
+            if isinstance(data.get(name), dict)
+        ]
+        for file, part in config.parts(name):
+            scope: Literal["user", "workspace"] = "workspace" if config.scope_of(file) == "workspace" else "user"
+            trusted = True
+            if scope == "workspace":
+                wants = sec.needs_trust(part) if callable(sec.needs_trust) else sec.needs_trust
+                if wants:
+                    notes = (*(f"sets {line}" for line in _flat(part)), *_never_applies(sec, layers, file, part))
+                    item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
+                    trusted = self.held(item) is None
+                else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
+                    trusted = False
+            table = {k: self.expand(v, f"{name}.{k}", file, trusted) for k, v in part.items()}
+            layers.append(ConfigLayer(file, scope, trusted, table))
+        try:
+            value, not_applied, errors = sec.merge(layers)
+        except Exception as exc:  # a section's own merge bug costs that section only
+            error = ConfigError(f"merging [{name}] failed: {type(exc).__name__}: {exc}", path=name)
+            config.errors.append(error)
+            config.broken_sections[name] = [error]
+            return
+        config.values[name] = value
+        config.not_applied.extend(not_applied)
+        config.errors.extend(errors)
+        if errors:
+            config.broken_sections[name] = list(errors)
 
 
 def _user_rules(config: Config) -> dict[str, str]:
@@ -303,41 +417,6 @@ def _user_entry(config: Config, section: str, key: str, before: str | None = Non
         if key in part and config.scope_of(file) == "user":
             found = (file, part[key])
     return found
-
-
-def _hold_workspace_part(
-    config: Config,
-    name: str,
-    sec: ConfigSection,
-    trust: WorkspaceTrust | None,
-) -> tuple[dict[str, Any], dict[str, tuple[str | None, bool]]]:
-    """A ``needs_trust`` section without entries: each workspace file's part of it (but the
-    keys that only narrow) applies only when the trust covers it. Returns the table of what
-    applies, and for each key the file that set it and whether it is a trusted workspace item."""
-    from ._declared import Declared
-
-    out: dict[str, Any] = {}
-    origin: dict[str, tuple[str | None, bool]] = {}
-    for file, part in config.parts(name):
-        part = {k: v for k, v in part.items() if k not in sec.narrows}
-        if not part:
-            continue
-        covered = False
-        if config.scope_of(file) == "workspace":
-            key = f"{name}@{file}"
-            notes = tuple(_replacing(config, sec, file, k, v) for k, v in part.items())
-            item = Declared.table(
-                key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=config.env
-            )
-            if _held(trust, item) is not None:
-                assert trust is not None
-                reason = trust.explain(key)
-                config.not_applied.extend(NotApplied(name, k, file, reason) for k in part)
-                continue
-            covered = True
-        out.update(part)
-        origin.update((k, (file, covered)) for k in part)
-    return out, origin
 
 
 def _shown(value: Any, key: str) -> str:
@@ -372,67 +451,6 @@ def _key_default(sec: ConfigSection, key: str) -> Any:
     return value
 
 
-def _narrowed(config: Config, name: str, sec: ConfigSection, key: str, expand: Expand) -> tuple[list[Any], str] | None:
-    """A key of ``sec.narrows``: the user's list (the last user file's, else the default) with
-    what each workspace file adds to it, and the last file that contributed; ``None`` when
-    no file sets the key. A workspace value that is not a list is an error naming its file,
-    and adds nothing."""
-    value: Any = _MISSING
-    source = ""
-    for file, part in config.parts(name):
-        if key not in part:
-            continue
-        given = expand(part[key], f"{name}.{key}", file, False)
-        if config.scope_of(file) == "user":
-            value, source = given, file
-            continue
-        if not isinstance(given, list):
-            config.errors.append(
-                ConfigError(
-                    f"expected a list, got {describe_value(given)}; a workspace's {key} is added to "
-                    "the user's (it never replaces it), and this one is not applied",
-                    file=file,
-                    path=_join(name, _key_part(key)),
-                )
-            )
-            continue
-        base = _key_default(sec, key) if value is _MISSING else value
-        if not isinstance(base, list):
-            continue  # the user's own value is not a list: structuring reports it
-        value = [*base, *(v for v in given if v not in base)]
-        source = file
-    return None if value is _MISSING else (value, source)
-
-
-def _reads_environment(
-    config: Config,
-    name: str,
-    origin: dict[str, tuple[str | None, bool]],
-    trust: WorkspaceTrust | None,
-) -> dict[str, tuple[str | None, bool]]:
-    """A workspace file's part of a section that writes ``${VAR}`` reads your environment:
-    that part is an item of its own, expanded only when the trust covers it."""
-    from ._declared import Declared, env_references, fingerprint
-
-    out = dict(origin)
-    for file, part in config.parts(name, scope="workspace"):
-        env_names = env_references(part)
-        if not env_names:
-            continue
-        key = f"{name}@{file}"
-        notes = (f"expands {', '.join('${' + n + '}' for n in env_names)} into [{name}]",)
-        item = Declared(key, "config", f"[{name}]", file, fingerprint([name, part]), env_names=env_names, notes=notes)
-        covered = _held(trust, item) is None
-        for k in part:
-            if out.get(k, (None, False))[0] == file:
-                out[k] = (file, covered)
-        if not covered:
-            assert trust is not None
-            reason = f"its ${{VAR}} stay as written: {trust.explain(key)}"
-            config.not_applied.extend(NotApplied(name, k, file, reason) for k in part if "${" in str(part[k]))
-    return out
-
-
 def toml_key(key: str, prefix: str = "") -> str:
     """``key`` after ``prefix`` as a path a reader takes for one key: ``rules["git.status"]``,
     not ``rules.git.status`` (a key with a dot or any character but letters, digits, ``_``
@@ -452,43 +470,6 @@ def _flat(table: Mapping[str, Any], prefix: str = "") -> list[str]:
         else:
             lines.append(f"{path} = {json.dumps(v, ensure_ascii=False, default=str)}")
     return lines
-
-
-def _merge_layers(config: Config, name: str, sec: ConfigSection, expand: Expand, trust: WorkspaceTrust | None) -> None:
-    """A section that merges its own layers (one per file that sets it)."""
-    from ._declared import Declared, fingerprint
-
-    assert sec.merge is not None
-    layers: list[ConfigLayer] = [
-        ConfigLayer(file, "floor", True, dict(data[name]))
-        for file, data in config.floors
-        if isinstance(data.get(name), dict)
-    ]
-    for file, part in config.parts(name):
-        scope: Literal["user", "workspace"] = "workspace" if config.scope_of(file) == "workspace" else "user"
-        trusted = True
-        if scope == "workspace":
-            wants = sec.needs_trust(part) if callable(sec.needs_trust) else sec.needs_trust
-            if wants:
-                notes = (*(f"sets {line}" for line in _flat(part)), *_never_applies(sec, layers, file, part))
-                item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
-                trusted = _held(trust, item) is None
-            else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
-                trusted = False
-        table = {k: expand(v, f"{name}.{k}", file, trusted) for k, v in part.items()}
-        layers.append(ConfigLayer(file, scope, trusted, table))
-    try:
-        value, not_applied, errors = sec.merge(layers)
-    except Exception as exc:  # a section's own merge bug costs that section only
-        error = ConfigError(f"merging [{name}] failed: {type(exc).__name__}: {exc}", path=name)
-        config.errors.append(error)
-        config.broken_sections[name] = [error]
-        return
-    config.values[name] = value
-    config.not_applied.extend(not_applied)
-    config.errors.extend(errors)
-    if errors:
-        config.broken_sections[name] = list(errors)
 
 
 def _never_applies(
