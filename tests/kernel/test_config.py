@@ -20,6 +20,7 @@ from kairox._config import REDACTED, _substitute, inherit_env, user_home
 from kairox._config_load import known_errors_for
 from kairox._policy import PolicyConfig
 from kairox.ext import BrokenSection, Registrar, build_plugin_host, expand_env, load_config, redact
+from kairox_cli._config_show import config_rows
 from kairox_testing import KairoxHarness, make_plugin
 
 
@@ -314,7 +315,7 @@ def test_unset_variable_is_an_error_with_path(tmp_path: Path) -> None:
     assert (error.file, error.path) == (str(file), "mcp_servers.s.args[0]")
     assert "environment variable MISSING is not set" in error.message
     assert config.section("ui").theme == "light"
-    assert config.show()["mcp_servers"]["s"]["value"]["command"] == "${CMD}"  # shown unexpanded
+    assert config_rows(config)["mcp_servers"]["s"]["value"]["command"] == "${CMD}"  # shown unexpanded
 
 
 def test_inherit_env_takes_same_named_variables() -> None:
@@ -338,7 +339,7 @@ def test_show_redacts_secrets(tmp_path: Path) -> None:
         'args = ["--verbose"]\n'
     )
     config = load_config(workspace=tmp_path, sections=reg, env={}, files=[path])
-    shown = config.show()["remote"]["search"]
+    shown = config_rows(config)["remote"]["search"]
     assert shown["source"] == str(path)
     value = shown["value"]
     assert value["headers"] == {"Authorization": REDACTED}
@@ -346,8 +347,8 @@ def test_show_redacts_secrets(tmp_path: Path) -> None:
     assert value["api_key"] == REDACTED
     assert value["api_key_env"] == "MY_KEY"  # the name of a variable is no secret
     assert value["url"] == "https://example.com" and value["args"] == ["--verbose"]
-    assert "sk-123" not in json.dumps(config.show()) and "k-999" not in json.dumps(config.show())
-    assert config.show(redacted=False)["remote"]["search"]["value"]["api_key"] == "k-999"
+    assert "sk-123" not in json.dumps(config_rows(config)) and "k-999" not in json.dumps(config_rows(config))
+    assert config_rows(config, redacted=False)["remote"]["search"]["value"]["api_key"] == "k-999"
 
 
 def test_redact_top_level_secret_table() -> None:
@@ -399,7 +400,7 @@ def check(config: Any) -> None:
             assert info.value.file and info.value.errors == config.broken_sections[name]
         else:
             config.section(name)
-    json.dumps(config.show(), default=str)
+    json.dumps(config_rows(config), default=str)
 
 
 @given(docs=st.lists(DOCUMENTS, max_size=3))
@@ -627,12 +628,12 @@ def test_config_show_gives_a_narrowing_list_as_it_applies(tmp_path: Path) -> Non
     config, _trust, mine, theirs = _layered(
         tmp_path, '[guarded]\ndeny = ["u"]\n', "[guarded]\ndeny = []\n", narrows=("deny",)
     )
-    row = config.show()["guarded"]["deny"]
+    row = config_rows(config)["guarded"]["deny"]
     assert row["value"] == ["u"] and row["source"] == f"{mine} + {theirs}"
     config, _trust, mine, theirs = _layered(
         tmp_path, '[guarded]\ndeny = ["u"]\n', '[guarded]\ndeny = ["w"]\n', narrows=("deny",)
     )
-    assert config.show()["guarded"]["deny"]["value"] == ["u", "w"]
+    assert config_rows(config)["guarded"]["deny"]["value"] == ["u", "w"]
 
 
 def test_user_section_is_the_user_own_part(tmp_path: Path) -> None:

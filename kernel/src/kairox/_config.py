@@ -14,7 +14,6 @@ entry (one server, one section) is dropped.
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -372,82 +371,3 @@ class Config:
     def broken_entries(self, section: str) -> dict[str, list[ConfigError]]:
         """The section's entries that failed to structure (an unset ``${VAR}``, a bad field)."""
         return dict(self.broken.get(section, {}))
-
-    def show(self, *, redacted: bool = True) -> dict[str, Any]:
-        """The merged config as ``{section: {key: {"value": ..., "source": file, "not_applied": why}}}``
-        (``not_applied`` is ``""`` for a value that applies, ``in_effect`` whether it is the value
-        that applies). A section that merges its own layers has a row per file (and floor) that
-        sets a key (see :func:`_show_layers`)."""
-        notes: dict[tuple[str, str], str] = {}
-        by_file: dict[tuple[str, str, str], str] = {}  # for the sections shown file by file
-        for note in self.not_applied:
-            top = re.split(r"[.\[]", note.key, maxsplit=1)[0]
-            text = f"{note.key}: {note.reason}" if note.key != top else note.reason
-            where = (note.section, top)
-            notes[where] = f"{notes[where]}; {text}" if where in notes else text
-            whose = (note.section, note.file, top)
-            by_file[whose] = f"{by_file[whose]}; {text}" if whose in by_file else text
-        out: dict[str, Any] = {}
-        for section, table in sorted(self.raw.items()):
-            sec = self.sections.get(section)
-            if sec is not None and sec.merge is not None:
-                out[section] = _show_layers(self, section, by_file, redacted)
-                continue
-            rows: dict[str, Any] = {}
-            for key, value in table.items():
-                source = self.provenance.get((section, key), "")
-                if sec is not None and key in sec.narrows and not sec.entries:
-                    # a guard's list: every file's list applies, joined (see ConfigSection.narrows)
-                    value, source = self._narrowed_row(section, key, value, source)
-                row: dict[str, Any] = {
-                    "value": redact(value, key) if redacted else value,
-                    "source": source,
-                }
-                held = self.held.get(section, {}).get(key)
-                row["not_applied"] = held.reason if held is not None else notes.get((section, key), "")
-                row["in_effect"] = not row["not_applied"]
-                rows[key] = row
-            out[section] = rows
-        return out
-
-    def _narrowed_row(self, section: str, key: str, value: Any, source: str) -> tuple[Any, str]:
-        """The value of a narrowing list key as it applies (every file's list joined, on the
-        default) and the files that set it; as merged when the section does not validate."""
-        try:
-            value = list(getattr(self.section(section), key))
-        except (ConfigError, AttributeError, TypeError):
-            return value, source
-        files = [f for f, part in self.parts(section) if key in part]
-        return value, " + ".join(files) or source
-
-
-def _show_layers(
-    config: Config, section: str, notes: dict[tuple[str, str, str], str], redacted: bool
-) -> dict[str, Any]:
-    """A section that merges its own layers, floor and file by file: a key every file sets once is
-    ``key``; a key set again by a later file is ``key (file)``, so no file's value hides another's.
-    ``in_effect``: of the rows of a key with a single value, the last that applies and holds the
-    merged value; a table or list (merged from every layer) is in effect unless refused whole."""
-    rows: dict[str, Any] = {}
-    merged = config.values.get(section) if section not in config.broken_sections else None
-    refused = {(n.file, n.key) for n in config.not_applied if n.section == section}
-    in_effect: dict[str, str] = {}  # a single-valued key -> the row holding the value in effect
-    for file, data in [*config.floors, *config.documents]:
-        part = data.get(section)
-        if not isinstance(part, dict):
-            continue
-        for key, value in part.items():
-            name = key if key not in rows else f"{key} ({file})"
-            rows[name] = {
-                "value": redact(value, key) if redacted else value,
-                "source": file,
-                "not_applied": notes.get((section, file, key), ""),
-                "in_effect": isinstance(value, (dict, list)) and (file, key) not in refused,
-            }
-            applied = getattr(merged, key, None)
-            applied = applied.value if isinstance(applied, enum.Enum) else applied
-            if isinstance(applied, (str, bool, int, float)) and applied == value and (file, key) not in refused:
-                in_effect[key] = name
-    for name in in_effect.values():
-        rows[name]["in_effect"] = True
-    return rows
