@@ -84,6 +84,17 @@ def test_any_text_is_a_definition_or_an_error_naming_the_file(
         assert isinstance(definition, OutputStyle) and definition.text
 
 
+def test_an_error_shows_its_line_only_after_its_file() -> None:
+    text = "---\n- a\n---\nx\n"
+    with pytest.raises(AgentError) as err:
+        parse_agent(text, FILE)
+    assert str(err.value) == f"{FILE}:2: the frontmatter must be a mapping of fields, got list"
+    with pytest.raises(OutputStyleError) as no_file:
+        parse_output_style(text)
+    assert no_file.value.line == 2
+    assert str(no_file.value) == "the frontmatter must be a mapping of fields, got list"  # no bare "line 2: "
+
+
 frontmatter_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20)),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),

@@ -26,6 +26,7 @@ from kairox._policy_merge import merge_policy
 from kairox._tools import ToolSpec
 from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
 from kairox.errors import ConfigError
+from kairox_cli._policy_notes import unmatched_rules
 from kairox_testing.strategies import json_values
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
@@ -325,8 +326,15 @@ def test_unmatched_rules_lists_the_patterns_no_tool_matches() -> None:
         ws({"rules": {"fs.*": "deny", "lsp.*": "ask", "git.*": "deny"}}),
     )
     e = engine(config)
-    assert e.unmatched_rules([SHELL, READ, WRITE]) == ["git.*", "lsp.*"]
-    assert e.unmatched_rules([]) == ["shell_exec", "git.*", "fs.read", "fs.*", "lsp.*"]
+    assert unmatched_rules(e, [SHELL, READ, WRITE]) == ["git.*", "lsp.*"]
+    assert unmatched_rules(e, []) == ["shell_exec", "git.*", "fs.read", "fs.*", "lsp.*"]
+
+
+def test_a_rule_pattern_matches_a_tool_by_its_id_or_its_exported_name() -> None:
+    e = engine(PolicyConfig())
+    assert e.matches("shell_exec", SHELL) and e.matches("shell.*", SHELL) and e.matches("shell?exec", SHELL)
+    assert not e.matches("shell_exec", ToolSpec(id="shell.exec", domain="system", capability="execute"))
+    assert not e.matches("fs.*", SHELL)
 
 
 # -- bad values ---------------------------------------------------------------------------

@@ -14,7 +14,6 @@ config files so that a workspace file can only narrow the user's policy;
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -382,38 +381,11 @@ class PolicyEngine:
             return workspace_action, _WORKSPACE_RULES
         return user_action, "[policy.rules]"
 
-    def unmatched_rules(self, specs: Iterable[ToolSpec]) -> list[str]:
-        """The rule patterns (the user's, then the workspace's) that match no
-        given tool's canonical id or exported name."""
-        names = [name for spec in specs for name in (spec.id, spec.exported_name) if name]
-        patterns = dict.fromkeys([*self.config.rules, *self.config.workspace_rules])
-        return [p for p in patterns if not any(glob_match(name, p) for name in names)]
-
-    def inapplicable_allows(self, specs: Iterable[ToolSpec]) -> dict[str, tuple[list[str], bool]]:
-        """Each workspace ``allow`` rule that matches a given tool it cannot apply to:
-        ``pattern -> (["git.git_status (its capability is execute)", ...], applies_to_none)``.
-        A workspace allow rule never applies to a tool whose capability is execute (or unknown),
-        nor to one a rule of the user's matches; ``applies_to_none`` is true when it applies
-        to none of the tools it matches."""
-        out: dict[str, tuple[list[str], bool]] = {}
-        for pattern in [p for p, a in self.config.workspace_rules.items() if a == "allow"]:
-            blocked: list[str] = []
-            applies = False
-            for spec in specs:
-                names = (spec.id, spec.exported_name) if spec.exported_name else (spec.id,)
-                if not _matches(pattern, names):
-                    continue
-                mine = [(p, a) for p, a in self.config.rules.items() if _matches(p, names)]
-                if mine:
-                    shown = ", ".join(f"{json.dumps(p)} = {json.dumps(a)}" for p, a in mine)
-                    blocked.append(f"{spec.id} (your rule {shown} matches it)")
-                elif spec.capability is None or spec.capability is Capability.EXECUTE:
-                    blocked.append(f"{spec.id} (its capability is execute)")
-                else:
-                    applies = True
-            if blocked:
-                out[pattern] = (blocked, not applies)
-        return out
+    def matches(self, pattern: str, spec: ToolSpec) -> bool:
+        """Whether a rule ``pattern`` (of ``[policy.rules]``, the user's or a workspace's)
+        matches the tool, by its canonical id or its exported name, as :meth:`rule_for`
+        matches them."""
+        return _matches(pattern, (spec.id, spec.exported_name) if spec.exported_name else (spec.id,))
 
     def _paths(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> Iterator[str | None]:
         """The paths a call's path arguments name, a left-out one at its schema's default

@@ -15,6 +15,7 @@ from kairox.protocols import WithholdsTools
 
 from ._config_show import config_rows
 from ._lazy import lazy_command
+from ._policy_notes import allow_rule_marks, unmatched_rules
 from ._util import config_secrets, echo_json, mask_secrets, run_with_runtime, state_of, tty_approver, want_json
 
 if TYPE_CHECKING:
@@ -48,28 +49,6 @@ def _not_loaded(host: PluginHost) -> list[dict[str, Any]]:
     return [{"plugin": name, "distribution": dist, "why": why} for name, (dist, why) in sorted(host.not_loaded.items())]
 
 
-def _allow_rule_marks(rt: Runtime) -> list[tuple[str, str, str, bool]]:
-    """The workspace ``allow`` rules that cannot apply to a registered tool they match, as
-    ``(file, key, why, applies_to_none)``: a workspace allow rule never applies to a tool
-    whose capability is execute (a server's tool that declares none counts as execute), nor
-    to one a rule of the user's matches."""
-    marks: list[tuple[str, str, str, bool]] = []
-    for pattern, (blocked, none) in rt.policy.inapplicable_allows(rt.tools.specs()).items():
-        file = ""
-        for doc, data in rt.config.documents:
-            policy = data.get("policy")
-            rules = policy.get("rules") if isinstance(policy, dict) else None
-            if rt.config.scope_of(doc) == "workspace" and isinstance(rules, dict) and pattern in rules:
-                file = doc
-        why = (
-            f"does not apply to {', '.join(blocked)}: a workspace allow rule never applies to a tool whose "
-            "capability is execute (a server's tool declares none unless its entry sets one), nor to one a "
-            "rule of yours matches"
-        )
-        marks.append((file, toml_key(pattern, "rules"), why, none))
-    return marks
-
-
 def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
     """What ``kairox status`` shows, the config's secret values masked wherever they occur: an
     error about a non-secret field quotes its value, which may be a secret's too
@@ -83,7 +62,7 @@ def status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
 
 
 def _status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
-    marks = _allow_rule_marks(rt)
+    marks = allow_rule_marks(rt)
     return {
         "ok": status.ok,
         "workspace": str(rt.workspace),
@@ -111,7 +90,7 @@ def _status_dict(rt: Runtime, status: RuntimeStatus) -> dict[str, Any]:
         "rule_warnings": [
             *(
                 f"[policy.rules] {pattern!r} matches no registered tool (by canonical id or exported name)"
-                for pattern in rt.policy.unmatched_rules(rt.tools.specs())
+                for pattern in unmatched_rules(rt.policy, rt.tools.specs())
             ),
             *(f'{file}: policy.{key} = "allow" {why}' for file, key, why, _none in marks),
         ],
