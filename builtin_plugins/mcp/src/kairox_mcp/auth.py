@@ -649,22 +649,6 @@ def runtime_auth(
     class RuntimeAuth(httpx2.Auth):
         requires_response_body = True
 
-        async def _send(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-            """The provider's flow up to the authenticated request's response (which it
-            never sees when it is a challenge: that would start the interactive flow)."""
-            flow = provider.async_auth_flow(request)
-            try:
-                outgoing = await flow.__anext__()
-                while True:
-                    response = yield outgoing
-                    if outgoing is request and _challenged(response):
-                        return
-                    outgoing = await flow.asend(response)
-            except StopAsyncIteration:
-                return
-            finally:
-                await flow.aclose()
-
         async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
             # Each inner flow is closed here, in this task (it may hold the provider's lock):
             # left to the garbage collector, another task would release it.
@@ -694,16 +678,20 @@ def runtime_auth(
                     # rejected before its recorded expiry (revoked, or the clock disagrees): refresh once
                     ctx.token_expiry_time = 1.0  # in the past (0 would mean "never expires")
                     request.headers.pop("Authorization", None)
-                gen = self._send(request)
+                # the provider's flow up to the authenticated request's response, which it never
+                # sees when it is a challenge (that would start the interactive flow)
+                flow = provider.async_auth_flow(request)
                 try:
-                    outgoing = await gen.__anext__()
+                    outgoing = await flow.__anext__()
                     while True:
                         response = yield outgoing
-                        outgoing = await gen.asend(response)
+                        if outgoing is request and _challenged(response):
+                            break
+                        outgoing = await flow.asend(response)
                 except StopAsyncIteration:
                     pass
                 finally:
-                    await gen.aclose()
+                    await flow.aclose()
                 if response is None or not _challenged(response):
                     return
                 if response.status_code == 403:
