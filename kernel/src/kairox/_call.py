@@ -4,8 +4,8 @@ Every call, whatever surface it came from (the CLI, the dashboard, the gateway, 
 embedding host), takes the same steps, each one concern, each asking the registry,
 the policy engine, the approver and the dispatcher through their public methods (a step
 of more than a line is a method of :class:`CallPipeline` or a function here; ``validate``
-and ``finish`` are a few lines each in :func:`call_tool`, which takes the steps in order
-and publishes ``ToolCallStarted`` first; it is :meth:`Runtime.call_tool <kairox.Runtime.call_tool>`):
+and ``finish`` are a few lines each in :meth:`CallPipeline.call`, which also publishes
+``ToolCallStarted`` first):
 
 ``resolve``
     the registered tool by exported name or canonical id (started on demand when lazy)
@@ -65,7 +65,6 @@ __all__ = [
     "CallPipeline",
     "ask_approver",
     "authorize",
-    "call_tool",
     "current_session",
 ]
 
@@ -338,20 +337,7 @@ async def authorize(
     approver: Approver | None = None,
     reason: str | None = None,
 ) -> tuple[Path, ...] | None:
-    """The one approval flow (:meth:`Runtime.authorize <kairox.Runtime.authorize>`): the policy
-    decides ``spec`` with ``args``; on *ask*, the approver (``approver``, else the session's,
-    else the runtime's) is asked once, and an "allow for the session" answer is remembered.
-    Raises :class:`PolicyDenied` when the policy denies, nobody can be asked, or the answer is
-    anything but an explicit allow.
-
-    Every tool call passes here; so do plugins' own privileged acts (an install writing
-    a config file describes itself as a :class:`ToolSpec` and calls this).
-
-    Returns the roots the call's writes must stay inside when the policy allowed it
-    only because its targets resolved inside them (:attr:`ToolContext.confined_to`).
-
-    ``reason`` (say, "server X wants to ask the model") is what the approver is told
-    instead of the policy's own reason."""
+    """The one approval flow, :meth:`Runtime.authorize <kairox.Runtime.authorize>` (which says what it does)."""
     policy = runtime.policy
     # the targets are resolved once: the decision and the confinement see the same
     location = policy.location(spec, args) if spec.capability is Capability.WRITE else "none"
@@ -407,78 +393,63 @@ async def ask_approver(
 # -- the pipeline ---------------------------------------------------------------------------
 
 
-async def call_tool(
-    runtime: Runtime,
-    name: str,
-    arguments: Mapping[str, Any] | None = None,
-    *,
-    session: Session | None = None,
-    timeout: float | None = None,
-    progress: ProgressCallback | None = None,
-    approver: Approver | None = None,
-) -> ToolResult:
-    """Call a tool by canonical id or exported name, through validation, policy and hooks.
-    This is :meth:`Runtime.call_tool <kairox.Runtime.call_tool>`; it takes the steps of the
-    module's docstring in order (methods of ``runtime.calls``, a :class:`CallPipeline`).
-
-    Raises :class:`~kairox.ToolNotFound`, :class:`~kairox.PolicyDenied` (the
-    policy, a hook or the user refused) or :class:`~kairox.ToolError` (the
-    tool failed or timed out). Arguments that do not fit the tool's input schema,
-    and a tool that ran and reported an error, return a result with ``is_error=True``.
-    """
-    pipeline = runtime.calls
-    spec, tool = await pipeline.resolve(name, arguments)
-    call = pipeline.new_call(spec, arguments, session)
-    events = runtime.events
-    started = time.perf_counter()
-    if events.has_listeners(ToolCallStarted):  # events are built only when someone listens
-        events.publish(ToolCallStarted(tool=spec.id, call_id=call.call_id, session_id=_id_of(session)))
-    outcome, detail = "failed", ""
-    try:
-        pipeline.check.omit_nulls(spec, call.arguments)
-        invalid = pipeline.check.problem(spec, call.arguments)
-        if invalid is not None:
-            outcome, detail = "error", invalid
-            return ToolResult.from_text(invalid, is_error=True)
-        confined = await authorize(runtime, spec, call.arguments, session=session, approver=approver)
-        confined = await pipeline.guard(call, approver, confined)
-        result = await pipeline.invoke(tool, call, confined, timeout=timeout, progress=progress)
-        outcome = "error" if result.is_error else "ok"
-        await pipeline.observe(call, result)
-        return result
-    except PolicyDenied as exc:
-        outcome, detail = "denied", exc.reason
-        raise
-    except ToolError as exc:
-        detail = str(exc)
-        raise
-    finally:
-        if events.has_listeners(ToolCallFinished):
-            duration = time.perf_counter() - started
-            events.publish(
-                ToolCallFinished(
-                    tool=spec.id,
-                    call_id=call.call_id,
-                    duration_s=duration,
-                    outcome=outcome,
-                    detail=detail,
-                    session_id=_id_of(session),
-                )
-            )
-
-
 class CallPipeline:
-    """The steps of one runtime's tool calls (:func:`call_tool` takes them in order) and what
-    they keep: the compiled argument validators and the count of calls."""
+    """The tool calls of one runtime (:meth:`Runtime.call_tool` runs :meth:`call`)."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.check = ArgumentCheck()
         self._ids = itertools.count(1)
 
-    def new_call(self, spec: ToolSpec, arguments: Mapping[str, Any] | None, session: Session | None) -> ToolCall:
-        """A call of ``spec`` with its own id (``c1``, ``c2``, ...) and a copy of ``arguments``."""
-        return ToolCall(spec, dict(arguments) if arguments else {}, self.runtime, session, f"c{next(self._ids)}")
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        session: Session | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        approver: Approver | None = None,
+    ) -> ToolResult:
+        """Call ``name`` through every step (see the module's docstring)."""
+        spec, tool = await self.resolve(name, arguments)
+        call = ToolCall(spec, dict(arguments) if arguments else {}, self.runtime, session, f"c{next(self._ids)}")
+        events = self.runtime.events
+        started = time.perf_counter()
+        if events.has_listeners(ToolCallStarted):  # events are built only when someone listens
+            events.publish(ToolCallStarted(tool=spec.id, call_id=call.call_id, session_id=_id_of(session)))
+        outcome, detail = "failed", ""
+        try:
+            self.check.omit_nulls(spec, call.arguments)
+            invalid = self.check.problem(spec, call.arguments)
+            if invalid is not None:
+                outcome, detail = "error", invalid
+                return ToolResult.from_text(invalid, is_error=True)
+            confined = await authorize(self.runtime, spec, call.arguments, session=session, approver=approver)
+            confined = await self.guard(call, approver, confined)
+            result = await self.invoke(tool, call, confined, timeout=timeout, progress=progress)
+            outcome = "error" if result.is_error else "ok"
+            await self.observe(call, result)
+            return result
+        except PolicyDenied as exc:
+            outcome, detail = "denied", exc.reason
+            raise
+        except ToolError as exc:
+            detail = str(exc)
+            raise
+        finally:
+            if events.has_listeners(ToolCallFinished):
+                duration = time.perf_counter() - started
+                events.publish(
+                    ToolCallFinished(
+                        tool=spec.id,
+                        call_id=call.call_id,
+                        duration_s=duration,
+                        outcome=outcome,
+                        detail=detail,
+                        session_id=_id_of(session),
+                    )
+                )
 
     async def resolve(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[ToolSpec, Tool]:
         """The registered spec and the tool (started on demand when the runtime is lazy)."""

@@ -17,7 +17,7 @@ import anyio.abc
 import anyio.lowlevel
 import attrs
 
-from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, call_tool, current_session
+from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
 from ._config import Config, ConfigSection
 from ._config_load import load_config
 from ._contained import Root
@@ -39,7 +39,7 @@ from ._registrar import Registrar
 from ._skills import SkillRegistry
 from ._supervisor import RuntimeStatus, Supervisor
 from ._tool_registry import ToolRegistry
-from ._tools import ToolSpec
+from ._tools import ProgressCallback, ToolResult, ToolSpec
 from ._trust import TrustPrompt, TrustStore, WorkspaceTrust, ask_trust
 from ._types import ServerStatus
 from .errors import ConfigError, ToolNotFound
@@ -441,14 +441,51 @@ class Runtime:
         await self.supervisor.stop_all()
 
     # -- tool calls -----------------------------------------------------------
-    #: ``await rt.call_tool(name, arguments=None, *, session=None, timeout=None, progress=None,
-    #: approver=None)``: call a tool by canonical id or exported name, through validation,
-    #: policy and hooks (see :func:`kairox._call.call_tool`)
-    call_tool = call_tool
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        session: Session | None = None,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        approver: Approver | None = None,
+    ) -> ToolResult:
+        """Call a tool by canonical id or exported name, through validation, policy and hooks
+        (the steps are :class:`kairox._call.CallPipeline`'s).
 
-    #: ``await rt.authorize(spec, args, *, session=None, approver=None, reason=None)``: the one
-    #: approval flow (see :func:`kairox._call.authorize`)
-    authorize = authorize
+        Raises :class:`~kairox.ToolNotFound`, :class:`~kairox.PolicyDenied` (the
+        policy, a hook or the user refused) or :class:`~kairox.ToolError` (the
+        tool failed or timed out). Arguments that do not fit the tool's input schema,
+        and a tool that ran and reported an error, return a result with ``is_error=True``.
+        """
+        return await self.calls.call(
+            name, arguments, session=session, timeout=timeout, progress=progress, approver=approver
+        )
+
+    async def authorize(
+        self,
+        spec: ToolSpec,
+        args: Mapping[str, Any],
+        *,
+        session: Session | None = None,
+        approver: Approver | None = None,
+        reason: str | None = None,
+    ) -> tuple[Path, ...] | None:
+        """The one approval flow: the policy decides ``spec`` with ``args``; on *ask*, the
+        approver (``approver``, else the session's, else the runtime's) is asked once, and an
+        "allow for the session" answer is remembered. Raises :class:`PolicyDenied` when the
+        policy denies, nobody can be asked, or the answer is anything but an explicit allow.
+
+        Every tool call passes here; so do plugins' own privileged acts (an install writing
+        a config file describes itself as a :class:`ToolSpec` and calls this).
+
+        Returns the roots the call's writes must stay inside when the policy allowed it
+        only because its targets resolved inside them (:attr:`ToolContext.confined_to`).
+
+        ``reason`` (say, "server X wants to ask the model") is what the approver is told
+        instead of the policy's own reason."""
+        return await authorize(self, spec, args, session=session, approver=approver, reason=reason)
 
     def _report(self, outcome: HookOutcome) -> None:
         """A lifecycle hook failed (the dispatcher calls this after the hook's implementations ran)."""
