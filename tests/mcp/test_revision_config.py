@@ -18,7 +18,7 @@ from kairox_mcp.lifecycle import protocol_mode
 def errors_of(fields: dict[str, Any]) -> list[str]:
     with pytest.raises(ConfigError) as info:
         structure(fields, McpServerConfig, path="mcp_servers.s", file="kairox.toml")
-    return [str(e) for e in getattr(info.value, "errors", [info.value])]
+    return [str(e) for e in info.value.errors]
 
 
 def test_auto_is_the_default_and_both_values_structure() -> None:

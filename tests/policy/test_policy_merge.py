@@ -26,7 +26,6 @@ from kairox._policy_merge import merge_policy
 from kairox._tools import ToolSpec
 from kairox._types import ApprovalPolicy, Capability, Domain, Permissions, SandboxPolicy
 from kairox.errors import ConfigError
-from kairox_cli._policy_notes import unmatched_rules
 from kairox_testing.strategies import json_values
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
@@ -318,16 +317,6 @@ def test_a_workspace_rule_keyed_by_the_exported_name_matches_too() -> None:
     # and a user rule matching by exported name keeps the workspace allow away
     e2 = engine(merged(user({**full, "rules": {"web_*": "ask"}}), ws({"rules": {"web.post": "allow"}}, trusted=True)))
     assert e2.decide_at(NET_WRITE, "none").kind == "ask"
-
-
-def test_unmatched_rules_lists_the_patterns_no_tool_matches() -> None:
-    config = merged(
-        user({"rules": {"shell_exec": "deny", "git.*": "allow", "fs.read": "ask"}}),
-        ws({"rules": {"fs.*": "deny", "lsp.*": "ask", "git.*": "deny"}}),
-    )
-    e = engine(config)
-    assert unmatched_rules(e, [SHELL, READ, WRITE]) == ["git.*", "lsp.*"]
-    assert unmatched_rules(e, []) == ["shell_exec", "git.*", "fs.read", "fs.*", "lsp.*"]
 
 
 def test_a_rule_pattern_matches_a_tool_by_its_id_or_its_exported_name() -> None:

@@ -175,7 +175,7 @@ class _Sections:
             elif sec.entries:
                 self.entries(name, sec, table)
             else:
-                self.table(name, sec, table)
+                self.single_table(name, sec, table)
 
     def expand(self, value: Any, path: str, file: str | None, covered: bool = False) -> Any:
         """``${VAR}`` read the environment in the user's files, and in a workspace file
@@ -185,7 +185,7 @@ class _Sections:
             return _expand_tree(value, self.config.env, path, file)
         return value
 
-    def held(self, item: Declared) -> TrustState | None:
+    def held_state(self, item: Declared) -> TrustState | None:
         """``None`` when ``item`` may apply (always, without trust), else its held state."""
         if self.trust is None:
             return None
@@ -219,7 +219,7 @@ class _Sections:
                     env=config.env,
                     whole_environment=sec.whole_environment,
                 )
-                state = self.held(item)
+                state = self.held_state(item)
                 covered = state is None
                 mine = _user_entry(config, name, key)
                 if mine is not None and self.trust is not None:  # say so before the user trusts it
@@ -239,7 +239,7 @@ class _Sections:
                 config.broken.setdefault(name, {})[key] = list(exc.errors)
         config.values[name] = values
 
-    def table(self, name: str, sec: ConfigSection, table: dict[str, Any]) -> None:
+    def single_table(self, name: str, sec: ConfigSection, table: dict[str, Any]) -> None:
         """A single-table section: key by key, the last file's value; a workspace's table waits
         for trust (or, with ``needs_trust=False``, only its ``${VAR}`` do); guard lists only grow."""
         config = self.config
@@ -292,7 +292,7 @@ class _Sections:
                 item = Declared.table(
                     key, name, f"[{name}]", file, part, notes=notes, workspace=config.workspace, env=config.env
                 )
-                if self.held(item) is not None:
+                if self.held_state(item) is not None:
                     reason = self.explain(key)
                     config.not_applied.extend(NotApplied(name, k, file, reason) for k in part)
                     continue
@@ -350,7 +350,7 @@ class _Sections:
             item = Declared(
                 key, "config", f"[{name}]", file, fingerprint([name, part]), env_names=env_names, notes=notes
             )
-            covered = self.held(item) is None
+            covered = self.held_state(item) is None
             for k in part:
                 if out.get(k, (None, False))[0] == file:
                     out[k] = (file, covered)
@@ -378,7 +378,7 @@ class _Sections:
                 if wants:
                     notes = (*(f"sets {line}" for line in _flat(part)), *_never_applies(sec, layers, file, part))
                     item = Declared(f"{name}@{file}", name, f"[{name}]", file, fingerprint([name, part]), notes=notes)
-                    trusted = self.held(item) is None
+                    trusted = self.held_state(item) is None
                 else:  # asks for nothing only trust allows: it applies (narrowing) without being an item
                     trusted = False
             table = {k: self.expand(v, f"{name}.{k}", file, trusted) for k, v in part.items()}

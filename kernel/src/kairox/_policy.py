@@ -372,7 +372,7 @@ class PolicyEngine:
         """The rule the user's and the workspace's files give a tool, and where it was written."""
         user = [(p, a) for p, a in self.config.rules.items() if _matches(p, names)]
         workspace = [(p, a) for p, a in self.config.workspace_rules.items() if _matches(p, names)]
-        if user or capability is None or capability is Capability.EXECUTE:
+        if user or not self.workspace_allows_reach(capability):
             workspace = [(p, a) for p, a in workspace if a != "allow"]
         user_action, workspace_action = _resolve_rule(user), _resolve_rule(workspace)
         if user_action == "deny" or workspace_action is None:
@@ -380,6 +380,13 @@ class PolicyEngine:
         if user_action is None or RULE_STRICTNESS[workspace_action] > RULE_STRICTNESS[user_action]:
             return workspace_action, _WORKSPACE_RULES
         return user_action, "[policy.rules]"
+
+    @staticmethod
+    def workspace_allows_reach(capability: Capability | None) -> bool:
+        """Whether a workspace's ``allow`` rule can apply to a tool of ``capability``: never to
+        one that executes or whose capability is unknown (and, in :meth:`rule_for`, never to
+        one a rule of the user's matches)."""
+        return capability is not None and capability is not Capability.EXECUTE
 
     def matches(self, pattern: str, spec: ToolSpec) -> bool:
         """Whether a rule ``pattern`` (of ``[policy.rules]``, the user's or a workspace's)

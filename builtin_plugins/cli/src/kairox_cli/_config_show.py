@@ -12,10 +12,10 @@ from kairox.ext import redact
 if TYPE_CHECKING:
     from kairox.ext import Config
 
-__all__ = ["config_rows"]
+__all__ = ["shown_config"]
 
 
-def config_rows(config: Config, *, redacted: bool = True) -> dict[str, Any]:
+def shown_config(config: Config, *, redacted: bool = True) -> dict[str, Any]:
     """The merged config as ``{section: {key: {"value": ..., "source": file, "not_applied": why}}}``
     (``not_applied`` is ``""`` for a value that applies, ``in_effect`` whether it is the value
     that applies). A section that merges its own layers has a row per file (and floor) that

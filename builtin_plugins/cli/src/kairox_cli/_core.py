@@ -13,7 +13,7 @@ from kairox.ext import TrustState, toml_key
 from kairox.ext import terminal_safe as safe
 from kairox.protocols import WithholdsTools
 
-from ._config_show import config_rows
+from ._config_show import shown_config
 from ._lazy import lazy_command
 from ._policy_notes import allow_rule_marks, unmatched_rules
 from ._util import config_secrets, echo_json, mask_secrets, run_with_runtime, state_of, tty_approver, want_json
@@ -241,7 +241,7 @@ def config_show(ctx: click.Context, as_json: bool) -> None:
     """Show the merged config with the file each entry came from (secrets redacted)."""
 
     async def go(rt: Runtime) -> dict[str, Any]:
-        sections = config_rows(rt.config, redacted=True)
+        sections = shown_config(rt.config, redacted=True)
         # which tools a workspace allow rule cannot apply to is known once servers run (status
         # names them); config show starts nothing, so it says what such a rule depends on
         allows = [p for p, a in rt.policy.config.workspace_rules.items() if a == "allow"]

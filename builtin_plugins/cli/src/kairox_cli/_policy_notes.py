@@ -7,7 +7,6 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kairox import Capability
 from kairox.ext import toml_key
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def inapplicable_allows(policy: PolicyEngine, specs: Iterable[ToolSpec]) -> dict
             if mine:
                 shown = ", ".join(f"{json.dumps(p)} = {json.dumps(a)}" for p, a in mine)
                 blocked.append(f"{spec.id} (your rule {shown} matches it)")
-            elif spec.capability is None or spec.capability is Capability.EXECUTE:
+            elif not policy.workspace_allows_reach(spec.capability):
                 blocked.append(f"{spec.id} (its capability is execute)")
             else:
                 applies = True
