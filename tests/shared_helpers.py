@@ -223,3 +223,17 @@ def span_exporter() -> Any:
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return exporter
+
+
+def sdk_stdio(params: Any) -> Any:
+    """The SDK's stdio transport to ``params`` (for ``mcp.Client``), the server's stderr going
+    to this test's ``sys.stderr``.
+
+    ``mcp.client.stdio.stdio_client`` takes ``sys.stderr`` as it was when ``mcp`` was first
+    imported for its ``errlog`` default. In a test process where that first import ran inside
+    a ``CliRunner`` invocation (a ``kairox`` command run in process), the default is click's
+    captured stream, which has no file descriptor, and every later start through the default
+    fails with ``io.UnsupportedOperation: fileno`` (``test_sdk_stdio.py``)."""
+    from mcp.client.stdio import stdio_client
+
+    return stdio_client(params, errlog=sys.stderr)

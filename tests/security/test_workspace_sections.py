@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from security_helpers import KAIROX, SECRET, Clone, cli, cli_env, context_text, output_of, run_kairox
+from shared_helpers import sdk_stdio
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PRIVATE = "PRIVATE-KEY-CONTENT-7c1e-never-print"
@@ -127,7 +128,7 @@ def test_a_trusted_serve_section_keeps_the_user_deny_tools(clone: Clone) -> None
     )
 
     async def served() -> tuple[str, set[str]]:
-        async with Client(params, mode="legacy") as client:
+        async with Client(sdk_stdio(params), mode="legacy") as client:
             assert client.server_info is not None
             return client.server_info.name, {t.name for t in (await client.list_tools()).tools}
 

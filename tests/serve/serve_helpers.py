@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import peers
+from shared_helpers import sdk_stdio
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -309,7 +310,7 @@ async def gateway_client(ws: Workspace, transport: str, *args: str, **kwargs: An
     from mcp import Client
 
     if transport == "stdio":
-        async with Client(stdio_params(ws), **kwargs) as client:  # type: ignore[arg-type]
+        async with Client(sdk_stdio(stdio_params(ws)), **kwargs) as client:
             yield client
         return
     with serve_http(ws, "--token-env", "MCP_TOKEN", *args, env=ws.env(MCP_TOKEN=TOKEN)) as (url, _proc):
