@@ -73,6 +73,9 @@ class PlacedError(KairoxError):
     """An error of a file that says where: ``file``, ``line`` and ``field`` (the base of
     :class:`SkillError` and of the agent and output-style errors)."""
 
+    #: whether a line is shown without a file (``line 3: ...``)
+    bare_line = True
+
     def __init__(self, message: str, *, file: str | None = None, line: int | None = None, field: str = "") -> None:
         self.message = message
         self.file = file
@@ -81,7 +84,7 @@ class PlacedError(KairoxError):
         super().__init__(self.render())
 
     def render(self) -> str:
-        return _placed(self.message, self.file, self.line, self.field)
+        return _placed(self.message, self.file, self.line if self.file or self.bare_line else None, self.field)
 
 
 class SkillError(PlacedError):

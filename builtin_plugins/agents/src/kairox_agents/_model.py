@@ -54,12 +54,7 @@ class DefinitionError(PlacedError):
     """An agent or output style file cannot be read; ``file``, ``line``, ``field`` say where."""
 
     kind = "definition"
-
-    def render(self) -> str:
-        """``file:line: field: message``; without a file, no line either (``field: message``)."""
-        if not self.file:
-            return f"{self.field}: {self.message}" if self.field else self.message
-        return super().render()
+    bare_line = False
 
 
 class AgentError(DefinitionError):
