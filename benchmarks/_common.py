@@ -22,6 +22,19 @@ import attrs
 
 Fn = Callable[[str], object]
 
+#: the plugins of ``contrib/`` installed in the dev workspace (what a third party publishes, there so
+#: its entry point is exercised): the benchmarks measure kairox's own plugins and leave these out
+#: (``KAIROX_DISABLE_PLUGINS``), since ``example`` adds a ``pre_tool_call`` guard that reads every
+#: argument of every call and tools it registers in every workspace; where its cost is worth seeing,
+#: a benchmark shows it in a row of its own
+CONTRIB_PLUGINS = ("example",)
+
+
+def without_contrib(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with :data:`CONTRIB_PLUGINS` added to ``KAIROX_DISABLE_PLUGINS``."""
+    given = [p for p in env.get("KAIROX_DISABLE_PLUGINS", "").split(",") if p.strip()]
+    return {**env, "KAIROX_DISABLE_PLUGINS": ",".join([*given, *CONTRIB_PLUGINS])}
+
 
 @attrs.frozen
 class Row:

@@ -116,7 +116,9 @@ async def kairox_run(scenario: str, servers: list[Server], calls: int, guard: bo
     # adds a pre_tool_call guard to every call, which no peer library pays ("kairox-guard" keeps it)
     env = {**os.environ, "KAIROX_HOME": home}
     if not guard:
-        env["KAIROX_DISABLE_PLUGINS"] = "example"
+        from _common import without_contrib  # here: the other libraries' interpreters may lack attrs
+
+        env = without_contrib(env)
     ws = _scratch("kairox-bench-ws-")
     if scenario == "scale":
         return await _kairox_scale(kairox.Runtime, ws, env, servers, names)

@@ -7,8 +7,12 @@
    - a raw JSON-lines pipe (blocking writes/reads of the JSON-RPC lines: the floor),
    - the SDK's ``ClientSession.call_tool`` over the SDK's ``stdio_client``,
    - ``Runtime.call_tool`` (registry, policy, events, adapter, kairox-stdio transport),
+     with kairox's own plugins (``_common.CONTRIB_PLUGINS`` left out),
    - the ``ClientSession`` under that runtime, called directly (so kairox's own layers
-     show apart from the transport).
+     show apart from the transport),
+   - ``Runtime.call_tool`` with contrib/kairox-example installed too: what its
+     ``pre_tool_call`` guard (every word of every argument matched and looked up on disk)
+     adds to each call, a plugin's cost rather than kairox's.
    Median and p99 of each, and the ratios (target: runtime within 1.10x of the SDK).
 2. Time until every server is ready, for 1 and for 10 servers that each take 0.5 s to start
    (a raw JSON-lines server that sleeps first), ``mcp`` already imported (target: 10 within 1.3x of 1).
@@ -37,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _common import last_json, run_child
+from _common import last_json, run_child, without_contrib
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -148,6 +152,7 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
         "SDK ClientSession.call_tool": [],
         "the runtime's own session": [],
         "Runtime.call_tool": [],
+        "Runtime.call_tool, example's guard": [],
     }
     raw = RawPipe(argv)
     devnull = open(os.devnull, "w")
@@ -159,10 +164,14 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
         async with (
             stdio_client(params, errlog=devnull) as (read, write),
             ClientSession(read, write) as session,
-            Runtime.open(REPO, config_documents=docs, config_files=[], start=False) as rt,
+            Runtime.open(
+                REPO, env=without_contrib(os.environ), config_documents=docs, config_files=[], start=False
+            ) as rt,
+            Runtime.open(REPO, config_documents=docs, config_files=[], start=False) as guarded,
         ):
             await session.initialize()
             await rt.start_providers(["mcp"])
+            await guarded.start_providers(["mcp"])
 
             async def sdk_call() -> None:
                 result = await session.call_tool("echo", {"message": "hi"})
@@ -180,11 +189,16 @@ async def bench_calls(calls: int) -> list[tuple[str, float, float]]:
                 result = await rt.call_tool("ev.echo", {"message": "hi"})
                 assert result.text == "Echo: hi"
 
+            async def guarded_call() -> None:
+                result = await guarded.call_tool("ev.echo", {"message": "hi"})
+                assert result.text == "Echo: hi"
+
             clients: list[tuple[str, Any]] = [
                 ("raw JSON-lines pipe", raw.call),
                 ("SDK ClientSession.call_tool", sdk_call),
                 ("the runtime's own session", own_session_call),
                 ("Runtime.call_tool", runtime_call),
+                ("Runtime.call_tool, example's guard", guarded_call),
             ]
             for _, fn in clients:  # warm-up (JIT of node, first-call caches)
                 await measure(fn, 100, [])
@@ -206,7 +220,9 @@ async def time_to_ready(n: int, script: Path, delay: float) -> float:
     # -S: the fake server needs no site-packages; its own start-up CPU is not what we measure
     servers = {f"s{i}": {"command": sys.executable, "args": ["-S", str(script), str(delay)]} for i in range(n)}
     docs = [("bench", {"mcp_servers": servers})]
-    async with Runtime.open(REPO, config_documents=docs, config_files=[], start=False) as rt:
+    async with Runtime.open(
+        REPO, env=without_contrib(os.environ), config_documents=docs, config_files=[], start=False
+    ) as rt:
         start = time.perf_counter()
         await rt.start_providers(["mcp"])
         elapsed = time.perf_counter() - start
@@ -238,7 +254,7 @@ KAIROX_PROCESS = textwrap.dedent(
 
     async def main():
         servers = json.loads(sys.argv[1])
-        env = {**os.environ, "KAIROX_HOME": tempfile.mkdtemp(), "KAIROX_DISABLE_PLUGINS": "example"}
+        env = {**os.environ, "KAIROX_HOME": tempfile.mkdtemp()}  # the harness leaves contrib out
         async with Runtime.open(tempfile.mkdtemp(), env=env, config_documents=[("bench", {"mcp_servers": servers})]) as rt:
             ready = time.time()
             states = {s.state.value for s in rt.status().servers if s.kind == "mcp"}
@@ -296,7 +312,7 @@ def bench_process(
         servers = {f"s{i}": {"command": sys.executable, "args": ["-S", str(script), str(delay)]} for i in range(n)}
         for _ in range(runs):
             for name, source, path in clients:
-                env = {**os.environ, "PYTHONPATH": path} if path else None
+                env = without_contrib({**os.environ, "PYTHONPATH": path} if path else os.environ)
                 started = time.time()
                 proc = run_child([sys.executable, "-c", source, json.dumps(servers)], timeout=120, env=env)
                 whole = time.time() - started
@@ -339,9 +355,9 @@ def main() -> None:
     by = {name: (med, p99) for name, med, p99 in rows}
     raw, sdk, rt = by["raw JSON-lines pipe"], by["SDK ClientSession.call_tool"], by["Runtime.call_tool"]
     print(f"\nMCP tool call latency: server-everything stdio, tool echo, {opts.calls} calls per client")
-    print(f"{'client':<30} {'median ms':>10} {'p99 ms':>10}")
+    print(f"{'client':<36} {'median ms':>10} {'p99 ms':>10}")
     for name, med, p99 in rows:
-        print(f"{name:<30} {med * 1000:>10.3f} {p99 * 1000:>10.3f}")
+        print(f"{name:<36} {med * 1000:>10.3f} {p99 * 1000:>10.3f}")
     print(f"\n{'ratio':<40} {'median':>8} {'p99':>8}  target")
     print(f"{'Runtime.call_tool / SDK call_tool':<40} {rt[0] / sdk[0]:>8.2f} {rt[1] / sdk[1]:>8.2f}  <= 1.10")
     print(f"{'Runtime.call_tool / raw pipe':<40} {rt[0] / raw[0]:>8.2f} {rt[1] / raw[1]:>8.2f}")
@@ -349,6 +365,10 @@ def main() -> None:
     own = by["the runtime's own session"]
     print(
         f"{'Runtime.call_tool / its own session':<40} {rt[0] / own[0]:>8.2f} {rt[1] / own[1]:>8.2f}  (kairox's layers alone)"
+    )
+    guard = by["Runtime.call_tool, example's guard"]
+    print(
+        f"{'with the example guard / without':<40} {guard[0] / rt[0]:>8.2f} {guard[1] / rt[1]:>8.2f}  (a plugin's cost)"
     )
 
     one, ten = anyio.run(bench_start, opts.starts)

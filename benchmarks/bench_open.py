@@ -13,8 +13,9 @@ first run), timing ``Runtime.open`` alone (the interpreter
 start and ``import kairox`` are not in the figure). The two configurations run
 interleaved, so a change in the machine's load touches both alike:
 
-- ``all plugins``: every installed plugin package (in the dev environment the contrib
-  ``example`` plugin too, and ``philont``);
+- ``all plugins``: every installed plugin package of kairox's own (``philont`` too); the
+  dev environment's contrib plugins (``_common.CONTRIB_PLUGINS``: ``example`` registers tools
+  in every workspace, so it has something to do) only with ``--with-contrib``;
 - ``tools only``: ``KAIROX_DISABLE_PLUGINS`` lists every package but ``tools``.
 
 Prints the median, min and max of each with the ratio to ``tools only`` (the
@@ -40,7 +41,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from _common import last_json, run_child
+from _common import CONTRIB_PLUGINS, last_json, run_child
 
 TARGET = 1.10
 
@@ -122,14 +123,20 @@ def main() -> None:
         action="append",
         default=[],
         metavar="PLUGIN",
-        help="leave this plugin out of 'all plugins' too (repeatable): e.g. the contrib example, "
-        "which registers tools in every workspace and so has something to do",
+        help="leave this plugin out of 'all plugins' too (repeatable)",
+    )
+    parser.add_argument(
+        "--with-contrib",
+        action="store_true",
+        help=f"keep the contrib plugins ({', '.join(CONTRIB_PLUGINS)}) in 'all plugins'",
     )
     parser.add_argument("--child", metavar="WORKSPACE", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child)
         return
+    if not args.with_contrib:
+        args.exclude += [p for p in CONTRIB_PLUGINS if p not in args.exclude]
 
     # the warm-up runs write the bytecode caches (a PYTHONDONTWRITEBYTECODE=1 shell would
     # leave every edited module compiled from source in each run, and in one configuration only)
@@ -139,7 +146,9 @@ def main() -> None:
         workspace.mkdir()
         home.mkdir()
         base_env["KAIROX_HOME"] = str(home)
-        others = [name for name in plugin_names(base_env) if name != "tools"]
+        installed = plugin_names(base_env)
+        others = [name for name in installed if name != "tools"]
+        args.exclude = [name for name in args.exclude if name in installed]
         everything = dict(base_env)
         if args.exclude:
             everything["KAIROX_DISABLE_PLUGINS"] = ",".join(args.exclude)

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import last_json, run_child
+from _common import last_json, run_child, without_contrib
 
 REPO = Path(__file__).resolve().parent.parent
 RUNNER = REPO / "benchmarks" / "_peer_runner.py"
@@ -108,7 +108,7 @@ def run_cli(servers: list[dict[str, Any]]) -> float:
             ]
         Path(ws, "kairox.toml").write_text("\n".join(lines))
         kairox = str(Path(sys.executable).parent / "kairox")
-        env = {**os.environ, "KAIROX_HOME": home, "KAIROX_DISABLE_PLUGINS": "example"}
+        env = without_contrib({**os.environ, "KAIROX_HOME": home})
         # a workspace's servers run once the user trusts it (untimed, as a user does it once)
         subprocess.run([kairox, "trust", ws], capture_output=True, check=True, timeout=60, env=env)
         t0 = time.perf_counter()
