@@ -15,7 +15,6 @@ import json
 import logging
 import os
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,13 +57,14 @@ def _open(tmp_path: Path, servers: dict[str, Any]) -> Any:
 
 
 async def _fails_fast(rt: Runtime, tool: str, arguments: dict[str, Any]) -> str:
-    started = time.monotonic()
+    """The call's error: the callers check it names the bad answer. A call that waited for
+    its 60 s ``tool_timeout`` instead fails with "timed out", so no clock is read here (writing
+    the 70 MiB answer took 11 s on 2 busy cores, and a wall-clock bound failed under load)."""
     with pytest.raises(ToolError) as info:
         await rt.call_tool(tool, arguments, approver=yes)
-    # well under the 60 s tool_timeout, with room for a loaded machine (writing the 70 MiB
-    # answer took 11 s on 2 busy cores)
-    assert time.monotonic() - started < 40, "the call waited for its timeout"
-    return str(info.value)
+    message = str(info.value)
+    assert "timed out" not in message, "the call waited for its timeout"
+    return message
 
 
 # -- oversized and deeply nested results over stdio ------------------------------------------
@@ -101,7 +101,6 @@ async def test_an_oversized_response_whose_id_cannot_be_read_fails_every_pending
         async def call(tool: str, arguments: dict[str, Any]) -> None:
             results[tool] = await _fails_fast(rt, tool, arguments)
 
-        started = time.monotonic()
         async with anyio.create_task_group() as tg:
             tg.start_soon(call, "h.park", {})  # answered only after the next request
             assert server.client is not None
@@ -110,7 +109,6 @@ async def test_an_oversized_response_whose_id_cannot_be_read_fails_every_pending
                 while "tools/call" not in {method for _, method in pending.values()}:  # noqa: ASYNC110 - polling
                     await anyio.sleep(0.01)
             tg.start_soon(call, "h.huge", {"order": "no-id"})
-        assert time.monotonic() - started < 10
         for tool in ("h.park", "h.huge"):
             assert LIMIT_MESSAGE in results[tool]
             assert "its id could not be read, so all 2 pending requests fail" in results[tool]
