@@ -110,9 +110,9 @@ async def test_without_the_plugin_no_instruction_file_is_read_and_the_section_na
 
 @pytest.mark.anyio
 async def test_a_workspace_cannot_raise_the_user_s_limit_on_a_file(ws: Path, home: Path) -> None:
-    """The attack (found by a review): an untrusted workspace set ``max_bytes = 10000000000``
-    and its 200 MB AGENTS.md was read whole into every turn (7.8 GB of memory). ``[instructions]``
-    needs no trust, so its limits may only narrow the user's."""
+    """The attack: an untrusted workspace sets ``max_bytes = 10000000000`` and its 200 MB
+    AGENTS.md is read whole into every turn (7.8 GB of memory). ``[instructions]`` needs no
+    trust, so its limits may only narrow the user's."""
     (ws / "AGENTS.md").write_text("x" * 200_000)
     (ws / "kairox.toml").write_text("[instructions]\nmax_bytes = 10000000000\n")
     async with _open_with_agents(ws, home) as rt, rt.session() as s:

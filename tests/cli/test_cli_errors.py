@@ -1,7 +1,7 @@
 """What a plugin's CLI command shows when its tool call is denied or fails, and config
-problems on every command that opens a runtime (found by a new plugin author: a
-blocked call in a plugin command used to end in a traceback, and a broken config
-section was silent everywhere but ``kairox status``)."""
+problems on every command that opens a runtime: a blocked call in a plugin command
+ends in one line and exit 1, not a traceback, and a broken config section is named by
+every command, not only ``kairox status``."""
 
 from __future__ import annotations
 

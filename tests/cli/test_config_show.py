@@ -73,8 +73,8 @@ def test_show_redacts_secrets(tmp_path: Path) -> None:
 
 
 def test_config_show_gives_a_narrowing_list_as_it_applies(tmp_path: Path) -> None:
-    # found by a review: `config show` gave the workspace's `deny = []` alone, as though it had
-    # wiped the user's list, while the user's list still applied
+    # a workspace's `deny = []` narrows nothing: `config show` gives the user's list, which
+    # still applies, not the workspace's empty one as though it had wiped it
     config, mine, theirs = _layered(tmp_path, '[guarded]\ndeny = ["u"]\n', "[guarded]\ndeny = []\n", narrows=("deny",))
     row = shown_config(config)["guarded"]["deny"]
     assert row["value"] == ["u"] and row["source"] == f"{mine} + {theirs}"

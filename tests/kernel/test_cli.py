@@ -337,8 +337,9 @@ def kairox_pre_tool_call(call):
 
 
 def test_a_guard_plugin_that_fails_to_import_is_named_by_every_command(fake_site, tmp_path: Path) -> None:
-    """Review 38: a guard plugin raising on import left every call unguarded, and ``tools
-    call`` exited 0 without naming it (only ``plugins`` and ``status`` did)."""
+    """A guard plugin that raises on import is named on stderr by every command, ``tools
+    call`` and ``tools list`` too, not only ``plugins`` and ``status``: otherwise every call
+    runs unguarded and ``tools call`` exits 0 without a word about it."""
     fake_site.add(
         "fake-guard", version="1.2", entry_points={"guard": "fake_guard"}, modules={"fake_guard": BROKEN_GUARD}
     )

@@ -164,13 +164,13 @@ async def test_a_lazy_runtime_starts_only_what_a_call_needs(kairox_harness: Kair
         assert (await rt.call_tool("a.ping")).text == "pong"
         assert "started" in a.calls and "started" not in b.calls
         assert "start_for a.ping" in b.calls  # asked, and it said it is not its tool
-        # found by a trace of the code: an activated provider was shown as "stopped"
+        # an activated provider is shown as ready, not "stopped"
         assert state_of(rt, "a") == "ready"
 
 
 async def test_closing_ends_a_start_for_one_call_before_it_stops(kairox_harness: KairoxHarness) -> None:
     """A lazy start for one tool call is a start stage too: closing cancels it and waits, so
-    the provider's stop never runs beside its start (found by a trace of the code)."""
+    the provider's stop never runs beside its start."""
     slow = Lazy("slow", start_delay=30)
     outcome: list[str] = []
 

@@ -261,8 +261,8 @@ ASK = {
 
 
 async def test_a_permission_decision_ask_without_an_approver_refuses_the_call(kairox_harness: KairoxHarness) -> None:
-    """Review 38: ``permissionDecision: "ask"`` (Claude Code: ask the user first) was ignored,
-    and the write ran without anyone being asked."""
+    """``permissionDecision: "ask"`` (Claude Code: ask the user first) with no approver to ask
+    refuses the call: the write must not run without anyone being asked."""
     user_guard(kairox_harness, answering(ASK))
     async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
         with pytest.raises(PolicyDenied, match=r"needs approval \(a hook asks: writes need a look\), and no approver"):
@@ -301,10 +301,11 @@ MORE = "stdout holds more than the JSON object (Extra data: line 2 column 1"
 async def test_a_guard_whose_stdout_is_not_only_the_json_object_blocks_the_call(
     kairox_harness: KairoxHarness, command: str, why: str
 ) -> None:
-    """Review 38: a guard printing its block answer and then a log line was "nonsense on
-    stdout", and the call went on. Claude Code's hooks reference: "Your hook's stdout must
-    contain only the JSON object"; a shell profile's banner before it is its "JSON
-    validation failed" parse error. An answer kairox cannot read may say "block": it blocks."""
+    """A guard whose stdout holds more than the JSON object blocks the call: a guard printing
+    its block answer and then a log line must not pass as "nonsense on stdout" with the call
+    going on. Claude Code's hooks reference: "Your hook's stdout must contain only the JSON
+    object"; a shell profile's banner before it is its "JSON validation failed" parse error.
+    An answer kairox cannot read may say "block": it blocks."""
     user_guard(kairox_harness, command)
     async with kairox_harness.open(plugins=[kairox_tools.hooks]) as rt:
         log = EventLog(rt.events)
@@ -331,8 +332,8 @@ async def test_plain_text_from_a_guard_is_no_answer_and_the_call_goes_on(kairox_
 
 
 async def test_a_guard_whose_matcher_cannot_run_blocks_every_call(kairox_harness: KairoxHarness) -> None:
-    """Review 38: the user's guard bundle had a Claude Code matcher with a lookahead (which
-    JavaScript runs and RE2 refuses): the bundle failed to load and fs.write ran, unguarded.
+    """A user's guard bundle with a Claude Code matcher kairox cannot run, a lookahead (which
+    JavaScript runs and RE2 refuses), must not fail to load and leave fs.write unguarded.
     The guard cannot say which calls it guards: it blocks them all, naming why."""
     hooks = {
         "hooks": {

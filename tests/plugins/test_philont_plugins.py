@@ -260,8 +260,9 @@ async def test_philont_section_turns_discovery_off(kairox_harness: KairoxHarness
 async def test_a_relative_path_argument_reaches_the_handler_as_the_path_the_policy_checked(
     kairox_harness: KairoxHarness, user_home: Path, sandbox: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Review finding: the policy decided on <workspace>/n.txt, the handler wrote n.txt in
-    its own working directory (the kairox process's, or the plugin root for a worker)."""
+    """The handler gets the path the policy decided on, <workspace>/n.txt, not a relative
+    n.txt it would resolve in its own working directory (the kairox process's, or the plugin
+    root for a worker), where the policy never looked."""
     body = (
         "def register(ctx):\n"
         "    def note(args):\n"

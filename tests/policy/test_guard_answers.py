@@ -50,8 +50,9 @@ def ws(tmp_path: Path) -> Path:
 async def test_a_guard_answering_anything_else_blocks_the_call_naming_the_answer(
     ws: Path, answer: Any, shown: str
 ) -> None:
-    """Review 38: the dispatcher took anything but a dict or a Block as "go on"; a guard
-    returning ``False`` (or a string meant as a reason) let the write happen."""
+    """A guard's answer that is neither None, a dict, a Block nor an Ask is no "go on": it
+    blocks the call, naming the answer. The attack: a guard returning ``False`` (or a string
+    meant as a reason), read as "go on", lets the write happen."""
 
     def odd(call: ToolCall) -> Any:
         return answer

@@ -117,7 +117,8 @@ def test_every_allow_rule_of_this_repository_applies(tmp_path: Path) -> None:
 
 
 def test_the_trust_prompt_says_what_of_a_policy_will_not_apply_even_trusted(tmp_path: Path) -> None:
-    # found by a review: the prompt listed `sets approval = "never"` as though trust granted it
+    # the prompt lists approval and sandbox as "will not apply, trusted or not": a line such as
+    # `sets approval = "never"` would read as though trust granted it
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     home.mkdir()

@@ -68,9 +68,10 @@ def test_tools_list_shows_the_suffix_on_the_workspace_tool(harness: KairoxHarnes
 async def test_a_workspace_server_cannot_take_the_canonical_id_of_a_slower_user_server(
     tmp_path: Path, start: object
 ) -> None:
-    """Review finding: with ``tool_prefix = "gh"`` and the same tool name, the workspace's
-    tool took ``gh.create_issue`` itself when it was ready first, and the user's
-    ``"gh.*" = "allow"`` rule then ran it without asking."""
+    """``gh.create_issue`` stays the user's server's tool however slow it starts. The attack:
+    a workspace server with ``tool_prefix = "gh"`` and the same tool name, ready first, takes
+    ``gh.create_issue`` itself, and the user's ``"gh.*" = "allow"`` rule then runs it
+    without asking."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     home.mkdir()

@@ -332,7 +332,8 @@ async def test_an_approved_outside_write_lands_where_it_was_approved(ws: Path, o
 
 
 async def test_an_overwrite_removes_the_temp_files_a_killed_write_left(rt: Runtime, ws: Path) -> None:
-    """Review finding: fs.write's own ``.NAME.*.kairox-tmp`` leftovers were never removed."""
+    """An overwrite removes fs.write's own stale ``.NAME.*.kairox-tmp`` leftovers of that file,
+    and leaves a young one (a live write's) and another file's alone."""
     (ws / "f.txt").write_text("old")
     stale = ws / ".f.txt.deadbeef0001.kairox-tmp"
     young = ws / ".f.txt.deadbeef0002.kairox-tmp"

@@ -88,8 +88,8 @@ def test_a_bad_on_error_value_names_the_field(kairox_harness: KairoxHarness) -> 
 
 
 def test_a_guard_that_blocks_on_error_and_has_no_script_fails_its_plugin(kairox_harness: KairoxHarness) -> None:
-    """Review finding: a missing ``block`` guard script was a warning and the guard vanished
-    (``plugin list`` said enabled, the calls it guards ran)."""
+    """A missing script for a guard that blocks on error fails its plugin: as a mere warning
+    the guard would vanish (``plugin list`` saying enabled, the calls it guards running)."""
     _guard(kairox_harness, FAILURES["crashes"], "block")
     (kairox_harness.home / "plugins" / "guard" / "guard.py").unlink()
     data = json.loads(kairox_harness.cli("plugin", "list", "--json", load_entrypoints=True).stdout)

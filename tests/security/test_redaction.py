@@ -65,7 +65,8 @@ def test_config_show_hides_url_and_argument_secrets(kairox_harness: KairoxHarnes
 
 
 def test_a_secret_flag_and_its_value_as_two_arguments_are_redacted_as_a_pair() -> None:
-    """Review finding: ``args = ["--token", "X"]`` showed X (each element was redacted alone)."""
+    """``args = ["--token", "X"]`` hides X: a flag and its value are redacted as a pair, not
+    each element alone."""
     from kairox.ext import redact
 
     shown = redact({"args": ["serve", "--token", "ARGTOK11", "--password=ARGPW12", "--verbose", "--api-key", "K9"]})

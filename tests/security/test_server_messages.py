@@ -84,8 +84,9 @@ async def test_a_result_over_the_frame_limit_fails_its_call_at_once_and_the_serv
 
 
 async def test_an_oversized_response_that_never_ends_fails_its_call_at_once(tmp_path: Path, no_leftovers: None) -> None:
-    """Review finding: the size was checked only when the line ended, so a response that
-    passed the limit and never got its newline waited out tool_timeout."""
+    """The size is checked as the line grows, not when it ends: a response that passes the
+    limit and never gets its newline fails its call at once instead of waiting out
+    tool_timeout."""
     async with _open(tmp_path, {"h": _stdio("hostile_results")}) as rt:
         message = await _fails_fast(rt, "h.huge", {"unterminated": True})
         assert "response of more than 64 MiB exceeds the 64 MiB limit" in message, message
@@ -131,8 +132,9 @@ async def test_a_result_nested_deeper_than_the_parser_allows_fails_its_call_at_o
 async def test_a_result_of_millions_of_small_values_fails_its_call_before_it_is_parsed(
     tmp_path: Path, no_leftovers: None
 ) -> None:
-    """Review 38: 2,000,000 text blocks in one answer (54 MB, under the frame limit) were
-    parsed into models, 4.45 GB and 48 s, to print 50,000 characters."""
+    """The count of JSON values is bounded before the result is parsed. The attack:
+    2,000,000 text blocks in one answer (54 MB, under the frame limit), parsed into models,
+    take 4.45 GB and 48 s to print 50,000 characters."""
     async with _open(tmp_path, {"h": _stdio("hostile_results")}) as rt:
         message = await _fails_fast(rt, "h.blocks", {})
         assert "response of 6,000,005 JSON values exceeds the limit of 300,000" in message, message

@@ -388,8 +388,9 @@ def test_bounded_loader_matches_pyyaml_or_refuses_alias_structures(text: str) ->
 
 
 def test_a_huge_integer_is_one_skill_error_and_the_others_load(tmp_path: Path) -> None:
-    """Review finding: the fast reader called int() on a 5,000-digit keyword, and the
-    ValueError (3.11+: the digit limit) failed the whole workspace source."""
+    """A 5,000-digit keyword is an error of its skill alone: the fast reader calling int()
+    on it raises ValueError (3.11+: the digit limit), which must not fail the whole
+    workspace source."""
     from kairox_testing import KairoxHarness
 
     ws, home = tmp_path / "ws", tmp_path / "home"

@@ -85,7 +85,8 @@ def test_the_cli_context_output_is_bounded(many: KairoxHarness) -> None:
 
 @pytest.mark.anyio
 async def test_skills_search_finds_a_skill_by_one_word_of_its_description(tmp_path: Path) -> None:
-    """Review finding: one description word scored below the match cut-off."""
+    """One word of a skill's description finds it: that word alone must not score below the
+    match cut-off."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     (ws / ".kairox" / "skills").mkdir(parents=True)
     home.mkdir()

@@ -397,8 +397,8 @@ def test_a_catalog_sources_url_token_never_reaches_the_output(
 
 
 def test_trust_says_when_a_workspace_server_replaces_one_of_the_user_s(tmp_path: Path) -> None:
-    """Review finding: a workspace [mcp_servers.gh] replaced the user's gh whole, and
-    `kairox trust` showed only the workspace's command line."""
+    """A workspace [mcp_servers.gh] replaces the user's gh whole, so `kairox trust` says so,
+    naming the user's file, rather than showing only the workspace's command line."""
     ws, home = tmp_path / "ws", tmp_path / "home"
     ws.mkdir()
     home.mkdir()

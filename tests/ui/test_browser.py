@@ -299,8 +299,9 @@ class _Collector(http.server.BaseHTTPRequestHandler):
 
 
 def test_another_local_server_the_browser_visits_receives_no_token(ui: UiSetup, page: Any) -> None:
-    """The finding: a cookie for 127.0.0.1 went to every server on 127.0.0.1 whatever its
-    port, so any local listener the user visited collected the dashboard's token."""
+    """The dashboard's token reaches no other local server. The attack: a cookie for
+    127.0.0.1 goes to every server on 127.0.0.1 whatever its port, so any local listener
+    the user visits would collect the dashboard's token."""
     ui.write(".kairox/skills/hello.md", "---\nname: hello\ndescription: hi\nscope: workspace\n---\nHello.\n")
     server = ui.start()
     _Collector.received = []
