@@ -2,9 +2,10 @@
 
 A cycle is easy to hide: import the other module inside a function, or only under
 ``TYPE_CHECKING``, and Python stops complaining while the two modules still need
-each other (``install`` and ``bundles`` did, issue 16). So every import counts
-here, wherever it stands in the file, and the graph of a package's own modules
-must have no cycle.
+each other (kairox-catalog's ``install`` and ``bundles`` once did). So every import
+counts here, wherever it stands in the file, and the graph of a package's own
+modules must have no cycle. Every package of the repository is checked: the kernel,
+each built-in plugin and each contrib package.
 """
 
 from __future__ import annotations
@@ -14,15 +15,27 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
-#: the packages this checks (others still have cycles to untangle: see issue 16)
 PACKAGES = [
-    ROOT / "builtin_plugins" / "catalog" / "src" / "kairox_catalog",
-    ROOT / "builtin_plugins" / "skills" / "src" / "kairox_skills",
-    ROOT / "builtin_plugins" / "tools" / "src" / "kairox_tools",
+    ROOT / "kernel" / "src" / "kairox",
+    *sorted(ROOT.glob("builtin_plugins/*/src/kairox_*")),
     *sorted(ROOT.glob("contrib/*/src/kairox_*")),
 ]
+
+#: the packages whose modules still import each other both ways (most of these edges are
+#: imports under ``TYPE_CHECKING`` for annotations); the test of each is expected to fail,
+#: strictly: a package whose cycles are gone fails it until it leaves this list
+STILL_CYCLIC = {
+    "kairox",
+    "kairox_agents",
+    "kairox_cli",
+    "kairox_lsp",
+    "kairox_manifests",
+    "kairox_mcp",
+    "kairox_stdio",
+    "kairox_ui",
+}
 
 
 def _module_name(path: Path, package: Path) -> str:
@@ -74,11 +87,25 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "package",
+    [
+        pytest.param(
+            p,
+            id=p.name,
+            marks=[pytest.mark.xfail(strict=True, reason="a known cycle")] if p.name in STILL_CYCLIC else [],
+        )
+        for p in PACKAGES
+    ],
+)
 def test_the_modules_of_a_package_import_each_other_without_a_cycle(package: Path) -> None:
     graph = import_graph(package)
     assert graph, f"no modules under {package}"
     assert find_cycle(graph) is None
+
+
+def test_every_package_named_as_still_cyclic_is_one_this_checks() -> None:
+    assert STILL_CYCLIC <= {p.name for p in PACKAGES}
 
 
 def test_a_cycle_hidden_in_a_function_or_under_type_checking_is_found(tmp_path: Path) -> None:
