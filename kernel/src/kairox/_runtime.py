@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 import anyio
 import anyio.abc
-import anyio.lowlevel
 import attrs
 
 from ._call import ApprovalAnswer, ApprovalRequest, Approver, CallPipeline, authorize, current_session
