@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 import os
 import re
 import sys
@@ -173,20 +171,11 @@ def _add_plugin_commands(group: click.Group, host: PluginHost) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """The ``kairox`` console script: the command line with every plugin's commands, run on ``argv``.
-
-    At exit, what is still alive is frozen (:func:`gc.freeze`) and goes back to the operating
-    system with the process, instead of the interpreter's last collections walking and freeing
-    every object: that teardown is about an eighth of a cold ``kairox plugins`` in an empty
-    workspace (``benchmarks/bench_cli_startup.py``). Nothing kairox does at exit waits for a
-    finaliser: the runtime stops its servers when it closes, files are closed where they are
-    written, and logging flushes its handlers in its own exit handler."""
+    """The ``kairox`` console script: the command line with every plugin's commands, run on ``argv``."""
     from kairox_process import protect_environment
 
     # a server or worker this process starts must not read its environment from /proc
     protect_environment()
-    # exit handlers run last registered first: this one after those registered later, before logging's
-    atexit.register(gc.freeze)
 
     # every text kairox prints passes one guard: no escape sequence from a server, bundle
     # or file reaches the terminal (per-field escaping also stops forged lines)
