@@ -337,9 +337,9 @@ def kairox_pre_tool_call(call):
 
 
 def test_a_guard_plugin_that_fails_to_import_is_named_by_every_command(fake_site, tmp_path: Path) -> None:
-    """A guard plugin that raises on import is named on stderr by every command, ``tools
-    call`` and ``tools list`` too, not only ``plugins`` and ``status``: otherwise every call
-    runs unguarded and ``tools call`` exits 0 without a word about it."""
+    """A guard plugin that raises on import is named on stderr by ``tools call`` and ``tools
+    list`` too, not only by ``plugins`` and ``status``: otherwise every call would run
+    unguarded without a word about it."""
     fake_site.add(
         "fake-guard", version="1.2", entry_points={"guard": "fake_guard"}, modules={"fake_guard": BROKEN_GUARD}
     )

@@ -301,7 +301,8 @@ MORE = "stdout holds more than the JSON object (Extra data: line 2 column 1"
 async def test_a_guard_whose_stdout_is_not_only_the_json_object_blocks_the_call(
     kairox_harness: KairoxHarness, command: str, why: str
 ) -> None:
-    """A guard whose stdout holds more than the JSON object blocks the call: a guard printing
+    """A guard whose stdout is not one valid JSON answer (more than the object, or an object
+    with a bad field) blocks the call: a guard printing
     its block answer and then a log line must not pass as "nonsense on stdout" with the call
     going on. Claude Code's hooks reference: "Your hook's stdout must contain only the JSON
     object"; a shell profile's banner before it is its "JSON validation failed" parse error.

@@ -435,8 +435,8 @@ def test_catalog_load_of_a_code_source_skips_bad_names_per_entry(world: World) -
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_an_install_from_a_device_says_what_it_is(world: World) -> None:
-    """Installing a path entry that names /dev/zero says it is not a directory or a regular
-    file, not that it does not exist."""
+    """Installing a path entry that names /dev/zero fails saying it is not a directory or a
+    regular file."""
     world.publish(world.plugin_entry("zero", type="path", path="/dev/zero"))
     result = world.harness.cli("catalog", "install", "zero", "--yes", "--force")
     _no_traceback(result)

@@ -361,8 +361,8 @@ def test_any_tool_name_is_accepted_exactly_when_the_spec_allows_it(name: str) ->
 async def test_a_server_that_dies_writing_a_response_fails_the_call_with_its_exit(
     tmp_path: Path, no_leftovers: None
 ) -> None:
-    """Found by the soak test: the cut last line (its own id, no newline) was read as "the
-    response is not JSON", hiding that the server died; such a line at EOF is dropped."""
+    """A server that dies mid-answer fails the call as a server that died: the cut last line
+    (its own id, no newline) is dropped at EOF, not read as "the response is not JSON"."""
     async with _open(tmp_path, {"c": _stdio("crash_mid_call", max_restarts=0)}) as rt:
         message = await _fails_fast(rt, "c.crash", {"half": True, "code": 9})
     assert "not JSON" not in message, message
