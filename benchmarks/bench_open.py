@@ -148,6 +148,9 @@ def main() -> None:
         base_env["KAIROX_HOME"] = str(home)
         installed = plugin_names(base_env)
         others = [name for name in installed if name != "tools"]
+        unknown = [name for name in args.exclude if name not in installed]
+        if unknown:
+            print(f"not installed, so not left out: {', '.join(unknown)}", file=sys.stderr)
         args.exclude = [name for name in args.exclude if name in installed]
         everything = dict(base_env)
         if args.exclude:
